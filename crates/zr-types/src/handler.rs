@@ -1,0 +1,168 @@
+//! The `ToolHandler` contract: how every tool, builtin, custom or MCP, is run.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+use crate::{AgentId, SessionId, ToolError, ToolName, ToolResultContent};
+
+/// A boxed, sendable future, so that [`ToolHandler`] stays object-safe
+/// without an async-trait macro.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One call of a tool, as the model asked for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The provider's call id, echoed in the result.
+    pub id: String,
+    /// The tool.
+    pub name: ToolName,
+    /// The input, unchanged from the model.
+    pub input: Value,
+}
+
+/// What a handler knows about the agent that calls it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolContext {
+    /// The session.
+    pub session: SessionId,
+    /// The calling agent.
+    pub agent: AgentId,
+    /// The agent's working directory; tools act inside it.
+    pub cwd: PathBuf,
+    /// The environment of child processes: only these variables, never the
+    /// host's whole environment.
+    pub env: BTreeMap<String, String>,
+}
+
+impl ToolContext {
+    /// A context for `agent` of `session` working in `cwd` with `env`.
+    #[must_use]
+    pub fn new(
+        session: SessionId,
+        agent: AgentId,
+        cwd: PathBuf,
+        env: BTreeMap<String, String>,
+    ) -> Self {
+        Self {
+            session,
+            agent,
+            cwd,
+            env,
+        }
+    }
+}
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: Vec<ToolResultContent>,
+    /// Whether the call failed in a way the model should know about (bad
+    /// input, missing file, `isError` from an MCP server).
+    pub is_error: bool,
+    /// A rendering for people. Never sent to the model.
+    pub display: Option<String>,
+}
+
+impl ToolOutput {
+    /// A successful text result.
+    #[must_use]
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ToolResultContent::Text { text: text.into() }],
+            is_error: false,
+            display: None,
+        }
+    }
+
+    /// A text result that tells the model the call failed and what to fix.
+    #[must_use]
+    pub fn error(text: impl Into<String>) -> Self {
+        Self {
+            is_error: true,
+            ..Self::text(text)
+        }
+    }
+
+    /// Adds a rendering for people.
+    #[must_use]
+    pub fn with_display(mut self, display: impl Into<String>) -> Self {
+        self.display = Some(display.into());
+        self
+    }
+}
+
+/// Runs one tool.
+///
+/// A handler is shared (`Arc<dyn ToolHandler>`) by every agent whose pool
+/// holds the tool, and may be called concurrently: the engine runs the
+/// read-only calls of one model turn at the same time. Per-agent state
+/// (a read ledger, a todo list) is keyed by [`ToolContext::agent`], never
+/// kept in a field that all agents share unkeyed.
+///
+/// The engine calls a handler only for a tool in the caller's resolved
+/// executable pool; a handler need not check permissions again.
+///
+/// # Errors
+///
+/// Two kinds of failure, kept apart:
+///
+/// - failures the model should see and can react to are `Ok` with
+///   [`ToolOutput::error`]: a missing file, invalid input (say what to fix),
+///   an MCP result with `isError`;
+/// - `Err(ToolError)` means the call could not be carried out at all (the
+///   server crashed, the service is gone). The engine reports it to the
+///   model as an error result *and* to the host as an event.
+///
+/// # Cancellation
+///
+/// Dropping the returned future cancels the call. A handler that starts
+/// work outside the future (a child process, a request to a server) must
+/// stop it when dropped: kill the process group, send MCP
+/// `notifications/cancelled`. Nothing may keep running after the drop.
+///
+/// # Panics
+///
+/// A handler must not panic on any input. The engine treats a panic as a
+/// fatal error of that call and still cleans up after the agent.
+///
+/// # Example
+///
+/// ```
+/// use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
+///
+/// #[derive(Debug)]
+/// struct Echo;
+///
+/// impl ToolHandler for Echo {
+///     fn call<'a>(
+///         &'a self,
+///         call: ToolCall,
+///         _ctx: ToolContext,
+///     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+///         Box::pin(async move {
+///             match call.input.get("text").and_then(|t| t.as_str()) {
+///                 Some(text) => Ok(ToolOutput::text(text)),
+///                 // Right: tell the model what to fix.
+///                 None => Ok(ToolOutput::error("'text' (a string) is required")),
+///                 // Wrong: `Err(ToolError::..)` here would report a broken
+///                 // tool when the model merely sent bad input.
+///             }
+///         })
+///     }
+/// }
+/// ```
+pub trait ToolHandler: Send + Sync + fmt::Debug {
+    /// Runs `call` on behalf of the agent described by `ctx`.
+    fn call<'a>(
+        &'a self,
+        call: ToolCall,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}

@@ -1,0 +1,190 @@
+//! Agent and session ids: stable, printable, sortable.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::IdError;
+
+/// The id of an agent within a session.
+///
+/// The root is `root`; a subagent is `{parent}.{seq:04}-{type}`:
+/// `root.0003-explore` is the third subagent the root started, of type
+/// `explore`. Ids sort in start order among siblings and print as a path.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AgentId(Arc<str>);
+
+const AGENT_SHAPE: &str =
+    "expected 'root' followed by '.NNNN-type' segments (type: lowercase letters, digits, '-')";
+
+impl AgentId {
+    /// The root agent's id.
+    #[must_use]
+    pub fn root() -> Self {
+        Self(Arc::from("root"))
+    }
+
+    /// The id of the `seq`-th subagent of `self`, of type `agent_type`.
+    /// Characters of the type outside `[a-z0-9-]` become `-`.
+    #[must_use]
+    pub fn child(&self, seq: u32, agent_type: &str) -> Self {
+        let ty: String = agent_type
+            .chars()
+            .map(|c| {
+                let c = c.to_ascii_lowercase();
+                if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '-' }
+            })
+            .collect();
+        let ty = if ty.is_empty() { "agent".to_owned() } else { ty };
+        Self(Arc::from(format!("{}.{seq:04}-{ty}", self.0)))
+    }
+
+    /// The id as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this is the root.
+    #[must_use]
+    pub fn is_root(&self) -> bool {
+        &*self.0 == "root"
+    }
+
+    /// Nesting depth: 0 for the root.
+    #[must_use]
+    pub fn depth(&self) -> usize {
+        self.0.matches('.').count()
+    }
+}
+
+impl FromStr for AgentId {
+    type Err = IdError;
+    fn from_str(s: &str) -> Result<Self, IdError> {
+        let bad = || IdError::Malformed {
+            kind: "agent",
+            text: s.to_owned(),
+            expected: AGENT_SHAPE,
+        };
+        let mut parts = s.split('.');
+        if parts.next() != Some("root") {
+            return Err(bad());
+        }
+        for seg in parts {
+            let (seq, ty) = seg.split_once('-').ok_or_else(bad)?;
+            let seq_ok = seq.len() >= 4 && seq.bytes().all(|b| b.is_ascii_digit());
+            let ty_ok = !ty.is_empty()
+                && ty
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            if !seq_ok || !ty_ok {
+                return Err(bad());
+            }
+        }
+        Ok(Self(Arc::from(s)))
+    }
+}
+
+/// The id of a session: `s-` then 13 hex digits of a timestamp in
+/// milliseconds and 8 hex digits of randomness, so ids sort by start time.
+/// Build one from its parts (the engine owns the clock and the randomness)
+/// or parse one.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionId(Arc<str>);
+
+impl SessionId {
+    /// The session id for a start time and a random nonce.
+    #[must_use]
+    pub fn from_parts(unix_millis: u64, nonce: u32) -> Self {
+        Self(Arc::from(format!("s-{unix_millis:013x}-{nonce:08x}")))
+    }
+
+    /// The id as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for SessionId {
+    type Err = IdError;
+    fn from_str(s: &str) -> Result<Self, IdError> {
+        let hex = |t: &str, n: usize| t.len() == n && t.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        let ok = s
+            .strip_prefix("s-")
+            .and_then(|rest| rest.split_once('-'))
+            .is_some_and(|(ts, nonce)| hex(ts, 13) && hex(nonce, 8));
+        if ok {
+            Ok(Self(Arc::from(s)))
+        } else {
+            Err(IdError::Malformed {
+                kind: "session",
+                text: s.to_owned(),
+                expected: "expected 's-' + 13 lowercase hex digits + '-' + 8 lowercase hex digits",
+            })
+        }
+    }
+}
+
+macro_rules! id_impls {
+    ($ty:ident) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({:?})", stringify!($ty), &*self.0)
+            }
+        }
+        impl TryFrom<&str> for $ty {
+            type Error = IdError;
+            fn try_from(s: &str) -> Result<Self, IdError> {
+                s.parse()
+            }
+        }
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+id_impls!(AgentId);
+id_impls!(SessionId);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_ids_print_as_paths_and_round_trip() {
+        let root = AgentId::root();
+        let child = root.child(3, "Explore");
+        assert_eq!(child.as_str(), "root.0003-explore");
+        assert_eq!(child.depth(), 1);
+        assert_eq!(child.as_str().parse::<AgentId>().unwrap(), child);
+        assert!(root.child(2, "a") < root.child(10, "a"));
+        assert!("root.3-x".parse::<AgentId>().is_err());
+        assert!("child".parse::<AgentId>().is_err());
+    }
+
+    #[test]
+    fn session_ids_sort_by_time() {
+        let a = SessionId::from_parts(1_000, 0xffff_ffff);
+        let b = SessionId::from_parts(2_000, 0);
+        assert!(a < b);
+        assert_eq!(a.as_str().parse::<SessionId>().unwrap(), a);
+        assert!("s-xyz".parse::<SessionId>().is_err());
+    }
+}

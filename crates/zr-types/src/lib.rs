@@ -1,0 +1,27 @@
+//! Plain data shared by every zr crate.
+//!
+//! This crate holds the vocabulary of the system and nothing else: validated
+//! names ([`ToolName`], [`ServerName`], [`SkillName`]), tool and skill
+//! definitions, conversation messages, agent and session ids, and the
+//! [`ToolHandler`] contract through which every tool is run.
+//!
+//! Architecture invariant: no async runtime, no I/O, no clocks. Everything
+//! here is a value that can be built, compared and serialised anywhere.
+
+mod error;
+mod handler;
+mod id;
+mod message;
+mod name;
+mod skill;
+mod tool;
+
+pub use error::{IdError, NameError, ToolError};
+pub use handler::{BoxFuture, ToolCall, ToolContext, ToolHandler, ToolOutput};
+pub use id::{AgentId, SessionId};
+pub use message::{
+    ContentBlock, ImageSource, Message, MessageRole, StopReason, ToolResultContent, Usage,
+};
+pub use name::{AgentName, MAX_TOOL_NAME_LEN, ServerName, SkillName, ToolName, stable_hash};
+pub use skill::{SkillBody, SkillDefinition};
+pub use tool::{Annotations, ToolDefinition, ToolOrigin};

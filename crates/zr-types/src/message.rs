@@ -1,0 +1,174 @@
+//! Conversation messages: what agents and models exchange.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ToolName;
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageRole {
+    /// The user, or the engine speaking for tools.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: MessageRole,
+    /// What it holds, in order.
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// A user message of one text block.
+    #[must_use]
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self {
+            role: MessageRole::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
+    }
+
+    /// An assistant message of one text block.
+    #[must_use]
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        Self {
+            role: MessageRole::Assistant,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
+    }
+}
+
+/// The source of an image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ImageSource {
+    /// Base64-encoded bytes.
+    Base64 {
+        /// MIME type, e.g. `image/png`.
+        media_type: String,
+        /// The encoded bytes.
+        data: String,
+    },
+    /// A URL the provider fetches.
+    Url {
+        /// The address.
+        url: String,
+    },
+}
+
+/// A piece of a tool result that goes to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolResultContent {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image.
+    Image {
+        /// Its source.
+        source: ImageSource,
+    },
+    /// Structured data (MCP `structuredContent`, a subagent's result).
+    Json {
+        /// The value.
+        value: Value,
+    },
+}
+
+/// A block of message content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model asks for a tool call.
+    ToolUse {
+        /// The provider's call id.
+        id: String,
+        /// The tool.
+        name: ToolName,
+        /// Its input.
+        input: Value,
+    },
+    /// The answer to a tool call.
+    ToolResult {
+        /// The call it answers.
+        tool_use_id: String,
+        /// What the model sees.
+        content: Vec<ToolResultContent>,
+        /// Whether the call failed.
+        is_error: bool,
+        /// A human-readable rendering for the host's user interface. It never
+        /// enters the model's context: providers must not send it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<String>,
+    },
+    /// The model's reasoning.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The provider's signature, echoed back verbatim.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+}
+
+/// Token counts of one request or of a whole agent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    /// Input tokens not read from cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    /// The sum of two usages (saturating).
+    #[must_use]
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cache_read_input_tokens: self
+                .cache_read_input_tokens
+                .saturating_add(other.cache_read_input_tokens),
+            cache_creation_input_tokens: self
+                .cache_creation_input_tokens
+                .saturating_add(other.cache_creation_input_tokens),
+        }
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its turn.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// It hit the output-token limit.
+    MaxTokens,
+    /// It produced a stop sequence.
+    StopSequence,
+    /// It refused.
+    Refusal,
+    /// A reason this version does not know, kept verbatim.
+    Other(String),
+}

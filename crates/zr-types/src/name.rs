@@ -1,0 +1,283 @@
+//! Validated names: tools, MCP servers and skills.
+//!
+//! Every name is a newtype built through `TryFrom`/`FromStr`, so a value of
+//! the type is valid by construction. Names are reference-counted strings:
+//! cloning one never allocates.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::NameError;
+
+/// The longest tool name the providers accept.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+const TOOL_ALPHABET: &str = "ASCII letters, digits, '_' and '-'";
+const SKILL_ALPHABET: &str = "lowercase ASCII letters, digits and single '-' between them";
+
+fn is_tool_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+fn check_alphabet(
+    kind: &'static str,
+    name: &str,
+    max: usize,
+    allowed: &'static str,
+    ok: impl Fn(char) -> bool,
+) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty { kind });
+    }
+    if let Some((position, ch)) = name.chars().enumerate().find(|&(_, c)| !ok(c)) {
+        return Err(NameError::InvalidChar {
+            kind,
+            name: name.to_owned(),
+            ch,
+            position,
+            allowed,
+        });
+    }
+    let len = name.chars().count();
+    if len > max {
+        return Err(NameError::TooLong {
+            kind,
+            name: name.to_owned(),
+            len,
+            max,
+        });
+    }
+    Ok(())
+}
+
+/// A stable 64-bit FNV-1a hash.
+///
+/// Used wherever a hash must be the same on every machine and every run
+/// (shortened tool names, definition hashes); `std`'s hashers are seeded
+/// randomly and must never be used for that.
+#[must_use]
+pub fn stable_hash(bytes: &[u8]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes.iter().fold(OFFSET, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(PRIME)
+    })
+}
+
+macro_rules! name_type {
+    ($(#[$meta:meta])* $ty:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $ty(Arc<str>);
+
+        impl $ty {
+            /// The name as a string slice.
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({:?})", stringify!($ty), &*self.0)
+            }
+        }
+
+        impl AsRef<str> for $ty {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $ty {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = NameError;
+            fn from_str(s: &str) -> Result<Self, NameError> {
+                Self::validate(s)?;
+                Ok(Self(Arc::from(s)))
+            }
+        }
+
+        impl TryFrom<&str> for $ty {
+            type Error = NameError;
+            fn try_from(s: &str) -> Result<Self, NameError> {
+                s.parse()
+            }
+        }
+
+        impl TryFrom<String> for $ty {
+            type Error = NameError;
+            fn try_from(s: String) -> Result<Self, NameError> {
+                Self::validate(&s)?;
+                Ok(Self(Arc::from(s)))
+            }
+        }
+
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                Self::try_from(s).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+name_type!(
+    /// The name of a tool as the model sees it: `^[A-Za-z0-9_-]{1,64}$`.
+    ///
+    /// Connection (MCP) tools are namespaced `mcp__{server}__{tool}`; build
+    /// them with [`ToolName::mcp`], which keeps the result within the limit.
+    ///
+    /// ```
+    /// use zr_types::ToolName;
+    /// let read: ToolName = "Read".parse().unwrap();
+    /// assert_eq!(read.as_str(), "Read");
+    /// assert!("no spaces".parse::<ToolName>().is_err());
+    /// ```
+    ToolName
+);
+
+name_type!(
+    /// The name of an MCP server: `^[A-Za-z0-9_-]{1,64}$` without `__`.
+    ///
+    /// The double underscore separates server and tool in
+    /// `mcp__{server}__{tool}`, so a server name may not contain it: the
+    /// pattern `mcp__{server}` must name exactly one server.
+    ServerName
+);
+
+name_type!(
+    /// The name of a skill: lowercase letters, digits and hyphens, at most
+    /// 64 characters, no leading, trailing or doubled hyphen (the Agent
+    /// Skills rules).
+    SkillName
+);
+
+name_type!(
+    /// The name of an agent type (`explore`, `code-reviewer`): the same rules
+    /// as [`SkillName`], so it can name a file and an id segment.
+    AgentName
+);
+
+impl AgentName {
+    fn validate(s: &str) -> Result<(), NameError> {
+        SkillName::validate(s).map_err(|e| match e {
+            NameError::Empty { .. } => NameError::Empty { kind: "agent" },
+            NameError::TooLong { name, len, max, .. } => NameError::TooLong { kind: "agent", name, len, max },
+            NameError::InvalidChar { name, ch, position, allowed, .. } => {
+                NameError::InvalidChar { kind: "agent", name, ch, position, allowed }
+            }
+        })
+    }
+}
+
+impl ToolName {
+    fn validate(s: &str) -> Result<(), NameError> {
+        check_alphabet("tool", s, MAX_TOOL_NAME_LEN, TOOL_ALPHABET, is_tool_char)
+    }
+
+    /// The namespaced name of tool `tool` of MCP server `server`:
+    /// `mcp__{server}__{tool}`.
+    ///
+    /// MCP servers may use tool names that are longer than 64 characters or
+    /// hold characters outside the alphabet (the MCP spec allows `.`). Such a
+    /// name is made to fit: characters outside the alphabet become `_`, the
+    /// name is cut, and `_` plus 8 hex digits of [`stable_hash`] of the full
+    /// original name are appended, so the result is stable across runs and
+    /// machines and two different originals do not collide in practice.
+    ///
+    /// ```
+    /// use zr_types::{ServerName, ToolName};
+    /// let gh: ServerName = "gh".parse().unwrap();
+    /// assert_eq!(ToolName::mcp(&gh, "create_issue").unwrap().as_str(), "mcp__gh__create_issue");
+    /// let long = ToolName::mcp(&gh, &"x".repeat(100)).unwrap();
+    /// assert_eq!(long.as_str().len(), 64);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`NameError::Empty`] when `tool` is empty.
+    pub fn mcp(server: &ServerName, tool: &str) -> Result<Self, NameError> {
+        if tool.is_empty() {
+            return Err(NameError::Empty { kind: "MCP tool" });
+        }
+        let full = format!("mcp__{server}__{tool}");
+        if Self::validate(&full).is_ok() {
+            return Ok(Self(Arc::from(full)));
+        }
+        let suffix = format!("_{:08x}", stable_hash(full.as_bytes()) & 0xffff_ffff);
+        let keep = MAX_TOOL_NAME_LEN - suffix.len();
+        let mut short: String = full
+            .chars()
+            .map(|c| if is_tool_char(c) { c } else { '_' })
+            .take(keep)
+            .collect();
+        short.push_str(&suffix);
+        Ok(Self(Arc::from(short)))
+    }
+}
+
+impl ServerName {
+    fn validate(s: &str) -> Result<(), NameError> {
+        check_alphabet("server", s, MAX_TOOL_NAME_LEN, TOOL_ALPHABET, is_tool_char)?;
+        if let Some(position) = s.find("__") {
+            return Err(NameError::InvalidChar {
+                kind: "server",
+                name: s.to_owned(),
+                ch: '_',
+                position: position + 1,
+                allowed: "ASCII letters, digits, '-' and single '_' ('__' separates server and tool)",
+            });
+        }
+        Ok(())
+    }
+}
+
+impl SkillName {
+    fn validate(s: &str) -> Result<(), NameError> {
+        check_alphabet("skill", s, 64, SKILL_ALPHABET, |c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
+        })?;
+        let bad_hyphen = if s.starts_with('-') {
+            Some(0)
+        } else if s.ends_with('-') {
+            Some(s.len() - 1)
+        } else {
+            s.find("--").map(|p| p + 1)
+        };
+        match bad_hyphen {
+            Some(position) => Err(NameError::InvalidChar {
+                kind: "skill",
+                name: s.to_owned(),
+                ch: '-',
+                position,
+                allowed: SKILL_ALPHABET,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

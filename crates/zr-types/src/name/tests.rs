@@ -1,0 +1,69 @@
+use proptest::prelude::*;
+
+use super::*;
+
+#[test]
+fn tool_names_follow_the_alphabet() {
+    assert!("Read".parse::<ToolName>().is_ok());
+    assert!("mcp__gh__create_issue".parse::<ToolName>().is_ok());
+    assert!("a-b_C9".parse::<ToolName>().is_ok());
+    let err = "Rea d".parse::<ToolName>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tool name 'Rea d' contains ' ' at position 3; allowed: ASCII letters, digits, '_' and '-'"
+    );
+    assert!(matches!("".parse::<ToolName>(), Err(NameError::Empty { .. })));
+    assert!(matches!(
+        "x".repeat(65).parse::<ToolName>(),
+        Err(NameError::TooLong { len: 65, .. })
+    ));
+    assert!("x".repeat(64).parse::<ToolName>().is_ok());
+    assert!("Wr*".parse::<ToolName>().is_err());
+}
+
+#[test]
+fn server_names_refuse_the_separator() {
+    assert!("github".parse::<ServerName>().is_ok());
+    assert!("my_server".parse::<ServerName>().is_ok());
+    let err = "a__b".parse::<ServerName>().unwrap_err();
+    assert!(err.to_string().contains("'__' separates"), "{err}");
+}
+
+#[test]
+fn skill_names_follow_agent_skills_rules() {
+    assert!("pdf-review".parse::<SkillName>().is_ok());
+    assert!("v2".parse::<SkillName>().is_ok());
+    for bad in ["Pdf", "-pdf", "pdf-", "pd--f", "pdf_review", ""] {
+        assert!(bad.parse::<SkillName>().is_err(), "{bad} should be refused");
+    }
+    assert!("a".repeat(65).parse::<SkillName>().is_err());
+}
+
+#[test]
+fn mcp_names_are_namespaced_and_shortened_stably() {
+    let gh: ServerName = "gh".parse().unwrap();
+    assert_eq!(ToolName::mcp(&gh, "x").unwrap().as_str(), "mcp__gh__x");
+    let dotted = ToolName::mcp(&gh, "files.read").unwrap();
+    assert!(dotted.as_str().starts_with("mcp__gh__files_read_"), "{dotted}");
+    let long = ToolName::mcp(&gh, &"y".repeat(80)).unwrap();
+    assert_eq!(long.as_str().len(), MAX_TOOL_NAME_LEN);
+    // Known value: stable across runs and machines.
+    assert_eq!(long, ToolName::mcp(&gh, &"y".repeat(80)).unwrap());
+    assert_eq!(stable_hash(b""), 0xcbf2_9ce4_8422_2325);
+    assert_eq!(stable_hash(b"a"), 0xaf63_dc4c_8601_ec8c);
+    assert!(ToolName::mcp(&gh, "").is_err());
+}
+
+proptest! {
+    #[test]
+    fn prop_mcp_names_always_valid_and_distinct(a in "\\PC{1,90}", b in "\\PC{1,90}") {
+        let s: ServerName = "srv".parse().unwrap();
+        let na = ToolName::mcp(&s, &a).unwrap();
+        let nb = ToolName::mcp(&s, &b).unwrap();
+        prop_assert!(na.as_str().parse::<ToolName>().is_ok());
+        prop_assert!(na.as_str().starts_with("mcp__srv__"));
+        if a != b {
+            prop_assert_ne!(na, nb);
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Tool definitions: what the model is told about a tool, and where it came from.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{ServerName, ToolName};
+
+/// Behavioural hints about a tool, after MCP's tool annotations.
+///
+/// `read_only` is the one the resolver acts on (Explore and Plan agents keep
+/// only read-only tools); the others are carried for hosts and permission
+/// callbacks. A tool without annotations is treated as not read-only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Annotations {
+    /// The tool does not change its environment (`readOnlyHint`).
+    pub read_only: bool,
+    /// The tool may destroy data (`destructiveHint`).
+    pub destructive: bool,
+    /// Calling it twice with the same input has no further effect
+    /// (`idempotentHint`).
+    pub idempotent: bool,
+    /// The tool reaches outside the machine (`openWorldHint`).
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// Annotations of a read-only tool.
+    #[must_use]
+    pub fn read_only() -> Self {
+        Self {
+            read_only: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// Where a tool definition came from. The resolver's rules depend on it: the
+/// allow list constrains builtins only, the background allow list passes
+/// custom and connection tools, and only the builtin `Bash` is exempt from
+/// the read-only rule.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOrigin {
+    /// A tool from the runtime's builtin registry.
+    Builtin,
+    /// A tool the host defined in code.
+    Custom,
+    /// A tool of an MCP server connection.
+    Connection {
+        /// The server that provides it.
+        server: ServerName,
+    },
+}
+
+impl fmt::Display for ToolOrigin {
+    /// `builtin`, `custom` or `mcp:SERVER`: the form of the resolver's output.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Builtin => f.write_str("builtin"),
+            Self::Custom => f.write_str("custom"),
+            Self::Connection { server } => write!(f, "mcp:{server}"),
+        }
+    }
+}
+
+/// A tool as the model is told about it.
+///
+/// Definitions are shared as `Arc<ToolDefinition>` between the registry, the
+/// capability lists and every resolved pool: resolving never copies a schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The name the model calls it by.
+    pub name: ToolName,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The JSON Schema of its input.
+    pub input_schema: Value,
+    /// Behavioural hints.
+    pub annotations: Annotations,
+    /// Where it came from.
+    pub origin: ToolOrigin,
+    /// Whether it should be kept out of the advertised pool and found
+    /// through `FindTool`. `None` follows the default for its origin: not
+    /// deferred for builtins and custom tools, the lazy policy for
+    /// connection tools. `Some` is an explicit per-tool (or per-server)
+    /// setting and wins over the policy.
+    pub defer: Option<bool>,
+}
+
+impl ToolDefinition {
+    /// A definition with an empty object schema, no annotations and no
+    /// defer setting.
+    #[must_use]
+    pub fn new(name: ToolName, description: impl Into<String>, origin: ToolOrigin) -> Self {
+        Self {
+            name,
+            description: description.into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            annotations: Annotations::default(),
+            origin,
+            defer: None,
+        }
+    }
+
+    /// Sets the input schema.
+    #[must_use]
+    pub fn with_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// Sets the annotations.
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Sets the explicit defer flag.
+    #[must_use]
+    pub fn with_defer(mut self, defer: Option<bool>) -> Self {
+        self.defer = defer;
+        self
+    }
+
+    /// Whether the tool is read-only.
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.annotations.read_only
+    }
+
+    /// The server of a connection tool.
+    #[must_use]
+    pub fn server(&self) -> Option<&ServerName> {
+        match &self.origin {
+            ToolOrigin::Connection { server } => Some(server),
+            ToolOrigin::Builtin | ToolOrigin::Custom => None,
+        }
+    }
+
+    /// The size in bytes of the definition as sent to a provider
+    /// (`{"name","description","input_schema"}` as compact JSON). The lazy
+    /// policy `{"auto": BYTES}` compares the sum of these against its limit.
+    #[must_use]
+    pub fn wire_size(&self) -> usize {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            name: &'a ToolName,
+            description: &'a str,
+            input_schema: &'a Value,
+        }
+        let wire = Wire {
+            name: &self.name,
+            description: &self.description,
+            input_schema: &self.input_schema,
+        };
+        let mut counter = ByteCounter(0);
+        // Writing JSON into a counter cannot fail: values are already valid
+        // JSON and the counter's writes never fail.
+        match serde_json::to_writer(&mut counter, &wire) {
+            Ok(()) | Err(_) => counter.0,
+        }
+    }
+}
+
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
