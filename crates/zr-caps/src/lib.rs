@@ -1,1 +1,34 @@
-//! Capability model.
+//! The zr capability model.
+//!
+//! What an agent may use is split in two (DESIGN.md section 3):
+//!
+//! - the runtime environment, global to a session and inherited by every
+//!   agent (provider, model, working directory, environment, services); its
+//!   plain-data part is [`RuntimeSettings`];
+//! - [`AgentCapabilities`], local to one agent and never inherited: custom
+//!   tools, connection tools, skills, allow and deny lists.
+//!
+//! This crate holds the rules that turn those into an agent's
+//! [`EffectiveCapabilities`]: the root merge (C1, [`merge_root`]), derivation
+//! of subagents (C2, [`derive`]), the permission-mode lattice (C4,
+//! [`PermissionMode`]), the 2.x -> 3.0 migration (C5) and Markdown agent-type
+//! files (C6). The resolver (`zr-resolve`) consumes the result.
+//!
+//! Architecture invariant: no I/O. Agent-type files are parsed from text the
+//! caller read.
+
+mod capabilities;
+mod definition;
+mod error;
+mod merge;
+mod pattern;
+mod permission;
+
+pub use capabilities::{
+    AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView,
+};
+pub use definition::{AgentDefinition, AgentType, Effort, Isolation, ModelChoice};
+pub use error::{PatternError, UnknownPermissionMode};
+pub use merge::{derive, merge_root};
+pub use pattern::{PatternKind, ToolPattern};
+pub use permission::PermissionMode;

@@ -1,2 +1,2 @@
 //! zr
-fn main(){}
+fn main() {}

@@ -34,10 +34,18 @@ impl AgentId {
             .chars()
             .map(|c| {
                 let c = c.to_ascii_lowercase();
-                if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '-' }
+                if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                    c
+                } else {
+                    '-'
+                }
             })
             .collect();
-        let ty = if ty.is_empty() { "agent".to_owned() } else { ty };
+        let ty = if ty.is_empty() {
+            "agent".to_owned()
+        } else {
+            ty
+        };
         Self(Arc::from(format!("{}.{seq:04}-{ty}", self.0)))
     }
 
@@ -111,7 +119,11 @@ impl SessionId {
 impl FromStr for SessionId {
     type Err = IdError;
     fn from_str(s: &str) -> Result<Self, IdError> {
-        let hex = |t: &str, n: usize| t.len() == n && t.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        let hex = |t: &str, n: usize| {
+            t.len() == n
+                && t.bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        };
         let ok = s
             .strip_prefix("s-")
             .and_then(|rest| rest.split_once('-'))

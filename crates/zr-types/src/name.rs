@@ -62,9 +62,9 @@ fn check_alphabet(
 pub fn stable_hash(bytes: &[u8]) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes.iter().fold(OFFSET, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(PRIME)
-    })
+    bytes
+        .iter()
+        .fold(OFFSET, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(PRIME))
 }
 
 macro_rules! name_type {
@@ -184,10 +184,25 @@ impl AgentName {
     fn validate(s: &str) -> Result<(), NameError> {
         SkillName::validate(s).map_err(|e| match e {
             NameError::Empty { .. } => NameError::Empty { kind: "agent" },
-            NameError::TooLong { name, len, max, .. } => NameError::TooLong { kind: "agent", name, len, max },
-            NameError::InvalidChar { name, ch, position, allowed, .. } => {
-                NameError::InvalidChar { kind: "agent", name, ch, position, allowed }
-            }
+            NameError::TooLong { name, len, max, .. } => NameError::TooLong {
+                kind: "agent",
+                name,
+                len,
+                max,
+            },
+            NameError::InvalidChar {
+                name,
+                ch,
+                position,
+                allowed,
+                ..
+            } => NameError::InvalidChar {
+                kind: "agent",
+                name,
+                ch,
+                position,
+                allowed,
+            },
         })
     }
 }

@@ -39,7 +39,11 @@ pub struct SkillDefinition {
 impl SkillDefinition {
     /// A skill with an inline body and no folder.
     #[must_use]
-    pub fn inline(name: SkillName, description: impl Into<String>, body: impl Into<String>) -> Self {
+    pub fn inline(
+        name: SkillName,
+        description: impl Into<String>,
+        body: impl Into<String>,
+    ) -> Self {
         Self {
             name,
             description: description.into(),

@@ -12,7 +12,10 @@ fn tool_names_follow_the_alphabet() {
         err.to_string(),
         "tool name 'Rea d' contains ' ' at position 3; allowed: ASCII letters, digits, '_' and '-'"
     );
-    assert!(matches!("".parse::<ToolName>(), Err(NameError::Empty { .. })));
+    assert!(matches!(
+        "".parse::<ToolName>(),
+        Err(NameError::Empty { .. })
+    ));
     assert!(matches!(
         "x".repeat(65).parse::<ToolName>(),
         Err(NameError::TooLong { len: 65, .. })
@@ -44,7 +47,10 @@ fn mcp_names_are_namespaced_and_shortened_stably() {
     let gh: ServerName = "gh".parse().unwrap();
     assert_eq!(ToolName::mcp(&gh, "x").unwrap().as_str(), "mcp__gh__x");
     let dotted = ToolName::mcp(&gh, "files.read").unwrap();
-    assert!(dotted.as_str().starts_with("mcp__gh__files_read_"), "{dotted}");
+    assert!(
+        dotted.as_str().starts_with("mcp__gh__files_read_"),
+        "{dotted}"
+    );
     let long = ToolName::mcp(&gh, &"y".repeat(80)).unwrap();
     assert_eq!(long.as_str().len(), MAX_TOOL_NAME_LEN);
     // Known value: stable across runs and machines.

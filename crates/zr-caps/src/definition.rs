@@ -1,0 +1,173 @@
+//! Agent definitions: what a subagent type (or the root) is.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use zr_types::{AgentName, ServerName};
+
+use crate::{AgentCapabilities, PermissionMode};
+
+/// Which model an agent runs on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelChoice {
+    /// The parent's model (`"inherit"` in files).
+    #[default]
+    Inherit,
+    /// A model id or alias (`"sonnet"`, `"claude-sonnet-4-5"`).
+    Id(String),
+}
+
+impl ModelChoice {
+    /// `"inherit"` becomes [`ModelChoice::Inherit`], anything else an id.
+    #[must_use]
+    pub fn parse(text: &str) -> Self {
+        if text == "inherit" {
+            Self::Inherit
+        } else {
+            Self::Id(text.to_owned())
+        }
+    }
+}
+
+/// Where a subagent works.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// In its parent's working directory.
+    #[default]
+    None,
+    /// In a fresh git worktree on its own branch.
+    Worktree,
+}
+
+/// How much reasoning effort the model should spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    /// Quick answers.
+    Low,
+    /// The default.
+    Medium,
+    /// Careful work.
+    High,
+    /// As much as the model allows.
+    Max,
+}
+
+/// The kind of a subagent, which decides its resolver role.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentType {
+    /// Does whatever it is asked, with the tools it is given.
+    #[default]
+    GeneralPurpose,
+    /// Searches and reads; read-only tools and builtin Bash only.
+    Explore,
+    /// Designs a plan; read-only tools and builtin Bash only.
+    Plan,
+    /// Tries to break the work it checks.
+    Verification,
+    /// A user-defined type.
+    Custom(AgentName),
+}
+
+impl fmt::Display for AgentType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::GeneralPurpose => f.write_str("general-purpose"),
+            Self::Explore => f.write_str("explore"),
+            Self::Plan => f.write_str("plan"),
+            Self::Verification => f.write_str("verification"),
+            Self::Custom(name) => write!(f, "{name}"),
+        }
+    }
+}
+
+/// A subagent type (or the root's definition).
+///
+/// Build one with [`AgentDefinition::new`] and the `with_*` setters, or
+/// parse a Markdown agent-type file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentDefinition {
+    /// The name the `Task` tool's `subagent_type` refers to.
+    pub name: AgentName,
+    /// When to use it, for the delegating model.
+    pub description: String,
+    /// Its system prompt.
+    pub prompt: String,
+    /// Text appended to the system prompt.
+    #[serde(default)]
+    pub append_prompt: Option<String>,
+    /// Its turn limit; unset is half the parent's.
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+    /// Its model.
+    #[serde(default)]
+    pub model: ModelChoice,
+    /// Its declared permission mode, clamped by the parent's (C4).
+    #[serde(default)]
+    pub permission_mode: Option<PermissionMode>,
+    /// Whether it always runs in the background.
+    #[serde(default)]
+    pub background: bool,
+    /// Where it works.
+    #[serde(default)]
+    pub isolation: Isolation,
+    /// Its kind.
+    #[serde(default)]
+    pub agent_type: AgentType,
+    /// Reasoning effort.
+    #[serde(default)]
+    pub effort: Option<Effort>,
+    /// MCP servers whose tools it gets; the host materialises them into
+    /// `capabilities.connection_tools`.
+    #[serde(default)]
+    pub mcp_servers: Option<Vec<ServerName>>,
+    /// Its capabilities (C2: exactly these, nothing inherited).
+    #[serde(default)]
+    pub capabilities: AgentCapabilities,
+}
+
+impl AgentDefinition {
+    /// A general-purpose definition with no capabilities.
+    #[must_use]
+    pub fn new(name: AgentName, description: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Self {
+            name,
+            description: description.into(),
+            prompt: prompt.into(),
+            append_prompt: None,
+            max_turns: None,
+            model: ModelChoice::Inherit,
+            permission_mode: None,
+            background: false,
+            isolation: Isolation::None,
+            agent_type: AgentType::GeneralPurpose,
+            effort: None,
+            mcp_servers: None,
+            capabilities: AgentCapabilities::default(),
+        }
+    }
+
+    /// Sets the agent type.
+    #[must_use]
+    pub fn with_type(mut self, agent_type: AgentType) -> Self {
+        self.agent_type = agent_type;
+        self
+    }
+
+    /// Sets the capabilities.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: AgentCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// The effective turn limit given the parent's.
+    #[must_use]
+    pub fn effective_max_turns(&self, parent_max_turns: u32) -> u32 {
+        self.max_turns.unwrap_or((parent_max_turns / 2).max(1))
+    }
+}

@@ -1,0 +1,141 @@
+//! Tool patterns: the entries of allow and deny lists.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use zr_types::{ToolDefinition, ToolOrigin};
+
+use crate::PatternError;
+
+/// An entry of an allow or deny list.
+///
+/// - `*` matches every tool;
+/// - `mcp__{server}` (no further `__`) matches every tool of that MCP server
+///   and of no other, by origin, so a shortened name still matches;
+/// - a trailing `*` matches by prefix (`mcp__gh*`, `Web*`);
+/// - anything else is an exact name; a `*` elsewhere is a literal character
+///   (and since tool names cannot hold `*`, such a pattern matches nothing
+///   and earns a warning).
+///
+/// ```
+/// use zr_caps::{PatternKind, ToolPattern};
+/// let p: ToolPattern = "mcp__gh".parse().unwrap();
+/// assert_eq!(p.kind(), PatternKind::Server("gh"));
+/// let p: ToolPattern = "Web*".parse().unwrap();
+/// assert_eq!(p.kind(), PatternKind::Prefix("Web"));
+/// ```
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ToolPattern(Arc<str>);
+
+/// How a [`ToolPattern`] matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatternKind<'a> {
+    /// `*`: everything.
+    All,
+    /// `mcp__{server}`: every tool of that server.
+    Server(&'a str),
+    /// `{prefix}*`: names starting with the prefix.
+    Prefix(&'a str),
+    /// An exact name.
+    Exact(&'a str),
+}
+
+impl ToolPattern {
+    /// The pattern as written.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// How the pattern matches.
+    #[must_use]
+    pub fn kind(&self) -> PatternKind<'_> {
+        let s = &*self.0;
+        if s == "*" {
+            return PatternKind::All;
+        }
+        if let Some(prefix) = s.strip_suffix('*') {
+            return PatternKind::Prefix(prefix);
+        }
+        if let Some(server) = s.strip_prefix("mcp__") {
+            if !server.is_empty() && !server.contains("__") {
+                return PatternKind::Server(server);
+            }
+        }
+        PatternKind::Exact(s)
+    }
+
+    /// Whether the pattern matches `tool`.
+    #[must_use]
+    pub fn matches(&self, tool: &ToolDefinition) -> bool {
+        match self.kind() {
+            PatternKind::All => true,
+            PatternKind::Server(server) => {
+                matches!(&tool.origin, ToolOrigin::Connection { server: s } if s.as_str() == server)
+            }
+            PatternKind::Prefix(prefix) => tool.name.as_str().starts_with(prefix),
+            PatternKind::Exact(name) => tool.name.as_str() == name,
+        }
+    }
+
+    /// Whether the pattern matches a builtin called `name` (allow lists and
+    /// name-based block lists, where origin is known to be builtin).
+    #[must_use]
+    pub fn matches_name(&self, name: &str) -> bool {
+        match self.kind() {
+            PatternKind::All => true,
+            PatternKind::Server(_) => false,
+            PatternKind::Prefix(prefix) => name.starts_with(prefix),
+            PatternKind::Exact(exact) => name == exact,
+        }
+    }
+}
+
+impl FromStr for ToolPattern {
+    type Err = PatternError;
+    fn from_str(s: &str) -> Result<Self, PatternError> {
+        if s.is_empty() {
+            return Err(PatternError::Empty);
+        }
+        if s.chars().any(char::is_whitespace) {
+            return Err(PatternError::Whitespace {
+                pattern: s.to_owned(),
+            });
+        }
+        Ok(Self(Arc::from(s)))
+    }
+}
+
+impl TryFrom<&str> for ToolPattern {
+    type Error = PatternError;
+    fn try_from(s: &str) -> Result<Self, PatternError> {
+        s.parse()
+    }
+}
+
+impl fmt::Display for ToolPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for ToolPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ToolPattern({:?})", &*self.0)
+    }
+}
+
+impl Serialize for ToolPattern {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
