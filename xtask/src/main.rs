@@ -1,1 +1,140 @@
-fn main(){}
+//! `cargo xtask`: project automation for zr (`ci`, `tidy`, `bench`).
+// xtask is a command-line tool: printing to stdout and stderr is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod bench;
+mod ci;
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [--quick]
+
+commands:
+  ci [--quick]     fmt, tidy, clippy, tests, snapshot review check, docs
+                   (--quick: 256 proptest cases instead of 10000)
+  tidy             layering and source checks only
+  bench [--quick]  run the zr-resolve criterion benchmarks
+                   (--quick: shorter warm-up and measurement)";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Parses the command line and dispatches to a subcommand.
+fn run() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let Some(command) = args.next() else {
+        println!("{USAGE}");
+        bail!("no command given");
+    };
+    let mut quick = false;
+    for arg in args {
+        match arg.as_str() {
+            "--quick" if command != "tidy" => quick = true,
+            other => bail!("unknown argument `{other}` for `{command}`\n\n{USAGE}"),
+        }
+    }
+    let root = project_root()?;
+    match command.as_str() {
+        "ci" => ci::run(&root, quick),
+        "tidy" => tidy::run(&root),
+        "bench" => bench::run(&root, quick),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown command `{other}`\n\n{USAGE}"),
+    }
+}
+
+/// The workspace root: the parent of this crate's manifest directory.
+fn project_root() -> Result<PathBuf> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .context("xtask's manifest directory has no parent")
+}
+
+/// A `cargo` command run from the workspace root, using the same cargo that
+/// launched xtask when there is one.
+fn cargo(root: &Path) -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root);
+    cmd
+}
+
+/// Runs `cmd` with inherited stdio and fails unless it exits successfully.
+fn run_cmd(mut cmd: Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed: {status}");
+    }
+    Ok(())
+}
+
+/// `cargo metadata --format-version 1 --no-deps`, parsed.
+fn cargo_metadata(root: &Path) -> Result<serde_json::Value> {
+    let mut cmd = cargo(root);
+    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
+    let output = cmd.output().context("could not start cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    serde_json::from_slice(&output.stdout).context("cargo metadata printed invalid JSON")
+}
+
+/// Every file under `dir` (recursively), sorted, skipping `target` and
+/// hidden directories. A missing `dir` yields nothing.
+fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        if !dir.is_dir() {
+            continue;
+        }
+        let entries = std::fs::read_dir(&dir)
+            .with_context(|| format!("could not read directory {}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("could not read {}", dir.display()))?;
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if entry.file_type()?.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    pending.push(path);
+                }
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// `path` relative to `root` for messages, or as is if it lies elsewhere.
+fn display_rel(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}

@@ -8,6 +8,7 @@
 //! Architecture invariant: no async runtime, no I/O, no clocks. Everything
 //! here is a value that can be built, compared and serialised anywhere.
 
+mod builtin;
 mod error;
 mod handler;
 mod id;
@@ -16,6 +17,7 @@ mod name;
 mod skill;
 mod tool;
 
+pub use builtin::{BuiltinSpec, DEFAULT_BUILTINS, RESERVED_TOOL_NAMES};
 pub use error::{IdError, NameError, ToolError};
 pub use handler::{BoxFuture, ToolCall, ToolContext, ToolHandler, ToolOutput};
 pub use id::{AgentId, SessionId};

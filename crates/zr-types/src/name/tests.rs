@@ -1,3 +1,5 @@
+//! Tests of name validation and MCP name shortening.
+
 use proptest::prelude::*;
 
 use super::*;

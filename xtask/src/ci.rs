@@ -1,0 +1,105 @@
+//! `cargo xtask ci`: every check the project requires, in order, failing fast.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow};
+
+use crate::{cargo, run_cmd, tidy};
+
+/// Proptest cases per property in a full run, as DESIGN.md requires.
+const PROPTEST_CASES_FULL: &str = "10000";
+/// Proptest cases per property with `--quick`.
+const PROPTEST_CASES_QUICK: &str = "256";
+
+/// Runs every CI step. `quick` lowers the proptest case count for local use.
+pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
+    let mut timings = Vec::new();
+    let result = run_steps(root, quick, &mut timings);
+    print_timings(&timings);
+    match &result {
+        Ok(()) => println!("ci: all {} steps passed", timings.len()),
+        Err(_) => println!("ci: FAILED"),
+    }
+    result
+}
+
+/// The steps, in order; each one's duration is pushed onto `timings`.
+fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration)>) -> Result<()> {
+    let proptest_cases = if quick {
+        PROPTEST_CASES_QUICK
+    } else {
+        PROPTEST_CASES_FULL
+    };
+    // `--locked` only makes sense once a lock file exists.
+    let locked: &[&str] = if root.join("Cargo.lock").exists() {
+        &["--locked"]
+    } else {
+        &[]
+    };
+    // Tests must fail on an unreviewed or missing snapshot.
+    let test_env = |cmd: &mut Command| {
+        cmd.env("PROPTEST_CASES", proptest_cases)
+            .env("INSTA_UPDATE", "no")
+            .env("INSTA_FORCE_PASS", "0")
+            .env("CI", "true");
+    };
+
+    let mut step = |name: &'static str, f: &dyn Fn() -> Result<()>| -> Result<()> {
+        println!("\n==> {name}");
+        let start = Instant::now();
+        let result = f();
+        timings.push((name, start.elapsed()));
+        result.map_err(|err| anyhow!("ci step `{name}` failed: {err:#}"))
+    };
+
+    step("fmt", &|| {
+        let mut cmd = cargo(root);
+        cmd.args(["fmt", "--all", "--check"]);
+        run_cmd(cmd)
+    })?;
+    step("tidy", &|| tidy::run(root))?;
+    step("clippy", &|| {
+        let mut cmd = cargo(root);
+        cmd.args(["clippy", "--workspace", "--all-targets"])
+            .args(locked)
+            .args(["--", "-D", "warnings"]);
+        run_cmd(cmd)
+    })?;
+    step("test", &|| {
+        let mut cmd = cargo(root);
+        cmd.args(["test", "--workspace", "--all-targets"])
+            .args(locked);
+        test_env(&mut cmd);
+        run_cmd(cmd)
+    })?;
+    step("doctest", &|| {
+        let mut cmd = cargo(root);
+        cmd.args(["test", "--workspace", "--doc"]).args(locked);
+        test_env(&mut cmd);
+        run_cmd(cmd)
+    })?;
+    step("unreviewed snapshots", &|| {
+        tidy::check_no_pending_snapshots(root)
+    })?;
+    step("doc", &|| {
+        let mut cmd = cargo(root);
+        cmd.args(["doc", "--workspace", "--no-deps"])
+            .args(locked)
+            .env("RUSTDOCFLAGS", "-D warnings");
+        run_cmd(cmd)
+    })?;
+    Ok(())
+}
+
+/// Prints how long each step took.
+fn print_timings(timings: &[(&str, Duration)]) {
+    println!("\n==> timings");
+    let mut total = Duration::ZERO;
+    for (name, elapsed) in timings {
+        println!("  {name:<22} {:>8.1}s", elapsed.as_secs_f64());
+        total += *elapsed;
+    }
+    println!("  {:<22} {:>8.1}s", "total", total.as_secs_f64());
+}

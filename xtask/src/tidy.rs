@@ -1,0 +1,275 @@
+//! `cargo xtask tidy`: layering, resolver purity, module docs and snapshot checks.
+//!
+//! The layering table below is the executable form of DESIGN.md section 1 and
+//! ARCHITECTURE.md: change them together.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::{cargo_metadata, display_rel, walk_files};
+
+/// Which workspace crates a workspace crate may depend on.
+#[derive(Debug, Clone, Copy)]
+enum Allowed {
+    /// Exactly these crates (possibly none).
+    Only(&'static [&'static str]),
+    /// Any workspace crate (the top of the stack).
+    Any,
+}
+
+/// The allowed edges between workspace crates (normal and build dependencies).
+const LAYERS: &[(&str, Allowed)] = &[
+    ("zr-types", Allowed::Only(&[])),
+    ("zr-caps", Allowed::Only(&["zr-types"])),
+    ("zr-resolve", Allowed::Only(&["zr-types", "zr-caps"])),
+    ("zr-skills", Allowed::Only(&["zr-types", "zr-caps"])),
+    ("zr-mcp", Allowed::Only(&["zr-types"])),
+    ("zr-tools", Allowed::Only(&["zr-types"])),
+    (
+        "zr-engine",
+        Allowed::Only(&["zr-types", "zr-caps", "zr-resolve", "zr-tools"]),
+    ),
+    ("zr-cli", Allowed::Any),
+    ("xtask", Allowed::Only(&[])),
+];
+
+/// The pure resolver crate, held to stricter rules.
+const RESOLVER: &str = "zr-resolve";
+
+/// Packages the resolver must not depend on: async runtimes, clocks, randomness.
+const RESOLVER_BANNED_DEPS: &[&str] = &[
+    "tokio",
+    "async-trait",
+    "futures",
+    "rand",
+    "getrandom",
+    "chrono",
+    "time",
+];
+
+/// Text that must not appear in non-comment lines of the resolver's sources,
+/// with the reason.
+const RESOLVER_BANNED_TEXT: &[(&str, &str)] = &[
+    (
+        "HashMap",
+        "random iteration order; use BTreeMap or IndexMap",
+    ),
+    (
+        "HashSet",
+        "random iteration order; use BTreeSet or IndexSet",
+    ),
+    ("std::time", "clocks make the resolver nondeterministic"),
+    ("SystemTime", "clocks make the resolver nondeterministic"),
+    ("Instant", "clocks make the resolver nondeterministic"),
+    ("rand::", "randomness makes the resolver nondeterministic"),
+    ("tokio", "the resolver is synchronous: no async runtime"),
+    ("std::fs", "the resolver does no I/O"),
+    ("std::env", "the resolver does no I/O (environment)"),
+    ("std::process", "the resolver does no I/O (processes)"),
+    ("std::net", "the resolver does no I/O (network)"),
+];
+
+/// Runs every tidy check and fails with the full list of problems.
+pub(crate) fn run(root: &Path) -> Result<()> {
+    let metadata = cargo_metadata(root)?;
+    let mut problems = check_layering(&metadata)?;
+    problems.extend(check_resolver_sources(root)?);
+    problems.extend(check_module_docs(root)?);
+    problems.extend(pending_snapshots(root)?.iter().map(|path| {
+        format!(
+            "{}: unreviewed snapshot (run `cargo insta review`)",
+            display_rel(root, path)
+        )
+    }));
+    if problems.is_empty() {
+        println!("tidy: ok");
+        return Ok(());
+    }
+    for problem in &problems {
+        eprintln!("tidy: {problem}");
+    }
+    bail!("tidy found {} problem(s)", problems.len())
+}
+
+/// Fails if an unreviewed snapshot (`*.snap.new`, `*.pending-snap`) exists
+/// under `crates/`, listing them.
+pub(crate) fn check_no_pending_snapshots(root: &Path) -> Result<()> {
+    let pending = pending_snapshots(root)?;
+    if pending.is_empty() {
+        println!("no unreviewed snapshots");
+        return Ok(());
+    }
+    for path in &pending {
+        eprintln!("unreviewed snapshot: {}", display_rel(root, path));
+    }
+    bail!(
+        "{} unreviewed snapshot(s); review them with `cargo insta review`",
+        pending.len()
+    )
+}
+
+/// Every `*.snap.new` and `*.pending-snap` file under `crates/`.
+fn pending_snapshots(root: &Path) -> Result<Vec<PathBuf>> {
+    Ok(walk_files(&root.join("crates"))?
+        .into_iter()
+        .filter(|path| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            name.ends_with(".snap.new") || name.ends_with(".pending-snap")
+        })
+        .collect())
+}
+
+/// Checks workspace-internal dependency edges against [`LAYERS`] and the
+/// resolver's dependencies against [`RESOLVER_BANNED_DEPS`], given the
+/// output of `cargo metadata --no-deps`. Returns one message per problem.
+fn check_layering(metadata: &Value) -> Result<Vec<String>> {
+    let member_ids: BTreeSet<&str> = metadata["workspace_members"]
+        .as_array()
+        .context("cargo metadata: no `workspace_members` array")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let members: Vec<&Value> = metadata["packages"]
+        .as_array()
+        .context("cargo metadata: no `packages` array")?
+        .iter()
+        .filter(|pkg| pkg["id"].as_str().is_some_and(|id| member_ids.contains(id)))
+        .collect();
+    let member_names: BTreeSet<&str> = members
+        .iter()
+        .filter_map(|pkg| pkg["name"].as_str())
+        .collect();
+
+    let mut problems = Vec::new();
+    for pkg in members {
+        let name = pkg["name"]
+            .as_str()
+            .context("cargo metadata: package without a name")?;
+        let deps: BTreeSet<&str> = pkg["dependencies"]
+            .as_array()
+            .with_context(|| format!("cargo metadata: {name} has no `dependencies` array"))?
+            .iter()
+            // `kind` is null for normal dependencies, "build" or "dev" otherwise.
+            .filter(|dep| dep["kind"].as_str() != Some("dev"))
+            .filter_map(|dep| dep["name"].as_str())
+            .collect();
+
+        match LAYERS.iter().find(|(crate_name, _)| *crate_name == name) {
+            None => problems.push(format!(
+                "workspace crate `{name}` is not in the layering table: \
+                 add it to the layering table in xtask/src/tidy.rs and to ARCHITECTURE.md"
+            )),
+            Some((_, Allowed::Any)) => {}
+            Some((_, Allowed::Only(allowed))) => {
+                for dep in deps.iter().filter(|dep| member_names.contains(*dep)) {
+                    if !allowed.contains(dep) {
+                        problems.push(format!(
+                            "forbidden dependency edge `{name}` -> `{dep}` \
+                             (allowed for {name}: {})",
+                            if allowed.is_empty() {
+                                "no workspace crate".to_owned()
+                            } else {
+                                allowed.join(", ")
+                            }
+                        ));
+                    }
+                }
+            }
+        }
+
+        if name == RESOLVER {
+            for dep in deps
+                .iter()
+                .filter(|dep| RESOLVER_BANNED_DEPS.contains(*dep))
+            {
+                problems.push(format!(
+                    "`{RESOLVER}` must not depend on `{dep}` (no async, clocks or randomness in the resolver)"
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Scans `crates/zr-resolve/src/**/*.rs` for [`RESOLVER_BANNED_TEXT`].
+fn check_resolver_sources(root: &Path) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    for path in rust_files(&root.join("crates").join(RESOLVER).join("src"))? {
+        let text = read(&path)?;
+        for (line, reason) in scan_resolver_source(&text) {
+            problems.push(format!("{}:{line}: {reason}", display_rel(root, &path)));
+        }
+    }
+    Ok(problems)
+}
+
+/// The 1-based line numbers of `text` that hold banned text, outside `//`
+/// comment lines, with the reason (the first banned text found on the line).
+fn scan_resolver_source(text: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+        .filter_map(|(index, line)| {
+            RESOLVER_BANNED_TEXT
+                .iter()
+                .find(|(needle, _)| line.contains(needle))
+                .map(|(needle, reason)| (index + 1, format!("`{needle}` in zr-resolve: {reason}")))
+        })
+        .collect()
+}
+
+/// Checks that every `.rs` file under `crates/*/src` starts with a `//!` line.
+fn check_module_docs(root: &Path) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let crates_dir = root.join("crates");
+    if !crates_dir.is_dir() {
+        return Ok(problems);
+    }
+    let mut crate_dirs: Vec<PathBuf> = std::fs::read_dir(&crates_dir)
+        .with_context(|| format!("could not read {}", crates_dir.display()))?
+        .map(|entry| entry.map(|entry| entry.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("could not read {}", crates_dir.display()))?;
+    crate_dirs.sort();
+    for crate_dir in crate_dirs {
+        for path in rust_files(&crate_dir.join("src"))? {
+            if !starts_with_module_doc(&read(&path)?) {
+                problems.push(format!(
+                    "{}: must start with a `//!` line saying what the module is for",
+                    display_rel(root, &path)
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Whether the first non-empty line of `text` is a `//!` module doc.
+fn starts_with_module_doc(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .is_some_and(|line| line.starts_with("//!"))
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(walk_files(dir)?
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .collect())
+}
+
+/// Reads a source file as text.
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))
+}
