@@ -1,0 +1,83 @@
+//! Errors of the resolver and of scenario files.
+
+use thiserror::Error;
+use zr_types::{NameError, ToolName, ToolOrigin};
+
+/// The input cannot be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// A custom or connection tool took a name only the runtime may define.
+    #[error(
+        "{origin} tool '{name}' uses a reserved name (R1): Task, MultiTask, FindTool and Skill are defined by the runtime only; rename the tool"
+    )]
+    ReservedName {
+        /// The tool.
+        name: ToolName,
+        /// Where it came from.
+        origin: ToolOrigin,
+    },
+    /// A builtin or custom tool used the `mcp__` prefix of connection tools.
+    #[error(
+        "{origin} tool '{name}' uses the 'mcp__' prefix (R1), which belongs to MCP server tools; rename the tool"
+    )]
+    ReservedPrefix {
+        /// The tool.
+        name: ToolName,
+        /// Where it came from.
+        origin: ToolOrigin,
+    },
+    /// The Fork role needs its parent's resolved pool.
+    #[error("a fork derives from its parent's pool, but no parent pool was given")]
+    ForkWithoutParent,
+}
+
+/// A scenario file is not valid.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ScenarioError {
+    /// The JSON is malformed, has an unknown key or a wrong type.
+    #[error("scenario: at {path}: {source}")]
+    Json {
+        /// The JSON path of the problem (`options.custom_tools[0].name`).
+        path: String,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A name in the scenario is invalid.
+    #[error("scenario: at {path}: {source}")]
+    Name {
+        /// The JSON path of the name.
+        path: String,
+        /// What is wrong with it.
+        #[source]
+        source: NameError,
+    },
+    /// A fork was given capabilities; it inherits its parent's pool.
+    #[error(
+        "scenario: at subagents.{agent}.capabilities: a fork inherits its parent's pool unchanged; remove 'capabilities' or use another kind"
+    )]
+    ForkWithCapabilities {
+        /// The subagent.
+        agent: String,
+    },
+    /// A subagent was called `root`.
+    #[error("scenario: at subagents.root: 'root' names the root agent; choose another name")]
+    ReservedAgentName,
+    /// The same subagent name appears twice.
+    #[error("scenario: at subagents.{agent}: duplicate subagent name")]
+    DuplicateAgent {
+        /// The subagent.
+        agent: String,
+    },
+    /// Resolving one agent failed.
+    #[error("agent '{agent}': {source}")]
+    Resolve {
+        /// The agent.
+        agent: String,
+        /// Why.
+        #[source]
+        source: ResolveError,
+    },
+}

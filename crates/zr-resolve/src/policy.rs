@@ -1,0 +1,85 @@
+//! The resolver's policy: lazy loading, derived and background lists, delegation.
+
+use zr_types::ToolName;
+
+/// When connection (MCP) tools are deferred to `FindTool` (R8).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum LazyPolicy {
+    /// Every connection tool is deferred (unless its own setting says not).
+    #[default]
+    Always,
+    /// No connection tool is deferred (unless its own setting says so).
+    Never,
+    /// Connection tools are deferred once their serialised definitions
+    /// together exceed this many bytes.
+    Auto {
+        /// The limit in bytes.
+        bytes: usize,
+    },
+}
+
+/// What the resolver applies beyond an agent's capabilities.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvePolicy {
+    /// When connection tools are deferred.
+    pub lazy: LazyPolicy,
+    /// Tools no derived agent gets, whatever their origin (R4).
+    pub derived_blocklist: Vec<ToolName>,
+    /// The only builtins a background derived agent keeps (R5).
+    pub background_allowlist: Vec<ToolName>,
+    /// Whether the root may delegate at all (R7).
+    pub delegation: bool,
+}
+
+fn names(list: &[&str]) -> Vec<ToolName> {
+    list.iter()
+        .map(|n| {
+            n.parse()
+                .expect("builtin names in this file are valid tool names")
+        })
+        .collect()
+}
+
+impl ResolvePolicy {
+    /// The default derived block list: asking the user, changing
+    /// configuration and scheduling work are beyond one delegated task.
+    #[must_use]
+    pub fn default_derived_blocklist() -> Vec<ToolName> {
+        names(&[
+            "AskUserQuestion",
+            "Config",
+            "CronCreate",
+            "CronDelete",
+            "CronList",
+        ])
+    }
+
+    /// The default background allow list.
+    #[must_use]
+    pub fn default_background_allowlist() -> Vec<ToolName> {
+        names(&[
+            "Bash",
+            "Read",
+            "Write",
+            "Edit",
+            "Glob",
+            "Grep",
+            "WebFetch",
+            "WebSearch",
+            "TodoWrite",
+            "Skill",
+            "FindTool",
+        ])
+    }
+}
+
+impl Default for ResolvePolicy {
+    fn default() -> Self {
+        Self {
+            lazy: LazyPolicy::Always,
+            derived_blocklist: Self::default_derived_blocklist(),
+            background_allowlist: Self::default_background_allowlist(),
+            delegation: true,
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! The resolver's output: a resolved pool and its trace.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use zr_caps::ToolPattern;
+use zr_types::{SkillDefinition, SkillName, ToolDefinition, ToolName, ToolOrigin};
+
+/// A step of the resolver (DESIGN.md section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    /// Assemble.
+    R1,
+    /// Allow list.
+    R2,
+    /// Deny list.
+    R3,
+    /// Derived roles.
+    R4,
+    /// Background derived roles.
+    R5,
+    /// Explore and Plan.
+    R6,
+    /// Nothing to act on.
+    R7,
+    /// Lazy split.
+    R8,
+    /// The Fork role.
+    Fork,
+}
+
+impl Step {
+    /// `R1` ... `R8` or `Fork`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::R1 => "R1",
+            Self::R2 => "R2",
+            Self::R3 => "R3",
+            Self::R4 => "R4",
+            Self::R5 => "R5",
+            Self::R6 => "R6",
+            Self::R7 => "R7",
+            Self::R8 => "R8",
+            Self::Fork => "Fork",
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// Why a tool was removed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RemovalReason {
+    /// R2: a builtin no allow pattern matched.
+    NotAllowed,
+    /// R3: a deny pattern matched.
+    Denied {
+        /// The first pattern that matched.
+        pattern: ToolPattern,
+        /// Whether it came from the session-wide options.
+        session: bool,
+    },
+    /// R4: subagents cannot delegate.
+    NoDelegation,
+    /// R4: on the policy's derived block list.
+    DerivedBlocklist,
+    /// R5: a builtin outside the background allow list.
+    NotForBackground,
+    /// R6: not read-only in an Explore or Plan agent.
+    NotReadOnly {
+        /// `explore` or `plan`.
+        kind: &'static str,
+    },
+    /// R7: `Skill` with no skills.
+    NoSkills,
+    /// R7: delegation is off.
+    DelegationOff,
+    /// R8: `FindTool` with nothing deferred.
+    NothingDeferred,
+    /// Fork: advertised for cache parity but not executable.
+    ForkCannotDelegate,
+}
+
+impl fmt::Display for RemovalReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotAllowed => f.write_str("not matched by allowed_tools"),
+            Self::Denied { pattern, session: false } => write!(f, "denied by '{pattern}'"),
+            Self::Denied { pattern, session: true } => {
+                write!(f, "denied session-wide by '{pattern}'")
+            }
+            Self::NoDelegation => f.write_str("subagents cannot delegate (depth 1)"),
+            Self::DerivedBlocklist => f.write_str("blocked for subagents (derived_blocklist)"),
+            Self::NotForBackground => {
+                f.write_str("not allowed in background agents (background_allowlist)")
+            }
+            Self::NotReadOnly { kind } => write!(
+                f,
+                "not read-only ({kind} agents keep read-only tools and builtin Bash)"
+            ),
+            Self::NoSkills => f.write_str("the agent has no skills"),
+            Self::DelegationOff => f.write_str("delegation is off"),
+            Self::NothingDeferred => f.write_str("no tool is deferred"),
+            Self::ForkCannotDelegate => f.write_str(
+                "advertised to keep the parent's prompt prefix, not executable: subagents cannot delegate (depth 1)",
+            ),
+        }
+    }
+}
+
+/// A tool taken out of the pool, with the one step that took it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removed {
+    /// The tool.
+    pub tool: Arc<ToolDefinition>,
+    /// The step.
+    pub step: Step,
+    /// Why.
+    pub reason: RemovalReason,
+}
+
+/// A definition replaced at R1 by a later one of the same name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replaced {
+    /// The name both definitions share.
+    pub name: ToolName,
+    /// Where the replaced definition came from.
+    pub previous: ToolOrigin,
+    /// Where the winning definition came from.
+    pub by: ToolOrigin,
+}
+
+/// Something in the input that is probably a mistake but not an error.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Warning {
+    /// An allow pattern matched no builtin.
+    AllowUnmatched {
+        /// The pattern.
+        pattern: ToolPattern,
+    },
+    /// A deny pattern matched no tool.
+    DenyUnmatched {
+        /// The pattern.
+        pattern: ToolPattern,
+    },
+    /// A skill name is not in the registry.
+    UnknownSkill {
+        /// The name.
+        name: SkillName,
+    },
+    /// The agent was given skills but has no `Skill` tool to use them.
+    SkillsWithoutSkillTool {
+        /// The skills it loses.
+        skills: Vec<SkillName>,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::AllowUnmatched { pattern } => write!(
+                f,
+                "allowed_tools pattern '{pattern}' matches no builtin tool (the allow list constrains builtins only)"
+            ),
+            Self::DenyUnmatched { pattern } => {
+                write!(f, "disallowed_tools pattern '{pattern}' matches no tool")
+            }
+            Self::UnknownSkill { name } => write!(f, "skill '{name}' is not in the registry"),
+            Self::SkillsWithoutSkillTool { skills } => {
+                f.write_str("skills ")?;
+                write_joined(f, skills)?;
+                f.write_str(" are unavailable: the Skill tool is not in this agent's pool")
+            }
+        }
+    }
+}
+
+fn write_joined<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{item}")?;
+    }
+    Ok(())
+}
+
+/// The tools one agent can see and run, and how they were decided.
+///
+/// Only [`crate::resolve`] builds one. Every list is ordered and the order
+/// is part of the contract: [`fmt::Display`] is the stable text form that
+/// snapshots record, and [`Serialize`] gives the JSON of
+/// `zr resolve --format json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedPool {
+    pub(crate) advertised: Vec<Arc<ToolDefinition>>,
+    pub(crate) executable: Vec<Arc<ToolDefinition>>,
+    pub(crate) deferred: Vec<Arc<ToolDefinition>>,
+    pub(crate) removed: Vec<Removed>,
+    pub(crate) replaced: Vec<Replaced>,
+    pub(crate) skills: Vec<Arc<SkillDefinition>>,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+impl ResolvedPool {
+    /// The tools the model is told about, in order.
+    #[must_use]
+    pub fn advertised(&self) -> &[Arc<ToolDefinition>] {
+        &self.advertised
+    }
+
+    /// The tools the engine may run. Equal to [`Self::advertised`] except for
+    /// a fork, which sees its parent's pool but cannot delegate.
+    #[must_use]
+    pub fn executable(&self) -> &[Arc<ToolDefinition>] {
+        &self.executable
+    }
+
+    /// The tools `FindTool` can load, in order.
+    #[must_use]
+    pub fn deferred(&self) -> &[Arc<ToolDefinition>] {
+        &self.deferred
+    }
+
+    /// The removed tools, each with its step and reason, in step order.
+    #[must_use]
+    pub fn removed(&self) -> &[Removed] {
+        &self.removed
+    }
+
+    /// The definitions replaced at R1.
+    #[must_use]
+    pub fn replaced(&self) -> &[Replaced] {
+        &self.replaced
+    }
+
+    /// The agent's skills, in order.
+    #[must_use]
+    pub fn skills(&self) -> &[Arc<SkillDefinition>] {
+        &self.skills
+    }
+
+    /// Warnings about the input.
+    #[must_use]
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Whether `name` may be run (executable, or deferred and so loadable
+    /// through `FindTool`).
+    #[must_use]
+    pub fn can_run(&self, name: &str) -> bool {
+        self.executable
+            .iter()
+            .chain(&self.deferred)
+            .any(|t| t.name.as_str() == name)
+    }
+}
+
+fn write_tools(
+    f: &mut fmt::Formatter<'_>,
+    title: &str,
+    tools: &[Arc<ToolDefinition>],
+    (width, origin_width): (usize, usize),
+) -> fmt::Result {
+    writeln!(f, "{title} ({}):", tools.len())?;
+    for t in tools {
+        let name = t.name.as_str();
+        if t.is_read_only() {
+            let origin = t.origin.to_string();
+            writeln!(f, "  {name:<width$}  {origin:<origin_width$}  read-only")?;
+        } else {
+            writeln!(f, "  {name:<width$}  {}", t.origin)?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for ResolvedPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let width = self
+            .advertised
+            .iter()
+            .chain(&self.deferred)
+            .map(|t| t.name.as_str().len())
+            .chain(self.removed.iter().map(|r| r.tool.name.as_str().len()))
+            .chain(self.replaced.iter().map(|r| r.name.as_str().len()))
+            .max()
+            .unwrap_or(0);
+        let origin_width = self
+            .advertised
+            .iter()
+            .chain(&self.deferred)
+            .map(|t| t.origin.to_string().len())
+            .max()
+            .unwrap_or(0);
+        let width = (width, origin_width);
+        write_tools(f, "advertised", &self.advertised, width)?;
+        if self.executable == self.advertised {
+            writeln!(f, "executable: same as advertised")?;
+        } else {
+            write_tools(f, "executable", &self.executable, width)?;
+        }
+        write_tools(f, "deferred", &self.deferred, width)?;
+        let (name_width, _) = width;
+        writeln!(f, "removed ({}):", self.removed.len())?;
+        for r in &self.removed {
+            writeln!(
+                f,
+                "  {:<name_width$}  {:<4}  {}",
+                r.tool.name.as_str(),
+                r.step,
+                r.reason
+            )?;
+        }
+        if !self.replaced.is_empty() {
+            writeln!(f, "replaced ({}):", self.replaced.len())?;
+            for r in &self.replaced {
+                writeln!(
+                    f,
+                    "  {:<name_width$}  R1    {} replaced by {}",
+                    r.name.as_str(),
+                    r.previous,
+                    r.by
+                )?;
+            }
+        }
+        write!(f, "skills ({}):", self.skills.len())?;
+        for s in &self.skills {
+            write!(f, " {}", s.name)?;
+        }
+        writeln!(f)?;
+        if !self.warnings.is_empty() {
+            writeln!(f, "warnings ({}):", self.warnings.len())?;
+            for w in &self.warnings {
+                writeln!(f, "  - {w}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One tool as the JSON form lists it.
+struct ToolEntry<'a>(&'a ToolDefinition);
+
+impl Serialize for ToolEntry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("name", &self.0.name)?;
+        m.serialize_entry("origin", &self.0.origin.to_string())?;
+        m.serialize_entry("read_only", &self.0.is_read_only())?;
+        m.end()
+    }
+}
+
+struct Tools<'a>(&'a [Arc<ToolDefinition>]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for t in self.0 {
+            seq.serialize_element(&ToolEntry(t))?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for Removed {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("name", &self.tool.name)?;
+        m.serialize_entry("step", &self.step.to_string())?;
+        m.serialize_entry("reason", &self.reason.to_string())?;
+        m.end()
+    }
+}
+
+impl Serialize for Replaced {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("name", &self.name)?;
+        m.serialize_entry("previous", &self.previous.to_string())?;
+        m.serialize_entry("by", &self.by.to_string())?;
+        m.end()
+    }
+}
+
+impl ResolvedPool {
+    /// Writes the pool's JSON fields into an open map (the agent report
+    /// adds `agent` and `role` before them).
+    pub(crate) fn serialize_fields<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
+        m.serialize_entry("advertised", &Tools(&self.advertised))?;
+        m.serialize_entry("executable", &Tools(&self.executable))?;
+        m.serialize_entry("deferred", &Tools(&self.deferred))?;
+        m.serialize_entry("removed", &self.removed)?;
+        m.serialize_entry("replaced", &self.replaced)?;
+        let skills: Vec<&SkillName> = self.skills.iter().map(|s| &s.name).collect();
+        m.serialize_entry("skills", &skills)?;
+        let warnings: Vec<String> = self.warnings.iter().map(ToString::to_string).collect();
+        m.serialize_entry("warnings", &warnings)
+    }
+}
+
+impl Serialize for ResolvedPool {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(7))?;
+        self.serialize_fields(&mut m)?;
+        m.end()
+    }
+}

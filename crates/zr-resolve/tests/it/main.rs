@@ -1,0 +1,6 @@
+//! Integration tests of the resolver: scenario snapshots and properties.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod properties;
+mod scenarios;
