@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
-use zr_caps::{AgentCapabilities, AgentOptions, ToolPattern, derive, merge_root};
+use zr_caps::{
+    AgentCapabilities, AgentOptions, EffectiveCapabilities, ToolPattern, derive, merge_root,
+};
 use zr_resolve::{
     DerivedKind, LazyPolicy, ResolveInput, ResolvePolicy, ResolvedPool, Role, Scenario, Step,
     default_builtins, resolve,
@@ -16,12 +18,33 @@ use zr_types::{
     Annotations, ServerName, SkillDefinition, SkillName, ToolDefinition, ToolName, ToolOrigin,
 };
 
-const CUSTOM_NAMES: &[&str] = &["search", "deploy", "lint", "fetch", "Bash", "Read", "Write", "x1", "x2"];
+const CUSTOM_NAMES: &[&str] = &[
+    "search", "deploy", "lint", "fetch", "Bash", "Read", "Write", "x1", "x2",
+];
 const SERVERS: &[&str] = &["gh", "ghx", "db"];
 const MCP_TOOLS: &[&str] = &["create", "list", "read", "delete"];
 const PATTERNS: &[&str] = &[
-    "*", "Read", "Bash", "Write", "Edit", "Glob", "Grep", "Task", "Skill", "FindTool", "search", "deploy",
-    "mcp__gh", "mcp__db", "mcp__gh*", "Cron*", "Web*", "x*", "Wr*te", "mcp__ghx__list", "Nope",
+    "*",
+    "Read",
+    "Bash",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "Task",
+    "Skill",
+    "FindTool",
+    "search",
+    "deploy",
+    "mcp__gh",
+    "mcp__db",
+    "mcp__gh*",
+    "Cron*",
+    "Web*",
+    "x*",
+    "Wr*te",
+    "mcp__ghx__list",
+    "Nope",
 ];
 const SKILLS: &[&str] = &["review", "release", "pdf"];
 
@@ -39,26 +62,50 @@ struct World {
 }
 
 fn custom_tool() -> impl Strategy<Value = Arc<ToolDefinition>> {
-    (select(CUSTOM_NAMES), any::<bool>(), any::<bool>(), 0..3usize).prop_map(|(name, ro, defer, desc)| {
-        Arc::new(
-            ToolDefinition::new(name.parse().unwrap(), "d".repeat(desc * 40), ToolOrigin::Custom)
-                .with_annotations(Annotations { read_only: ro, ..Annotations::default() })
+    (
+        select(CUSTOM_NAMES),
+        any::<bool>(),
+        any::<bool>(),
+        0..3usize,
+    )
+        .prop_map(|(name, ro, defer, desc)| {
+            Arc::new(
+                ToolDefinition::new(
+                    name.parse().unwrap(),
+                    "d".repeat(desc * 40),
+                    ToolOrigin::Custom,
+                )
+                .with_annotations(Annotations {
+                    read_only: ro,
+                    ..Annotations::default()
+                })
                 .with_defer(defer.then_some(true)),
-        )
-    })
+            )
+        })
 }
 
 fn mcp_tool() -> impl Strategy<Value = Arc<ToolDefinition>> {
-    (select(SERVERS), select(MCP_TOOLS), any::<bool>(), prop::option::of(any::<bool>())).prop_map(
-        |(server, tool, ro, defer)| {
+    (
+        select(SERVERS),
+        select(MCP_TOOLS),
+        any::<bool>(),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(server, tool, ro, defer)| {
             let server: ServerName = server.parse().unwrap();
             Arc::new(
-                ToolDefinition::new(ToolName::mcp(&server, tool).unwrap(), "an MCP tool", ToolOrigin::Connection { server })
-                    .with_annotations(Annotations { read_only: ro, ..Annotations::default() })
-                    .with_defer(defer),
+                ToolDefinition::new(
+                    ToolName::mcp(&server, tool).unwrap(),
+                    "an MCP tool",
+                    ToolOrigin::Connection { server },
+                )
+                .with_annotations(Annotations {
+                    read_only: ro,
+                    ..Annotations::default()
+                })
+                .with_defer(defer),
             )
-        },
-    )
+        })
 }
 
 fn patterns() -> impl Strategy<Value = Vec<ToolPattern>> {
@@ -66,7 +113,10 @@ fn patterns() -> impl Strategy<Value = Vec<ToolPattern>> {
 }
 
 fn skill_names() -> impl Strategy<Value = Vec<SkillName>> {
-    prop::collection::vec(select(&["review", "release", "pdf", "ghost"][..]).prop_map(|s| s.parse().unwrap()), 0..3)
+    prop::collection::vec(
+        select(&["review", "release", "pdf", "ghost"][..]).prop_map(|s| s.parse().unwrap()),
+        0..3,
+    )
 }
 
 fn caps() -> impl Strategy<Value = AgentCapabilities> {
@@ -77,13 +127,17 @@ fn caps() -> impl Strategy<Value = AgentCapabilities> {
         prop::option::of(patterns()),
         prop::option::of(patterns()),
     )
-        .prop_map(|(connection_tools, custom_tools, skills, allowed_tools, disallowed_tools)| AgentCapabilities {
-            connection_tools,
-            custom_tools,
-            skills,
-            allowed_tools,
-            disallowed_tools,
-        })
+        .prop_map(
+            |(connection_tools, custom_tools, skills, allowed_tools, disallowed_tools)| {
+                AgentCapabilities {
+                    connection_tools,
+                    custom_tools,
+                    skills,
+                    allowed_tools,
+                    disallowed_tools,
+                }
+            },
+        )
 }
 
 fn role() -> impl Strategy<Value = Role> {
@@ -99,17 +153,31 @@ fn tool_names(names: Vec<&'static str>) -> Vec<ToolName> {
 }
 
 fn policy() -> impl Strategy<Value = ResolvePolicy> {
-    let all: Vec<&'static str> = zr_types::DEFAULT_BUILTINS.iter().map(|b| b.name).chain(["search", "deploy"]).collect();
+    let all: Vec<&'static str> = zr_types::DEFAULT_BUILTINS
+        .iter()
+        .map(|b| b.name)
+        .chain(["search", "deploy"])
+        .collect();
     (
-        select(&[LazyPolicy::Always, LazyPolicy::Never, LazyPolicy::Auto { bytes: 0 }, LazyPolicy::Auto { bytes: 150 }, LazyPolicy::Auto { bytes: 100_000 }][..]),
+        select(
+            &[
+                LazyPolicy::Always,
+                LazyPolicy::Never,
+                LazyPolicy::Auto { bytes: 0 },
+                LazyPolicy::Auto { bytes: 150 },
+                LazyPolicy::Auto { bytes: 100_000 },
+            ][..],
+        ),
         prop::option::of(subsequence(all.clone(), 0..6)),
         prop::option::of(subsequence(all, 0..12)),
         prop::bool::weighted(0.8),
     )
         .prop_map(|(lazy, block, allow, delegation)| ResolvePolicy {
             lazy,
-            derived_blocklist: block.map_or_else(ResolvePolicy::default_derived_blocklist, tool_names),
-            background_allowlist: allow.map_or_else(ResolvePolicy::default_background_allowlist, tool_names),
+            derived_blocklist: block
+                .map_or_else(ResolvePolicy::default_derived_blocklist, tool_names),
+            background_allowlist: allow
+                .map_or_else(ResolvePolicy::default_background_allowlist, tool_names),
             delegation,
         })
 }
@@ -123,32 +191,65 @@ fn builtins() -> impl Strategy<Value = Vec<Arc<ToolDefinition>>> {
 fn world() -> impl Strategy<Value = World> {
     (
         builtins(),
-        (prop::collection::vec(custom_tool(), 0..4), prop::collection::vec(mcp_tool(), 0..6), prop::option::of(patterns()), prop::option::of(patterns())),
+        (
+            prop::collection::vec(custom_tool(), 0..4),
+            prop::collection::vec(mcp_tool(), 0..6),
+            prop::option::of(patterns()),
+            prop::option::of(patterns()),
+        ),
         caps(),
         prop::option::of(caps()),
         subsequence(SKILLS.to_vec(), 0..=SKILLS.len()),
         policy(),
         prop::collection::vec((role(), caps()), 0..4),
     )
-        .prop_map(|(builtins, (custom, mcp, allow, deny), root, query_override, skills, policy, subagents)| World {
-            builtins,
-            options: AgentOptions { custom_tools: custom, mcp_tools: mcp, allowed_tools: allow, disallowed_tools: deny },
-            root,
-            query_override,
-            skills: skills
-                .into_iter()
-                .map(|s| Arc::new(SkillDefinition::inline(s.parse().unwrap(), format!("the {s} skill"), "")))
-                .collect(),
-            policy,
-            subagents,
-        })
+        .prop_map(
+            |(
+                builtins,
+                (custom, mcp, allow, deny),
+                root,
+                query_override,
+                skills,
+                policy,
+                subagents,
+            )| World {
+                builtins,
+                options: AgentOptions {
+                    custom_tools: custom,
+                    mcp_tools: mcp,
+                    allowed_tools: allow,
+                    disallowed_tools: deny,
+                },
+                root,
+                query_override,
+                skills: skills
+                    .into_iter()
+                    .map(|s| {
+                        Arc::new(SkillDefinition::inline(
+                            s.parse().unwrap(),
+                            format!("the {s} skill"),
+                            "",
+                        ))
+                    })
+                    .collect(),
+                policy,
+                subagents,
+            },
+        )
 }
 
 /// The pools of a world: root first, then each subagent. `None` when the
 /// input holds a reserved name (checked separately).
 fn pools(w: &World) -> Option<(ResolvedPool, Vec<ResolvedPool>)> {
     let root_caps = merge_root(&w.options, &w.root, w.query_override.as_ref());
-    let root = resolve(&ResolveInput::new(Role::Root, &w.builtins, &root_caps, &w.skills, &w.policy)).ok()?;
+    let root = resolve(&ResolveInput::new(
+        Role::Root,
+        &w.builtins,
+        &root_caps,
+        &w.skills,
+        &w.policy,
+    ))
+    .ok()?;
     let mut subs = Vec::new();
     for (role, caps) in &w.subagents {
         subs.push(sub_pool(w, *role, caps, &root)?);
@@ -156,9 +257,15 @@ fn pools(w: &World) -> Option<(ResolvedPool, Vec<ResolvedPool>)> {
     Some((root, subs))
 }
 
-fn sub_pool(w: &World, role: Role, caps: &AgentCapabilities, root: &ResolvedPool) -> Option<ResolvedPool> {
+fn sub_pool(
+    w: &World,
+    role: Role,
+    caps: &AgentCapabilities,
+    root: &ResolvedPool,
+) -> Option<ResolvedPool> {
     let caps = derive(&w.options, caps);
-    resolve(&ResolveInput::new(role, &w.builtins, &caps, &w.skills, &w.policy).with_parent(root)).ok()
+    resolve(&ResolveInput::new(role, &w.builtins, &caps, &w.skills, &w.policy).with_parent(root))
+        .ok()
 }
 
 fn names(tools: &[Arc<ToolDefinition>]) -> Vec<&str> {
@@ -167,11 +274,17 @@ fn names(tools: &[Arc<ToolDefinition>]) -> Vec<&str> {
 
 /// Everything the agent can reach: advertised plus deferred, by name and origin.
 fn reachable(pool: &ResolvedPool) -> BTreeSet<(String, ToolOrigin)> {
-    pool.executable().iter().chain(pool.deferred()).map(|t| (t.name.to_string(), t.origin.clone())).collect()
+    pool.executable()
+        .iter()
+        .chain(pool.deferred())
+        .map(|t| (t.name.to_string(), t.origin.clone()))
+        .collect()
 }
 
 fn every_pool(w: &World) -> Vec<(Role, ResolvedPool)> {
-    let Some((root, subs)) = pools(w) else { return Vec::new() };
+    let Some((root, subs)) = pools(w) else {
+        return Vec::new();
+    };
     let mut out = vec![(Role::Root, root)];
     out.extend(w.subagents.iter().map(|(r, _)| *r).zip(subs));
     out
@@ -321,7 +434,10 @@ proptest! {
 
     #[test]
     fn prop_every_removed_tool_has_exactly_one_step(w in world()) {
-        for (role, pool) in every_pool(&w) {
+        let pools = every_pool(&w);
+        let mut caps_of = vec![Some(merge_root(&w.options, &w.root, w.query_override.as_ref()))];
+        caps_of.extend(w.subagents.iter().map(|(role, c)| (!matches!(role, Role::Fork { .. })).then(|| derive(&w.options, c))));
+        for ((_, pool), assembled) in pools.into_iter().zip(caps_of) {
             let removed: Vec<&str> = pool.removed().iter().map(|r| r.tool.name.as_str()).collect();
             let unique: BTreeSet<&str> = removed.iter().copied().collect();
             prop_assert_eq!(removed.len(), unique.len(), "a tool removed twice:\n{}", pool);
@@ -330,12 +446,16 @@ proptest! {
             // Nothing vanishes without a record: every tool of the parent's
             // or the assembled pool is kept or removed (replaced losers are
             // recorded as replaced instead).
-            if !matches!(role, Role::Fork { .. }) {
-                let replaced_losers = pool.replaced().len();
-                let _ = replaced_losers;
+            if let Some(caps) = &assembled {
                 let accounted: BTreeSet<&str> = kept.union(&unique).copied().collect();
-                for t in &w.builtins {
-                    prop_assert!(accounted.contains(t.name.as_str()), "builtin {} unaccounted for\n{}", t.name, pool);
+                let sources = w.builtins.iter().chain(&caps.custom_tools).chain(&caps.connection_tools);
+                for t in sources {
+                    prop_assert!(accounted.contains(t.name.as_str()), "{} unaccounted for\n{}", t.name, pool);
+                }
+                // A replaced definition is recorded as replaced, never as removed.
+                for r in pool.removed() {
+                    let winner = sources_named(caps, &w.builtins, r.tool.name.as_str());
+                    prop_assert!(Arc::ptr_eq(&r.tool, &winner), "a replaced definition was recorded as removed");
                 }
             } else {
                 let all: BTreeSet<&str> = names(pool.advertised()).into_iter().chain(names(pool.deferred())).collect();
@@ -408,6 +528,22 @@ proptest! {
     }
 }
 
+/// The definition that wins R1 for `name`: the last one in assembly order.
+fn sources_named(
+    caps: &EffectiveCapabilities,
+    builtins: &[Arc<ToolDefinition>],
+    name: &str,
+) -> Arc<ToolDefinition> {
+    builtins
+        .iter()
+        .chain(&caps.custom_tools)
+        .chain(&caps.connection_tools)
+        .filter(|t| t.name.as_str() == name)
+        .last()
+        .cloned()
+        .expect("a removed tool came from some source")
+}
+
 /// The world as a scenario file with its subagents in `order`.
 fn scenario_json(w: &World, order: Vec<usize>) -> String {
     use serde_json::{Value, json};
@@ -415,12 +551,20 @@ fn scenario_json(w: &World, order: Vec<usize>) -> String {
         let mut v = json!({"name": t.name.as_str(), "description": t.description, "read_only": t.is_read_only()});
         match &t.origin {
             ToolOrigin::Connection { server } => {
-                let short = t.name.as_str().strip_prefix(&format!("mcp__{server}__")).unwrap();
+                let short = t
+                    .name
+                    .as_str()
+                    .strip_prefix(&format!("mcp__{server}__"))
+                    .unwrap();
                 v["name"] = json!(short);
                 v["server"] = json!(server.as_str());
-                if let Some(d) = t.defer { v["defer"] = json!(d); }
+                if let Some(d) = t.defer {
+                    v["defer"] = json!(d);
+                }
             }
-            _ => { v["defer"] = json!(t.defer == Some(true)); }
+            _ => {
+                v["defer"] = json!(t.defer == Some(true));
+            }
         }
         v
     }
@@ -455,19 +599,26 @@ fn scenario_json(w: &World, order: Vec<usize>) -> String {
     text.push_str(",\"subagents\":{");
     for (k, i) in order.iter().enumerate() {
         let (role, c) = &w.subagents[*i];
-        if k > 0 { text.push(','); }
+        if k > 0 {
+            text.push(',');
+        }
         let (kind, background) = match role {
-            Role::Derived { kind, background } => (match kind {
-                DerivedKind::GeneralPurpose => "general-purpose",
-                DerivedKind::Explore => "explore",
-                DerivedKind::Plan => "plan",
-                DerivedKind::Custom => "custom",
-            }, *background),
+            Role::Derived { kind, background } => (
+                match kind {
+                    DerivedKind::GeneralPurpose => "general-purpose",
+                    DerivedKind::Explore => "explore",
+                    DerivedKind::Plan => "plan",
+                    DerivedKind::Custom => "custom",
+                },
+                *background,
+            ),
             Role::Fork { background } => ("fork", *background),
             Role::Root => unreachable!("subagents are never root"),
         };
         let mut v = json!({"kind": kind, "background": background});
-        if kind != "fork" { v["capabilities"] = caps(c); }
+        if kind != "fork" {
+            v["capabilities"] = caps(c);
+        }
         text.push_str(&format!("\"agent{i}\":{v}"));
     }
     text.push_str("}}");
