@@ -37,7 +37,7 @@ pub enum ResolveError {
 #[non_exhaustive]
 pub enum ScenarioError {
     /// The JSON is malformed, has an unknown key or a wrong type.
-    #[error("scenario: at {path}: {source}")]
+    #[error("scenario: at {path}")]
     Json {
         /// The JSON path of the problem (`options.custom_tools[0].name`).
         path: String,
@@ -46,7 +46,7 @@ pub enum ScenarioError {
         source: serde_json::Error,
     },
     /// A name in the scenario is invalid.
-    #[error("scenario: at {path}: {source}")]
+    #[error("scenario: at {path}")]
     Name {
         /// The JSON path of the name.
         path: String,
@@ -72,7 +72,7 @@ pub enum ScenarioError {
         agent: String,
     },
     /// Resolving one agent failed.
-    #[error("agent '{agent}': {source}")]
+    #[error("cannot resolve agent '{agent}'")]
     Resolve {
         /// The agent.
         agent: String,

@@ -446,6 +446,8 @@ fn resolve_fork(parent: &ResolvedPool, policy: &ResolvePolicy, background: bool)
     // FindTool directory.
     let executable = keep(&parent.advertised);
     let deferred = keep(&parent.deferred);
+    // Report the fork's own removals in step order, like every other pool.
+    removed[parent.removed.len()..].sort_by_key(|r| r.step);
     ResolvedPool {
         advertised: parent.advertised.clone(),
         executable,

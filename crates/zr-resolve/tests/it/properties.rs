@@ -538,8 +538,7 @@ fn sources_named(
         .iter()
         .chain(&caps.custom_tools)
         .chain(&caps.connection_tools)
-        .filter(|t| t.name.as_str() == name)
-        .last()
+        .rfind(|t| t.name.as_str() == name)
         .cloned()
         .expect("a removed tool came from some source")
 }
