@@ -3,7 +3,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use zr_types::{AgentName, ServerName};
+use zr_types::{AgentName, NameError, ServerName};
 
 use crate::{AgentCapabilities, PermissionMode};
 
@@ -70,6 +70,39 @@ pub enum AgentType {
     Verification,
     /// A user-defined type.
     Custom(AgentName),
+}
+
+impl AgentType {
+    /// The kind of an agent named `name` when nothing else is said: the
+    /// builtin kind of that name (`explore`, `plan`, `verification`,
+    /// `general-purpose`), else a custom kind of that name.
+    ///
+    /// ```
+    /// use zr_caps::AgentType;
+    /// assert_eq!(AgentType::for_name(&"plan".parse().unwrap()), AgentType::Plan);
+    /// assert_eq!(AgentType::for_name(&"reviewer".parse().unwrap()).to_string(), "reviewer");
+    /// ```
+    #[must_use]
+    pub fn for_name(name: &AgentName) -> Self {
+        match name.as_str() {
+            "general-purpose" => Self::GeneralPurpose,
+            "explore" => Self::Explore,
+            "plan" => Self::Plan,
+            "verification" => Self::Verification,
+            _ => Self::Custom(name.clone()),
+        }
+    }
+
+    /// Parses a kind as written in files: a builtin kind's name or a custom
+    /// agent name.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError`] when the text is neither a builtin kind nor a valid
+    /// agent name.
+    pub fn parse(text: &str) -> Result<Self, NameError> {
+        Ok(Self::for_name(&text.parse()?))
+    }
 }
 
 impl fmt::Display for AgentType {

@@ -1,6 +1,9 @@
 //! Errors of the capability model.
 
+use std::path::PathBuf;
+
 use thiserror::Error;
+use zr_types::{AgentName, NameError, ServerName};
 
 /// A tool pattern (allow or deny list entry) is not usable.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -23,3 +26,142 @@ pub enum PatternError {
     "unknown permission mode '{0}'; expected one of plan, dontAsk, default, auto, acceptEdits, bypassPermissions"
 )]
 pub struct UnknownPermissionMode(pub String);
+
+/// An agent-type file (`agents/*.md`, rule C6) could not be read.
+///
+/// `Display` names the file and the line (counted in the whole file, from
+/// 1) and says what to fix: `agents/reviewer.md:4: 'maxTurns' must be a
+/// positive integer, found the string "ten"`.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+#[error("{}:{line}: {problem}", path.display())]
+pub struct AgentFileError {
+    /// The file, as the caller named it.
+    pub path: PathBuf,
+    /// The line of the problem, from 1, in the whole file.
+    pub line: usize,
+    /// What is wrong.
+    pub problem: AgentFileProblem,
+}
+
+/// What is wrong with an agent-type file; see [`AgentFileError`].
+///
+/// Underlying errors (names, patterns, modes) are held as typed fields and
+/// rendered into the message, not chained as `source()`, so that printing
+/// the error once says everything.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum AgentFileProblem {
+    /// The file does not start with a `---` line.
+    #[error(
+        "the file must start with a line '---' that opens the YAML front matter (name, description, ...), followed by a closing '---' and the system prompt"
+    )]
+    NoFrontMatter,
+    /// No `---` line closes the front matter.
+    #[error(
+        "the front matter opened here is never closed; add a line with only '---' after the last key"
+    )]
+    UnterminatedFrontMatter,
+    /// The front matter is not valid YAML.
+    #[error("invalid YAML in the front matter (column {column}): {message}")]
+    Yaml {
+        /// The column of the problem, from 1 (0 when unknown).
+        column: usize,
+        /// The YAML parser's message.
+        message: String,
+    },
+    /// The front matter is YAML but not a mapping of keys.
+    #[error("the front matter must be 'key: value' lines, found {found}")]
+    NotAMapping {
+        /// What was found instead.
+        found: String,
+    },
+    /// A required key is missing or empty.
+    #[error("required key '{key}' is missing; add '{key}: {hint}'")]
+    MissingKey {
+        /// The key.
+        key: &'static str,
+        /// What its value should be.
+        hint: &'static str,
+    },
+    /// A key's value has the wrong YAML type.
+    #[error("'{key}' must be {expected}, found {found}")]
+    WrongType {
+        /// The key.
+        key: String,
+        /// What it must be.
+        expected: &'static str,
+        /// What was found.
+        found: String,
+    },
+    /// A key's value has the right type but is not one of the accepted values.
+    #[error("'{key}' must be {expected}, found {found}")]
+    InvalidValue {
+        /// The key.
+        key: &'static str,
+        /// What it must be.
+        expected: &'static str,
+        /// What was found.
+        found: String,
+    },
+    /// A name (agent, skill, server) is not valid.
+    #[error("'{key}': {error}")]
+    InvalidName {
+        /// The key that holds the name.
+        key: &'static str,
+        /// Why the name is refused.
+        error: NameError,
+    },
+    /// A tool pattern is not valid.
+    #[error("'{key}': {error}")]
+    InvalidPattern {
+        /// The key that holds the pattern.
+        key: &'static str,
+        /// Why the pattern is refused.
+        error: PatternError,
+    },
+    /// The permission mode is not one of the six.
+    #[error("'permissionMode': {0}")]
+    InvalidPermissionMode(UnknownPermissionMode),
+    /// Two keys that mean the same thing are both set.
+    #[error("'{first}' and '{second}' mean the same thing; keep only one of them")]
+    ConflictingKeys {
+        /// The first key.
+        first: &'static str,
+        /// The second key.
+        second: &'static str,
+    },
+}
+
+/// A 2.x configuration could not be migrated (rule C5).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum MigrateError {
+    /// The text is not JSON of the 2.x shape: a syntax error, a wrong type,
+    /// a missing field or an unknown key (named, with its JSON path).
+    #[error("not a valid 2.x configuration: at {path}: {source}")]
+    Json {
+        /// The JSON path of the problem (`agents.reviewer.maxTurns`).
+        path: String,
+        /// The parser's error, with line and column.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An MCP tool of the environment has an empty name.
+    #[error("environment mcpTools: a tool of server '{server}' has an invalid name: {source}")]
+    McpToolName {
+        /// The server.
+        server: ServerName,
+        /// Why the name is refused.
+        #[source]
+        source: NameError,
+    },
+    /// A 2.x agent sets both `tools` and `allowedTools`.
+    #[error(
+        "agent '{agent}' sets both 'tools' and 'allowedTools', two spellings of its allow list; keep one of them"
+    )]
+    ConflictingAllowLists {
+        /// The agent.
+        agent: AgentName,
+    },
+}

@@ -10,25 +10,33 @@
 //!
 //! This crate holds the rules that turn those into an agent's
 //! [`EffectiveCapabilities`]: the root merge (C1, [`merge_root`]), derivation
-//! of subagents (C2, [`derive`]), the permission-mode lattice (C4,
-//! [`PermissionMode`]), the 2.x -> 3.0 migration (C5) and Markdown agent-type
-//! files (C6). The resolver (`zr-resolve`) consumes the result.
+//! of subagents (C2, [`derive()`]), the permission-mode lattice (C4,
+//! [`PermissionMode`]), the 2.x -> 3.0 migration (C5, [`migrate_v2`]) and
+//! Markdown agent-type files (C6, [`parse_agent_file`]). The resolver
+//! (`zr-resolve`) consumes the result.
 //!
 //! Architecture invariant: no I/O. Agent-type files are parsed from text the
 //! caller read.
 
+mod agent_file;
 mod capabilities;
 mod definition;
 mod error;
 mod merge;
+mod migrate;
 mod pattern;
 mod permission;
+mod render;
 
+pub use agent_file::{AgentFileWarning, ExtraKey, ParsedAgentFile, parse_agent_file};
 pub use capabilities::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView,
 };
 pub use definition::{AgentDefinition, AgentType, Effort, Isolation, ModelChoice};
-pub use error::{PatternError, UnknownPermissionMode};
+pub use error::{
+    AgentFileError, AgentFileProblem, MigrateError, PatternError, UnknownPermissionMode,
+};
 pub use merge::{derive, merge_root};
+pub use migrate::{Migration, MigrationChange, migrate, migrate_v2, v2};
 pub use pattern::{PatternKind, ToolPattern};
 pub use permission::PermissionMode;

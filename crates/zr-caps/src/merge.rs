@@ -98,3 +98,6 @@ pub fn derive(options: &AgentOptions, definition: &AgentCapabilities) -> Effecti
         session_disallowed_tools: options.disallowed_tools.clone().unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -59,10 +59,11 @@ impl ToolPattern {
         if let Some(prefix) = s.strip_suffix('*') {
             return PatternKind::Prefix(prefix);
         }
-        if let Some(server) = s.strip_prefix("mcp__") {
-            if !server.is_empty() && !server.contains("__") {
-                return PatternKind::Server(server);
-            }
+        if let Some(server) = s.strip_prefix("mcp__")
+            && !server.is_empty()
+            && !server.contains("__")
+        {
+            return PatternKind::Server(server);
         }
         PatternKind::Exact(s)
     }

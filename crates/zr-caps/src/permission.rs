@@ -86,3 +86,6 @@ impl FromStr for PermissionMode {
             .ok_or_else(|| UnknownPermissionMode(s.to_owned()))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! Markdown agent-type files (rule C6): YAML front matter plus a system prompt.
+//!
+//! The format is Claude Code's:
+//!
+//! ```text
+//! ---
+//! name: code-reviewer
+//! description: Reviews a diff for bugs. Use after every change.
+//! tools: Read, Grep, Glob
+//! ---
+//! You are a careful code reviewer. ...
+//! ```
+
+mod keys;
+mod yaml;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::Path;
+
+use crate::{AgentDefinition, AgentFileError, AgentFileProblem};
+
+/// An agent-type file, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedAgentFile {
+    /// The agent definition: front matter plus the body as its prompt.
+    pub definition: AgentDefinition,
+    /// The `color` key (how hosts show the agent), kept as written.
+    pub color: Option<String>,
+    /// The `memory` key (the scope of the agent's persistent memory: `user`,
+    /// `project`, `local`), kept as written.
+    pub memory: Option<String>,
+    /// Keys zr does not know, in file order, kept for hosts and tools that
+    /// do. Each one also has a warning.
+    pub extras: Vec<ExtraKey>,
+    /// Things worth fixing that did not stop the file from loading.
+    pub warnings: Vec<AgentFileWarning>,
+}
+
+/// A front-matter key zr does not know, with its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtraKey {
+    /// The key as written.
+    pub key: String,
+    /// Its value as JSON (nested mappings lose their file order).
+    pub value: serde_json::Value,
+    /// Its line in the file, from 1.
+    pub line: usize,
+}
+
+/// A problem in an agent-type file that did not stop it from loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentFileWarning {
+    /// The line in the file, from 1.
+    pub line: usize,
+    /// The key concerned.
+    pub key: String,
+    /// What is wrong and what to do, as a sentence.
+    pub message: String,
+}
+
+impl fmt::Display for AgentFileWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Parses the text of an agent-type file (C6).
+///
+/// `path_for_messages` only names the file in errors; nothing is read. The
+/// file is a `---` line, YAML front matter, a closing `---` line, and the
+/// body, which (trimmed) becomes the agent's prompt. A UTF-8 byte-order
+/// mark and CRLF line ends are accepted.
+///
+/// Front-matter keys: `name` and `description` (required), `tools` (the
+/// allow list) and `disallowedTools` (a YAML list or a comma-separated
+/// string of tool patterns), `model` (`inherit` or a model id),
+/// `permissionMode`, `maxTurns` (a positive integer), `skills` and
+/// `mcpServers` (lists or comma-separated strings of names), `background`
+/// (a boolean), `isolation` (`none` or `worktree`), `effort` (`low`,
+/// `medium`, `high`, `max`), `color`, `memory`, and `type` (or `agentType`:
+/// `general-purpose`, `explore`, `plan`, `verification` or a custom name;
+/// by default the kind named like the agent, else a custom kind). Unknown
+/// keys are kept in [`ParsedAgentFile::extras`] with a warning each.
+///
+/// ```
+/// use std::path::Path;
+/// use zr_caps::parse_agent_file;
+/// let text = "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\n---\nReview it.\n";
+/// let file = parse_agent_file(Path::new("agents/reviewer.md"), text).unwrap();
+/// assert_eq!(file.definition.prompt, "Review it.");
+/// assert_eq!(file.definition.capabilities.allowed_tools.unwrap().len(), 2);
+/// ```
+///
+/// # Errors
+///
+/// [`AgentFileError`], naming the file and line, when the front matter is
+/// missing or unterminated, is not valid YAML, lacks `name` or
+/// `description`, or a known key has a value of the wrong type or an
+/// invalid name, pattern or mode. Never panics, whatever the input.
+pub fn parse_agent_file(
+    path_for_messages: &Path,
+    text: &str,
+) -> Result<ParsedAgentFile, AgentFileError> {
+    let fail = |line: usize, problem: AgentFileProblem| AgentFileError {
+        path: path_for_messages.to_path_buf(),
+        line: line.max(1),
+        problem,
+    };
+    let (front, body) = split(text).map_err(|problem| fail(1, problem))?;
+    let tree = yaml::parse(&front).map_err(|e| {
+        fail(
+            e.line + FRONT_MATTER_OFFSET,
+            AgentFileProblem::Yaml {
+                column: e.column,
+                message: e.message,
+            },
+        )
+    })?;
+    keys::convert(&tree, body).map_err(|(line, problem)| fail(line, problem))
+}
+
+/// Lines before the front matter's first line: the opening `---`.
+pub(crate) const FRONT_MATTER_OFFSET: usize = 1;
+
+/// Splits a file into its front matter (YAML text) and its trimmed body.
+fn split(text: &str) -> Result<(String, String), AgentFileProblem> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text: Cow<'_, str> = if text.contains("\r\n") {
+        Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        Cow::Borrowed(text)
+    };
+    let mut lines = text.split('\n');
+    if !lines.next().is_some_and(is_fence) {
+        return Err(AgentFileProblem::NoFrontMatter);
+    }
+    let mut front = Vec::new();
+    for line in lines.by_ref() {
+        if is_fence(line) {
+            let body: Vec<&str> = lines.collect();
+            return Ok((front.join("\n"), body.join("\n").trim().to_owned()));
+        }
+        front.push(line);
+    }
+    Err(AgentFileProblem::UnterminatedFrontMatter)
+}
+
+fn is_fence(line: &str) -> bool {
+    line.trim_end_matches([' ', '\t', '\r']) == "---"
+}
+
+#[cfg(test)]
+mod tests;

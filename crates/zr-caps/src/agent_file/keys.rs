@@ -1,0 +1,366 @@
+//! Front-matter keys of agent-type files and their conversion to a definition.
+
+use std::str::FromStr;
+
+use zr_types::{AgentName, ServerName, SkillName};
+
+use super::yaml::{Located, Node, line_of};
+use super::{AgentFileWarning, ExtraKey, FRONT_MATTER_OFFSET, ParsedAgentFile};
+use crate::{
+    AgentCapabilities, AgentDefinition, AgentFileProblem, AgentType, Effort, Isolation,
+    ModelChoice, PatternError, PermissionMode, ToolPattern,
+};
+
+/// A problem and its line in the file.
+type Fail = (usize, AgentFileProblem);
+
+/// The keys zr reads, as written in files.
+const KNOWN_KEYS: [&str; 16] = [
+    "name",
+    "description",
+    "tools",
+    "disallowedTools",
+    "model",
+    "permissionMode",
+    "maxTurns",
+    "skills",
+    "mcpServers",
+    "background",
+    "isolation",
+    "effort",
+    "color",
+    "memory",
+    "type",
+    "agentType",
+];
+
+/// The value of each known key, if present.
+#[derive(Default)]
+struct Keys<'a> {
+    name: Option<&'a Located>,
+    description: Option<&'a Located>,
+    tools: Option<&'a Located>,
+    disallowed_tools: Option<&'a Located>,
+    model: Option<&'a Located>,
+    permission_mode: Option<&'a Located>,
+    max_turns: Option<&'a Located>,
+    skills: Option<&'a Located>,
+    mcp_servers: Option<&'a Located>,
+    background: Option<&'a Located>,
+    isolation: Option<&'a Located>,
+    effort: Option<&'a Located>,
+    color: Option<&'a Located>,
+    memory: Option<&'a Located>,
+    kind: Option<(&'static str, &'a Located)>,
+}
+
+/// The line of `node` in the whole file, or `fallback` when unknown.
+fn file_line(node: &Located, fallback: usize) -> usize {
+    match line_of(node) {
+        0 => fallback,
+        line => line.saturating_add(FRONT_MATTER_OFFSET),
+    }
+}
+
+/// Turns the front matter's tree and the body into a parsed file.
+pub(super) fn convert(tree: &Located, body: String) -> Result<ParsedAgentFile, Fail> {
+    let entries: &[(Located, Located)] = match &tree.value {
+        Node::Map(entries) => entries,
+        Node::Null => &[],
+        other => {
+            return Err((
+                file_line(tree, 1),
+                AgentFileProblem::NotAMapping {
+                    found: other.describe(),
+                },
+            ));
+        }
+    };
+    let mut keys = Keys::default();
+    let mut extras = Vec::new();
+    let mut warnings = Vec::new();
+    for (key, value) in entries {
+        let text = key.value.key_text();
+        let slot = match text.as_str() {
+            "name" => &mut keys.name,
+            "description" => &mut keys.description,
+            "tools" => &mut keys.tools,
+            "disallowedTools" => &mut keys.disallowed_tools,
+            "model" => &mut keys.model,
+            "permissionMode" => &mut keys.permission_mode,
+            "maxTurns" => &mut keys.max_turns,
+            "skills" => &mut keys.skills,
+            "mcpServers" => &mut keys.mcp_servers,
+            "background" => &mut keys.background,
+            "isolation" => &mut keys.isolation,
+            "effort" => &mut keys.effort,
+            "color" => &mut keys.color,
+            "memory" => &mut keys.memory,
+            "type" | "agentType" => {
+                let this = if text == "type" { "type" } else { "agentType" };
+                if let Some((first, _)) = keys.kind {
+                    return Err((
+                        file_line(key, 1),
+                        AgentFileProblem::ConflictingKeys {
+                            first,
+                            second: this,
+                        },
+                    ));
+                }
+                keys.kind = Some((this, value));
+                continue;
+            }
+            _ => {
+                let line = file_line(key, 1);
+                warnings.push(AgentFileWarning {
+                    line,
+                    key: text.clone(),
+                    message: unknown_key_message(&text),
+                });
+                extras.push(ExtraKey {
+                    key: text,
+                    value: value.value.to_json(),
+                    line,
+                });
+                continue;
+            }
+        };
+        *slot = Some(value);
+    }
+    build(&keys, body, extras, warnings)
+}
+
+fn build(
+    keys: &Keys<'_>,
+    body: String,
+    extras: Vec<ExtraKey>,
+    warnings: Vec<AgentFileWarning>,
+) -> Result<ParsedAgentFile, Fail> {
+    let name_text = required(keys.name, "name", "<lowercase-name, e.g. code-reviewer>")?;
+    let name = AgentName::from_str(&name_text.1).map_err(|error| {
+        (
+            name_text.0,
+            AgentFileProblem::InvalidName { key: "name", error },
+        )
+    })?;
+    let description = required(
+        keys.description,
+        "description",
+        "<what the agent does and when to use it>",
+    )?
+    .1;
+    let agent_type = match keys.kind {
+        Some((key, node)) => match text(key, node)? {
+            Some(kind) => AgentType::parse(&kind).map_err(|error| {
+                (
+                    file_line(node, 1),
+                    AgentFileProblem::InvalidName { key, error },
+                )
+            })?,
+            None => AgentType::for_name(&name),
+        },
+        None => AgentType::for_name(&name),
+    };
+    let mut definition = AgentDefinition::new(name, description, body).with_type(agent_type);
+    definition.model = match opt_text(keys.model, "model")? {
+        Some((line, model)) if model.trim().is_empty() => {
+            return Err((
+                line,
+                AgentFileProblem::InvalidValue {
+                    key: "model",
+                    expected: "'inherit' or a model id",
+                    found: Node::Str(model).describe(),
+                },
+            ));
+        }
+        Some((_, model)) => ModelChoice::parse(model.trim()),
+        None => ModelChoice::Inherit,
+    };
+    definition.permission_mode = match opt_text(keys.permission_mode, "permissionMode")? {
+        Some((line, mode)) => Some(
+            PermissionMode::from_str(&mode)
+                .map_err(|e| (line, AgentFileProblem::InvalidPermissionMode(e)))?,
+        ),
+        None => None,
+    };
+    definition.max_turns = max_turns(keys.max_turns)?;
+    definition.background = match keys.background {
+        Some(node) => match &node.value {
+            Node::Bool(b) => *b,
+            Node::Null => false,
+            other => return Err(wrong_type(node, "background", "true or false", other)),
+        },
+        None => false,
+    };
+    definition.isolation = match opt_text(keys.isolation, "isolation")? {
+        Some((_, v)) if v == "none" => Isolation::None,
+        Some((_, v)) if v == "worktree" => Isolation::Worktree,
+        Some((line, v)) => return Err(invalid(line, "isolation", "'none' or 'worktree'", v)),
+        None => Isolation::None,
+    };
+    definition.effort = match opt_text(keys.effort, "effort")? {
+        Some((line, v)) => Some(match v.as_str() {
+            "low" => Effort::Low,
+            "medium" => Effort::Medium,
+            "high" => Effort::High,
+            "max" => Effort::Max,
+            _ => return Err(invalid(line, "effort", "one of low, medium, high, max", v)),
+        }),
+        None => None,
+    };
+    definition.mcp_servers = list(keys.mcp_servers, "mcpServers", |s| {
+        ServerName::from_str(s).map_err(|error| AgentFileProblem::InvalidName {
+            key: "mcpServers",
+            error,
+        })
+    })?;
+    definition.capabilities = AgentCapabilities {
+        allowed_tools: list(keys.tools, "tools", |s| pattern("tools", s))?,
+        disallowed_tools: list(keys.disallowed_tools, "disallowedTools", |s| {
+            pattern("disallowedTools", s)
+        })?,
+        skills: list(keys.skills, "skills", |s| {
+            SkillName::from_str(s).map_err(|error| AgentFileProblem::InvalidName {
+                key: "skills",
+                error,
+            })
+        })?,
+        custom_tools: None,
+        connection_tools: None,
+    };
+    Ok(ParsedAgentFile {
+        definition,
+        color: opt_text(keys.color, "color")?.map(|(_, v)| v),
+        memory: opt_text(keys.memory, "memory")?.map(|(_, v)| v),
+        extras,
+        warnings,
+    })
+}
+
+fn unknown_key_message(key: &str) -> String {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = norm(key);
+    match KNOWN_KEYS.iter().find(|k| norm(k) == wanted) {
+        Some(known) => {
+            format!("unknown key '{key}' is kept but not used; did you mean '{known}'?")
+        }
+        None => format!(
+            "unknown key '{key}' is kept but not used by zr; known keys: {}",
+            KNOWN_KEYS.join(", ")
+        ),
+    }
+}
+
+fn pattern(key: &'static str, text: &str) -> Result<ToolPattern, AgentFileProblem> {
+    ToolPattern::from_str(text)
+        .map_err(|error: PatternError| AgentFileProblem::InvalidPattern { key, error })
+}
+
+fn wrong_type(node: &Located, key: &str, expected: &'static str, found: &Node) -> Fail {
+    (
+        file_line(node, 1),
+        AgentFileProblem::WrongType {
+            key: key.to_owned(),
+            expected,
+            found: found.describe(),
+        },
+    )
+}
+
+fn invalid(line: usize, key: &'static str, expected: &'static str, found: String) -> Fail {
+    (
+        line,
+        AgentFileProblem::InvalidValue {
+            key,
+            expected,
+            found: Node::Str(found).describe(),
+        },
+    )
+}
+
+/// A string value; `None` for `~`.
+fn text(key: &str, node: &Located) -> Result<Option<String>, Fail> {
+    match &node.value {
+        Node::Str(s) => Ok(Some(s.clone())),
+        Node::Null => Ok(None),
+        other => Err(wrong_type(node, key, "a string", other)),
+    }
+}
+
+/// An optional string key with the line of its value.
+fn opt_text(node: Option<&Located>, key: &str) -> Result<Option<(usize, String)>, Fail> {
+    match node {
+        Some(node) => Ok(text(key, node)?.map(|s| (file_line(node, 1), s))),
+        None => Ok(None),
+    }
+}
+
+/// A required, non-blank string key, trimmed, with the line of its value.
+fn required(
+    node: Option<&Located>,
+    key: &'static str,
+    hint: &'static str,
+) -> Result<(usize, String), Fail> {
+    match opt_text(node, key)? {
+        Some((line, s)) if !s.trim().is_empty() => Ok((line, s.trim().to_owned())),
+        Some((line, _)) => Err((line, AgentFileProblem::MissingKey { key, hint })),
+        None => Err((
+            node.map_or(1, |n| file_line(n, 1)),
+            AgentFileProblem::MissingKey { key, hint },
+        )),
+    }
+}
+
+fn max_turns(node: Option<&Located>) -> Result<Option<u32>, Fail> {
+    let Some(node) = node else { return Ok(None) };
+    match &node.value {
+        Node::Null => Ok(None),
+        Node::Int(i) => match u32::try_from(*i) {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err((
+                file_line(node, 1),
+                AgentFileProblem::InvalidValue {
+                    key: "maxTurns",
+                    expected: "a positive integer",
+                    found: node.value.describe(),
+                },
+            )),
+        },
+        other => Err(wrong_type(node, "maxTurns", "a positive integer", other)),
+    }
+}
+
+/// A list key: a YAML list of strings, or one comma-separated string.
+fn list<T>(
+    node: Option<&Located>,
+    key: &'static str,
+    parse: impl Fn(&str) -> Result<T, AgentFileProblem>,
+) -> Result<Option<Vec<T>>, Fail> {
+    const EXPECTED: &str = "a list of names or one comma-separated string";
+    let Some(node) = node else { return Ok(None) };
+    let line = file_line(node, 1);
+    match &node.value {
+        Node::Null => Ok(None),
+        Node::Str(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| parse(item).map_err(|p| (line, p)))
+            .collect::<Result<Vec<T>, Fail>>()
+            .map(Some),
+        Node::Seq(items) => items
+            .iter()
+            .map(|item| match &item.value {
+                Node::Str(s) => parse(s.trim()).map_err(|p| (file_line(item, line), p)),
+                other => Err(wrong_type(item, key, EXPECTED, other)),
+            })
+            .collect::<Result<Vec<T>, Fail>>()
+            .map(Some),
+        other => Err(wrong_type(node, key, EXPECTED, other)),
+    }
+}

@@ -1,0 +1,130 @@
+//! Unit tests of agent-type file parsing; fixture snapshots are in `tests/it`.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::AgentType;
+
+fn parse(text: &str) -> Result<ParsedAgentFile, AgentFileError> {
+    parse_agent_file(Path::new("agents/x.md"), text)
+}
+
+#[test]
+fn splits_front_matter_and_body() {
+    let file = parse("---\nname: x\ndescription: d\n---\n\n  Be brief.\n\n").unwrap();
+    assert_eq!(file.definition.prompt, "Be brief.");
+    assert_eq!(file.definition.description, "d");
+    assert!(file.warnings.is_empty());
+}
+
+#[test]
+fn a_yaml_error_names_the_line_in_the_file() {
+    let err = parse("---\nname: x\ndescription: [\n---\nbody").unwrap_err();
+    assert_eq!(err.path, Path::new("agents/x.md"));
+    assert!(err.line >= 3, "{err}");
+    assert!(err.to_string().starts_with("agents/x.md:"), "{err}");
+}
+
+#[test]
+fn empty_and_odd_inputs_are_errors_not_panics() {
+    for text in [
+        "",
+        "---",
+        "---\n",
+        "---\n---",
+        "\u{feff}",
+        "---\n- a\n---\n",
+        "---\n: :\n---",
+    ] {
+        assert!(parse(text).is_err(), "{text:?}");
+    }
+}
+
+#[test]
+fn the_kind_follows_the_name_unless_set() {
+    let k = |t: &str| parse(t).unwrap().definition.agent_type;
+    assert_eq!(
+        k("---\nname: explore\ndescription: d\n---\n"),
+        AgentType::Explore
+    );
+    assert_eq!(
+        k("---\nname: scout\ndescription: d\ntype: plan\n---\n"),
+        AgentType::Plan
+    );
+    assert_eq!(
+        k("---\nname: scout\ndescription: d\n---\n").to_string(),
+        "scout"
+    );
+    let err =
+        parse("---\nname: a\ndescription: d\ntype: plan\nagentType: explore\n---\n").unwrap_err();
+    assert_eq!(err.line, 5);
+}
+
+#[test]
+fn unknown_keys_suggest_the_known_spelling() {
+    let file = parse("---\nname: a\ndescription: d\nmax_turns: 3\n---\n").unwrap();
+    assert_eq!(file.warnings.len(), 1);
+    assert_eq!(file.warnings[0].line, 4);
+    assert!(file.warnings[0].message.contains("did you mean 'maxTurns'"));
+    assert_eq!(file.extras[0].value, serde_json::json!(3));
+}
+
+fn yaml_garbage() -> impl Strategy<Value = String> {
+    let key = prop_oneof![
+        Just("name".to_owned()),
+        Just("description".to_owned()),
+        Just("tools".to_owned()),
+        Just("disallowedTools".to_owned()),
+        Just("maxTurns".to_owned()),
+        Just("permissionMode".to_owned()),
+        Just("skills".to_owned()),
+        Just("mcpServers".to_owned()),
+        Just("background".to_owned()),
+        Just("isolation".to_owned()),
+        Just("effort".to_owned()),
+        Just("type".to_owned()),
+        "[a-zA-Z_]{1,8}",
+    ];
+    let value = prop_oneof![
+        "\\PC{0,20}",
+        "[a-z, *:\\[\\]{}'\"-]{0,20}",
+        Just("[Read, Grep]".to_owned()),
+        Just("\n  - a\n  - 1".to_owned()),
+        Just("-3".to_owned()),
+        Just("99999999999999999999999".to_owned()),
+        Just("&a [*a]".to_owned()),
+        Just("!!binary aGk=".to_owned()),
+    ];
+    prop::collection::vec((key, value), 0..8).prop_map(|entries| {
+        let mut text = String::from("---\n");
+        for (k, v) in entries {
+            text.push_str(&format!("{k}: {v}\n"));
+        }
+        text.push_str("---\nbody\n");
+        text
+    })
+}
+
+proptest! {
+    #[test]
+    fn prop_parse_never_panics_on_arbitrary_text(
+        text in prop_oneof![
+            "(?s).{0,200}",
+            "---\r?\n(?s).{0,200}",
+            "\u{feff}?---\r?\n(?s).{0,120}\r?\n---\r?\n(?s).{0,40}",
+        ]
+    ) {
+        let _ = parse(&text);
+    }
+
+    #[test]
+    fn prop_parse_never_panics_on_front_matter_garbage(text in yaml_garbage()) {
+        match parse(&text) {
+            Ok(file) => prop_assert!(file.warnings.iter().all(|w| w.line >= 2)),
+            Err(err) => prop_assert!(err.line >= 1 && err.to_string().starts_with("agents/x.md:")),
+        }
+    }
+}
