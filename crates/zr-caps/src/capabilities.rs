@@ -86,9 +86,11 @@ pub enum SkillView {
 /// list concrete.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EffectiveCapabilities {
-    /// Custom tools, in pool order, names unique.
+    /// Custom tools, in source order (top level first). Names may repeat:
+    /// R1 keeps the first position and the last definition, and records it.
     pub custom_tools: Vec<Arc<ToolDefinition>>,
-    /// Connection tools, in pool order, names unique.
+    /// Connection tools, in source order (top level first); names may
+    /// repeat, as for `custom_tools`.
     pub connection_tools: Vec<Arc<ToolDefinition>>,
     /// The skills view.
     pub skills: SkillView,

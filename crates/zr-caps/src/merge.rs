@@ -1,28 +1,17 @@
 //! Root merge (C1) and subagent derivation (C2).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use zr_types::ToolDefinition;
 
 use crate::{AgentCapabilities, AgentOptions, EffectiveCapabilities, SkillView};
 
-/// Concatenates tool sources, top level first. An entry with the name of an
-/// earlier one replaces it and keeps the earlier position (the later
-/// definition wins).
+/// Concatenates tool sources, top level first. Same-name entries are kept:
+/// the resolver's R1 replaces an earlier entry with a later one of the same
+/// name *in place* and records the replacement in its trace, which a merge
+/// here would lose.
 fn union(first: &[Arc<ToolDefinition>], then: &[Arc<ToolDefinition>]) -> Vec<Arc<ToolDefinition>> {
-    let mut out: Vec<Arc<ToolDefinition>> = Vec::with_capacity(first.len() + then.len());
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-    for tool in first.iter().chain(then) {
-        match index.get(tool.name.as_str()) {
-            Some(&at) => out[at] = Arc::clone(tool),
-            None => {
-                index.insert(tool.name.as_str(), out.len());
-                out.push(Arc::clone(tool));
-            }
-        }
-    }
-    out
+    first.iter().chain(then).cloned().collect()
 }
 
 /// The root's effective capabilities (C1).
@@ -31,8 +20,9 @@ fn union(first: &[Arc<ToolDefinition>], then: &[Arc<ToolDefinition>]) -> Vec<Arc
 /// with every field that `query_override` sets replaced. Then:
 ///
 /// - `connection = options.mcp_tools ++ caps.connection_tools` and
-///   `custom = options.custom_tools ++ caps.custom_tools`, where an entry
-///   named like an earlier one replaces it in place;
+///   `custom = options.custom_tools ++ caps.custom_tools`; an entry named
+///   like an earlier one replaces it in place when the resolver assembles
+///   the pool (R1), which records the replacement;
 /// - `skills`, when set, replaces the registry view; unset means all skills;
 /// - `allowed_tools`, when set, replaces the options' allow list;
 /// - deny lists accumulate: the options' list is session-wide and the

@@ -124,13 +124,21 @@ fn c1_tool_sources_are_unions_top_level_first_and_same_name_replaces_in_place() 
         ..AgentCapabilities::default()
     };
     let got = merge_root(&options, &caps, None);
+    // Concatenated, top level first; the resolver's R1 then replaces `b`
+    // and `mcp__gh__x` in place and records it (see zr-resolve's
+    // `c1_caps_custom_tool_replaces_options_custom` scenario).
     assert_eq!(
         shown(&got.custom_tools),
-        ["a:top", "b:caps", "c:top", "d:caps"]
+        ["a:top", "b:top", "c:top", "b:caps", "d:caps"]
     );
     assert_eq!(
         shown(&got.connection_tools),
-        ["mcp__gh__x:caps", "mcp__gh__y:top", "mcp__db__q:caps"]
+        [
+            "mcp__gh__x:top",
+            "mcp__gh__y:top",
+            "mcp__db__q:caps",
+            "mcp__gh__x:caps"
+        ]
     );
     // Unset capability lists fall back to the top level alone.
     let bare = merge_root(&options, &AgentCapabilities::default(), None);
@@ -237,16 +245,13 @@ proptest! {
         prop_assert!(got.custom_tools.iter().all(|t| t.description == "own"));
         prop_assert!(got.connection_tools.is_empty());
         prop_assert_eq!(got.allowed_tools, None);
-        let mut unique = own.clone();
-        unique.sort();
-        unique.dedup();
-        prop_assert_eq!(got.custom_tools.len(), unique.len());
+        prop_assert_eq!(got.custom_tools.len(), own.len());
     }
 
-    /// C1: the merged custom pool has unique names, every top-level name
-    /// first in its top-level position, and the capability's definition wins.
+    /// C1: the merged custom source is the top level's tools, then the
+    /// capability's, each list in its own order (R1 resolves same names).
     #[test]
-    fn prop_union_keeps_positions_and_later_wins(top in tool_names(), own in tool_names()) {
+    fn prop_union_is_top_level_then_capabilities(top in tool_names(), own in tool_names()) {
         let options = AgentOptions {
             custom_tools: top.iter().map(|n| custom(n, "top")).collect(),
             ..AgentOptions::default()
@@ -256,17 +261,7 @@ proptest! {
             ..AgentCapabilities::default()
         };
         let got = merge_root(&options, &caps, None);
-        let mut order: Vec<&str> = Vec::new();
-        for n in top.iter().chain(&own) {
-            if !order.contains(&n.as_str()) {
-                order.push(n);
-            }
-        }
-        let names: Vec<&str> = got.custom_tools.iter().map(|t| t.name.as_str()).collect();
-        prop_assert_eq!(&names, &order);
-        for tool in &got.custom_tools {
-            let from_caps = own.iter().any(|n| n == tool.name.as_str());
-            prop_assert_eq!(tool.description == "own", from_caps);
-        }
+        let expected: Vec<String> = top.iter().map(|n| format!("{n}:top")).chain(own.iter().map(|n| format!("{n}:own"))).collect();
+        prop_assert_eq!(shown(&got.custom_tools), expected);
     }
 }
