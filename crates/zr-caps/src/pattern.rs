@@ -27,7 +27,35 @@ use crate::PatternError;
 /// assert_eq!(p.kind(), PatternKind::Prefix("Web"));
 /// ```
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ToolPattern(Arc<str>);
+pub struct ToolPattern {
+    text: Arc<str>,
+    /// The kind, worked out once at parse time: the resolver matches every
+    /// pattern against every tool of a pool.
+    tag: Tag,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Tag {
+    All,
+    Server,
+    Prefix,
+    Exact,
+}
+
+fn tag_of(s: &str) -> Tag {
+    if s == "*" {
+        Tag::All
+    } else if s.ends_with('*') {
+        Tag::Prefix
+    } else if let Some(server) = s.strip_prefix("mcp__")
+        && !server.is_empty()
+        && !server.contains("__")
+    {
+        Tag::Server
+    } else {
+        Tag::Exact
+    }
+}
 
 /// How a [`ToolPattern`] matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,26 +74,19 @@ impl ToolPattern {
     /// The pattern as written.
     #[must_use]
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
 
     /// How the pattern matches.
     #[must_use]
     pub fn kind(&self) -> PatternKind<'_> {
-        let s = &*self.0;
-        if s == "*" {
-            return PatternKind::All;
+        let s = &*self.text;
+        match self.tag {
+            Tag::All => PatternKind::All,
+            Tag::Prefix => PatternKind::Prefix(&s[..s.len() - 1]),
+            Tag::Server => PatternKind::Server(&s["mcp__".len()..]),
+            Tag::Exact => PatternKind::Exact(s),
         }
-        if let Some(prefix) = s.strip_suffix('*') {
-            return PatternKind::Prefix(prefix);
-        }
-        if let Some(server) = s.strip_prefix("mcp__")
-            && !server.is_empty()
-            && !server.contains("__")
-        {
-            return PatternKind::Server(server);
-        }
-        PatternKind::Exact(s)
     }
 
     /// Whether the pattern matches `tool`.
@@ -105,7 +126,10 @@ impl FromStr for ToolPattern {
                 pattern: s.to_owned(),
             });
         }
-        Ok(Self(Arc::from(s)))
+        Ok(Self {
+            text: Arc::from(s),
+            tag: tag_of(s),
+        })
     }
 }
 
@@ -118,19 +142,19 @@ impl TryFrom<&str> for ToolPattern {
 
 impl fmt::Display for ToolPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
 impl fmt::Debug for ToolPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ToolPattern({:?})", &*self.0)
+        write!(f, "ToolPattern({:?})", &*self.text)
     }
 }
 
 impl Serialize for ToolPattern {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        s.serialize_str(&self.text)
     }
 }
 

@@ -23,6 +23,7 @@
 //! machine; `cargo xtask tidy` checks the source for the forbidden items.
 
 mod error;
+mod name_index;
 mod policy;
 mod pool;
 mod resolve;

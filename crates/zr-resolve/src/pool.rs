@@ -202,9 +202,12 @@ fn write_joined<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt
 /// `zr resolve --format json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedPool {
-    pub(crate) advertised: Vec<Arc<ToolDefinition>>,
-    pub(crate) executable: Vec<Arc<ToolDefinition>>,
-    pub(crate) deferred: Vec<Arc<ToolDefinition>>,
+    // Shared slices: an agent whose executable pool equals its advertised
+    // one, and a fork that advertises its parent's pool, hold the same
+    // allocation instead of a copy.
+    pub(crate) advertised: Arc<[Arc<ToolDefinition>]>,
+    pub(crate) executable: Arc<[Arc<ToolDefinition>]>,
+    pub(crate) deferred: Arc<[Arc<ToolDefinition>]>,
     pub(crate) removed: Vec<Removed>,
     pub(crate) replaced: Vec<Replaced>,
     pub(crate) skills: Vec<Arc<SkillDefinition>>,
@@ -261,7 +264,7 @@ impl ResolvedPool {
     pub fn can_run(&self, name: &str) -> bool {
         self.executable
             .iter()
-            .chain(&self.deferred)
+            .chain(self.deferred.iter())
             .any(|t| t.name.as_str() == name)
     }
 }
@@ -290,7 +293,7 @@ impl fmt::Display for ResolvedPool {
         let width = self
             .advertised
             .iter()
-            .chain(&self.deferred)
+            .chain(self.deferred.iter())
             .map(|t| t.name.as_str().len())
             .chain(self.removed.iter().map(|r| r.tool.name.as_str().len()))
             .chain(self.replaced.iter().map(|r| r.name.as_str().len()))
@@ -299,13 +302,13 @@ impl fmt::Display for ResolvedPool {
         let origin_width = self
             .advertised
             .iter()
-            .chain(&self.deferred)
+            .chain(self.deferred.iter())
             .map(|t| t.origin.to_string().len())
             .max()
             .unwrap_or(0);
         let width = (width, origin_width);
         write_tools(f, "advertised", &self.advertised, width)?;
-        if self.executable == self.advertised {
+        if Arc::ptr_eq(&self.executable, &self.advertised) || self.executable == self.advertised {
             writeln!(f, "executable: same as advertised")?;
         } else {
             write_tools(f, "executable", &self.executable, width)?;

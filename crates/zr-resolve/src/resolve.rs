@@ -1,6 +1,6 @@
 //! The resolver proper: steps R1-R8 and the Fork role.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use zr_caps::{EffectiveCapabilities, SkillView, ToolPattern};
@@ -8,6 +8,7 @@ use zr_types::{
     Annotations, DEFAULT_BUILTINS, RESERVED_TOOL_NAMES, SkillDefinition, ToolDefinition, ToolOrigin,
 };
 
+use crate::name_index::NameIndex;
 use crate::{
     DerivedKind, LazyPolicy, RemovalReason, Removed, Replaced, ResolveError, ResolvePolicy,
     ResolvedPool, Role, Step, Warning,
@@ -119,37 +120,6 @@ pub fn resolve(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError> {
     }
 }
 
-struct Work {
-    pool: Vec<Arc<ToolDefinition>>,
-    removed: Vec<Removed>,
-    warnings: Vec<Warning>,
-}
-
-impl Work {
-    fn remove_where(
-        &mut self,
-        step: Step,
-        mut why: impl FnMut(&ToolDefinition) -> Option<RemovalReason>,
-    ) {
-        let removed = &mut self.removed;
-        self.pool.retain(|tool| match why(tool) {
-            Some(reason) => {
-                removed.push(Removed {
-                    tool: Arc::clone(tool),
-                    step,
-                    reason,
-                });
-                false
-            }
-            None => true,
-        });
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.pool.iter().any(|t| t.name.as_str() == name)
-    }
-}
-
 fn check_name(tool: &ToolDefinition) -> Result<(), ResolveError> {
     let name = tool.name.as_str();
     let is_connection = matches!(tool.origin, ToolOrigin::Connection { .. });
@@ -177,7 +147,7 @@ fn assemble(
     let total = input.builtins.len() + caps.custom_tools.len() + caps.connection_tools.len();
     let mut pool: Vec<Arc<ToolDefinition>> = Vec::with_capacity(total);
     let mut replaced = Vec::new();
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut index = NameIndex::with_capacity(total);
     let sources = input
         .builtins
         .iter()
@@ -185,8 +155,13 @@ fn assemble(
         .chain(&caps.connection_tools);
     for tool in sources {
         check_name(tool)?;
-        match index.get(tool.name.as_str()) {
-            Some(&at) => {
+        let position = pool.len();
+        let existing = {
+            let pool = &pool;
+            index.find_or_insert(tool.name.as_str(), position, |at| pool[at].name.as_str())
+        };
+        match existing {
+            Some(at) => {
                 replaced.push(Replaced {
                     name: tool.name.clone(),
                     previous: pool[at].origin.clone(),
@@ -194,10 +169,7 @@ fn assemble(
                 });
                 pool[at] = Arc::clone(tool);
             }
-            None => {
-                index.insert(tool.name.as_str(), pool.len());
-                pool.push(Arc::clone(tool));
-            }
+            None => pool.push(Arc::clone(tool)),
         }
     }
     Ok((pool, replaced))
@@ -207,149 +179,234 @@ fn first_match<'p>(patterns: &'p [ToolPattern], tool: &ToolDefinition) -> Option
     patterns.iter().find(|p| p.matches(tool))
 }
 
+/// Marks every not-yet-hit pattern of `patterns` that matches `tool`.
+fn mark_hits(patterns: &[ToolPattern], hits: &mut [bool], tool: &ToolDefinition) {
+    for (pattern, hit) in patterns.iter().zip(hits.iter_mut()) {
+        if !*hit && pattern.matches(tool) {
+            *hit = true;
+        }
+    }
+}
+
+/// The steps R2-R6 for one tool: the first step that removes it, if any.
+/// Each step depends only on the tool and the input, so they run in one
+/// pass; the removals are put back in step order afterwards.
+fn first_removal(input: &ResolveInput<'_>, tool: &ToolDefinition) -> Option<(Step, RemovalReason)> {
+    let caps = input.capabilities;
+    let policy = input.policy;
+    let builtin = tool.origin == ToolOrigin::Builtin;
+    // R2
+    if let Some(allowed) = &caps.allowed_tools
+        && builtin
+        && first_match(allowed, tool).is_none()
+    {
+        return Some((Step::R2, RemovalReason::NotAllowed));
+    }
+    // R3
+    if let Some(p) = first_match(&caps.session_disallowed_tools, tool) {
+        let reason = RemovalReason::Denied {
+            pattern: p.clone(),
+            session: true,
+        };
+        return Some((Step::R3, reason));
+    }
+    if let Some(p) = first_match(&caps.disallowed_tools, tool) {
+        let reason = RemovalReason::Denied {
+            pattern: p.clone(),
+            session: false,
+        };
+        return Some((Step::R3, reason));
+    }
+    let Role::Derived { kind, background } = input.role else {
+        return None;
+    };
+    // R4
+    if is_delegation(tool) {
+        return Some((Step::R4, RemovalReason::NoDelegation));
+    }
+    if policy.derived_blocklist.contains(&tool.name) {
+        return Some((Step::R4, RemovalReason::DerivedBlocklist));
+    }
+    // R5
+    if background && builtin && !policy.background_allowlist.contains(&tool.name) {
+        return Some((Step::R5, RemovalReason::NotForBackground));
+    }
+    // R6
+    let read_only_kind = match kind {
+        DerivedKind::Explore => "explore",
+        DerivedKind::Plan => "plan",
+        DerivedKind::GeneralPurpose | DerivedKind::Custom => return None,
+    };
+    let builtin_bash = builtin && tool.name.as_str() == "Bash";
+    if !tool.is_read_only() && !builtin_bash {
+        return Some((
+            Step::R6,
+            RemovalReason::NotReadOnly {
+                kind: read_only_kind,
+            },
+        ));
+    }
+    None
+}
+
+/// The runtime's own tools in a pool, found during the main pass so later
+/// steps need not search by name (only builtins can carry these names).
+#[derive(Default)]
+struct Specials {
+    skill: Option<Arc<ToolDefinition>>,
+    find_tool: Option<Arc<ToolDefinition>>,
+    delegation: Vec<Arc<ToolDefinition>>,
+}
+
 fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError> {
     let caps = input.capabilities;
     let policy = input.policy;
-    let (pool, replaced) = assemble(input)?;
-    let mut work = Work {
-        pool,
-        removed: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let (assembled, replaced) = assemble(input)?;
 
     // Warnings are judged against the assembled pool, so a pattern aimed at
     // a tool that an earlier step removed is not reported as a typo.
-    if let Some(allowed) = &caps.allowed_tools {
-        for pattern in allowed {
-            let hit = work
-                .pool
-                .iter()
-                .any(|t| t.origin == ToolOrigin::Builtin && pattern.matches(t));
-            if !hit {
-                work.warnings.push(Warning::AllowUnmatched {
-                    pattern: pattern.clone(),
-                });
+    // Session-wide patterns are judged at the root only.
+    let no_patterns: &[ToolPattern] = &[];
+    let allowed = caps.allowed_tools.as_deref().unwrap_or(no_patterns);
+    let session = if input.role == Role::Root {
+        caps.session_disallowed_tools.as_slice()
+    } else {
+        no_patterns
+    };
+    let mut allow_hits = vec![false; allowed.len()];
+    let mut session_hits = vec![false; session.len()];
+    let mut deny_hits = vec![false; caps.disallowed_tools.len()];
+
+    let mut pool = Vec::with_capacity(assembled.len());
+    let mut removed = Vec::new();
+    let mut specials = Specials::default();
+    for tool in assembled {
+        if tool.origin == ToolOrigin::Builtin {
+            mark_hits(allowed, &mut allow_hits, &tool);
+        }
+        mark_hits(session, &mut session_hits, &tool);
+        mark_hits(&caps.disallowed_tools, &mut deny_hits, &tool);
+        if let Some((step, reason)) = first_removal(input, &tool) {
+            removed.push(Removed { tool, step, reason });
+            continue;
+        }
+        if tool.origin == ToolOrigin::Builtin {
+            match tool.name.as_str() {
+                "Skill" => specials.skill = Some(Arc::clone(&tool)),
+                "FindTool" => specials.find_tool = Some(Arc::clone(&tool)),
+                "Task" | "MultiTask" => specials.delegation.push(Arc::clone(&tool)),
+                _ => {}
             }
         }
+        pool.push(tool);
     }
-    let session_warns = matches!(input.role, Role::Root);
-    let deny_lists = session_warns
-        .then_some(caps.session_disallowed_tools.as_slice())
-        .into_iter()
-        .chain([caps.disallowed_tools.as_slice()]);
+    // Stable: within a step, removals stay in pool order.
+    removed.sort_by_key(|r| r.step);
+
+    let mut warnings = Vec::new();
+    for (pattern, _) in allowed.iter().zip(&allow_hits).filter(|(_, hit)| !**hit) {
+        warnings.push(Warning::AllowUnmatched {
+            pattern: pattern.clone(),
+        });
+    }
     let mut seen = BTreeSet::new();
-    for pattern in deny_lists.flatten() {
-        if seen.insert(pattern) && !work.pool.iter().any(|t| pattern.matches(t)) {
-            work.warnings.push(Warning::DenyUnmatched {
+    let deny = session
+        .iter()
+        .zip(&session_hits)
+        .chain(caps.disallowed_tools.iter().zip(&deny_hits));
+    for (pattern, hit) in deny {
+        if seen.insert(pattern) && !*hit {
+            warnings.push(Warning::DenyUnmatched {
                 pattern: pattern.clone(),
             });
         }
     }
 
-    // R2
-    if let Some(allowed) = &caps.allowed_tools {
-        work.remove_where(Step::R2, |t| {
-            (t.origin == ToolOrigin::Builtin && first_match(allowed, t).is_none())
-                .then_some(RemovalReason::NotAllowed)
-        });
-    }
-
-    // R3
-    work.remove_where(Step::R3, |t| {
-        if let Some(p) = first_match(&caps.session_disallowed_tools, t) {
-            return Some(RemovalReason::Denied {
-                pattern: p.clone(),
-                session: true,
-            });
-        }
-        first_match(&caps.disallowed_tools, t).map(|p| RemovalReason::Denied {
-            pattern: p.clone(),
-            session: false,
-        })
-    });
-
-    if let Role::Derived { kind, background } = input.role {
-        // R4
-        work.remove_where(Step::R4, |t| {
-            if is_delegation(t) {
-                Some(RemovalReason::NoDelegation)
-            } else if policy.derived_blocklist.contains(&t.name) {
-                Some(RemovalReason::DerivedBlocklist)
-            } else {
-                None
-            }
-        });
-        // R5
-        if background {
-            work.remove_where(Step::R5, |t| {
-                (t.origin == ToolOrigin::Builtin && !policy.background_allowlist.contains(&t.name))
-                    .then_some(RemovalReason::NotForBackground)
-            });
-        }
-        // R6
-        let read_only_kind = match kind {
-            DerivedKind::Explore => Some("explore"),
-            DerivedKind::Plan => Some("plan"),
-            DerivedKind::GeneralPurpose | DerivedKind::Custom => None,
-        };
-        if let Some(kind) = read_only_kind {
-            work.remove_where(Step::R6, |t| {
-                let builtin_bash = t.origin == ToolOrigin::Builtin && t.name.as_str() == "Bash";
-                (!t.is_read_only() && !builtin_bash).then_some(RemovalReason::NotReadOnly { kind })
-            });
-        }
-    }
-
     // R7
-    let mut skills = select_skills(&caps.skills, input.skills, &mut work.warnings);
-    let has_skill_tool = work.has("Skill");
-    if !has_skill_tool && !skills.is_empty() {
-        work.warnings.push(Warning::SkillsWithoutSkillTool {
+    let mut skills = select_skills(&caps.skills, input.skills, &mut warnings);
+    if specials.skill.is_none() && !skills.is_empty() {
+        warnings.push(Warning::SkillsWithoutSkillTool {
             skills: skills.iter().map(|s| s.name.clone()).collect(),
         });
         skills.clear();
     }
-    let no_skills = skills.is_empty();
-    let delegation_off = !policy.delegation;
-    work.remove_where(Step::R7, |t| {
-        if no_skills && t.name.as_str() == "Skill" {
-            Some(RemovalReason::NoSkills)
-        } else if delegation_off && is_delegation(t) {
-            Some(RemovalReason::DelegationOff)
-        } else {
-            None
-        }
-    });
+    let mut gone: Vec<(Arc<ToolDefinition>, RemovalReason)> = Vec::new();
+    if skills.is_empty()
+        && let Some(skill) = specials.skill.take()
+    {
+        gone.push((skill, RemovalReason::NoSkills));
+    }
+    if !policy.delegation {
+        gone.extend(
+            specials
+                .delegation
+                .drain(..)
+                .map(|t| (t, RemovalReason::DelegationOff)),
+        );
+    }
+    remove_known(&mut pool, &mut removed, Step::R7, gone);
 
     // R8
     let mut deferred = Vec::new();
-    if work.has("FindTool") {
-        let defer_mcp = defer_connection_tools(&work.pool, policy.lazy);
-        let mut advertised = Vec::with_capacity(work.pool.len());
-        for tool in work.pool.drain(..) {
+    if let Some(find_tool) = specials.find_tool {
+        let defer_mcp = defer_connection_tools(&pool, policy.lazy);
+        let mut advertised = Vec::with_capacity(pool.len());
+        for tool in pool.drain(..) {
             if is_deferred(&tool, defer_mcp) {
                 deferred.push(tool);
             } else {
                 advertised.push(tool);
             }
         }
-        work.pool = advertised;
+        pool = advertised;
         if deferred.is_empty() {
-            work.remove_where(Step::R8, |t| {
-                (t.name.as_str() == "FindTool").then_some(RemovalReason::NothingDeferred)
-            });
+            remove_known(
+                &mut pool,
+                &mut removed,
+                Step::R8,
+                vec![(find_tool, RemovalReason::NothingDeferred)],
+            );
         }
     }
 
+    let advertised: Arc<[Arc<ToolDefinition>]> = pool.into();
     Ok(ResolvedPool {
-        executable: work.pool.clone(),
-        advertised: work.pool,
-        deferred,
-        removed: work.removed,
+        executable: Arc::clone(&advertised),
+        advertised,
+        deferred: deferred.into(),
+        removed,
         replaced,
         skills,
-        warnings: work.warnings,
+        warnings,
     })
+}
+
+/// Removes the given tools (by identity) and records them in pool order.
+fn remove_known(
+    pool: &mut Vec<Arc<ToolDefinition>>,
+    removed: &mut Vec<Removed>,
+    step: Step,
+    gone: Vec<(Arc<ToolDefinition>, RemovalReason)>,
+) {
+    if gone.is_empty() {
+        return;
+    }
+    let mut order = Vec::with_capacity(gone.len());
+    pool.retain(|t| match gone.iter().position(|(g, _)| Arc::ptr_eq(g, t)) {
+        Some(i) => {
+            order.push(i);
+            false
+        }
+        None => true,
+    });
+    for i in order {
+        let (tool, reason) = &gone[i];
+        removed.push(Removed {
+            tool: Arc::clone(tool),
+            step,
+            reason: reason.clone(),
+        });
+    }
 }
 
 fn is_delegation(tool: &ToolDefinition) -> bool {
@@ -362,12 +419,16 @@ fn defer_connection_tools(pool: &[Arc<ToolDefinition>], lazy: LazyPolicy) -> boo
         LazyPolicy::Always => true,
         LazyPolicy::Never => false,
         LazyPolicy::Auto { bytes } => {
-            let total: usize = pool
-                .iter()
+            // Stop counting as soon as the limit is passed: the answer is
+            // known, and serialising the rest would cost time linear in
+            // the pool for nothing.
+            let mut total = 0usize;
+            pool.iter()
                 .filter(|t| t.server().is_some() && t.defer.is_none())
-                .map(|t| t.wire_size())
-                .sum();
-            total > bytes
+                .any(|t| {
+                    total = total.saturating_add(t.wire_size());
+                    total > bytes
+                })
         }
     }
 }
@@ -444,12 +505,12 @@ fn resolve_fork(parent: &ResolvedPool, policy: &ResolvePolicy, background: bool)
     // The advertised pool stays byte-identical to the parent's (prompt-cache
     // parity); what the fork may not run leaves the executable pool and the
     // FindTool directory.
-    let executable = keep(&parent.advertised);
-    let deferred = keep(&parent.deferred);
+    let executable: Arc<[Arc<ToolDefinition>]> = keep(&parent.advertised).into();
+    let deferred: Arc<[Arc<ToolDefinition>]> = keep(&parent.deferred).into();
     // Report the fork's own removals in step order, like every other pool.
     removed[parent.removed.len()..].sort_by_key(|r| r.step);
     ResolvedPool {
-        advertised: parent.advertised.clone(),
+        advertised: Arc::clone(&parent.advertised),
         executable,
         deferred,
         removed,
