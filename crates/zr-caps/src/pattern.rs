@@ -32,6 +32,9 @@ pub struct ToolPattern {
     /// The kind, worked out once at parse time: the resolver matches every
     /// pattern against every tool of a pool.
     tag: Tag,
+    /// `stable_hash` of the text, to compare exact patterns with a tool's
+    /// precomputed name hash before touching the name's bytes.
+    hash: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -98,7 +101,9 @@ impl ToolPattern {
                 matches!(&tool.origin, ToolOrigin::Connection { server: s } if s.as_str() == server)
             }
             PatternKind::Prefix(prefix) => tool.name.as_str().starts_with(prefix),
-            PatternKind::Exact(name) => tool.name.as_str() == name,
+            PatternKind::Exact(name) => {
+                tool.name.stable_hash() == self.hash && tool.name.as_str() == name
+            }
         }
     }
 
@@ -129,6 +134,7 @@ impl FromStr for ToolPattern {
         Ok(Self {
             text: Arc::from(s),
             tag: tag_of(s),
+            hash: zr_types::stable_hash(s.as_bytes()),
         })
     }
 }

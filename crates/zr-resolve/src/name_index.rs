@@ -1,12 +1,12 @@
 //! A small deterministic name index for R1 assembly.
 //!
-//! Open addressing keyed by `zr_types::stable_hash`: no random seed, no
+//! Open addressing keyed by each name's precomputed `stable_hash`: no random seed, no
 //! iteration (only look-ups), so nothing about it can change the resolver's
 //! output between runs. A `BTreeMap<&str, usize>` did the same job at about
 //! ten times the cost on 20,000-tool pools (string comparisons on every
 //! level of the tree).
 
-use zr_types::stable_hash;
+use zr_types::ToolName;
 
 const EMPTY: u32 = u32::MAX;
 
@@ -35,11 +35,11 @@ impl NameIndex {
     /// was already there.
     pub(crate) fn find_or_insert<'a>(
         &mut self,
-        name: &str,
+        name: &ToolName,
         position: usize,
-        name_at: impl Fn(usize) -> &'a str,
+        name_at: impl Fn(usize) -> &'a ToolName,
     ) -> Option<usize> {
-        let hash = stable_hash(name.as_bytes());
+        let hash = name.stable_hash();
         // Truncation is intended: the low bits pick the slot, 32 bits are
         // kept to compare.
         #[allow(clippy::cast_possible_truncation)]
@@ -69,16 +69,18 @@ mod tests {
 
     #[test]
     fn finds_what_it_inserted_and_only_that() {
-        let names: Vec<String> = (0..1000).map(|i| format!("tool{i}")).collect();
+        let names: Vec<ToolName> = (0..1001)
+            .map(|i| format!("tool{i}").parse().unwrap())
+            .collect();
         let mut index = NameIndex::with_capacity(names.len());
-        for (i, n) in names.iter().enumerate() {
+        for (i, n) in names.iter().enumerate().take(1000) {
             assert_eq!(index.find_or_insert(n, i, |at| &names[at]), None);
         }
-        for (i, n) in names.iter().enumerate() {
+        for (i, n) in names.iter().enumerate().take(1000) {
             assert_eq!(index.find_or_insert(n, 99_999, |at| &names[at]), Some(i));
         }
         assert_eq!(
-            index.find_or_insert("tool1000", 1000, |at| &names[at]),
+            index.find_or_insert(&names[1000], 1000, |at| &names[at]),
             None
         );
     }

@@ -158,7 +158,7 @@ fn assemble(
         let position = pool.len();
         let existing = {
             let pool = &pool;
-            index.find_or_insert(tool.name.as_str(), position, |at| pool[at].name.as_str())
+            index.find_or_insert(&tool.name, position, |at| &pool[at].name)
         };
         match existing {
             Some(at) => {
@@ -298,7 +298,10 @@ fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError>
                 _ => {}
             }
         }
-        pool.push(tool);
+        // R8's class is read now, while the definition is in cache: large
+        // pools do not fit in cache, and every later pass would miss again.
+        let class = defer_class(&tool);
+        pool.push((tool, class));
     }
     // Stable: within a step, removals stay in pool order.
     removed.sort_by_key(|r| r.step);
@@ -348,28 +351,30 @@ fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError>
 
     // R8
     let mut deferred = Vec::new();
-    if let Some(find_tool) = specials.find_tool {
-        let defer_mcp = defer_connection_tools(&pool, policy.lazy);
-        let mut advertised = Vec::with_capacity(pool.len());
-        for tool in pool.drain(..) {
-            if is_deferred(&tool, defer_mcp) {
-                deferred.push(tool);
-            } else {
-                advertised.push(tool);
+    let mut advertised = Vec::with_capacity(pool.len());
+    match specials.find_tool {
+        Some(find_tool) => {
+            let defer_mcp = defer_connection_tools(&pool, policy.lazy);
+            for (tool, class) in pool {
+                match class {
+                    Defer::Yes => deferred.push(tool),
+                    Defer::Policy if defer_mcp => deferred.push(tool),
+                    Defer::Policy | Defer::No => advertised.push(tool),
+                }
+            }
+            if deferred.is_empty() {
+                advertised.retain(|t| !Arc::ptr_eq(t, &find_tool));
+                removed.push(Removed {
+                    tool: find_tool,
+                    step: Step::R8,
+                    reason: RemovalReason::NothingDeferred,
+                });
             }
         }
-        pool = advertised;
-        if deferred.is_empty() {
-            remove_known(
-                &mut pool,
-                &mut removed,
-                Step::R8,
-                vec![(find_tool, RemovalReason::NothingDeferred)],
-            );
-        }
+        None => advertised.extend(pool.into_iter().map(|(tool, _)| tool)),
     }
 
-    let advertised: Arc<[Arc<ToolDefinition>]> = pool.into();
+    let advertised: Arc<[Arc<ToolDefinition>]> = advertised.into();
     Ok(ResolvedPool {
         executable: Arc::clone(&advertised),
         advertised,
@@ -383,7 +388,7 @@ fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError>
 
 /// Removes the given tools (by identity) and records them in pool order.
 fn remove_known(
-    pool: &mut Vec<Arc<ToolDefinition>>,
+    pool: &mut Vec<(Arc<ToolDefinition>, Defer)>,
     removed: &mut Vec<Removed>,
     step: Step,
     gone: Vec<(Arc<ToolDefinition>, RemovalReason)>,
@@ -392,13 +397,15 @@ fn remove_known(
         return;
     }
     let mut order = Vec::with_capacity(gone.len());
-    pool.retain(|t| match gone.iter().position(|(g, _)| Arc::ptr_eq(g, t)) {
-        Some(i) => {
-            order.push(i);
-            false
-        }
-        None => true,
-    });
+    pool.retain(
+        |(t, _)| match gone.iter().position(|(g, _)| Arc::ptr_eq(g, t)) {
+            Some(i) => {
+                order.push(i);
+                false
+            }
+            None => true,
+        },
+    );
     for i in order {
         let (tool, reason) = &gone[i];
         removed.push(Removed {
@@ -413,34 +420,45 @@ fn is_delegation(tool: &ToolDefinition) -> bool {
     matches!(tool.name.as_str(), "Task" | "MultiTask")
 }
 
+/// How a surviving tool takes part in the lazy split (R8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Defer {
+    /// Stays advertised.
+    No,
+    /// Deferred by its own flag (builtin registry, custom `defer: true`, an
+    /// explicit connection setting).
+    Yes,
+    /// A connection tool without its own setting: the lazy policy decides.
+    Policy,
+}
+
+fn defer_class(tool: &ToolDefinition) -> Defer {
+    if tool.origin == ToolOrigin::Builtin && tool.name.as_str() == "FindTool" {
+        return Defer::No;
+    }
+    match (&tool.origin, tool.defer) {
+        (ToolOrigin::Connection { .. }, None) => Defer::Policy,
+        (_, Some(true)) => Defer::Yes,
+        (_, Some(false) | None) => Defer::No,
+    }
+}
+
 /// Whether connection tools without their own setting are deferred.
-fn defer_connection_tools(pool: &[Arc<ToolDefinition>], lazy: LazyPolicy) -> bool {
+fn defer_connection_tools(pool: &[(Arc<ToolDefinition>, Defer)], lazy: LazyPolicy) -> bool {
     match lazy {
         LazyPolicy::Always => true,
         LazyPolicy::Never => false,
         LazyPolicy::Auto { bytes } => {
-            // Stop counting as soon as the limit is passed: the answer is
-            // known, and serialising the rest would cost time linear in
-            // the pool for nothing.
+            // Stop counting once the limit is passed: the answer is known,
+            // and serialising the rest would cost time for nothing.
             let mut total = 0usize;
             pool.iter()
-                .filter(|t| t.server().is_some() && t.defer.is_none())
-                .any(|t| {
+                .filter(|(_, class)| *class == Defer::Policy)
+                .any(|(t, _)| {
                     total = total.saturating_add(t.wire_size());
                     total > bytes
                 })
         }
-    }
-}
-
-fn is_deferred(tool: &ToolDefinition, defer_mcp: bool) -> bool {
-    if tool.name.as_str() == "FindTool" {
-        return false;
-    }
-    match (&tool.origin, tool.defer) {
-        (ToolOrigin::Connection { .. }, None) => defer_mcp,
-        (_, Some(explicit)) => explicit,
-        (_, None) => false,
     }
 }
 

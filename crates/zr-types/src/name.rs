@@ -70,38 +70,82 @@ pub fn stable_hash(bytes: &[u8]) -> u64 {
 macro_rules! name_type {
     ($(#[$meta:meta])* $ty:ident) => {
         $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub struct $ty(Arc<str>);
+        #[derive(Clone)]
+        pub struct $ty {
+            text: Arc<str>,
+            /// `stable_hash` of the text, computed once: the resolver looks
+            /// names up and compares them for every tool of every pool.
+            hash: u64,
+        }
+
+        impl $ty {
+            fn from_valid(text: Arc<str>) -> Self {
+                let hash = stable_hash(text.as_bytes());
+                Self { text, hash }
+            }
+
+            /// The name's [`stable_hash`], computed once when it was built.
+            #[must_use]
+            pub fn stable_hash(&self) -> u64 {
+                self.hash
+            }
+        }
+
+        impl PartialEq for $ty {
+            fn eq(&self, other: &Self) -> bool {
+                self.hash == other.hash && self.text == other.text
+            }
+        }
+
+        impl Eq for $ty {}
+
+        impl PartialOrd for $ty {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl Ord for $ty {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.text.cmp(&other.text)
+            }
+        }
+
+        impl std::hash::Hash for $ty {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.text.hash(state);
+            }
+        }
 
         impl $ty {
             /// The name as a string slice.
             #[must_use]
             pub fn as_str(&self) -> &str {
-                &self.0
+                &self.text
             }
         }
 
         impl fmt::Display for $ty {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+                f.write_str(&self.text)
             }
         }
 
         impl fmt::Debug for $ty {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, "{}({:?})", stringify!($ty), &*self.0)
+                write!(f, "{}({:?})", stringify!($ty), &*self.text)
             }
         }
 
         impl AsRef<str> for $ty {
             fn as_ref(&self) -> &str {
-                &self.0
+                &self.text
             }
         }
 
         impl std::borrow::Borrow<str> for $ty {
             fn borrow(&self) -> &str {
-                &self.0
+                &self.text
             }
         }
 
@@ -109,7 +153,7 @@ macro_rules! name_type {
             type Err = NameError;
             fn from_str(s: &str) -> Result<Self, NameError> {
                 Self::validate(s)?;
-                Ok(Self(Arc::from(s)))
+                Ok(Self::from_valid(Arc::from(s)))
             }
         }
 
@@ -124,13 +168,13 @@ macro_rules! name_type {
             type Error = NameError;
             fn try_from(s: String) -> Result<Self, NameError> {
                 Self::validate(&s)?;
-                Ok(Self(Arc::from(s)))
+                Ok(Self::from_valid(Arc::from(s)))
             }
         }
 
         impl Serialize for $ty {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.0)
+                s.serialize_str(&self.text)
             }
         }
 
@@ -239,7 +283,7 @@ impl ToolName {
         }
         let full = format!("mcp__{server}__{tool}");
         if Self::validate(&full).is_ok() {
-            return Ok(Self(Arc::from(full)));
+            return Ok(Self::from_valid(Arc::from(full)));
         }
         let suffix = format!("_{:08x}", stable_hash(full.as_bytes()) & 0xffff_ffff);
         let keep = MAX_TOOL_NAME_LEN - suffix.len();
@@ -249,7 +293,7 @@ impl ToolName {
             .take(keep)
             .collect();
         short.push_str(&suffix);
-        Ok(Self(Arc::from(short)))
+        Ok(Self::from_valid(Arc::from(short)))
     }
 }
 
