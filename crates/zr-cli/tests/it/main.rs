@@ -41,11 +41,25 @@ fn resolve_prints_the_example_as_a_table() {
 
 #[test]
 fn resolve_prints_the_documented_json() {
-    let out = zr(&["resolve", "--scenario", "examples/research-team.json", "--format", "json"]);
+    let out = zr(&[
+        "resolve",
+        "--scenario",
+        "examples/research-team.json",
+        "--format",
+        "json",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("valid JSON");
     // The exact bytes, key order included, of one agent.
-    let one = zr(&["resolve", "--scenario", "examples/research-team.json", "--format", "json", "--agent", "researcher"]);
+    let one = zr(&[
+        "resolve",
+        "--scenario",
+        "examples/research-team.json",
+        "--format",
+        "json",
+        "--agent",
+        "researcher",
+    ]);
     assert!(one.status.success(), "{}", stderr(&one));
     insta::assert_snapshot!(stdout(&one));
     let agents: Vec<&str> = json["agents"]
@@ -59,16 +73,31 @@ fn resolve_prints_the_documented_json() {
 
 #[test]
 fn resolve_shows_one_agent() {
-    let out = zr(&["resolve", "--scenario", "examples/research-team.json", "--agent", "writer"]);
+    let out = zr(&[
+        "resolve",
+        "--scenario",
+        "examples/research-team.json",
+        "--agent",
+        "writer",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.starts_with("== writer (general-purpose, background) =="), "{text}");
+    assert!(
+        text.starts_with("== writer (general-purpose, background) =="),
+        "{text}"
+    );
     assert!(!text.contains("== root"));
 }
 
 #[test]
 fn unknown_agent_lists_the_agents() {
-    let out = zr(&["resolve", "--scenario", "examples/research-team.json", "--agent", "nobody"]);
+    let out = zr(&[
+        "resolve",
+        "--scenario",
+        "examples/research-team.json",
+        "--agent",
+        "nobody",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
@@ -108,7 +137,10 @@ fn bad_scenarios_exit_non_zero_naming_the_json_path() {
         assert_eq!(out.status.code(), Some(1), "{name}");
         let err = stderr(&out);
         assert!(err.contains(expected), "{name}: {err}");
-        assert!(err.contains(name), "{name}: the message names the file: {err}");
+        assert!(
+            err.contains(name),
+            "{name}: the message names the file: {err}"
+        );
         assert!(stdout(&out).is_empty(), "{name}");
     }
 }
@@ -118,7 +150,10 @@ fn missing_file_is_a_clear_error() {
     let out = zr(&["resolve", "--scenario", "no/such/file.json"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.starts_with("error: cannot read scenario file no/such/file.json: "), "{err}");
+    assert!(
+        err.starts_with("error: cannot read scenario file no/such/file.json: "),
+        "{err}"
+    );
 }
 
 #[test]
