@@ -50,6 +50,7 @@ enum Format {
 }
 
 fn resolve(args: &ResolveArgs) -> anyhow::Result<String> {
+    tracing::debug!(scenario = %args.scenario.display(), "reading scenario");
     let text = std::fs::read_to_string(&args.scenario)
         .with_context(|| format!("cannot read scenario file {}", args.scenario.display()))?;
     let scenario = Scenario::from_json(&text)
@@ -57,6 +58,7 @@ fn resolve(args: &ResolveArgs) -> anyhow::Result<String> {
     let mut report = scenario
         .resolve()
         .with_context(|| format!("cannot resolve scenario {}", args.scenario.display()))?;
+    tracing::debug!(agents = report.agents.len(), "resolved every agent");
     if let Some(agent) = &args.agent {
         let names: Vec<&str> = report.agents.iter().map(|a| a.agent.as_str()).collect();
         let Some(only) = report.only(agent) else {
@@ -78,8 +80,22 @@ fn resolve(args: &ResolveArgs) -> anyhow::Result<String> {
     })
 }
 
+/// Logs go to standard error, filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`);
+/// standard output carries only the command's result.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging();
     let result = match &cli.command {
         Command::Resolve(args) => resolve(args),
     };
