@@ -45,6 +45,12 @@ pub enum ScenarioError {
         #[source]
         source: serde_json::Error,
     },
+    /// A JSON array or scalar stands where the format expects an object.
+    #[error("scenario: at {path}: expected a JSON object")]
+    NotAnObject {
+        /// The JSON path.
+        path: String,
+    },
     /// A name in the scenario is invalid.
     #[error("scenario: at {path}")]
     Name {

@@ -108,6 +108,12 @@ impl Scenario {
     /// [`ScenarioError`] naming the JSON path of a syntax error, unknown
     /// key, wrong type or invalid name.
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
+        // serde's derived structs also accept a JSON array (fields by
+        // position); a scenario is objects only, so refuse arrays where an
+        // object belongs before reading the typed form.
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            objects_only(&value)?;
+        }
         let mut de = serde_json::Deserializer::from_str(text);
         let raw: RawScenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
@@ -170,6 +176,80 @@ impl Scenario {
         );
         Ok(ScenarioReport { agents })
     }
+}
+
+// ---- shape check -----------------------------------------------------------
+
+fn expect_object(value: &Value, path: &str) -> Result<(), ScenarioError> {
+    if value.is_object() || value.is_null() {
+        Ok(())
+    } else {
+        Err(ScenarioError::NotAnObject {
+            path: if path.is_empty() {
+                ".".to_owned()
+            } else {
+                path.to_owned()
+            },
+        })
+    }
+}
+
+fn tool_lists(caps: &Value, path: &str, keys: &[&str]) -> Result<(), ScenarioError> {
+    for key in keys {
+        if let Some(Value::Array(tools)) = caps.get(key) {
+            for (i, tool) in tools.iter().enumerate() {
+                expect_object(tool, &format!("{path}.{key}[{i}]"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every place the format expects an object holds one (or null).
+fn objects_only(root: &Value) -> Result<(), ScenarioError> {
+    expect_object(root, "")?;
+    for key in [
+        "options",
+        "capabilities",
+        "query_override",
+        "policy",
+        "subagents",
+    ] {
+        if let Some(v) = root.get(key) {
+            expect_object(v, key)?;
+        }
+    }
+    if let Some(Value::Array(list)) = root.get("builtins") {
+        for (i, tool) in list.iter().enumerate() {
+            expect_object(tool, &format!("builtins[{i}]"))?;
+        }
+    }
+    if let Some(Value::Array(list)) = root.get("skills") {
+        for (i, skill) in list.iter().enumerate() {
+            expect_object(skill, &format!("skills[{i}]"))?;
+        }
+    }
+    let caps_keys = ["custom_tools", "connection_tools"];
+    if let Some(options) = root.get("options") {
+        tool_lists(options, "options", &["custom_tools", "mcp_tools"])?;
+    }
+    for key in ["capabilities", "query_override"] {
+        if let Some(caps) = root.get(key) {
+            tool_lists(caps, key, &caps_keys)?;
+        }
+    }
+    if let Some(Value::Object(subagents)) = root.get("subagents") {
+        for (name, sub) in subagents {
+            let path = format!("subagents.{name}");
+            expect_object(sub, &path)?;
+            if let Some(caps) = sub.get("capabilities") {
+                let path = format!("{path}.capabilities");
+                expect_object(caps, &path)?;
+                tool_lists(caps, &path, &caps_keys)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 // ---- raw file shapes -------------------------------------------------------
