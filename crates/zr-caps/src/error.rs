@@ -18,6 +18,27 @@ pub enum PatternError {
         /// The pattern.
         pattern: String,
     },
+    /// The pattern is a permission rule with an argument (`Bash(git:*)`),
+    /// which would silently deny or allow nothing if it were kept.
+    #[error(
+        "tool pattern '{pattern}' is a permission rule with an argument; zr patterns name whole tools: write '{tool}'"
+    )]
+    PermissionRule {
+        /// The pattern.
+        pattern: String,
+        /// The tool it names.
+        tool: String,
+    },
+    /// The pattern holds a character no tool name can hold.
+    #[error(
+        "tool pattern '{pattern}' contains {ch:?}; patterns use ASCII letters, digits, '_', '-', '*' (and '.' in MCP tool names)"
+    )]
+    InvalidChar {
+        /// The pattern.
+        pattern: String,
+        /// The first bad character.
+        ch: char,
+    },
 }
 
 /// A permission mode name is not one of the six.

@@ -5,7 +5,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use zr_types::{ToolDefinition, ToolOrigin};
+use zr_types::{ServerName, ToolDefinition, ToolName, ToolOrigin};
 
 use crate::PatternError;
 
@@ -17,7 +17,14 @@ use crate::PatternError;
 /// - a trailing `*` matches by prefix (`mcp__gh*`, `Web*`);
 /// - anything else is an exact name; a `*` elsewhere is a literal character
 ///   (and since tool names cannot hold `*`, such a pattern matches nothing
-///   and earns a warning).
+///   and earns a warning). An exact `mcp__{server}__{tool}` may use the
+///   tool's name as its server lists it: when that name had to be cleaned
+///   or shortened to fit (`read.file`, names over 64 characters), the
+///   pattern also matches the shortened name [`ToolName::mcp`] gives.
+///
+/// Patterns use ASCII letters, digits, `_`, `-`, `*` and `.`; anything else
+/// is refused, and a permission rule with an argument (`Bash(git:*)`) is
+/// refused with a hint, because keeping it would deny or allow nothing.
 ///
 /// ```
 /// use zr_caps::{PatternKind, ToolPattern};
@@ -35,6 +42,9 @@ pub struct ToolPattern {
     /// `stable_hash` of the text, to compare exact patterns with a tool's
     /// precomputed name hash before touching the name's bytes.
     hash: u64,
+    /// For an exact `mcp__{server}__{tool}` whose tool name does not fit the
+    /// tool-name rules as written: the name [`ToolName::mcp`] makes of it.
+    alias: Option<ToolName>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -102,7 +112,8 @@ impl ToolPattern {
             }
             PatternKind::Prefix(prefix) => tool.name.as_str().starts_with(prefix),
             PatternKind::Exact(name) => {
-                tool.name.stable_hash() == self.hash && tool.name.as_str() == name
+                (tool.name.stable_hash() == self.hash && tool.name.as_str() == name)
+                    || self.alias.as_ref() == Some(&tool.name)
             }
         }
     }
@@ -126,17 +137,45 @@ impl FromStr for ToolPattern {
         if s.is_empty() {
             return Err(PatternError::Empty);
         }
+        if let Some((tool, _)) = s.split_once('(') {
+            return Err(PatternError::PermissionRule {
+                pattern: s.to_owned(),
+                tool: tool.trim().to_owned(),
+            });
+        }
         if s.chars().any(char::is_whitespace) {
             return Err(PatternError::Whitespace {
                 pattern: s.to_owned(),
             });
         }
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*' | '.');
+        if let Some(ch) = s.chars().find(|&c| !allowed(c)) {
+            return Err(PatternError::InvalidChar {
+                pattern: s.to_owned(),
+                ch,
+            });
+        }
+        let tag = tag_of(s);
         Ok(Self {
             text: Arc::from(s),
-            tag: tag_of(s),
+            tag,
             hash: zr_types::stable_hash(s.as_bytes()),
+            alias: if tag == Tag::Exact {
+                mcp_alias(s)
+            } else {
+                None
+            },
         })
     }
+}
+
+/// The shortened name of an exact `mcp__{server}__{tool}` pattern whose
+/// tool part is not a valid tool name as written.
+fn mcp_alias(s: &str) -> Option<ToolName> {
+    let (server, tool) = s.strip_prefix("mcp__")?.split_once("__")?;
+    let server: ServerName = server.parse().ok()?;
+    let name = ToolName::mcp(&server, tool).ok()?;
+    (name.as_str() != s).then_some(name)
 }
 
 impl TryFrom<&str> for ToolPattern {
@@ -170,3 +209,6 @@ impl<'de> Deserialize<'de> for ToolPattern {
         s.parse().map_err(serde::de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -27,6 +27,28 @@ pub enum ResolveError {
         /// Where it came from.
         origin: ToolOrigin,
     },
+    /// A definition's origin does not match the list it was given in.
+    #[error(
+        "tool '{name}' in the {list} has origin {origin} (R1): a definition keeps the origin of the list it is given in; build it with the right origin"
+    )]
+    WrongOrigin {
+        /// The tool.
+        name: ToolName,
+        /// The list it was found in.
+        list: &'static str,
+        /// The origin it claimed.
+        origin: ToolOrigin,
+    },
+    /// A connection tool's name is not namespaced `mcp__{server}__{tool}`.
+    #[error(
+        "{origin} tool '{name}' is not named mcp__SERVER__TOOL (R1); build connection tool names with ToolName::mcp"
+    )]
+    ConnectionName {
+        /// The tool.
+        name: ToolName,
+        /// Where it came from.
+        origin: ToolOrigin,
+    },
     /// The Fork role needs its parent's resolved pool.
     #[error("a fork derives from its parent's pool, but no parent pool was given")]
     ForkWithoutParent,

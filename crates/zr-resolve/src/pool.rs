@@ -151,6 +151,8 @@ pub enum Warning {
     DenyUnmatched {
         /// The pattern.
         pattern: ToolPattern,
+        /// Whether it is a session-wide pattern (judged at the root only).
+        session: bool,
     },
     /// A skill name is not in the registry.
     UnknownSkill {
@@ -171,9 +173,17 @@ impl fmt::Display for Warning {
                 f,
                 "allowed_tools pattern '{pattern}' matches no builtin tool (the allow list constrains builtins only)"
             ),
-            Self::DenyUnmatched { pattern } => {
-                write!(f, "disallowed_tools pattern '{pattern}' matches no tool")
-            }
+            Self::DenyUnmatched {
+                pattern,
+                session: false,
+            } => write!(f, "disallowed_tools pattern '{pattern}' matches no tool"),
+            Self::DenyUnmatched {
+                pattern,
+                session: true,
+            } => write!(
+                f,
+                "session-wide disallowed_tools pattern '{pattern}' matches no tool in the root's pool"
+            ),
             Self::UnknownSkill { name } => write!(f, "skill '{name}' is not in the registry"),
             Self::SkillsWithoutSkillTool { skills } => {
                 f.write_str("skills ")?;

@@ -120,41 +120,77 @@ pub fn resolve(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError> {
     }
 }
 
-fn check_name(tool: &ToolDefinition) -> Result<(), ResolveError> {
+/// The list a definition was given in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Builtins,
+    Custom,
+    Connection,
+}
+
+impl Source {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Builtins => "builtin registry",
+            Self::Custom => "custom_tools",
+            Self::Connection => "connection_tools",
+        }
+    }
+}
+
+/// R1's checks of one entry: it carries the origin of the list it came in
+/// (a definition cannot claim to be builtin to get the builtin rules),
+/// only the runtime defines the reserved names, and `mcp__` names belong to
+/// connection tools and only to them.
+fn check_entry(tool: &ToolDefinition, source: Source) -> Result<(), ResolveError> {
     let name = tool.name.as_str();
-    let is_connection = matches!(tool.origin, ToolOrigin::Connection { .. });
-    if tool.origin != ToolOrigin::Builtin && RESERVED_TOOL_NAMES.contains(&name) {
+    let origin_ok = match source {
+        Source::Builtins => tool.origin == ToolOrigin::Builtin,
+        Source::Custom => tool.origin == ToolOrigin::Custom,
+        Source::Connection => matches!(tool.origin, ToolOrigin::Connection { .. }),
+    };
+    if !origin_ok {
+        return Err(ResolveError::WrongOrigin {
+            name: tool.name.clone(),
+            list: source.label(),
+            origin: tool.origin.clone(),
+        });
+    }
+    if source != Source::Builtins && RESERVED_TOOL_NAMES.contains(&name) {
         return Err(ResolveError::ReservedName {
             name: tool.name.clone(),
             origin: tool.origin.clone(),
         });
     }
-    if !is_connection && name.starts_with("mcp__") {
-        return Err(ResolveError::ReservedPrefix {
+    match (source, name.starts_with("mcp__")) {
+        (Source::Connection, false) => Err(ResolveError::ConnectionName {
             name: tool.name.clone(),
             origin: tool.origin.clone(),
-        });
+        }),
+        (Source::Builtins | Source::Custom, true) => Err(ResolveError::ReservedPrefix {
+            name: tool.name.clone(),
+            origin: tool.origin.clone(),
+        }),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// R1: builtins, then custom, then connection tools; same name replaces in
 /// place.
-fn assemble(
-    input: &ResolveInput<'_>,
+fn assemble<'a>(
+    input: &ResolveInput<'a>,
 ) -> Result<(Vec<Arc<ToolDefinition>>, Vec<Replaced>), ResolveError> {
     let caps = input.capabilities;
     let total = input.builtins.len() + caps.custom_tools.len() + caps.connection_tools.len();
     let mut pool: Vec<Arc<ToolDefinition>> = Vec::with_capacity(total);
     let mut replaced = Vec::new();
     let mut index = NameIndex::with_capacity(total);
-    let sources = input
-        .builtins
-        .iter()
-        .chain(&caps.custom_tools)
-        .chain(&caps.connection_tools);
-    for tool in sources {
-        check_name(tool)?;
+    let tagged = |list: &'a [Arc<ToolDefinition>], source| list.iter().map(move |t| (t, source));
+    let sources = tagged(input.builtins, Source::Builtins)
+        .chain(tagged(&caps.custom_tools, Source::Custom))
+        .chain(tagged(&caps.connection_tools, Source::Connection));
+    for (tool, source) in sources {
+        check_entry(tool, source)?;
         let position = pool.len();
         let existing = {
             let pool = &pool;
@@ -313,14 +349,17 @@ fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError>
         });
     }
     let mut seen = BTreeSet::new();
-    let deny = session
-        .iter()
-        .zip(&session_hits)
-        .chain(caps.disallowed_tools.iter().zip(&deny_hits));
-    for (pattern, hit) in deny {
+    let deny = (session.iter().zip(&session_hits).map(|(p, h)| (p, h, true))).chain(
+        caps.disallowed_tools
+            .iter()
+            .zip(&deny_hits)
+            .map(|(p, h)| (p, h, false)),
+    );
+    for (pattern, hit, session) in deny {
         if seen.insert(pattern) && !*hit {
             warnings.push(Warning::DenyUnmatched {
                 pattern: pattern.clone(),
+                session,
             });
         }
     }
@@ -523,8 +562,23 @@ fn resolve_fork(parent: &ResolvedPool, policy: &ResolvePolicy, background: bool)
     // The advertised pool stays byte-identical to the parent's (prompt-cache
     // parity); what the fork may not run leaves the executable pool and the
     // FindTool directory.
-    let executable: Arc<[Arc<ToolDefinition>]> = keep(&parent.advertised).into();
+    let mut executable = keep(&parent.advertised);
     let deferred: Arc<[Arc<ToolDefinition>]> = keep(&parent.deferred).into();
+    // FindTool with an emptied directory has nothing to act on (R8).
+    if deferred.is_empty() && !parent.deferred.is_empty() {
+        executable.retain(|t| {
+            let find_tool = t.origin == ToolOrigin::Builtin && t.name.as_str() == "FindTool";
+            if find_tool {
+                removed.push(Removed {
+                    tool: Arc::clone(t),
+                    step: Step::R8,
+                    reason: RemovalReason::NothingDeferred,
+                });
+            }
+            !find_tool
+        });
+    }
+    let executable: Arc<[Arc<ToolDefinition>]> = executable.into();
     // Report the fork's own removals in step order, like every other pool.
     removed[parent.removed.len()..].sort_by_key(|r| r.step);
     ResolvedPool {

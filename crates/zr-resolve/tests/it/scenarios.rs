@@ -58,7 +58,9 @@ fn json_output_has_the_documented_shape() {
     assert_eq!(root["skills"], serde_json::json!(["review"]));
     assert_eq!(
         root["warnings"],
-        serde_json::json!(["disallowed_tools pattern 'Wirte' matches no tool"])
+        serde_json::json!([
+            "session-wide disallowed_tools pattern 'Wirte' matches no tool in the root's pool"
+        ])
     );
     let names: Vec<&str> = json["agents"]
         .as_array()
