@@ -42,7 +42,8 @@ pub struct ParsedAgentFile {
 pub struct ExtraKey {
     /// The key as written.
     pub key: String,
-    /// Its value as JSON (nested mappings lose their file order).
+    /// Its value as JSON (nested mappings lose their file order; `.nan`,
+    /// `.inf` and `-.inf`, which JSON cannot hold, become those strings).
     pub value: serde_json::Value,
     /// Its line in the file, from 1.
     pub line: usize,
@@ -79,9 +80,10 @@ impl fmt::Display for AgentFileWarning {
 /// `mcpServers` (lists or comma-separated strings of names), `background`
 /// (a boolean), `isolation` (`none` or `worktree`), `effort` (`low`,
 /// `medium`, `high`, `max`), `color`, `memory`, and `type` (or `agentType`:
-/// `general-purpose`, `explore`, `plan`, `verification` or a custom name;
-/// by default the kind named like the agent, else a custom kind). Unknown
-/// keys are kept in [`ParsedAgentFile::extras`] with a warning each.
+/// `general-purpose`, `explore`, `plan`, `verification` in any case, or a
+/// custom name; by default the kind named like the agent, else a custom
+/// kind). Unknown keys are kept in [`ParsedAgentFile::extras`] with a
+/// warning each, whatever their value.
 ///
 /// ```
 /// use std::path::Path;

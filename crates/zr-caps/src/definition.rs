@@ -93,15 +93,34 @@ impl AgentType {
         }
     }
 
-    /// Parses a kind as written in files: a builtin kind's name or a custom
-    /// agent name.
+    /// Parses a kind as written in files: a builtin kind's name in any case
+    /// (Claude Code writes `Explore`), or a custom agent name.
+    ///
+    /// ```
+    /// use zr_caps::AgentType;
+    /// assert_eq!(AgentType::parse("Explore").unwrap(), AgentType::Explore);
+    /// assert_eq!(AgentType::parse("General-Purpose").unwrap(), AgentType::GeneralPurpose);
+    /// assert!(AgentType::parse("Reviewer").is_err());
+    /// ```
     ///
     /// # Errors
     ///
     /// [`NameError`] when the text is neither a builtin kind nor a valid
-    /// agent name.
+    /// agent name (custom names are lowercase).
     pub fn parse(text: &str) -> Result<Self, NameError> {
-        Ok(Self::for_name(&text.parse()?))
+        const BUILTIN: [(&str, AgentType); 4] = [
+            ("general-purpose", AgentType::GeneralPurpose),
+            ("explore", AgentType::Explore),
+            ("plan", AgentType::Plan),
+            ("verification", AgentType::Verification),
+        ];
+        match BUILTIN
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        {
+            Some((_, kind)) => Ok(kind.clone()),
+            None => Ok(Self::Custom(text.parse()?)),
+        }
     }
 }
 

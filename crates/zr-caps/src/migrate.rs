@@ -173,6 +173,13 @@ impl Context<'_> {
         changes: &mut Vec<MigrationChange>,
     ) -> Result<AgentDefinition, MigrateError> {
         let agent = || name.clone();
+        let kind = AgentType::for_name(name);
+        if !matches!(kind, AgentType::Custom(_)) {
+            changes.push(MigrationChange::BuiltinKindFromName {
+                agent: agent(),
+                kind: kind.clone(),
+            });
+        }
         let own_allow = match (&def.tools, &def.allowed_tools) {
             (Some(_), Some(_)) => {
                 return Err(MigrateError::ConflictingAllowLists { agent: agent() });
@@ -279,7 +286,7 @@ impl Context<'_> {
         }
 
         let mut out = AgentDefinition::new(name.clone(), &def.description, &def.prompt)
-            .with_type(AgentType::for_name(name))
+            .with_type(kind)
             .with_capabilities(AgentCapabilities {
                 connection_tools,
                 custom_tools,
@@ -321,9 +328,9 @@ fn mcp_tool(tool: &v2::McpTool) -> Result<Arc<ToolDefinition>, MigrateError> {
     let mut def =
         ToolDefinition::new(name, &tool.description, origin).with_annotations(Annotations {
             read_only: hints.read_only_hint.unwrap_or(false),
-            destructive: hints.destructive_hint.unwrap_or(false),
-            idempotent: hints.idempotent_hint.unwrap_or(false),
-            open_world: hints.open_world_hint.unwrap_or(false),
+            destructive: hints.destructive_hint,
+            idempotent: hints.idempotent_hint,
+            open_world: hints.open_world_hint,
         });
     if let Some(schema) = &tool.input_schema {
         def = def.with_schema(schema.clone());

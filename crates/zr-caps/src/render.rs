@@ -27,7 +27,8 @@ fn list<T: fmt::Display>(items: Option<&[T]>) -> String {
     }
 }
 
-/// `name (origin, read-only)` per tool, one per line under `label`.
+/// `name (origin, read-only)` or `name (origin, destructive)` per tool, one
+/// per line under `label`.
 fn tools(
     f: &mut fmt::Formatter<'_>,
     indent: &str,
@@ -44,8 +45,13 @@ fn tools(
                 if tool.annotations.read_only {
                     f.write_str(", read-only")?;
                 }
-                if tool.annotations.destructive {
-                    f.write_str(", destructive")?;
+                match tool.annotations.destructive {
+                    Some(true) => f.write_str(", destructive")?,
+                    // MCP's default for a tool that does not say.
+                    None if tool.annotations.is_destructive() => {
+                        f.write_str(", destructive by default")?;
+                    }
+                    Some(false) | None => {}
                 }
                 writeln!(f, "): {:?}", tool.description)?;
             }

@@ -8,19 +8,36 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use crate::{AgentId, SessionId, ToolError, ToolName, ToolResultContent};
+use crate::{AgentId, SessionId, ToolError, ToolResultContent};
 
 /// A boxed, sendable future, so that [`ToolHandler`] stays object-safe
 /// without an async-trait macro.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One call of a tool, as the model asked for it.
+///
+/// The name is kept as the model sent it, even when it is no valid
+/// [`ToolName`](crate::ToolName):
+///
+/// ```
+/// use zr_types::{ToolCall, ToolName};
+///
+/// let call = ToolCall {
+///     id: "toolu_01".to_owned(),
+///     name: "read file".to_owned(),
+///     input: serde_json::json!({}),
+/// };
+/// // No tool can have this name: the engine answers the call with an error
+/// // result ("no tool 'read file'") instead of failing the turn.
+/// assert!(call.name.parse::<ToolName>().is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
     /// The provider's call id, echoed in the result.
     pub id: String,
-    /// The tool.
-    pub name: ToolName,
+    /// The tool's name as the model sent it; not validated — the engine
+    /// checks it against the agent's pool before any handler sees the call.
+    pub name: String,
     /// The input, unchanged from the model.
     pub input: Value,
 }
@@ -149,8 +166,12 @@ impl ToolOutput {
 ///         Box::pin(async move {
 ///             match call.input.get("text").and_then(|t| t.as_str()) {
 ///                 Some(text) => Ok(ToolOutput::text(text)),
-///                 // Right: tell the model what to fix.
-///                 None => Ok(ToolOutput::error("'text' (a string) is required")),
+///                 // Right: tell the model what to fix. `call.name` is the
+///                 // name as the model sent it (a plain `String`).
+///                 None => Ok(ToolOutput::error(format!(
+///                     "{}: 'text' (a string) is required",
+///                     call.name
+///                 ))),
 ///                 // Wrong: `Err(ToolError::..)` here would report a broken
 ///                 // tool when the model merely sent bad input.
 ///             }

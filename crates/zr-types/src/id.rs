@@ -1,5 +1,6 @@
 //! Agent and session ids: stable, printable, sortable.
 
+use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -12,12 +13,25 @@ use crate::IdError;
 ///
 /// The root is `root`; a subagent is `{parent}.{seq:04}-{type}`:
 /// `root.0003-explore` is the third subagent the root started, of type
-/// `explore`. Ids sort in start order among siblings and print as a path.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// `explore`. Ids print as a path.
+///
+/// Ids are ordered segment by segment, each by its number and then its
+/// type, so siblings sort in start order at any count (`root.9999-x` <
+/// `root.10000-x`), and a parent sorts before its children. Each id has one
+/// spelling: the number has at least four digits, and no leading zero when
+/// it has more (`root.0001-x`, never `root.00001-x`).
+///
+/// ```
+/// use zr_types::AgentId;
+/// let root = AgentId::root();
+/// assert!(root.child(9_999, "x") < root.child(10_000, "x"));
+/// assert_eq!(root.child(10_000, "x").as_str(), "root.10000-x");
+/// assert!("root.00001-x".parse::<AgentId>().is_err());
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct AgentId(Arc<str>);
 
-const AGENT_SHAPE: &str =
-    "expected 'root' followed by '.NNNN-type' segments (type: lowercase letters, digits, '-')";
+const AGENT_SHAPE: &str = "expected 'root' followed by '.NNNN-type' segments (NNNN: a number below 2^32 written with at least four digits, no leading zero beyond four; type: lowercase letters, digits, '-')";
 
 impl AgentId {
     /// The root agent's id.
@@ -66,6 +80,33 @@ impl AgentId {
     pub fn depth(&self) -> usize {
         self.0.matches('.').count()
     }
+
+    /// The segments after `root`, each as its number's digits and its type.
+    fn segments(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0
+            .split('.')
+            .skip(1)
+            .map(|seg| seg.split_once('-').unwrap_or((seg, "")))
+    }
+}
+
+impl Ord for AgentId {
+    /// Segment by segment: the number (numerically), then the type; a
+    /// parent before its children.
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Parsing and `child` only ever produce canonical numbers (no
+        // leading zero beyond four digits), so a longer digit string is a
+        // larger number and equal lengths compare as text.
+        self.segments()
+            .map(|(seq, ty)| (seq.len(), seq, ty))
+            .cmp(other.segments().map(|(seq, ty)| (seq.len(), seq, ty)))
+    }
+}
+
+impl PartialOrd for AgentId {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl FromStr for AgentId {
@@ -82,7 +123,11 @@ impl FromStr for AgentId {
         }
         for seg in parts {
             let (seq, ty) = seg.split_once('-').ok_or_else(bad)?;
-            let seq_ok = seq.len() >= 4 && seq.bytes().all(|b| b.is_ascii_digit());
+            let canonical = seq.len() == 4 || !seq.starts_with('0');
+            let seq_ok = seq.len() >= 4
+                && canonical
+                && seq.bytes().all(|b| b.is_ascii_digit())
+                && seq.parse::<u32>().is_ok();
             let ty_ok = !ty.is_empty()
                 && ty
                     .bytes()
@@ -176,27 +221,4 @@ id_impls!(AgentId);
 id_impls!(SessionId);
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn agent_ids_print_as_paths_and_round_trip() {
-        let root = AgentId::root();
-        let child = root.child(3, "Explore");
-        assert_eq!(child.as_str(), "root.0003-explore");
-        assert_eq!(child.depth(), 1);
-        assert_eq!(child.as_str().parse::<AgentId>().unwrap(), child);
-        assert!(root.child(2, "a") < root.child(10, "a"));
-        assert!("root.3-x".parse::<AgentId>().is_err());
-        assert!("child".parse::<AgentId>().is_err());
-    }
-
-    #[test]
-    fn session_ids_sort_by_time() {
-        let a = SessionId::from_parts(1_000, 0xffff_ffff);
-        let b = SessionId::from_parts(2_000, 0);
-        assert!(a < b);
-        assert_eq!(a.as_str().parse::<SessionId>().unwrap(), a);
-        assert!("s-xyz".parse::<SessionId>().is_err());
-    }
-}
+mod tests;

@@ -3,8 +3,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ToolName;
-
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -96,8 +94,11 @@ pub enum ContentBlock {
     ToolUse {
         /// The provider's call id.
         id: String,
-        /// The tool.
-        name: ToolName,
+        /// The tool's name as the model sent it; not validated (it need not
+        /// be a valid [`ToolName`](crate::ToolName)) — the engine checks it
+        /// against the agent's pool and answers an unknown name with an
+        /// error result, so a transcript holding one still loads.
+        name: String,
         /// Its input.
         input: Value,
     },
@@ -156,8 +157,13 @@ impl Usage {
 }
 
 /// Why the model stopped.
+///
+/// (De)serialised as a string: `end_turn`, `tool_use`, `max_tokens`,
+/// `stop_sequence` and `refusal` are the named variants; any other string is
+/// [`StopReason::Other`] and serialises back to the same string.
+/// `Other` holding one of the known strings reads back as that variant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(from = "String", into = "String")]
 pub enum StopReason {
     /// It finished its turn.
     EndTurn,
@@ -172,3 +178,43 @@ pub enum StopReason {
     /// A reason this version does not know, kept verbatim.
     Other(String),
 }
+
+impl StopReason {
+    /// The reason as the provider writes it.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::EndTurn => "end_turn",
+            Self::ToolUse => "tool_use",
+            Self::MaxTokens => "max_tokens",
+            Self::StopSequence => "stop_sequence",
+            Self::Refusal => "refusal",
+            Self::Other(text) => text,
+        }
+    }
+}
+
+impl From<String> for StopReason {
+    fn from(text: String) -> Self {
+        match text.as_str() {
+            "end_turn" => Self::EndTurn,
+            "tool_use" => Self::ToolUse,
+            "max_tokens" => Self::MaxTokens,
+            "stop_sequence" => Self::StopSequence,
+            "refusal" => Self::Refusal,
+            _ => Self::Other(text),
+        }
+    }
+}
+
+impl From<StopReason> for String {
+    fn from(reason: StopReason) -> Self {
+        match reason {
+            StopReason::Other(text) => text,
+            known => known.as_str().to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -12,28 +12,61 @@ use crate::{ServerName, ToolName};
 /// `read_only` is the one the resolver acts on (Explore and Plan agents keep
 /// only read-only tools); the others are carried for hosts and permission
 /// callbacks. A tool without annotations is treated as not read-only.
+///
+/// The other hints are `None` when not stated, and MCP's defaults apply
+/// then: read them through [`Annotations::is_destructive`],
+/// [`Annotations::is_idempotent`] and [`Annotations::is_open_world`], so
+/// that an unannotated tool is never taken for a harmless one. In JSON, a
+/// hint that is not stated is absent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Annotations {
-    /// The tool does not change its environment (`readOnlyHint`).
+    /// The tool does not change its environment (`readOnlyHint`); false when
+    /// not stated.
     pub read_only: bool,
-    /// The tool may destroy data (`destructiveHint`).
-    pub destructive: bool,
+    /// The tool may destroy data (`destructiveHint`). `None` = not stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
     /// Calling it twice with the same input has no further effect
-    /// (`idempotentHint`).
-    pub idempotent: bool,
-    /// The tool reaches outside the machine (`openWorldHint`).
-    pub open_world: bool,
+    /// (`idempotentHint`). `None` = not stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool reaches outside the machine (`openWorldHint`). `None` = not
+    /// stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
 }
 
 impl Annotations {
-    /// Annotations of a read-only tool.
+    /// Annotations of a read-only tool; the other hints are not stated.
     #[must_use]
     pub fn read_only() -> Self {
         Self {
             read_only: true,
             ..Self::default()
         }
+    }
+
+    /// Whether the tool may destroy data: the stated hint, else MCP's
+    /// default (true), which only means something for a tool that is not
+    /// read-only (a read-only tool destroys nothing).
+    #[must_use]
+    pub fn is_destructive(&self) -> bool {
+        self.destructive.unwrap_or(!self.read_only)
+    }
+
+    /// Whether repeating a call has no further effect: the stated hint, else
+    /// MCP's default (false).
+    #[must_use]
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent.unwrap_or(false)
+    }
+
+    /// Whether the tool reaches outside the machine: the stated hint, else
+    /// MCP's default (true).
+    #[must_use]
+    pub fn is_open_world(&self) -> bool {
+        self.open_world.unwrap_or(true)
     }
 }
 
@@ -177,3 +210,6 @@ impl std::io::Write for ByteCounter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

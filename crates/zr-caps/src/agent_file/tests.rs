@@ -128,3 +128,69 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn builtin_kinds_are_accepted_in_any_case() {
+    let k = |kind: &str| {
+        parse(&format!(
+            "---\nname: scout\ndescription: d\ntype: {kind}\n---\n"
+        ))
+        .unwrap()
+        .definition
+        .agent_type
+    };
+    assert_eq!(k("Explore"), AgentType::Explore);
+    assert_eq!(k("PLAN"), AgentType::Plan);
+    assert_eq!(k("Verification"), AgentType::Verification);
+    assert_eq!(k("General-Purpose"), AgentType::GeneralPurpose);
+    let file = parse("---\nname: scout\ndescription: d\nagentType: Explore\n---\n").unwrap();
+    assert_eq!(file.definition.agent_type, AgentType::Explore);
+    // Custom kinds are agent names: lowercase only.
+    assert_eq!(k("reviewer").to_string(), "reviewer");
+    let err = parse("---\nname: scout\ndescription: d\ntype: Reviewer\n---\n").unwrap_err();
+    assert_eq!(err.line, 4);
+}
+
+#[test]
+fn non_finite_floats_under_unknown_keys_are_kept_as_strings() {
+    let file = parse(
+        "---\nname: a\ndescription: d\nweird: .nan\nbig: .inf\nsmall: -.Inf\nnested: [1.5, .NaN]\n---\n",
+    )
+    .unwrap();
+    let values: Vec<_> = file.extras.iter().map(|e| e.value.clone()).collect();
+    assert_eq!(
+        values,
+        [
+            serde_json::json!(".nan"),
+            serde_json::json!(".inf"),
+            serde_json::json!("-.inf"),
+            serde_json::json!([1.5, ".nan"]),
+        ]
+    );
+    assert_eq!(file.warnings.len(), 4);
+    // Under a known key it is a wrong value, said plainly.
+    let err = parse("---\nname: a\ndescription: d\nmaxTurns: .inf\n---\n").unwrap_err();
+    assert_eq!(err.line, 4);
+    assert!(
+        err.to_string()
+            .contains("'maxTurns' must be a positive integer"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_duplicate_key_says_what_to_do() {
+    let err = parse("---\nname: a\ndescription: d\nname: b\n---\n").unwrap_err();
+    assert_eq!(err.line, 4);
+    assert_eq!(
+        err.to_string(),
+        "agents/x.md:4: invalid YAML in the front matter (column 1): duplicate key 'name'; remove one of them"
+    );
+    let err = parse("---\nname: a\ndescription: d\nx:\n  y: 1\n  y: 2\n---\n").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("duplicate key 'y'; remove one of them"),
+        "{text}"
+    );
+    assert!(!text.contains("Options"), "{text}");
+}

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::{MessageFormatter, Spanned};
+use serde_saphyr::{MessageFormatter, NonFiniteFloatPolicy, Spanned};
 
 /// A YAML node; every child carries its source location.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +45,12 @@ pub(crate) struct YamlError {
 
 /// Parses `text` as one YAML document.
 pub(crate) fn parse(text: &str) -> Result<Located, YamlError> {
-    let options = serde_saphyr::options! { with_snippet: false };
+    // Non-finite floats reach the visitor as floats; `Node::to_json` keeps
+    // them as strings (JSON has no NaN), so they are never fatal.
+    let options = serde_saphyr::options! {
+        with_snippet: false,
+        non_finite_float_policy: NonFiniteFloatPolicy::PassThrough,
+    };
     serde_saphyr::from_str_with_options::<Located>(text, options).map_err(|e| {
         let (line, column) = e.location().map_or((0, 0), |l| {
             (
@@ -53,7 +58,7 @@ pub(crate) fn parse(text: &str) -> Result<Located, YamlError> {
                 usize::try_from(l.column()).unwrap_or(usize::MAX),
             )
         });
-        let raw = serde_saphyr::DefaultMessageFormatter.format_message(&e);
+        let raw = message_for_users(&e);
         let message = raw
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
@@ -66,6 +71,40 @@ pub(crate) fn parse(text: &str) -> Result<Located, YamlError> {
     })
 }
 
+/// The parser's message, except where it gives advice meant for the
+/// program (which option to set) rather than for the file's author.
+fn message_for_users(error: &serde_saphyr::Error) -> String {
+    let mut inner = error;
+    while let serde_saphyr::Error::WithSnippet { error, .. }
+    | serde_saphyr::Error::AliasError { error, .. } = inner
+    {
+        inner = error;
+    }
+    match inner {
+        serde_saphyr::Error::DuplicateMappingKey { key: Some(key), .. } => {
+            format!("duplicate key '{key}'; remove one of them")
+        }
+        serde_saphyr::Error::DuplicateMappingKey { key: None, .. } => {
+            "a key appears twice in one mapping; remove one of them".to_owned()
+        }
+        _ => serde_saphyr::DefaultMessageFormatter
+            .format_message(error)
+            .into_owned(),
+    }
+}
+
+/// A float as YAML spells it: `.nan`, `.inf` and `-.inf` for the
+/// non-finite ones.
+fn float_text(x: f64) -> String {
+    if x.is_nan() {
+        ".nan".to_owned()
+    } else if x.is_infinite() {
+        if x > 0.0 { ".inf" } else { "-.inf" }.to_owned()
+    } else {
+        x.to_string()
+    }
+}
+
 impl Node {
     /// "a list", `the string "ten"`: what was found, for messages.
     pub(crate) fn describe(&self) -> String {
@@ -73,7 +112,7 @@ impl Node {
             Self::Null => "nothing".to_owned(),
             Self::Bool(b) => format!("the boolean {b}"),
             Self::Int(i) => format!("the number {i}"),
-            Self::Float(x) => format!("the number {x}"),
+            Self::Float(x) => format!("the number {}", float_text(*x)),
             Self::Str(s) => {
                 let shown: String = s.chars().take(60).collect();
                 if shown.len() < s.len() {
@@ -94,7 +133,7 @@ impl Node {
             Self::Null => "~".to_owned(),
             Self::Bool(b) => b.to_string(),
             Self::Int(i) => i.to_string(),
-            Self::Float(x) => x.to_string(),
+            Self::Float(x) => float_text(*x),
             Self::Seq(_) | Self::Map(_) => self.to_json().to_string(),
         }
     }
@@ -109,7 +148,8 @@ impl Node {
                 .map(Value::from)
                 .or_else(|_| u64::try_from(*i).map(Value::from))
                 .unwrap_or_else(|_| Value::String(i.to_string())),
-            Self::Float(x) => serde_json::Number::from_f64(*x).map_or(Value::Null, Value::Number),
+            Self::Float(x) => serde_json::Number::from_f64(*x)
+                .map_or_else(|| Value::String(float_text(*x)), Value::Number),
             Self::Str(s) => Value::String(s.clone()),
             Self::Seq(items) => Value::Array(items.iter().map(|n| n.value.to_json()).collect()),
             Self::Map(entries) => Value::Object(

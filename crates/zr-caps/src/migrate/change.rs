@@ -4,7 +4,7 @@ use std::fmt;
 
 use zr_types::{AgentName, SkillName, ToolName};
 
-use crate::{PermissionMode, ToolPattern};
+use crate::{AgentType, PermissionMode, ToolPattern};
 
 /// One change of meaning made by the migration (rule C5).
 ///
@@ -102,6 +102,16 @@ pub enum MigrationChange {
     SkillsNoLongerInherited {
         /// The agent.
         agent: AgentName,
+    },
+    /// The agent is named like a built-in kind (`explore`, `plan`,
+    /// `verification`, `general-purpose`), so it now has that kind; 2.x had
+    /// no kinds. An `explore` or `plan` agent keeps only read-only tools and
+    /// builtin Bash (R6); the other kinds resolve like a custom agent.
+    BuiltinKindFromName {
+        /// The agent.
+        agent: AgentName,
+        /// The kind it now has.
+        kind: AgentType,
     },
     /// The agent declares a mode looser than `default`; 3.0 clamps it by the
     /// parent's (C4).
@@ -208,6 +218,18 @@ impl fmt::Display for MigrationChange {
                 f,
                 "agent '{agent}' saw every registry skill in 2.x (availableSkills was unset); a 3.0 subagent gets no skills unless they are listed, so add the ones it needs to its capabilities.skills"
             ),
+            Self::BuiltinKindFromName { agent, kind } => match kind {
+                AgentType::Explore | AgentType::Plan => write!(
+                    f,
+                    "agent '{agent}' now has the built-in kind {kind}: it keeps only read-only tools and builtin Bash (R6); rename it to keep 2.x behaviour"
+                ),
+                AgentType::GeneralPurpose | AgentType::Verification | AgentType::Custom(_) => {
+                    write!(
+                        f,
+                        "agent '{agent}' now has the built-in kind {kind} (2.x had no kinds); its tools are unchanged, since the resolver gives this kind no rule of its own, but rename it if it should stay a custom kind"
+                    )
+                }
+            },
             Self::PermissionModeClamped { agent, mode } => write!(
                 f,
                 "agent '{agent}' declares permissionMode {mode}; in 3.0 a subagent's mode is the stricter of its parent's and its own, so it runs in {mode} only under a parent that has it"

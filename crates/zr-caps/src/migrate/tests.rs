@@ -102,3 +102,55 @@ fn a_subagent_with_inherit_tools_off_gets_nothing_and_no_change_is_claimed() {
         m.changes
     );
 }
+
+#[test]
+fn absent_mcp_hints_stay_unstated_and_take_mcps_defaults() {
+    let m = migrate_v2(
+        r#"{"environment": {"model": "m", "mcpTools": [
+              {"server": "gh", "name": "push"},
+              {"server": "gh", "name": "label", "annotations": {"destructiveHint": false, "idempotentHint": true}}
+            ]}}"#,
+    )
+    .unwrap();
+    let push = &m.options.mcp_tools[0].annotations;
+    assert_eq!(
+        (push.destructive, push.idempotent, push.open_world),
+        (None, None, None)
+    );
+    assert!(push.is_destructive() && push.is_open_world() && !push.is_idempotent());
+    let label = &m.options.mcp_tools[1].annotations;
+    assert_eq!(label.destructive, Some(false));
+    assert!(!label.is_destructive() && label.is_idempotent() && label.is_open_world());
+}
+
+#[test]
+fn an_agent_named_like_a_builtin_kind_is_told_so() {
+    let m = migrate_v2(
+        r#"{"environment": {"model": "m"},
+            "agents": {"plan": {"description": "d", "prompt": "p", "skills": []},
+                       "explore": {"description": "d", "prompt": "p", "skills": []},
+                       "verification": {"description": "d", "prompt": "p", "skills": []},
+                       "planner": {"description": "d", "prompt": "p", "skills": []}}}"#,
+    )
+    .unwrap();
+    let kinds: Vec<_> = m.agents.iter().map(|a| a.agent_type.clone()).collect();
+    assert_eq!(
+        kinds,
+        [
+            AgentType::Plan,
+            AgentType::Explore,
+            AgentType::Verification,
+            AgentType::Custom("planner".parse().unwrap())
+        ]
+    );
+    let changes: Vec<String> = m.changes.iter().map(ToString::to_string).collect();
+    assert_eq!(changes.len(), 3, "{changes:#?}");
+    assert_eq!(
+        changes[0],
+        "agent 'plan' now has the built-in kind plan: it keeps only read-only tools and builtin Bash (R6); rename it to keep 2.x behaviour"
+    );
+    assert!(changes[1].starts_with(
+        "agent 'explore' now has the built-in kind explore: it keeps only read-only tools"
+    ));
+    assert!(changes[2].starts_with("agent 'verification' now has the built-in kind verification"));
+}
