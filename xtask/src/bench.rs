@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::{cargo, cargo_metadata, run_cmd};
+use crate::{Metadata, cargo, cargo_metadata, run_cmd};
 
 /// Runs `cargo bench -p zr-resolve --bench resolve`; `quick` shortens
 /// criterion's warm-up and measurement times.
@@ -16,7 +16,7 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
     }
     run_cmd(cmd)?;
 
-    let target_dir = cargo_metadata(root)?
+    let target_dir = cargo_metadata(root, Metadata::WorkspaceOnly)?
         .get("target_directory")
         .and_then(serde_json::Value::as_str)
         .map_or_else(|| root.join("target"), Into::into);

@@ -87,10 +87,23 @@ fn run_cmd(mut cmd: Command) -> Result<()> {
     Ok(())
 }
 
-/// `cargo metadata --format-version 1 --no-deps`, parsed.
-fn cargo_metadata(root: &Path) -> Result<serde_json::Value> {
+/// How much `cargo metadata` to ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Metadata {
+    /// `--no-deps`: workspace members and their direct dependencies only.
+    WorkspaceOnly,
+    /// Everything, including the resolved dependency graph (`resolve`).
+    WithResolve,
+}
+
+/// `cargo metadata --format-version 1` (with `--no-deps` for
+/// [`Metadata::WorkspaceOnly`]), parsed.
+fn cargo_metadata(root: &Path, scope: Metadata) -> Result<serde_json::Value> {
     let mut cmd = cargo(root);
-    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
+    cmd.args(["metadata", "--format-version", "1"]);
+    if scope == Metadata::WorkspaceOnly {
+        cmd.arg("--no-deps");
+    }
     let output = cmd.output().context("could not start cargo metadata")?;
     if !output.status.success() {
         bail!(

@@ -3,6 +3,8 @@
 //! The layering table below is the executable form of DESIGN.md section 1 and
 //! ARCHITECTURE.md: change them together.
 
+mod closure;
+mod scan;
 #[cfg(test)]
 mod tests;
 
@@ -12,7 +14,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use crate::{cargo_metadata, display_rel, walk_files};
+use crate::{Metadata, cargo_metadata, display_rel, walk_files};
+use closure::check_banned_closure;
+use scan::scan_resolver_source;
 
 /// Which workspace crates a workspace crate may depend on.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +46,9 @@ const LAYERS: &[(&str, Allowed)] = &[
 /// The pure resolver crate, held to stricter rules.
 const RESOLVER: &str = "zr-resolve";
 
-/// Packages the resolver must not depend on: async runtimes, clocks, randomness.
+/// Packages the resolver must not depend on, directly or through any chain
+/// of normal dependencies: async runtimes, clocks, randomness. See
+/// [`closure`] for which edges count.
 const RESOLVER_BANNED_DEPS: &[&str] = &[
     "tokio",
     "async-trait",
@@ -53,32 +59,15 @@ const RESOLVER_BANNED_DEPS: &[&str] = &[
     "time",
 ];
 
-/// Text that must not appear in non-comment lines of the resolver's sources,
-/// with the reason.
-const RESOLVER_BANNED_TEXT: &[(&str, &str)] = &[
-    (
-        "HashMap",
-        "random iteration order; use BTreeMap or IndexMap",
-    ),
-    (
-        "HashSet",
-        "random iteration order; use BTreeSet or IndexSet",
-    ),
-    ("std::time", "clocks make the resolver nondeterministic"),
-    ("SystemTime", "clocks make the resolver nondeterministic"),
-    ("Instant", "clocks make the resolver nondeterministic"),
-    ("rand::", "randomness makes the resolver nondeterministic"),
-    ("tokio", "the resolver is synchronous: no async runtime"),
-    ("std::fs", "the resolver does no I/O"),
-    ("std::env", "the resolver does no I/O (environment)"),
-    ("std::process", "the resolver does no I/O (processes)"),
-    ("std::net", "the resolver does no I/O (network)"),
-];
-
 /// Runs every tidy check and fails with the full list of problems.
 pub(crate) fn run(root: &Path) -> Result<()> {
-    let metadata = cargo_metadata(root)?;
+    let metadata = cargo_metadata(root, Metadata::WithResolve)?;
     let mut problems = check_layering(&metadata)?;
+    problems.extend(check_banned_closure(
+        &metadata,
+        RESOLVER,
+        RESOLVER_BANNED_DEPS,
+    )?);
     problems.extend(check_resolver_sources(root)?);
     problems.extend(check_module_docs(root)?);
     problems.extend(pending_snapshots(root)?.iter().map(|path| {
@@ -128,9 +117,10 @@ fn pending_snapshots(root: &Path) -> Result<Vec<PathBuf>> {
         .collect())
 }
 
-/// Checks workspace-internal dependency edges against [`LAYERS`] and the
-/// resolver's dependencies against [`RESOLVER_BANNED_DEPS`], given the
-/// output of `cargo metadata --no-deps`. Returns one message per problem.
+/// Checks workspace-internal dependency edges against [`LAYERS`], given the
+/// output of `cargo metadata` (with or without `--no-deps`: only the
+/// workspace members' direct dependencies are read). Returns one message per
+/// problem. Banned packages are [`check_banned_closure`]'s job.
 fn check_layering(metadata: &Value) -> Result<Vec<String>> {
     let member_ids: BTreeSet<&str> = metadata["workspace_members"]
         .as_array()
@@ -185,22 +175,11 @@ fn check_layering(metadata: &Value) -> Result<Vec<String>> {
                 }
             }
         }
-
-        if name == RESOLVER {
-            for dep in deps
-                .iter()
-                .filter(|dep| RESOLVER_BANNED_DEPS.contains(*dep))
-            {
-                problems.push(format!(
-                    "`{RESOLVER}` must not depend on `{dep}` (no async, clocks or randomness in the resolver)"
-                ));
-            }
-        }
     }
     Ok(problems)
 }
 
-/// Scans `crates/zr-resolve/src/**/*.rs` for [`RESOLVER_BANNED_TEXT`].
+/// Scans `crates/zr-resolve/src/**/*.rs` for banned code (see [`scan`]).
 fn check_resolver_sources(root: &Path) -> Result<Vec<String>> {
     let mut problems = Vec::new();
     for path in rust_files(&root.join("crates").join(RESOLVER).join("src"))? {
@@ -210,21 +189,6 @@ fn check_resolver_sources(root: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(problems)
-}
-
-/// The 1-based line numbers of `text` that hold banned text, outside `//`
-/// comment lines, with the reason (the first banned text found on the line).
-fn scan_resolver_source(text: &str) -> Vec<(usize, String)> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim_start().starts_with("//"))
-        .filter_map(|(index, line)| {
-            RESOLVER_BANNED_TEXT
-                .iter()
-                .find(|(needle, _)| line.contains(needle))
-                .map(|(needle, reason)| (index + 1, format!("`{needle}` in zr-resolve: {reason}")))
-        })
-        .collect()
 }
 
 /// Checks that every `.rs` file under `crates/*/src` starts with a `//!` line.

@@ -2,7 +2,10 @@
 
 use serde_json::{Value, json};
 
-use super::{check_layering, scan_resolver_source, starts_with_module_doc};
+use super::{
+    RESOLVER, RESOLVER_BANNED_DEPS, check_banned_closure, check_layering, scan_resolver_source,
+    starts_with_module_doc,
+};
 
 /// A workspace package as `cargo metadata --no-deps` prints it, with
 /// `(name, kind)` dependencies (`kind` is `None` for normal dependencies).
@@ -79,20 +82,154 @@ fn crate_missing_from_table_is_reported() {
     assert!(found[0].contains("`zr-new` is not in the layering table"));
 }
 
+/// Full `cargo metadata` (with `resolve`) for a small graph. `edges` are
+/// `(from, to, kinds)` by package name, `kinds` as in `dep_kinds` (`None` for
+/// normal). Every package whose name starts with `zr-` is a workspace member.
+fn full_metadata(names: &[&str], edges: &[(&str, &str, &[Option<&str>])]) -> Value {
+    let id = |name: &str| {
+        if name.starts_with("zr-") {
+            format!("path+file:///ws/crates/{name}#0.1.0")
+        } else {
+            format!("registry+https://github.com/rust-lang/crates.io-index#{name}@1.0.0")
+        }
+    };
+    let packages: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            let deps: Vec<Value> = edges
+                .iter()
+                .filter(|(from, _, _)| from == name)
+                .flat_map(|(_, to, kinds)| {
+                    kinds
+                        .iter()
+                        .map(move |kind| json!({ "name": to, "kind": kind, "rename": null }))
+                })
+                .collect();
+            json!({ "name": name, "id": id(name), "dependencies": deps })
+        })
+        .collect();
+    let nodes: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            let deps: Vec<Value> = edges
+                .iter()
+                .filter(|(from, _, _)| from == name)
+                .map(|(_, to, kinds)| {
+                    json!({
+                        "name": to.replace('-', "_"),
+                        "pkg": id(to),
+                        "dep_kinds": kinds
+                            .iter()
+                            .map(|kind| json!({ "kind": kind, "target": null }))
+                            .collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({ "id": id(name), "deps": deps, "dependencies": [], "features": [] })
+        })
+        .collect();
+    let members: Vec<Value> = names
+        .iter()
+        .filter(|name| name.starts_with("zr-"))
+        .map(|name| json!(id(name)))
+        .collect();
+    json!({
+        "packages": packages,
+        "workspace_members": members,
+        "resolve": { "nodes": nodes, "root": null },
+    })
+}
+
+fn closure_problems(metadata: &Value) -> Vec<String> {
+    check_banned_closure(metadata, RESOLVER, RESOLVER_BANNED_DEPS)
+        .expect("hand-written metadata is well formed")
+}
+
 #[test]
-fn resolver_may_not_depend_on_runtime_crates() {
-    let found = problems(vec![
-        package("zr-types", &[]),
-        package(
+fn banned_package_reached_transitively_is_reported_with_its_chain() {
+    let metadata = full_metadata(
+        &[
+            "zr-types",
+            "zr-caps",
             "zr-resolve",
-            &[("zr-types", None), ("tokio", None), ("rand", Some("dev"))],
-        ),
-    ]);
+            "serde",
+            "helper",
+            "tokio",
+        ],
+        &[
+            ("zr-resolve", "zr-types", &[None]),
+            ("zr-resolve", "zr-caps", &[None]),
+            ("zr-resolve", "serde", &[None]),
+            ("zr-caps", "zr-types", &[None]),
+            ("zr-caps", "helper", &[Some("normal")]),
+            ("helper", "tokio", &[None]),
+        ],
+    );
+    let found = closure_problems(&metadata);
     assert_eq!(found.len(), 1, "{found:#?}");
     assert!(
         found[0].contains("must not depend on `tokio`"),
         "{found:#?}"
     );
+    assert!(
+        found[0].contains("zr-resolve -> zr-caps -> helper -> tokio"),
+        "{found:#?}"
+    );
+    // The layering check reads the same metadata and finds nothing wrong.
+    assert_eq!(
+        check_layering(&metadata).expect("well formed"),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn direct_banned_dependency_is_reported() {
+    let metadata = full_metadata(&["zr-resolve", "rand"], &[("zr-resolve", "rand", &[None])]);
+    let found = closure_problems(&metadata);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].ends_with(": zr-resolve -> rand"), "{found:#?}");
+}
+
+#[test]
+fn dev_and_build_only_banned_dependencies_pass() {
+    let metadata = full_metadata(
+        &[
+            "zr-types",
+            "zr-resolve",
+            "proptest",
+            "rand",
+            "builder",
+            "time",
+            "getrandom",
+        ],
+        &[
+            ("zr-resolve", "zr-types", &[None]),
+            ("zr-resolve", "proptest", &[Some("dev")]),
+            ("proptest", "rand", &[None]),
+            ("zr-resolve", "getrandom", &[Some("dev")]),
+            ("zr-types", "builder", &[Some("build")]),
+            ("builder", "time", &[None]),
+        ],
+    );
+    assert_eq!(closure_problems(&metadata), Vec::<String>::new());
+}
+
+#[test]
+fn an_edge_that_is_both_dev_and_normal_counts() {
+    let metadata = full_metadata(
+        &["zr-resolve", "futures"],
+        &[("zr-resolve", "futures", &[Some("dev"), None])],
+    );
+    let found = closure_problems(&metadata);
+    assert_eq!(found.len(), 1, "{found:#?}");
+}
+
+#[test]
+fn closure_check_needs_the_resolve_graph() {
+    let no_deps = metadata(vec![package("zr-resolve", &[])]);
+    let err = check_banned_closure(&no_deps, RESOLVER, RESOLVER_BANNED_DEPS)
+        .expect_err("--no-deps metadata has no resolve graph");
+    assert!(err.to_string().contains("resolve.nodes"), "{err}");
 }
 
 #[test]
@@ -118,4 +255,137 @@ fn module_doc_must_be_first_non_empty_line() {
     assert!(!starts_with_module_doc("/// Item doc.\nfn f() {}\n"));
     assert!(!starts_with_module_doc("use x;\n//! Late.\n"));
     assert!(!starts_with_module_doc(""));
+}
+
+/// The lines `scan_resolver_source` flags in `source`.
+fn flagged_lines(source: &str) -> Vec<usize> {
+    scan_resolver_source(source)
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect()
+}
+
+/// Asserts that `code`, alone in a file after a module doc, is flagged on
+/// its own line (line 2), and returns the message.
+#[track_caller]
+fn assert_flagged(code: &str) -> String {
+    let source = format!("//! Resolver.\n{code}\n");
+    let found = scan_resolver_source(&source);
+    assert_eq!(
+        found.iter().map(|(line, _)| *line).collect::<Vec<_>>(),
+        vec![2],
+        "{code:?} should be flagged: {found:#?}"
+    );
+    found[0].1.clone()
+}
+
+#[track_caller]
+fn assert_clean(code: &str) {
+    let source = format!("//! Resolver.\n{code}\n");
+    let found = scan_resolver_source(&source);
+    assert!(found.is_empty(), "{code:?} should pass: {found:#?}");
+}
+
+#[test]
+fn grouped_std_imports_are_flagged() {
+    let message = assert_flagged("use std::{fs, env};");
+    assert!(message.contains("use std::fs"), "{message}");
+    assert_flagged("use std::{collections::BTreeMap, process};");
+    assert_flagged("use std::{net::TcpStream};");
+    assert_flagged("use std::{thread};");
+    assert_flagged("use std::{time::{Duration}};");
+    assert_flagged("pub(crate) use ::std::{io::{self, stdin}};");
+    assert_flagged("use std::{fs as files};");
+    assert_flagged("use std::{collections::{BTreeMap, hash_map::RandomState}};");
+}
+
+#[test]
+fn grouped_import_spanning_lines_is_flagged_at_the_use() {
+    let source = "\
+//! Resolver.
+use std::{
+    collections::BTreeMap,
+    env,
+};
+";
+    assert_eq!(flagged_lines(source), vec![2]);
+}
+
+#[test]
+fn module_relative_calls_are_flagged() {
+    assert_flagged("fn f() { let _ = fs::read_to_string(\"x\"); }");
+    assert_flagged("fn f() { let _ = env::var(\"X\"); }");
+    assert_flagged("fn f() { let _ = process::Command::new(\"ls\"); }");
+    assert_flagged("fn f() { let _ = net::TcpStream::connect(\"x:1\"); }");
+    assert_flagged("fn f() { thread::spawn(|| ()); }");
+    assert_flagged("fn f() { std::thread::sleep(D); }");
+    assert_flagged("fn f() { let _ = io::stdin(); }");
+    assert_flagged("fn f() { let _ = std::io::stdin().lines(); }");
+    assert_flagged("fn f() { let _ = std::io::stdout(); }");
+}
+
+#[test]
+fn hashing_state_is_flagged() {
+    assert_flagged("type S = std::collections::hash_map::RandomState;");
+    assert_flagged("type S = std::hash::RandomState;");
+    assert_flagged("use std::hash::RandomState;");
+}
+
+#[test]
+fn whitespace_and_comments_around_path_separators_do_not_hide_a_path() {
+    assert_flagged("fn f() { let _ = fs :: read(\"x\"); }");
+    assert_flagged("fn f() { let _ = env/* hidden */::var(\"X\"); }");
+    let source = "//! Resolver.\nfn f() {\n    let _ = fs\n        ::read(\"x\");\n}\n";
+    assert_eq!(flagged_lines(source), vec![3]);
+}
+
+#[test]
+fn renames_and_globs_that_hide_banned_items_are_flagged() {
+    assert_flagged("use std::io as i;");
+    assert_flagged("use std::io::{self as i};");
+    assert_flagged("use std as s;");
+    assert_flagged("use std::io::*;");
+    assert_flagged("use std::*;");
+    assert_flagged("use std::io::{stdin};");
+}
+
+#[test]
+fn randomness_and_async_are_flagged_as_words() {
+    assert_flagged("use rand::Rng;");
+    assert_flagged("fn f() -> u8 { rand::random() }");
+    assert_flagged("extern crate rand;");
+    assert_flagged("async fn f() { tokio::task::yield_now().await }");
+    assert_flagged("fn f(t: SystemTime) {}");
+    assert_flagged("fn f(t: Instant) {}");
+}
+
+#[test]
+fn harmless_lookalikes_pass() {
+    assert_clean("use std::collections::{BTreeMap, BTreeSet};");
+    assert_clean("use std::io::{self, Write as _};");
+    assert_clean("use std::fmt::{self, Display};");
+    assert_clean("use core::cmp::Ordering;");
+    assert_clean("fn f(operand: u8, brand: &str, random_ish: u8) {}");
+    assert_clean("fn f() { let _ = myfs::read(); let _ = zr_types::ToolName::mcp; }");
+    assert_clean("thread_local! {}");
+    assert_clean("fn f() -> char { '\"' }");
+    assert_clean("fn f<'a>(x: &'a str) -> &'a str { x }");
+}
+
+#[test]
+fn comments_and_docs_are_skipped_but_strings_cannot_fake_one() {
+    let source = "\
+//! Resolver: no `std::fs`, no `HashMap`.
+/// Not an `Instant` either: see std::env.
+/** Nor a `SystemTime`. /* nested std::fs */ still a comment */
+fn f() {} // fs::read would be I/O
+/*
+use std::{fs, env};
+*/
+const URL: &str = \"http://x\"; fn g() { let _ = fs::read(URL); }
+const OPEN: &str = \"/*\"; fn h() { let _ = env::var(OPEN); }
+const RAW: &str = r#\"\" // \"#; fn i() { thread::spawn(|| ()); }
+const CH: char = '\"'; fn j() { let _ = io::stdin(); }
+";
+    assert_eq!(flagged_lines(source), vec![8, 9, 10, 11]);
 }
