@@ -5,3 +5,4 @@
 mod origins;
 mod properties;
 mod scenarios;
+mod world;
