@@ -22,7 +22,9 @@
 //! hash maps. The same input gives byte-identical output on every run and
 //! machine; `cargo xtask tidy` checks the source for the forbidden items.
 
+mod agent;
 mod error;
+mod fork;
 mod name_index;
 mod policy;
 mod pool;
