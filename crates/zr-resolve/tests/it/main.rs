@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod origins;
+mod parsing;
 mod properties;
 mod scenarios;
 mod world;
