@@ -140,7 +140,10 @@ fn first_removal(input: &ResolveInput<'_>, tool: &ToolDefinition) -> Option<(Ste
     if let Some(p) = first_match(&caps.session_disallowed_tools, tool) {
         let reason = RemovalReason::Denied {
             pattern: p.clone(),
-            session: true,
+            // At the root the session-wide list is simply the top-level
+            // deny list (DESIGN's "denied by 'Write'"); a subagent is told
+            // where the pattern came from.
+            session: input.role != Role::Root,
         };
         return Some((Step::R3, reason));
     }

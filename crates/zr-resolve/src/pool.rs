@@ -65,7 +65,8 @@ pub enum RemovalReason {
     Denied {
         /// The first pattern that matched.
         pattern: ToolPattern,
-        /// Whether it came from the session-wide options.
+        /// Whether it came from the session-wide options and the agent is a
+        /// subagent (at the root those options are its own top-level list).
         session: bool,
     },
     /// R4: subagents cannot delegate.

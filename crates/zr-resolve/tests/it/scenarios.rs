@@ -53,7 +53,7 @@ fn json_output_has_the_documented_shape() {
     );
     assert_eq!(
         root["removed"][0],
-        serde_json::json!({"name": "Write", "step": "R3", "reason": "denied session-wide by 'Write'"})
+        serde_json::json!({"name": "Write", "step": "R3", "reason": "denied by 'Write'"})
     );
     assert_eq!(root["skills"], serde_json::json!(["review"]));
     assert_eq!(
