@@ -49,7 +49,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use serde_json::{Value, json};
 use zr_caps::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, ToolPattern, derive, merge_root,
@@ -516,4 +516,23 @@ fn bench_breakdown(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench_resolve, bench_breakdown);
-criterion_main!(benches);
+
+/// With `ZR_BENCH_ONCE=N`, resolves one session of N tools exactly once and
+/// exits, without criterion: a fixed amount of work for instruction and
+/// cache-miss counts (`valgrind --tool=callgrind --cache-sim=yes
+/// --toggle-collect='*resolve_session*'`), which do not depend on what
+/// else the machine is doing. See BENCHMARKS.md.
+fn main() {
+    if let Some(n) = std::env::var_os("ZR_BENCH_ONCE") {
+        let n: usize = n
+            .to_str()
+            .and_then(|n| n.parse().ok())
+            .expect("ZR_BENCH_ONCE is a number of tools");
+        let session = Session::new(n);
+        session.sanity_check();
+        black_box(session.resolve_session());
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
