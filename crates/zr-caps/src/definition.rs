@@ -217,7 +217,17 @@ impl AgentDefinition {
         self
     }
 
-    /// The effective turn limit given the parent's.
+    /// The effective turn limit given the parent's: the definition's own,
+    /// or half the parent's (at least 1).
+    ///
+    /// ```
+    /// use zr_caps::AgentDefinition;
+    /// let mut d = AgentDefinition::new("scout".parse().unwrap(), "d", "p");
+    /// assert_eq!(d.effective_max_turns(20), 10);
+    /// assert_eq!(d.effective_max_turns(1), 1);
+    /// d.max_turns = Some(3);
+    /// assert_eq!(d.effective_max_turns(20), 3);
+    /// ```
     #[must_use]
     pub fn effective_max_turns(&self, parent_max_turns: u32) -> u32 {
         self.max_turns.unwrap_or((parent_max_turns / 2).max(1))

@@ -6,12 +6,18 @@ use zr_types::ToolDefinition;
 
 use crate::{AgentCapabilities, AgentOptions, EffectiveCapabilities, SkillView};
 
-/// Concatenates tool sources, top level first. Same-name entries are kept:
-/// the resolver's R1 replaces an earlier entry with a later one of the same
-/// name *in place* and records the replacement in its trace, which a merge
-/// here would lose.
-fn union(first: &[Arc<ToolDefinition>], then: &[Arc<ToolDefinition>]) -> Vec<Arc<ToolDefinition>> {
-    first.iter().chain(then).cloned().collect()
+/// The top level's tools, then the capability's. Same-name entries are
+/// kept: the resolver's R1 replaces an earlier entry with a later one of the
+/// same name *in place* and records the replacement in its trace, which a
+/// merge here would lose.
+fn top_level_first(
+    top: &[Arc<ToolDefinition>],
+    own: Option<&Vec<Arc<ToolDefinition>>>,
+) -> Vec<Arc<ToolDefinition>> {
+    top.iter()
+        .chain(own.into_iter().flatten())
+        .cloned()
+        .collect()
 }
 
 /// The root's effective capabilities (C1).
@@ -46,14 +52,8 @@ pub fn merge_root(
         None => constructor.clone(),
     };
     EffectiveCapabilities {
-        custom_tools: union(
-            &options.custom_tools,
-            caps.custom_tools.as_deref().unwrap_or_default(),
-        ),
-        connection_tools: union(
-            &options.mcp_tools,
-            caps.connection_tools.as_deref().unwrap_or_default(),
-        ),
+        custom_tools: top_level_first(&options.custom_tools, caps.custom_tools.as_ref()),
+        connection_tools: top_level_first(&options.mcp_tools, caps.connection_tools.as_ref()),
         skills: caps.skills.map_or(SkillView::All, SkillView::Only),
         allowed_tools: caps.allowed_tools.or_else(|| options.allowed_tools.clone()),
         disallowed_tools: caps.disallowed_tools.unwrap_or_default(),
@@ -77,11 +77,8 @@ pub fn merge_root(
 #[must_use]
 pub fn derive(options: &AgentOptions, definition: &AgentCapabilities) -> EffectiveCapabilities {
     EffectiveCapabilities {
-        custom_tools: union(&[], definition.custom_tools.as_deref().unwrap_or_default()),
-        connection_tools: union(
-            &[],
-            definition.connection_tools.as_deref().unwrap_or_default(),
-        ),
+        custom_tools: definition.custom_tools.clone().unwrap_or_default(),
+        connection_tools: definition.connection_tools.clone().unwrap_or_default(),
         skills: SkillView::Only(definition.skills.clone().unwrap_or_default()),
         allowed_tools: definition.allowed_tools.clone(),
         disallowed_tools: definition.disallowed_tools.clone().unwrap_or_default(),

@@ -15,7 +15,7 @@ use zr_types::{RESERVED_TOOL_NAMES, SkillDefinition, ToolDefinition, ToolOrigin}
 use crate::name_index::NameIndex;
 use crate::{
     DerivedKind, LazyPolicy, RemovalReason, Removed, Replaced, ResolveError, ResolveInput,
-    ResolvedPool, Role, Step, Warning,
+    ResolvePolicy, ResolvedPool, Role, Step, Warning,
 };
 
 /// The list a definition was given in.
@@ -157,16 +157,12 @@ fn first_removal(input: &ResolveInput<'_>, tool: &ToolDefinition) -> Option<(Ste
     let Role::Derived { kind, background } = input.role else {
         return None;
     };
-    // R4
+    // R4, R5
     if is_delegation(tool) {
         return Some((Step::R4, RemovalReason::NoDelegation));
     }
-    if policy.derived_blocklist.contains(&tool.name) {
-        return Some((Step::R4, RemovalReason::DerivedBlocklist));
-    }
-    // R5
-    if background && builtin && !policy.background_allowlist.contains(&tool.name) {
-        return Some((Step::R5, RemovalReason::NotForBackground));
+    if let Some(removal) = barred_from_subagents(tool, policy, background) {
+        return Some(removal);
     }
     // R6
     let read_only_kind = match kind {
@@ -287,7 +283,7 @@ pub(crate) fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, Re
                 .map(|t| (t, RemovalReason::DelegationOff)),
         );
     }
-    remove_known(&mut pool, &mut removed, Step::R7, gone);
+    remove_known(&mut pool, &mut removed, Step::R7, &gone);
 
     // R8
     let mut deferred = Vec::new();
@@ -331,33 +327,44 @@ fn remove_known(
     pool: &mut Vec<(Arc<ToolDefinition>, Defer)>,
     removed: &mut Vec<Removed>,
     step: Step,
-    gone: Vec<(Arc<ToolDefinition>, RemovalReason)>,
+    gone: &[(Arc<ToolDefinition>, RemovalReason)],
 ) {
-    if gone.is_empty() {
-        return;
-    }
-    let mut order = Vec::with_capacity(gone.len());
     pool.retain(
-        |(t, _)| match gone.iter().position(|(g, _)| Arc::ptr_eq(g, t)) {
-            Some(i) => {
-                order.push(i);
+        |(tool, _)| match gone.iter().find(|(g, _)| Arc::ptr_eq(g, tool)) {
+            Some((_, reason)) => {
+                removed.push(Removed {
+                    tool: Arc::clone(tool),
+                    step,
+                    reason: reason.clone(),
+                });
                 false
             }
             None => true,
         },
     );
-    for i in order {
-        let (tool, reason) = &gone[i];
-        removed.push(Removed {
-            tool: Arc::clone(tool),
-            step,
-            reason: reason.clone(),
-        });
-    }
 }
 
 pub(crate) fn is_delegation(tool: &ToolDefinition) -> bool {
     matches!(tool.name.as_str(), "Task" | "MultiTask")
+}
+
+/// R4's block list and R5, which derived agents and forks share. (Task and
+/// MultiTask are each role's own business: a fork keeps them advertised.)
+pub(crate) fn barred_from_subagents(
+    tool: &ToolDefinition,
+    policy: &ResolvePolicy,
+    background: bool,
+) -> Option<(Step, RemovalReason)> {
+    if policy.derived_blocklist.contains(&tool.name) {
+        Some((Step::R4, RemovalReason::DerivedBlocklist))
+    } else if background
+        && tool.origin == ToolOrigin::Builtin
+        && !policy.background_allowlist.contains(&tool.name)
+    {
+        Some((Step::R5, RemovalReason::NotForBackground))
+    } else {
+        None
+    }
 }
 
 /// How a surviving tool takes part in the lazy split (R8).

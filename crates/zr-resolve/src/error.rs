@@ -93,12 +93,6 @@ pub enum ScenarioError {
     /// A subagent was called `root`.
     #[error("scenario: at subagents.root: 'root' names the root agent; choose another name")]
     ReservedAgentName,
-    /// The same subagent name appears twice.
-    #[error("scenario: at subagents.{agent}: duplicate subagent name")]
-    DuplicateAgent {
-        /// The subagent.
-        agent: String,
-    },
     /// Resolving one agent failed.
     #[error("cannot resolve agent '{agent}'")]
     Resolve {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use zr_types::{ToolDefinition, ToolOrigin};
 
-use crate::agent::is_delegation;
+use crate::agent::{barred_from_subagents, is_delegation};
 use crate::{RemovalReason, Removed, ResolvePolicy, ResolvedPool, Step};
 
 pub(crate) fn resolve_fork(
@@ -16,15 +16,8 @@ pub(crate) fn resolve_fork(
     let why = |tool: &ToolDefinition| {
         if is_delegation(tool) {
             Some((Step::Fork, RemovalReason::ForkCannotDelegate))
-        } else if policy.derived_blocklist.contains(&tool.name) {
-            Some((Step::R4, RemovalReason::DerivedBlocklist))
-        } else if background
-            && tool.origin == ToolOrigin::Builtin
-            && !policy.background_allowlist.contains(&tool.name)
-        {
-            Some((Step::R5, RemovalReason::NotForBackground))
         } else {
-            None
+            barred_from_subagents(tool, policy, background)
         }
     };
     let mut removed = parent.removed.clone();

@@ -6,7 +6,6 @@
 //! answer to "why does this agent (not) have tool X" is in the output.
 //!
 //! ```
-//! use std::sync::Arc;
 //! use zr_caps::{derive, AgentCapabilities, AgentOptions};
 //! use zr_resolve::{default_builtins, resolve, DerivedKind, ResolveInput, ResolvePolicy, Role};
 //!

@@ -268,32 +268,29 @@ impl ResolvedPool {
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings
     }
+}
 
-    /// Whether `name` may be run (executable, or deferred and so loadable
-    /// through `FindTool`).
-    #[must_use]
-    pub fn can_run(&self, name: &str) -> bool {
-        self.executable
-            .iter()
-            .chain(self.deferred.iter())
-            .any(|t| t.name.as_str() == name)
-    }
+/// Column widths of a pool's text form.
+#[derive(Clone, Copy)]
+struct Widths {
+    name: usize,
+    origin: usize,
 }
 
 fn write_tools(
     f: &mut fmt::Formatter<'_>,
     title: &str,
     tools: &[Arc<ToolDefinition>],
-    (width, origin_width): (usize, usize),
+    w: Widths,
 ) -> fmt::Result {
     writeln!(f, "{title} ({}):", tools.len())?;
     for t in tools {
         let name = t.name.as_str();
         if t.is_read_only() {
             let origin = t.origin.to_string();
-            writeln!(f, "  {name:<width$}  {origin:<origin_width$}  read-only")?;
+            writeln!(f, "  {name:<0$}  {origin:<1$}  read-only", w.name, w.origin)?;
         } else {
-            writeln!(f, "  {name:<width$}  {}", t.origin)?;
+            writeln!(f, "  {name:<0$}  {1}", w.name, t.origin)?;
         }
     }
     Ok(())
@@ -301,50 +298,40 @@ fn write_tools(
 
 impl fmt::Display for ResolvedPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let width = self
-            .advertised
-            .iter()
-            .chain(self.deferred.iter())
-            .map(|t| t.name.as_str().len())
-            .chain(self.removed.iter().map(|r| r.tool.name.as_str().len()))
-            .chain(self.replaced.iter().map(|r| r.name.as_str().len()))
-            .max()
-            .unwrap_or(0);
-        let origin_width = self
-            .advertised
-            .iter()
-            .chain(self.deferred.iter())
-            .map(|t| t.origin.to_string().len())
-            .max()
-            .unwrap_or(0);
-        let width = (width, origin_width);
-        write_tools(f, "advertised", &self.advertised, width)?;
-        if Arc::ptr_eq(&self.executable, &self.advertised) || self.executable == self.advertised {
+        let listed = || self.advertised.iter().chain(self.deferred.iter());
+        let w = Widths {
+            name: listed()
+                .map(|t| t.name.as_str().len())
+                .chain(self.removed.iter().map(|r| r.tool.name.as_str().len()))
+                .chain(self.replaced.iter().map(|r| r.name.as_str().len()))
+                .max()
+                .unwrap_or(0),
+            origin: listed()
+                .map(|t| t.origin.to_string().len())
+                .max()
+                .unwrap_or(0),
+        };
+        write_tools(f, "advertised", &self.advertised, w)?;
+        if self.executable == self.advertised {
             writeln!(f, "executable: same as advertised")?;
         } else {
-            write_tools(f, "executable", &self.executable, width)?;
+            write_tools(f, "executable", &self.executable, w)?;
         }
-        write_tools(f, "deferred", &self.deferred, width)?;
-        let (name_width, _) = width;
+        write_tools(f, "deferred", &self.deferred, w)?;
         writeln!(f, "removed ({}):", self.removed.len())?;
         for r in &self.removed {
-            writeln!(
-                f,
-                "  {:<name_width$}  {:<4}  {}",
-                r.tool.name.as_str(),
-                r.step,
-                r.reason
-            )?;
+            let name = r.tool.name.as_str();
+            writeln!(f, "  {name:<0$}  {1:<4}  {2}", w.name, r.step, r.reason)?;
         }
         if !self.replaced.is_empty() {
             writeln!(f, "replaced ({}):", self.replaced.len())?;
             for r in &self.replaced {
+                let name = r.name.as_str();
+                let step = Step::R1;
                 writeln!(
                     f,
-                    "  {:<name_width$}  R1    {} replaced by {}",
-                    r.name.as_str(),
-                    r.previous,
-                    r.by
+                    "  {name:<0$}  {step:<4}  {1} replaced by {2}",
+                    w.name, r.previous, r.by
                 )?;
             }
         }

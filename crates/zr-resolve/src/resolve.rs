@@ -1,4 +1,5 @@
-//! The resolver proper: steps R1-R8 and the Fork role.
+//! The resolver's entry point, its input, and the default builtin
+//! definitions; the steps are in `agent.rs` (root and derived) and `fork.rs`.
 
 use std::sync::Arc;
 

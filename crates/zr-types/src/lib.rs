@@ -2,8 +2,10 @@
 //!
 //! This crate holds the vocabulary of the system and nothing else: validated
 //! names ([`ToolName`], [`ServerName`], [`SkillName`]), tool and skill
-//! definitions, conversation messages, agent and session ids, and the
-//! [`ToolHandler`] contract through which every tool is run.
+//! definitions, conversation messages, agent and session ids, the
+//! [`ToolHandler`] contract through which every tool is run, the default
+//! builtin registry, and [`ordered_entries`] for reading JSON objects in
+//! file order.
 //!
 //! Architecture invariant: no async runtime, no I/O, no clocks. Everything
 //! here is a value that can be built, compared and serialised anywhere.
@@ -14,6 +16,7 @@ mod handler;
 mod id;
 mod message;
 mod name;
+mod ordered;
 mod skill;
 mod tool;
 
@@ -25,5 +28,6 @@ pub use message::{
     ContentBlock, ImageSource, Message, MessageRole, StopReason, ToolResultContent, Usage,
 };
 pub use name::{AgentName, MAX_TOOL_NAME_LEN, ServerName, SkillName, ToolName, stable_hash};
+pub use ordered::ordered_entries;
 pub use skill::{SkillBody, SkillDefinition};
 pub use tool::{Annotations, ToolDefinition, ToolOrigin};

@@ -25,7 +25,7 @@ enum Match {
 const IO: &str = "the resolver does no I/O";
 const CLOCKS: &str = "clocks make the resolver nondeterministic";
 const RANDOM: &str = "randomness makes the resolver nondeterministic";
-const HASH_ORDER: &str = "random iteration order; use BTreeMap/BTreeSet or IndexMap/IndexSet";
+const HASH_ORDER: &str = "seeded hashing makes iteration order random; use BTreeMap/BTreeSet";
 const THREADS: &str = "the resolver is single-threaded and synchronous";
 
 /// Text that must not appear in the code of the resolver's sources (comments

@@ -117,7 +117,10 @@ proptest! {
             "\u{feff}?---\r?\n(?s).{0,120}\r?\n---\r?\n(?s).{0,40}",
         ]
     ) {
-        let _ = parse(&text);
+        // Never a panic, and an error always names the file and a line.
+        if let Err(err) = parse(&text) {
+            prop_assert!(err.line >= 1 && err.to_string().starts_with("agents/x.md:"), "{}", err);
+        }
     }
 
     #[test]

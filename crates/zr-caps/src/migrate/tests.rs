@@ -68,9 +68,9 @@ fn errors_name_the_key_and_the_agent() {
         r#"{"environment": {"model": "m"}, "agents": {"a": {"description": "d", "prompt": "p"}, "a": {"description": "d", "prompt": "p"}}}"#,
     )
     .unwrap_err();
-    assert!(
-        err.to_string().contains("agent 'a' is defined twice"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "not a valid 2.x configuration: at agents: 'a' appears twice at line 1 column 88"
     );
 
     let err = migrate_v2(r#"{"environment": {"model": "m"}} x"#).unwrap_err();

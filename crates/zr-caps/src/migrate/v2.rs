@@ -17,13 +17,10 @@
 //! Every key not listed here is refused by name.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::marker::PhantomData;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use zr_types::{AgentName, ServerName, SkillName, ToolName};
 
@@ -36,7 +33,7 @@ pub struct Document {
     /// The environment every agent inherited.
     pub environment: AgentEnvironment,
     /// The subagent definitions, in file order.
-    #[serde(default, deserialize_with = "ordered_agents")]
+    #[serde(default, deserialize_with = "zr_types::ordered_entries")]
     pub agents: Vec<(AgentName, AgentDefinition)>,
 }
 
@@ -162,31 +159,4 @@ pub struct AgentDefinition {
 
 fn yes() -> bool {
     true
-}
-
-/// Reads a JSON object into pairs in file order, refusing repeated names.
-fn ordered_agents<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<(AgentName, AgentDefinition)>, D::Error> {
-    struct Ordered(PhantomData<AgentDefinition>);
-    impl<'de> Visitor<'de> for Ordered {
-        type Value = Vec<(AgentName, AgentDefinition)>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("an object of agent definitions by name")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut out: Vec<(AgentName, AgentDefinition)> = Vec::new();
-            while let Some(name) = map.next_key::<AgentName>()? {
-                if out.iter().any(|(n, _)| *n == name) {
-                    return Err(de::Error::custom(format_args!(
-                        "agent '{name}' is defined twice"
-                    )));
-                }
-                let definition = map.next_value()?;
-                out.push((name, definition));
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_map(Ordered(PhantomData))
 }

@@ -1,10 +1,9 @@
 //! The scenario file's raw JSON shapes and their conversion to the model.
 
 use std::fmt;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use zr_caps::{AgentCapabilities, AgentOptions, ToolPattern};
@@ -22,21 +21,25 @@ fn expect_object(value: &Value, path: &str) -> Result<(), ScenarioError> {
     if value.is_object() || value.is_null() {
         Ok(())
     } else {
+        let path = if path.is_empty() { "." } else { path };
         Err(ScenarioError::NotAnObject {
-            path: if path.is_empty() {
-                ".".to_owned()
-            } else {
-                path.to_owned()
-            },
+            path: path.to_owned(),
         })
     }
 }
 
-fn tool_lists(caps: &Value, path: &str, keys: &[&str]) -> Result<(), ScenarioError> {
+/// The items of the lists under `keys` of `parent` (at `path`) are
+/// objects. Anything else under those keys is left to the typed reading.
+fn list_items(parent: &Value, path: &str, keys: &[&str]) -> Result<(), ScenarioError> {
     for key in keys {
-        if let Some(Value::Array(tools)) = caps.get(key) {
-            for (i, tool) in tools.iter().enumerate() {
-                expect_object(tool, &format!("{path}.{key}[{i}]"))?;
+        if let Some(Value::Array(items)) = parent.get(key) {
+            let path = if path.is_empty() {
+                (*key).to_owned()
+            } else {
+                format!("{path}.{key}")
+            };
+            for (i, item) in items.iter().enumerate() {
+                expect_object(item, &format!("{path}[{i}]"))?;
             }
         }
     }
@@ -45,6 +48,7 @@ fn tool_lists(caps: &Value, path: &str, keys: &[&str]) -> Result<(), ScenarioErr
 
 /// Every place the format expects an object holds one (or null).
 pub(super) fn objects_only(root: &Value) -> Result<(), ScenarioError> {
+    const TOOL_LISTS: &[&str] = &["custom_tools", "connection_tools"];
     expect_object(root, "")?;
     for key in [
         "options",
@@ -57,23 +61,13 @@ pub(super) fn objects_only(root: &Value) -> Result<(), ScenarioError> {
             expect_object(v, key)?;
         }
     }
-    if let Some(Value::Array(list)) = root.get("builtins") {
-        for (i, tool) in list.iter().enumerate() {
-            expect_object(tool, &format!("builtins[{i}]"))?;
-        }
-    }
-    if let Some(Value::Array(list)) = root.get("skills") {
-        for (i, skill) in list.iter().enumerate() {
-            expect_object(skill, &format!("skills[{i}]"))?;
-        }
-    }
-    let caps_keys = ["custom_tools", "connection_tools"];
+    list_items(root, "", &["builtins", "skills"])?;
     if let Some(options) = root.get("options") {
-        tool_lists(options, "options", &["custom_tools", "mcp_tools"])?;
+        list_items(options, "options", &["custom_tools", "mcp_tools"])?;
     }
     for key in ["capabilities", "query_override"] {
         if let Some(caps) = root.get(key) {
-            tool_lists(caps, key, &caps_keys)?;
+            list_items(caps, key, TOOL_LISTS)?;
         }
     }
     if let Some(Value::Object(subagents)) = root.get("subagents") {
@@ -83,7 +77,7 @@ pub(super) fn objects_only(root: &Value) -> Result<(), ScenarioError> {
             if let Some(caps) = sub.get("capabilities") {
                 let path = format!("{path}.capabilities");
                 expect_object(caps, &path)?;
-                tool_lists(caps, &path, &caps_keys)?;
+                list_items(caps, &path, TOOL_LISTS)?;
             }
         }
     }
@@ -110,8 +104,8 @@ pub(super) struct RawScenario {
     skills: Vec<RawSkill>,
     #[serde(default)]
     policy: RawPolicy,
-    #[serde(default)]
-    subagents: Ordered<RawSubagent>,
+    #[serde(default, deserialize_with = "zr_types::ordered_entries")]
+    subagents: Vec<(String, RawSubagent)>,
 }
 
 #[derive(Default)]
@@ -266,54 +260,44 @@ struct RawSubagent {
     capabilities: Option<RawCaps>,
 }
 
-/// A JSON object read as a list of entries in file order (serde_json's own
-/// map type sorts its keys).
-struct Ordered<T>(Vec<(String, T)>);
-
-impl<T> Default for Ordered<T> {
-    fn default() -> Self {
-        Self(Vec::new())
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Ordered<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered<T>, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, T>()? {
-                    out.push((k, v));
-                }
-                Ok(Ordered(out))
-            }
-        }
-        d.deserialize_map(V(PhantomData))
-    }
-}
-
 // ---- raw -> model ----------------------------------------------------------
 
-fn tool(raw: RawTool, origin: ToolOrigin) -> Arc<ToolDefinition> {
+/// A definition from the fields every scenario tool has.
+fn definition(
+    name: ToolName,
+    description: String,
+    read_only: bool,
+    defer: Option<bool>,
+    schema: Option<Value>,
+    origin: ToolOrigin,
+) -> Arc<ToolDefinition> {
     let annotations = Annotations {
-        read_only: raw.read_only,
+        read_only,
         ..Annotations::default()
     };
-    let mut def = ToolDefinition::new(raw.name, raw.description, origin)
+    let def = ToolDefinition::new(name, description, origin)
         .with_annotations(annotations)
-        .with_defer(raw.defer.then_some(true));
-    if let Some(schema) = raw.input_schema {
-        def = def.with_schema(schema);
-    }
-    Arc::new(def)
+        .with_defer(defer);
+    Arc::new(match schema {
+        Some(schema) => def.with_schema(schema),
+        None => def,
+    })
 }
 
 fn tools(raw: Vec<RawTool>, origin: &ToolOrigin) -> Vec<Arc<ToolDefinition>> {
-    raw.into_iter().map(|t| tool(t, origin.clone())).collect()
+    raw.into_iter()
+        .map(|t| {
+            let defer = t.defer.then_some(true);
+            definition(
+                t.name,
+                t.description,
+                t.read_only,
+                defer,
+                t.input_schema,
+                origin.clone(),
+            )
+        })
+        .collect()
 }
 
 fn mcp_tools(raw: Vec<RawMcpTool>, path: &str) -> Result<Vec<Arc<ToolDefinition>>, ScenarioError> {
@@ -324,21 +308,15 @@ fn mcp_tools(raw: Vec<RawMcpTool>, path: &str) -> Result<Vec<Arc<ToolDefinition>
                 path: format!("{path}[{i}].name"),
                 source,
             })?;
-            let annotations = Annotations {
-                read_only: t.read_only,
-                ..Annotations::default()
-            };
-            let mut def = ToolDefinition::new(
+            let origin = ToolOrigin::Connection { server: t.server };
+            Ok(definition(
                 name,
                 t.description,
-                ToolOrigin::Connection { server: t.server },
-            )
-            .with_annotations(annotations)
-            .with_defer(t.defer);
-            if let Some(schema) = t.input_schema {
-                def = def.with_schema(schema);
-            }
-            Ok(Arc::new(def))
+                t.read_only,
+                t.defer,
+                t.input_schema,
+                origin,
+            ))
         })
         .collect()
 }
@@ -394,47 +372,40 @@ impl RawScenario {
                 .unwrap_or_else(ResolvePolicy::default_background_allowlist),
             delegation: self.policy.delegation,
         };
-        let mut subagents: Vec<(AgentName, Role, AgentCapabilities)> = Vec::new();
-        for (key, raw) in self.subagents.0 {
-            let path = format!("subagents.{key}");
+        let mut subagents = Vec::with_capacity(self.subagents.len());
+        for (key, raw) in self.subagents {
             if key == "root" {
                 return Err(ScenarioError::ReservedAgentName);
             }
+            let path = format!("subagents.{key}");
             let name: AgentName = key.parse().map_err(|source| ScenarioError::Name {
                 path: path.clone(),
                 source,
             })?;
-            if subagents.iter().any(|(n, _, _)| n == &name) {
-                return Err(ScenarioError::DuplicateAgent { agent: key });
-            }
+            let background = raw.background;
             let kind = match raw.kind {
                 RawKind::GeneralPurpose => DerivedKind::GeneralPurpose,
                 RawKind::Explore => DerivedKind::Explore,
                 RawKind::Plan => DerivedKind::Plan,
                 RawKind::Custom => DerivedKind::Custom,
+                RawKind::Fork if raw.capabilities.is_some() => {
+                    return Err(ScenarioError::ForkWithCapabilities { agent: key });
+                }
                 RawKind::Fork => {
-                    if raw.capabilities.is_some() {
-                        return Err(ScenarioError::ForkWithCapabilities { agent: key });
-                    }
-                    subagents.push((
+                    let fork = (
                         name,
-                        Role::Fork {
-                            background: raw.background,
-                        },
+                        Role::Fork { background },
                         AgentCapabilities::default(),
-                    ));
+                    );
+                    subagents.push(fork);
                     continue;
                 }
-            };
-            let role = Role::Derived {
-                kind,
-                background: raw.background,
             };
             let caps = caps(
                 raw.capabilities.unwrap_or_default(),
                 &format!("{path}.capabilities"),
             )?;
-            subagents.push((name, role, caps));
+            subagents.push((name, Role::Derived { kind, background }, caps));
         }
         Ok(Scenario {
             builtins,

@@ -79,19 +79,30 @@ fn json() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Either a report, root first, or an error that says where: never a panic.
+fn check(text: &str) -> Result<(), TestCaseError> {
+    match Scenario::from_json(text).and_then(|s| s.resolve()) {
+        Ok(report) => prop_assert_eq!(report.agents[0].agent.as_str(), "root"),
+        Err(err) => {
+            let err = err.to_string();
+            prop_assert!(
+                err.starts_with("scenario: at ") || err.starts_with("cannot resolve agent '"),
+                "an error that names no place: {}",
+                err
+            );
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn prop_arbitrary_text_never_panics(text in "\\PC{0,200}") {
-        let _ = Scenario::from_json(&text).and_then(|s| s.resolve());
+        check(&text)?;
     }
 
     #[test]
     fn prop_vocabulary_json_never_panics(value in json()) {
-        let text = value.to_string();
-        // Either a report or an error that says where: never a panic.
-        match Scenario::from_json(&text).and_then(|s| s.resolve()) {
-            Ok(report) => prop_assert!(!report.agents.is_empty()),
-            Err(err) => prop_assert!(!err.to_string().is_empty()),
-        }
+        check(&value.to_string())?;
     }
 }

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::sample::select;
 use zr_caps::{AgentCapabilities, ToolPattern, derive, merge_root};
-use zr_resolve::{DerivedKind, ResolvedPool, Role, Scenario, Step};
+use zr_resolve::{
+    DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, Scenario, Step, resolve,
+};
 use zr_types::{ToolDefinition, ToolOrigin};
 
 use crate::world::*;
@@ -255,6 +257,15 @@ proptest! {
     fn prop_reserved_names_are_refused(name in select(&["Task", "MultiTask", "FindTool", "Skill", "mcp__a__b"][..]), w in world()) {
         let mut w = w;
         w.options.custom_tools.push(Arc::new(ToolDefinition::new(name.parse().unwrap(), "", ToolOrigin::Custom)));
+        // Every other generated name is valid, so the root fails on this
+        // one, with the rule that forbids it.
+        let root_caps = merge_root(&w.options, &w.root, w.query_override.as_ref());
+        let err = resolve(&ResolveInput::new(Role::Root, &w.builtins, &root_caps, &w.skills, &w.policy)).unwrap_err();
+        match err {
+            ResolveError::ReservedName { name: n, .. } => prop_assert!(n.as_str() == name && name != "mcp__a__b"),
+            ResolveError::ReservedPrefix { name: n, .. } => prop_assert!(n.as_str() == name && name == "mcp__a__b"),
+            other => prop_assert!(false, "{} refused for another reason: {}", name, other),
+        }
         prop_assert!(pools(&w).is_none());
     }
 }
