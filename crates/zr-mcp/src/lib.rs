@@ -1,0 +1,1 @@
+//! MCP client bridge: `.mcp.json`, a shared connection hub, tool materialisation and calls.

@@ -1,0 +1,1 @@
+//! Skill registry (`SKILL.md` folders) and agent-type registry (`agents/*.md`).

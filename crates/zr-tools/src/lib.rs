@@ -1,0 +1,1 @@
+//! Builtin tools: Bash, Read, Write, Edit, Glob, Grep, WebFetch, WebSearch, AskUserQuestion, TodoWrite, Config, Cron.
