@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 
-use crate::{cargo, run_cmd, tidy};
+use crate::{cargo, deps, run_cmd, tidy};
 
 /// Proptest cases per property in a full run, as DESIGN.md requires.
 const PROPTEST_CASES_FULL: &str = "10000";
@@ -38,12 +38,14 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     } else {
         &[]
     };
+    let deps = root.join(deps::DEPS_DIR);
     // Tests must fail on an unreviewed or missing snapshot.
     let test_env = |cmd: &mut Command| {
         cmd.env("PROPTEST_CASES", proptest_cases)
             .env("INSTA_UPDATE", "no")
             .env("INSTA_FORCE_PASS", "0")
-            .env("CI", "true");
+            .env("CI", "true")
+            .env("ZR_DEPS_DIR", &deps);
     };
 
     let mut step = |name: &'static str, f: &dyn Fn() -> Result<()>| -> Result<()> {
@@ -53,6 +55,10 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
         timings.push((name, start.elapsed()));
         result.map_err(|err| anyhow!("ci step `{name}` failed: {err:#}"))
     };
+
+    // Outside programs the tests run against (MCP servers, the conformance
+    // suite, the Python SDK): installed from pinned lists, skipped when current.
+    step("deps", &|| deps::run(root).map(|_| ()))?;
 
     step("fmt", &|| {
         let mut cmd = cargo(root);

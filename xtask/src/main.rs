@@ -4,6 +4,7 @@
 
 mod bench;
 mod ci;
+mod deps;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ commands:
   ci [--quick]     fmt, tidy, clippy, tests, snapshot review check, docs
                    (--quick: 256 proptest cases instead of 10000)
   tidy             layering and source checks only
+  deps             install the MCP servers, conformance suite and Python
+                   SDK that tests run against into .deps/ (pinned in
+                   xtask/deps/; also the first step of `ci`)
   bench [--quick]  run the zr-resolve criterion benchmarks
                    (--quick: shorter warm-up and measurement)";
 
@@ -41,7 +45,7 @@ fn run() -> Result<()> {
     let mut quick = false;
     for arg in args {
         match arg.as_str() {
-            "--quick" if command != "tidy" => quick = true,
+            "--quick" if command != "tidy" && command != "deps" => quick = true,
             other => bail!("unknown argument `{other}` for `{command}`\n\n{USAGE}"),
         }
     }
@@ -49,6 +53,7 @@ fn run() -> Result<()> {
     match command.as_str() {
         "ci" => ci::run(&root, quick),
         "tidy" => tidy::run(&root),
+        "deps" => deps::run(&root).map(|_| ()),
         "bench" => bench::run(&root, quick),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

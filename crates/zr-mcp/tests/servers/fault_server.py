@@ -1,0 +1,88 @@
+"""An MCP server over stdio that misbehaves on purpose, for zr-mcp's fault tests.
+
+Built on the official Python SDK (`mcp` 2.x), installed by `cargo xtask deps`
+into `.deps/venv`. Tools:
+
+- `echo(text)`: answers `text`; proves the connection still works.
+- `crash(status=3)`: the process exits with `status` in the middle of the call,
+  without answering.
+- `hang()`: never answers (until cancelled or killed).
+- `garbage(lines=3)`: writes `lines` non-JSON lines straight to stdout (the
+  protocol stream), then answers "survived".
+- `huge(bytes=20_000_000)`: answers one text of `bytes` characters.
+- `pid()`: answers the server's process id, so tests can count processes.
+- `fail(message)`: answers with `isError: true`.
+
+Every line the server writes to stderr starts with "fault_server:" so tests
+can check that it reaches `tracing`, not our stdout.
+"""
+
+import asyncio
+import os
+import sys
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("zr-fault-server")
+
+# A copy of the protocol stream (stdout) taken before the SDK diverts it, as a
+# careless library that printed to stdout would hold.
+WIRE = os.dup(1)
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Answers the text it was given."""
+    return text
+
+
+@server.tool()
+def crash(status: int = 3) -> str:
+    """Exits the whole process with `status` before answering."""
+    sys.stderr.write(f"fault_server: crashing with status {status}\n")
+    sys.stderr.flush()
+    os._exit(status)
+
+
+@server.tool()
+async def hang() -> str:
+    """Never answers."""
+    sys.stderr.write("fault_server: hanging\n")
+    sys.stderr.flush()
+    await asyncio.Event().wait()
+    return "unreachable"
+
+
+@server.tool()
+def garbage(lines: int = 3) -> str:
+    """Writes non-JSON lines to stdout, then answers normally."""
+    # The SDK diverts descriptor 1 to stderr while it serves stdio, so write
+    # to the copy of the protocol stream taken at start-up.
+    for i in range(lines):
+        os.write(WIRE, f"this is not JSON-RPC, line {i}\n".encode())
+    return "survived"
+
+
+@server.tool()
+def huge(bytes: int = 20_000_000) -> str:
+    """Answers one very long text."""
+    return "x" * bytes
+
+
+@server.tool()
+def pid() -> str:
+    """Answers this server's process id."""
+    return str(os.getpid())
+
+
+@server.tool()
+def fail(message: str = "the tool failed on purpose") -> str:
+    """Answers with isError: true."""
+    raise ToolError(message)
+
+
+if __name__ == "__main__":
+    sys.stderr.write("fault_server: started\n")
+    sys.stderr.flush()
+    server.run("stdio")

@@ -1,0 +1,99 @@
+//! `cargo xtask deps`: installs the outside programs that tests and benchmarks run against.
+//!
+//! Everything goes into `.deps/` at the workspace root (git-ignored), from
+//! pinned lists kept in `xtask/deps/`:
+//!
+//! - `.deps/node`: `npm ci` of `package.json` + `package-lock.json` (the MCP
+//!   servers, the MCP conformance suite, the TypeScript SDK);
+//! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
+//!   Python MCP SDK for the fault server).
+//!
+//! Each part is redone only when its pinned list changed since the last
+//! install (a stamp file holds a copy of the lists), so a second run costs
+//! two file reads.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use crate::run_cmd;
+
+/// Where the installs go, relative to the workspace root. Tests look here too
+/// (or in `$ZR_DEPS_DIR`).
+pub(crate) const DEPS_DIR: &str = ".deps";
+
+/// Installs whatever is missing or out of date; returns the `.deps` folder.
+pub(crate) fn run(root: &Path) -> Result<PathBuf> {
+    let deps = root.join(DEPS_DIR);
+    let pinned = root.join("xtask/deps");
+    node(&deps.join("node"), &pinned)?;
+    python(&deps.join("venv"), &pinned)?;
+    Ok(deps)
+}
+
+/// `npm ci` into `dir` from the pinned `package.json` and lock file.
+fn node(dir: &Path, pinned: &Path) -> Result<()> {
+    let files = ["package.json", "package-lock.json"];
+    let wanted = stamp_of(pinned, &files)?;
+    if read_stamp(dir) == Some(wanted.clone()) {
+        println!("deps: node packages up to date in {}", dir.display());
+        return Ok(());
+    }
+    println!("deps: installing node packages into {}", dir.display());
+    fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    for file in files {
+        fs::copy(pinned.join(file), dir.join(file))
+            .with_context(|| format!("could not copy {file} into {}", dir.display()))?;
+    }
+    let mut cmd = Command::new("npm");
+    cmd.current_dir(dir)
+        .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"]);
+    run_cmd(cmd).context("npm ci failed; is Node.js with npm installed?")?;
+    write_stamp(dir, &wanted)
+}
+
+/// A virtual environment in `dir` with the pinned `requirements.txt`.
+fn python(dir: &Path, pinned: &Path) -> Result<()> {
+    let files = ["requirements.txt"];
+    let wanted = stamp_of(pinned, &files)?;
+    if read_stamp(dir) == Some(wanted.clone()) {
+        println!("deps: python packages up to date in {}", dir.display());
+        return Ok(());
+    }
+    println!("deps: installing python packages into {}", dir.display());
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let mut venv = Command::new(python);
+    venv.arg("-m").arg("venv").arg(dir);
+    run_cmd(venv).context("could not create the virtual environment; is python3 installed?")?;
+    let mut pip = Command::new(dir.join("bin/pip"));
+    pip.args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+        .arg(pinned.join("requirements.txt"));
+    run_cmd(pip).context("pip install failed")?;
+    write_stamp(dir, &wanted)
+}
+
+/// The stamp for a set of pinned files: their names and contents.
+fn stamp_of(pinned: &Path, files: &[&str]) -> Result<String> {
+    let mut stamp = String::new();
+    for file in files {
+        let path = pinned.join(file);
+        let text = fs::read_to_string(&path)
+            .with_context(|| format!("could not read {}", path.display()))?;
+        stamp.push_str(&format!("== {file}\n{text}\n"));
+    }
+    Ok(stamp)
+}
+
+/// The stamp left by the last complete install in `dir`, if any.
+fn read_stamp(dir: &Path) -> Option<String> {
+    fs::read_to_string(dir.join(".zr-stamp")).ok()
+}
+
+/// Records a complete install; written last, so an interrupted install is
+/// redone.
+fn write_stamp(dir: &Path, stamp: &str) -> Result<()> {
+    let path = dir.join(".zr-stamp");
+    fs::write(&path, stamp).with_context(|| format!("could not write {}", path.display()))
+}
