@@ -22,7 +22,8 @@ commands:
   deps             install the MCP servers, conformance suite and Python
                    SDK that tests run against into .deps/ (pinned in
                    xtask/deps/; also the first step of `ci`)
-  bench [--quick]  run the zr-resolve criterion benchmarks
+  bench [--quick]  run every criterion benchmark and the MCP echo
+                   comparison (zr-mcp against the TypeScript SDK)
                    (--quick: shorter warm-up and measurement)";
 
 fn main() -> ExitCode {
