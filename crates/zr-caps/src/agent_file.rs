@@ -11,8 +11,11 @@
 //! You are a careful code reviewer. ...
 //! ```
 
+mod front_matter;
 mod keys;
 mod yaml;
+
+pub use front_matter::{FrontMatter, FrontMatterEntry, parse_front_matter};
 
 use std::borrow::Cow;
 use std::fmt;

@@ -28,7 +28,10 @@ mod pattern;
 mod permission;
 mod render;
 
-pub use agent_file::{AgentFileWarning, ExtraKey, ParsedAgentFile, parse_agent_file};
+pub use agent_file::{
+    AgentFileWarning, ExtraKey, FrontMatter, FrontMatterEntry, ParsedAgentFile, parse_agent_file,
+    parse_front_matter,
+};
 pub use capabilities::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView,
 };

@@ -197,3 +197,36 @@ fn a_duplicate_key_says_what_to_do() {
     );
     assert!(!text.contains("Options"), "{text}");
 }
+
+#[test]
+fn generic_front_matter_keeps_keys_lines_and_values() {
+    let text = "\u{feff}---\r\nname: pdf\r\n\r\nmetadata:\r\n  v: 1\r\n---\r\n\r\nBody.\r\n";
+    let fm = parse_front_matter(Path::new("skills/pdf/SKILL.md"), text).unwrap();
+    let keys: Vec<(&str, usize)> = fm
+        .entries
+        .iter()
+        .map(|e| (e.key.as_str(), e.line))
+        .collect();
+    assert_eq!(keys, [("name", 2), ("metadata", 4)]);
+    assert_eq!(
+        fm.get("metadata").unwrap().value,
+        serde_json::json!({"v": 1})
+    );
+    assert_eq!(fm.body, "Body.");
+    assert!(fm.get("license").is_none());
+    // The same structural errors as agent files, with their lines.
+    let err = parse_front_matter(Path::new("s.md"), "---\na: [\n---\n").unwrap_err();
+    assert!(
+        matches!(err.problem, AgentFileProblem::Yaml { .. }),
+        "{err}"
+    );
+    let err = parse_front_matter(Path::new("s.md"), "---\n- a\n---\n").unwrap_err();
+    assert!(
+        matches!(err.problem, AgentFileProblem::NotAMapping { .. }),
+        "{err}"
+    );
+    let err = parse_front_matter(Path::new("s.md"), "no\n").unwrap_err();
+    assert_eq!(err.problem, AgentFileProblem::NoFrontMatter);
+    let empty = parse_front_matter(Path::new("s.md"), "---\n---\n").unwrap();
+    assert!(empty.entries.is_empty());
+}

@@ -1,0 +1,104 @@
+//! Generic front matter: the splitter and YAML reader of agent-type files,
+//! offered to other Markdown formats (skills' `SKILL.md`).
+
+use std::path::Path;
+
+use super::yaml::{self, Node, line_of};
+use super::{FRONT_MATTER_OFFSET, split};
+use crate::{AgentFileError, AgentFileProblem};
+
+/// A Markdown file's YAML front matter, read without any key rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrontMatter {
+    /// The top-level keys, in file order.
+    pub entries: Vec<FrontMatterEntry>,
+    /// The text after the closing `---` line, trimmed.
+    pub body: String,
+}
+
+/// One top-level key of a front matter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrontMatterEntry {
+    /// The key as written (a non-string key in its YAML spelling).
+    pub key: String,
+    /// Its value as JSON (nested mappings lose their file order; `.nan`,
+    /// `.inf` and `-.inf`, which JSON cannot hold, become those strings).
+    pub value: serde_json::Value,
+    /// The key's line in the whole file, from 1.
+    pub line: usize,
+}
+
+impl FrontMatter {
+    /// The entry for `key`, if present.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&FrontMatterEntry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+}
+
+/// Splits and reads the front matter of a Markdown file with the same rules
+/// as [`parse_agent_file`](crate::parse_agent_file) (a `---` first line, a
+/// closing `---` line, byte-order mark and CRLF accepted, a repeated key
+/// refused), but checks no keys: callers apply their own.
+///
+/// ```
+/// use std::path::Path;
+/// use zr_caps::parse_front_matter;
+/// let text = "---\nname: pdf\ndescription: Reads PDFs\n---\nUse it.\n";
+/// let fm = parse_front_matter(Path::new("skills/pdf/SKILL.md"), text).unwrap();
+/// assert_eq!(fm.entries[1].key, "description");
+/// assert_eq!(fm.entries[1].line, 3);
+/// assert_eq!(fm.body, "Use it.");
+/// ```
+///
+/// # Errors
+///
+/// [`AgentFileError`] naming the file and line, with
+/// [`AgentFileProblem::NoFrontMatter`],
+/// [`AgentFileProblem::UnterminatedFrontMatter`],
+/// [`AgentFileProblem::Yaml`] or [`AgentFileProblem::NotAMapping`]. Never
+/// panics, whatever the input.
+pub fn parse_front_matter(
+    path_for_messages: &Path,
+    text: &str,
+) -> Result<FrontMatter, AgentFileError> {
+    let fail = |line: usize, problem: AgentFileProblem| AgentFileError {
+        path: path_for_messages.to_path_buf(),
+        line: line.max(1),
+        problem,
+    };
+    let (front, body) = split(text).map_err(|problem| fail(1, problem))?;
+    let tree = yaml::parse(&front).map_err(|e| {
+        fail(
+            e.line + FRONT_MATTER_OFFSET,
+            AgentFileProblem::Yaml {
+                column: e.column,
+                message: e.message,
+            },
+        )
+    })?;
+    let file_line = |node: &yaml::Located, fallback: usize| match line_of(node) {
+        0 => fallback,
+        line => line.saturating_add(FRONT_MATTER_OFFSET),
+    };
+    let entries = match &tree.value {
+        Node::Map(entries) => entries
+            .iter()
+            .map(|(key, value)| FrontMatterEntry {
+                key: key.value.key_text(),
+                value: value.value.to_json(),
+                line: file_line(key, 1),
+            })
+            .collect(),
+        Node::Null => Vec::new(),
+        other => {
+            return Err(fail(
+                file_line(&tree, 1),
+                AgentFileProblem::NotAMapping {
+                    found: other.describe(),
+                },
+            ));
+        }
+    };
+    Ok(FrontMatter { entries, body })
+}

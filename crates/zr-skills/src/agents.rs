@@ -1,0 +1,273 @@
+//! The agent-type registry: built-in types, `agents/*.md` files in roots of
+//! fixed precedence, re-read when they change.
+
+mod scan;
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use zr_caps::{AgentDefinition, ExtraKey};
+use zr_types::AgentName;
+
+use crate::scaffold::scaffold;
+use crate::{Diagnostic, Problem, Roots, ScanStats, Scope, builtin_agent_types};
+
+use scan::{FileCache, Listing, Scan};
+
+/// Where an agent type comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentSource {
+    /// Built into zr.
+    Builtin,
+    /// A Markdown file.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Whose root it is in.
+        scope: Scope,
+    },
+}
+
+/// One agent type of a view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentTypeEntry {
+    /// The definition (front matter plus the body as its prompt).
+    pub definition: Arc<AgentDefinition>,
+    /// Where it comes from.
+    pub source: AgentSource,
+    /// The file's `color` key.
+    pub color: Option<String>,
+    /// The file's `memory` key.
+    pub memory: Option<String>,
+    /// Keys zr does not know, in file order (each also has a warning).
+    pub extras: Vec<ExtraKey>,
+}
+
+impl AgentTypeEntry {
+    /// The type's name.
+    #[must_use]
+    pub fn name(&self) -> &AgentName {
+        &self.definition.name
+    }
+}
+
+/// The agent types of a set of roots plus the built-ins, re-read as files
+/// change.
+///
+/// [`AgentRegistry::view`] lists each root's `*.md` files (not
+/// `README.md`; other names such as `example.md.template` are ignored),
+/// `stat`s them and parses only the new and changed ones with
+/// [`zr_caps::parse_agent_file`]. A file whose `name` is a built-in's
+/// replaces the built-in.
+#[derive(Debug)]
+pub struct AgentRegistry {
+    roots: Roots,
+    scaffold: Option<PathBuf>,
+    builtins: Vec<Arc<AgentTypeEntry>>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    generation: u64,
+    scaffolded: Option<Vec<Diagnostic>>,
+    dirs: HashMap<OsString, Listing>,
+    files: Vec<HashMap<OsString, FileCache>>,
+    last: Option<Arc<AgentTypesView>>,
+    stats: ScanStats,
+}
+
+impl AgentRegistry {
+    /// A registry over `roots` (see [`Roots::agents`]), with the built-in
+    /// types and no first-use files.
+    #[must_use]
+    pub fn new(roots: Roots) -> Self {
+        let builtins = builtin_agent_types()
+            .into_iter()
+            .map(|definition| {
+                Arc::new(AgentTypeEntry {
+                    definition: Arc::new(definition),
+                    source: AgentSource::Builtin,
+                    color: None,
+                    memory: None,
+                    extras: Vec::new(),
+                })
+            })
+            .collect();
+        Self {
+            roots,
+            scaffold: None,
+            builtins,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The standard registry of a project: [`Roots::agents`], and the
+    /// first-use files in `<project>/.zr/agents`.
+    #[must_use]
+    pub fn for_project(project: &Path, home: Option<&Path>) -> Self {
+        Self::new(Roots::agents(project, home)).with_scaffold(project.join(".zr").join("agents"))
+    }
+
+    /// On the first view, if `dir` does not exist, creates it with a
+    /// `README.md` explaining the format and an `example.md.template`.
+    #[must_use]
+    pub fn with_scaffold(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.scaffold = Some(dir.into());
+        self
+    }
+
+    /// The current agent types: re-reads what changed since the last view;
+    /// the previous view (the same `Arc`) when nothing did (an entry
+    /// modified within the last two seconds counts as changed).
+    pub fn view(&self) -> Arc<AgentTypesView> {
+        let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = &mut *guard;
+        let scaffold_diagnostics = state
+            .scaffolded
+            .get_or_insert_with(|| match &self.scaffold {
+                None => Vec::new(),
+                Some(dir) => match scaffold(dir) {
+                    Ok(_) => Vec::new(),
+                    Err(e) => vec![Diagnostic::error(
+                        dir,
+                        None,
+                        Problem::Scaffold { kind: e.kind() },
+                    )],
+                },
+            })
+            .clone();
+        state.generation += 1;
+        let mut scan = Scan {
+            generation: state.generation,
+            scan_start: SystemTime::now(),
+            dirs: &mut state.dirs,
+            files: &mut state.files,
+            stats: ScanStats::default(),
+            diagnostics: scaffold_diagnostics,
+        };
+        let mut found = Vec::new();
+        for (index, root) in self.roots.as_slice().iter().enumerate() {
+            scan.root(index, root, &mut found);
+        }
+        let Scan {
+            stats,
+            mut diagnostics,
+            generation,
+            ..
+        } = scan;
+        let count = |s: &State| {
+            (
+                s.dirs.len(),
+                s.files.iter().map(HashMap::len).sum::<usize>(),
+            )
+        };
+        let before = count(state);
+        state.dirs.retain(|_, d| d.generation == generation);
+        for files in &mut state.files {
+            files.retain(|_, f| f.generation == generation);
+        }
+        let pruned = before != count(state);
+        state.stats = stats;
+
+        let mut winners: BTreeMap<AgentName, Arc<AgentTypeEntry>> = BTreeMap::new();
+        for outcome in &found {
+            diagnostics.extend(outcome.diagnostics.iter().cloned());
+            let Some(entry) = &outcome.entry else {
+                continue;
+            };
+            match winners.get(entry.name()) {
+                Some(winner) => {
+                    if let (AgentSource::File { path, .. }, AgentSource::File { path: by, .. }) =
+                        (&entry.source, &winner.source)
+                    {
+                        diagnostics.push(Diagnostic::warning(
+                            path,
+                            None,
+                            Problem::Shadowed {
+                                kind: "agent type",
+                                name: entry.name().to_string(),
+                                winner: by.clone(),
+                            },
+                        ));
+                    }
+                }
+                None => {
+                    winners.insert(entry.name().clone(), Arc::clone(entry));
+                }
+            }
+        }
+        for builtin in &self.builtins {
+            winners
+                .entry(builtin.name().clone())
+                .or_insert_with(|| Arc::clone(builtin));
+        }
+        diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        let types: Vec<Arc<AgentTypeEntry>> = winners.into_values().collect();
+        if let Some(last) = &state.last
+            && !pruned
+            && last.diagnostics == diagnostics
+            && last.types.len() == types.len()
+            && last
+                .types
+                .iter()
+                .zip(&types)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+        {
+            return Arc::clone(last);
+        }
+        tracing::debug!(
+            files_parsed = stats.files_parsed,
+            dirs_listed = stats.dirs_listed,
+            types = types.len(),
+            diagnostics = diagnostics.len(),
+            "agent-type registry changed"
+        );
+        let view = Arc::new(AgentTypesView { types, diagnostics });
+        state.last = Some(Arc::clone(&view));
+        view
+    }
+
+    /// What the last [`AgentRegistry::view`] did.
+    #[must_use]
+    pub fn last_scan(&self) -> ScanStats {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stats
+    }
+}
+
+/// The agent types at one moment: immutable, cheap to share.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentTypesView {
+    types: Vec<Arc<AgentTypeEntry>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl AgentTypesView {
+    /// The types, sorted by name; each name once (a file beats a built-in,
+    /// an earlier root a later one).
+    #[must_use]
+    pub fn types(&self) -> &[Arc<AgentTypeEntry>] {
+        &self.types
+    }
+
+    /// The type named `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Arc<AgentTypeEntry>> {
+        self.types
+            .binary_search_by(|t| t.name().as_str().cmp(name))
+            .ok()
+            .and_then(|i| self.types.get(i))
+    }
+
+    /// Every problem found, sorted by file and line.
+    #[must_use]
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}

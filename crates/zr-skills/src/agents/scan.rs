@@ -1,0 +1,208 @@
+//! One pass over the agent-type roots: list each folder's `*.md` files when
+//! the folder changed, parse only new and changed files.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use zr_caps::parse_agent_file;
+
+use super::{AgentSource, AgentTypeEntry};
+use crate::stamp::{Seen, Stamp, io_problem, read_bounded};
+use crate::{Diagnostic, Problem, Root, ScanStats, Scope};
+
+/// A folder's `*.md` files, as last listed.
+#[derive(Debug)]
+pub(super) struct Listing {
+    seen: Seen,
+    pub(super) generation: u64,
+    files: Arc<[OsString]>,
+}
+
+/// An agent-type file as last parsed.
+#[derive(Debug)]
+pub(super) struct FileCache {
+    seen: Seen,
+    pub(super) generation: u64,
+    outcome: Arc<Outcome>,
+}
+
+/// What parsing one file gave.
+#[derive(Debug)]
+pub(super) struct Outcome {
+    pub(super) entry: Option<Arc<AgentTypeEntry>>,
+    pub(super) diagnostics: Vec<Diagnostic>,
+}
+
+/// The state of one [`AgentRegistry::view`](super::AgentRegistry::view).
+pub(super) struct Scan<'a> {
+    pub(super) generation: u64,
+    pub(super) scan_start: SystemTime,
+    /// Folder listings by path (as bytes: cheap to hash).
+    pub(super) dirs: &'a mut HashMap<OsString, Listing>,
+    /// Parsed files by path, one map per root.
+    pub(super) files: &'a mut Vec<HashMap<OsString, FileCache>>,
+    pub(super) stats: ScanStats,
+    pub(super) diagnostics: Vec<Diagnostic>,
+}
+
+impl Scan<'_> {
+    /// Lists and parses root `index`, appending each file's outcome in name
+    /// order.
+    pub(super) fn root(&mut self, index: usize, root: &Root, found: &mut Vec<Arc<Outcome>>) {
+        let files = match self.listing(&root.path) {
+            Ok(Some(files)) => files,
+            Ok(None) => return,
+            Err(problem) => {
+                self.diagnostics
+                    .push(Diagnostic::error(&root.path, None, problem));
+                return;
+            }
+        };
+        for name in files.iter() {
+            let path = root.path.join(name);
+            found.push(self.file(index, root, &path));
+        }
+    }
+
+    /// The `*.md` files of `dir` (sorted), `None` when it does not exist.
+    fn listing(&mut self, dir: &Path) -> Result<Option<Arc<[OsString]>>, Problem> {
+        self.stats.stat_calls += 1;
+        let meta = match fs::metadata(dir) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_problem("read the agents folder", &e)),
+        };
+        if !meta.is_dir() {
+            return Err(Problem::Io {
+                action: "read the agents folder",
+                kind: io::ErrorKind::NotADirectory,
+            });
+        }
+        let stamp = Stamp::of(&meta);
+        if let Some(cached) = self.dirs.get_mut(dir.as_os_str())
+            && cached.seen.still(&stamp)
+        {
+            cached.generation = self.generation;
+            return Ok(Some(Arc::clone(&cached.files)));
+        }
+        self.stats.dirs_listed += 1;
+        let mut files = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| io_problem("list the agents folder", &e))? {
+            let entry = entry.map_err(|e| io_problem("list the agents folder", &e))?;
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let name = entry.file_name();
+            let text = name.to_string_lossy();
+            if text.ends_with(".md") && !text.eq_ignore_ascii_case("README.md") {
+                files.push(name);
+            }
+        }
+        files.sort();
+        let files: Arc<[OsString]> = files.into();
+        self.dirs.insert(
+            dir.as_os_str().to_owned(),
+            Listing {
+                seen: Seen::new(stamp, self.scan_start),
+                generation: self.generation,
+                files: Arc::clone(&files),
+            },
+        );
+        Ok(Some(files))
+    }
+
+    fn file(&mut self, index: usize, root: &Root, path: &Path) -> Arc<Outcome> {
+        self.stats.stat_calls += 1;
+        let fail = |problem| {
+            Arc::new(Outcome {
+                entry: None,
+                diagnostics: vec![Diagnostic::error(path, None, problem)],
+            })
+        };
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(e) => return fail(io_problem("read the file", &e)),
+        };
+        if meta.is_dir() {
+            return fail(Problem::Io {
+                action: "read the file",
+                kind: io::ErrorKind::IsADirectory,
+            });
+        }
+        let stamp = Stamp::of(&meta);
+        if self.files.len() <= index {
+            self.files.resize_with(index + 1, HashMap::new);
+        }
+        if let Some(cached) = self.files[index].get_mut(path.as_os_str())
+            && cached.seen.still(&stamp)
+        {
+            cached.generation = self.generation;
+            return Arc::clone(&cached.outcome);
+        }
+        self.stats.files_parsed += 1;
+        let outcome = Arc::new(parse(path, root.scope));
+        self.files[index].insert(
+            path.as_os_str().to_owned(),
+            FileCache {
+                seen: Seen::new(stamp, self.scan_start),
+                generation: self.generation,
+                outcome: Arc::clone(&outcome),
+            },
+        );
+        outcome
+    }
+}
+
+/// Reads and parses one agent-type file.
+fn parse(path: &Path, scope: Scope) -> Outcome {
+    let text = match read_bounded(path) {
+        Ok(text) => text,
+        Err(problem) => {
+            return Outcome {
+                entry: None,
+                diagnostics: vec![Diagnostic::error(path, None, problem)],
+            };
+        }
+    };
+    match parse_agent_file(path, &text) {
+        Err(error) => Outcome {
+            entry: None,
+            diagnostics: vec![Diagnostic::error(
+                path,
+                Some(error.line),
+                Problem::AgentFile(error.problem),
+            )],
+        },
+        Ok(file) => Outcome {
+            diagnostics: file
+                .warnings
+                .iter()
+                .map(|w| {
+                    Diagnostic::warning(
+                        path,
+                        Some(w.line),
+                        Problem::AgentFileWarning {
+                            key: w.key.clone(),
+                            message: w.message.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            entry: Some(Arc::new(AgentTypeEntry {
+                definition: Arc::new(file.definition),
+                source: AgentSource::File {
+                    path: path.to_path_buf(),
+                    scope,
+                },
+                color: file.color,
+                memory: file.memory,
+                extras: file.extras,
+            })),
+        },
+    }
+}

@@ -1,0 +1,117 @@
+//! Diagnostics: one per broken file or ignored definition, never a crash.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::Problem;
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The file was not loaded.
+    Error,
+    /// The file loaded (or was ignored on purpose), with something to fix.
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Error => "error",
+            Self::Warning => "warning",
+        })
+    }
+}
+
+/// A problem in one file or folder: where, how bad, and what to fix.
+///
+/// `Display` is `PATH:LINE: error: WHAT TO FIX` (no `:LINE` when the problem
+/// concerns the whole file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// The line, from 1, when the problem has one.
+    pub line: Option<usize>,
+    /// Whether the file was loaded.
+    pub severity: Severity,
+    /// What is wrong.
+    pub problem: Problem,
+}
+
+impl Diagnostic {
+    /// An error (the file is not loaded).
+    pub(crate) fn error(path: &Path, line: Option<usize>, problem: Problem) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            line,
+            severity: Severity::Error,
+            problem,
+        }
+    }
+
+    /// A warning (the file is loaded, or ignored on purpose).
+    pub(crate) fn warning(path: &Path, line: Option<usize>, problem: Problem) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(path, line, problem)
+        }
+    }
+
+    /// The diagnostic with paths under `base` shown relative to it (for
+    /// people and snapshots): `.zr/skills/pdf/SKILL.md:3: error: ...`.
+    #[must_use]
+    pub fn display_relative<'a>(&'a self, base: &'a Path) -> impl fmt::Display + 'a {
+        Shown {
+            diagnostic: self,
+            base: Some(base),
+        }
+    }
+
+    /// The sort key of diagnostics in a view.
+    pub(crate) fn sort_key(&self) -> (&Path, Option<usize>, Severity) {
+        (&self.path, self.line, self.severity)
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Shown {
+            diagnostic: self,
+            base: None,
+        }
+        .fmt(f)
+    }
+}
+
+struct Shown<'a> {
+    diagnostic: &'a Diagnostic,
+    base: Option<&'a Path>,
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.diagnostic;
+        let path = crate::render::shown_path(&d.path, self.base);
+        match d.line {
+            Some(line) => write!(f, "{path}:{line}: {}: ", d.severity)?,
+            None => write!(f, "{path}: {}: ", d.severity)?,
+        }
+        // Paths inside messages are shown relative as well.
+        let rel = |p: &Path| PathBuf::from(crate::render::shown_path(p, self.base));
+        match &d.problem {
+            Problem::Shadowed { kind, name, winner } => Problem::Shadowed {
+                kind,
+                name: name.clone(),
+                winner: rel(winner),
+            }
+            .fmt(f),
+            Problem::EscapesRoot { target, root } => Problem::EscapesRoot {
+                target: rel(target),
+                root: rel(root),
+            }
+            .fmt(f),
+            other => other.fmt(f),
+        }
+    }
+}

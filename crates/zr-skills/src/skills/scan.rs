@@ -1,0 +1,318 @@
+//! One pass over the skill roots: `stat` every folder and `SKILL.md`, list
+//! and parse only what changed, refuse links that leave their root.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::skill::parse_skill;
+use crate::stamp::{Seen, Stamp, io_problem, read_front_matter};
+use crate::{Diagnostic, Problem, Root, ScanStats, Skill};
+
+/// How deep under a root skill folders are looked for.
+pub(crate) const MAX_DEPTH: usize = 6;
+
+/// The name of a skill's file.
+const SKILL_FILE: &str = "SKILL.md";
+
+/// Sub-folders (not hidden), sorted, and whether each is a link.
+type Subdirs = Arc<[(OsString, bool)]>;
+
+/// A folder's entries that matter, as last listed.
+#[derive(Debug)]
+pub(crate) struct Listing {
+    seen: Seen,
+    pub(super) generation: u64,
+    /// Whether the folder holds a `SKILL.md` (and whether it is a link).
+    skill_file: Option<bool>,
+    /// Sub-folders (not hidden), sorted, and whether each is a link.
+    subdirs: Subdirs,
+}
+
+/// A `SKILL.md` as last parsed.
+#[derive(Debug)]
+pub(crate) struct FileCache {
+    seen: Seen,
+    pub(super) generation: u64,
+    outcome: Arc<Outcome>,
+}
+
+/// What parsing one `SKILL.md` gave.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub(crate) skill: Option<Arc<Skill>>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+/// The state of one [`SkillRegistry::view`](crate::SkillRegistry::view).
+pub(crate) struct Scan<'a> {
+    pub(crate) generation: u64,
+    pub(crate) scan_start: SystemTime,
+    /// Folder listings by path (keyed by the path's bytes: hashing a
+    /// `Path` walks its components, which an unchanged view cannot afford).
+    pub(crate) dirs: &'a mut HashMap<OsString, Listing>,
+    /// Parsed files by path, one map per root.
+    pub(crate) files: &'a mut Vec<HashMap<OsString, FileCache>>,
+    pub(crate) stats: ScanStats,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+/// Where a walk is: the root's index and canonical path, folders entered
+/// through links (to stop cycles).
+struct Walk<'r> {
+    index: usize,
+    root: &'r Root,
+    canonical: PathBuf,
+    entered: BTreeSet<PathBuf>,
+    too_deep_reported: bool,
+}
+
+impl Scan<'_> {
+    /// Walks `root` (index `index` in precedence order), appending what
+    /// each `SKILL.md` gave, in path order.
+    pub(crate) fn root(&mut self, index: usize, root: &Root, found: &mut Vec<Arc<Outcome>>) {
+        let canonical = match fs::canonicalize(&root.path) {
+            Ok(path) => path,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(e) => {
+                self.diagnostics.push(Diagnostic::error(
+                    &root.path,
+                    None,
+                    io_problem("open the skills root", &e),
+                ));
+                return;
+            }
+        };
+        let mut walk = Walk {
+            index,
+            root,
+            entered: BTreeSet::from([canonical.clone()]),
+            canonical,
+            too_deep_reported: false,
+        };
+        self.dir(&mut walk, &root.path, 0, found);
+    }
+
+    /// The listing of `dir`, from the cache when its stamp is unchanged.
+    fn listing(&mut self, dir: &Path) -> Result<(Option<bool>, Subdirs), Problem> {
+        self.stats.stat_calls += 1;
+        let meta = fs::metadata(dir).map_err(|e| io_problem("read the folder", &e))?;
+        if !meta.is_dir() {
+            return Err(Problem::Io {
+                action: "read the folder",
+                kind: io::ErrorKind::NotADirectory,
+            });
+        }
+        let stamp = Stamp::of(&meta);
+        if let Some(cached) = self.dirs.get_mut(dir.as_os_str())
+            && cached.seen.still(&stamp)
+        {
+            cached.generation = self.generation;
+            return Ok((cached.skill_file, Arc::clone(&cached.subdirs)));
+        }
+        self.stats.dirs_listed += 1;
+        let mut skill_file = None;
+        let mut subdirs = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| io_problem("list the folder", &e))? {
+            let entry = entry.map_err(|e| io_problem("list the folder", &e))?;
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            if name == SKILL_FILE && !kind.is_dir() {
+                skill_file = Some(kind.is_symlink());
+            } else if name.as_encoded_bytes().starts_with(b".") {
+                // Hidden folders (.git, editors' state) hold no skills.
+            } else if kind.is_dir() {
+                subdirs.push((name, false));
+            } else if kind.is_symlink() && fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+                subdirs.push((name, true));
+            }
+        }
+        subdirs.sort();
+        let subdirs: Subdirs = subdirs.into();
+        self.dirs.insert(
+            dir.as_os_str().to_owned(),
+            Listing {
+                seen: Seen::new(stamp, self.scan_start),
+                generation: self.generation,
+                skill_file,
+                subdirs: Arc::clone(&subdirs),
+            },
+        );
+        Ok((skill_file, subdirs))
+    }
+
+    /// Whether `path`, a link, stays inside the walk's root; reports it
+    /// when it does not.
+    fn inside(&mut self, walk: &Walk<'_>, path: &Path) -> Option<PathBuf> {
+        match fs::canonicalize(path) {
+            Ok(target) if target.starts_with(&walk.canonical) => Some(target),
+            Ok(target) => {
+                self.diagnostics.push(Diagnostic::error(
+                    path,
+                    None,
+                    Problem::EscapesRoot {
+                        target,
+                        root: walk.root.path.clone(),
+                    },
+                ));
+                None
+            }
+            Err(e) => {
+                self.diagnostics.push(Diagnostic::error(
+                    path,
+                    None,
+                    io_problem("follow the link", &e),
+                ));
+                None
+            }
+        }
+    }
+
+    fn dir(
+        &mut self,
+        walk: &mut Walk<'_>,
+        dir: &Path,
+        depth: usize,
+        found: &mut Vec<Arc<Outcome>>,
+    ) {
+        if depth > 0 && self.known_skill(walk, dir, found) {
+            return;
+        }
+        let (skill_file, subdirs) = match self.listing(dir) {
+            Ok(listing) => listing,
+            Err(problem) => {
+                self.diagnostics.push(Diagnostic::error(dir, None, problem));
+                return;
+            }
+        };
+        if let Some(is_link) = skill_file {
+            let file = dir.join(SKILL_FILE);
+            if depth == 0 {
+                self.diagnostics
+                    .push(Diagnostic::warning(&file, None, Problem::SkillFileInRoot));
+            } else {
+                if !is_link || self.inside(walk, &file).is_some() {
+                    self.stats.stat_calls += 1;
+                    let outcome = match fs::metadata(&file) {
+                        Ok(meta) => self.file(walk, dir, &file, &meta),
+                        Err(e) => Arc::new(Outcome {
+                            skill: None,
+                            diagnostics: vec![Diagnostic::error(
+                                &file,
+                                None,
+                                io_problem("read the file", &e),
+                            )],
+                        }),
+                    };
+                    found.push(outcome);
+                }
+                // A skill folder's sub-folders are its supporting files.
+                return;
+            }
+        }
+        for (name, is_link) in subdirs.iter() {
+            let sub = dir.join(name);
+            if depth + 1 > MAX_DEPTH {
+                if !walk.too_deep_reported {
+                    walk.too_deep_reported = true;
+                    self.diagnostics.push(Diagnostic::warning(
+                        &sub,
+                        None,
+                        Problem::TooDeep { max: MAX_DEPTH },
+                    ));
+                }
+                continue;
+            }
+            if *is_link {
+                let Some(target) = self.inside(walk, &sub) else {
+                    continue;
+                };
+                if !walk.entered.insert(target) {
+                    continue;
+                }
+            }
+            self.dir(walk, &sub, depth + 1, found);
+        }
+    }
+
+    /// The fast path for a folder that was a skill folder at the last scan:
+    /// when its `SKILL.md` is still a plain file, one `lstat` of it says
+    /// everything (its sub-folders are not searched, so the folder's own
+    /// listing does not matter). Returns false to take the full path
+    /// (gone, replaced by a link, or a folder not known as a skill).
+    fn known_skill(&mut self, walk: &Walk<'_>, dir: &Path, found: &mut Vec<Arc<Outcome>>) -> bool {
+        let Some(cached) = self.dirs.get_mut(dir.as_os_str()) else {
+            return false;
+        };
+        if cached.skill_file != Some(false) || !cached.seen.trusted() {
+            return false;
+        }
+        let file = dir.join(SKILL_FILE);
+        self.stats.stat_calls += 1;
+        match fs::symlink_metadata(&file) {
+            Ok(meta) if meta.is_file() => {
+                cached.generation = self.generation;
+                let outcome = self.file(walk, dir, &file, &meta);
+                found.push(outcome);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The outcome of `file` (whose metadata is `meta`) in folder `dir`,
+    /// parsed again only if changed.
+    fn file(
+        &mut self,
+        walk: &Walk<'_>,
+        dir: &Path,
+        file: &Path,
+        meta: &fs::Metadata,
+    ) -> Arc<Outcome> {
+        let stamp = Stamp::of(meta);
+        if self.files.len() <= walk.index {
+            self.files.resize_with(walk.index + 1, HashMap::new);
+        }
+        let files = &mut self.files[walk.index];
+        if let Some(cached) = files.get_mut(file.as_os_str())
+            && cached.seen.still(&stamp)
+        {
+            cached.generation = self.generation;
+            return Arc::clone(&cached.outcome);
+        }
+        self.stats.files_parsed += 1;
+        let folder = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let outcome = match read_front_matter(file) {
+            Err(problem) => Outcome {
+                skill: None,
+                diagnostics: vec![Diagnostic::error(file, None, problem)],
+            },
+            Ok(text) => {
+                let (skill, diagnostics) = parse_skill(file, &folder, &text, walk.root);
+                Outcome {
+                    skill: skill.map(Arc::new),
+                    diagnostics,
+                }
+            }
+        };
+        let outcome = Arc::new(outcome);
+        self.files[walk.index].insert(
+            file.as_os_str().to_owned(),
+            FileCache {
+                seen: Seen::new(stamp, self.scan_start),
+                generation: self.generation,
+                outcome: Arc::clone(&outcome),
+            },
+        );
+        outcome
+    }
+}

@@ -1,0 +1,225 @@
+//! The `Skill` tool: loads one of the calling agent's skills, reading its
+//! body from disk at call time (progressive disclosure).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use zr_caps::parse_front_matter;
+use zr_types::{
+    AgentId, Annotations, BoxFuture, SkillBody, SkillDefinition, ToolCall, ToolContext,
+    ToolDefinition, ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
+};
+
+use crate::skill::front_matter_diagnostic;
+use crate::stamp::read_bounded;
+use crate::{BodyError, Problem};
+
+/// The placeholder replaced by the call's `args`.
+const ARGUMENTS_PLACEHOLDER: &str = "$ARGUMENTS";
+
+/// The handler of the `Skill` tool.
+///
+/// A [`ToolContext`] names only the calling agent, so the handler keeps
+/// which skills each agent has. The engine calls [`SkillTool::grant`] when
+/// it starts an agent, with the skills of the agent's resolved pool
+/// (`ResolvedPool::skills`), and [`SkillTool::revoke`] when the agent ends.
+/// An agent without a grant has no skills. A call only ever reaches the
+/// caller's own skills: an unknown name is answered with the caller's list,
+/// never another agent's.
+///
+/// A call reads the skill's `SKILL.md` at that moment and returns its body
+/// with `$ARGUMENTS` replaced by `args` (or `args` appended under
+/// `ARGUMENTS:` when the body has no placeholder), headed by the skill's
+/// folder so that the agent can read the files beside it.
+#[derive(Debug, Default)]
+pub struct SkillTool {
+    grants: Mutex<BTreeMap<AgentId, Arc<[Arc<SkillDefinition>]>>>,
+}
+
+impl SkillTool {
+    /// A handler with no grants.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tool's definition: name `Skill`, input `{skill, args?}`.
+    #[must_use]
+    pub fn definition() -> ToolDefinition {
+        let name: ToolName = "Skill".parse().expect("'Skill' is a valid tool name");
+        ToolDefinition::new(
+            name,
+            "Load a skill: its instructions, and the folder that holds its other files. \
+             Call it when the task matches one of your skills' descriptions.",
+            ToolOrigin::Builtin,
+        )
+        .with_schema(json!({
+            "type": "object",
+            "properties": {
+                "skill": {"type": "string", "description": "The skill's name, e.g. \"pdf-tools\"."},
+                "args": {"type": "string", "description": "Optional arguments for the skill."}
+            },
+            "required": ["skill"],
+            "additionalProperties": false
+        }))
+        .with_annotations(Annotations {
+            read_only: true,
+            destructive: Some(false),
+            idempotent: Some(true),
+            open_world: Some(false),
+        })
+    }
+
+    /// Gives `agent` exactly `skills` (replacing an earlier grant).
+    pub fn grant(&self, agent: AgentId, skills: impl IntoIterator<Item = Arc<SkillDefinition>>) {
+        let mut skills: Vec<Arc<SkillDefinition>> = skills.into_iter().collect();
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        skills.dedup_by(|a, b| a.name == b.name);
+        self.lock().insert(agent, skills.into());
+    }
+
+    /// Removes `agent`'s skills (when it ends).
+    pub fn revoke(&self, agent: &AgentId) {
+        self.lock().remove(agent);
+    }
+
+    /// The skills `agent` has, sorted by name.
+    #[must_use]
+    pub fn granted(&self, agent: &AgentId) -> Arc<[Arc<SkillDefinition>]> {
+        self.lock()
+            .get(agent)
+            .map_or_else(|| Arc::from(Vec::new()), Arc::clone)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<AgentId, Arc<[Arc<SkillDefinition>]>>> {
+        self.grants.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Answers one call of `agent`.
+    fn run(&self, call: &ToolCall, agent: &AgentId) -> ToolOutput {
+        let input = match Input::read(&call.input) {
+            Ok(input) => input,
+            Err(message) => return ToolOutput::error(format!("{}: {message}", call.name)),
+        };
+        let skills = self.granted(agent);
+        let Some(skill) = skills.iter().find(|s| s.name.as_str() == input.skill) else {
+            return ToolOutput::error(unknown(input.skill, &skills));
+        };
+        let body = match load_body(skill) {
+            Ok(body) => body,
+            Err(error) => return ToolOutput::error(error.to_string()),
+        };
+        let body = substitute(&body, input.args);
+        let mut text = format!("Skill: {}\n", skill.name);
+        if let Some(folder) = &skill.root {
+            let _ = writeln!(
+                text,
+                "Folder: {} (paths in these instructions are relative to it; read its other files from there)",
+                folder.display()
+            );
+        }
+        if let Some(tools) = &skill.allowed_tools {
+            let _ = writeln!(text, "Allowed tools: {}", tools.join(", "));
+        }
+        text.push('\n');
+        text.push_str(&body);
+        ToolOutput::text(text).with_display(format!("loaded skill {}", skill.name))
+    }
+}
+
+impl ToolHandler for SkillTool {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        // A skill file is small: reading it inside the future is cheap.
+        Box::pin(async move { Ok(self.run(&call, &ctx.agent)) })
+    }
+}
+
+/// The call's input.
+struct Input<'a> {
+    skill: &'a str,
+    args: Option<&'a str>,
+}
+
+impl<'a> Input<'a> {
+    fn read(input: &'a Value) -> Result<Self, String> {
+        let Value::Object(map) = input else {
+            return Err(format!(
+                "the input must be an object like {{\"skill\": \"NAME\", \"args\": \"...\"}}, found {}",
+                crate::skill::describe(input)
+            ));
+        };
+        let skill = match map.get("skill") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.trim(),
+            Some(other) if !other.is_string() => {
+                return Err(format!(
+                    "'skill' must be a string (the skill's name), found {}",
+                    crate::skill::describe(other)
+                ));
+            }
+            _ => return Err("'skill' (the skill's name, a string) is required".to_owned()),
+        };
+        let args = match map.get("args") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(other) => {
+                return Err(format!(
+                    "'args' must be a string, found {}",
+                    crate::skill::describe(other)
+                ));
+            }
+        };
+        Ok(Self { skill, args })
+    }
+}
+
+/// The answer to a name the agent does not have: its own skills only.
+fn unknown(name: &str, skills: &[Arc<SkillDefinition>]) -> String {
+    let mut text = format!("unknown skill '{name}'. ");
+    if skills.is_empty() {
+        text.push_str("This agent has no skills.");
+        return text;
+    }
+    text.push_str("This agent's skills are:");
+    for skill in skills {
+        let _ = write!(text, "\n- {}: {}", skill.name, skill.description);
+    }
+    text
+}
+
+/// The skill's instructions, read now.
+fn load_body(skill: &SkillDefinition) -> Result<String, BodyError> {
+    let path = match &skill.body {
+        SkillBody::Inline(text) => return Ok(text.clone()),
+        SkillBody::File(path) => path,
+    };
+    let fail = |problem: Problem| BodyError::Unreadable {
+        skill: skill.name.to_string(),
+        path: path.clone(),
+        problem: Box::new(problem),
+    };
+    let text = read_bounded(path).map_err(fail)?;
+    parse_front_matter(Path::new(path), &text)
+        .map(|front| front.body)
+        .map_err(|e| fail(front_matter_diagnostic(e).problem))
+}
+
+/// `body` with every `$ARGUMENTS` replaced by `args`; without a
+/// placeholder, non-empty `args` are appended.
+#[must_use]
+pub(crate) fn substitute(body: &str, args: Option<&str>) -> String {
+    let args = args.unwrap_or("");
+    if body.contains(ARGUMENTS_PLACEHOLDER) {
+        body.replace(ARGUMENTS_PLACEHOLDER, args)
+    } else if args.trim().is_empty() {
+        body.to_owned()
+    } else {
+        format!("{body}\n\nARGUMENTS: {args}")
+    }
+}

@@ -1,0 +1,278 @@
+//! The agent-type registry on real folders: built-ins, replacement,
+//! first-use files, precedence, broken files, hot reload.
+
+use std::fs;
+use std::sync::Arc;
+
+use zr_caps::AgentType;
+use zr_skills::{AgentRegistry, AgentSource, Roots, Scope, Severity};
+
+use crate::Project;
+
+fn names(view: &zr_skills::AgentTypesView) -> Vec<String> {
+    view.types().iter().map(|t| t.name().to_string()).collect()
+}
+
+fn agent(name: &str, description: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: {description}\ntools: Read, Grep\n---\nYou are {name}.\n"
+    )
+}
+
+const BUILTINS: [&str; 5] = [
+    "explore",
+    "general-purpose",
+    "guide",
+    "plan",
+    "verification",
+];
+
+#[test]
+fn the_built_ins_exist_without_files_each_with_a_prompt() {
+    let p = Project::new();
+    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    assert_eq!(names(&view), BUILTINS);
+    assert!(view.diagnostics().is_empty());
+    for entry in view.types() {
+        assert_eq!(entry.source, AgentSource::Builtin);
+        assert!(entry.definition.prompt.len() > 300, "{}", entry.name());
+        assert!(!entry.definition.description.is_empty());
+    }
+    let kind = |name: &str| view.get(name).unwrap().definition.agent_type.clone();
+    assert_eq!(kind("explore"), AgentType::Explore);
+    assert_eq!(kind("plan"), AgentType::Plan);
+    assert_eq!(kind("verification"), AgentType::Verification);
+    assert_eq!(kind("general-purpose"), AgentType::GeneralPurpose);
+    assert_eq!(kind("guide"), AgentType::Explore);
+    assert!(
+        view.get("verification")
+            .unwrap()
+            .definition
+            .prompt
+            .contains("try to break it")
+    );
+}
+
+#[test]
+fn a_file_with_a_built_in_name_replaces_it() {
+    let p = Project::new();
+    let file = p.write(
+        "project/.zr/agents/my-explore.md",
+        &agent("explore", "mine"),
+    );
+    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    assert_eq!(names(&view), BUILTINS);
+    let explore = view.get("explore").unwrap();
+    assert_eq!(explore.definition.description, "mine");
+    assert_eq!(explore.definition.prompt, "You are explore.");
+    assert_eq!(
+        explore.source,
+        AgentSource::File {
+            path: file,
+            scope: Scope::Project
+        }
+    );
+    // No diagnostic: replacing a built-in is what the file is for.
+    assert!(view.diagnostics().is_empty());
+}
+
+#[test]
+fn first_use_writes_a_readme_and_a_template_that_copying_enables() {
+    let p = Project::new();
+    let registry = AgentRegistry::for_project(&p.path(), None);
+    let dir = p.path().join(".zr/agents");
+    assert!(!dir.exists(), "nothing is written before the first view");
+    let view = registry.view();
+    assert_eq!(names(&view), BUILTINS, "README and template are not types");
+    assert!(view.diagnostics().is_empty());
+    let readme = fs::read_to_string(dir.join("README.md")).unwrap();
+    assert_eq!(readme, zr_skills::AGENTS_README);
+    assert!(readme.contains("example.md.template"));
+    let template = fs::read_to_string(dir.join("example.md.template")).unwrap();
+    fs::copy(dir.join("example.md.template"), dir.join("reviewer.md")).unwrap();
+    let view = registry.view();
+    let reviewer = view.get("reviewer").expect("the copied template is a type");
+    assert!(template.contains(&reviewer.definition.prompt[..20]));
+    assert!(view.diagnostics().is_empty(), "{:?}", view.diagnostics());
+    // Deleting the README does not bring it back, now or in a new registry
+    // (the folder exists).
+    fs::remove_file(dir.join("README.md")).unwrap();
+    let _ = registry.view();
+    let _ = AgentRegistry::for_project(&p.path(), None).view();
+    assert!(!dir.join("README.md").exists());
+}
+
+#[test]
+fn an_existing_agents_folder_is_never_written_to() {
+    let p = Project::new();
+    p.write("project/.zr/agents/x.md", &agent("x", "d"));
+    let view = AgentRegistry::for_project(&p.path(), None).view();
+    assert!(view.get("x").is_some());
+    let mut entries: Vec<_> = fs::read_dir(p.path().join(".zr/agents"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    entries.sort();
+    assert_eq!(entries, ["x.md"]);
+}
+
+#[test]
+fn a_scaffold_that_cannot_be_written_is_a_diagnostic() {
+    let p = Project::new();
+    p.write("project/.zr", "a file where the folder should be");
+    let view = AgentRegistry::for_project(&p.path(), None).view();
+    assert_eq!(names(&view), BUILTINS);
+    let shown: Vec<String> = view
+        .diagnostics()
+        .iter()
+        .map(|d| d.display_relative(&p.base()).to_string())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "project/.zr/agents: error: could not create the agents folder's README.md and example.md.template: not a directory",
+            "project/.zr/agents: error: could not read the agents folder: not a directory",
+        ]
+    );
+}
+
+#[test]
+fn roots_have_a_fixed_precedence_and_duplicates_are_reported() {
+    let p = Project::new();
+    p.write("project/.zr/agents/a.md", &agent("reviewer", "zr"));
+    p.write("project/.zr/agents/b.md", &agent("reviewer", "zr again"));
+    p.write(
+        "project/.claude/agents/reviewer.md",
+        &agent("reviewer", "claude"),
+    );
+    p.write(
+        "project/.claude/agents/tester.md",
+        &agent("tester", "claude"),
+    );
+    p.write("home/.zr/agents/tester.md", &agent("tester", "user"));
+    p.write("home/.zr/agents/writer.md", &agent("writer", "user"));
+    let view = AgentRegistry::new(Roots::agents(&p.path(), Some(&p.home()))).view();
+    let get = |n: &str| view.get(n).unwrap().definition.description.clone();
+    assert_eq!(get("reviewer"), "zr");
+    assert_eq!(get("tester"), "claude");
+    assert_eq!(get("writer"), "user");
+    assert!(matches!(
+        view.get("writer").unwrap().source,
+        AgentSource::File {
+            scope: Scope::User,
+            ..
+        }
+    ));
+    let shown: Vec<String> = view
+        .diagnostics()
+        .iter()
+        .map(|d| d.display_relative(&p.base()).to_string())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "home/.zr/agents/tester.md: warning: agent type 'tester' is also defined in project/.claude/agents/tester.md, which takes precedence; this one is ignored",
+            "project/.claude/agents/reviewer.md: warning: agent type 'reviewer' is also defined in project/.zr/agents/a.md, which takes precedence; this one is ignored",
+            "project/.zr/agents/b.md: warning: agent type 'reviewer' is also defined in project/.zr/agents/a.md, which takes precedence; this one is ignored",
+        ]
+    );
+}
+
+#[test]
+fn broken_files_are_diagnostics_with_lines_and_the_rest_loads() {
+    let p = Project::new();
+    p.write("project/.zr/agents/good.md", &agent("good", "fine"));
+    p.write(
+        "project/.zr/agents/bad-yaml.md",
+        "---\nname: x\ndescription: [\n---\n",
+    );
+    p.write(
+        "project/.zr/agents/no-desc.md",
+        "---\nname: x\n---\nprompt\n",
+    );
+    p.write(
+        "project/.zr/agents/wrong-type.md",
+        "---\nname: x\ndescription: d\nmaxTurns: ten\n---\n",
+    );
+    p.write(
+        "project/.zr/agents/extra.md",
+        "---\nname: extra\ndescription: d\nfavourite: blue\n---\n",
+    );
+    fs::create_dir_all(p.path().join(".zr/agents/folder.md")).unwrap();
+    p.write("project/.zr/agents/notes.txt", "not an agent");
+    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    assert!(view.get("good").is_some());
+    assert!(view.get("extra").is_some());
+    let shown: Vec<String> = view
+        .diagnostics()
+        .iter()
+        .map(|d| d.display_relative(&p.base()).to_string())
+        .collect();
+    assert_eq!(shown.len(), 4, "{shown:#?}");
+    assert!(
+        shown[0].starts_with("project/.zr/agents/bad-yaml.md:3: error: invalid YAML"),
+        "{}",
+        shown[0]
+    );
+    assert!(
+        shown[1].starts_with("project/.zr/agents/extra.md:4: warning: unknown key 'favourite'"),
+        "{}",
+        shown[1]
+    );
+    assert!(
+        shown[2].starts_with(
+            "project/.zr/agents/no-desc.md:1: error: required key 'description' is missing"
+        ),
+        "{}",
+        shown[2]
+    );
+    assert_eq!(
+        shown[3],
+        "project/.zr/agents/wrong-type.md:4: error: 'maxTurns' must be a positive integer, found the string \"ten\""
+    );
+    assert_eq!(view.diagnostics()[1].severity, Severity::Warning);
+}
+
+#[test]
+fn hot_reload_sees_added_edited_and_deleted_files() {
+    let p = Project::new();
+    p.write("project/.zr/agents/a.md", &agent("alpha", "one"));
+    p.write("project/.zr/agents/b.md", &agent("beta", "two"));
+    p.write("project/.claude/agents/c.md", &agent("gamma", "three"));
+    p.age();
+    let registry = AgentRegistry::new(Roots::agents(&p.path(), None));
+    let first = registry.view();
+    assert_eq!(names(&first).len(), 8);
+    assert_eq!(registry.last_scan().files_parsed, 3);
+    let again = registry.view();
+    assert!(Arc::ptr_eq(&first, &again));
+    let scan = registry.last_scan();
+    assert_eq!(
+        (scan.stat_calls, scan.dirs_listed, scan.files_parsed),
+        (5, 0, 0)
+    );
+
+    p.write("project/.zr/agents/d.md", &agent("delta", "four"));
+    p.write("project/.zr/agents/b.md", &agent("beta", "TWO"));
+    fs::remove_file(p.path().join(".claude/agents/c.md")).unwrap();
+    let second = registry.view();
+    assert!(second.get("gamma").is_none());
+    assert_eq!(second.get("beta").unwrap().definition.description, "TWO");
+    assert_eq!(second.get("delta").unwrap().definition.description, "four");
+    assert_eq!(registry.last_scan().files_parsed, 2);
+    assert!(Arc::ptr_eq(
+        first.get("alpha").unwrap(),
+        second.get("alpha").unwrap()
+    ));
+    // Deleting a replacement brings the built-in back.
+    p.write("project/.zr/agents/plan.md", &agent("plan", "custom plan"));
+    assert!(matches!(
+        registry.view().get("plan").unwrap().source,
+        AgentSource::File { .. }
+    ));
+    fs::remove_file(p.path().join(".zr/agents/plan.md")).unwrap();
+    assert_eq!(
+        registry.view().get("plan").unwrap().source,
+        AgentSource::Builtin
+    );
+}

@@ -1,0 +1,378 @@
+//! The skill registry on real folders: precedence, nesting, name rules,
+//! escapes, broken files, hot reload.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+
+use zr_skills::{Problem, Roots, Scope, Severity, SkillRegistry};
+
+use crate::Project;
+
+fn registry(p: &Project) -> SkillRegistry {
+    SkillRegistry::new(Roots::skills(&p.path(), Some(&p.home())))
+}
+
+fn names(view: &zr_skills::SkillsView) -> Vec<String> {
+    view.skills().iter().map(|s| s.name().to_string()).collect()
+}
+
+fn diagnostics(p: &Project, view: &zr_skills::SkillsView) -> Vec<String> {
+    let base = p.base();
+    view.diagnostics()
+        .iter()
+        .map(|d| d.display_relative(&base).to_string())
+        .collect()
+}
+
+#[test]
+fn roots_have_a_fixed_precedence_and_duplicates_are_reported() {
+    let p = Project::new();
+    p.skill("home/.zr/skills", "deploy", "user deploy");
+    p.skill("project/.claude/skills", "deploy", "claude deploy");
+    p.skill("project/.agents/skills", "deploy", "agents deploy");
+    p.skill("project/.agents/skills", "lint", "agents lint");
+    p.skill("project/.claude/skills", "lint", "claude lint");
+    p.skill("home/.zr/skills", "notes", "user notes");
+    let view = registry(&p).view();
+    assert_eq!(names(&view), ["deploy", "lint", "notes"]);
+    let deploy = view.get("deploy").unwrap();
+    assert_eq!(deploy.definition.description, "agents deploy");
+    assert_eq!(
+        view.get("lint").unwrap().definition.description,
+        "agents lint"
+    );
+    let notes = view.get("notes").unwrap();
+    assert_eq!(notes.root.scope, Scope::User);
+    assert_eq!(deploy.root.scope, Scope::Project);
+    assert_eq!(
+        diagnostics(&p, &view),
+        [
+            "home/.zr/skills/deploy/SKILL.md: warning: skill 'deploy' is also defined in project/.agents/skills/deploy/SKILL.md, which takes precedence; this one is ignored",
+            "project/.claude/skills/deploy/SKILL.md: warning: skill 'deploy' is also defined in project/.agents/skills/deploy/SKILL.md, which takes precedence; this one is ignored",
+            "project/.claude/skills/lint/SKILL.md: warning: skill 'lint' is also defined in project/.agents/skills/lint/SKILL.md, which takes precedence; this one is ignored",
+        ]
+    );
+    // .zr beats .agents.
+    p.skill("project/.zr/skills", "deploy", "zr deploy");
+    let view = registry(&p).view();
+    assert_eq!(
+        view.get("deploy").unwrap().definition.description,
+        "zr deploy"
+    );
+    assert_eq!(view.diagnostics().len(), 4);
+    // Without a home folder the user root is not read.
+    let view = SkillRegistry::new(Roots::skills(&p.path(), None)).view();
+    assert!(view.get("notes").is_none());
+}
+
+#[test]
+fn nested_skill_folders_are_found_but_not_inside_a_skill() {
+    let p = Project::new();
+    p.skill("project/.zr/skills/team/docs", "api-docs", "nested");
+    p.skill("project/.zr/skills", "outer", "outer");
+    // A folder inside a skill holds supporting files, not skills.
+    p.skill("project/.zr/skills/outer/templates", "inner", "inner");
+    // Hidden folders are skipped.
+    p.skill("project/.zr/skills/.cache", "hidden", "hidden");
+    // Deeper than six levels is not searched, and says so once.
+    p.skill("project/.zr/skills/a/b/c/d/e", "deep-ok", "at depth 6");
+    p.skill("project/.zr/skills/a/b/c/d/e/f", "too-deep", "at depth 7");
+    let view = registry(&p).view();
+    assert_eq!(names(&view), ["api-docs", "deep-ok", "outer"]);
+    let nested = view.get("api-docs").unwrap();
+    assert_eq!(
+        nested.folder(),
+        p.path().join(".zr/skills/team/docs/api-docs")
+    );
+    assert_eq!(
+        diagnostics(&p, &view),
+        [
+            "project/.zr/skills/a/b/c/d/e/f/too-deep: warning: folders nested deeper than 6 levels under the root are not searched for skills"
+        ]
+    );
+}
+
+#[test]
+fn name_rules_refuse_bad_folders_and_keep_the_rest() {
+    let p = Project::new();
+    p.skill("project/.zr/skills", "good", "fine");
+    p.write(
+        "project/.zr/skills/Bad_Name/SKILL.md",
+        "---\nname: Bad_Name\ndescription: d\n---\n",
+    );
+    p.write(
+        "project/.zr/skills/mismatch/SKILL.md",
+        "---\nname: other\ndescription: d\n---\n",
+    );
+    p.write(
+        "project/.zr/skills/long/SKILL.md",
+        &format!("---\nname: long\ndescription: {}\n---\n", "x".repeat(1025)),
+    );
+    p.write(
+        "project/.zr/skills/SKILL.md",
+        "---\nname: skills\ndescription: d\n---\n",
+    );
+    let view = registry(&p).view();
+    assert_eq!(names(&view), ["good"]);
+    assert_eq!(
+        diagnostics(&p, &view),
+        [
+            "project/.zr/skills/Bad_Name/SKILL.md:2: error: 'name': skill name 'Bad_Name' contains 'B' at position 0; allowed: lowercase ASCII letters, digits and single '-' between them",
+            "project/.zr/skills/SKILL.md: warning: a SKILL.md directly in the skills root is ignored; move it into a folder named like the skill",
+            "project/.zr/skills/long/SKILL.md:3: error: 'description' is 1025 characters long; at most 1024 are allowed: shorten it",
+            "project/.zr/skills/mismatch/SKILL.md:2: error: 'name' is 'other' but the folder is 'mismatch'; a skill's name must equal its folder: rename one of them",
+        ]
+    );
+}
+
+#[test]
+fn links_out_of_the_root_are_refused_and_dot_dot_names_never_resolve() {
+    let p = Project::new();
+    p.skill("outside", "evil", "outside the root");
+    p.skill("outside", "secret", "outside the root");
+    p.skill("project/.zr/skills", "good", "fine");
+    let root = p.path().join(".zr/skills");
+    // A linked skill folder, a linked SKILL.md, a linked group folder.
+    symlink(p.base().join("outside/evil"), root.join("evil")).unwrap();
+    fs::create_dir_all(root.join("secret")).unwrap();
+    symlink(
+        p.base().join("outside/secret/SKILL.md"),
+        root.join("secret/SKILL.md"),
+    )
+    .unwrap();
+    symlink(p.base().join("outside"), root.join("group")).unwrap();
+    // A link back into the root is followed once, and cannot loop.
+    symlink(&root, root.join("loop")).unwrap();
+    // A name with '..' is not a name.
+    p.write(
+        "project/.zr/skills/dots/SKILL.md",
+        "---\nname: ../outside/evil\ndescription: d\n---\n",
+    );
+    let view = registry(&p).view();
+    assert_eq!(names(&view), ["good"]);
+    let shown = diagnostics(&p, &view);
+    assert_eq!(shown.len(), 4, "{shown:#?}");
+    assert!(shown[0].starts_with("project/.zr/skills/dots/SKILL.md:2: error: 'name': skill name '../outside/evil' contains '.'"), "{}", shown[0]);
+    assert_eq!(
+        shown[1],
+        "project/.zr/skills/evil: error: refused: it leads to outside/evil outside the skills root project/.zr/skills; copy the skill into the root instead of linking it"
+    );
+    assert!(
+        shown[2].starts_with("project/.zr/skills/group: error: refused: it leads to outside "),
+        "{}",
+        shown[2]
+    );
+    assert!(shown[3].starts_with("project/.zr/skills/secret/SKILL.md: error: refused: it leads to outside/secret/SKILL.md "), "{}", shown[3]);
+    assert!(
+        view.diagnostics()
+            .iter()
+            .all(|d| d.severity == Severity::Error)
+    );
+    assert!(view.get("../outside/evil").is_none());
+    // A root written with '..' is the same folder.
+    let odd = SkillRegistry::new(zr_skills::Roots::new(vec![zr_skills::Root::new(
+        Scope::Custom,
+        p.path().join(".zr/skills/../skills"),
+    )]));
+    assert_eq!(names(&odd.view()), ["good"]);
+}
+
+#[test]
+fn broken_files_are_diagnostics_with_lines_and_the_rest_loads() {
+    let p = Project::new();
+    p.skill("project/.zr/skills", "fine", "works");
+    p.write(
+        "project/.zr/skills/bad-yaml/SKILL.md",
+        "---\nname: bad-yaml\ndescription: [oops\n---\nbody\n",
+    );
+    p.write(
+        "project/.zr/skills/no-desc/SKILL.md",
+        "---\nname: no-desc\n---\nbody\n",
+    );
+    p.write(
+        "project/.zr/skills/wrong-type/SKILL.md",
+        "---\nname: wrong-type\ndescription: d\nallowed-tools: 42\n---\n",
+    );
+    p.write("project/.zr/skills/no-fence/SKILL.md", "# just markdown\n");
+    p.write(
+        "project/.zr/skills/unclosed/SKILL.md",
+        "---\nname: unclosed\ndescription: d\n",
+    );
+    fs::create_dir_all(p.path().join(".zr/skills/binary")).unwrap();
+    fs::write(
+        p.path().join(".zr/skills/binary/SKILL.md"),
+        b"---\nname: \xff\xfe\n---\n",
+    )
+    .unwrap();
+    let view = registry(&p).view();
+    assert_eq!(names(&view), ["fine"]);
+    let shown = diagnostics(&p, &view);
+    assert_eq!(shown.len(), 6, "{shown:#?}");
+    assert!(
+        shown[0].starts_with("project/.zr/skills/bad-yaml/SKILL.md:"),
+        "{}",
+        shown[0]
+    );
+    assert!(shown[0].contains("invalid YAML"), "{}", shown[0]);
+    assert_eq!(
+        shown[1],
+        "project/.zr/skills/binary/SKILL.md: error: the file is not UTF-8 text; save it as UTF-8"
+    );
+    assert!(
+        shown[2].starts_with(
+            "project/.zr/skills/no-desc/SKILL.md:1: error: required key 'description'"
+        ),
+        "{}",
+        shown[2]
+    );
+    assert!(
+        shown[3].starts_with(
+            "project/.zr/skills/no-fence/SKILL.md:1: error: SKILL.md must start with a line '---'"
+        ),
+        "{}",
+        shown[3]
+    );
+    assert!(shown[4].contains("never closed"), "{}", shown[4]);
+    assert_eq!(
+        shown[5],
+        "project/.zr/skills/wrong-type/SKILL.md:4: error: 'allowed-tools' must be a list of tool names or one string of them separated by commas or spaces, found the number 42"
+    );
+}
+
+#[test]
+fn a_view_reads_front_matter_only() {
+    let p = Project::new();
+    // The body is not UTF-8: only a reader that reads it would notice.
+    let mut text = b"---\nname: lazy\ndescription: d\n---\n".to_vec();
+    text.extend_from_slice(&[0xff; 4096]);
+    fs::create_dir_all(p.path().join(".zr/skills/lazy")).unwrap();
+    fs::write(p.path().join(".zr/skills/lazy/SKILL.md"), text).unwrap();
+    let view = registry(&p).view();
+    assert_eq!(names(&view), ["lazy"]);
+    assert!(view.diagnostics().is_empty());
+}
+
+#[test]
+fn hot_reload_sees_added_edited_and_deleted_skills() {
+    let p = Project::new();
+    p.skill("project/.zr/skills", "alpha", "first");
+    p.skill("project/.zr/skills", "beta", "second");
+    p.skill("project/.zr/skills/group", "gamma", "third");
+    p.age();
+    let registry = registry(&p);
+    let first = registry.view();
+    assert_eq!(names(&first), ["alpha", "beta", "gamma"]);
+    assert_eq!(registry.last_scan().files_parsed, 3);
+
+    // Nothing changed: a few stats, no listing, no parsing, the same view.
+    let again = registry.view();
+    assert!(Arc::ptr_eq(&first, &again));
+    let scan = registry.last_scan();
+    assert_eq!((scan.dirs_listed, scan.files_parsed), (0, 0));
+    assert_eq!(
+        scan.stat_calls,
+        2 + 3,
+        "the root, the group folder, three SKILL.md"
+    );
+
+    // Add one, edit one (same size), delete one.
+    p.skill("project/.zr/skills", "delta", "fourth");
+    p.skill("project/.zr/skills", "beta", "SECOND");
+    fs::remove_dir_all(p.path().join(".zr/skills/alpha")).unwrap();
+    let second = registry.view();
+    assert_eq!(names(&second), ["beta", "delta", "gamma"]);
+    assert_eq!(second.get("beta").unwrap().definition.description, "SECOND");
+    assert_eq!(registry.last_scan().files_parsed, 2, "beta and delta only");
+    assert!(Arc::ptr_eq(
+        first.get("gamma").unwrap(),
+        second.get("gamma").unwrap()
+    ));
+    // The first view is a snapshot: it did not change.
+    assert_eq!(names(&first), ["alpha", "beta", "gamma"]);
+
+    // Breaking a file removes it and says why; fixing it brings it back.
+    p.write("project/.zr/skills/beta/SKILL.md", "---\nname: beta\n---\n");
+    let broken = registry.view();
+    assert_eq!(names(&broken), ["delta", "gamma"]);
+    assert_eq!(broken.diagnostics().len(), 1);
+    p.skill("project/.zr/skills", "beta", "back");
+    p.age();
+    let fixed = registry.view();
+    assert_eq!(names(&fixed), ["beta", "delta", "gamma"]);
+    assert!(fixed.diagnostics().is_empty());
+    assert!(Arc::ptr_eq(&fixed, &registry.view()));
+}
+
+#[test]
+fn an_edit_within_the_same_clock_tick_is_not_missed() {
+    let p = Project::new();
+    let file = p.skill("project/.zr/skills", "quick", "aaaa");
+    let registry = registry(&p);
+    assert_eq!(
+        registry.view().get("quick").unwrap().definition.description,
+        "aaaa"
+    );
+    // Same size, written right away: the stamp may well be identical.
+    let stamp = fs::metadata(&file).unwrap().modified().unwrap();
+    p.skill("project/.zr/skills", "quick", "bbbb");
+    let _ = fs::File::open(&file).unwrap().set_modified(stamp);
+    assert_eq!(
+        registry.view().get("quick").unwrap().definition.description,
+        "bbbb"
+    );
+}
+
+#[test]
+fn a_root_that_is_a_file_is_a_diagnostic() {
+    let p = Project::new();
+    p.write("project/.zr/skills", "not a folder");
+    p.skill("project/.claude/skills", "fine", "works");
+    let view = registry(&p).view();
+    assert_eq!(names(&view), ["fine"]);
+    assert!(matches!(view.diagnostics()[0].problem, Problem::Io { .. }));
+    assert_eq!(
+        diagnostics(&p, &view),
+        ["project/.zr/skills: error: could not read the folder: not a directory"]
+    );
+}
+
+#[test]
+fn views_from_several_threads_while_files_change_stay_consistent() {
+    let p = Project::new();
+    for i in 0..20 {
+        p.skill("project/.zr/skills", &format!("s{i:02}"), "stable");
+    }
+    let registry = Arc::new(registry(&p));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let registry = Arc::clone(&registry);
+            std::thread::spawn(move || {
+                for _ in 0..30 {
+                    let view = registry.view();
+                    // Every view is whole: the 20 stable skills are always there.
+                    let stable = view
+                        .skills()
+                        .iter()
+                        .filter(|s| s.definition.description == "stable")
+                        .count();
+                    assert_eq!(stable, 20);
+                }
+            })
+        })
+        .collect();
+    for round in 0..30 {
+        p.skill("project/.zr/skills", "churn", &format!("round {round}"));
+        if round % 3 == 0 {
+            fs::remove_dir_all(p.path().join(".zr/skills/churn")).unwrap();
+        }
+    }
+    for reader in readers {
+        reader.join().unwrap();
+    }
+    p.skill("project/.zr/skills", "churn", "last");
+    assert_eq!(
+        registry.view().get("churn").unwrap().definition.description,
+        "last"
+    );
+}

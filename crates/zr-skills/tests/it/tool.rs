@@ -1,0 +1,211 @@
+//! The Skill tool: per-agent skills, bodies read at call time, bad input.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use zr_skills::{Roots, SkillRegistry, SkillTool};
+use zr_types::{
+    AgentId, SessionId, SkillDefinition, ToolCall, ToolContext, ToolHandler, ToolOutput,
+    ToolResultContent,
+};
+
+use crate::{Project, ready};
+
+fn ctx(agent: &AgentId) -> ToolContext {
+    ToolContext::new(
+        SessionId::from_parts(1, 2),
+        agent.clone(),
+        "/tmp".into(),
+        BTreeMap::new(),
+    )
+}
+
+fn call(tool: &SkillTool, agent: &AgentId, input: Value) -> ToolOutput {
+    let call = ToolCall {
+        id: "toolu_1".to_owned(),
+        name: "Skill".to_owned(),
+        input,
+    };
+    ready(tool.call(call, ctx(agent))).unwrap()
+}
+
+fn text(output: &ToolOutput) -> &str {
+    match &output.content[..] {
+        [ToolResultContent::Text { text }] => text,
+        other => panic!("expected one text block, got {other:?}"),
+    }
+}
+
+/// A project with skills `pdf` (uses $ARGUMENTS) and `notes`, `secret`.
+fn setup() -> (Project, Arc<zr_skills::SkillsView>) {
+    let p = Project::new();
+    p.write(
+        "project/.zr/skills/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: Fill PDF forms\nallowed-tools: Read Bash\n---\n\nRun `python scripts/fill.py $ARGUMENTS`.\nThen check $ARGUMENTS again.\n",
+    );
+    p.write("project/.zr/skills/pdf/scripts/fill.py", "print('hi')\n");
+    p.skill("project/.zr/skills", "notes", "Take notes");
+    p.skill("project/.zr/skills", "secret", "Only for the other agent");
+    let view = SkillRegistry::new(Roots::skills(&p.path(), None)).view();
+    assert_eq!(view.skills().len(), 3);
+    (p, view)
+}
+
+fn pick(view: &zr_skills::SkillsView, names: &[&str]) -> Vec<Arc<SkillDefinition>> {
+    names
+        .iter()
+        .map(|n| Arc::clone(&view.get(n).unwrap().definition))
+        .collect()
+}
+
+#[test]
+fn a_call_returns_the_body_with_arguments_and_the_folder() {
+    let (p, view) = setup();
+    let tool = SkillTool::new();
+    let root = AgentId::root();
+    tool.grant(root.clone(), pick(&view, &["pdf", "notes"]));
+    let out = call(&tool, &root, json!({"skill": "pdf", "args": "form.pdf"}));
+    assert!(!out.is_error);
+    let folder = p.path().join(".zr/skills/pdf");
+    assert_eq!(
+        text(&out),
+        format!(
+            "Skill: pdf\nFolder: {} (paths in these instructions are relative to it; read its other files from there)\nAllowed tools: Read, Bash\n\nRun `python scripts/fill.py form.pdf`.\nThen check form.pdf again.",
+            folder.display()
+        )
+    );
+    assert_eq!(out.display.as_deref(), Some("loaded skill pdf"));
+    // Without args the placeholder becomes empty; a body without a
+    // placeholder gets the args appended.
+    let out = call(&tool, &root, json!({"skill": "pdf"}));
+    assert!(text(&out).contains("fill.py `."));
+    let out = call(&tool, &root, json!({"skill": "notes", "args": "today"}));
+    assert!(
+        text(&out).ends_with("Instructions of notes.\n\nARGUMENTS: today"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn the_body_is_read_at_call_time() {
+    let (p, view) = setup();
+    let tool = SkillTool::new();
+    let root = AgentId::root();
+    tool.grant(root.clone(), pick(&view, &["notes"]));
+    p.write(
+        "project/.zr/skills/notes/SKILL.md",
+        "---\nname: notes\ndescription: Take notes\n---\nEdited after the view.\n",
+    );
+    assert!(
+        text(&call(&tool, &root, json!({"skill": "notes"}))).ends_with("Edited after the view.")
+    );
+    // A vanished file is an error result, not a panic.
+    fs::remove_dir_all(p.path().join(".zr/skills/notes")).unwrap();
+    let out = call(&tool, &root, json!({"skill": "notes"}));
+    assert!(out.is_error);
+    assert!(
+        text(&out).starts_with("skill 'notes' could not be loaded from ")
+            && text(&out).ends_with("could not open the file: entity not found"),
+        "{}",
+        text(&out)
+    );
+    // A file broken since the view: the error says what is wrong.
+    let (p, view) = setup();
+    tool.grant(root.clone(), pick(&view, &["pdf"]));
+    p.write("project/.zr/skills/pdf/SKILL.md", "no front matter\n");
+    let out = call(&tool, &root, json!({"skill": "pdf"}));
+    assert!(out.is_error);
+    assert!(
+        text(&out).contains("must start with a line '---'"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn an_unknown_skill_lists_only_the_callers_skills() {
+    let (_p, view) = setup();
+    let tool = SkillTool::new();
+    let root = AgentId::root();
+    let child = root.child(1, "explore");
+    tool.grant(root.clone(), pick(&view, &["pdf", "notes"]));
+    tool.grant(child.clone(), pick(&view, &["secret"]));
+    // The root cannot load the child's skill, and is not told it exists.
+    let out = call(&tool, &root, json!({"skill": "secret"}));
+    assert!(out.is_error);
+    assert_eq!(
+        text(&out),
+        "unknown skill 'secret'. This agent's skills are:\n- notes: Take notes\n- pdf: Fill PDF forms"
+    );
+    let out = call(&tool, &child, json!({"skill": "pdf"}));
+    assert_eq!(
+        text(&out),
+        "unknown skill 'pdf'. This agent's skills are:\n- secret: Only for the other agent"
+    );
+    assert!(!call(&tool, &child, json!({"skill": "secret"})).is_error);
+    // An agent without a grant, or after revoke, has no skills.
+    let stranger = root.child(2, "plan");
+    let out = call(&tool, &stranger, json!({"skill": "pdf"}));
+    assert_eq!(text(&out), "unknown skill 'pdf'. This agent has no skills.");
+    tool.revoke(&child);
+    assert!(tool.granted(&child).is_empty());
+    assert!(call(&tool, &child, json!({"skill": "secret"})).is_error);
+    // Names are matched exactly: paths never resolve.
+    let out = call(&tool, &root, json!({"skill": "../pdf"}));
+    assert!(text(&out).starts_with("unknown skill '../pdf'."));
+}
+
+#[test]
+fn bad_input_says_what_to_fix() {
+    let (_p, view) = setup();
+    let tool = SkillTool::new();
+    let root = AgentId::root();
+    tool.grant(root.clone(), pick(&view, &["pdf"]));
+    for (input, expected) in [
+        (
+            json!({}),
+            "Skill: 'skill' (the skill's name, a string) is required",
+        ),
+        (
+            json!({"skill": ""}),
+            "Skill: 'skill' (the skill's name, a string) is required",
+        ),
+        (
+            json!({"skill": 3}),
+            "Skill: 'skill' must be a string (the skill's name), found the number 3",
+        ),
+        (
+            json!({"skill": "pdf", "args": ["a"]}),
+            "Skill: 'args' must be a string, found a list",
+        ),
+        (
+            json!("pdf"),
+            "Skill: the input must be an object like {\"skill\": \"NAME\", \"args\": \"...\"}, found the string \"pdf\"",
+        ),
+    ] {
+        let out = call(&tool, &root, input);
+        assert!(out.is_error);
+        assert_eq!(text(&out), expected);
+    }
+}
+
+#[test]
+fn inline_skills_and_the_definition() {
+    let tool = SkillTool::new();
+    let root = AgentId::root();
+    let inline = SkillDefinition::inline(
+        "hello".parse().unwrap(),
+        "Greets",
+        "Say hello to $ARGUMENTS.",
+    );
+    tool.grant(root.clone(), [Arc::new(inline)]);
+    let out = call(&tool, &root, json!({"skill": "hello", "args": "Ada"}));
+    assert_eq!(text(&out), "Skill: hello\n\nSay hello to Ada.");
+    let definition = SkillTool::definition();
+    assert_eq!(definition.name.as_str(), "Skill");
+    assert!(definition.is_read_only());
+    assert_eq!(definition.input_schema["required"], json!(["skill"]));
+}
