@@ -1,1 +1,132 @@
-//! Builtin tools: Bash, Read, Write, Edit, Glob, Grep, WebFetch, WebSearch, AskUserQuestion, TodoWrite, Config, Cron.
+//! Builtin tools: Bash, Read, Write, Edit, Glob, Grep, WebFetch, WebSearch,
+//! AskUserQuestion, TodoWrite, Config and CronCreate / CronDelete / CronList.
+//!
+//! [`BuiltinTools::tools`] returns, in the order of
+//! [`zr_types::DEFAULT_BUILTINS`], one [`ToolDefinition`](zr_types::ToolDefinition)
+//! (name, description, JSON Schema of the input derived from a Rust type,
+//! annotations with the registry's read-only flag, the registry's deferred
+//! flag) and one [`ToolHandler`](zr_types::ToolHandler) per tool. `Task`,
+//! `MultiTask` and `FindTool` belong to the engine, `Skill` to zr-skills.
+//!
+//! Every handler first checks the model's input against its type; a wrong
+//! field comes back as an error result naming the field, what was expected
+//! and the fields the tool takes. Problems the model can fix (a missing
+//! file, a non-unique `old_string`) are error results; `Err(ToolError)` is
+//! kept for calls that cannot be carried out (a process that cannot be
+//! spawned, a failing host service).
+//!
+//! # Path policy
+//!
+//! Relative paths are resolved against the calling agent's working
+//! directory ([`ToolContext::cwd`](zr_types::ToolContext)), and `.`/`..` are
+//! removed lexically. Absolute paths are taken as given, also outside the
+//! working directory: models use absolute paths all the time, and deciding
+//! which paths an agent may touch is the permission layer's job (the
+//! engine's `can_use_tool` callback sees the input before the handler runs).
+//!
+//! # The tools
+//!
+//! - **Bash** runs `bash -c` (or `/bin/sh`) in the working directory, in a
+//!   new process group, with `env_clear()` and only the context's variables.
+//!   Timeout `timeout` ms (default 120 000, at most 600 000): SIGTERM to the
+//!   group, two seconds of grace, SIGKILL to the group. Stdout and stderr are
+//!   read concurrently and each keeps its first and last 15 000 bytes, with a
+//!   line saying how many bytes were cut; the exit code (or signal) ends the
+//!   output. When the shell exits, its output is read for up to 300 ms more
+//!   and whatever it left in its group is killed. Dropping the call's future
+//!   kills the group. Each call is a fresh shell: `cd` and `export` do not
+//!   carry over to the next call; without `PATH` in the context, bash uses
+//!   its built-in default. A command that leaves its process group (`setsid`,
+//!   daemons) escapes the group kill. `run_in_background` starts the
+//!   command with output to a log file (returned, readable with Read; a last
+//!   line `[background command ended: exit code N]` is appended when it
+//!   ends) and registers it with the agent; it runs until it exits or the
+//!   agent ends, and its log is deleted with it. An agent runs at most 16
+//!   background commands at a time.
+//! - **Read**: `cat -n`-style numbered lines, `offset` (1-based) and `limit`
+//!   (default 2000), lines cut at 2000 characters, at most 256 KiB per call
+//!   with a note on how to continue; PNG/JPEG/GIF/WebP up to 5 MiB as image
+//!   content; other binary files (NUL bytes or many control bytes in the first
+//!   8 KiB) refused, and so are devices, sockets and pipes; directories
+//!   listed (1000 entries); a missing path answered with near names from its
+//!   folder. A very long line is skipped past, never loaded whole.
+//! - **Write** creates parent folders. An existing file is overwritten only
+//!   if this agent read it in this session and it has not changed since (size
+//!   and modification time); **Edit** has the same rule.
+//! - **Edit** replaces `old_string` exactly; not found -> line-by-line
+//!   matching ignoring trailing whitespace and line endings, then indentation
+//!   (new text re-indented), then all whitespace, and finally all of these
+//!   again with Read's `NNNNNN<TAB>` line-number prefixes removed from
+//!   `old_string` and `new_string`; the result names what matched. More than
+//!   one match is refused unless `replace_all`. Files are read and written
+//!   whole (UTF-8 only).
+//! - **Glob**: ripgrep's `ignore` walker (`.gitignore`, `.ignore` and
+//!   `.git/info/exclude` honoured even outside a git repository; hidden
+//!   files included, `.git` skipped) and `globset`; newest first, 100 paths.
+//! - **Grep**: `grep-regex` and `grep-searcher` over the same walker; modes
+//!   `files_with_matches` (default, newest first), `content` and `count`;
+//!   `-i`, `-n`, `-A/-B/-C`, `glob`, `type`, `multiline`; `head_limit`
+//!   entries (default 500) and 64 KiB at most.
+//! - **WebFetch**: GET with [`WebFetchLimits`] (5 MiB body read as a stream
+//!   and stopped beyond the limit, 30 s, 5 redirects, 100 000 bytes of
+//!   output), HTML to Markdown with `htmd` (scripts, styles and `<head>`
+//!   dropped), text/JSON/XML as is, binary content refused. Bodies are
+//!   decoded as UTF-8 (lossy; other charsets are not converted) and `http://`
+//!   is not upgraded to `https://`. The optional `prompt` is echoed above the
+//!   page: no model summarises it here.
+//! - **WebSearch**, **AskUserQuestion** and **Config** call host services
+//!   ([`WebSearchService`], [`AskUserService`], [`ConfigService`]); with none
+//!   configured they answer with an error result, never a made-up answer.
+//!   Config type-checks values against [`ConfigService::settings`].
+//! - **TodoWrite** replaces the agent's own list and returns it in full.
+//! - **CronCreate / CronDelete / CronList** keep 5-field cron schedules
+//!   (UTC, parsed by `croner`) in a JSON file written atomically (temp file
+//!   in the same folder, fsync, rename, fsync of the folder). The engine's
+//!   scheduler asks [`CronStore::due`] and calls [`CronStore::mark_fired`].
+//!   Jitter is a fixed per-job offset derived from the job id.
+//!
+//! # Per-agent state
+//!
+//! The read ledger, the todo list and background commands are keyed by
+//! (session, agent). An agent never sees another's. When an agent ends the
+//! engine calls [`BuiltinTools::agent_finished`], which stops the agent's
+//! background commands (SIGTERM, up to two seconds, SIGKILL to each whole
+//! process group) and drops its state. When the last `BuiltinTools` clone
+//! and every handler it gave out are dropped, any background command still
+//! registered is killed.
+//!
+//! Read, Glob and Grep do their file work on tokio's blocking pool: dropping
+//! the call stops waiting for it, and the work itself is bounded (lines,
+//! entries, bytes) so it ends soon after.
+//!
+//! Background commands and process groups are Unix features; on other
+//! platforms only the direct child is killed.
+
+mod ask_user;
+mod bash;
+mod bound;
+mod config;
+mod cron;
+mod edit;
+mod error;
+mod glob;
+mod grep;
+mod input;
+mod path;
+mod read;
+mod registry;
+mod state;
+mod todo;
+mod walk;
+mod web_fetch;
+mod web_search;
+mod write;
+
+pub use ask_user::{AskUserService, Question, QuestionOption, UserAnswer};
+pub use config::{ConfigKind, ConfigService, ConfigSetting};
+pub use cron::{CronJob, CronStore, NewCronJob, Schedule};
+pub use error::{CronStoreError, ServiceError};
+pub use registry::BuiltinTools;
+pub use todo::{TodoItem, TodoStatus};
+pub use web_fetch::WebFetchLimits;
+pub use web_search::{SearchQuery, SearchResult, WebSearchService};

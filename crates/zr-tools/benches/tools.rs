@@ -1,0 +1,147 @@
+//! Tool benchmarks through the public handlers, on a generated tree built
+//! outside the timed loop:
+//!
+//! - `read_2000_lines`: Read of the first 2,000 lines of a 20,000-line file
+//!   (about 1 MiB), numbered and returned;
+//! - `grep_files_with_matches` and `grep_content`: Grep over 600 files of
+//!   200 lines (about 2.6 MiB in 30 folders; every 7th file holds the
+//!   needle once);
+//! - `glob_all_rs`: Glob `**/*.rs` over the same tree (newest first, 100
+//!   results returned of 600);
+//! - `bash_true`: Bash `true` (spawn, process group, wait, group kill);
+//! - `edit_tolerant`: Read then an indentation-tolerant Edit and its undo
+//!   in a 2,000-line file.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use zr_tools::BuiltinTools;
+use zr_types::{AgentId, SessionId, ToolCall, ToolContext, ToolHandler, ToolOutput};
+
+struct Bench {
+    rt: tokio::runtime::Runtime,
+    handlers: BTreeMap<String, Arc<dyn ToolHandler>>,
+    ctx: ToolContext,
+    _dir: tempfile::TempDir,
+}
+
+impl Bench {
+    fn call(&self, tool: &str, input: Value) -> ToolOutput {
+        let h = &self.handlers[tool];
+        let call = ToolCall {
+            id: "b".to_owned(),
+            name: tool.to_owned(),
+            input,
+        };
+        let out = self.rt.block_on(h.call(call, self.ctx.clone())).unwrap();
+        assert!(!out.is_error, "{out:?}");
+        out
+    }
+}
+
+fn setup() -> Bench {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mut big = String::new();
+    for i in 0..20_000 {
+        writeln!(
+            big,
+            "line {i}: the quick brown fox jumps over the lazy dog {i}"
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("big.txt"), big).unwrap();
+    for f in 0..600 {
+        let folder = root.join(format!("src/m{:02}", f % 30));
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut body = String::new();
+        for l in 0..200 {
+            if f % 7 == 0 && l == 100 {
+                body.push_str("    let needle = compute(value);\n");
+            } else {
+                writeln!(body, "    let x{l} = y{l} + {f}; // filler text").unwrap();
+            }
+        }
+        std::fs::write(folder.join(format!("f{f}.rs")), body).unwrap();
+    }
+    let mut edit = String::from("fn main() {\n");
+    for i in 0..2000 {
+        writeln!(edit, "        call_{i}();").unwrap();
+    }
+    edit.push_str("}\n");
+    std::fs::write(root.join("edit.rs"), edit).unwrap();
+    let tools = BuiltinTools::new(root.join("cron.json"));
+    let handlers = tools
+        .tools()
+        .into_iter()
+        .map(|(d, h)| (d.name.as_str().to_owned(), h))
+        .collect();
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_owned(), "/usr/bin:/bin".to_owned());
+    let ctx = ToolContext::new(
+        SessionId::from_parts(1, 1),
+        AgentId::root(),
+        root.to_path_buf(),
+        env,
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    Bench {
+        rt,
+        handlers,
+        ctx,
+        _dir: dir,
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let b = setup();
+    c.bench_function("read_2000_lines", |bn| {
+        bn.iter(|| b.call("Read", json!({"file_path": "big.txt"})));
+    });
+    c.bench_function("grep_files_with_matches", |bn| {
+        bn.iter(|| {
+            b.call(
+                "Grep",
+                json!({"pattern": "needle = compute", "path": "src"}),
+            )
+        });
+    });
+    c.bench_function("grep_content", |bn| {
+        bn.iter(|| {
+            b.call(
+                "Grep",
+                json!({"pattern": "needle", "path": "src", "output_mode": "content", "-C": 2}),
+            )
+        });
+    });
+    c.bench_function("glob_all_rs", |bn| {
+        bn.iter(|| b.call("Glob", json!({"pattern": "**/*.rs"})));
+    });
+    c.bench_function("bash_true", |bn| {
+        bn.iter(|| b.call("Bash", json!({"command": "true"})));
+    });
+    c.bench_function("edit_tolerant", |bn| {
+        bn.iter(|| {
+            b.call("Read", json!({"file_path": "edit.rs", "limit": 1}));
+            b.call(
+                "Edit",
+                json!({"file_path": "edit.rs", "old_string": "call_1500();\ncall_1501();", "new_string": "renamed_1500();\ncall_1501();"}),
+            );
+            b.call(
+                "Edit",
+                json!({"file_path": "edit.rs", "old_string": "        renamed_1500();", "new_string": "        call_1500();"}),
+            );
+        });
+    });
+}
+
+criterion_group!(tools, benches);
+criterion_main!(tools);

@@ -1,0 +1,371 @@
+//! `Bash`: runs a shell command in its own process group, with the agent's
+//! environment only, a timeout, bounded output, and background commands
+//! owned by the agent.
+
+mod background;
+mod process;
+
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep, sleep_until};
+use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+
+use crate::bound::HeadTail;
+use crate::registry::{Builtin, Hints, spec_of};
+use crate::state::{AgentKey, AgentStates};
+
+pub(crate) use background::{BackgroundShell, stop_all};
+use process::{GroupGuard, Sig};
+
+/// Default timeout of a foreground command.
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Longest timeout a call may ask for.
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Bytes kept from the start and from the end of each of stdout and stderr.
+const KEEP_HEAD: usize = 15_000;
+const KEEP_TAIL: usize = 15_000;
+/// Between SIGTERM and SIGKILL after a timeout.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// Background commands one agent may own at a time.
+pub(crate) const MAX_BACKGROUND: usize = 16;
+/// How long output is still read after the shell exited while something
+/// it left behind holds the pipes open.
+const LINGER: Duration = Duration::from_millis(300);
+
+/// Input of `Bash`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BashInput {
+    /// The shell command to run (bash -c).
+    command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    #[schemars(range(min = 1, max = 600_000))]
+    timeout: Option<u64>,
+    /// A short description of what the command does (5-10 words), for people.
+    description: Option<String>,
+    /// Start the command in the background and return at once; it runs until it exits or this agent ends.
+    run_in_background: Option<bool>,
+}
+
+/// The `Bash` tool.
+#[derive(Debug)]
+pub(crate) struct BashTool {
+    states: Arc<AgentStates>,
+    shell: PathBuf,
+}
+
+impl BashTool {
+    pub(crate) fn new(states: Arc<AgentStates>) -> Self {
+        let bash = PathBuf::from("/bin/bash");
+        let shell = if bash.exists() {
+            bash
+        } else {
+            PathBuf::from("/bin/sh")
+        };
+        Self { states, shell }
+    }
+
+    fn command(&self, command: &str, ctx: &ToolContext) -> Command {
+        let mut cmd = Command::new(&self.shell);
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(&ctx.cwd)
+            .env_clear()
+            .envs(&ctx.env)
+            .stdin(Stdio::null());
+        #[cfg(unix)]
+        cmd.process_group(0);
+        cmd
+    }
+
+    async fn foreground(
+        &self,
+        input: BashInput,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+        let mut cmd = self.command(&input.command, &ctx);
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(|source| ToolError::Failed {
+            tool: "Bash".to_owned(),
+            source: Box::new(source),
+        })?;
+        // From here on, dropping this future (cancellation) or returning
+        // kills the whole group: the guard is dropped with the future.
+        let group = GroupGuard::new(child.id());
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let mut out = HeadTail::new(KEEP_HEAD, KEEP_TAIL);
+        let mut err = HeadTail::new(KEEP_HEAD, KEEP_TAIL);
+        let mut status: Option<std::io::Result<ExitStatus>> = None;
+        let mut timed_out = false;
+        {
+            let reads = async {
+                tokio::join!(drain(stdout, &mut out), drain(stderr, &mut err));
+            };
+            tokio::pin!(reads);
+            let mut reads_done = false;
+            let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+            let linger = sleep(Duration::from_secs(u64::from(u32::MAX)));
+            tokio::pin!(linger);
+            loop {
+                tokio::select! {
+                    s = child.wait(), if status.is_none() => {
+                        status = Some(s);
+                        linger.as_mut().reset(Instant::now() + LINGER);
+                    }
+                    () = &mut reads, if !reads_done => reads_done = true,
+                    () = sleep_until(deadline), if status.is_none() => {
+                        timed_out = true;
+                        break;
+                    }
+                    () = &mut linger, if status.is_some() => break,
+                }
+                if status.is_some() && reads_done {
+                    break;
+                }
+            }
+            if timed_out {
+                group.signal(Sig::Term);
+                let grace = sleep(KILL_GRACE);
+                tokio::pin!(grace);
+                loop {
+                    tokio::select! {
+                        s = child.wait(), if status.is_none() => status = Some(s),
+                        () = &mut reads, if !reads_done => reads_done = true,
+                        () = &mut grace => break,
+                    }
+                    if status.is_some() && reads_done {
+                        break;
+                    }
+                }
+                group.signal(Sig::Kill);
+                if status.is_none() {
+                    // The group kill covers the leader; this covers a
+                    // platform without process groups.
+                    let _ = child.start_kill();
+                    status = Some(child.wait().await);
+                }
+                if !reads_done {
+                    let _ = tokio::time::timeout(LINGER, &mut reads).await;
+                }
+            }
+        }
+        // Whatever the command left behind in its group goes now.
+        group.signal(Sig::Kill);
+        Ok(render(&out, &err, status, timed_out, timeout_ms))
+    }
+
+    fn background(&self, input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let key = AgentKey::of(ctx);
+        // Ended commands stay registered (their logs stay readable) but do
+        // not count against the limit.
+        let running = self.states.with(&key, |s| {
+            s.background
+                .iter()
+                .filter(|b| b.exit.borrow().is_none())
+                .count()
+        });
+        if running >= MAX_BACKGROUND {
+            return Ok(ToolOutput::error(format!(
+                "Bash: this agent already runs {running} background commands (at most {MAX_BACKGROUND}); wait for some to finish."
+            )));
+        }
+        let failed = |source: std::io::Error| ToolError::Failed {
+            tool: "Bash".to_owned(),
+            source: Box::new(source),
+        };
+        let log = tempfile::Builder::new()
+            .prefix("zr-bash-")
+            .suffix(".log")
+            .tempfile()
+            .map_err(failed)?;
+        let out_file = log.as_file().try_clone().map_err(failed)?;
+        let err_file = log.as_file().try_clone().map_err(failed)?;
+        let mut cmd = self.command(&input.command, ctx);
+        cmd.stdout(Stdio::from(out_file))
+            .stderr(Stdio::from(err_file))
+            .kill_on_drop(false);
+        let mut child = cmd.spawn().map_err(failed)?;
+        let group = GroupGuard::new(child.id());
+        let (tx, rx) = watch::channel(None);
+        let log_path = log.path().to_path_buf();
+        let log_for_waiter = log_path.clone();
+        tokio::spawn(async move {
+            if let Ok(status) = child.wait().await {
+                // The end of the log says how the command ended; the file
+                // is gone if the agent ended first.
+                let line = format!(
+                    "\n[background command ended: {}]\n",
+                    describe_status(&status)
+                );
+                if let Ok(mut f) = tokio::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&log_for_waiter)
+                    .await
+                {
+                    let _ = tokio::io::AsyncWriteExt::write_all(&mut f, line.as_bytes()).await;
+                }
+                let _ = tx.send(Some(status));
+            }
+        });
+        let pgid = group.pgid();
+        let id = self.states.with(&key, |s| {
+            s.shells_started += 1;
+            let id = format!("bash_{}", s.shells_started);
+            s.background.push(BackgroundShell {
+                id: id.clone(),
+                group,
+                _log: log,
+                exit: rx,
+            });
+            id
+        });
+        let pgid = pgid.map_or_else(|| "?".to_owned(), |p| p.to_string());
+        Ok(ToolOutput::text(format!(
+            "Started in the background as {id} (process group {pgid}). Its stdout and stderr go to {}; Read that file to follow it (a last line `[background command ended: ...]` tells when it has finished). It runs until it exits or this agent ends, when it is killed.",
+            log_path.display()
+        )))
+    }
+}
+
+async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, buf: &mut HeadTail) {
+    let Some(mut pipe) = pipe else {
+        return;
+    };
+    let mut chunk = vec![0_u8; 8192];
+    loop {
+        match pipe.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.push(&chunk[..n]),
+        }
+    }
+}
+
+fn render(
+    out: &HeadTail,
+    err: &HeadTail,
+    status: Option<std::io::Result<ExitStatus>>,
+    timed_out: bool,
+    timeout_ms: u64,
+) -> ToolOutput {
+    let mut text = out.render();
+    if err.total() > 0 {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("[stderr]\n");
+        text.push_str(&err.render());
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let footer = if timed_out {
+        format!(
+            "[timed out after {} ms: the command's process group was terminated; raise `timeout` (at most {MAX_TIMEOUT_MS}) or use run_in_background]",
+            timeout_ms
+        )
+    } else {
+        match &status {
+            Some(Ok(st)) => format!("[{}]", describe_status(st)),
+            Some(Err(e)) => format!("[exit status unknown: {e}]"),
+            None => "[exit status unknown]".to_owned(),
+        }
+    };
+    if text.is_empty() && !timed_out && footer == "[exit code 0]" {
+        return ToolOutput::text("(no output)\n[exit code 0]");
+    }
+    text.push_str(&footer);
+    if timed_out {
+        ToolOutput::error(text)
+    } else {
+        ToolOutput::text(text)
+    }
+}
+
+fn describe_status(st: &ExitStatus) -> String {
+    if let Some(code) = st.code() {
+        return format!("exit code {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = st.signal() {
+            return format!("killed by signal {sig}");
+        }
+    }
+    "exit status unknown".to_owned()
+}
+
+impl Builtin for BashTool {
+    type Input = BashInput;
+    const NAME: &'static str = "Bash";
+
+    fn description(&self) -> String {
+        format!(
+            "{} Runs `bash -c COMMAND` in the agent's working directory, in its own process group, with only the agent's environment variables. Timeout: `timeout` ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the whole group gets SIGTERM, then SIGKILL. Output: stdout, then stderr after a `[stderr]` line, then the exit code; long output keeps its first and last {KEEP_HEAD} bytes and says how much was cut. Processes the command leaves behind are killed when it returns: use run_in_background for servers and watchers (output goes to a log file you can Read; they are killed when this agent ends). Prefer Read, Glob, Grep and Edit over cat, find, grep and sed.",
+            spec_of(Self::NAME).description
+        )
+    }
+
+    fn hints(&self) -> Hints {
+        Hints {
+            destructive: Some(true),
+            idempotent: Some(false),
+            open_world: Some(true),
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        input: BashInput,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            if input.command.trim().is_empty() {
+                return Ok(ToolOutput::error(
+                    "Bash: `command` is empty; give the shell command to run.",
+                ));
+            }
+            match input.timeout {
+                Some(0) => {
+                    return Ok(ToolOutput::error(format!(
+                        "Bash: `timeout` must be between 1 and {MAX_TIMEOUT_MS} milliseconds."
+                    )));
+                }
+                Some(t) if t > MAX_TIMEOUT_MS => {
+                    return Ok(ToolOutput::error(format!(
+                        "Bash: `timeout` is {t} ms; at most {MAX_TIMEOUT_MS} ms (10 minutes) is allowed. Use run_in_background for longer commands."
+                    )));
+                }
+                _ => {}
+            }
+            if !ctx.cwd.is_dir() {
+                return Ok(ToolOutput::error(format!(
+                    "Bash: the working directory {} does not exist.",
+                    ctx.cwd.display()
+                )));
+            }
+            let display = input.description.clone();
+            let out = if input.run_in_background.unwrap_or(false) {
+                self.background(&input, &ctx)?
+            } else {
+                self.foreground(input, ctx).await?
+            };
+            Ok(match display {
+                Some(d) => out.with_display(d),
+                None => out,
+            })
+        })
+    }
+}

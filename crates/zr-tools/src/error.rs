@@ -1,0 +1,95 @@
+//! Errors of the builtin tools: the cron store and host services.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// The durable cron store could not be read or written.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum CronStoreError {
+    /// The store file exists but could not be read.
+    #[error("cannot read the cron store {path}")]
+    Read {
+        /// The store file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The store file is not a valid store.
+    #[error("the cron store {path} is not valid JSON of the expected shape")]
+    Parse {
+        /// The store file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The new store could not be written and moved into place.
+    #[error("cannot write the cron store {path}")]
+    Write {
+        /// The store file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A cron expression does not have five fields.
+    #[error(
+        "cron expression '{expression}' has {fields} fields; a cron expression has 5: minute hour day-of-month month day-of-week (e.g. \"*/15 9-17 * * 1-5\")"
+    )]
+    FieldCount {
+        /// The expression as given.
+        expression: String,
+        /// How many fields it has.
+        fields: usize,
+    },
+    /// A field of a cron expression is invalid.
+    #[error("invalid cron expression '{expression}'")]
+    Expression {
+        /// The expression as given.
+        expression: String,
+        /// The parser's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// No job has this id.
+    #[error("no scheduled job with id '{id}'")]
+    UnknownJob {
+        /// The id that was asked for.
+        id: String,
+    },
+}
+
+/// A host service (web search, asking the user, configuration) failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// The key is not a settable configuration key.
+    #[error("unknown configuration key '{key}'")]
+    UnknownKey {
+        /// The key.
+        key: String,
+    },
+    /// The value has the wrong type for the key.
+    #[error("configuration key '{key}' takes {expected}")]
+    WrongType {
+        /// The key.
+        key: String,
+        /// What the key takes.
+        expected: String,
+    },
+    /// The user declined to answer, or the host has no user to ask.
+    #[error("the user did not answer")]
+    NoAnswer,
+    /// The service failed.
+    #[error("the {service} service failed")]
+    Failed {
+        /// Which service ("web search", "ask user", "config").
+        service: &'static str,
+        /// The cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+}

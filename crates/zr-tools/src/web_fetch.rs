@@ -1,0 +1,286 @@
+//! `WebFetch`: HTTP(S) GET with size, time and redirect limits; HTML turned
+//! into Markdown; binary and oversized bodies refused with a clear message.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::redirect::Policy;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+
+use crate::bound::cut_text;
+use crate::read::looks_binary;
+use crate::registry::{Builtin, Hints, spec_of};
+
+/// Limits of `WebFetch`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebFetchLimits {
+    /// Largest body read, in bytes; reading stops beyond it (default 5 MiB).
+    pub max_body_bytes: usize,
+    /// Time for the whole request, body included (default 30 s).
+    pub timeout: Duration,
+    /// Redirects followed at most (default 5).
+    pub max_redirects: usize,
+    /// Bytes of Markdown or text returned at most (default 100 000).
+    pub max_output_bytes: usize,
+}
+
+impl Default for WebFetchLimits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 5 * 1024 * 1024,
+            timeout: Duration::from_secs(30),
+            max_redirects: 5,
+            max_output_bytes: 100_000,
+        }
+    }
+}
+
+/// Input of `WebFetch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WebFetchInput {
+    /// The http:// or https:// address to fetch.
+    url: String,
+    /// What you want from the page; it is echoed above the page (no model summarises the page here).
+    prompt: Option<String>,
+}
+
+/// The `WebFetch` tool.
+#[derive(Debug)]
+pub(crate) struct WebFetchTool {
+    limits: WebFetchLimits,
+    /// Built on first use and shared by every call (connection pool, TLS
+    /// roots loaded once).
+    client: OnceLock<reqwest::Client>,
+}
+
+impl WebFetchTool {
+    pub(crate) fn new(limits: WebFetchLimits) -> Self {
+        Self {
+            limits,
+            client: OnceLock::new(),
+        }
+    }
+
+    fn client(&self) -> Result<reqwest::Client, ToolError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client.clone());
+        }
+        let limits = &self.limits;
+        let client = reqwest::Client::builder()
+            .redirect(Policy::limited(limits.max_redirects))
+            .timeout(limits.timeout)
+            .connect_timeout(limits.timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("zr-webfetch/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|source| ToolError::Failed {
+                tool: "WebFetch".to_owned(),
+                source: Box::new(source),
+            })?;
+        Ok(self.client.get_or_init(|| client).clone())
+    }
+
+    async fn fetch(&self, input: WebFetchInput) -> Result<ToolOutput, ToolError> {
+        let limits = &self.limits;
+        let url = match reqwest::Url::parse(&input.url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => u,
+            Ok(u) => {
+                return Ok(ToolOutput::error(format!(
+                    "WebFetch: scheme '{}' is not supported; give an http:// or https:// address.",
+                    u.scheme()
+                )));
+            }
+            Err(e) => {
+                return Ok(ToolOutput::error(format!(
+                    "WebFetch: {:?} is not a valid address ({e}); give a full http:// or https:// URL.",
+                    input.url
+                )));
+            }
+        };
+        let client = self.client()?;
+        let mut resp = match client
+            .get(url.clone())
+            .header(
+                ACCEPT,
+                "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.1",
+            )
+            .send()
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => return Ok(ToolOutput::error(describe_error(&url, &e, limits))),
+        };
+        let final_url = resp.url().clone();
+        let status = resp.status();
+        if !status.is_success() {
+            return Ok(ToolOutput::error(format!(
+                "WebFetch: {final_url} answered HTTP {status}."
+            )));
+        }
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let mime = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        if !mime.is_empty() && !is_textual(&mime) {
+            return Ok(ToolOutput::error(format!(
+                "WebFetch: {final_url} is {mime}, not a text or HTML page; WebFetch reads text, HTML, JSON and XML only."
+            )));
+        }
+        if let Some(len) = resp.content_length()
+            && len > limits.max_body_bytes as u64
+        {
+            return Ok(ToolOutput::error(format!(
+                "WebFetch: {final_url} is {len} bytes; at most {} bytes are read.",
+                limits.max_body_bytes
+            )));
+        }
+        let mut body = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > limits.max_body_bytes {
+                        return Ok(ToolOutput::error(format!(
+                            "WebFetch: the body of {final_url} is larger than {} bytes; reading stopped there.",
+                            limits.max_body_bytes
+                        )));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Ok(ToolOutput::error(describe_error(&final_url, &e, limits))),
+            }
+        }
+        if looks_binary(&body[..body.len().min(8192)]) {
+            return Ok(ToolOutput::error(format!(
+                "WebFetch: {final_url} returned binary data{}; WebFetch reads text and HTML pages.",
+                if mime.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({mime})")
+                }
+            )));
+        }
+        let text = String::from_utf8_lossy(&body);
+        let html = mime == "text/html"
+            || mime == "application/xhtml+xml"
+            || (mime.is_empty() && text.trim_start().starts_with('<'));
+        let content = if html {
+            html_to_markdown(&text)
+        } else {
+            text.into_owned()
+        };
+        let mut out = String::new();
+        if let Some(prompt) = &input.prompt {
+            out.push_str(&format!("Your question: {prompt}\n"));
+        }
+        out.push_str(&format!("URL: {final_url}"));
+        if final_url != url {
+            out.push_str(&format!(" (redirected from {url})"));
+        }
+        out.push_str(&format!(
+            "\nContent-Type: {}\n\n",
+            if mime.is_empty() { "unknown" } else { &mime }
+        ));
+        out.push_str(&content);
+        Ok(ToolOutput::text(cut_text(
+            &out,
+            limits.max_output_bytes,
+            "the page is longer; fetch a more specific address",
+        ))
+        .with_display(format!("fetched {final_url} ({} bytes)", body.len())))
+    }
+}
+
+fn is_textual(mime: &str) -> bool {
+    mime.starts_with("text/")
+        || mime.ends_with("+xml")
+        || mime.ends_with("+json")
+        || matches!(
+            mime,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-javascript"
+                | "application/ecmascript"
+                | "application/x-yaml"
+                | "application/yaml"
+                | "application/toml"
+        )
+}
+
+/// HTML to Markdown, without scripts, styles and other non-content tags.
+pub(crate) fn html_to_markdown(html: &str) -> String {
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec![
+            "script", "style", "noscript", "iframe", "svg", "template", "head",
+        ])
+        .build();
+    match converter.convert(html) {
+        Ok(md) => md,
+        Err(e) => {
+            tracing::debug!(%e, "HTML conversion failed; returning the raw HTML");
+            html.to_owned()
+        }
+    }
+}
+
+fn describe_error(url: &reqwest::Url, e: &reqwest::Error, limits: &WebFetchLimits) -> String {
+    if e.is_redirect() {
+        format!(
+            "WebFetch: {url} redirected more than {} times; giving up.",
+            limits.max_redirects
+        )
+    } else if e.is_timeout() {
+        format!(
+            "WebFetch: {url} did not answer within {} s.",
+            limits.timeout.as_secs_f64()
+        )
+    } else if e.is_connect() {
+        format!("WebFetch: cannot connect to {url}: {e}.")
+    } else {
+        format!("WebFetch: fetching {url} failed: {e}.")
+    }
+}
+
+impl Builtin for WebFetchTool {
+    type Input = WebFetchInput;
+    const NAME: &'static str = "WebFetch";
+
+    fn description(&self) -> String {
+        format!(
+            "{} GETs an http(s) address (following up to {} redirects, within {} s, bodies up to {} bytes) and returns HTML as Markdown, and text, JSON or XML as is, at most {} bytes. Binary content (images, PDFs, archives) is refused.",
+            spec_of(Self::NAME).description,
+            self.limits.max_redirects,
+            self.limits.timeout.as_secs(),
+            self.limits.max_body_bytes,
+            self.limits.max_output_bytes
+        )
+    }
+
+    fn hints(&self) -> Hints {
+        Hints {
+            open_world: Some(true),
+            idempotent: Some(true),
+            ..Hints::default()
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        input: WebFetchInput,
+        _ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(self.fetch(input))
+    }
+}

@@ -1,0 +1,123 @@
+//! `WebSearch`: delegates to a host search service; without one it says so
+//! and never invents results.
+
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+
+use crate::ServiceError;
+use crate::registry::{Builtin, Hints, spec_of};
+
+/// A web search request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchQuery {
+    /// What to search for.
+    pub query: String,
+    /// Only return results from these domains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_domains: Vec<String>,
+    /// Never return results from these domains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked_domains: Vec<String>,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// The page title.
+    pub title: String,
+    /// Its address.
+    pub url: String,
+    /// A short excerpt.
+    pub snippet: String,
+}
+
+/// The host's web search.
+pub trait WebSearchService: Send + Sync + fmt::Debug {
+    /// Runs one search.
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError`] when the search could not be made.
+    fn search<'a>(
+        &'a self,
+        query: SearchQuery,
+    ) -> BoxFuture<'a, Result<Vec<SearchResult>, ServiceError>>;
+}
+
+/// The `WebSearch` tool.
+#[derive(Debug)]
+pub(crate) struct WebSearchTool {
+    service: Option<Arc<dyn WebSearchService>>,
+}
+
+impl WebSearchTool {
+    pub(crate) fn new(service: Option<Arc<dyn WebSearchService>>) -> Self {
+        Self { service }
+    }
+}
+
+impl Builtin for WebSearchTool {
+    type Input = SearchQuery;
+    const NAME: &'static str = "WebSearch";
+
+    fn description(&self) -> String {
+        format!(
+            "{} Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result.",
+            spec_of(Self::NAME).description
+        )
+    }
+
+    fn hints(&self) -> Hints {
+        Hints {
+            open_world: Some(true),
+            ..Hints::default()
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        input: SearchQuery,
+        _ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let Some(service) = &self.service else {
+                return Ok(ToolOutput::error(
+                    "WebSearch: no web search service is configured on this host, so no search was made. Use WebFetch on a known address, or ask the user.",
+                ));
+            };
+            if input.query.trim().is_empty() {
+                return Ok(ToolOutput::error("WebSearch: `query` is empty."));
+            }
+            let query = input.query.clone();
+            let results = match service.search(input).await {
+                Ok(r) => r,
+                Err(e) => {
+                    return Err(ToolError::Failed {
+                        tool: Self::NAME.to_owned(),
+                        source: Box::new(e),
+                    });
+                }
+            };
+            if results.is_empty() {
+                return Ok(ToolOutput::text(format!("No results for {query:?}.")));
+            }
+            let mut text = format!("Results for {query:?}:\n");
+            for (i, r) in results.iter().enumerate() {
+                let _ = writeln!(
+                    text,
+                    "{}. {}\n   {}\n   {}",
+                    i + 1,
+                    r.title,
+                    r.url,
+                    r.snippet
+                );
+            }
+            Ok(ToolOutput::text(text))
+        })
+    }
+}

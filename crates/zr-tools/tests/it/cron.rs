@@ -1,0 +1,228 @@
+//! Cron: the tools, due times, jitter, and a store that survives crashes.
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::json;
+use zr_tools::{CronStore, CronStoreError, NewCronJob};
+
+use crate::support::{Kit, text};
+
+fn at(h: u32, m: u32, day: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, day, h, m, 0).unwrap()
+}
+
+fn job(cron: &str, recurring: bool, jitter: u32) -> NewCronJob {
+    NewCronJob {
+        cron: cron.to_owned(),
+        prompt: "check the build".to_owned(),
+        recurring,
+        jitter_seconds: jitter,
+    }
+}
+
+#[tokio::test]
+async fn tools_create_list_and_delete() {
+    let kit = Kit::new();
+    let out = kit
+        .call(
+            "CronCreate",
+            json!({"cron": "0 9 * * 1-5", "prompt": "standup notes"}),
+        )
+        .await;
+    let t = text(&out);
+    assert!(!out.is_error, "{t}");
+    assert!(t.starts_with("Scheduled cron-1: `0 9 * * 1-5` = At 09:00, on Monday, Tuesday, Wednesday, Thursday, and Friday (UTC), recurring; next run 20"), "{t}");
+    assert!(t.contains("recurring; next run 20"), "{t}");
+    let out = kit
+        .call("CronCreate", json!({"cron": "0 9 * *", "prompt": "x"}))
+        .await;
+    assert!(out.is_error);
+    assert!(
+        text(&out).contains("has 4 fields; a cron expression has 5"),
+        "{}",
+        text(&out)
+    );
+    let out = kit
+        .call("CronCreate", json!({"cron": "61 * * * *", "prompt": "x"}))
+        .await;
+    assert!(out.is_error, "{}", text(&out));
+    assert!(
+        text(&out).starts_with("CronCreate: invalid cron expression '61 * * * *': "),
+        "{}",
+        text(&out)
+    );
+    let t = text(&kit.call("CronList", json!({})).await);
+    assert!(
+        t.starts_with("1 scheduled prompts:\n- cron-1: `0 9 * * 1-5`"),
+        "{t}"
+    );
+    assert!(t.contains("\"standup notes\""), "{t}");
+    let out = kit.call("CronDelete", json!({"id": "cron-7"})).await;
+    assert!(out.is_error);
+    assert!(text(&out).contains("no scheduled job with id 'cron-7'"));
+    let out = kit.call("CronDelete", json!({"id": "cron-1"})).await;
+    assert_eq!(text(&out), "Deleted cron-1 (`0 9 * * 1-5`).");
+    assert_eq!(
+        text(&kit.call("CronList", json!({})).await),
+        "No scheduled prompts."
+    );
+    // Durable: a new store on the same file sees what the tools wrote.
+    kit.call(
+        "CronCreate",
+        json!({"cron": "*/5 * * * *", "prompt": "poll"}),
+    )
+    .await;
+    let again = CronStore::new(kit.path("state/cron.json"));
+    let jobs = again.list().unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].id, "cron-2");
+}
+
+#[test]
+fn due_follows_occurrences_and_firings() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = CronStore::new(dir.path().join("c.json"));
+    let daily = store
+        .create(job("0 9 * * *", true, 0), at(0, 0, 1))
+        .unwrap();
+    let once = store
+        .create(job("30 9 * * *", false, 0), at(0, 0, 1))
+        .unwrap();
+    assert!(store.due(at(8, 59, 1)).unwrap().is_empty());
+    let due: Vec<String> = store
+        .due(at(9, 0, 1))
+        .unwrap()
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(due, std::slice::from_ref(&daily.id));
+    store.mark_fired(&daily.id, at(9, 0, 1)).unwrap();
+    let due: Vec<String> = store
+        .due(at(9, 45, 1))
+        .unwrap()
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(due, std::slice::from_ref(&once.id));
+    store.mark_fired(&once.id, at(9, 45, 1)).unwrap();
+    assert_eq!(
+        store.list().unwrap().len(),
+        1,
+        "a one-shot job goes once fired"
+    );
+    assert!(store.due(at(23, 0, 1)).unwrap().is_empty());
+    assert_eq!(store.due(at(9, 0, 2)).unwrap().len(), 1);
+}
+
+#[test]
+fn jitter_is_a_fixed_offset_per_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = CronStore::new(dir.path().join("c.json"));
+    let j = store
+        .create(job("0 9 * * *", true, 600), at(0, 0, 1))
+        .unwrap();
+    let first = j.next_fire_after(at(0, 0, 1)).unwrap();
+    let offset = first - at(9, 0, 1);
+    assert!(offset >= chrono::TimeDelta::zero() && offset <= chrono::TimeDelta::seconds(600));
+    assert!(
+        store
+            .due(first - chrono::TimeDelta::seconds(1))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.due(first).unwrap().len(), 1);
+    // Same id, same offset, on every day and in every process.
+    let reopened = CronStore::new(dir.path().join("c.json")).list().unwrap();
+    let next_day = reopened[0].next_fire_after(first).unwrap();
+    assert_eq!(next_day - at(9, 0, 2), offset);
+}
+
+#[test]
+fn a_torn_temp_file_left_by_a_crash_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    let store = CronStore::new(path.clone());
+    store
+        .create(job("0 9 * * *", true, 0), at(0, 0, 1))
+        .unwrap();
+    // A crash between write and rename leaves a partial temp file.
+    std::fs::write(
+        dir.path().join(".cron-store-XXXX.tmp"),
+        "{\"version\":1,\"jo",
+    )
+    .unwrap();
+    let jobs = CronStore::new(path.clone()).list().unwrap();
+    assert_eq!(jobs.len(), 1);
+    store
+        .create(job("0 10 * * *", true, 0), at(0, 0, 1))
+        .unwrap();
+    assert_eq!(CronStore::new(path).list().unwrap().len(), 2);
+}
+
+#[test]
+fn a_torn_store_file_is_reported_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(&path, "{\"version\":1,\"jo").unwrap();
+    let err = CronStore::new(path).list().unwrap_err();
+    assert!(matches!(err, CronStoreError::Parse { .. }), "{err:?}");
+}
+
+const CRASH_ENV: &str = "ZR_TOOLS_CRON_CRASH_STORE";
+
+/// Run as a child process by the crash test: writes the store in a loop
+/// until killed. Without the variable it does nothing.
+#[test]
+fn crash_writer_child() {
+    let Ok(path) = std::env::var(CRASH_ENV) else {
+        return;
+    };
+    let store = CronStore::new(path.into());
+    let big = "p".repeat(256 * 1024);
+    loop {
+        let j = store
+            .create(
+                NewCronJob {
+                    prompt: big.clone(),
+                    ..job("* * * * *", true, 0)
+                },
+                at(0, 0, 1),
+            )
+            .unwrap();
+        if store.list().unwrap().len() > 3 {
+            store.delete(&j.id).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_store_survives_a_writer_killed_at_any_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    let exe = std::env::current_exe().unwrap();
+    let mut saw_jobs = false;
+    for round in 0..6_u64 {
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "cron::crash_writer_child",
+                "--exact",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(CRASH_ENV, &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300 + 170 * round));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Old or new, never torn.
+        match CronStore::new(path.clone()).list() {
+            Ok(jobs) => saw_jobs |= !jobs.is_empty(),
+            Err(e) => panic!("round {round}: store torn by a crash: {e:?}"),
+        }
+    }
+    assert!(saw_jobs, "the writer never got to write");
+}

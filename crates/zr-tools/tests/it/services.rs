@@ -1,0 +1,253 @@
+//! TodoWrite per agent, and the tools backed by host services.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use zr_tools::{
+    AskUserService, BuiltinTools, ConfigKind, ConfigService, ConfigSetting, Question, SearchQuery,
+    SearchResult, ServiceError, TodoStatus, UserAnswer, WebSearchService,
+};
+use zr_types::{AgentId, BoxFuture};
+
+use crate::support::{Kit, ctx_for, session, text};
+
+#[tokio::test]
+async fn todo_lists_are_per_agent_and_returned_in_full() {
+    let kit = Kit::new();
+    let out = kit
+        .call(
+            "TodoWrite",
+            json!({"todos": [
+                {"content": "Write tests", "status": "completed"},
+                {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+                {"content": "Release", "status": "pending"}
+            ]}),
+        )
+        .await;
+    assert_eq!(
+        text(&out),
+        "Todo list (3 items: 1 completed, 1 in progress, 1 pending):\n1. [x] Write tests\n2. [>] Fix the bug\n3. [ ] Release\n"
+    );
+    let child = AgentId::root().child(1, "general-purpose");
+    let out = kit
+        .call_as(
+            "TodoWrite",
+            json!({"todos": [{"content": "Sub task", "status": "pending"}]}),
+            ctx_for(kit.dir.path(), child.clone()),
+        )
+        .await;
+    assert!(text(&out).contains("1. [ ] Sub task"));
+    let root = kit.tools.todos(&session(), &AgentId::root());
+    assert_eq!(root.len(), 3);
+    assert_eq!(root[1].status, TodoStatus::InProgress);
+    assert_eq!(root[1].active_form.as_deref(), Some("Fixing the bug"));
+    assert_eq!(kit.tools.todos(&session(), &child).len(), 1);
+    let out = kit
+        .call(
+            "TodoWrite",
+            json!({"todos": [{"content": "x", "status": "done"}]}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(text(&out).contains("todos[0].status"), "{}", text(&out));
+    kit.tools.agent_finished(&session(), &child).await;
+    assert!(kit.tools.todos(&session(), &child).is_empty());
+    assert_eq!(kit.tools.todos(&session(), &AgentId::root()).len(), 3);
+}
+
+#[tokio::test]
+async fn without_services_the_tools_say_so_and_invent_nothing() {
+    let kit = Kit::new();
+    let out = kit.call("WebSearch", json!({"query": "rust"})).await;
+    assert!(out.is_error);
+    assert!(text(&out).contains("no web search service is configured"));
+    let out = kit
+        .call(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which?", "header": "Pick", "options": [{"label": "A"}, {"label": "B"}]}]}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(text(&out).contains("no way to ask the user"));
+    let out = kit.call("Config", json!({"setting": "model"})).await;
+    assert!(out.is_error);
+    assert!(text(&out).contains("no configuration service"));
+}
+
+#[derive(Debug)]
+struct FakeSearch;
+
+impl WebSearchService for FakeSearch {
+    fn search<'a>(
+        &'a self,
+        query: SearchQuery,
+    ) -> BoxFuture<'a, Result<Vec<SearchResult>, ServiceError>> {
+        Box::pin(async move {
+            Ok(vec![SearchResult {
+                title: format!("About {}", query.query),
+                url: "https://example.invalid/a".to_owned(),
+                snippet: format!("domains {:?}", query.allowed_domains),
+            }])
+        })
+    }
+}
+
+#[derive(Debug)]
+struct FakeUser;
+
+impl AskUserService for FakeUser {
+    fn ask<'a>(
+        &'a self,
+        questions: Vec<Question>,
+    ) -> BoxFuture<'a, Result<Vec<UserAnswer>, ServiceError>> {
+        Box::pin(async move {
+            Ok(questions
+                .into_iter()
+                .map(|q| UserAnswer {
+                    answers: vec![q.options[1].label.clone()],
+                    question: q.question,
+                })
+                .collect())
+        })
+    }
+}
+
+#[derive(Debug, Default)]
+struct FakeConfig {
+    values: Mutex<BTreeMap<String, Value>>,
+}
+
+impl ConfigService for FakeConfig {
+    fn settings(&self) -> Vec<ConfigSetting> {
+        vec![
+            ConfigSetting {
+                key: "model".to_owned(),
+                kind: ConfigKind::String,
+                description: "the model id".to_owned(),
+            },
+            ConfigSetting {
+                key: "subagent.max_concurrent".to_owned(),
+                kind: ConfigKind::Integer,
+                description: "parallel subagents".to_owned(),
+            },
+            ConfigSetting {
+                key: "theme".to_owned(),
+                kind: ConfigKind::Choice(vec!["dark".to_owned(), "light".to_owned()]),
+                description: "colours".to_owned(),
+            },
+        ]
+    }
+    fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Value, ServiceError>> {
+        Box::pin(async move {
+            Ok(self
+                .values
+                .lock()
+                .unwrap()
+                .get(key)
+                .cloned()
+                .unwrap_or(Value::Null))
+        })
+    }
+    fn set<'a>(&'a self, key: &'a str, value: Value) -> BoxFuture<'a, Result<(), ServiceError>> {
+        Box::pin(async move {
+            self.values.lock().unwrap().insert(key.to_owned(), value);
+            Ok(())
+        })
+    }
+}
+
+fn kit_with_services(config: Arc<FakeConfig>) -> Kit {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = BuiltinTools::new(dir.path().join("cron.json"))
+        .with_web_search(Arc::new(FakeSearch))
+        .with_ask_user(Arc::new(FakeUser))
+        .with_config(config);
+    Kit::with(tools, dir)
+}
+
+#[tokio::test]
+async fn services_answer_through_the_tools() {
+    let config = Arc::new(FakeConfig::default());
+    let kit = kit_with_services(Arc::clone(&config));
+    let t = text(
+        &kit.call(
+            "WebSearch",
+            json!({"query": "tokio", "allowed_domains": ["docs.rs"]}),
+        )
+        .await,
+    );
+    assert_eq!(
+        t,
+        "Results for \"tokio\":\n1. About tokio\n   https://example.invalid/a\n   domains [\"docs.rs\"]\n"
+    );
+    let t = text(
+        &kit.call(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which db?", "header": "DB", "options": [{"label": "sqlite"}, {"label": "postgres"}]}]}),
+        )
+        .await,
+    );
+    assert_eq!(t, "The user answered:\n- Which db? -> postgres\n");
+    let out = kit
+        .call(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "?", "options": [{"label": "only"}]}]}),
+        )
+        .await;
+    assert!(
+        text(&out).contains("has 1 options; give 2 to 4"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[tokio::test]
+async fn config_checks_keys_and_types() {
+    let config = Arc::new(FakeConfig::default());
+    let kit = kit_with_services(Arc::clone(&config));
+    let out = kit
+        .call(
+            "Config",
+            json!({"setting": "subagent.max_concurrent", "value": "five"}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert_eq!(
+        text(&out),
+        "Config: 'subagent.max_concurrent' takes an integer; got \"five\"."
+    );
+    let out = kit
+        .call("Config", json!({"setting": "colour", "value": 1}))
+        .await;
+    assert!(text(&out).contains("Settable keys: model, subagent.max_concurrent, theme."));
+    let out = kit
+        .call("Config", json!({"setting": "theme", "value": "pink"}))
+        .await;
+    assert!(
+        text(&out).contains("takes one of: dark, light"),
+        "{}",
+        text(&out)
+    );
+    let out = kit
+        .call(
+            "Config",
+            json!({"setting": "subagent.max_concurrent", "value": 5}),
+        )
+        .await;
+    assert_eq!(text(&out), "Set subagent.max_concurrent = 5.");
+    assert_eq!(
+        config.values.lock().unwrap()["subagent.max_concurrent"],
+        json!(5)
+    );
+    let t = text(
+        &kit.call("Config", json!({"setting": "subagent.max_concurrent"}))
+            .await,
+    );
+    assert_eq!(t, "subagent.max_concurrent = 5");
+    let t = text(&kit.call("Config", json!({})).await);
+    assert!(
+        t.contains("- theme (one of: dark, light) = null: colours"),
+        "{t}"
+    );
+}
