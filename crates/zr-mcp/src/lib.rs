@@ -1,1 +1,130 @@
 //! MCP client bridge: `.mcp.json`, a shared connection hub, tool materialisation and calls.
+//!
+//! Built on the official Rust MCP SDK (`rmcp`); none of its types appear in
+//! this crate's API. What reaches the engine is plain zr vocabulary:
+//! [`ToolDefinition`](zr_types::ToolDefinition)s and
+//! [`ToolHandler`](zr_types::ToolHandler)s.
+//!
+//! # Configuration
+//!
+//! [`McpConfig`] reads the `.mcp.json` format other MCP hosts use:
+//!
+//! ```json
+//! {"mcpServers": {
+//!   "files": {"command": "npx", "args": ["server-filesystem", "/srv"],
+//!             "env": {"TOKEN": "${TOKEN}"}, "cwd": "tools",
+//!             "deferred": false, "timeout_ms": 30000},
+//!   "gh":    {"type": "http", "url": "https://example.invalid/mcp",
+//!             "headers": {"Authorization": "Bearer ${GH_TOKEN:-none}"}}
+//! }}
+//! ```
+//!
+//! - A server with `command` (or `"type": "stdio"`) is a child process; one
+//!   with `"type": "http"` (or only a `url`) is reached over streamable HTTP.
+//! - `${VAR}` and `${VAR:-default}` are expanded in `env` and `headers`
+//!   values only. An unset variable without a default is an error.
+//! - `deferred` sets the tools' `defer` flag (kept out of the advertised pool
+//!   and found through `FindTool`); `timeout_ms` is the time limit of each
+//!   call to that server.
+//! - Every error names the server and the key (`MCP server 'gh':
+//!   'headers.Authorization' uses ${GH_TOKEN}, which is not set`). Unknown
+//!   keys are ignored with a warning.
+//!
+//! # The hub
+//!
+//! [`McpHub::acquire`] returns a [`Lease`]. Leases of the same transport
+//! settings ([`ServerConfig::connection_key`], a stable hash of command,
+//! arguments, environment and folder, or URL and headers) share one
+//! connection and are counted. When the last lease goes, the connection
+//! closes after the grace period (30 s by default); an acquire inside it
+//! reuses the connection. A connection that failed is not kept, and one
+//! whose server exited is replaced: the next acquire starts the server
+//! again. The handshake has a time limit (5 s by default) and announces
+//! protocol version 2025-11-25 and the client name and version from
+//! [`HubOptions`].
+//!
+//! Dropping the hub stops every server it started: each runs in its own
+//! process group, which is killed (`SIGKILL`) when the hub goes, when the
+//! connection's last reference goes, and when its leader exits (so helpers
+//! a server started do not outlive it). A connection closed after its grace
+//! period first gets its input closed and two seconds to exit.
+//!
+//! # Tools
+//!
+//! [`Lease::tools`] lists the server's tools as definitions named
+//! `mcp__{server}__{tool}` ([`ToolName::mcp`](zr_types::ToolName::mcp):
+//! characters outside `[A-Za-z0-9_-]` become `_`, and a name over 64
+//! characters is cut and given a stable hash suffix). The description (or
+//! the title when there is none) and the input schema are kept as they are;
+//! annotations map `readOnlyHint` to `read_only` (false when absent),
+//! `destructiveHint`, `idempotentHint` and `openWorldHint` to the other
+//! hints (`None` when absent). `defer` comes from the server's `deferred`.
+//! After `notifications/tools/list_changed` the next [`Lease::tools`] lists
+//! again.
+//!
+//! # Calls and results
+//!
+//! Each tool's [`McpToolHandler`] passes the model's input unchanged as the
+//! arguments. Results map as follows; nothing is dropped silently:
+//!
+//! | MCP content                 | zr content                                             |
+//! |-----------------------------|--------------------------------------------------------|
+//! | text                        | text                                                   |
+//! | image                       | image (base64)                                         |
+//! | audio                       | text: `[audio: MIME, N bytes, base64 follows]` + data, or only the note above 8 KiB of base64 |
+//! | embedded text resource      | text: `[resource URI (MIME)]` + the text               |
+//! | embedded blob, `image/*`    | image (base64)                                         |
+//! | embedded blob, other        | text note like audio, with the URI                     |
+//! | resource link               | text: `[resource link: NAME URI (MIME) - DESCRIPTION]` |
+//! | `structuredContent`         | JSON, after the content blocks                         |
+//! | `isError: true`             | an error output for the model                          |
+//!
+//! A result larger than [`HubOptions::max_result_bytes`] (100 KiB by
+//! default) is cut, with a final note saying how many bytes were omitted.
+//!
+//! Timeouts and failures: a call has the server's `timeout_ms`, else
+//! [`HubOptions::call_timeout`] (120 s). Reaching it, or dropping the call's
+//! future, sends `notifications/cancelled` to the server. A time limit or a
+//! JSON-RPC error is an error output the model sees. When a stdio server's
+//! process ends, every call waiting on it fails at once with
+//! [`McpError::Exited`] naming the server and its exit status (collected by
+//! a task that waits on the child), and the handler returns
+//! `Err(ToolError::Failed)`.
+//!
+//! A single message from a stdio server larger than
+//! [`HubOptions::max_message_bytes`] (64 MiB) is never buffered whole: the
+//! session ends, waiting calls fail with [`McpError::MessageTooLarge`], and
+//! the next acquire restarts the server.
+//!
+//! # Environment
+//!
+//! A server process gets its configured `env` plus a minimal base from the
+//! host (`PATH`, `HOME`, `LANG`; [`HubOptions::base_env`]), never the
+//! host's whole environment. A connection is shared by every agent, so the
+//! per-agent [`ToolContext`](zr_types::ToolContext) environment does not
+//! reach servers. Its standard error goes to `tracing` (target
+//! `zr_mcp::server`, field `server`, level `info`, one event per line of
+//! at most 8 KiB), never to our output.
+//!
+//! # Conformance
+//!
+//! The `zr-mcp-conformance` binary is a small client for the MCP
+//! conformance suite: `conformance client --command zr-mcp-conformance
+//! --scenario initialize` (also `tools_call` and `sse-retry`). The
+//! integration tests run those three scenarios.
+
+mod bounded;
+mod child;
+mod client;
+mod config;
+mod connection;
+mod error;
+mod hub;
+mod lease;
+mod materialise;
+mod result;
+
+pub use config::{HttpConfig, McpConfig, ServerConfig, StdioConfig, TransportConfig};
+pub use error::{BoxError, ConfigError, McpError};
+pub use hub::{HubOptions, McpHub};
+pub use lease::{Lease, McpTool, McpToolHandler};

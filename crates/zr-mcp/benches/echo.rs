@@ -1,0 +1,136 @@
+//! `echo` calls per second through zr-mcp over stdio to server-everything: sequential, and 16 in flight.
+//!
+//! usage: `cargo bench -p zr-mcp --bench echo -- [--calls N] [--concurrency K]`
+//!
+//! Prints one JSON line per mode, the same shape as the TypeScript SDK's
+//! counterpart (`benches/ts/echo_bench.mjs`), which `cargo xtask bench`
+//! compares it with:
+//! `{"client":"zr-mcp","mode":"sequential","calls":N,"concurrency":1,"seconds":S,"calls_per_second":R}`.
+//! The concurrent mode keeps K calls in flight (K workers taking the next
+//! call number as each finishes). Needs the servers from `cargo xtask deps`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use zr_mcp::{HubOptions, Lease, McpConfig, McpHub, ServerConfig, StdioConfig, TransportConfig};
+
+const WARM_UP_CALLS: usize = 100;
+
+fn option(name: &str, fallback: usize) -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().position(|a| a == name) {
+        None => fallback,
+        Some(at) => match args.get(at + 1).and_then(|v| v.parse().ok()) {
+            Some(value) if value > 0 => value,
+            _ => panic!("{name} takes a positive integer"),
+        },
+    }
+}
+
+fn everything_js() -> String {
+    let deps = std::env::var_os("ZR_DEPS_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
+        PathBuf::from,
+    );
+    let path = deps.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
+        path.display()
+    );
+    path.display().to_string()
+}
+
+async fn echo(lease: &Lease, i: usize) {
+    let message = format!("hello {i}");
+    let out = lease
+        .call("echo", json!({ "message": message }))
+        .await
+        .expect("echo answers");
+    let answered = out.content.iter().any(
+        |c| matches!(c, zr_types::ToolResultContent::Text { text } if text.contains(&message)),
+    );
+    assert!(!out.is_error && answered, "echo {i} answered {out:?}");
+}
+
+fn report(mode: &str, calls: usize, concurrency: usize, seconds: f64) {
+    let line = json!({
+        "client": "zr-mcp",
+        "mode": mode,
+        "calls": calls,
+        "concurrency": concurrency,
+        "seconds": seconds,
+        "calls_per_second": calls as f64 / seconds,
+    });
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+fn main() {
+    let calls = option("--calls", 2000);
+    let concurrency = option("--concurrency", 16);
+    // Two workers, as a host on this two-core machine would run.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let server = ServerConfig::new(
+            "every".parse().expect("a valid name"),
+            TransportConfig::Stdio(
+                StdioConfig::new("node").with_args([everything_js(), "stdio".into()]),
+            ),
+        );
+        let hub = McpHub::new(
+            McpConfig::from_servers([server]),
+            HubOptions::new(std::env::temp_dir()).with_connect_timeout(Duration::from_secs(30)),
+        );
+        let lease = Arc::new(
+            hub.acquire("every")
+                .await
+                .expect("server-everything starts"),
+        );
+
+        // The server's and our first calls are slower.
+        for i in 0..WARM_UP_CALLS {
+            echo(&lease, i).await;
+        }
+
+        let start = Instant::now();
+        for i in 0..calls {
+            echo(&lease, i).await;
+        }
+        report("sequential", calls, 1, start.elapsed().as_secs_f64());
+
+        let next = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now();
+        let workers: Vec<_> = (0..concurrency)
+            .map(|_| {
+                let lease = Arc::clone(&lease);
+                let next = Arc::clone(&next);
+                tokio::spawn(async move {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= calls {
+                            break;
+                        }
+                        echo(&lease, i).await;
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.await.expect("a worker finishes");
+        }
+        report(
+            "concurrent",
+            calls,
+            concurrency,
+            start.elapsed().as_secs_f64(),
+        );
+    });
+}

@@ -1,0 +1,434 @@
+//! `.mcp.json`: the servers a project uses, parsed with errors that name the server and the key.
+
+mod expand;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use zr_types::{ServerName, stable_hash};
+
+use crate::ConfigError;
+
+pub(crate) use expand::expand;
+
+/// The MCP servers of a project, in file order.
+///
+/// ```
+/// use zr_mcp::{McpConfig, TransportConfig};
+///
+/// let text = r#"{"mcpServers": {
+///     "files": {"command": "mcp-files", "args": ["/srv"], "env": {"TOKEN": "${TOKEN}"}},
+///     "gh": {"type": "http", "url": "https://example.invalid/mcp", "deferred": true}
+/// }}"#;
+/// let vars = |name: &str| (name == "TOKEN").then(|| "s3cret".to_owned());
+/// let config = McpConfig::parse(text, &vars).unwrap();
+/// let files = config.get("files").unwrap();
+/// let TransportConfig::Stdio(stdio) = &files.transport else { panic!() };
+/// assert_eq!(stdio.env["TOKEN"], "s3cret");
+/// assert_eq!(config.get("gh").unwrap().deferred, Some(true));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpConfig {
+    servers: Vec<ServerConfig>,
+}
+
+/// One server of `.mcp.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Its name: the `{server}` of `mcp__{server}__{tool}`.
+    pub name: ServerName,
+    /// How to reach it.
+    pub transport: TransportConfig,
+    /// `deferred`: whether its tools are kept out of the advertised pool
+    /// (found through `FindTool`); `None` leaves it to the lazy policy.
+    pub deferred: Option<bool>,
+    /// `timeout_ms`: the time limit of each tool call; `None` uses the
+    /// hub's default.
+    pub timeout: Option<Duration>,
+}
+
+impl ServerConfig {
+    /// A server reached through `transport`, with no `deferred` or
+    /// `timeout_ms` setting.
+    #[must_use]
+    pub fn new(name: ServerName, transport: TransportConfig) -> Self {
+        Self {
+            name,
+            transport,
+            deferred: None,
+            timeout: None,
+        }
+    }
+
+    /// Sets `deferred`.
+    #[must_use]
+    pub fn with_deferred(mut self, deferred: Option<bool>) -> Self {
+        self.deferred = deferred;
+        self
+    }
+
+    /// Sets the per-call time limit.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The sharing key of the hub: a [`stable_hash`] of the transport
+    /// settings (command, arguments, environment and folder, or URL and
+    /// headers). Two servers with the same key share one connection.
+    #[must_use]
+    pub fn connection_key(&self) -> u64 {
+        // Serialising plain strings and sorted maps cannot fail.
+        let bytes = serde_json::to_vec(&self.transport).unwrap_or_default();
+        stable_hash(&bytes)
+    }
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum TransportConfig {
+    /// A child process speaking MCP on its standard input and output.
+    Stdio(StdioConfig),
+    /// Streamable HTTP.
+    Http(HttpConfig),
+}
+
+/// A server started as a child process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct StdioConfig {
+    /// The program, looked up in the child's `PATH`.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its environment, after `${VAR}` expansion: these variables plus the
+    /// hub's minimal base (`PATH`, `HOME`, `LANG`), nothing else.
+    pub env: BTreeMap<String, String>,
+    /// Its working folder; relative to the hub's folder. `None`: the hub's
+    /// folder.
+    pub cwd: Option<PathBuf>,
+}
+
+impl StdioConfig {
+    /// `command` with no arguments, environment or folder.
+    #[must_use]
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+        }
+    }
+
+    /// Sets the arguments.
+    #[must_use]
+    pub fn with_args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds an environment variable.
+    #[must_use]
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets the working folder.
+    #[must_use]
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+}
+
+/// A server reached over streamable HTTP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The endpoint.
+    pub url: String,
+    /// Headers sent with every request, after `${VAR}` expansion.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl HttpConfig {
+    /// `url` with no headers.
+    #[must_use]
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            headers: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a header.
+    #[must_use]
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
+}
+
+#[derive(Deserialize)]
+struct File {
+    #[serde(rename = "mcpServers", deserialize_with = "zr_types::ordered_entries")]
+    servers: Vec<(String, Value)>,
+}
+
+impl McpConfig {
+    /// Parses the text of a `.mcp.json` file. `${VAR}` and `${VAR:-default}`
+    /// in `env` values and `headers` values are replaced through `vars`
+    /// (usually the host's environment: `|n| std::env::var(n).ok()`).
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the server and the key: bad JSON, a bad
+    /// server name, a missing or mistyped key, an unset variable.
+    pub fn parse(text: &str, vars: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let file: File =
+            serde_json::from_str(text).map_err(|source| ConfigError::Json { source })?;
+        let servers = file
+            .servers
+            .into_iter()
+            .map(|(name, value)| parse_server(&name, value, vars))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { servers })
+    }
+
+    /// Reads and parses a `.mcp.json` file (see [`McpConfig::parse`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Read`] when the file cannot be read, else as
+    /// [`McpConfig::parse`].
+    pub fn load(path: &Path, vars: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, vars)
+    }
+
+    /// A configuration of these servers. A later server with an earlier
+    /// one's name replaces it in place.
+    #[must_use]
+    pub fn from_servers(servers: impl IntoIterator<Item = ServerConfig>) -> Self {
+        let mut config = Self::default();
+        for server in servers {
+            config.insert(server);
+        }
+        config
+    }
+
+    /// Adds a server, replacing one of the same name in place.
+    pub fn insert(&mut self, server: ServerConfig) {
+        match self.servers.iter_mut().find(|s| s.name == server.name) {
+            Some(slot) => *slot = server,
+            None => self.servers.push(server),
+        }
+    }
+
+    /// The servers, in file order.
+    #[must_use]
+    pub fn servers(&self) -> &[ServerConfig] {
+        &self.servers
+    }
+
+    /// The server named `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers.iter().find(|s| s.name.as_str() == name)
+    }
+}
+
+const STDIO_KEYS: [&str; 4] = ["command", "args", "env", "cwd"];
+const HTTP_KEYS: [&str; 2] = ["url", "headers"];
+
+fn parse_server(
+    name: &str,
+    value: Value,
+    vars: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerConfig, ConfigError> {
+    let server_name: ServerName = name.parse().map_err(|source| ConfigError::ServerName {
+        name: name.to_owned(),
+        source,
+    })?;
+    let Value::Object(object) = value else {
+        return Err(ConfigError::NotAnObject {
+            server: name.to_owned(),
+        });
+    };
+    let entry = Entry {
+        server: name,
+        object: &object,
+    };
+    for key in object.keys() {
+        let known = matches!(key.as_str(), "type" | "deferred" | "timeout_ms")
+            || STDIO_KEYS.contains(&key.as_str())
+            || HTTP_KEYS.contains(&key.as_str());
+        if !known {
+            tracing::warn!(
+                server = name,
+                key = key.as_str(),
+                "unknown key in .mcp.json, ignored"
+            );
+        }
+    }
+    let kind = entry.string("type")?;
+    let transport = match kind.as_deref() {
+        Some("stdio") => entry.stdio(vars)?,
+        None if object.contains_key("command") || !object.contains_key("url") => {
+            entry.stdio(vars)?
+        }
+        Some("http") | None => entry.http(vars)?,
+        Some(other) => {
+            return Err(ConfigError::UnsupportedType {
+                server: name.to_owned(),
+                found: other.to_owned(),
+            });
+        }
+    };
+    let deferred = match object.get("deferred") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(entry.wrong("deferred", "true or false")),
+    };
+    let timeout = match object.get("timeout_ms") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+            _ => {
+                return Err(ConfigError::InvalidTimeout {
+                    server: name.to_owned(),
+                });
+            }
+        },
+    };
+    Ok(ServerConfig {
+        name: server_name,
+        transport,
+        deferred,
+        timeout,
+    })
+}
+
+struct Entry<'a> {
+    server: &'a str,
+    object: &'a Map<String, Value>,
+}
+
+impl Entry<'_> {
+    fn wrong(&self, key: impl Into<String>, expected: &'static str) -> ConfigError {
+        ConfigError::WrongType {
+            server: self.server.to_owned(),
+            key: key.into(),
+            expected,
+        }
+    }
+
+    fn string(&self, key: &'static str) -> Result<Option<String>, ConfigError> {
+        match self.object.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.wrong(key, "a string")),
+        }
+    }
+
+    fn required(&self, key: &'static str) -> Result<String, ConfigError> {
+        match self.string(key)? {
+            Some(s) if !s.trim().is_empty() => Ok(s),
+            _ => Err(ConfigError::MissingKey {
+                server: self.server.to_owned(),
+                key,
+            }),
+        }
+    }
+
+    fn refuse(&self, keys: &[&'static str], transport: &'static str) -> Result<(), ConfigError> {
+        match keys.iter().find(|k| self.object.contains_key(**k)) {
+            Some(key) => Err(ConfigError::KeyForOtherTransport {
+                server: self.server.to_owned(),
+                key,
+                transport,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// A string-to-string map with `${VAR}` expansion of the values.
+    fn expanded_map(
+        &self,
+        key: &'static str,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
+        let object = match self.object.get(key) {
+            None | Some(Value::Null) => return Ok(BTreeMap::new()),
+            Some(Value::Object(object)) => object,
+            Some(_) => return Err(self.wrong(key, "an object of strings")),
+        };
+        let mut out = BTreeMap::new();
+        for (name, value) in object {
+            let dotted = format!("{key}.{name}");
+            let Value::String(text) = value else {
+                return Err(self.wrong(dotted, "a string"));
+            };
+            let value = expand(text, vars).map_err(|e| e.into_config(self.server, dotted))?;
+            out.insert(name.clone(), value);
+        }
+        Ok(out)
+    }
+
+    fn stdio(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {
+        self.refuse(&HTTP_KEYS, "stdio")?;
+        let command = self.required("command")?;
+        let args = match self.object.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| self.wrong("args", "an array of strings"))?,
+            Some(_) => return Err(self.wrong("args", "an array of strings")),
+        };
+        let env = self.expanded_map("env", vars)?;
+        let cwd = self.string("cwd")?.map(PathBuf::from);
+        Ok(TransportConfig::Stdio(StdioConfig {
+            command,
+            args,
+            env,
+            cwd,
+        }))
+    }
+
+    fn http(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {
+        self.refuse(&STDIO_KEYS, "http")?;
+        let url = self.required("url")?;
+        let headers = self.expanded_map("headers", vars)?;
+        for (name, value) in &headers {
+            let valid = http::HeaderName::from_bytes(name.as_bytes()).is_ok()
+                && http::HeaderValue::from_str(value).is_ok();
+            if !valid {
+                return Err(ConfigError::InvalidHeader {
+                    server: self.server.to_owned(),
+                    header: name.clone(),
+                });
+            }
+        }
+        Ok(TransportConfig::Http(HttpConfig { url, headers }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,265 @@
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::expand::{ExpandError, expand};
+use super::*;
+
+fn vars(name: &str) -> Option<String> {
+    match name {
+        "TOKEN" => Some("s3cret".to_owned()),
+        "EMPTY" => Some(String::new()),
+        "HOST" => Some("example.invalid".to_owned()),
+        _ => None,
+    }
+}
+
+fn parse(text: &str) -> Result<McpConfig, ConfigError> {
+    McpConfig::parse(text, &vars)
+}
+
+fn err(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn stdio_and_http_servers_keep_file_order_and_every_field() {
+    let config = parse(
+        r#"{"mcpServers": {
+            "zeta": {"command": "srv", "args": ["-v", "x"], "env": {"A": "1", "T": "${TOKEN}"},
+                     "cwd": "sub", "deferred": false, "timeout_ms": 2500},
+            "alpha": {"type": "http", "url": "https://${HOST}/mcp",
+                      "headers": {"Authorization": "Bearer ${TOKEN}"}, "deferred": true}
+        }}"#,
+    )
+    .unwrap();
+    let names: Vec<&str> = config.servers().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["zeta", "alpha"]);
+
+    let zeta = config.get("zeta").unwrap();
+    let TransportConfig::Stdio(stdio) = &zeta.transport else {
+        panic!("zeta is stdio: {zeta:?}");
+    };
+    assert_eq!(stdio.command, "srv");
+    assert_eq!(stdio.args, ["-v", "x"]);
+    assert_eq!(
+        stdio.env,
+        BTreeMap::from([("A".into(), "1".into()), ("T".into(), "s3cret".into())])
+    );
+    assert_eq!(stdio.cwd.as_deref(), Some(std::path::Path::new("sub")));
+    assert_eq!(zeta.deferred, Some(false));
+    assert_eq!(zeta.timeout, Some(Duration::from_millis(2500)));
+
+    let alpha = config.get("alpha").unwrap();
+    let TransportConfig::Http(http) = &alpha.transport else {
+        panic!("alpha is http: {alpha:?}");
+    };
+    // Only env and headers are expanded; the URL is kept as written.
+    assert_eq!(http.url, "https://${HOST}/mcp");
+    assert_eq!(http.headers["Authorization"], "Bearer s3cret");
+    assert_eq!(alpha.deferred, Some(true));
+    assert_eq!(alpha.timeout, None);
+}
+
+#[test]
+fn type_stdio_is_explicit_or_implied_by_command() {
+    let config =
+        parse(r#"{"mcpServers": {"a": {"type": "stdio", "command": "x"}, "b": {"command": "y"}}}"#)
+            .unwrap();
+    assert!(matches!(
+        config.get("a").unwrap().transport,
+        TransportConfig::Stdio(_)
+    ));
+    assert!(matches!(
+        config.get("b").unwrap().transport,
+        TransportConfig::Stdio(_)
+    ));
+}
+
+#[test]
+fn a_url_without_type_is_http() {
+    let config = parse(r#"{"mcpServers": {"a": {"url": "http://127.0.0.1:1/mcp"}}}"#).unwrap();
+    assert!(matches!(
+        config.get("a").unwrap().transport,
+        TransportConfig::Http(_)
+    ));
+}
+
+#[test]
+fn errors_name_the_server_and_the_key() {
+    let cases = [
+        (
+            r#"{"mcpServers": {"s": {}}}"#,
+            "MCP server 's': 'command' is required",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "  "}}}"#,
+            "MCP server 's': 'command' is required",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"type": "http"}}}"#,
+            "MCP server 's': 'url' is required",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": 3}}}"#,
+            "MCP server 's': 'command' must be a string",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "args": ["a", 1]}}}"#,
+            "MCP server 's': 'args' must be an array of strings",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "env": {"K": 1}}}}"#,
+            "MCP server 's': 'env.K' must be a string",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "env": ["K"]}}}"#,
+            "MCP server 's': 'env' must be an object of strings",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "env": {"K": "${NOPE}"}}}}"#,
+            "MCP server 's': 'env.K' uses ${NOPE}, which is not set",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"url": "u", "headers": {"X-Key": "${TOKEN"}}}}"#,
+            "MCP server 's': 'headers.X-Key' has a malformed '${...}' reference",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"url": "u", "headers": {"bad header": "v"}}}}"#,
+            "MCP server 's': 'headers.bad header' is not a valid HTTP header",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"type": "sse", "url": "u"}}}"#,
+            "MCP server 's': 'type' is 'sse'; supported are 'stdio' (a command) and 'http' (streamable HTTP)",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "url": "u"}}}"#,
+            "MCP server 's': 'url' does not apply to a stdio server",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"type": "http", "url": "u", "args": []}}}"#,
+            "MCP server 's': 'args' does not apply to a http server",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "deferred": "yes"}}}"#,
+            "MCP server 's': 'deferred' must be true or false",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "timeout_ms": 0}}}"#,
+            "MCP server 's': 'timeout_ms' must be a positive integer (milliseconds)",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "timeout_ms": 1.5}}}"#,
+            "MCP server 's': 'timeout_ms' must be a positive integer (milliseconds)",
+        ),
+        (
+            r#"{"mcpServers": {"s": 3}}"#,
+            "MCP server 's': the entry must be an object",
+        ),
+        (
+            r#"{"mcpServers": {"a__b": {"command": "x"}}}"#,
+            "invalid MCP server name 'a__b'",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(err(text), expected, "for {text}");
+    }
+}
+
+#[test]
+fn bad_outer_shape_and_duplicates_are_json_errors_with_positions() {
+    let missing = err(r#"{"servers": {}}"#);
+    assert!(missing.contains("missing field `mcpServers`"), "{missing}");
+    let twice = err(r#"{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}"#);
+    assert!(twice.contains("'a' appears twice"), "{twice}");
+    let broken = err("{\n  \"mcpServers\": {\n");
+    assert!(broken.contains("line"), "{broken}");
+}
+
+#[test]
+fn unknown_keys_are_ignored() {
+    let config = parse(r#"{"mcpServers": {"s": {"command": "x", "description": "kept quiet"}}}"#);
+    assert!(config.is_ok());
+}
+
+#[test]
+fn load_reads_a_real_file_and_names_a_missing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".mcp.json");
+    std::fs::write(&path, r#"{"mcpServers": {"s": {"command": "x"}}}"#).unwrap();
+    let config = McpConfig::load(&path, &vars).unwrap();
+    assert_eq!(config.servers().len(), 1);
+    let missing = McpConfig::load(&dir.path().join("nope.json"), &vars).unwrap_err();
+    assert!(missing.to_string().contains("nope.json"), "{missing}");
+}
+
+#[test]
+fn the_connection_key_depends_on_the_transport_only() {
+    let a: ServerName = "a".parse().unwrap();
+    let b: ServerName = "b".parse().unwrap();
+    let stdio = TransportConfig::Stdio(StdioConfig::new("srv").with_args(["x"]));
+    let one = ServerConfig::new(a.clone(), stdio.clone());
+    let same = ServerConfig::new(b, stdio).with_deferred(Some(true));
+    let other = ServerConfig::new(
+        a,
+        TransportConfig::Stdio(StdioConfig::new("srv").with_args(["y"])),
+    );
+    assert_eq!(one.connection_key(), same.connection_key());
+    assert_ne!(one.connection_key(), other.connection_key());
+    // Stable across runs and machines (FNV-1a of the canonical JSON).
+    assert_eq!(one.connection_key(), one.clone().connection_key());
+}
+
+#[test]
+fn from_servers_replaces_in_place() {
+    let s = |name: &str, cmd: &str| {
+        ServerConfig::new(
+            name.parse().unwrap(),
+            TransportConfig::Stdio(StdioConfig::new(cmd)),
+        )
+    };
+    let config = McpConfig::from_servers([s("a", "1"), s("b", "2"), s("a", "3")]);
+    let names: Vec<&str> = config.servers().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(config.get("a").unwrap(), &s("a", "3"));
+}
+
+#[test]
+fn expansion_rules() {
+    assert_eq!(
+        expand("plain $HOME $ {x}", &vars).unwrap(),
+        "plain $HOME $ {x}"
+    );
+    assert_eq!(expand("${TOKEN}-${TOKEN}", &vars).unwrap(), "s3cret-s3cret");
+    assert_eq!(expand("${NOPE:-fallback}", &vars).unwrap(), "fallback");
+    assert_eq!(expand("${EMPTY:-fallback}", &vars).unwrap(), "fallback");
+    assert_eq!(expand("${EMPTY}", &vars).unwrap(), "");
+    assert_eq!(expand("${TOKEN:-x}", &vars).unwrap(), "s3cret");
+    assert_eq!(
+        expand("${NOPE}", &vars),
+        Err(ExpandError::Unset("NOPE".into()))
+    );
+    assert_eq!(expand("${}", &vars), Err(ExpandError::Malformed));
+    assert_eq!(expand("${1A}", &vars), Err(ExpandError::Malformed));
+    assert_eq!(expand("${A B}", &vars), Err(ExpandError::Malformed));
+    assert_eq!(expand("${TOKEN", &vars), Err(ExpandError::Malformed));
+    // Replacement text is not expanded again.
+    let tricky = |_: &str| Some("${TOKEN}".to_owned());
+    assert_eq!(expand("${X}", &tricky).unwrap(), "${TOKEN}");
+}
+
+proptest! {
+    #[test]
+    fn prop_expansion_never_panics_and_is_identity_without_references(text in "\\PC{0,40}") {
+        let result = expand(&text, &vars);
+        if !text.contains("${") {
+            prop_assert_eq!(result, Ok(text));
+        }
+    }
+
+    #[test]
+    fn prop_parse_never_panics_on_arbitrary_text(text in "\\PC{0,60}") {
+        let _ = McpConfig::parse(&text, &vars);
+    }
+}

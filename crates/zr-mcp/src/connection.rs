@@ -1,0 +1,350 @@
+//! One live MCP session: the handshake, tool listing, calls, and the signals that it died.
+
+use std::collections::HashMap;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::sync::watch;
+use zr_types::ServerName;
+
+use crate::bounded::BoundedLines;
+use crate::child::{self, KillGuard};
+use crate::client::Client;
+use crate::hub::HubOptions;
+use crate::{HttpConfig, McpError, ServerConfig, TransportConfig};
+
+/// After the process ended, how long a call that is still waiting may take
+/// to read an answer the server wrote just before exiting.
+const LATE_ANSWER_WAIT: Duration = Duration::from_millis(20);
+
+/// How long to wait for the exit status once the connection closed.
+const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+
+/// How long a server whose input was closed gets to exit before it is
+/// killed.
+const GRACEFUL_EXIT_WAIT: Duration = Duration::from_secs(2);
+
+type Service = RunningService<RoleClient, Client>;
+
+/// A connection to one server, shared by the leases of its configuration.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    server: ServerName,
+    service: Service,
+    tools_version: Arc<AtomicU64>,
+    /// The last tool list and the `tools_version` it was read at.
+    tools: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
+    process: Option<Process>,
+    /// Set when the hub was dropped: the connection was stopped on purpose.
+    stopped: AtomicBool,
+}
+
+#[derive(Debug)]
+struct Process {
+    id: Option<u32>,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    /// `true` once the server wrote a message over the size limit.
+    too_large: watch::Receiver<bool>,
+    limit: usize,
+    guard: KillGuard,
+}
+
+impl Connection {
+    /// Starts (stdio) or reaches (HTTP) the server and completes the
+    /// handshake within the connect timeout.
+    pub(crate) async fn connect(
+        config: &ServerConfig,
+        options: &HubOptions,
+    ) -> Result<Self, McpError> {
+        let server = config.name.clone();
+        let (client, tools_version) = Client::new(server.clone(), options.identity());
+        let timeout_ms = millis(options.connect_timeout);
+        let timed_out = || McpError::ConnectTimeout {
+            server: server.clone(),
+            timeout_ms,
+        };
+        let init_failed = |e: rmcp::service::ClientInitializeError| McpError::Initialize {
+            server: server.clone(),
+            source: Box::new(e),
+        };
+        let (service, process) = match &config.transport {
+            TransportConfig::Stdio(stdio) => {
+                let spawned = child::spawn(&server, stdio, &options.base_env, &options.cwd)?;
+                let id = spawned.id;
+                let mut exit = spawned.exit.clone();
+                let limit = options.max_message_bytes;
+                let (stdout, too_large) = BoundedLines::new(spawned.stdout, limit);
+                // Our reader ends the stream first; the SDK's own limit (which
+                // drops the line and leaves its call waiting) never applies.
+                let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, spawned.stdin)
+                    .with_max_line_length(limit.saturating_add(1));
+                let handshake =
+                    tokio::time::timeout(options.connect_timeout, client.serve(transport));
+                match handshake.await {
+                    Ok(Ok(service)) => (
+                        service,
+                        Some(Process {
+                            id,
+                            exit: spawned.exit,
+                            too_large,
+                            limit,
+                            guard: spawned.guard,
+                        }),
+                    ),
+                    Ok(Err(e)) => {
+                        // A server that died during the handshake: say how.
+                        let status =
+                            tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some))
+                                .await;
+                        if let Ok(Ok(status)) = status
+                            && let Some(status) = *status
+                        {
+                            return Err(McpError::Exited { server, status });
+                        }
+                        return Err(init_failed(e));
+                    }
+                    Err(_) => return Err(timed_out()),
+                }
+            }
+            TransportConfig::Http(http) => {
+                let transport =
+                    StreamableHttpClientTransport::from_config(http_config(http, options));
+                let handshake =
+                    tokio::time::timeout(options.connect_timeout, client.serve(transport));
+                match handshake.await {
+                    Ok(Ok(service)) => (service, None),
+                    Ok(Err(e)) => return Err(init_failed(e)),
+                    Err(_) => return Err(timed_out()),
+                }
+            }
+        };
+        Ok(Self {
+            server,
+            service,
+            tools_version,
+            tools: Mutex::new(None),
+            process,
+            stopped: AtomicBool::new(false),
+        })
+    }
+
+    /// The server's process id (stdio servers).
+    pub(crate) fn process_id(&self) -> Option<u32> {
+        self.process.as_ref().and_then(|p| p.id)
+    }
+
+    /// The protocol version the server agreed to, and its name and
+    /// version.
+    pub(crate) fn server_info(&self) -> Option<(String, Option<(String, String)>)> {
+        let info = self.service.peer().peer_info()?;
+        let implementation = info
+            .server_info
+            .as_ref()
+            .map(|i| (i.name.clone(), i.version.clone()));
+        Some((info.protocol_version.to_string(), implementation))
+    }
+
+    /// Whether calls can still be sent.
+    pub(crate) fn is_alive(&self) -> bool {
+        !self.stopped.load(Ordering::Acquire)
+            && !self.service.is_closed()
+            && !self.service.peer().is_transport_closed()
+            && self
+                .process
+                .as_ref()
+                .is_none_or(|p| p.exit.borrow().is_none() && !*p.too_large.borrow())
+    }
+
+    /// The server's tools, listed again after a `tools/list_changed`.
+    pub(crate) async fn tools(&self, timeout: Duration) -> Result<Arc<Vec<Tool>>, McpError> {
+        let version = self.tools_version.load(Ordering::Acquire);
+        if let Some((seen, tools)) = &*self.tools.lock().unwrap_or_else(PoisonError::into_inner)
+            && *seen == version
+        {
+            return Ok(Arc::clone(tools));
+        }
+        let method = "tools/list";
+        let listed = self
+            .request(method, timeout, self.service.peer().list_all_tools())
+            .await?;
+        let tools = Arc::new(listed);
+        // Stored with the version read before listing: a change announced
+        // while listing makes the next call list again.
+        *self.tools.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((version, Arc::clone(&tools)));
+        Ok(tools)
+    }
+
+    /// Calls `tool` with `arguments`, unchanged.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        timeout: Duration,
+    ) -> Result<CallToolResult, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        let method = format!("tools/call {tool}");
+        self.request(&method, timeout, self.service.peer().call_tool(params))
+            .await
+    }
+
+    /// Runs one request with a time limit, failing it as soon as the server
+    /// process ends. Dropping the request's future (on the time limit, or
+    /// when our caller is dropped) makes the SDK send
+    /// `notifications/cancelled`.
+    async fn request<T>(
+        &self,
+        method: &str,
+        timeout: Duration,
+        request: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, McpError> {
+        let request = tokio::time::timeout(timeout, request);
+        tokio::pin!(request);
+        let outcome = tokio::select! {
+            biased;
+            outcome = &mut request => outcome,
+            () = self.process_ended() => {
+                match tokio::time::timeout(LATE_ANSWER_WAIT, &mut request).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => return Err(self.lost().await),
+                }
+            }
+        };
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(self.map_error(method, error).await),
+            Err(_) => Err(McpError::Timeout {
+                server: self.server.clone(),
+                method: method.to_owned(),
+                timeout_ms: millis(timeout),
+            }),
+        }
+    }
+
+    /// Resolves when the server process ended or sent a message over the
+    /// size limit; never for HTTP.
+    async fn process_ended(&self) {
+        let Some(process) = &self.process else {
+            return std::future::pending().await;
+        };
+        let mut exit = process.exit.clone();
+        let mut too_large = process.too_large.clone();
+        let exited = async {
+            if exit.wait_for(Option::is_some).await.is_err() {
+                // The reaper is gone without a status: nothing will ever
+                // arrive, and the transport reports the loss.
+                std::future::pending::<()>().await;
+            }
+        };
+        let oversized = async {
+            if too_large.wait_for(|t| *t).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            () = exited => {}
+            () = oversized => {}
+        }
+    }
+
+    async fn map_error(&self, method: &str, error: ServiceError) -> McpError {
+        match error {
+            ServiceError::McpError(e) => McpError::Refused {
+                server: self.server.clone(),
+                method: method.to_owned(),
+                code: e.code.0,
+                message: e.message.into_owned(),
+            },
+            ServiceError::TransportClosed => self.lost().await,
+            ServiceError::TransportSend(_) if !self.is_alive() => self.lost().await,
+            other => McpError::Request {
+                server: self.server.clone(),
+                method: method.to_owned(),
+                source: Box::new(other),
+            },
+        }
+    }
+
+    /// The error for a connection that is gone: stopped by the hub, the
+    /// process's exit status, or plainly closed.
+    async fn lost(&self) -> McpError {
+        let server = self.server.clone();
+        if self.stopped.load(Ordering::Acquire) {
+            return McpError::HubDropped { server };
+        }
+        if let Some(process) = &self.process {
+            if *process.too_large.borrow() {
+                // The session cannot go on: its stream was cut mid-message.
+                process.guard.kill();
+                return McpError::MessageTooLarge {
+                    server,
+                    limit_bytes: process.limit,
+                };
+            }
+            let mut exit = process.exit.clone();
+            if let Ok(Ok(status)) =
+                tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some)).await
+                && let Some(status) = *status
+            {
+                return McpError::Exited { server, status };
+            }
+        }
+        McpError::Closed { server }
+    }
+
+    /// Stops at once: the session ends and the process group is killed.
+    /// Used when the hub is dropped.
+    pub(crate) fn stop_now(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.service.cancellation_token().cancel();
+        if let Some(process) = &self.process {
+            process.guard.kill();
+        }
+    }
+
+    /// Ends the session politely: the server's input is closed and it gets
+    /// a moment to exit before the last reference kills its group.
+    pub(crate) async fn close(self: Arc<Self>) {
+        self.service.cancellation_token().cancel();
+        if let Some(process) = &self.process {
+            let mut exit = process.exit.clone();
+            let _ = tokio::time::timeout(GRACEFUL_EXIT_WAIT, exit.wait_for(Option::is_some)).await;
+        }
+        tracing::debug!(server = %self.server, "MCP connection closed");
+    }
+}
+
+fn http_config(http: &HttpConfig, options: &HubOptions) -> StreamableHttpClientTransportConfig {
+    let headers: HashMap<http::HeaderName, http::HeaderValue> = http
+        .headers
+        .iter()
+        .filter_map(|(name, value)| {
+            // `.mcp.json` headers were validated when read; one built in
+            // code may not have been.
+            let header = http::HeaderName::from_bytes(name.as_bytes())
+                .ok()
+                .zip(http::HeaderValue::from_str(value).ok());
+            if header.is_none() {
+                tracing::warn!(url = %http.url, header = %name, "invalid HTTP header not sent");
+            }
+            header
+        })
+        .collect();
+    StreamableHttpClientTransportConfig::with_uri(http.url.as_str())
+        .custom_headers(headers)
+        .max_sse_event_size(options.max_message_bytes)
+        .max_json_response_size(options.max_message_bytes)
+}
+
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,247 @@
+//! Errors of the MCP bridge: configuration files and live connections.
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+use thiserror::Error;
+use zr_types::{NameError, ServerName};
+
+/// A boxed error from a lower layer (the MCP SDK, the HTTP client), kept as
+/// a source without exposing its type.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `.mcp.json` could not be read. Every variant about a server names the
+/// server and the key, so the message says what to fix:
+/// `MCP server 'gh': 'headers.Authorization' uses ${GH_TOKEN}, which is not set`.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The text is not JSON of the expected outer shape
+    /// (`{"mcpServers": {...}}`), or a server name appears twice.
+    #[error("invalid MCP configuration: {source}")]
+    Json {
+        /// The parser's error, with line and column.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A key of `mcpServers` is no valid server name.
+    #[error("invalid MCP server name '{name}'")]
+    ServerName {
+        /// The name as written.
+        name: String,
+        /// What is wrong with it.
+        #[source]
+        source: NameError,
+    },
+    /// A server entry is not a JSON object.
+    #[error("MCP server '{server}': the entry must be an object")]
+    NotAnObject {
+        /// The server.
+        server: String,
+    },
+    /// A required key is missing.
+    #[error("MCP server '{server}': '{key}' is required")]
+    MissingKey {
+        /// The server.
+        server: String,
+        /// The missing key.
+        key: &'static str,
+    },
+    /// A key has a value of the wrong JSON type.
+    #[error("MCP server '{server}': '{key}' must be {expected}")]
+    WrongType {
+        /// The server.
+        server: String,
+        /// The key, dotted for nested keys (`env.TOKEN`).
+        key: String,
+        /// What was expected ("a string", "an array of strings").
+        expected: &'static str,
+    },
+    /// `type` names a transport zr does not speak.
+    #[error(
+        "MCP server '{server}': 'type' is '{found}'; supported are 'stdio' (a command) and 'http' (streamable HTTP)"
+    )]
+    UnsupportedType {
+        /// The server.
+        server: String,
+        /// The value found.
+        found: String,
+    },
+    /// A key belongs to the other transport (`url` on a stdio server).
+    #[error("MCP server '{server}': '{key}' does not apply to a {transport} server")]
+    KeyForOtherTransport {
+        /// The server.
+        server: String,
+        /// The key.
+        key: &'static str,
+        /// The server's transport ("stdio" or "http").
+        transport: &'static str,
+    },
+    /// `${VAR}` names a variable that is not set and has no `:-default`.
+    #[error("MCP server '{server}': '{key}' uses ${{{variable}}}, which is not set")]
+    UnsetVariable {
+        /// The server.
+        server: String,
+        /// The key holding the reference.
+        key: String,
+        /// The variable.
+        variable: String,
+    },
+    /// A `${` without its `}`, or `${}`.
+    #[error("MCP server '{server}': '{key}' has a malformed '${{...}}' reference")]
+    MalformedReference {
+        /// The server.
+        server: String,
+        /// The key.
+        key: String,
+    },
+    /// A header name or value HTTP does not allow.
+    #[error("MCP server '{server}': 'headers.{header}' is not a valid HTTP header")]
+    InvalidHeader {
+        /// The server.
+        server: String,
+        /// The header name as written.
+        header: String,
+    },
+    /// `timeout_ms` is zero or not an integer.
+    #[error("MCP server '{server}': 'timeout_ms' must be a positive integer (milliseconds)")]
+    InvalidTimeout {
+        /// The server.
+        server: String,
+    },
+}
+
+/// An MCP server could not be reached, or a request to it failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// No server of that name is configured.
+    #[error("no MCP server named '{server}' is configured")]
+    UnknownServer {
+        /// The name asked for.
+        server: String,
+    },
+    /// The server's command could not be started.
+    #[error("MCP server '{server}': cannot start '{command}'")]
+    Spawn {
+        /// The server.
+        server: ServerName,
+        /// The command.
+        command: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server did not complete the MCP handshake in time.
+    #[error("MCP server '{server}' did not complete the handshake within {timeout_ms} ms")]
+    ConnectTimeout {
+        /// The server.
+        server: ServerName,
+        /// The limit.
+        timeout_ms: u64,
+    },
+    /// The handshake failed.
+    #[error("MCP server '{server}': the handshake failed")]
+    Initialize {
+        /// The server.
+        server: ServerName,
+        /// The SDK's error.
+        #[source]
+        source: BoxError,
+    },
+    /// The server process ended. Every call that was waiting fails with
+    /// this error at once; the next [`McpHub::acquire`](crate::McpHub::acquire)
+    /// starts the server again.
+    #[error("MCP server '{server}' exited ({status})")]
+    Exited {
+        /// The server.
+        server: ServerName,
+        /// How it ended, as the operating system reported it.
+        status: ExitStatus,
+    },
+    /// The server wrote a message larger than
+    /// [`HubOptions::max_message_bytes`](crate::HubOptions::max_message_bytes).
+    /// The session ends (the server is stopped) and every waiting call fails
+    /// with this error; the next acquire starts the server again.
+    #[error(
+        "MCP server '{server}' sent a message over {limit_bytes} bytes; the connection was closed"
+    )]
+    MessageTooLarge {
+        /// The server.
+        server: ServerName,
+        /// The limit.
+        limit_bytes: usize,
+    },
+    /// The connection closed (the server closed its output or the HTTP
+    /// session ended) without a known exit status.
+    #[error("MCP server '{server}': the connection is closed")]
+    Closed {
+        /// The server.
+        server: ServerName,
+    },
+    /// The hub that owned the connection was dropped; its servers were
+    /// stopped.
+    #[error("MCP server '{server}': the hub was dropped and its servers stopped")]
+    HubDropped {
+        /// The server.
+        server: ServerName,
+    },
+    /// A request got no answer within its time limit; the server was sent
+    /// `notifications/cancelled`.
+    #[error("MCP server '{server}': '{method}' got no answer within {timeout_ms} ms")]
+    Timeout {
+        /// The server.
+        server: ServerName,
+        /// The request (`tools/call {tool}`, `tools/list`).
+        method: String,
+        /// The limit.
+        timeout_ms: u64,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("MCP server '{server}' refused '{method}': {message} (code {code})")]
+    Refused {
+        /// The server.
+        server: ServerName,
+        /// The request.
+        method: String,
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The server's message.
+        message: String,
+    },
+    /// The request failed in the transport or the SDK.
+    #[error("MCP server '{server}': '{method}' failed")]
+    Request {
+        /// The server.
+        server: ServerName,
+        /// The request.
+        method: String,
+        /// The cause.
+        #[source]
+        source: BoxError,
+    },
+}
+
+impl McpError {
+    /// Whether the connection is gone (the server exited or closed, or the
+    /// hub was dropped), as opposed to one request failing.
+    #[must_use]
+    pub fn is_connection_lost(&self) -> bool {
+        matches!(
+            self,
+            Self::Exited { .. }
+                | Self::Closed { .. }
+                | Self::HubDropped { .. }
+                | Self::MessageTooLarge { .. }
+        )
+    }
+}

@@ -1,0 +1,236 @@
+//! Leases on a shared connection, and the tools and handlers they give the engine.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use zr_types::{
+    BoxFuture, ServerName, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler, ToolName,
+    ToolOutput,
+};
+
+use crate::connection::Connection;
+use crate::hub::HubRef;
+use crate::materialise::materialise;
+use crate::result::map_result;
+use crate::{McpError, ServerConfig};
+
+/// A counted share of one server connection.
+///
+/// The connection stays open while any lease of it exists (and for the
+/// hub's grace period after the last one is dropped). Cloning a lease
+/// counts one more. Tool handlers hold a lease, so a server lives as long
+/// as the engine holds its tools.
+#[derive(Debug)]
+pub struct Lease {
+    hub: HubRef,
+    key: u64,
+    generation: u64,
+    conn: Arc<Connection>,
+    config: ServerConfig,
+}
+
+impl Lease {
+    pub(crate) fn new(
+        hub: HubRef,
+        key: u64,
+        generation: u64,
+        conn: Arc<Connection>,
+        config: ServerConfig,
+    ) -> Self {
+        Self {
+            hub,
+            key,
+            generation,
+            conn,
+            config,
+        }
+    }
+
+    /// The server's name.
+    #[must_use]
+    pub fn server(&self) -> &ServerName {
+        &self.config.name
+    }
+
+    /// The server's process id, for a stdio server.
+    #[must_use]
+    pub fn process_id(&self) -> Option<u32> {
+        self.conn.process_id()
+    }
+
+    /// The protocol version agreed in the handshake (zr asks for
+    /// `2025-11-25`), when the server's answer is known.
+    #[must_use]
+    pub fn protocol_version(&self) -> Option<String> {
+        self.conn.server_info().map(|(version, _)| version)
+    }
+
+    /// The server's name and version from the handshake.
+    #[must_use]
+    pub fn server_implementation(&self) -> Option<(String, String)> {
+        self.conn
+            .server_info()
+            .and_then(|(_, implementation)| implementation)
+    }
+
+    /// Whether the connection can still carry calls.
+    #[must_use]
+    pub fn is_alive(&self) -> bool {
+        self.conn.is_alive()
+    }
+
+    fn call_timeout(&self) -> Duration {
+        self.config.timeout.unwrap_or_else(|| {
+            self.hub
+                .upgrade()
+                .map_or(Duration::from_secs(120), |hub| hub.options.call_timeout)
+        })
+    }
+
+    fn max_result_bytes(&self) -> usize {
+        self.hub
+            .upgrade()
+            .map_or(100 * 1024, |hub| hub.options.max_result_bytes)
+    }
+
+    /// The server's tools as definitions named `mcp__{server}__{tool}`,
+    /// each with a handler that holds a clone of this lease. The list is
+    /// read once and read again after the server announces
+    /// `notifications/tools/list_changed`.
+    ///
+    /// # Errors
+    ///
+    /// The listing failed or timed out, or the connection is gone.
+    pub async fn tools(&self) -> Result<Vec<McpTool>, McpError> {
+        let listed = self.conn.tools(self.call_timeout()).await?;
+        let tools = materialise(&self.config.name, self.config.deferred, &listed);
+        Ok(tools
+            .into_iter()
+            .map(|m| {
+                let handler = McpToolHandler {
+                    name: m.definition.name.clone(),
+                    remote: m.remote_name,
+                    lease: self.clone(),
+                };
+                McpTool {
+                    definition: Arc::new(m.definition),
+                    handler: Arc::new(handler),
+                }
+            })
+            .collect())
+    }
+
+    /// Calls the server's tool `tool` (its own name, not the namespaced
+    /// one) with `arguments` passed unchanged (an object, or `null` for
+    /// none), and maps the result: `isError` gives an error output.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Timeout`] after the call's time limit (the server is
+    /// sent `notifications/cancelled`), [`McpError::Refused`] for a JSON-RPC
+    /// error, [`McpError::Exited`] when the server process ended (every
+    /// waiting call fails at once), [`McpError::Closed`] or
+    /// [`McpError::HubDropped`] when the connection is gone.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolOutput, McpError> {
+        let arguments = match arguments {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return Ok(ToolOutput::error(format!(
+                    "the input of '{tool}' must be a JSON object, not {other}"
+                )));
+            }
+        };
+        let result = self.conn.call(tool, arguments, self.call_timeout()).await?;
+        Ok(map_result(result, self.max_result_bytes()))
+    }
+}
+
+impl Clone for Lease {
+    fn clone(&self) -> Self {
+        if let Some(hub) = self.hub.upgrade() {
+            hub.retain(self.key, self.generation);
+        }
+        Self {
+            hub: self.hub.clone(),
+            key: self.key,
+            generation: self.generation,
+            conn: Arc::clone(&self.conn),
+            config: self.config.clone(),
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(hub) = self.hub.upgrade() {
+            hub.release(self.key, self.generation, &self.config.name);
+        }
+    }
+}
+
+/// A materialised MCP tool: what the model is told, and what runs it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct McpTool {
+    /// The definition, named `mcp__{server}__{tool}`.
+    pub definition: Arc<ToolDefinition>,
+    /// The handler; it holds a lease on the connection.
+    pub handler: Arc<McpToolHandler>,
+}
+
+/// Runs one MCP tool through its server.
+///
+/// Failures the model can react to are error outputs: `isError` results,
+/// JSON-RPC errors (a bad argument), a time limit reached, input that is
+/// not an object. A lost connection (the server exited, the hub was
+/// dropped) is `Err(ToolError::Unavailable)` whose reason names the server
+/// and its exit status; any other failure is `Err(ToolError::Failed)` with
+/// the [`McpError`] as source.
+/// Dropping the call's future sends `notifications/cancelled`.
+#[derive(Debug)]
+pub struct McpToolHandler {
+    name: ToolName,
+    remote: String,
+    lease: Lease,
+}
+
+impl McpToolHandler {
+    /// The tool's name on its server.
+    #[must_use]
+    pub fn remote_name(&self) -> &str {
+        &self.remote
+    }
+
+    /// The namespaced name.
+    #[must_use]
+    pub fn name(&self) -> &ToolName {
+        &self.name
+    }
+}
+
+impl ToolHandler for McpToolHandler {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall,
+        _ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            match self.lease.call(&self.remote, call.input).await {
+                Ok(output) => Ok(output),
+                Err(e @ (McpError::Timeout { .. } | McpError::Refused { .. })) => {
+                    Ok(ToolOutput::error(e.to_string()))
+                }
+                Err(e) if e.is_connection_lost() => Err(ToolError::Unavailable {
+                    tool: call.name,
+                    reason: e.to_string(),
+                }),
+                Err(e) => Err(ToolError::Failed {
+                    tool: call.name,
+                    source: Box::new(e),
+                }),
+            }
+        })
+    }
+}

@@ -1,0 +1,268 @@
+//! The hub's sharing rules: counted leases, the grace period, reconnects, no orphans.
+
+use std::time::Duration;
+
+use serde_json::json;
+use zr_mcp::McpError;
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_share_one_process_and_close_after_the_grace_period() {
+    let marker = marker();
+    let grace = Duration::from_millis(1500);
+    let hub = hub(vec![fault("fault", &marker)], options().with_grace(grace));
+
+    let (a, b) = tokio::join!(hub.acquire("fault"), hub.acquire("fault"));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.process_id(), b.process_id());
+    assert_eq!(count_processes(&marker), 1, "two leases, one process");
+    assert_eq!(hub.lease_count("fault"), 2);
+    let c = a.clone();
+    assert_eq!(hub.lease_count("fault"), 3);
+    drop((a, c));
+    assert_eq!(hub.lease_count("fault"), 1);
+
+    // Released, then re-acquired inside the grace period: the same process.
+    let pid = b.process_id();
+    drop(b);
+    assert_eq!(hub.lease_count("fault"), 0);
+    tokio::time::sleep(grace / 3).await;
+    assert_eq!(
+        count_processes(&marker),
+        1,
+        "still open during the grace period"
+    );
+    let again = hub.acquire("fault").await.unwrap();
+    assert_eq!(again.process_id(), pid, "reused inside the grace period");
+    // The earlier close timer must not close the re-acquired connection.
+    tokio::time::sleep(grace).await;
+    assert!(again.is_alive());
+    let out = again.call("echo", json!({"text": "alive"})).await.unwrap();
+    assert_eq!(text_of(&out), "alive");
+    assert_eq!(count_processes(&marker), 1);
+
+    // Released for good: the process ends after the grace period.
+    drop(again);
+    assert!(
+        eventually(grace + Duration::from_secs(10), || count_processes(&marker)
+            == 0)
+        .await,
+        "the server outlived its grace period"
+    );
+    let fresh = hub.acquire("fault").await.unwrap();
+    assert_ne!(
+        fresh.process_id(),
+        pid,
+        "a new process after the grace period"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_names_with_the_same_settings_share_a_connection() {
+    let marker = marker();
+    let hub = hub(
+        vec![fault("one", &marker), fault("two", &marker)],
+        options(),
+    );
+    let one = hub.acquire("one").await.unwrap();
+    let two = hub.acquire("two").await.unwrap();
+    assert_eq!(one.process_id(), two.process_id());
+    assert_eq!(count_processes(&marker), 1);
+    // Tools straight from the hub hold their own leases.
+    let tools = hub.tools("one").await.unwrap();
+    assert_eq!(hub.lease_count("one"), 2 + tools.len());
+    drop(tools);
+    assert_eq!(hub.lease_count("one"), 2);
+    // Each lease names its tools after its own server name.
+    let names: Vec<String> = two
+        .tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.definition.name.to_string())
+        .collect();
+    assert!(names.contains(&"mcp__two__echo".to_owned()), "{names:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_server_survives_the_hub() {
+    let marker = marker();
+    let hub = hub(
+        vec![fault("fault", &marker), everything("every", &marker)],
+        options(),
+    );
+    let fault = hub.acquire("fault").await.unwrap();
+    let every = hub.acquire("every").await.unwrap();
+    assert_eq!(count_processes(&marker), 2);
+    // A call waiting when the hub goes fails with a clear error.
+    let pending = tokio::spawn({
+        let fault = fault.clone();
+        async move { fault.call("hang", json!({})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(hub);
+    // Leases still exist, but the processes are gone.
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
+        "{} server processes outlived the hub",
+        count_processes(&marker)
+    );
+    let error = pending.await.unwrap().unwrap_err();
+    assert!(matches!(error, McpError::HubDropped { .. }), "{error:?}");
+    assert!(!every.is_alive());
+    drop((fault, every));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_connection_is_not_kept_and_the_next_acquire_tries_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("later.py");
+    let marker = marker();
+    let server = stdio(
+        "late",
+        python(),
+        vec![script.display().to_string(), marker.clone()],
+    );
+    let hub = hub(vec![server], options());
+
+    // The script does not exist yet: Python exits with status 2.
+    let error = hub.acquire("late").await.unwrap_err();
+    assert!(
+        matches!(&error, McpError::Exited { status, .. } if status.code() == Some(2)),
+        "{error:?}"
+    );
+    assert_eq!(hub.lease_count("late"), 0);
+
+    std::fs::copy(fault_server_py(), &script).unwrap();
+    let lease = hub.acquire("late").await.unwrap();
+    let out = lease
+        .call("echo", json!({"text": "made it"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&out), "made it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_failures_and_unknown_servers_name_the_server() {
+    let hub = hub(
+        vec![stdio(
+            "ghost",
+            "/nonexistent/zr-no-such-server".into(),
+            vec![],
+        )],
+        options(),
+    );
+    let error = hub.acquire("ghost").await.unwrap_err();
+    assert!(matches!(error, McpError::Spawn { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "MCP server 'ghost': cannot start '/nonexistent/zr-no-such-server'"
+    );
+    let error = hub.acquire("nobody").await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "no MCP server named 'nobody' is configured"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_hits_the_connect_timeout() {
+    // `sleep` never answers the handshake.
+    let hub = hub(
+        vec![stdio("mute", "sleep".into(), vec!["30".into()])],
+        options().with_connect_timeout(Duration::from_millis(300)),
+    );
+    let error = hub.acquire("mute").await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            McpError::ConnectTimeout {
+                timeout_ms: 300,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_child_gets_only_its_variables_and_the_base() {
+    let marker = marker();
+    // Some variable of this test process besides the base: it must not
+    // reach the child (cargo sets many, e.g. CARGO_MANIFEST_DIR).
+    let leak = std::env::vars()
+        .map(|(k, _)| k)
+        .find(|k| !["PATH", "HOME", "LANG"].contains(&k.as_str()));
+    // From a real `.mcp.json`, with a `${VAR}` expanded from the host.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".mcp.json");
+    let text = serde_json::json!({"mcpServers": {"every": {
+        "command": node(),
+        "args": [everything_js(), "stdio", marker],
+        "env": {"ZR_ONLY_THIS": "${ZR_SECRET}", "ZR_DEFAULTED": "${ZR_UNSET:-fallback}"},
+        "cwd": "."
+    }}});
+    std::fs::write(&file, text.to_string()).unwrap();
+    let vars = |name: &str| (name == "ZR_SECRET").then(|| "s3cret".to_owned());
+    let config = zr_mcp::McpConfig::load(&file, &vars).unwrap();
+    let hub = zr_mcp::McpHub::new(config, options());
+    let lease = hub.acquire("every").await.unwrap();
+    let out = lease.call("get-env", json!({})).await.unwrap();
+    let env: serde_json::Value = serde_json::from_str(&text_of(&out)).unwrap();
+    let keys: Vec<&str> = env
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(env["ZR_ONLY_THIS"], "s3cret");
+    assert_eq!(env["ZR_DEFAULTED"], "fallback");
+    for key in &keys {
+        assert!(
+            ["PATH", "HOME", "LANG", "ZR_ONLY_THIS", "ZR_DEFAULTED"].contains(key),
+            "the child saw {key}: {keys:?}"
+        );
+    }
+    if let Some(leak) = leak {
+        assert!(!keys.contains(&leak.as_str()), "{leak} leaked");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helpers_a_server_started_die_with_it() {
+    let marker = marker();
+    // The server first starts a helper of its own, in its process group.
+    let script = format!(
+        "'{py}' -c 'import time; time.sleep(300)' {marker} & exec '{py}' '{fault}' {marker}",
+        py = python(),
+        fault = fault_server_py(),
+    );
+    let server = stdio("parent", "sh".into(), vec!["-c".into(), script]);
+    let hub = hub(vec![server.clone()], options());
+    let lease = hub.acquire("parent").await.unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 2).await,
+        "server and helper should run: {}",
+        count_processes(&marker)
+    );
+    drop(lease);
+    drop(hub);
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
+        "{} processes survived the hub",
+        count_processes(&marker)
+    );
+
+    // When the server crashes, its helper goes too.
+    let hub = crate::support::hub(vec![server], options());
+    let lease = hub.acquire("parent").await.unwrap();
+    assert!(eventually(Duration::from_secs(5), || count_processes(&marker) == 2).await);
+    let error = lease.call("crash", json!({})).await.unwrap_err();
+    assert!(matches!(error, McpError::Exited { .. }), "{error:?}");
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
+        "{} processes survived the crash",
+        count_processes(&marker)
+    );
+}
