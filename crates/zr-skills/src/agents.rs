@@ -58,7 +58,8 @@ impl AgentTypeEntry {
 /// change.
 ///
 /// [`AgentRegistry::view`] lists each root's `*.md` files (not
-/// `README.md`; other names such as `example.md.template` are ignored),
+/// `README.md` nor hidden files such as editors' `.#x.md` locks; other
+/// names such as `example.md.template` are ignored),
 /// `stat`s them and parses only the new and changed ones with
 /// [`zr_caps::parse_agent_file`]. A file whose `name` is a built-in's
 /// replaces the built-in.
@@ -148,6 +149,7 @@ impl AgentRegistry {
             files: &mut state.files,
             stats: ScanStats::default(),
             diagnostics: scaffold_diagnostics,
+            listed_roots: Vec::new(),
         };
         let mut found = Vec::new();
         for (index, root) in self.roots.as_slice().iter().enumerate() {

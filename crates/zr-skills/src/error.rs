@@ -56,6 +56,13 @@ pub enum Problem {
         /// The limit in bytes.
         limit: u64,
     },
+    /// A folder, device or named pipe where a file is expected (reading a
+    /// named pipe would block the registry).
+    #[error("{name} is not a regular file; make it one")]
+    NotAFile {
+        /// The file's name.
+        name: String,
+    },
     /// The file or folder could not be read.
     #[error("could not {action}: {kind}")]
     Io {

@@ -17,7 +17,8 @@
 //! let project = tempfile::tempdir().unwrap();
 //! let skills = SkillRegistry::new(Roots::skills(project.path(), None));
 //! let agents = AgentRegistry::for_project(project.path(), None);
-//! let skill_tool = Arc::new(SkillTool::new()); // registered as the `Skill` handler
+//! // Registered as the `Skill` handler; it re-checks the root rule on reading.
+//! let skill_tool = Arc::new(SkillTool::with_roots(skills.roots().clone()));
 //!
 //! // At every message: the current views (cheap when nothing changed).
 //! let skill_view = skills.view();
@@ -49,9 +50,12 @@
 //! | `<home>/.zr/skills` | the built-in types |
 //!
 //! So existing `.agents/skills` and `.claude/skills` folders and
-//! `.claude/agents` files work unchanged. A file whose `name` is a
-//! built-in type's (`general-purpose`, `explore`, `plan`, `verification`,
-//! `guide`, see [`builtin_agent_types`]) replaces the built-in.
+//! `.claude/agents` files work unchanged. A root that is the same folder
+//! as an earlier one (`.claude/skills` linked to `.agents/skills`, a
+//! common setup) is read once, under the earlier root, without warnings.
+//! A file whose `name` is a built-in type's (`general-purpose`,
+//! `explore`, `plan`, `verification`, `guide`, see
+//! [`builtin_agent_types`]) replaces the built-in.
 //!
 //! # Skills
 //!
@@ -74,6 +78,12 @@
 //! target lies outside its root's canonical path is refused with
 //! [`Problem::EscapesRoot`]; names are validated before they are ever used
 //! as paths, so `../x` cannot name a skill (not in a file, not in a call).
+//! A link inside the root that stays inside it (a linked skill folder, a
+//! linked `SKILL.md`) is followed; the skill's name must then equal the
+//! link's name, the folder it was found under. The rule is applied again
+//! when the `Skill` tool reads a body ([`SkillTool::with_roots`]): a skill
+//! folder or `SKILL.md` replaced by a link out of the root after the view
+//! is refused at that moment too.
 //!
 //! Progressive disclosure: a view reads each `SKILL.md` only up to the end
 //! of its front matter; the body is read by [`SkillTool`] when the `Skill`
@@ -81,8 +91,9 @@
 //!
 //! # Agent types
 //!
-//! Every `*.md` file directly in an agents root, except `README.md`, is
-//! parsed with [`zr_caps::parse_agent_file`] (rule C6). With
+//! Every `*.md` file directly in an agents root, except `README.md` and
+//! hidden files (`.#x.md`, an editor's lock), is parsed with
+//! [`zr_caps::parse_agent_file`] (rule C6). With
 //! [`AgentRegistry::for_project`], the first view creates
 //! `<project>/.zr/agents` if it does not exist, with a `README.md`
 //! explaining the format and an `example.md.template`; copying the
@@ -92,8 +103,10 @@
 //! # Hot reload
 //!
 //! Each registry caches, per folder, its listing and, per file, its parsed
-//! result, each with the stamp (modification time, size, inode) it was
-//! read at. A view `stat`s the roots and the folders it searches, and each
+//! result, each with the stamp (modification time, inode change time,
+//! size, inode) it was read at; the change time, which the kernel sets and
+//! nobody can set back, keeps a forged modification time from hiding a
+//! change. A view `stat`s the roots and the folders it searches, and each
 //! file: a folder is listed again only when its stamp changed (an entry
 //! was added, removed or renamed), a file is parsed again only when its own
 //! stamp changed; everything else comes from the cache, and entries no

@@ -224,6 +224,9 @@ impl Checker<'_> {
                 "<what the skill does and when to use it>",
             )
             .and_then(|(text, line)| {
+                // Counted as stored: a block scalar's closing line break
+                // and surrounding blanks are not part of it.
+                let text = text.trim();
                 let len = text.chars().count();
                 if len > MAX_DESCRIPTION {
                     self.fail(
@@ -235,7 +238,7 @@ impl Checker<'_> {
                     );
                     None
                 } else {
-                    Some(text.trim().to_owned())
+                    Some(text.to_owned())
                 }
             });
         let allowed_tools = self.allowed_tools(front);

@@ -85,6 +85,7 @@ impl SkillRegistry {
             files: &mut state.files,
             stats: ScanStats::default(),
             diagnostics: Vec::new(),
+            walked_roots: Vec::new(),
         };
         let mut found = Vec::new();
         for (index, root) in self.roots.as_slice().iter().enumerate() {

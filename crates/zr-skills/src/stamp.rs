@@ -1,5 +1,5 @@
-//! File identity for hot reload (modification time, size, inode) and the
-//! bounded readers that load front matter and bodies.
+//! File identity for hot reload (modification and change times, size,
+//! inode) and the bounded readers that load front matter and bodies.
 
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read};
@@ -19,9 +19,19 @@ pub(crate) const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// What a cached entry was read from. Two equal stamps are taken to mean an
 /// unchanged file or folder.
+///
+/// The modification time alone is not enough: anyone who can write a
+/// folder can also set its modification time back (`touch -d`), and a
+/// folder listing cached under a forged time would hide a plain skill
+/// folder replaced by a link out of the root. The inode change time
+/// (`ctime`, Unix) is set by the kernel on every change, including that of
+/// the modification time, and cannot be set back, so it is part of the
+/// stamp (as in git's index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp {
     mtime: Option<SystemTime>,
+    /// The inode change time (seconds, nanoseconds); `None` off Unix.
+    ctime: Option<(i64, i64)>,
     size: u64,
     inode: u64,
 }
@@ -30,11 +40,15 @@ impl Stamp {
     /// The stamp of `meta`.
     pub(crate) fn of(meta: &Metadata) -> Self {
         #[cfg(unix)]
-        let inode = std::os::unix::fs::MetadataExt::ino(meta);
+        let (inode, ctime) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ino(), Some((meta.ctime(), meta.ctime_nsec())))
+        };
         #[cfg(not(unix))]
-        let inode = 0;
+        let (inode, ctime) = (0, None);
         Self {
             mtime: meta.modified().ok(),
+            ctime,
             size: meta.len(),
             inode,
         }
@@ -81,6 +95,35 @@ impl Seen {
     pub(crate) fn still(&self, now: &Stamp) -> bool {
         self.trusted && self.stamp == *now
     }
+}
+
+/// Which file or folder `meta` describes (device and inode), to notice one
+/// folder reached by two paths; `None` off Unix.
+pub(crate) fn identity(meta: &Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// Unless `meta` is a regular file's, the problem of reading `path`: only
+/// regular files are opened (opening a named pipe would block).
+pub(crate) fn regular_file(path: &Path, meta: &Metadata) -> Result<(), Problem> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(Problem::NotAFile {
+        name: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    })
 }
 
 /// An I/O failure as a problem.
@@ -143,15 +186,20 @@ pub(crate) fn front_matter_prefix(mut reader: impl BufRead) -> Result<String, Pr
 /// Reads a whole file of at most [`MAX_FILE`] bytes as UTF-8.
 pub(crate) fn read_bounded(path: &Path) -> Result<String, Problem> {
     let file = File::open(path).map_err(|e| io_problem("open the file", &e))?;
+    read_open_bounded(file)
+}
+
+/// Reads the rest of an open file, at most [`MAX_FILE`] bytes, as UTF-8.
+pub(crate) fn read_open_bounded(file: File) -> Result<String, Problem> {
+    let size = file.metadata().ok().map(|m| m.len());
     let mut bytes = Vec::new();
     file.take(MAX_FILE + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| io_problem("read the file", &e))?;
     let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     if read > MAX_FILE {
-        let size = std::fs::metadata(path).map_or(read, |m| m.len());
         return Err(Problem::TooLarge {
-            size,
+            size: size.unwrap_or(read).max(read),
             limit: MAX_FILE,
         });
     }

@@ -14,8 +14,10 @@ use zr_types::{
 };
 
 use crate::skill::front_matter_diagnostic;
-use crate::stamp::read_bounded;
-use crate::{BodyError, Problem};
+use crate::stamp::read_open_bounded;
+use crate::{BodyError, Problem, Roots};
+
+mod confine;
 
 /// The placeholder replaced by the call's `args`.
 const ARGUMENTS_PLACEHOLDER: &str = "$ARGUMENTS";
@@ -34,16 +36,36 @@ const ARGUMENTS_PLACEHOLDER: &str = "$ARGUMENTS";
 /// with `$ARGUMENTS` replaced by `args` (or `args` appended under
 /// `ARGUMENTS:` when the body has no placeholder), headed by the skill's
 /// folder so that the agent can read the files beside it.
+///
+/// The root rule is applied again at that moment: built with
+/// [`SkillTool::with_roots`] (the skill registry's roots), a skill found
+/// under one of them is read only if its file is still inside that root,
+/// so a skill folder or `SKILL.md` replaced by a link out of the root after
+/// the view is refused, not read.
 #[derive(Debug, Default)]
 pub struct SkillTool {
     grants: Mutex<BTreeMap<AgentId, Arc<[Arc<SkillDefinition>]>>>,
+    roots: Roots,
 }
 
 impl SkillTool {
-    /// A handler with no grants.
+    /// A handler with no grants that confines no file to a root: for skills
+    /// the host defines itself. With a [`SkillRegistry`](crate::SkillRegistry),
+    /// use [`SkillTool::with_roots`].
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A handler with no grants that reads a skill found under one of
+    /// `roots` (pass [`SkillRegistry::roots`](crate::SkillRegistry::roots))
+    /// only while its file is still inside that root.
+    #[must_use]
+    pub fn with_roots(roots: Roots) -> Self {
+        Self {
+            grants: Mutex::default(),
+            roots,
+        }
     }
 
     /// The tool's definition: name `Skill`, input `{skill, args?}`.
@@ -108,7 +130,7 @@ impl SkillTool {
         let Some(skill) = skills.iter().find(|s| s.name.as_str() == input.skill) else {
             return ToolOutput::error(unknown(input.skill, &skills));
         };
-        let body = match load_body(skill) {
+        let body = match load_body(skill, &self.roots) {
             Ok(body) => body,
             Err(error) => return ToolOutput::error(error.to_string()),
         };
@@ -193,8 +215,9 @@ fn unknown(name: &str, skills: &[Arc<SkillDefinition>]) -> String {
     text
 }
 
-/// The skill's instructions, read now.
-fn load_body(skill: &SkillDefinition) -> Result<String, BodyError> {
+/// The skill's instructions, read now (from inside its root, when it was
+/// found under one of `roots`).
+fn load_body(skill: &SkillDefinition, roots: &Roots) -> Result<String, BodyError> {
     let path = match &skill.body {
         SkillBody::Inline(text) => return Ok(text.clone()),
         SkillBody::File(path) => path,
@@ -204,7 +227,8 @@ fn load_body(skill: &SkillDefinition) -> Result<String, BodyError> {
         path: path.clone(),
         problem: Box::new(problem),
     };
-    let text = read_bounded(path).map_err(fail)?;
+    let file = confine::open_confined(path, roots).map_err(fail)?;
+    let text = read_open_bounded(file).map_err(fail)?;
     parse_front_matter(Path::new(path), &text)
         .map(|front| front.body)
         .map_err(|e| fail(front_matter_diagnostic(e).problem))

@@ -12,8 +12,11 @@ use std::time::SystemTime;
 use zr_caps::parse_agent_file;
 
 use super::{AgentSource, AgentTypeEntry};
-use crate::stamp::{Seen, Stamp, io_problem, read_bounded};
+use crate::stamp::{Seen, Stamp, identity, io_problem, read_bounded, regular_file};
 use crate::{Diagnostic, Problem, Root, ScanStats, Scope};
+
+/// A folder's device and inode (`None` off Unix) and its `*.md` files.
+type Found = (Option<(u64, u64)>, Arc<[OsString]>);
 
 /// A folder's `*.md` files, as last listed.
 #[derive(Debug)]
@@ -48,6 +51,10 @@ pub(super) struct Scan<'a> {
     pub(super) files: &'a mut Vec<HashMap<OsString, FileCache>>,
     pub(super) stats: ScanStats,
     pub(super) diagnostics: Vec<Diagnostic>,
+    /// The roots listed so far (device, inode): a root that is the same
+    /// folder as an earlier one (`.claude/agents` linked to `.zr/agents`)
+    /// is not read again.
+    pub(super) listed_roots: Vec<(u64, u64)>,
 }
 
 impl Scan<'_> {
@@ -55,7 +62,14 @@ impl Scan<'_> {
     /// order.
     pub(super) fn root(&mut self, index: usize, root: &Root, found: &mut Vec<Arc<Outcome>>) {
         let files = match self.listing(&root.path) {
-            Ok(Some(files)) => files,
+            Ok(Some((Some(id), _))) if self.listed_roots.contains(&id) => {
+                // The same folder as a root of higher precedence.
+                return;
+            }
+            Ok(Some((id, files))) => {
+                self.listed_roots.extend(id);
+                files
+            }
             Ok(None) => return,
             Err(problem) => {
                 self.diagnostics
@@ -69,8 +83,9 @@ impl Scan<'_> {
         }
     }
 
-    /// The `*.md` files of `dir` (sorted), `None` when it does not exist.
-    fn listing(&mut self, dir: &Path) -> Result<Option<Arc<[OsString]>>, Problem> {
+    /// The identity and `*.md` files (sorted) of `dir`, `None` when it does
+    /// not exist.
+    fn listing(&mut self, dir: &Path) -> Result<Option<Found>, Problem> {
         self.stats.stat_calls += 1;
         let meta = match fs::metadata(dir) {
             Ok(meta) => meta,
@@ -84,11 +99,12 @@ impl Scan<'_> {
             });
         }
         let stamp = Stamp::of(&meta);
+        let id = identity(&meta);
         if let Some(cached) = self.dirs.get_mut(dir.as_os_str())
             && cached.seen.still(&stamp)
         {
             cached.generation = self.generation;
-            return Ok(Some(Arc::clone(&cached.files)));
+            return Ok(Some((id, Arc::clone(&cached.files))));
         }
         self.stats.dirs_listed += 1;
         let mut files = Vec::new();
@@ -99,7 +115,12 @@ impl Scan<'_> {
             }
             let name = entry.file_name();
             let text = name.to_string_lossy();
-            if text.ends_with(".md") && !text.eq_ignore_ascii_case("README.md") {
+            // Hidden files are editors' and systems' (Emacs' `.#x.md` lock
+            // links, macOS' `._x.md`), never agent types.
+            if text.ends_with(".md")
+                && !text.starts_with('.')
+                && !text.eq_ignore_ascii_case("README.md")
+            {
                 files.push(name);
             }
         }
@@ -113,7 +134,7 @@ impl Scan<'_> {
                 files: Arc::clone(&files),
             },
         );
-        Ok(Some(files))
+        Ok(Some((id, files)))
     }
 
     fn file(&mut self, index: usize, root: &Root, path: &Path) -> Arc<Outcome> {
@@ -128,11 +149,8 @@ impl Scan<'_> {
             Ok(meta) => meta,
             Err(e) => return fail(io_problem("read the file", &e)),
         };
-        if meta.is_dir() {
-            return fail(Problem::Io {
-                action: "read the file",
-                kind: io::ErrorKind::IsADirectory,
-            });
+        if let Err(problem) = regular_file(path, &meta) {
+            return fail(problem);
         }
         let stamp = Stamp::of(&meta);
         if self.files.len() <= index {

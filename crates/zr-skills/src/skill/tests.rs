@@ -233,10 +233,23 @@ fn mostly_front_matter() -> impl Strategy<Value = Vec<u8>> {
         Just(b"license: ~".to_vec()),
         Just(b"---".to_vec()),
         Just(b"\xef\xbb\xbf---\r".to_vec()),
+        Just(b"--- \t\r".to_vec()),
+        Just(b"----".to_vec()),
+        Just(b"description: |".to_vec()),
+        Just(b"  \xc3\xa9\r".to_vec()),
         proptest::collection::vec(any::<u8>(), 0..24),
     ];
-    proptest::collection::vec(line, 0..8).prop_map(|lines| {
-        let mut out = b"---\n".to_vec();
+    // The opening fence as editors write it: plain, with a byte-order mark,
+    // CRLF, trailing blanks, or broken.
+    let opening = prop_oneof![
+        Just(b"---\n".to_vec()),
+        Just(b"\xef\xbb\xbf---\r\n".to_vec()),
+        Just(b"---  \r\n".to_vec()),
+        Just(b"--\n".to_vec()),
+        Just(b"\xef\xbb".to_vec()),
+    ];
+    (opening, proptest::collection::vec(line, 0..8)).prop_map(|(opening, lines)| {
+        let mut out = opening;
         out.extend(lines.join(&b'\n'));
         out
     })

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::skill::parse_skill;
-use crate::stamp::{Seen, Stamp, io_problem, read_front_matter};
+use crate::stamp::{Seen, Stamp, io_problem, read_front_matter, regular_file};
 use crate::{Diagnostic, Problem, Root, ScanStats, Skill};
 
 /// How deep under a root skill folders are looked for.
@@ -59,6 +59,10 @@ pub(crate) struct Scan<'a> {
     pub(crate) files: &'a mut Vec<HashMap<OsString, FileCache>>,
     pub(crate) stats: ScanStats,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// The canonical paths of the roots walked so far: a root that is the
+    /// same folder as an earlier one (`.claude/skills` linked to
+    /// `.agents/skills`) is not walked again.
+    pub(crate) walked_roots: Vec<PathBuf>,
 }
 
 /// Where a walk is: the root's index and canonical path, folders entered
@@ -87,6 +91,13 @@ impl Scan<'_> {
                 return;
             }
         };
+        if self.walked_roots.contains(&canonical) {
+            // The same folder as a root of higher precedence: its skills
+            // are those, not duplicates of them.
+            tracing::trace!(root = %root.path.display(), "same folder as an earlier root");
+            return;
+        }
+        self.walked_roots.push(canonical.clone());
         let mut walk = Walk {
             index,
             root,
@@ -275,6 +286,12 @@ impl Scan<'_> {
         file: &Path,
         meta: &fs::Metadata,
     ) -> Arc<Outcome> {
+        if let Err(problem) = regular_file(file, meta) {
+            return Arc::new(Outcome {
+                skill: None,
+                diagnostics: vec![Diagnostic::error(file, None, problem)],
+            });
+        }
         let stamp = Stamp::of(meta);
         if self.files.len() <= walk.index {
             self.files.resize_with(walk.index + 1, HashMap::new);

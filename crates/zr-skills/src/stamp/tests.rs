@@ -7,6 +7,7 @@ use super::*;
 fn stamp(mtime: Option<SystemTime>, size: u64) -> Stamp {
     Stamp {
         mtime,
+        ctime: Some((1, 2)),
         size,
         inode: 7,
     }
@@ -33,6 +34,12 @@ fn only_a_trusted_equal_stamp_is_still_the_same() {
     assert!(!seen.still(&stamp(Some(now - Duration::from_secs(60)), 11)));
     assert!(!seen.still(&stamp(Some(now - Duration::from_secs(59)), 10)));
     assert!(!seen.still(&Stamp { inode: 8, ..old }));
+    // A modification time set back by hand does not hide a change: the
+    // change time moved.
+    assert!(!seen.still(&Stamp {
+        ctime: Some((1, 3)),
+        ..old
+    }));
     // A racy stamp is never trusted, even when nothing changed.
     let fresh = stamp(Some(now), 10);
     let seen = Seen::new(fresh, now);

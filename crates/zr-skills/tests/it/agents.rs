@@ -276,3 +276,73 @@ fn hot_reload_sees_added_edited_and_deleted_files() {
         AgentSource::Builtin
     );
 }
+
+#[test]
+fn hidden_files_such_as_editor_locks_are_not_agent_types() {
+    let p = Project::new();
+    p.write(
+        "project/.zr/agents/reviewer.md",
+        &agent("reviewer", "reviews"),
+    );
+    // Emacs locks a file it edits with a dangling link `.#NAME`; macOS
+    // leaves `._NAME` resource files on some drives.
+    std::os::unix::fs::symlink(
+        "user@host.1234:1700000000",
+        p.path().join(".zr/agents/.#reviewer.md"),
+    )
+    .unwrap();
+    fs::write(
+        p.path().join(".zr/agents/._reviewer.md"),
+        b"\x00\x05\x16\x07\xff",
+    )
+    .unwrap();
+    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    assert!(view.get("reviewer").is_some());
+    assert!(view.diagnostics().is_empty(), "{:#?}", view.diagnostics());
+}
+
+#[test]
+fn a_fifo_named_like_an_agent_file_is_a_diagnostic_not_a_hang() {
+    let p = Project::new();
+    p.write(
+        "project/.zr/agents/reviewer.md",
+        &agent("reviewer", "reviews"),
+    );
+    let status = std::process::Command::new("mkfifo")
+        .arg(p.path().join(".zr/agents/pipe.md"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let registry = AgentRegistry::new(Roots::agents(&p.path(), None));
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(registry.view());
+    });
+    let view = receive
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the view blocked");
+    assert!(view.get("reviewer").is_some());
+    let shown: Vec<String> = view
+        .diagnostics()
+        .iter()
+        .map(|d| d.display_relative(&p.base()).to_string())
+        .collect();
+    assert_eq!(
+        shown,
+        ["project/.zr/agents/pipe.md: error: pipe.md is not a regular file; make it one"]
+    );
+}
+
+#[test]
+fn a_root_linked_to_another_root_is_read_once_without_warnings() {
+    let p = Project::new();
+    p.write(
+        "project/.zr/agents/reviewer.md",
+        &agent("reviewer", "reviews"),
+    );
+    fs::create_dir_all(p.path().join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../.zr/agents", p.path().join(".claude/agents")).unwrap();
+    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    assert!(view.get("reviewer").is_some());
+    assert!(view.diagnostics().is_empty(), "{:#?}", view.diagnostics());
+}

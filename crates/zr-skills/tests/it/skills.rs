@@ -376,3 +376,234 @@ fn views_from_several_threads_while_files_change_stay_consistent() {
         "last"
     );
 }
+
+/// Puts back `path`'s modification time: what `touch -d` lets anyone do,
+/// so a stamp must not rest on it alone.
+fn forge_mtime(path: &std::path::Path, mtime: std::time::SystemTime) {
+    fs::File::open(path).unwrap().set_modified(mtime).unwrap();
+}
+
+#[test]
+fn a_skill_file_swapped_for_an_outside_link_is_refused_even_with_a_forged_mtime() {
+    let p = Project::new();
+    p.skill("project/.zr/skills", "victim", "inside");
+    p.write(
+        "outside/SKILL.md",
+        "---\nname: victim\ndescription: from outside\n---\nsecret\n",
+    );
+    p.age();
+    let registry = registry(&p);
+    assert_eq!(
+        registry
+            .view()
+            .get("victim")
+            .unwrap()
+            .definition
+            .description,
+        "inside"
+    );
+    let folder = p.path().join(".zr/skills/victim");
+    let mtime = fs::metadata(&folder).unwrap().modified().unwrap();
+    fs::remove_file(folder.join("SKILL.md")).unwrap();
+    symlink(p.base().join("outside/SKILL.md"), folder.join("SKILL.md")).unwrap();
+    forge_mtime(&folder, mtime);
+    let view = registry.view();
+    assert!(view.get("victim").is_none(), "{:#?}", view.skills());
+    assert!(
+        matches!(view.diagnostics()[0].problem, Problem::EscapesRoot { .. }),
+        "{:#?}",
+        view.diagnostics()
+    );
+}
+
+#[test]
+fn a_skill_folder_swapped_for_an_outside_link_is_refused_even_with_a_forged_mtime() {
+    let p = Project::new();
+    p.skill("project/.zr/skills", "victim", "inside");
+    p.skill("outside", "victim", "from outside");
+    p.age();
+    let registry = registry(&p);
+    assert_eq!(
+        registry
+            .view()
+            .get("victim")
+            .unwrap()
+            .definition
+            .description,
+        "inside"
+    );
+    let root = p.path().join(".zr/skills");
+    let mtime = fs::metadata(&root).unwrap().modified().unwrap();
+    fs::remove_dir_all(root.join("victim")).unwrap();
+    symlink(p.base().join("outside/victim"), root.join("victim")).unwrap();
+    forge_mtime(&root, mtime);
+    let view = registry.view();
+    assert!(view.get("victim").is_none(), "{:#?}", view.skills());
+    assert!(
+        matches!(view.diagnostics()[0].problem, Problem::EscapesRoot { .. }),
+        "{:#?}",
+        view.diagnostics()
+    );
+}
+
+#[test]
+fn a_description_of_exactly_the_limit_in_a_block_scalar_loads() {
+    let p = Project::new();
+    // 1024 characters of 2 bytes each: the limit counts characters, and the
+    // block scalar's closing line break is not part of the description.
+    let text = "é".repeat(1024);
+    p.write(
+        "project/.zr/skills/block/SKILL.md",
+        &format!("---\nname: block\ndescription: |\n  {text}\n---\nbody\n"),
+    );
+    p.write(
+        "project/.zr/skills/plain/SKILL.md",
+        &format!("---\nname: plain\ndescription: {text}\n---\nbody\n"),
+    );
+    let view = registry(&p).view();
+    assert_eq!(
+        names(&view),
+        ["block", "plain"],
+        "{:#?}",
+        view.diagnostics()
+    );
+    assert_eq!(
+        view.get("block")
+            .unwrap()
+            .definition
+            .description
+            .chars()
+            .count(),
+        1024
+    );
+}
+
+#[test]
+fn line_numbers_count_from_the_file_with_a_bom_and_crlf() {
+    let p = Project::new();
+    p.write(
+        "project/.zr/skills/crlf/SKILL.md",
+        "\u{feff}---\r\nname: crlf\r\n\r\ndescription: d\r\nallowed-tools: 42\r\n---\r\nbody\r\n",
+    );
+    p.write(
+        "project/.zr/skills/yaml/SKILL.md",
+        "\u{feff}---\r\nname: yaml\r\ndescription: d\r\n\r\nlicense: [oops\r\n---\r\n",
+    );
+    let view = registry(&p).view();
+    let shown = diagnostics(&p, &view);
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+    assert!(
+        shown[0].starts_with("project/.zr/skills/crlf/SKILL.md:5: error: 'allowed-tools'"),
+        "{}",
+        shown[0]
+    );
+    assert!(
+        shown[1].starts_with("project/.zr/skills/yaml/SKILL.md:"),
+        "{}",
+        shown[1]
+    );
+    let line: usize = shown[1].split(':').nth(1).unwrap().parse().unwrap();
+    assert!((5..=6).contains(&line), "{}", shown[1]);
+}
+
+#[test]
+fn hot_reload_follows_roots_files_and_folders_that_come_and_go() {
+    let p = Project::new();
+    let registry = registry(&p);
+    // No roots at all.
+    assert!(registry.view().skills().is_empty());
+    // A root created after the first view.
+    p.skill("project/.claude/skills", "late", "created later");
+    p.age();
+    assert_eq!(names(&registry.view()), ["late"]);
+    // A new nested skill folder in an existing group folder: only that
+    // group is listed again.
+    p.skill("project/.claude/skills/group", "first", "one");
+    p.age();
+    assert_eq!(names(&registry.view()), ["first", "late"]);
+    p.skill("project/.claude/skills/group/sub", "second", "two");
+    let view = registry.view();
+    assert_eq!(names(&view), ["first", "late", "second"]);
+    p.age();
+    let _ = registry.view();
+    p.skill("project/.claude/skills/group", "third", "three");
+    let view = registry.view();
+    assert_eq!(names(&view), ["first", "late", "second", "third"]);
+    let scan = registry.last_scan();
+    assert_eq!(scan.files_parsed, 1, "{scan:?}");
+    assert!(
+        scan.dirs_listed <= 2,
+        "the group and the new folder: {scan:?}"
+    );
+    // A SKILL.md replaced by a folder.
+    p.age();
+    let _ = registry.view();
+    let file = p.path().join(".claude/skills/late/SKILL.md");
+    fs::remove_file(&file).unwrap();
+    fs::create_dir(&file).unwrap();
+    let view = registry.view();
+    assert_eq!(names(&view), ["first", "second", "third"]);
+    // The root deleted.
+    fs::remove_dir_all(p.path().join(".claude/skills")).unwrap();
+    let view = registry.view();
+    assert!(view.skills().is_empty());
+    assert!(view.diagnostics().is_empty(), "{:#?}", view.diagnostics());
+}
+
+/// Runs `f` on a thread and fails if it takes longer than a generous
+/// bound (a view that blocks would hang every later view).
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(f());
+    });
+    receive
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the view blocked")
+}
+
+#[test]
+fn a_fifo_named_skill_md_is_a_diagnostic_not_a_hang() {
+    let p = Project::new();
+    p.skill("project/.zr/skills", "fine", "works");
+    let folder = p.path().join(".zr/skills/pipe");
+    fs::create_dir_all(&folder).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(folder.join("SKILL.md"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let registry = Arc::new(registry(&p));
+    let view = within_seconds(move || registry.view());
+    assert_eq!(names(&view), ["fine"]);
+    assert_eq!(
+        diagnostics(&p, &view),
+        ["project/.zr/skills/pipe/SKILL.md: error: SKILL.md is not a regular file; make it one"]
+    );
+}
+
+#[test]
+fn a_root_linked_to_another_root_is_read_once_without_warnings() {
+    // A common setup: `.claude/skills` is a link to `.agents/skills`, so
+    // that both tools see the same skills.
+    let p = Project::new();
+    p.skill("project/.agents/skills", "shared", "one copy");
+    fs::create_dir_all(p.path().join(".claude")).unwrap();
+    symlink("../.agents/skills", p.path().join(".claude/skills")).unwrap();
+    // A genuine duplicate in a different folder is still reported.
+    p.skill("project/.zr/skills", "own", "zr");
+    p.skill("home/.zr/skills", "own", "user");
+    let registry = registry(&p);
+    let view = registry.view();
+    assert_eq!(names(&view), ["own", "shared"]);
+    assert_eq!(
+        view.get("shared").unwrap().file(),
+        p.path().join(".agents/skills/shared/SKILL.md")
+    );
+    assert_eq!(
+        diagnostics(&p, &view),
+        [
+            "home/.zr/skills/own/SKILL.md: warning: skill 'own' is also defined in project/.zr/skills/own/SKILL.md, which takes precedence; this one is ignored"
+        ]
+    );
+}

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::os::unix::fs::symlink;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -63,7 +64,7 @@ fn pick(view: &zr_skills::SkillsView, names: &[&str]) -> Vec<Arc<SkillDefinition
 #[test]
 fn a_call_returns_the_body_with_arguments_and_the_folder() {
     let (p, view) = setup();
-    let tool = SkillTool::new();
+    let tool = SkillTool::with_roots(Roots::skills(&p.path(), None));
     let root = AgentId::root();
     tool.grant(root.clone(), pick(&view, &["pdf", "notes"]));
     let out = call(&tool, &root, json!({"skill": "pdf", "args": "form.pdf"}));
@@ -92,7 +93,7 @@ fn a_call_returns_the_body_with_arguments_and_the_folder() {
 #[test]
 fn the_body_is_read_at_call_time() {
     let (p, view) = setup();
-    let tool = SkillTool::new();
+    let tool = SkillTool::with_roots(Roots::skills(&p.path(), None));
     let root = AgentId::root();
     tool.grant(root.clone(), pick(&view, &["notes"]));
     p.write(
@@ -208,4 +209,100 @@ fn inline_skills_and_the_definition() {
     assert_eq!(definition.name.as_str(), "Skill");
     assert!(definition.is_read_only());
     assert_eq!(definition.input_schema["required"], json!(["skill"]));
+}
+
+#[test]
+fn a_skill_swapped_for_a_link_out_of_its_root_after_the_view_is_not_read() {
+    let (p, view) = setup();
+    let root = AgentId::root();
+    p.write(
+        "outside/pdf/SKILL.md",
+        "---\nname: pdf\ndescription: d\n---\nSECRET from outside the root.\n",
+    );
+    let tool = SkillTool::with_roots(Roots::skills(&p.path(), None));
+    tool.grant(root.clone(), pick(&view, &["pdf", "notes", "secret"]));
+    // The SKILL.md replaced by a link out of the root.
+    let notes = p.path().join(".zr/skills/notes/SKILL.md");
+    fs::remove_file(&notes).unwrap();
+    symlink(p.base().join("outside/pdf/SKILL.md"), &notes).unwrap();
+    // The skill folder replaced by a link out of the root.
+    let pdf = p.path().join(".zr/skills/pdf");
+    fs::remove_dir_all(&pdf).unwrap();
+    symlink(p.base().join("outside/pdf"), &pdf).unwrap();
+    for name in ["notes", "pdf"] {
+        let out = call(&tool, &root, json!({"skill": name}));
+        assert!(out.is_error, "{}", text(&out));
+        assert!(!text(&out).contains("SECRET"), "{}", text(&out));
+        assert!(
+            text(&out).contains("refused: it leads to ")
+                && text(&out).contains("outside the skills root"),
+            "{}",
+            text(&out)
+        );
+    }
+    // A link that stays inside the root is still read.
+    let secret = p.path().join(".zr/skills/secret/SKILL.md");
+    fs::remove_file(&secret).unwrap();
+    p.write(
+        "project/.zr/skills/shared/secret.md",
+        "---\nname: secret\ndescription: d\n---\nShared inside the root.\n",
+    );
+    symlink(p.path().join(".zr/skills/shared/secret.md"), &secret).unwrap();
+    let out = call(&tool, &root, json!({"skill": "secret"}));
+    assert!(!out.is_error, "{}", text(&out));
+    assert!(text(&out).ends_with("Shared inside the root."));
+    // A skill the host defined outside every root is read as given.
+    let host = SkillDefinition {
+        body: zr_types::SkillBody::File(p.base().join("outside/pdf/SKILL.md")),
+        ..(*pick(&view, &["pdf"])[0]).clone()
+    };
+    tool.grant(root.clone(), [Arc::new(host)]);
+    assert!(!call(&tool, &root, json!({"skill": "pdf"})).is_error);
+}
+
+#[test]
+fn a_huge_or_odd_body_file_is_an_error_result() {
+    let (p, view) = setup();
+    let root = AgentId::root();
+    let tool = Arc::new(SkillTool::with_roots(Roots::skills(&p.path(), None)));
+    tool.grant(root.clone(), pick(&view, &["pdf", "notes"]));
+    // A body over the limit: the view only read the front matter, the
+    // call refuses to load it.
+    let huge = format!(
+        "---\nname: pdf\ndescription: Fill PDF forms\n---\n{}",
+        "x".repeat(2 * 1024 * 1024)
+    );
+    fs::write(p.path().join(".zr/skills/pdf/SKILL.md"), huge).unwrap();
+    let out = call(&tool, &root, json!({"skill": "pdf"}));
+    assert!(out.is_error);
+    assert!(
+        text(&out)
+            .ends_with("the file is 2097198 bytes long; at most 1048576 are read; shorten it"),
+        "{}",
+        text(&out)
+    );
+    // A named pipe where SKILL.md was: an error at once, not a blocked call.
+    let notes = p.path().join(".zr/skills/notes/SKILL.md");
+    fs::remove_file(&notes).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&notes)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (send, receive) = std::sync::mpsc::channel();
+    let caller = Arc::clone(&tool);
+    std::thread::spawn(move || {
+        let _ = send.send(call(&caller, &root, json!({"skill": "notes"})));
+    });
+    let out = receive
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the call blocked");
+    assert!(out.is_error);
+    assert!(
+        text(&out).ends_with("SKILL.md is not a regular file; make it one"),
+        "{}",
+        text(&out)
+    );
 }
