@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: every benchmark of the workspace, and the MCP echo comparison.
 //!
-//! 1. The criterion benchmarks: zr-resolve's resolver and zr-skills' registry
-//!    views (reports under `target/criterion`).
+//! 1. The criterion benchmarks: zr-resolve's resolver, zr-skills' registry
+//!    views and zr-tools' file and process tools (reports under
+//!    `target/criterion`).
 //! 2. MCP `echo` calls per second over stdio against server-everything, by
 //!    zr-mcp (`cargo bench -p zr-mcp --bench echo`) and by the official
 //!    TypeScript SDK (`crates/zr-mcp/benches/ts/echo_bench.mjs`), one after
@@ -16,7 +17,11 @@ use serde_json::Value;
 use crate::{Metadata, cargo, cargo_metadata, deps, run_cmd};
 
 /// The criterion benchmarks: (package, bench target).
-const CRITERION: &[(&str, &str)] = &[("zr-resolve", "resolve"), ("zr-skills", "registry")];
+const CRITERION: &[(&str, &str)] = &[
+    ("zr-resolve", "resolve"),
+    ("zr-skills", "registry"),
+    ("zr-tools", "tools"),
+];
 
 /// Runs every benchmark; `quick` shortens criterion's times and the number of
 /// echo calls.
@@ -48,8 +53,10 @@ fn mcp_echo(root: &Path, quick: bool) -> Result<()> {
     let calls = if quick { "500" } else { "5000" };
 
     let mut zr = cargo(root);
-    zr.args(["bench", "-p", "zr-mcp", "--bench", "echo", "--", "--calls", calls])
-        .env("ZR_DEPS_DIR", &deps);
+    zr.args([
+        "bench", "-p", "zr-mcp", "--bench", "echo", "--", "--calls", calls,
+    ])
+    .env("ZR_DEPS_DIR", &deps);
     let zr = json_lines(zr)?;
 
     let mut ts = Command::new("node");
