@@ -14,7 +14,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
-use tokio::sync::watch;
 use tokio::time::{Instant, sleep, sleep_until};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
@@ -36,6 +35,9 @@ const KEEP_TAIL: usize = 15_000;
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// Background commands one agent may own at a time.
 pub(crate) const MAX_BACKGROUND: usize = 16;
+/// Ended background commands kept per agent (their logs stay readable);
+/// older ones are forgotten, their logs deleted.
+pub(crate) const KEEP_ENDED: usize = 32;
 /// How long output is still read after the shell exited while something
 /// it left behind holds the pipes open.
 const LINGER: Duration = Duration::from_millis(300);
@@ -73,8 +75,8 @@ impl BashTool {
         Self { states, shell }
     }
 
-    fn command(&self, command: &str, ctx: &ToolContext) -> Command {
-        let mut cmd = Command::new(&self.shell);
+    fn command(&self, command: &str, ctx: &ToolContext) -> std::process::Command {
+        let mut cmd = std::process::Command::new(&self.shell);
         cmd.arg("-c")
             .arg(command)
             .current_dir(&ctx.cwd)
@@ -82,7 +84,7 @@ impl BashTool {
             .envs(&ctx.env)
             .stdin(Stdio::null());
         #[cfg(unix)]
-        cmd.process_group(0);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd
     }
 
@@ -92,7 +94,7 @@ impl BashTool {
         ctx: ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
-        let mut cmd = self.command(&input.command, &ctx);
+        let mut cmd = Command::from(self.command(&input.command, &ctx));
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -194,49 +196,49 @@ impl BashTool {
         let err_file = log.as_file().try_clone().map_err(failed)?;
         let mut cmd = self.command(&input.command, ctx);
         cmd.stdout(Stdio::from(out_file))
-            .stderr(Stdio::from(err_file))
-            .kill_on_drop(false);
-        let mut child = cmd.spawn().map_err(failed)?;
-        let group = GroupGuard::new(child.id());
-        let (tx, rx) = watch::channel(None);
+            .stderr(Stdio::from(err_file));
         let log_path = log.path().to_path_buf();
-        let log_for_waiter = log_path.clone();
-        tokio::spawn(async move {
-            if let Ok(status) = child.wait().await {
-                // The end of the log says how the command ended; the file
-                // is gone if the agent ended first.
-                let line = format!(
-                    "\n[background command ended: {}]\n",
-                    describe_status(&status)
-                );
-                if let Ok(mut f) = tokio::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&log_for_waiter)
-                    .await
-                {
-                    let _ = tokio::io::AsyncWriteExt::write_all(&mut f, line.as_bytes()).await;
-                }
-                let _ = tx.send(Some(status));
-            }
-        });
+        let (group, leader, rx) = background::spawn(cmd, log_path.clone()).map_err(failed)?;
         let pgid = group.pgid();
-        let id = self.states.with(&key, |s| {
+        let (id, forgotten) = self.states.with(&key, |s| {
             s.shells_started += 1;
             let id = format!("bash_{}", s.shells_started);
             s.background.push(BackgroundShell {
                 id: id.clone(),
                 group,
+                leader,
                 _log: log,
                 exit: rx,
             });
-            id
+            (id, forget_ended(&mut s.background))
         });
+        // Dropped outside the lock: each drop reaps a leader, deletes a log.
+        drop(forgotten);
         let pgid = pgid.map_or_else(|| "?".to_owned(), |p| p.to_string());
         Ok(ToolOutput::text(format!(
             "Started in the background as {id} (process group {pgid}). Its stdout and stderr go to {}; Read that file to follow it (a last line `[background command ended: ...]` tells when it has finished). It runs until it exits or this agent ends, when it is killed.",
             log_path.display()
         )))
     }
+}
+
+/// Takes out the oldest ended commands beyond [`KEEP_ENDED`], so that an
+/// agent starting many short background commands does not pile up logs
+/// (and, on Linux, unreaped leaders) until it ends.
+fn forget_ended(shells: &mut Vec<BackgroundShell>) -> Vec<BackgroundShell> {
+    let ended = shells.iter().filter(|b| b.exit.borrow().is_some()).count();
+    let mut excess = ended.saturating_sub(KEEP_ENDED);
+    let mut forgotten = Vec::new();
+    let mut i = 0;
+    while excess > 0 && i < shells.len() {
+        if shells[i].exit.borrow().is_some() {
+            forgotten.push(shells.remove(i));
+            excess -= 1;
+        } else {
+            i += 1;
+        }
+    }
+    forgotten
 }
 
 async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>, buf: &mut HeadTail) {

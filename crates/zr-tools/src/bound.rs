@@ -48,22 +48,58 @@ impl HeadTail {
     }
 
     /// The kept text (lossy UTF-8), with a line saying how many bytes were
-    /// cut from the middle when some were.
+    /// cut from the middle when some were. A character split by the cut is
+    /// dropped whole (its bytes count as cut), never shown as `\u{FFFD}`.
     pub(crate) fn render(&self) -> String {
         let kept = (self.head.len() + self.tail.len()) as u64;
-        let head = String::from_utf8_lossy(&self.head);
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        let tail = String::from_utf8_lossy(&tail);
-        if kept < self.total {
-            let cut = self.total - kept;
-            format!(
-                "{head}\n[... {cut} bytes cut from the middle; {} bytes in total ...]\n{tail}",
-                self.total
-            )
-        } else {
-            format!("{head}{tail}")
+        let mut tail: Vec<u8> = self.tail.iter().copied().collect();
+        if kept >= self.total {
+            // Nothing was cut: head and tail are one stream, and a
+            // character may straddle them.
+            let mut all = self.head.clone();
+            all.append(&mut tail);
+            return String::from_utf8_lossy(&all).into_owned();
         }
+        let head = &self.head[..utf8_prefix_end(&self.head)];
+        let tail = &tail[utf8_suffix_start(&tail)..];
+        let cut = self.total - (head.len() + tail.len()) as u64;
+        format!(
+            "{}\n[... {cut} bytes cut from the middle; {} bytes in total ...]\n{}",
+            String::from_utf8_lossy(head),
+            self.total,
+            String::from_utf8_lossy(tail)
+        )
     }
+}
+
+/// The end of `bytes` without a UTF-8 sequence cut short at its end.
+fn utf8_prefix_end(bytes: &[u8]) -> usize {
+    // A sequence is at most 4 bytes: look at the last 3 for its lead byte.
+    for back in 1..=bytes.len().min(3) {
+        let i = bytes.len() - back;
+        let b = bytes[i];
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte: keep looking for the lead
+        }
+        let need = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        return if back < need { i } else { bytes.len() };
+    }
+    bytes.len()
+}
+
+/// Where `bytes` starts once continuation bytes of a sequence whose lead
+/// was cut off are skipped (at most 3).
+fn utf8_suffix_start(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take(3)
+        .take_while(|&&b| b & 0xC0 == 0x80)
+        .count()
 }
 
 /// Cuts `text` to at most `max` bytes (at a char boundary), saying how much

@@ -54,6 +54,15 @@ pub enum CronStoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
+    /// A valid expression that has no occurrence (e.g. `0 0 30 2 *`, the
+    /// 30th of February).
+    #[error(
+        "cron expression '{expression}' never fires (no date matches it, e.g. a day that month does not have)"
+    )]
+    NeverFires {
+        /// The expression as given.
+        expression: String,
+    },
     /// No job has this id.
     #[error("no scheduled job with id '{id}'")]
     UnknownJob {

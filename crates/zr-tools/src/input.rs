@@ -27,6 +27,11 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Value {
         map.remove("description");
     }
     clean(&mut value);
+    // Keys in alphabetical order at every level, whatever serde_json's
+    // map type is in this build (with its `preserve_order` feature, which
+    // any crate of a workspace build may switch on, a map keeps insertion
+    // order, and the snapshots of the schemas would change with the build).
+    value.sort_all_objects();
     value
 }
 

@@ -31,7 +31,8 @@
 //!   Timeout `timeout` ms (default 120 000, at most 600 000): SIGTERM to the
 //!   group, two seconds of grace, SIGKILL to the group. Stdout and stderr are
 //!   read concurrently and each keeps its first and last 15 000 bytes, with a
-//!   line saying how many bytes were cut; the exit code (or signal) ends the
+//!   line saying how many bytes were cut (a UTF-8 character split by a cut
+//!   is dropped whole and counted as cut); the exit code (or signal) ends the
 //!   output. When the shell exits, its output is read for up to 300 ms more
 //!   and whatever it left in its group is killed. Dropping the call's future
 //!   kills the group. Each call is a fresh shell: `cd` and `export` do not
@@ -42,7 +43,12 @@
 //!   line `[background command ended: exit code N]` is appended when it
 //!   ends) and registers it with the agent; it runs until it exits or the
 //!   agent ends, and its log is deleted with it. An agent runs at most 16
-//!   background commands at a time.
+//!   background commands at a time and keeps the logs of its 32 most
+//!   recently ended ones (an older one is forgotten: its log deleted,
+//!   anything it left running in its group killed). On Linux the leader of a background command is
+//!   not reaped until the agent ends (its exit is seen with
+//!   `waitid(WNOWAIT)`), so its process group id cannot be reused by
+//!   another process group that a late kill would hit.
 //! - **Read**: `cat -n`-style numbered lines, `offset` (1-based) and `limit`
 //!   (default 2000), lines cut at 2000 characters, at most 256 KiB per call
 //!   with a note on how to continue; PNG/JPEG/GIF/WebP up to 5 MiB as image
@@ -57,9 +63,11 @@
 //!   matching ignoring trailing whitespace and line endings, then indentation
 //!   (new text re-indented), then all whitespace, and finally all of these
 //!   again with Read's `NNNNNN<TAB>` line-number prefixes removed from
-//!   `old_string` and `new_string`; the result names what matched. More than
-//!   one match is refused unless `replace_all`. Files are read and written
-//!   whole (UTF-8 only).
+//!   `old_string` (and from each line of `new_string` that has one); the
+//!   result names what matched. More than one match, exact or tolerant, is
+//!   refused unless `replace_all`. In a file whose lines end in `\r\n`,
+//!   the replacement's line breaks are written as `\r\n`. Files are read
+//!   and written whole (UTF-8 only).
 //! - **Glob**: ripgrep's `ignore` walker (`.gitignore`, `.ignore` and
 //!   `.git/info/exclude` honoured even outside a git repository; hidden
 //!   files included, `.git` skipped) and `globset`; newest first, 100 paths.
@@ -83,6 +91,7 @@
 //!   (UTC, parsed by `croner`) in a JSON file written atomically (temp file
 //!   in the same folder, fsync, rename, fsync of the folder). The engine's
 //!   scheduler asks [`CronStore::due`] and calls [`CronStore::mark_fired`].
+//!   An expression no date matches (`0 0 30 2 *`) is refused.
 //!   Jitter is a fixed per-job offset derived from the job id.
 //!
 //! # Per-agent state

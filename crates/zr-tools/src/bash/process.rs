@@ -54,6 +54,16 @@ impl GroupGuard {
         self.pgid
     }
 
+    /// Stops guarding: the group is never signalled again (its id may be
+    /// reused once its leader is reaped).
+    #[cfg_attr(
+        not(target_os = "linux"),
+        expect(dead_code, reason = "only Linux keeps leaders unreaped")
+    )]
+    pub(crate) fn disarm(&mut self) {
+        self.pgid = None;
+    }
+
     /// Signals the group now.
     pub(crate) fn signal(&self, sig: Sig) {
         if let Some(pgid) = self.pgid {

@@ -34,6 +34,36 @@ fn cut_text_respects_char_boundaries() {
     assert_eq!(cut_line("abc", 3), "abc");
 }
 
+/// Regression: a multibyte character split by the head or tail cut, or
+/// straddling head and tail of output that was not cut at all, came out as
+/// U+FFFD replacement characters.
+#[test]
+fn multibyte_text_at_the_cut_points_stays_whole() {
+    // 'é' is 2 bytes, '€' 3, '𝄞' 4: every cap splits some character.
+    for text in ["ééééééééééé", "€€€€€€€€€€€", "𝄞𝄞𝄞𝄞𝄞𝄞𝄞𝄞", "a€é𝄞b€é𝄞c€é𝄞d"]
+    {
+        for cap in 1..8 {
+            let mut b = HeadTail::new(cap, cap);
+            b.push(text.as_bytes());
+            let r = b.render();
+            assert!(!r.contains('\u{FFFD}'), "cap {cap}: {r:?}");
+            if text.len() <= 2 * cap {
+                assert_eq!(r, text);
+            } else {
+                let (head, rest) = r.split_once("\n[... ").unwrap();
+                let (note, tail) = rest.split_once(" ...]\n").unwrap();
+                assert!(text.starts_with(head) && text.ends_with(tail), "{r:?}");
+                let cut = text.len() - head.len() - tail.len();
+                assert!(note.starts_with(&format!("{cut} bytes cut")), "{r:?}");
+            }
+        }
+    }
+    // Not cut, but a character straddles head and tail.
+    let mut b = HeadTail::new(3, 10);
+    b.push("ab€cd".as_bytes());
+    assert_eq!(b.render(), "ab€cd");
+}
+
 mod laws {
     use proptest::prelude::*;
 
@@ -58,6 +88,27 @@ mod laws {
                 prop_assert!(r.ends_with(&all_text[all.len() - tail..]));
                 let cut = format!("{} bytes cut", all.len() - head - tail);
                 prop_assert!(r.contains(&cut));
+            }
+        }
+
+        /// Valid UTF-8 in, valid UTF-8 out: whatever the caps and chunks,
+        /// no replacement character, and uncut output comes back whole.
+        #[test]
+        fn prop_utf8_survives_bounding(parts in proptest::collection::vec(prop_oneof![Just("a"), Just("é"), Just("€"), Just("𝄞"), Just("\n")], 0..24), splits in proptest::collection::vec(0_usize..64, 0..4), head in 0_usize..12, tail in 0_usize..12) {
+            let all = parts.concat();
+            let bytes = all.as_bytes();
+            let mut b = HeadTail::new(head, tail);
+            let mut at = 0;
+            for s in splits {
+                let end = (at + s).min(bytes.len());
+                b.push(&bytes[at..end]);
+                at = end;
+            }
+            b.push(&bytes[at..]);
+            let r = b.render();
+            prop_assert!(!r.contains('\u{FFFD}'), "{:?}", r);
+            if bytes.len() <= head + tail {
+                prop_assert_eq!(r, all);
             }
         }
     }

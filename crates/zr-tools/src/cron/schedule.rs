@@ -58,15 +58,14 @@ impl Schedule {
         self.cron.describe()
     }
 
-    /// The first occurrence strictly after `after`, shifted by `jitter`.
+    /// The first occurrence strictly after `after`, shifted by `jitter`;
+    /// `None` when there is none (also at the ends of the date range).
     #[must_use]
     pub fn next_after(&self, after: DateTime<Utc>, jitter: Duration) -> Option<DateTime<Utc>> {
         let jitter = TimeDelta::from_std(jitter).ok()?;
-        let occ = self
-            .cron
-            .find_next_occurrence(&(after - jitter), false)
-            .ok()?;
-        Some(occ + jitter)
+        let from = after.checked_sub_signed(jitter)?;
+        let occ = self.cron.find_next_occurrence(&from, false).ok()?;
+        occ.checked_add_signed(jitter)
     }
 }
 

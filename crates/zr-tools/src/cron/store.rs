@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -184,9 +185,15 @@ impl CronStore {
     /// # Errors
     ///
     /// [`CronStoreError::FieldCount`] or [`CronStoreError::Expression`] for
-    /// an invalid expression; read and write errors of the file.
+    /// an invalid expression, [`CronStoreError::NeverFires`] for one with no
+    /// occurrence after `now`; read and write errors of the file.
     pub fn create(&self, new: NewCronJob, now: DateTime<Utc>) -> Result<CronJob, CronStoreError> {
         let schedule = Schedule::parse(&new.cron)?;
+        if schedule.next_after(now, Duration::ZERO).is_none() {
+            return Err(CronStoreError::NeverFires {
+                expression: schedule.expression().to_owned(),
+            });
+        }
         self.change(|file| {
             file.version = 1;
             file.next_id += 1;

@@ -53,9 +53,9 @@ fn store_failed(tool: &str, e: CronStoreError) -> Result<ToolOutput, ToolError> 
         CronStoreError::Expression { ref source, .. } => {
             Ok(ToolOutput::error(format!("{tool}: {e}: {source}.")))
         }
-        CronStoreError::FieldCount { .. } | CronStoreError::UnknownJob { .. } => {
-            Ok(ToolOutput::error(format!("{tool}: {e}.")))
-        }
+        CronStoreError::FieldCount { .. }
+        | CronStoreError::NeverFires { .. }
+        | CronStoreError::UnknownJob { .. } => Ok(ToolOutput::error(format!("{tool}: {e}."))),
         other => Err(ToolError::Failed {
             tool: tool.to_owned(),
             source: Box::new(other),

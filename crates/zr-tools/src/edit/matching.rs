@@ -70,14 +70,52 @@ impl Found {
 /// Finds `old` in `content`, trying each strategy in turn, then again
 /// without Read's line-number prefixes if `old` carries them; `None` when
 /// nothing matches.
+///
+/// In a file whose lines end in `\r\n`, the line breaks of the replacement
+/// text are written as `\r\n` too, so an edit never mixes line endings.
 pub(crate) fn find(content: &str, old: &str, new: &str) -> Option<Found> {
-    find_as_given(content, old, new).or_else(|| {
+    let mut found = find_as_given(content, old, new).or_else(|| {
         let old = strip_line_numbers(old)?;
-        let new = strip_line_numbers(new).unwrap_or_else(|| new.to_owned());
+        // `new_string` copied from Read carries the prefixes on the lines
+        // it kept; lines the model added have none. Strip each prefix
+        // found, so none is ever written into the file.
+        let new = strip_some_line_numbers(new);
         let mut found = find_as_given(content, &old, &new)?;
         found.prefixes_removed = true;
         Some(found)
-    })
+    })?;
+    if uses_crlf(content) {
+        for (range, text) in found.ranges.iter().zip(&mut found.replacements) {
+            let mut crlf = text.replace("\r\n", "\n").replace('\n', "\r\n");
+            // A match that starts between the `\r` and the `\n` of a line
+            // break keeps that `\r`: the replacement's first `\n` needs none.
+            if range.start > 0
+                && content.as_bytes()[range.start - 1] == b'\r'
+                && crlf.starts_with("\r\n")
+            {
+                crlf.remove(0);
+            }
+            *text = crlf;
+        }
+    }
+    Some(found)
+}
+
+/// Whether most line breaks of `content` are `\r\n`.
+fn uses_crlf(content: &str) -> bool {
+    let crlf = content.matches("\r\n").count();
+    crlf > 0 && crlf * 2 > content.matches('\n').count()
+}
+
+/// The body of `line` after a Read prefix (spaces, digits, a tab), if it
+/// has one.
+fn strip_prefix_of(line: &str) -> Option<&str> {
+    let rest = line.trim_start_matches(' ');
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return None;
+    }
+    rest[digits..].strip_prefix('\t')
 }
 
 /// `text` without the `  12\t` prefix of each line, when every non-empty
@@ -90,16 +128,18 @@ fn strip_line_numbers(text: &str) -> Option<String> {
             out.push(line);
             continue;
         }
-        let rest = line.trim_start_matches(' ');
-        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        let body = rest[digits..].strip_prefix('\t')?;
-        if digits == 0 {
-            return None;
-        }
+        out.push(strip_prefix_of(line)?);
         any = true;
-        out.push(body);
     }
     any.then(|| out.join("\n"))
+}
+
+/// `text` with the `  12\t` prefix removed from every line that has one.
+fn strip_some_line_numbers(text: &str) -> String {
+    text.split('\n')
+        .map(|line| strip_prefix_of(line).unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn find_as_given(content: &str, old: &str, new: &str) -> Option<Found> {
@@ -162,11 +202,15 @@ fn find_as_given(content: &str, old: &str, new: &str) -> Option<Found> {
             let body: Vec<String> = if strategy == Strategy::TrailingWhitespace {
                 new_lines.iter().map(|l| (*l).to_owned()).collect()
             } else {
-                let file_indent = leading_ws(&content[first.clone()]);
-                let old_indent = old_lines
+                // Compare the indentation of the first non-blank line of
+                // old_string with the file line it matched (a blank first
+                // line says nothing about indentation).
+                let k = old_lines
                     .iter()
-                    .find(|l| !l.trim().is_empty())
-                    .map_or("", |l| leading_ws(l));
+                    .position(|l| !l.trim().is_empty())
+                    .unwrap_or(0);
+                let file_indent = leading_ws(&content[lines[start + k].clone()]);
+                let old_indent = leading_ws(old_lines[k]);
                 reindent(&new_lines, old_indent, file_indent)
             };
             let eol_used = if eol.is_empty() { "\n" } else { eol };

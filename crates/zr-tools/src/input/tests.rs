@@ -75,3 +75,35 @@ fn enum_fields_are_listed_with_their_values() {
     );
     assert!(schema_for::<WithEnum>().get("description").is_none());
 }
+
+/// Schemas are byte-identical from one generation to the next, with keys
+/// sorted at every level (the snapshots must not depend on the build's
+/// serde_json map type).
+#[test]
+fn schemas_are_deterministic_and_sorted() {
+    fn sorted(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(map) => {
+                let keys: Vec<&String> = map.keys().collect();
+                keys.windows(2).all(|w| w[0] < w[1]) && map.values().all(sorted)
+            }
+            serde_json::Value::Array(items) => items.iter().all(sorted),
+            _ => true,
+        }
+    }
+    let tools = crate::BuiltinTools::new("/nonexistent/cron.json");
+    let first: Vec<String> = tools
+        .tools()
+        .iter()
+        .map(|(d, _)| serde_json::to_string(&d.input_schema).unwrap())
+        .collect();
+    for (def, _) in tools.tools() {
+        assert!(sorted(&def.input_schema), "{}", def.name);
+    }
+    let again: Vec<String> = tools
+        .tools()
+        .iter()
+        .map(|(d, _)| serde_json::to_string(&d.input_schema).unwrap())
+        .collect();
+    assert_eq!(first, again);
+}

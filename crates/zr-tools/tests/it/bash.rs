@@ -237,3 +237,214 @@ async fn an_agent_may_run_a_bounded_number_of_background_commands() {
     let ctx = kit.ctx();
     assert_eq!(kit.tools.agent_finished(&ctx.session, &ctx.agent).await, 16);
 }
+
+#[tokio::test]
+async fn a_command_reading_stdin_gets_end_of_file_at_once() {
+    let kit = Kit::new();
+    let started = std::time::Instant::now();
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "cat; read line || echo stdin-closed", "timeout": 30_000}),
+        )
+        .await;
+    let t = text(&out);
+    assert!(!out.is_error, "{t}");
+    assert_eq!(t, "stdin-closed\n[exit code 0]");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[tokio::test]
+async fn timeout_sends_sigterm_first_then_sigkill_to_what_ignores_it() {
+    let kit = Kit::new();
+    // The shell traps SIGTERM: it must see it before any SIGKILL.
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "trap 'echo got-term > term.txt; exit 0' TERM; sleep 300 & wait", "timeout": 1000}),
+        )
+        .await;
+    assert!(out.is_error, "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(kit.path("term.txt")).unwrap(),
+        "got-term\n"
+    );
+    // A grandchild that ignores SIGTERM is killed after the grace.
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "trap '' TERM; sleep 300 & echo $! > stubborn.pid; wait", "timeout": 1000}),
+        )
+        .await;
+    assert!(out.is_error, "{}", text(&out));
+    let pid = pid_from(&kit.path("stubborn.pid"), Duration::from_secs(5)).await;
+    assert!(
+        dies_within(pid, Duration::from_secs(10)).await,
+        "{pid} ignored SIGTERM and survived"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_tools_kills_background_commands() {
+    let kit = Kit::new();
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "sleep 300 & echo $! > orphan.pid; wait", "run_in_background": true}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", text(&out));
+    let pid = pid_from(&kit.path("orphan.pid"), Duration::from_secs(5)).await;
+    assert!(alive(pid));
+    // The host drops every handler and the tools without calling
+    // agent_finished.
+    let crate::support::Kit {
+        tools,
+        handlers,
+        dir,
+    } = kit;
+    drop(handlers);
+    drop(tools);
+    assert!(
+        dies_within(pid, Duration::from_secs(10)).await,
+        "{pid} outlived the tools"
+    );
+    drop(dir);
+}
+
+/// Regression: output bounding split multibyte characters at the head and
+/// tail cuts, which then came out as U+FFFD.
+#[tokio::test]
+async fn output_bounding_never_splits_a_character() {
+    let kit = Kit::new();
+    // 14 999 ASCII bytes, then 3-byte euro signs: the head cut at 15 000
+    // bytes falls inside one, and so does the tail cut (one more byte):
+    // 1 + 2 bytes of split characters are dropped with the middle.
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "head -c 14999 /dev/zero | tr '\\0' a; for i in $(seq 10000); do printf '€'; done; printf b"}),
+        )
+        .await;
+    let t = text(&out);
+    assert!(!t.contains('\u{FFFD}'), "replacement character in output");
+    let note = t.lines().find(|l| l.starts_with("[... ")).unwrap_or("");
+    assert_eq!(
+        note,
+        "[... 15003 bytes cut from the middle; 45000 bytes in total ...]"
+    );
+    assert!(t.starts_with(&"a".repeat(14_999)));
+    assert!(t.ends_with("€€b\n[exit code 0]"), "{t:?}");
+}
+
+/// The state of a process in /proc ('Z' for a zombie), None when gone.
+fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// The log file and process group named by a background start message.
+fn started(t: &str) -> (String, u32) {
+    let log = t
+        .split_whitespace()
+        .find(|w| w.contains("zr-bash-"))
+        .unwrap()
+        .trim_end_matches(';')
+        .to_owned();
+    let pgid = t
+        .split("(process group ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap();
+    (log, pgid)
+}
+
+async fn log_ends(log: &str) -> String {
+    for _ in 0..200 {
+        let content = std::fs::read_to_string(log).unwrap_or_default();
+        if content.contains("[background command ended") {
+            return content;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{log} never said the command ended");
+}
+
+/// Regression: the leader of a background command was reaped as soon as it
+/// exited, so its process group id could be handed to a new process group
+/// (another agent's command) and then be killed by `agent_finished`. The
+/// leader now stays unreaped (its pid reserved) until the agent ends.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn an_ended_background_leader_keeps_its_group_id_reserved_until_the_agent_ends() {
+    let kit = Kit::new();
+    let ctx = kit.ctx();
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "echo done; exit 7", "run_in_background": true}),
+        )
+        .await;
+    let (log, pgid) = started(&text(&out));
+    assert_eq!(
+        log_ends(&log).await,
+        "done\n\n[background command ended: exit code 7]\n"
+    );
+    // Ended, but not reaped: the pid (= the group id) cannot be reused.
+    assert_eq!(proc_state(pgid), Some('Z'));
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "kill -9 $$", "run_in_background": true}),
+        )
+        .await;
+    let (log, _) = started(&text(&out));
+    assert!(
+        log_ends(&log)
+            .await
+            .ends_with("[background command ended: killed by signal 9]\n")
+    );
+    assert_eq!(kit.tools.agent_finished(&ctx.session, &ctx.agent).await, 2);
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    while proc_state(pgid).is_some() && std::time::Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(proc_state(pgid), None, "the leader was not reaped");
+}
+
+/// Ended background commands do not pile up: the oldest beyond 32 are
+/// forgotten (logs deleted, leaders reaped); running ones are never.
+#[tokio::test]
+async fn ended_background_commands_are_forgotten_beyond_a_bound() {
+    let kit = Kit::new();
+    let ctx = kit.ctx();
+    let out = kit
+        .call(
+            "Bash",
+            json!({"command": "sleep 300", "run_in_background": true}),
+        )
+        .await;
+    assert!(!out.is_error);
+    let mut logs = Vec::new();
+    for _ in 0..40 {
+        let out = kit
+            .call(
+                "Bash",
+                json!({"command": "true", "run_in_background": true}),
+            )
+            .await;
+        let (log, _) = started(&text(&out));
+        log_ends(&log).await;
+        logs.push(log);
+    }
+    // 1 running + 32 ended + the last one (ended after it was counted).
+    let count = kit.tools.background_count(&ctx.session, &ctx.agent);
+    assert!((33..=34).contains(&count), "{count}");
+    assert!(!std::path::Path::new(&logs[0]).exists(), "oldest log kept");
+    assert!(std::path::Path::new(&logs[39]).exists());
+    assert_eq!(
+        kit.tools.agent_finished(&ctx.session, &ctx.agent).await,
+        count
+    );
+}

@@ -79,6 +79,40 @@ async fn tools_create_list_and_delete() {
     assert_eq!(jobs[0].id, "cron-2");
 }
 
+/// Regression: an expression that parses but matches no date (the 30th of
+/// February) was stored with "next run never"; the scheduler then searched
+/// years ahead for it on every `due` call.
+#[tokio::test]
+async fn an_expression_that_never_fires_is_refused() {
+    let kit = Kit::new();
+    let out = kit
+        .call("CronCreate", json!({"cron": "0 0 30 2 *", "prompt": "x"}))
+        .await;
+    let t = text(&out);
+    assert!(out.is_error, "{t}");
+    assert!(
+        t.contains("cron expression '0 0 30 2 *' never fires"),
+        "{t}"
+    );
+    assert_eq!(
+        text(&kit.call("CronList", json!({})).await),
+        "No scheduled prompts."
+    );
+    let store = kit.tools.cron();
+    assert!(matches!(
+        store.create(job("0 0 31 4 *", true, 0), at(0, 0, 1)),
+        Err(CronStoreError::NeverFires { .. })
+    ));
+    // Rare is not never: the 29th of February comes every four years.
+    let leap = store
+        .create(job("0 0 29 2 *", true, 0), at(0, 0, 1))
+        .unwrap();
+    assert_eq!(
+        leap.next_fire_after(at(0, 0, 1)),
+        Some(Utc.with_ymd_and_hms(2028, 2, 29, 0, 0, 0).unwrap())
+    );
+}
+
 #[test]
 fn due_follows_occurrences_and_firings() {
     let dir = tempfile::tempdir().unwrap();
@@ -225,4 +259,51 @@ fn the_store_survives_a_writer_killed_at_any_moment() {
         }
     }
     assert!(saw_jobs, "the writer never got to write");
+}
+
+/// Regression: `Schedule::next_after` (and so `CronStore::due` over a store
+/// whose dates were edited by hand) panicked with an overflow when the
+/// jitter shifted a time past the ends of chrono's date range.
+#[test]
+fn extreme_dates_do_not_panic() {
+    let every_minute = zr_tools::Schedule::parse("* * * * *").unwrap();
+    for t in [DateTime::<Utc>::MIN_UTC, DateTime::<Utc>::MAX_UTC] {
+        for jitter in [0, 30, 3600] {
+            let _ = every_minute.next_after(t, Duration::from_secs(jitter));
+        }
+    }
+    assert_eq!(
+        every_minute.next_after(DateTime::<Utc>::MAX_UTC, Duration::from_secs(30)),
+        None
+    );
+    // A store file whose creation date is the earliest chrono knows.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.json");
+    std::fs::write(
+        &path,
+        r#"{"version":1,"next_id":1,"jobs":[{"id":"cron-1","cron":"* * * * *","prompt":"p","recurring":true,"jitter_seconds":3600,"created_at":"-262143-01-01T00:00:00Z"}]}"#,
+    )
+    .unwrap();
+    let store = CronStore::new(path);
+    let _ = store.due(at(9, 0, 1)).unwrap();
+}
+
+mod laws {
+    use proptest::prelude::*;
+
+    fn field() -> impl Strategy<Value = String> {
+        proptest::string::string_regex("[0-9*/,LW#?A-Z-]{1,6}").unwrap()
+    }
+
+    proptest! {
+        /// Any five fields: parsing and describing answer, never panic.
+        #[test]
+        fn prop_cron_parsing_never_panics(fields in proptest::collection::vec(field(), 5)) {
+            let expr = fields.join(" ");
+            if let Ok(s) = zr_tools::Schedule::parse(&expr) {
+                prop_assert!(!s.describe().is_empty());
+                prop_assert_eq!(s.expression(), expr);
+            }
+        }
+    }
 }

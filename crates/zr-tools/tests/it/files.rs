@@ -355,3 +355,79 @@ async fn edit_accepts_old_string_copied_with_read_prefixes() {
         "fn a() {\n    two();\n}\n"
     );
 }
+
+/// Regression: an exact match in a CRLF file wrote new_string's line
+/// breaks as bare `\n`, leaving the file with mixed line endings.
+#[tokio::test]
+async fn edit_keeps_the_line_endings_of_a_crlf_file() {
+    let kit = Kit::new();
+    let p = read_then(&kit, "w.bat", "@echo off\r\necho one\r\nexit\r\n").await;
+    let out = kit
+        .call(
+            "Edit",
+            json!({"file_path": "w.bat", "old_string": "echo one", "new_string": "echo one\necho two"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", text(&out));
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        b"@echo off\r\necho one\r\necho two\r\nexit\r\n"
+    );
+    // A tolerant (line-by-line) match keeps CRLF as well.
+    let out = kit
+        .call(
+            "Edit",
+            json!({"file_path": "w.bat", "old_string": "echo two  \nexit\n", "new_string": "echo 2\nexit /b 0\n"}),
+        )
+        .await;
+    assert!(text(&out).contains("trailing whitespace"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        b"@echo off\r\necho one\r\necho 2\r\nexit /b 0\r\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_refuses_an_ambiguous_tolerant_match_and_odd_inputs() {
+    let kit = Kit::new();
+    let content = "fn a() {\n    if x {\n        go();\n    }\n}\nfn b() {\n        if x {\n            go();\n        }\n}\n";
+    let p = read_then(&kit, "amb.rs", content).await;
+    // Not found exactly; found twice ignoring indentation: refused.
+    let out = kit
+        .call(
+            "Edit",
+            json!({"file_path": "amb.rs", "old_string": "if x {\n  go();\n}", "new_string": "if y {\n  stop();\n}"}),
+        )
+        .await;
+    assert!(out.is_error, "{}", text(&out));
+    assert!(text(&out).contains("occurs 2 times"), "{}", text(&out));
+    assert!(text(&out).contains("lines 2, 7"), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), content);
+    let out = kit
+        .call(
+            "Edit",
+            json!({"file_path": "amb.rs", "old_string": "", "new_string": "x"}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(
+        text(&out).contains("`old_string` is empty"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), content);
+    // A file that is not UTF-8 is refused and left alone.
+    let latin1 = kit.path("latin1.txt");
+    std::fs::write(&latin1, b"caf\xe9 au lait\n").unwrap();
+    let read = kit.call("Read", json!({"file_path": "latin1.txt"})).await;
+    assert!(!read.is_error, "{}", text(&read));
+    let out = kit
+        .call(
+            "Edit",
+            json!({"file_path": "latin1.txt", "old_string": "lait", "new_string": "sucre"}),
+        )
+        .await;
+    assert!(out.is_error);
+    assert!(text(&out).contains("is not UTF-8"), "{}", text(&out));
+    assert_eq!(std::fs::read(&latin1).unwrap(), b"caf\xe9 au lait\n");
+}

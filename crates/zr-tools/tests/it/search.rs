@@ -190,3 +190,94 @@ async fn grep_multiline_and_head_limit() {
     assert_eq!(t.lines().count(), 6, "{t}");
     assert!(t.ends_with("[output stopped after 5 lines; narrow the search or raise head_limit]"));
 }
+
+/// Bad patterns of every kind come back as error results the model can
+/// act on, never as `Err` or a panic.
+#[tokio::test]
+async fn bad_patterns_are_model_facing_errors() {
+    let kit = tree();
+    for (tool, input, says) in [
+        ("Glob", json!({"pattern": "src/{a,b"}), "invalid pattern"),
+        ("Glob", json!({"pattern": "[z-a]"}), "invalid pattern"),
+        ("Glob", json!({"pattern": ""}), "`pattern` is empty"),
+        (
+            "Grep",
+            json!({"pattern": "(unclosed"}),
+            "invalid regular expression",
+        ),
+        (
+            "Grep",
+            json!({"pattern": "a\nb"}),
+            "invalid regular expression",
+        ),
+        (
+            "Grep",
+            json!({"pattern": "x", "glob": "{a,"}),
+            "invalid glob",
+        ),
+        (
+            "Grep",
+            json!({"pattern": "x", "type": "no-such-type"}),
+            "unknown file type",
+        ),
+        (
+            "Grep",
+            json!({"pattern": "x", "path": "missing/dir"}),
+            "does not exist",
+        ),
+        (
+            "Grep",
+            json!({"pattern": "x", "head_limit": 0}),
+            "at least 1",
+        ),
+    ] {
+        let out = kit.call(tool, input.clone()).await;
+        assert!(out.is_error, "{tool} {input}: {}", text(&out));
+        assert!(text(&out).contains(says), "{tool} {input}: {}", text(&out));
+    }
+}
+
+/// Grep cuts long matching lines on character boundaries.
+#[tokio::test]
+async fn grep_cuts_long_multibyte_lines_cleanly() {
+    let kit = Kit::new();
+    kit.write("wide.txt", &format!("needle {}\n", "€".repeat(3000)));
+    let out = kit
+        .call(
+            "Grep",
+            json!({"pattern": "needle", "output_mode": "content"}),
+        )
+        .await;
+    let t = text(&out);
+    assert!(!out.is_error, "{t}");
+    assert!(!t.contains('\u{FFFD}'));
+    assert!(t.contains("[line cut: 2507 more chars]"), "{t}");
+}
+
+/// Extreme numbers are answered, never a panic or an overflow.
+#[tokio::test]
+async fn extreme_numbers_are_handled() {
+    let kit = tree();
+    let max = u64::MAX;
+    for (tool, input) in [
+        (
+            "Grep",
+            json!({"pattern": "needle", "output_mode": "content", "-A": max, "-B": max, "head_limit": max}),
+        ),
+        (
+            "Grep",
+            json!({"pattern": "needle", "output_mode": "content", "-C": max}),
+        ),
+        (
+            "Read",
+            json!({"file_path": "old.rs", "offset": max, "limit": max}),
+        ),
+        (
+            "Read",
+            json!({"file_path": "old.rs", "offset": 1, "limit": max}),
+        ),
+    ] {
+        let out = kit.call(tool, input.clone()).await;
+        assert!(!text(&out).is_empty(), "{tool} {input}");
+    }
+}

@@ -56,7 +56,7 @@ fn nothing_matches() {
 mod laws {
     use proptest::prelude::*;
 
-    use super::super::{Strategy as Matched, find};
+    use super::super::{Strategy as Matched, find, uses_crlf};
 
     fn text() -> impl Strategy<Value = String> {
         proptest::collection::vec(
@@ -92,8 +92,17 @@ mod laws {
                 for (r, t) in found.ranges.iter().zip(&found.replacements).rev() {
                     out.replace_range(r.clone(), t);
                 }
-                if found.strategy == Matched::Exact {
-                    prop_assert_eq!(out, content.replace(&old, &new));
+                if found.strategy == Matched::Exact && !uses_crlf(&content) {
+                    prop_assert_eq!(&out, &content.replace(&old, &new));
+                }
+                // A CRLF file gains no bare `\n` and no `\r\r\n` it did not have.
+                if uses_crlf(&content) && found.strategy == Matched::Exact {
+                    let bare = |s: &str| s.matches('\n').count() - s.matches("\r\n").count();
+                    prop_assert!(bare(&out) <= bare(&content), "{:?}", out);
+                    prop_assert!(
+                        out.matches("\r\r\n").count() <= content.matches("\r\r\n").count() + new.matches("\r\r\n").count(),
+                        "{:?}", out
+                    );
                 }
             }
         }
@@ -118,4 +127,56 @@ fn read_line_number_prefixes_are_removed() {
         Some("x\n\ny".to_owned())
     );
     assert_eq!(strip_line_numbers("\tx"), None);
+}
+
+/// Regression: the indentation of a tolerant match was taken from the
+/// file line matched by old_string's first line even when that line was
+/// blank, so new_string lost all its indentation.
+#[test]
+fn a_blank_first_line_does_not_decide_the_indentation() {
+    let content = "mod m {\n\n        foo();\n}\n";
+    let f = find(content, "\n    foo();", "\n    bar();").unwrap();
+    assert_eq!(f.strategy, Strategy::Indentation);
+    assert_eq!(apply(content, &f), "mod m {\n\n        bar();\n}\n");
+    // The same with whitespace-only blank lines in the file.
+    let content = "mod m {\n   \n        foo( 1 );\n}\n";
+    let f = find(content, "\n    foo(  1 );", "\n    bar();").unwrap();
+    assert_eq!(f.strategy, Strategy::Whitespace);
+    assert_eq!(apply(content, &f), "mod m {\n\n        bar();\n}\n");
+}
+
+/// Regression: an exact match in a CRLF file wrote new_string's line
+/// breaks as bare `\n`, mixing line endings in the file.
+#[test]
+fn crlf_files_keep_crlf_line_endings() {
+    let content = "a\r\nb\r\nc\r\n";
+    let f = find(content, "b", "b1\nb2").unwrap();
+    assert_eq!(f.strategy, Strategy::Exact);
+    assert_eq!(apply(content, &f), "a\r\nb1\r\nb2\r\nc\r\n");
+    // new_string already in CRLF is not doubled.
+    let f = find(content, "b\r\n", "x\r\ny\r\n").unwrap();
+    assert_eq!(apply(content, &f), "a\r\nx\r\ny\r\nc\r\n");
+    // A match that starts inside a CRLF pair does not double its CR.
+    let f = find(content, "\nb", "\nx").unwrap();
+    assert_eq!(apply(content, &f), "a\r\nx\r\nc\r\n");
+    // A LF file is left alone, even with a stray CR inside.
+    let content = "a\nb\r\nc\nd\n";
+    let f = find(content, "c", "c1\nc2").unwrap();
+    assert_eq!(apply(content, &f), "a\nb\r\nc1\nc2\nd\n");
+}
+
+/// Regression: when old_string carried Read's prefixes but new_string had
+/// them only on some lines (the model added a line), new_string was kept
+/// as given and the prefixes were written into the file.
+#[test]
+fn read_prefixes_never_reach_the_file() {
+    let content = "a\n    let x = 1;\nb\n";
+    let f = find(
+        content,
+        "     2\t    let x = 1;",
+        "     2\t    let x = 1;\n    let y = 2;",
+    )
+    .unwrap();
+    assert!(f.prefixes_removed);
+    assert_eq!(apply(content, &f), "a\n    let x = 1;\n    let y = 2;\nb\n");
 }
