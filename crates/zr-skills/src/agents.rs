@@ -13,6 +13,7 @@ use zr_caps::{AgentDefinition, ExtraKey};
 use zr_types::AgentName;
 
 use crate::scaffold::scaffold;
+use crate::stamp;
 use crate::{Diagnostic, Problem, Roots, ScanStats, Scope, builtin_agent_types};
 
 use scan::{FileCache, Listing, Scan};
@@ -161,18 +162,7 @@ impl AgentRegistry {
             generation,
             ..
         } = scan;
-        let count = |s: &State| {
-            (
-                s.dirs.len(),
-                s.files.iter().map(HashMap::len).sum::<usize>(),
-            )
-        };
-        let before = count(state);
-        state.dirs.retain(|_, d| d.generation == generation);
-        for files in &mut state.files {
-            files.retain(|_, f| f.generation == generation);
-        }
-        let pruned = before != count(state);
+        let pruned = stamp::prune(&mut state.dirs, &mut state.files, generation);
         state.stats = stats;
 
         let mut winners: BTreeMap<AgentName, Arc<AgentTypeEntry>> = BTreeMap::new();

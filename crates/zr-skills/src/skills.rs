@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use zr_types::SkillDefinition;
 
+use crate::stamp;
 use crate::{Diagnostic, Problem, Roots, ScanStats, Skill};
 
 use scan::{FileCache, Listing, Scan};
@@ -97,18 +98,7 @@ impl SkillRegistry {
             generation,
             ..
         } = scan;
-        let count = |s: &State| {
-            (
-                s.dirs.len(),
-                s.files.iter().map(HashMap::len).sum::<usize>(),
-            )
-        };
-        let before = count(state);
-        state.dirs.retain(|_, d| d.generation == generation);
-        for files in &mut state.files {
-            files.retain(|_, f| f.generation == generation);
-        }
-        let pruned = before != count(state);
+        let pruned = stamp::prune(&mut state.dirs, &mut state.files, generation);
 
         // Discovery order is precedence order; a stable sort by name keeps
         // it among equal names, so the first of each run wins.

@@ -1,6 +1,8 @@
 //! File identity for hot reload (modification and change times, size,
 //! inode) and the bounded readers that load front matter and bodies.
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
@@ -208,3 +210,27 @@ pub(crate) fn read_open_bounded(file: File) -> Result<String, Problem> {
 
 #[cfg(test)]
 mod tests;
+
+/// A cache entry marked with the generation of the last scan that saw it.
+pub(crate) trait Generational {
+    /// The generation of the last scan that saw this entry.
+    fn generation(&self) -> u64;
+}
+
+/// Drops the folder listings and file entries that the scan of `generation`
+/// did not see (deleted files, vanished folders); says whether any went.
+pub(crate) fn prune<L: Generational, F: Generational>(
+    dirs: &mut HashMap<OsString, L>,
+    files: &mut [HashMap<OsString, F>],
+    generation: u64,
+) -> bool {
+    let count = |dirs: &HashMap<OsString, L>, files: &[HashMap<OsString, F>]| {
+        dirs.len() + files.iter().map(HashMap::len).sum::<usize>()
+    };
+    let before = count(dirs, files);
+    dirs.retain(|_, d| d.generation() == generation);
+    for root in files.iter_mut() {
+        root.retain(|_, f| f.generation() == generation);
+    }
+    before != count(dirs, files)
+}

@@ -224,3 +224,15 @@ fn parse(path: &Path, scope: Scope) -> Outcome {
         },
     }
 }
+
+impl crate::stamp::Generational for Listing {
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+impl crate::stamp::Generational for FileCache {
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+}

@@ -333,3 +333,15 @@ impl Scan<'_> {
         outcome
     }
 }
+
+impl crate::stamp::Generational for Listing {
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+impl crate::stamp::Generational for FileCache {
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+}
