@@ -107,14 +107,29 @@ pub fn parse_agent_file(
     path_for_messages: &Path,
     text: &str,
 ) -> Result<ParsedAgentFile, AgentFileError> {
-    let fail = |line: usize, problem: AgentFileProblem| AgentFileError {
-        path: path_for_messages.to_path_buf(),
+    let (tree, body) = read_front(path_for_messages, text)?;
+    keys::convert(&tree, body).map_err(|(line, problem)| fail_at(path_for_messages, line, problem))
+}
+
+/// An error at `line` of the file at `path`.
+pub(crate) fn fail_at(path: &Path, line: usize, problem: AgentFileProblem) -> AgentFileError {
+    AgentFileError {
+        path: path.to_path_buf(),
         line: line.max(1),
         problem,
-    };
-    let (front, body) = split(text).map_err(|problem| fail(1, problem))?;
+    }
+}
+
+/// Splits `text` into its front matter, parsed as YAML, and its body;
+/// errors name `path` and the file's line.
+pub(crate) fn read_front(
+    path: &Path,
+    text: &str,
+) -> Result<(yaml::Located, String), AgentFileError> {
+    let (front, body) = split(text).map_err(|problem| fail_at(path, 1, problem))?;
     let tree = yaml::parse(&front).map_err(|e| {
-        fail(
+        fail_at(
+            path,
             e.line + FRONT_MATTER_OFFSET,
             AgentFileProblem::Yaml {
                 column: e.column,
@@ -122,7 +137,7 @@ pub fn parse_agent_file(
             },
         )
     })?;
-    keys::convert(&tree, body).map_err(|(line, problem)| fail(line, problem))
+    Ok((tree, body))
 }
 
 /// Lines before the front matter's first line: the opening `---`.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::yaml::{self, Node, line_of};
-use super::{FRONT_MATTER_OFFSET, split};
+use super::{FRONT_MATTER_OFFSET, fail_at, read_front};
 use crate::{AgentFileError, AgentFileProblem};
 
 /// A Markdown file's YAML front matter, read without any key rules.
@@ -62,21 +62,8 @@ pub fn parse_front_matter(
     path_for_messages: &Path,
     text: &str,
 ) -> Result<FrontMatter, AgentFileError> {
-    let fail = |line: usize, problem: AgentFileProblem| AgentFileError {
-        path: path_for_messages.to_path_buf(),
-        line: line.max(1),
-        problem,
-    };
-    let (front, body) = split(text).map_err(|problem| fail(1, problem))?;
-    let tree = yaml::parse(&front).map_err(|e| {
-        fail(
-            e.line + FRONT_MATTER_OFFSET,
-            AgentFileProblem::Yaml {
-                column: e.column,
-                message: e.message,
-            },
-        )
-    })?;
+    let fail = |line: usize, problem: AgentFileProblem| fail_at(path_for_messages, line, problem);
+    let (tree, body) = read_front(path_for_messages, text)?;
     let file_line = |node: &yaml::Located, fallback: usize| match line_of(node) {
         0 => fallback,
         line => line.saturating_add(FRONT_MATTER_OFFSET),
