@@ -311,6 +311,17 @@ impl Connection {
         }
     }
 
+    /// Stops a connection found dead: the session ends and whatever is
+    /// left of the process group is killed. Calls still waiting fail as
+    /// they would have (the exit status, the size limit, a closed
+    /// connection).
+    pub(crate) fn abandon(&self) {
+        self.service.cancellation_token().cancel();
+        if let Some(process) = &self.process {
+            process.guard.kill();
+        }
+    }
+
     /// Ends the session politely: the server's input is closed and it gets
     /// a moment to exit before the last reference kills its group.
     pub(crate) async fn close(self: Arc<Self>) {

@@ -304,6 +304,10 @@ impl HubInner {
         let live = slot.live.as_mut()?;
         if !live.conn.is_alive() {
             tracing::info!(server = %config.name, "MCP connection is gone; reconnecting");
+            // Leases of it may live on, but nothing can go through it any
+            // more: what is left of its process group (a wrapper that
+            // outlived the session) is stopped now, not when they go.
+            live.conn.abandon();
             slot.live = None;
             return None;
         }
@@ -357,8 +361,14 @@ impl HubInner {
                 drop(slots);
                 runtime.spawn(async move {
                     tokio::time::sleep(grace).await;
-                    if let Some(hub) = hub.upgrade() {
-                        hub.expire(key, generation, epoch, &server).await;
+                    // The hub is not held while the server exits: dropping
+                    // it meanwhile still stops its other servers at once.
+                    let idle = hub
+                        .upgrade()
+                        .and_then(|hub| hub.expire(key, generation, epoch));
+                    if let Some(conn) = idle {
+                        tracing::debug!(server = %server, "grace period over; closing MCP connection");
+                        conn.close().await;
                     }
                 });
             }
@@ -378,25 +388,19 @@ impl HubInner {
         }
     }
 
-    async fn expire(&self, key: u64, generation: u64, epoch: u64, server: &ServerName) {
-        let conn = {
-            let mut slots = self.slots();
-            let Some(slot) = slots.get_mut(&key) else {
-                return;
-            };
-            let idle = slot
-                .live
-                .as_ref()
-                .is_some_and(|l| l.generation == generation && l.epoch == epoch && l.leases == 0);
-            if !idle {
-                return;
-            }
-            slot.live.take().map(|l| l.conn)
-        };
-        if let Some(conn) = conn {
-            tracing::debug!(server = %server, "grace period over; closing MCP connection");
-            conn.close().await;
+    /// Takes the connection out of its slot if it is still the idle one
+    /// the timer was started for.
+    fn expire(&self, key: u64, generation: u64, epoch: u64) -> Option<Arc<Connection>> {
+        let mut slots = self.slots();
+        let slot = slots.get_mut(&key)?;
+        let idle = slot
+            .live
+            .as_ref()
+            .is_some_and(|l| l.generation == generation && l.epoch == epoch && l.leases == 0);
+        if !idle {
+            return None;
         }
+        slot.live.take().map(|l| l.conn)
     }
 }
 

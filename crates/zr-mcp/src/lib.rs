@@ -45,9 +45,11 @@
 //!
 //! Dropping the hub stops every server it started: each runs in its own
 //! process group, which is killed (`SIGKILL`) when the hub goes, when the
-//! connection's last reference goes, and when its leader exits (so helpers
-//! a server started do not outlive it). A connection closed after its grace
-//! period first gets its input closed and two seconds to exit.
+//! connection's last reference goes, when its leader exits (so helpers a
+//! server started do not outlive it), and when a connection found dead is
+//! replaced (even while old leases still hold it). A connection closed
+//! after its grace period first gets its input closed and two seconds to
+//! exit.
 //!
 //! # Tools
 //!
@@ -89,7 +91,9 @@
 //! process ends, every call waiting on it fails at once with
 //! [`McpError::Exited`] naming the server and its exit status (collected by
 //! a task that waits on the child), and the handler returns
-//! `Err(ToolError::Failed)`.
+//! `Err(ToolError::Unavailable)` whose reason says the same (so does a
+//! connection lost any other way; other failures are
+//! `Err(ToolError::Failed)`).
 //!
 //! A single message from a stdio server larger than
 //! [`HubOptions::max_message_bytes`] (64 MiB) is never buffered whole: the

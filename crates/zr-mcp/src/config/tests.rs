@@ -263,3 +263,80 @@ proptest! {
         let _ = McpConfig::parse(&text, &vars);
     }
 }
+
+/// Any JSON value, small: leaves that matter to the parser (strings with
+/// `${...}` references, numbers of every sign and kind), nested twice.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (-1e6..1e6f64).prop_map(Value::from),
+        prop_oneof![
+            "\\PC{0,8}",
+            "[a-z]{0,3}\\$\\{[A-Z_:-]{0,6}\\}?[a-z]{0,3}",
+            Just("stdio".to_owned()),
+            Just("http".to_owned()),
+        ]
+        .prop_map(Value::String),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map("[A-Za-z_ -]{0,5}", inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A server entry: mostly objects of the keys `.mcp.json` knows (plus one
+/// it does not), with values of any type.
+fn json_entry() -> impl Strategy<Value = Value> {
+    let keys = prop::sample::select(vec![
+        "type",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "headers",
+        "deferred",
+        "timeout_ms",
+        "other",
+    ]);
+    prop_oneof![
+        1 => json_value(),
+        4 => prop::collection::btree_map(keys, json_value(), 0..6)
+            .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn prop_parse_never_panics_on_json_and_every_error_names_a_server(
+        servers in prop::collection::btree_map(
+            prop_oneof!["[a-z][a-z0-9_-]{0,5}", "\\PC{0,5}"],
+            json_entry(),
+            0..4,
+        )
+    ) {
+        let names: Vec<String> = servers.keys().cloned().collect();
+        let text = serde_json::json!({"mcpServers": servers}).to_string();
+        match McpConfig::parse(&text, &vars) {
+            Ok(config) => {
+                let parsed: Vec<&str> = config.servers().iter().map(|s| s.name.as_str()).collect();
+                prop_assert_eq!(parsed, names.iter().map(String::as_str).collect::<Vec<_>>());
+            }
+            Err(error @ ConfigError::Json { .. }) => {
+                prop_assert!(false, "the outer shape is right: {}", error);
+            }
+            Err(error) => {
+                let message = error.to_string();
+                prop_assert!(
+                    names.iter().any(|n| message.contains(&format!("'{n}'"))),
+                    "{} names no server of {:?}", message, names
+                );
+            }
+        }
+    }
+}

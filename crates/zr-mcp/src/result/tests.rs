@@ -113,3 +113,70 @@ fn output_within_the_limit_is_unchanged() {
     );
     assert_eq!(out.content, [t("abc")]);
 }
+
+fn any_block() -> impl proptest::strategy::Strategy<Value = ToolResultContent> {
+    use proptest::prelude::*;
+    prop_oneof![
+        // Any characters, multibyte ones included.
+        "\\PC{0,12}".prop_map(|text| ToolResultContent::Text { text }),
+        "[é日🦀a]{0,8}".prop_map(|text| ToolResultContent::Text { text }),
+        "[A-Za-z0-9+/]{0,12}".prop_map(|data| ToolResultContent::Image {
+            source: ImageSource::Base64 {
+                media_type: "image/png".into(),
+                data,
+            },
+        }),
+        (0u32..100_000).prop_map(|n| ToolResultContent::Json {
+            value: json!({ "n": n })
+        }),
+    ]
+}
+
+proptest::proptest! {
+    #[test]
+    fn prop_bound_never_panics_keeps_prefixes_and_accounts_for_every_byte(
+        blocks in proptest::collection::vec(any_block(), 0..6),
+        max in 0usize..60,
+    ) {
+        let total: usize = blocks.iter().map(size).sum();
+        let out = bound(blocks.clone(), max);
+        if total <= max {
+            proptest::prop_assert_eq!(out, blocks);
+            return Ok(());
+        }
+        let Some((ToolResultContent::Text { text: note }, kept)) = out.split_last() else {
+            panic!("no note: {out:?}");
+        };
+        let originals: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut kept_bytes = 0;
+        for block in kept {
+            match block {
+                ToolResultContent::Text { text }
+                    if text.starts_with("[image of ") || text.starts_with("[structured content of ") => {}
+                ToolResultContent::Text { text } => {
+                    proptest::prop_assert!(
+                        originals.iter().any(|o| o.starts_with(text.as_str())),
+                        "{:?} is no prefix of an original text", text
+                    );
+                    kept_bytes += text.len();
+                }
+                other => {
+                    proptest::prop_assert!(blocks.contains(other));
+                    kept_bytes += size(other);
+                }
+            }
+        }
+        proptest::prop_assert!(kept_bytes <= max);
+        let expected = format!(
+            "[result cut: {} of {total} bytes omitted; the limit is {max} bytes]",
+            total - kept_bytes
+        );
+        proptest::prop_assert_eq!(note, &expected);
+    }
+}

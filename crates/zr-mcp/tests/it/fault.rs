@@ -7,45 +7,61 @@ use zr_mcp::McpError;
 
 use crate::support::*;
 
+/// Now on `CLOCK_MONOTONIC`, in nanoseconds: the clock the fault server
+/// stamps its exit with.
+fn monotonic_ns() -> u128 {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).unwrap();
+    u128::try_from(now.tv_sec()).unwrap() * 1_000_000_000 + u128::try_from(now.tv_nsec()).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crash_fails_every_pending_call_at_once_and_the_next_acquire_restarts() {
+async fn a_crash_fails_every_pending_call_within_100_ms_and_the_next_acquire_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let stamp = dir.path().join("exit");
     let marker = marker();
     let hub = hub(vec![fault("fault", &marker)], options());
     let lease = hub.acquire("fault").await.unwrap();
     let first_pid = lease.process_id().unwrap();
 
-    // Two calls wait forever; a third crashes the server.
-    let hang1 = tokio::spawn({
+    // Two calls wait forever; a third crashes the server. Each records the
+    // moment it failed, on the clock the server stamps its exit with.
+    let call = |tool: &'static str, arguments: serde_json::Value| {
         let lease = lease.clone();
-        async move { (lease.call("hang", json!({})).await, Instant::now()) }
-    });
-    let hang2 = tokio::spawn({
-        let lease = lease.clone();
-        async move { (lease.call("hang", json!({})).await, Instant::now()) }
-    });
-    // Let the hangs reach the server first.
+        tokio::spawn(async move { (lease.call(tool, arguments).await, monotonic_ns()) })
+    };
+    let hangs = [call("hang", json!({})), call("hang", json!({}))];
+    // Let the hangs reach the server first (not required: a call still on
+    // its way is pending as well).
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let crash = lease.call("crash", json!({"status": 3})).await;
-    let crashed_at = Instant::now();
-    let error = crash.unwrap_err();
-    assert!(
-        matches!(&error, McpError::Exited { server, status } if server.as_str() == "fault" && status.code() == Some(3)),
-        "{error:?}"
-    );
-    assert_eq!(
-        error.to_string(),
-        "MCP server 'fault' exited (exit status: 3)"
-    );
-    for hang in [hang1, hang2] {
-        let (result, at) = hang.await.unwrap();
+    let crash = call("crash", json!({"status": 3, "stamp": stamp}));
+
+    let mut failures = Vec::new();
+    for task in std::iter::once(crash).chain(hangs) {
+        let (result, failed_at) = task.await.unwrap();
         let error = result.unwrap_err();
-        assert!(matches!(error, McpError::Exited { .. }), "{error:?}");
-        let gap = at
-            .saturating_duration_since(crashed_at)
-            .max(crashed_at.saturating_duration_since(at));
         assert!(
-            gap < Duration::from_millis(100),
-            "pending calls failed {gap:?} apart"
+            matches!(&error, McpError::Exited { server, status } if server.as_str() == "fault" && status.code() == Some(3)),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "MCP server 'fault' exited (exit status: 3)"
+        );
+        failures.push(failed_at);
+    }
+    // Measured from the server's exit (stamped by the server itself just
+    // before `_exit`), not from any point on our side.
+    let exited_at: u128 = std::fs::read_to_string(&stamp).unwrap().parse().unwrap();
+    for failed_at in failures {
+        let after =
+            Duration::from_nanos(u64::try_from(failed_at.saturating_sub(exited_at)).unwrap());
+        assert!(
+            failed_at >= exited_at,
+            "a call failed before the server exited"
+        );
+        assert!(
+            after < Duration::from_millis(100),
+            "a pending call failed {after:?} after the server exited"
         );
     }
     assert!(!lease.is_alive());

@@ -10,7 +10,9 @@ use crate::support::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leases_share_one_process_and_close_after_the_grace_period() {
     let marker = marker();
-    let grace = Duration::from_millis(1500);
+    // Long enough that the re-acquire below lands inside it on a loaded
+    // machine.
+    let grace = Duration::from_secs(3);
     let hub = hub(vec![fault("fault", &marker)], options().with_grace(grace));
 
     let (a, b) = tokio::join!(hub.acquire("fault"), hub.acquire("fault"));
@@ -27,7 +29,7 @@ async fn leases_share_one_process_and_close_after_the_grace_period() {
     let pid = b.process_id();
     drop(b);
     assert_eq!(hub.lease_count("fault"), 0);
-    tokio::time::sleep(grace / 3).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         count_processes(&marker),
         1,
@@ -132,6 +134,13 @@ async fn a_failed_connection_is_not_kept_and_the_next_acquire_tries_again() {
         matches!(&error, McpError::Exited { status, .. } if status.code() == Some(2)),
         "{error:?}"
     );
+    assert_eq!(hub.lease_count("late"), 0);
+    // Two acquires at once: the second waits for the first start, is not
+    // handed its failure as a connection, and tries again itself.
+    let (a, b) = tokio::join!(hub.acquire("late"), hub.acquire("late"));
+    for error in [a.unwrap_err(), b.unwrap_err()] {
+        assert!(matches!(error, McpError::Exited { .. }), "{error:?}");
+    }
     assert_eq!(hub.lease_count("late"), 0);
 
     std::fs::copy(fault_server_py(), &script).unwrap();
@@ -242,7 +251,7 @@ async fn helpers_a_server_started_die_with_it() {
     let hub = hub(vec![server.clone()], options());
     let lease = hub.acquire("parent").await.unwrap();
     assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 2).await,
+        eventually(Duration::from_secs(30), || count_processes(&marker) == 2).await,
         "server and helper should run: {}",
         count_processes(&marker)
     );
@@ -257,12 +266,207 @@ async fn helpers_a_server_started_die_with_it() {
     // When the server crashes, its helper goes too.
     let hub = crate::support::hub(vec![server], options());
     let lease = hub.acquire("parent").await.unwrap();
-    assert!(eventually(Duration::from_secs(5), || count_processes(&marker) == 2).await);
+    assert!(eventually(Duration::from_secs(30), || count_processes(&marker) == 2).await);
     let error = lease.call("crash", json!({})).await.unwrap_err();
     assert!(matches!(error, McpError::Exited { .. }), "{error:?}");
     assert!(
         eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
         "{} processes survived the crash",
+        count_processes(&marker)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_hub_while_a_connection_closes_stops_the_others_at_once() {
+    let slow_marker = marker();
+    let other_marker = marker();
+    // A server whose process group outlives its input: after the MCP server
+    // exits, the shell that started it sleeps on, so the polite close waits
+    // its full two seconds before killing the group.
+    let script = format!(
+        "'{py}' '{fault}' \"$0\"; sleep 300",
+        py = python(),
+        fault = fault_server_py(),
+    );
+    let slow = stdio(
+        "slow",
+        "sh".into(),
+        vec!["-c".into(), script, slow_marker.clone()],
+    );
+    let hub = hub(
+        vec![slow, fault("other", &other_marker)],
+        options().with_grace(Duration::from_millis(100)),
+    );
+    let slow_lease = hub.acquire("slow").await.unwrap();
+    let other = hub.acquire("other").await.unwrap();
+    assert_eq!(count_processes(&slow_marker), 2, "the shell and the server");
+    assert_eq!(count_processes(&other_marker), 1);
+
+    // The grace period ends: the slow server's input is closed and its
+    // Python exits, while the shell lingers.
+    drop(slow_lease);
+    assert!(
+        eventually(Duration::from_secs(30), || count_processes(&slow_marker)
+            == 1)
+        .await,
+        "the slow server never started closing"
+    );
+    // The hub goes while that close is still waiting: the other server stops
+    // now, not when the close is over.
+    drop(hub);
+    assert!(
+        eventually(Duration::from_millis(500), || count_processes(
+            &other_marker
+        ) == 0)
+        .await,
+        "the other server outlived the hub"
+    );
+    assert!(!other.is_alive());
+    assert!(
+        eventually(Duration::from_secs(10), || count_processes(&slow_marker)
+            == 0)
+        .await,
+        "the closing server was never stopped"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_connection_is_stopped_when_replaced_even_while_leases_remain() {
+    let marker = marker();
+    // The shell outlives the MCP server it started.
+    let script = format!(
+        "'{py}' '{fault}' \"$0\"; sleep 300",
+        py = python(),
+        fault = fault_server_py(),
+    );
+    let server = stdio(
+        "wrapped",
+        "sh".into(),
+        vec!["-c".into(), script, marker.clone()],
+    );
+    let hub = hub(vec![server], options().with_max_message_bytes(64 * 1024));
+    let old = hub.acquire("wrapped").await.unwrap();
+    // After answering, the server writes a line over the size limit while
+    // no call waits: the session ends, the server's input is closed, Python
+    // exits and the shell sleeps on.
+    let out = old
+        .call("flood", json!({"bytes": 1_000_000}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&out), "flooding");
+    assert!(eventually(Duration::from_secs(30), || !old.is_alive()).await);
+    assert!(
+        eventually(Duration::from_secs(30), || count_processes(&marker) == 1).await,
+        "{} processes",
+        count_processes(&marker)
+    );
+
+    // The next acquire replaces the dead connection; `old` still holds it,
+    // but its shell is stopped: only the new shell and server remain.
+    let new = hub.acquire("wrapped").await.unwrap();
+    assert_ne!(new.process_id(), old.process_id());
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 2).await,
+        "{} processes",
+        count_processes(&marker)
+    );
+    let error = old.call("echo", json!({"text": "x"})).await.unwrap_err();
+    assert!(error.is_connection_lost(), "{error:?}");
+    drop(hub);
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
+        "{} processes outlived the hub",
+        count_processes(&marker)
+    );
+    drop((old, new));
+}
+
+#[test]
+fn leases_and_hub_dropped_during_and_after_runtime_shutdown_stop_everything_without_panicking() {
+    let marker = marker();
+    // The server starts a helper in its process group: killing only the
+    // server process would leave the helper behind.
+    let script = format!(
+        "'{py}' -c 'import time; time.sleep(300)' {marker} & exec '{py}' '{fault}' {marker}",
+        py = python(),
+        fault = fault_server_py(),
+    );
+    let server = stdio("parent", "sh".into(), vec!["-c".into(), script]);
+    let hub = hub(vec![server], options().with_grace(Duration::from_secs(1)));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (lease, tools) = runtime.block_on(async {
+        let lease = hub.acquire("parent").await.unwrap();
+        let tools = lease.tools().await.unwrap();
+        // A task that holds a lease and waits on a call when the runtime
+        // shuts down: both are dropped by the shutdown itself.
+        let held = lease.clone();
+        tokio::spawn(async move { held.call("hang", json!({})).await });
+        (lease, tools)
+    });
+    let start = std::time::Instant::now();
+    while count_processes(&marker) != 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "server and helper should run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(runtime);
+    // No runtime any more: the session's and the reaper's tasks are gone.
+    // Dropping what is left must neither panic nor leave a process behind.
+    drop(tools);
+    drop(lease);
+    drop(hub);
+    let start = std::time::Instant::now();
+    while count_processes(&marker) != 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{} processes outlived the hub",
+            count_processes(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_while_the_connection_closes_starts_a_new_server() {
+    let marker = marker();
+    // The shell outlives the MCP server, so the close takes its full two
+    // seconds.
+    let script = format!(
+        "'{py}' '{fault}' \"$0\"; sleep 300",
+        py = python(),
+        fault = fault_server_py(),
+    );
+    let server = stdio(
+        "slow",
+        "sh".into(),
+        vec!["-c".into(), script, marker.clone()],
+    );
+    let hub = hub(
+        vec![server],
+        options().with_grace(Duration::from_millis(100)),
+    );
+    let first = hub.acquire("slow").await.unwrap();
+    let first_pid = first.process_id();
+    drop(first);
+    assert!(
+        eventually(Duration::from_secs(30), || count_processes(&marker) == 1).await,
+        "the connection never started closing"
+    );
+    let again = hub.acquire("slow").await.unwrap();
+    assert_ne!(again.process_id(), first_pid);
+    let out = again.call("echo", json!({"text": "new"})).await.unwrap();
+    assert_eq!(text_of(&out), "new");
+    assert_eq!(hub.lease_count("slow"), 1);
+    drop((again, hub));
+    assert!(
+        eventually(Duration::from_secs(10), || count_processes(&marker) == 0).await,
+        "{} processes outlived the hub",
         count_processes(&marker)
     );
 }

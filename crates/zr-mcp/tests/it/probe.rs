@@ -65,26 +65,43 @@ async fn a_changed_tool_list_is_seen_by_the_next_listing() {
     assert_eq!(text_of(&out), "I am fresh");
 }
 
+/// `PATH.started`: written by `wait_for_cancel` when its handler runs.
+fn started(path: &std::path::Path) -> std::path::PathBuf {
+    let mut started = path.as_os_str().to_owned();
+    started.push(".started");
+    started.into()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_a_call_or_timing_out_sends_cancelled_to_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let marker = marker();
-    let server = probe(&marker).with_timeout(Some(Duration::from_millis(400)));
+    // Long enough for the server to start the handler even on a loaded
+    // machine: a cancellation that arrives earlier never reaches it.
+    let limit = Duration::from_secs(3);
+    let server = probe(&marker).with_timeout(Some(limit));
     let hub = hub(vec![server], options());
     let lease = hub.acquire("probe").await.unwrap();
+    let pid = lease.process_id();
 
-    // The caller gives up: the call's future is dropped.
+    // The caller gives up once the server is working on the call: the
+    // call's future is dropped.
     let dropped = dir.path().join("dropped");
-    let call = lease.call("wait_for_cancel", json!({"path": dropped}));
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), call)
-            .await
-            .is_err()
-    );
+    // Boxed, so that `drop` really drops it (a `tokio::pin!` would only
+    // drop a reference).
+    let mut call = Box::pin(lease.call("wait_for_cancel", json!({"path": dropped})));
+    tokio::select! {
+        outcome = &mut call => panic!("wait_for_cancel answered: {outcome:?}"),
+        running = eventually(Duration::from_secs(30), || started(&dropped).exists()) => {
+            assert!(running, "the server never started wait_for_cancel");
+        }
+    }
+    drop(call);
     assert!(
         eventually(Duration::from_secs(10), || dropped.exists()).await,
         "the server never saw the cancellation of a dropped call"
     );
+    assert_eq!(std::fs::read_to_string(&dropped).unwrap(), "cancelled");
 
     // The per-call time limit.
     let timed_out = dir.path().join("timed_out");
@@ -96,22 +113,30 @@ async fn dropping_a_call_or_timing_out_sends_cancelled_to_the_server() {
         matches!(
             error,
             McpError::Timeout {
-                timeout_ms: 400,
+                timeout_ms: 3000,
                 ..
             }
         ),
         "{error:?}"
     );
     assert!(
+        started(&timed_out).exists(),
+        "the server had not started the call within {limit:?}"
+    );
+    assert!(
         eventually(Duration::from_secs(10), || timed_out.exists()).await,
         "the server never saw the cancellation of a timed-out call"
     );
     assert_eq!(std::fs::read_to_string(&timed_out).unwrap(), "cancelled");
+    // The cancellations came while the session went on (a server shutting
+    // down cancels its handlers too): same process, still answering.
     let out = lease
         .call("shout", json!({"text": "still fine"}))
         .await
         .unwrap();
     assert_eq!(text_of(&out), "shouted");
+    assert_eq!(lease.process_id(), pid);
+    assert!(lease.is_alive());
 }
 
 /// Events recorded as `target | server | message`.

@@ -4,8 +4,10 @@ Built on the official Python SDK (`mcp` 2.x in `.deps/venv`). Tools:
 
 - `add_tool(name)`: registers a tool `name` that answers "I am NAME", then
   sends `notifications/tools/list_changed`.
-- `wait_for_cancel(path)`: never answers; when the client cancels the
-  request (`notifications/cancelled`), writes "cancelled" to `path`.
+- `wait_for_cancel(path)`: writes "started" to `PATH.started`, then never
+  answers; when the client cancels the request (`notifications/cancelled`),
+  writes "cancelled" to `path`. (A cancellation that arrives before the
+  handler starts stops it before it runs, so tests wait for `PATH.started`.)
 - `shout(text)`: writes "probe: TEXT" to stderr and answers "shouted".
 """
 
@@ -32,6 +34,8 @@ async def add_tool(name: str, ctx: Context) -> str:
 @server.tool()
 async def wait_for_cancel(path: str) -> str:
     """Waits until cancelled, then records the cancellation in `path`."""
+    with open(f"{path}.started", "w") as f:
+        f.write("started")
     try:
         await asyncio.Event().wait()
     except asyncio.CancelledError:

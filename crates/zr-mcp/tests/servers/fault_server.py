@@ -4,12 +4,17 @@ Built on the official Python SDK (`mcp` 2.x), installed by `cargo xtask deps`
 into `.deps/venv`. Tools:
 
 - `echo(text)`: answers `text`; proves the connection still works.
-- `crash(status=3)`: the process exits with `status` in the middle of the call,
-  without answering.
+- `crash(status=3, stamp="")`: the process exits with `status` in the middle of
+  the call, without answering. With `stamp`, it first writes the time of its
+  exit there (CLOCK_MONOTONIC, nanoseconds) so tests can measure how fast the
+  client notices.
 - `hang()`: never answers (until cancelled or killed).
 - `garbage(lines=3)`: writes `lines` non-JSON lines straight to stdout (the
   protocol stream), then answers "survived".
 - `huge(bytes=20_000_000)`: answers one text of `bytes` characters.
+- `flood(bytes=1_000_000, delay_ms=200)`: answers "flooding", then after
+  `delay_ms` writes one non-JSON line of `bytes` characters to stdout, when no
+  call is waiting for an answer.
 - `pid()`: answers the server's process id, so tests can count processes.
 - `fail(message)`: answers with `isError: true`.
 
@@ -20,6 +25,8 @@ can check that it reaches `tracing`, not our stdout.
 import asyncio
 import os
 import sys
+import threading
+import time
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -38,10 +45,13 @@ def echo(text: str) -> str:
 
 
 @server.tool()
-def crash(status: int = 3) -> str:
+def crash(status: int = 3, stamp: str = "") -> str:
     """Exits the whole process with `status` before answering."""
     sys.stderr.write(f"fault_server: crashing with status {status}\n")
     sys.stderr.flush()
+    if stamp:
+        with open(stamp, "w") as f:
+            f.write(str(time.clock_gettime_ns(time.CLOCK_MONOTONIC)))
     os._exit(status)
 
 
@@ -68,6 +78,18 @@ def garbage(lines: int = 3) -> str:
 def huge(bytes: int = 20_000_000) -> str:
     """Answers one very long text."""
     return "x" * bytes
+
+
+@server.tool()
+def flood(bytes: int = 1_000_000, delay_ms: int = 200) -> str:
+    """Answers, then writes one very long line to the protocol stream."""
+
+    def later() -> None:
+        time.sleep(delay_ms / 1000)
+        os.write(WIRE, b"y" * bytes + b"\n")
+
+    threading.Thread(target=later, daemon=True).start()
+    return "flooding"
 
 
 @server.tool()
