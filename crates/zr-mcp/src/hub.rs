@@ -259,6 +259,11 @@ impl McpHub {
         ))
     }
 
+    /// The hub behind a lease's weak reference, while it exists.
+    pub(crate) fn upgrade(hub: &HubRef) -> Option<Self> {
+        hub.upgrade().map(|inner| Self { inner })
+    }
+
     /// The tools of the configured server `server`, connecting if needed.
     /// Each tool's handler holds a lease, so the connection stays open
     /// while any of them is kept.

@@ -1,6 +1,6 @@
 //! Leases on a shared connection, and the tools and handlers they give the engine.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -13,7 +13,7 @@ use crate::connection::Connection;
 use crate::hub::HubRef;
 use crate::materialise::materialise;
 use crate::result::map_result;
-use crate::{McpError, ServerConfig};
+use crate::{McpError, McpHub, ServerConfig};
 
 /// A counted share of one server connection.
 ///
@@ -94,6 +94,20 @@ impl Lease {
             .map_or(100 * 1024, |hub| hub.options.max_result_bytes)
     }
 
+    /// A new lease of the same server: the hub's live connection, or a
+    /// restarted server when this one is gone (concurrent callers share one
+    /// start). `None` when the hub was dropped.
+    pub(crate) async fn reacquire(&self) -> Option<Result<Lease, McpError>> {
+        let hub = McpHub::upgrade(&self.hub)?;
+        Some(hub.acquire_config(self.config.clone()).await)
+    }
+
+    /// Whether the server currently lists a tool named `remote`.
+    async fn has_tool(&self, remote: &str) -> Result<bool, McpError> {
+        let listed = self.conn.tools(self.call_timeout()).await?;
+        Ok(listed.iter().any(|tool| tool.name.as_ref() == remote))
+    }
+
     /// The server's tools as definitions named `mcp__{server}__{tool}`,
     /// each with a handler that holds a clone of this lease. The list is
     /// read once and read again after the server announces
@@ -111,7 +125,7 @@ impl Lease {
                 let handler = McpToolHandler {
                     name: m.definition.name.clone(),
                     remote: m.remote_name,
-                    lease: self.clone(),
+                    lease: Mutex::new(Arc::new(self.clone())),
                 };
                 McpTool {
                     definition: Arc::new(m.definition),
@@ -189,11 +203,32 @@ pub struct McpTool {
 /// and its exit status; any other failure is `Err(ToolError::Failed)` with
 /// the [`McpError`] as source.
 /// Dropping the call's future sends `notifications/cancelled`.
+///
+/// The handler follows its server across restarts: a call that finds the
+/// connection dead before sending acquires the server again from the hub
+/// (restarting it; concurrent calls share one start), keeps the new lease
+/// for later calls, and is sent on the new connection. Calls that were
+/// waiting when the server died still fail (a call is never sent twice).
+/// When the restarted server no longer lists the tool, the call is an error
+/// output saying so; when the restart fails, `Err(ToolError::Unavailable)`;
+/// when the hub is gone, calls fail as before.
 #[derive(Debug)]
 pub struct McpToolHandler {
     name: ToolName,
     remote: String,
-    lease: Lease,
+    /// The current lease; replaced (never held across an await) when the
+    /// server is restarted.
+    lease: Mutex<Arc<Lease>>,
+}
+
+/// Why a handler could not get a live lease for a call.
+enum Stale {
+    /// The restarted server does not list the tool any more.
+    ToolGone(ServerName),
+    /// Restarting the server failed.
+    Restart(McpError),
+    /// Listing the restarted server's tools failed.
+    Listing(McpError),
 }
 
 impl McpToolHandler {
@@ -208,6 +243,67 @@ impl McpToolHandler {
     pub fn name(&self) -> &ToolName {
         &self.name
     }
+
+    fn current(&self) -> Arc<Lease> {
+        // A plain Arc swap: the slot stays valid even if a holder panicked.
+        Arc::clone(&self.lease.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// A lease whose connection is alive: the current one, or a new one
+    /// from the hub (swapped in) when the current connection is gone. With
+    /// the hub gone, the current lease, whose call then fails as before.
+    async fn live_lease(&self) -> Result<Arc<Lease>, Stale> {
+        let current = self.current();
+        if current.is_alive() {
+            return Ok(current);
+        }
+        let Some(fresh) = current.reacquire().await else {
+            return Ok(current);
+        };
+        let fresh = Arc::new(fresh.map_err(Stale::Restart)?);
+        tracing::info!(server = %fresh.server(), tool = %self.remote, "MCP connection was gone; handler moved to the restarted server");
+        let replaced = {
+            let mut slot = self.lease.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::ptr_eq(&slot, &current).then(|| std::mem::replace(&mut *slot, Arc::clone(&fresh)))
+        };
+        // The old lease is released outside the handler's lock.
+        drop(replaced);
+        match fresh.has_tool(&self.remote).await {
+            Ok(true) => Ok(fresh),
+            Ok(false) => Err(Stale::ToolGone(fresh.server().clone())),
+            Err(e) => Err(Stale::Listing(e)),
+        }
+    }
+}
+
+/// The handler's answer for a call's outcome.
+fn answer(tool: String, result: Result<ToolOutput, McpError>) -> Result<ToolOutput, ToolError> {
+    match result {
+        Ok(output) => Ok(output),
+        Err(e @ (McpError::Timeout { .. } | McpError::Refused { .. })) => {
+            Ok(ToolOutput::error(e.to_string()))
+        }
+        Err(e) if e.is_connection_lost() => Err(ToolError::Unavailable {
+            tool,
+            reason: e.to_string(),
+        }),
+        Err(e) => Err(ToolError::Failed {
+            tool,
+            source: Box::new(e),
+        }),
+    }
+}
+
+/// An error and its sources on one line.
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 impl ToolHandler for McpToolHandler {
@@ -217,20 +313,24 @@ impl ToolHandler for McpToolHandler {
         _ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            match self.lease.call(&self.remote, call.input).await {
-                Ok(output) => Ok(output),
-                Err(e @ (McpError::Timeout { .. } | McpError::Refused { .. })) => {
-                    Ok(ToolOutput::error(e.to_string()))
+            let lease = match self.live_lease().await {
+                Ok(lease) => lease,
+                Err(Stale::ToolGone(server)) => {
+                    return Ok(ToolOutput::error(format!(
+                        "MCP server '{server}' was restarted and no longer has the tool '{}'",
+                        self.remote
+                    )));
                 }
-                Err(e) if e.is_connection_lost() => Err(ToolError::Unavailable {
-                    tool: call.name,
-                    reason: e.to_string(),
-                }),
-                Err(e) => Err(ToolError::Failed {
-                    tool: call.name,
-                    source: Box::new(e),
-                }),
-            }
+                Err(Stale::Restart(e)) => {
+                    return Err(ToolError::Unavailable {
+                        tool: call.name,
+                        reason: format!("restarting failed: {}", with_sources(&e)),
+                    });
+                }
+                Err(Stale::Listing(e)) => return answer(call.name, Err(e)),
+            };
+            let result = lease.call(&self.remote, call.input).await;
+            answer(call.name, result)
         })
     }
 }

@@ -95,6 +95,21 @@
 //! connection lost any other way; other failures are
 //! `Err(ToolError::Failed)`).
 //!
+//! # Reconnecting
+//!
+//! A handler follows its server across crashes. Calls waiting when the
+//! server dies fail at once, as above, and are never sent again (a tool
+//! call need not be idempotent). The next call through any handler of that
+//! server finds the connection dead before sending, acquires the server
+//! again from the hub (which starts it once, however many handlers ask at
+//! the same moment), keeps the new lease for its later calls and sends the
+//! call on the new connection; the host need not acquire or list tools
+//! again. If the restarted server no longer lists the tool, the call is an
+//! error output saying so; if the restart fails, `Err(ToolError::Unavailable)`
+//! with the reason. Once the hub is dropped nothing is restarted: calls
+//! fail with [`McpError::HubDropped`] as `Err(ToolError::Unavailable)`.
+//! [`Lease::call`] itself never reconnects; [`McpHub::acquire`] does.
+//!
 //! A single message from a stdio server larger than
 //! [`HubOptions::max_message_bytes`] (64 MiB) is never buffered whole: the
 //! session ends, waiting calls fail with [`McpError::MessageTooLarge`], and

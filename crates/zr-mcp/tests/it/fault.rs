@@ -249,3 +249,179 @@ async fn a_message_over_the_size_limit_ends_the_session_at_once() {
         .unwrap();
     assert_eq!(text_of(&out), "fresh start");
 }
+
+/// Runs `handler` the way the engine does, with `input`.
+async fn run(
+    handler: &zr_mcp::McpToolHandler,
+    input: serde_json::Value,
+) -> Result<zr_types::ToolOutput, zr_types::ToolError> {
+    zr_types::ToolHandler::call(
+        handler,
+        zr_types::ToolCall {
+            id: "1".into(),
+            name: handler.name().to_string(),
+            input,
+        },
+        zr_types::ToolContext::new(
+            zr_types::SessionId::from_parts(1, 1),
+            zr_types::AgentId::root(),
+            std::env::temp_dir(),
+            Default::default(),
+        ),
+    )
+    .await
+}
+
+/// The handler of the server's tool `remote`.
+fn handler_of(tools: &[zr_mcp::McpTool], remote: &str) -> std::sync::Arc<zr_mcp::McpToolHandler> {
+    tools
+        .iter()
+        .find(|t| t.handler.remote_name() == remote)
+        .unwrap_or_else(|| panic!("no tool '{remote}'"))
+        .handler
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_the_next_call_through_an_old_handler_restarts_the_server() {
+    let marker = marker();
+    let hub = hub(vec![fault("fault", &marker)], options());
+    let tools = hub.tools("fault").await.unwrap();
+    let (echo, pid, crash) = (
+        handler_of(&tools, "echo"),
+        handler_of(&tools, "pid"),
+        handler_of(&tools, "crash"),
+    );
+    drop(tools);
+    let first_pid = text_of(&run(&pid, json!({})).await.unwrap());
+
+    // The call that was running when the server died fails, and is not
+    // sent again.
+    let error = run(&crash, json!({"status": 5})).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool 'mcp__fault__crash' is unavailable: MCP server 'fault' exited (exit status: 5)"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
+        "the crashed server is still running"
+    );
+
+    // The next call through a handler made before the crash starts the
+    // server again and goes through.
+    let out = run(&echo, json!({"text": "back"})).await.unwrap();
+    assert!(!out.is_error, "{out:?}");
+    assert_eq!(text_of(&out), "back");
+    let second_pid = text_of(&run(&pid, json!({})).await.unwrap());
+    assert_ne!(second_pid, first_pid);
+    assert!(second_pid.parse::<u32>().is_ok(), "{second_pid}");
+    // The new connection is the hub's: an acquire shares it.
+    let lease = hub.acquire("fault").await.unwrap();
+    assert_eq!(lease.process_id().unwrap().to_string(), second_pid);
+    // The two handlers that moved hold a lease each, plus this one; the
+    // crash handler still holds the dead connection, which counts nowhere.
+    assert_eq!(hub.lease_count("fault"), 3);
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 1).await,
+        "{} server processes",
+        count_processes(&marker)
+    );
+    // The handler keeps the new connection: no further restart.
+    let out = run(&echo, json!({"text": "again"})).await.unwrap();
+    assert_eq!(text_of(&out), "again");
+    assert_eq!(text_of(&run(&pid, json!({})).await.unwrap()), second_pid);
+    assert_eq!(count_processes(&marker), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_through_old_handlers_share_one_restart() {
+    let marker = marker();
+    let hub = hub(vec![fault("fault", &marker)], options());
+    let lease = hub.acquire("fault").await.unwrap();
+    let first_pid = lease.process_id().unwrap();
+    let tools = lease.tools().await.unwrap();
+    let (echo, pid) = (handler_of(&tools, "echo"), handler_of(&tools, "pid"));
+    let error = lease.call("crash", json!({})).await.unwrap_err();
+    assert!(error.is_connection_lost(), "{error:?}");
+    assert!(!lease.is_alive());
+
+    // Three calls at once, two through the same handler, all finding the
+    // connection dead.
+    let call = |handler: std::sync::Arc<zr_mcp::McpToolHandler>, input| {
+        tokio::spawn(async move { run(&handler, input).await })
+    };
+    let tasks = [
+        call(echo.clone(), json!({"text": "one"})),
+        call(echo.clone(), json!({"text": "two"})),
+        call(pid.clone(), json!({})),
+    ];
+    let mut texts = Vec::new();
+    for task in tasks {
+        let out = task.await.unwrap().unwrap();
+        assert!(!out.is_error, "{out:?}");
+        texts.push(text_of(&out));
+    }
+    assert_eq!(texts[..2], ["one", "two"]);
+    let new_pid: u32 = texts[2].parse().unwrap();
+    assert_ne!(new_pid, first_pid);
+    // Exactly one server was started: a second one would still be running,
+    // held by the handler that started it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(count_processes(&marker), 1);
+    let again = hub.acquire("fault").await.unwrap();
+    assert_eq!(again.process_id(), Some(new_pid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_the_restarted_server_no_longer_has_is_an_error_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let flag = dir.path().join("fleeting");
+    std::fs::write(&flag, "").unwrap();
+    let marker = marker();
+    let server = zr_mcp::ServerConfig::new(
+        "fault".parse().unwrap(),
+        zr_mcp::TransportConfig::Stdio(
+            zr_mcp::StdioConfig::new(python())
+                .with_args([fault_server_py(), marker.clone()])
+                .with_env("ZR_FAULT_FLEETING", flag.to_string_lossy()),
+        ),
+    );
+    let hub = hub(vec![server], options());
+    let lease = hub.acquire("fault").await.unwrap();
+    let tools = lease.tools().await.unwrap();
+    let fleeting = handler_of(&tools, "fleeting");
+    let out = run(&fleeting, json!({})).await.unwrap();
+    assert_eq!(text_of(&out), "still here");
+
+    std::fs::remove_file(&flag).unwrap();
+    lease.call("crash", json!({})).await.unwrap_err();
+    let out = run(&fleeting, json!({})).await.unwrap();
+    assert!(out.is_error, "{out:?}");
+    assert_eq!(
+        text_of(&out),
+        "MCP server 'fault' was restarted and no longer has the tool 'fleeting'"
+    );
+    // The server was restarted all the same, and other tools work.
+    let echo = handler_of(&tools, "echo");
+    let out = run(&echo, json!({"text": "fine"})).await.unwrap();
+    assert_eq!(text_of(&out), "fine");
+    assert_eq!(count_processes(&marker), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_hub_dropped_an_old_handler_stays_unavailable() {
+    let marker = marker();
+    let hub = hub(vec![fault("fault", &marker)], options());
+    let tools = hub.tools("fault").await.unwrap();
+    let echo = handler_of(&tools, "echo");
+    drop(hub);
+    let error = run(&echo, json!({"text": "x"})).await.unwrap_err();
+    assert!(
+        matches!(&error, zr_types::ToolError::Unavailable { reason, .. } if reason.contains("hub was dropped")),
+        "{error}"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
+        "the server was not stopped"
+    );
+}

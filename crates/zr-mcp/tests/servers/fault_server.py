@@ -17,6 +17,9 @@ into `.deps/venv`. Tools:
   call is waiting for an answer.
 - `pid()`: answers the server's process id, so tests can count processes.
 - `fail(message)`: answers with `isError: true`.
+- `fleeting()`: answers "still here"; listed only when the file named by the
+  variable `ZR_FAULT_FLEETING` exists at start-up, so a restarted server can
+  lose it.
 
 Every line the server writes to stderr starts with "fault_server:" so tests
 can check that it reaches `tracing`, not our stdout.
@@ -102,6 +105,14 @@ def pid() -> str:
 def fail(message: str = "the tool failed on purpose") -> str:
     """Answers with isError: true."""
     raise ToolError(message)
+
+
+if os.path.exists(os.environ.get("ZR_FAULT_FLEETING", "")):
+
+    @server.tool()
+    def fleeting() -> str:
+        """Exists only while the file named by ZR_FAULT_FLEETING does."""
+        return "still here"
 
 
 if __name__ == "__main__":
