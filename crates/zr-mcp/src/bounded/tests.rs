@@ -1,3 +1,4 @@
+//! Tests of the bounded line reader's limits on oversized and ordinary messages.
 use tokio::io::AsyncReadExt;
 
 use super::*;

@@ -1,3 +1,4 @@
+//! Tests of parsing .mcp.json: transports, expansion, errors that name the server and key.
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -1,3 +1,4 @@
+//! Tests of MCP tools to zr definitions: names, annotations, deferral.
 use serde_json::json;
 
 use super::*;

@@ -1,3 +1,4 @@
+//! Tests of MCP call results to zr content: every content kind, isError, bounding.
 use serde_json::json;
 
 use super::*;
