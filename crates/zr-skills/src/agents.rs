@@ -202,12 +202,7 @@ impl AgentRegistry {
         if let Some(last) = &state.last
             && !pruned
             && last.diagnostics == diagnostics
-            && last.types.len() == types.len()
-            && last
-                .types
-                .iter()
-                .zip(&types)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
+            && stamp::same_entries(&last.types, &types)
         {
             return Arc::clone(last);
         }

@@ -130,12 +130,7 @@ impl SkillRegistry {
         if let Some(last) = &state.last
             && !pruned
             && last.diagnostics == diagnostics
-            && last.skills.len() == skills.len()
-            && last
-                .skills
-                .iter()
-                .zip(&skills)
-                .all(|(a, b)| Arc::ptr_eq(a, b))
+            && stamp::same_entries(&last.skills, &skills)
         {
             return Arc::clone(last);
         }

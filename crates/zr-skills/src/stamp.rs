@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::Problem;
@@ -210,6 +211,27 @@ pub(crate) fn read_open_bounded(file: File) -> Result<String, Problem> {
 
 #[cfg(test)]
 mod tests;
+
+/// A file as last parsed: its stamp, the generation of the last scan that
+/// saw it, and what parsing it gave (`O`: a skill's or an agent type's
+/// outcome).
+#[derive(Debug)]
+pub(crate) struct FileCache<O> {
+    pub(crate) seen: Seen,
+    pub(crate) generation: u64,
+    pub(crate) outcome: Arc<O>,
+}
+
+impl<O> Generational for FileCache<O> {
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+/// Whether two lists hold the very same entries, in the same order.
+pub(crate) fn same_entries<T>(a: &[Arc<T>], b: &[Arc<T>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| Arc::ptr_eq(a, b))
+}
 
 /// A cache entry marked with the generation of the last scan that saw it.
 pub(crate) trait Generational {

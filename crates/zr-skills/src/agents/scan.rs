@@ -27,12 +27,7 @@ pub(super) struct Listing {
 }
 
 /// An agent-type file as last parsed.
-#[derive(Debug)]
-pub(super) struct FileCache {
-    seen: Seen,
-    pub(super) generation: u64,
-    outcome: Arc<Outcome>,
-}
+pub(super) type FileCache = crate::stamp::FileCache<Outcome>;
 
 /// What parsing one file gave.
 #[derive(Debug)]
@@ -226,12 +221,6 @@ fn parse(path: &Path, scope: Scope) -> Outcome {
 }
 
 impl crate::stamp::Generational for Listing {
-    fn generation(&self) -> u64 {
-        self.generation
-    }
-}
-
-impl crate::stamp::Generational for FileCache {
     fn generation(&self) -> u64 {
         self.generation
     }

@@ -34,12 +34,7 @@ pub(crate) struct Listing {
 }
 
 /// A `SKILL.md` as last parsed.
-#[derive(Debug)]
-pub(crate) struct FileCache {
-    seen: Seen,
-    pub(super) generation: u64,
-    outcome: Arc<Outcome>,
-}
+pub(crate) type FileCache = crate::stamp::FileCache<Outcome>;
 
 /// What parsing one `SKILL.md` gave.
 #[derive(Debug)]
@@ -335,12 +330,6 @@ impl Scan<'_> {
 }
 
 impl crate::stamp::Generational for Listing {
-    fn generation(&self) -> u64 {
-        self.generation
-    }
-}
-
-impl crate::stamp::Generational for FileCache {
     fn generation(&self) -> u64 {
         self.generation
     }
