@@ -20,13 +20,15 @@ pub(crate) use expand::expand;
 /// use zr_mcp::{McpConfig, TransportConfig};
 ///
 /// let text = r#"{"mcpServers": {
-///     "files": {"command": "mcp-files", "args": ["/srv"], "env": {"TOKEN": "${TOKEN}"}},
+///     "files": {"command": "mcp-files", "args": ["--root", "${ROOT:-/srv}"],
+///               "env": {"TOKEN": "${TOKEN}"}},
 ///     "gh": {"type": "http", "url": "https://example.invalid/mcp", "deferred": true}
 /// }}"#;
 /// let vars = |name: &str| (name == "TOKEN").then(|| "s3cret".to_owned());
 /// let config = McpConfig::parse(text, &vars).unwrap();
 /// let files = config.get("files").unwrap();
 /// let TransportConfig::Stdio(stdio) = &files.transport else { panic!() };
+/// assert_eq!(stdio.args, ["--root", "/srv"]);
 /// assert_eq!(stdio.env["TOKEN"], "s3cret");
 /// assert_eq!(config.get("gh").unwrap().deferred, Some(true));
 /// ```
@@ -103,9 +105,10 @@ pub enum TransportConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StdioConfig {
-    /// The program, looked up in the child's `PATH`.
+    /// The program, looked up in the child's `PATH`, after `${VAR}`
+    /// expansion.
     pub command: String,
-    /// Its arguments.
+    /// Its arguments, after `${VAR}` expansion.
     pub args: Vec<String>,
     /// Its environment, after `${VAR}` expansion: these variables plus the
     /// hub's minimal base (`PATH`, `HOME`, `LANG`), nothing else.
@@ -157,7 +160,7 @@ impl StdioConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct HttpConfig {
-    /// The endpoint.
+    /// The endpoint, after `${VAR}` expansion.
     pub url: String,
     /// Headers sent with every request, after `${VAR}` expansion.
     pub headers: BTreeMap<String, String>,
@@ -189,13 +192,17 @@ struct File {
 
 impl McpConfig {
     /// Parses the text of a `.mcp.json` file. `${VAR}` and `${VAR:-default}`
-    /// in `env` values and `headers` values are replaced through `vars`
-    /// (usually the host's environment: `|n| std::env::var(n).ok()`).
+    /// in `command`, each `args` element, `env` values, `url` and `headers`
+    /// values are replaced through `vars` (usually the host's environment:
+    /// `|n| std::env::var(n).ok()`), as Claude Code does. Names, `cwd` and
+    /// `type` are kept as written.
     ///
     /// # Errors
     ///
-    /// A [`ConfigError`] naming the server and the key: bad JSON, a bad
-    /// server name, a missing or mistyped key, an unset variable.
+    /// A [`ConfigError`] naming the server and the key (`args[1]`,
+    /// `env.TOKEN`): bad JSON, a bad server name, a missing or mistyped key,
+    /// an unset variable, a malformed reference, a `command` or `url` that
+    /// is blank after expansion.
     pub fn parse(text: &str, vars: &dyn Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let file: File =
             serde_json::from_str(text).map_err(|source| ConfigError::Json { source })?;
@@ -384,22 +391,55 @@ impl Entry<'_> {
             let Value::String(text) = value else {
                 return Err(self.wrong(dotted, "a string"));
             };
-            let value = expand(text, vars).map_err(|e| e.into_config(self.server, dotted))?;
+            let value = self.expanded(text, || dotted, vars)?;
             out.insert(name.clone(), value);
         }
         Ok(out)
     }
 
+    /// `text` after `${VAR}` expansion; errors name `key`.
+    fn expanded(
+        &self,
+        text: &str,
+        key: impl FnOnce() -> String,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<String, ConfigError> {
+        expand(text, vars).map_err(|e| e.into_config(self.server, key()))
+    }
+
+    /// A required string key, expanded; blank after expansion is an error.
+    fn required_expanded(
+        &self,
+        key: &'static str,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<String, ConfigError> {
+        let raw = self.required(key)?;
+        let value = self.expanded(&raw, || key.to_owned(), vars)?;
+        if value.trim().is_empty() {
+            return Err(ConfigError::EmptyAfterExpansion {
+                server: self.server.to_owned(),
+                key,
+            });
+        }
+        Ok(value)
+    }
+
     fn stdio(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {
         self.refuse(&HTTP_KEYS, "stdio")?;
-        let command = self.required("command")?;
+        let command = self.required_expanded("command", vars)?;
         let args = match self.object.get("args") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_owned))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| self.wrong("args", "an array of strings"))?,
+            Some(Value::Array(items)) => {
+                let raw = items
+                    .iter()
+                    .map(Value::as_str)
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| self.wrong("args", "an array of strings"))?;
+                raw.into_iter()
+                    .enumerate()
+                    .map(|(i, text)| self.expanded(text, || format!("args[{i}]"), vars))
+                    .collect::<Result<_, _>>()?
+            }
             Some(_) => return Err(self.wrong("args", "an array of strings")),
         };
         let env = self.expanded_map("env", vars)?;
@@ -414,7 +454,7 @@ impl Entry<'_> {
 
     fn http(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {
         self.refuse(&STDIO_KEYS, "http")?;
-        let url = self.required("url")?;
+        let url = self.required_expanded("url", vars)?;
         let headers = self.expanded_map("headers", vars)?;
         for (name, value) in &headers {
             let valid = http::HeaderName::from_bytes(name.as_bytes()).is_ok()

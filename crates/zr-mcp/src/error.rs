@@ -96,13 +96,23 @@ pub enum ConfigError {
         /// The variable.
         variable: String,
     },
-    /// A `${` without its `}`, or `${}`.
+    /// A `${` without its `}`, a name that is not `[A-Za-z_][A-Za-z0-9_]*`
+    /// (`${}`, `${1A}`), or a `${` inside a `:-default`.
     #[error("MCP server '{server}': '{key}' has a malformed '${{...}}' reference")]
     MalformedReference {
         /// The server.
         server: String,
         /// The key.
         key: String,
+    },
+    /// `command` or `url` is blank once its `${VAR}` references are
+    /// expanded.
+    #[error("MCP server '{server}': '{key}' is empty after expanding its '${{...}}' references")]
+    EmptyAfterExpansion {
+        /// The server.
+        server: String,
+        /// The key (`command` or `url`).
+        key: &'static str,
     },
     /// A header name or value HTTP does not allow.
     #[error("MCP server '{server}': 'headers.{header}' is not a valid HTTP header")]

@@ -11,24 +11,35 @@
 //!
 //! ```json
 //! {"mcpServers": {
-//!   "files": {"command": "npx", "args": ["server-filesystem", "/srv"],
+//!   "files": {"command": "npx", "args": ["server-filesystem", "${ROOT:-/srv}"],
 //!             "env": {"TOKEN": "${TOKEN}"}, "cwd": "tools",
 //!             "deferred": false, "timeout_ms": 30000},
-//!   "gh":    {"type": "http", "url": "https://example.invalid/mcp",
+//!   "gh":    {"type": "http", "url": "${GH_BASE:-https://example.invalid}/mcp",
 //!             "headers": {"Authorization": "Bearer ${GH_TOKEN:-none}"}}
 //! }}
 //! ```
 //!
 //! - A server with `command` (or `"type": "stdio"`) is a child process; one
 //!   with `"type": "http"` (or only a `url`) is reached over streamable HTTP.
-//! - `${VAR}` and `${VAR:-default}` are expanded in `env` and `headers`
-//!   values only. An unset variable without a default is an error.
+//! - `${VAR}` and `${VAR:-default}` are expanded, as Claude Code does, in
+//!   `command`, each `args` element, `env` values, `url` and `headers`
+//!   values (not in names, `cwd` or `type`); the variables come from the
+//!   `vars` function given to [`McpConfig::parse`] (usually the host's
+//!   environment). The default applies when the variable is unset or empty.
+//!   An unset variable without a default is an error, and so is a malformed
+//!   reference: a `${` without its `}`, a name outside
+//!   `[A-Za-z_][A-Za-z0-9_]*`, or a `${` inside a default (no nesting). A
+//!   `$` not followed by `{` is kept as written (`$HOME` and `$$` stay as
+//!   they are; there is no escape), and the replacement text is not
+//!   expanded again. A `command` or `url` that is blank after expansion is
+//!   an error. The connection key is computed from the expanded values.
 //! - `deferred` sets the tools' `defer` flag (kept out of the advertised pool
 //!   and found through `FindTool`); `timeout_ms` is the time limit of each
 //!   call to that server.
 //! - Every error names the server and the key (`MCP server 'gh':
-//!   'headers.Authorization' uses ${GH_TOKEN}, which is not set`). Unknown
-//!   keys are ignored with a warning.
+//!   'headers.Authorization' uses ${GH_TOKEN}, which is not set`; an
+//!   argument is named by its index, `'args[1]'`). Unknown keys are ignored
+//!   with a warning.
 //!
 //! # The hub
 //!

@@ -27,8 +27,10 @@ impl ExpandError {
 
 /// Replaces every `${NAME}` in `text` by `vars(NAME)`, and every
 /// `${NAME:-default}` by `vars(NAME)` when it is set and not empty, else by
-/// `default`. A `$` not followed by `{` is kept as written. The replacement
-/// text is not expanded again.
+/// `default`. A `$` not followed by `{` is kept as written (`$$` is no
+/// escape: both are kept). The replacement text is not expanded again.
+/// Malformed: a `${` without its `}`, a name that is not
+/// `[A-Za-z_][A-Za-z0-9_]*`, or a `${` inside a default (no nesting).
 pub(crate) fn expand(
     text: &str,
     vars: &dyn Fn(&str) -> Option<String>,
@@ -47,7 +49,11 @@ pub(crate) fn expand(
         let valid_name = !name.is_empty()
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !name.starts_with(|c: char| c.is_ascii_digit());
-        if !valid_name {
+        // A `${` inside a default is a nested reference (or a `${` left
+        // open before another): neither is supported, and keeping it as
+        // text would hide the mistake.
+        let nested = default.is_some_and(|d| d.contains("${"));
+        if !valid_name || nested {
             return Err(ExpandError::Malformed);
         }
         let value = match (vars(name), default) {

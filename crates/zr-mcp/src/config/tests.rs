@@ -56,8 +56,7 @@ fn stdio_and_http_servers_keep_file_order_and_every_field() {
     let TransportConfig::Http(http) = &alpha.transport else {
         panic!("alpha is http: {alpha:?}");
     };
-    // Only env and headers are expanded; the URL is kept as written.
-    assert_eq!(http.url, "https://${HOST}/mcp");
+    assert_eq!(http.url, "https://example.invalid/mcp");
     assert_eq!(http.headers["Authorization"], "Bearer s3cret");
     assert_eq!(alpha.deferred, Some(true));
     assert_eq!(alpha.timeout, None);
@@ -168,6 +167,118 @@ fn errors_name_the_server_and_the_key() {
     }
 }
 
+fn stdio_of(text: &str) -> StdioConfig {
+    match parse(text).unwrap().servers()[0].transport.clone() {
+        TransportConfig::Stdio(stdio) => stdio,
+        other => panic!("not stdio: {other:?}"),
+    }
+}
+
+fn url_of(text: &str) -> String {
+    match parse(text).unwrap().servers()[0].transport.clone() {
+        TransportConfig::Http(http) => http.url,
+        other => panic!("not http: {other:?}"),
+    }
+}
+
+#[test]
+fn command_is_expanded_with_defaults() {
+    let stdio = stdio_of(r#"{"mcpServers": {"s": {"command": "/opt/${TOKEN}/bin/srv"}}}"#);
+    assert_eq!(stdio.command, "/opt/s3cret/bin/srv");
+    let stdio = stdio_of(r#"{"mcpServers": {"s": {"command": "${NOPE:-srv}"}}}"#);
+    assert_eq!(stdio.command, "srv");
+    let stdio = stdio_of(r#"{"mcpServers": {"s": {"command": "${EMPTY:-srv} $x $$"}}}"#);
+    assert_eq!(stdio.command, "srv $x $$");
+}
+
+#[test]
+fn every_args_element_is_expanded_with_defaults() {
+    let stdio = stdio_of(
+        r#"{"mcpServers": {"s": {"command": "x",
+            "args": ["--root", "${TOKEN}", "${NOPE:-/srv}", "${EMPTY:-d}", "$HOME", "a$${TOKEN}"]}}}"#,
+    );
+    assert_eq!(
+        stdio.args,
+        ["--root", "s3cret", "/srv", "d", "$HOME", "a$s3cret"]
+    );
+}
+
+#[test]
+fn url_is_expanded_with_defaults() {
+    assert_eq!(
+        url_of(r#"{"mcpServers": {"s": {"url": "${NOPE:-http://127.0.0.1:9}/mcp"}}}"#),
+        "http://127.0.0.1:9/mcp"
+    );
+    assert_eq!(
+        url_of(r#"{"mcpServers": {"s": {"type": "http", "url": "https://${HOST}/${TOKEN}"}}}"#),
+        "https://example.invalid/s3cret"
+    );
+}
+
+#[test]
+fn expansion_errors_name_the_key_path() {
+    let cases = [
+        (
+            r#"{"mcpServers": {"s": {"command": "${NOPE}"}}}"#,
+            "MCP server 's': 'command' uses ${NOPE}, which is not set",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "args": ["a", "${NOPE}"]}}}"#,
+            "MCP server 's': 'args[1]' uses ${NOPE}, which is not set",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "args": ["${TOKEN}", "b", "--root=${NOPE}"]}}}"#,
+            "MCP server 's': 'args[2]' uses ${NOPE}, which is not set",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"url": "https://${NOPE}/mcp"}}}"#,
+            "MCP server 's': 'url' uses ${NOPE}, which is not set",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "x", "args": ["${TOKEN"]}}}"#,
+            "MCP server 's': 'args[0]' has a malformed '${...}' reference",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "${}"}}}"#,
+            "MCP server 's': 'command' has a malformed '${...}' reference",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"url": "http://h/${1X}"}}}"#,
+            "MCP server 's': 'url' has a malformed '${...}' reference",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"command": "${EMPTY}"}}}"#,
+            "MCP server 's': 'command' is empty after expanding its '${...}' references",
+        ),
+        (
+            r#"{"mcpServers": {"s": {"url": " ${EMPTY:-} "}}}"#,
+            "MCP server 's': 'url' is empty after expanding its '${...}' references",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(err(text), expected, "for {text}");
+    }
+}
+
+#[test]
+fn the_connection_key_is_computed_from_expanded_values() {
+    let with = |token: &'static str| move |name: &str| (name == "TOKEN").then(|| token.to_owned());
+    let text = r#"{"mcpServers": {"s": {"command": "${TOKEN}", "args": ["${TOKEN}"]},
+                                   "h": {"url": "http://${TOKEN}/mcp"}}}"#;
+    let one = McpConfig::parse(text, &with("a")).unwrap();
+    let two = McpConfig::parse(text, &with("b")).unwrap();
+    let literal = McpConfig::parse(
+        r#"{"mcpServers": {"s": {"command": "a", "args": ["a"]}, "h": {"url": "http://a/mcp"}}}"#,
+        &vars,
+    )
+    .unwrap();
+    for name in ["s", "h"] {
+        let key = |c: &McpConfig| c.get(name).unwrap().connection_key();
+        assert_ne!(key(&one), key(&two), "{name}");
+        assert_eq!(key(&one), key(&literal), "{name}");
+    }
+}
+
 #[test]
 fn bad_outer_shape_and_duplicates_are_json_errors_with_positions() {
     let missing = err(r#"{"servers": {}}"#);
@@ -245,6 +356,20 @@ fn expansion_rules() {
     assert_eq!(expand("${1A}", &vars), Err(ExpandError::Malformed));
     assert_eq!(expand("${A B}", &vars), Err(ExpandError::Malformed));
     assert_eq!(expand("${TOKEN", &vars), Err(ExpandError::Malformed));
+    assert_eq!(expand("ok ${TOKEN} ${", &vars), Err(ExpandError::Malformed));
+    // No nesting; an unclosed reference before another is caught too.
+    assert_eq!(
+        expand("${NOPE:-${TOKEN}}", &vars),
+        Err(ExpandError::Malformed)
+    );
+    assert_eq!(
+        expand("${EMPTY:-${TOKEN}", &vars),
+        Err(ExpandError::Malformed)
+    );
+    assert_eq!(expand("${NOPE:-$x}", &vars).unwrap(), "$x");
+    // `$$` is no escape: both dollars are kept, and a reference after them
+    // is still expanded.
+    assert_eq!(expand("$$ $${TOKEN}", &vars).unwrap(), "$$ $s3cret");
     // Replacement text is not expanded again.
     let tricky = |_: &str| Some("${TOKEN}".to_owned());
     assert_eq!(expand("${X}", &tricky).unwrap(), "${TOKEN}");
@@ -309,6 +434,43 @@ fn json_entry() -> impl Strategy<Value = Value> {
         1 => json_value(),
         4 => prop::collection::btree_map(keys, json_value(), 0..6)
             .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+        2 => stdio_or_http_entry(),
+    ]
+}
+
+/// A string that often holds `${...}` references, well formed or not, to
+/// set, unset, empty or defaulted variables.
+fn reference_string() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        "[a-z/$ -]{0,3}",
+        prop::sample::select(vec!["TOKEN", "EMPTY", "HOST", "NOPE", "", "1A"])
+            .prop_flat_map(|name| { (Just(name), prop::option::of("[a-z/$]{0,3}"), any::<bool>()) })
+            .prop_map(|(name, default, closed)| {
+                let default = default.map(|d| format!(":-{d}")).unwrap_or_default();
+                let close = if closed { "}" } else { "" };
+                format!("${{{name}{default}{close}")
+            }),
+    ];
+    prop::collection::vec(piece, 0..4).prop_map(|pieces| pieces.concat())
+}
+
+/// A well-shaped stdio or HTTP entry whose `command`, `args` and `url`
+/// (and `env`/`headers` values) are reference strings.
+fn stdio_or_http_entry() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (
+            reference_string(),
+            prop::collection::vec(reference_string(), 0..4),
+            prop::collection::btree_map("[A-Z]{1,3}", reference_string(), 0..2),
+        )
+            .prop_map(|(command, args, env)| {
+                serde_json::json!({"command": command, "args": args, "env": env})
+            }),
+        (
+            reference_string(),
+            prop::collection::btree_map("[A-Za-z-]{1,4}", reference_string(), 0..2),
+        )
+            .prop_map(|(url, headers)| serde_json::json!({"url": url, "headers": headers})),
     ]
 }
 
@@ -337,6 +499,30 @@ proptest! {
                     names.iter().any(|n| message.contains(&format!("'{n}'"))),
                     "{} names no server of {:?}", message, names
                 );
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn prop_expanded_command_args_and_url_hold_no_reference(entry in stdio_or_http_entry()) {
+        let text = serde_json::json!({"mcpServers": {"s": entry}}).to_string();
+        match McpConfig::parse(&text, &vars) {
+            Ok(config) => {
+                let strings: Vec<String> = match config.servers()[0].transport.clone() {
+                    TransportConfig::Stdio(stdio) => {
+                        std::iter::once(stdio.command).chain(stdio.args).collect()
+                    }
+                    TransportConfig::Http(http) => vec![http.url],
+                };
+                for s in strings {
+                    prop_assert!(!s.contains("${"), "left unexpanded: {}", s);
+                }
+            }
+            Err(error) => {
+                let message = error.to_string();
+                prop_assert!(message.starts_with("MCP server 's': '"), "{}", message);
             }
         }
     }

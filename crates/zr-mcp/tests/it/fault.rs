@@ -425,3 +425,42 @@ async fn with_the_hub_dropped_an_old_handler_stays_unavailable() {
         "the server was not stopped"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_in_command_and_args_reach_the_real_process() {
+    let marker = marker();
+    let script = std::path::PathBuf::from(fault_server_py());
+    let servers_dir = script.parent().unwrap().display().to_string();
+    let name = script.file_name().unwrap().to_str().unwrap().to_owned();
+    // A config as Claude Code accepts it: the program and the script's
+    // folder come from variables, the script's name from a default.
+    let text = json!({"mcpServers": {"fault": {
+        "command": "${ZR_PYTHON}",
+        "args": ["${ZR_SERVERS}/${ZR_UNSET_NAME:-fault_server.py}", marker],
+    }}})
+    .to_string();
+    assert_eq!(name, "fault_server.py");
+    let vars = |var: &str| match var {
+        "ZR_PYTHON" => Some(python()),
+        "ZR_SERVERS" => Some(servers_dir.clone()),
+        _ => None,
+    };
+    let config = zr_mcp::McpConfig::parse(&text, &vars).unwrap();
+    let hub = zr_mcp::McpHub::new(config, options());
+    let lease = hub.acquire("fault").await.unwrap();
+    let out = lease
+        .call("echo", json!({"text": "expanded"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&out), "expanded");
+    // The process runs the expanded path, not the literal references.
+    let pid = lease.process_id().unwrap();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let argv: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    assert!(argv.contains(&script.display().to_string()), "{argv:?}");
+    assert!(!argv.iter().any(|a| a.contains("${")), "{argv:?}");
+}
