@@ -93,7 +93,21 @@ pub(crate) struct ConfigInput {
     /// The key to read or set; leave out to list every settable key with its value.
     setting: Option<String>,
     /// The new value (string, number or boolean); leave out to read the key.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(transform = no_default)]
     value: Option<Value>,
+}
+
+/// Drops the `"default": null` that `serde(default)` would show the model:
+/// null is exactly what `value` refuses.
+fn no_default(schema: &mut schemars::Schema) {
+    schema.remove("default");
+}
+
+/// Keeps a present `null` as `Some(Value::Null)` (plain `Option` would read
+/// it as absent), so `"value": null` is refused instead of reading the key.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// The `Config` tool.
@@ -182,6 +196,10 @@ impl Builtin for ConfigTool {
                     Ok(v) => Ok(ToolOutput::text(format!("{key} = {v}"))),
                     Err(e) => failed(e),
                 },
+                Some(Value::Null) => Ok(ToolOutput::error(format!(
+                    "Config: `value` is null; a key cannot be unset. Send {} to set '{key}', or leave `value` out to read it.",
+                    setting.kind
+                ))),
                 Some(value) => {
                     if !setting.kind.accepts(&value) {
                         return Ok(ToolOutput::error(format!(

@@ -88,7 +88,7 @@ impl Builtin for GrepTool {
 
     fn description(&self) -> String {
         format!(
-            "{} Built on ripgrep: Rust regex syntax, .gitignore honoured, binary files skipped. output_mode `files_with_matches` (default; newest first), `content` (`path:line:text`, with -A/-B/-C context and -n line numbers) or `count`. Filter with `glob` (e.g. `*.rs`) or `type` (e.g. `rust`). `-i` ignores case; `multiline` lets a match span lines. At most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}) and {} KiB are returned, saying when output was cut.",
+            "{} Built on ripgrep: Rust regex syntax, .gitignore honoured, binary files skipped. output_mode `files_with_matches` (default; newest first), `content` (`path:line:text`, with -A/-B/-C context and -n line numbers) or `count`. Filter with `glob` (e.g. `*.rs`) or `type` (e.g. `rust`). `-i` ignores case; `multiline` lets a match span lines. At most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}; in content mode `--` separators count as lines) and {} KiB are returned, saying when something was left out.",
             spec_of(Self::NAME).description,
             MAX_OUTPUT_BYTES / 1024
         )
@@ -200,8 +200,10 @@ fn grep(base: &Path, input: &GrepInput) -> ToolOutput {
         let path = entry.path();
         let shown = path.display().to_string();
         let mut sink = Collect::new(mode, &shown, numbers, MAX_LINE_CHARS);
+        // A `--` between files counts against `head_limit` like any line.
+        let separate = !lines.is_empty() && (before > 0 || after > 0);
         if mode == OutputMode::Content {
-            sink = sink.with_room(limit.saturating_sub(lines.len()));
+            sink = sink.with_room(limit.saturating_sub(lines.len() + usize::from(separate)));
         }
         if searcher.search_path(&matcher, path, &mut sink).is_err() {
             continue;
@@ -211,12 +213,15 @@ fn grep(base: &Path, input: &GrepInput) -> ToolOutput {
         }
         match mode {
             OutputMode::Content => {
-                if !lines.is_empty() && (before > 0 || after > 0) {
-                    lines.push("--".to_owned());
+                if !sink.lines.is_empty() {
+                    if separate {
+                        lines.push("--".to_owned());
+                    }
+                    lines.append(&mut sink.lines);
                 }
-                more |= sink.truncated;
-                lines.append(&mut sink.lines);
-                if lines.len() >= limit {
+                // Once full, the search goes on with no room only until
+                // the next match proves that something was left out.
+                if sink.truncated {
                     more = true;
                     break;
                 }
@@ -235,7 +240,8 @@ fn grep(base: &Path, input: &GrepInput) -> ToolOutput {
             if more {
                 let _ = write!(
                     text,
-                    "\n[output stopped after {limit} lines; narrow the search or raise head_limit]"
+                    "\n[output stopped after {} lines (head_limit {limit}, `--` separators included); more matches were left out. Narrow the search or raise head_limit]",
+                    lines.len()
                 );
             }
             text

@@ -56,7 +56,10 @@
 //!   8 KiB) refused, and so are devices, sockets and pipes; directories
 //!   listed (1000 entries); a missing path answered with near names from its
 //!   folder. A very long line is skipped past, never loaded whole.
-//! - **Write** creates parent folders. An existing file is overwritten only
+//! - **Write** creates parent folders. It refuses a path that is a dangling
+//!   symbolic link (its target does not exist or cannot be resolved) rather
+//!   than create the target somewhere else; a link to an existing file
+//!   writes that file, under the same read-first rule. An existing file is overwritten only
 //!   if this agent read it in this session and it has not changed since (size
 //!   and modification time); **Edit** has the same rule.
 //! - **Edit** replaces `old_string` exactly; not found -> line-by-line
@@ -74,18 +77,26 @@
 //! - **Grep**: `grep-regex` and `grep-searcher` over the same walker; modes
 //!   `files_with_matches` (default, newest first), `content` and `count`;
 //!   `-i`, `-n`, `-A/-B/-C`, `glob`, `type`, `multiline`; `head_limit`
-//!   entries (default 500) and 64 KiB at most.
+//!   entries (default 500; in content mode every output line counts,
+//!   `--` separators included) and 64 KiB at most. The "output stopped"
+//!   note appears only when a further match or context line was really
+//!   left out: once full, the search goes on only until the next match.
 //! - **WebFetch**: GET with [`WebFetchLimits`] (5 MiB body read as a stream
 //!   and stopped beyond the limit, 30 s, 5 redirects, 100 000 bytes of
 //!   output), HTML to Markdown with `htmd` (scripts, styles and `<head>`
 //!   dropped), text/JSON/XML as is, binary content refused. Bodies are
-//!   decoded as UTF-8 (lossy; other charsets are not converted) and `http://`
-//!   is not upgraded to `https://`. The optional `prompt` is echoed above the
+//!   decoded with `encoding_rs` from the Content-Type `charset` (a byte
+//!   order mark wins; no or an unknown charset means UTF-8, lossy; `<meta>`
+//!   charsets are not sniffed) after the whole bounded body was read, and
+//!   `http://` is not upgraded to `https://`. The optional `prompt` is echoed above the
 //!   page: no model summarises it here.
 //! - **WebSearch**, **AskUserQuestion** and **Config** call host services
 //!   ([`WebSearchService`], [`AskUserService`], [`ConfigService`]); with none
 //!   configured they answer with an error result, never a made-up answer.
-//!   Config type-checks values against [`ConfigService::settings`].
+//!   Config type-checks values against [`ConfigService::settings`]; a
+//!   present `"value": null` is an error (keys cannot be unset), never a read.
+//!   WebSearch shows at most 20 results, whole ones only up to 32 KiB, each
+//!   title, address and excerpt cut to one line, and says how many it left out.
 //! - **TodoWrite** replaces the agent's own list and returns it in full.
 //! - **CronCreate / CronDelete / CronList** keep 5-field cron schedules
 //!   (UTC, parsed by `croner`) in a JSON file written atomically (temp file

@@ -161,7 +161,9 @@ impl WebFetchTool {
                 Err(e) => return Ok(ToolOutput::error(describe_error(&final_url, &e, limits))),
             }
         }
-        if looks_binary(&body[..body.len().min(8192)]) {
+        let encoding = charset_of(&content_type);
+        let wide = encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE;
+        if !wide && looks_binary(&body[..body.len().min(8192)]) {
             return Ok(ToolOutput::error(format!(
                 "WebFetch: {final_url} returned binary data{}; WebFetch reads text and HTML pages.",
                 if mime.is_empty() {
@@ -171,7 +173,8 @@ impl WebFetchTool {
                 }
             )));
         }
-        let text = String::from_utf8_lossy(&body);
+        // A byte order mark wins over the declared charset, as in browsers.
+        let (text, _, _) = encoding.decode(&body);
         let html = mime == "text/html"
             || mime == "application/xhtml+xml"
             || (mime.is_empty() && text.trim_start().starts_with('<'));
@@ -199,6 +202,22 @@ impl WebFetchTool {
             "the page is longer; fetch a more specific address",
         ))
         .with_display(format!("fetched {final_url} ({} bytes)", body.len())))
+    }
+}
+
+/// The encoding named by the `charset` parameter of a Content-Type, UTF-8
+/// when there is none or it is unknown.
+fn charset_of(content_type: &str) -> &'static encoding_rs::Encoding {
+    let label = content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        (name.trim() == "charset").then(|| value.trim().trim_matches('"'))
+    });
+    match label {
+        None => encoding_rs::UTF_8,
+        Some(label) => encoding_rs::Encoding::for_label(label.as_bytes()).unwrap_or_else(|| {
+            tracing::debug!(label, "unknown charset; decoding as UTF-8");
+            encoding_rs::UTF_8
+        }),
     }
 }
 

@@ -9,7 +9,17 @@ use serde::{Deserialize, Serialize};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::ServiceError;
+use crate::bound::{cut_line, cut_text};
 use crate::registry::{Builtin, Hints, spec_of};
+
+/// Results shown at most.
+pub(crate) const MAX_RESULTS: usize = 20;
+/// Characters kept of a title or an address.
+const MAX_TITLE_CHARS: usize = 300;
+/// Characters kept of one excerpt.
+const MAX_SNIPPET_CHARS: usize = 1_000;
+/// Bytes of output at most.
+pub(crate) const MAX_OUTPUT_BYTES: usize = 32 * 1024;
 
 /// A web search request.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
@@ -67,8 +77,9 @@ impl Builtin for WebSearchTool {
 
     fn description(&self) -> String {
         format!(
-            "{} Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result.",
-            spec_of(Self::NAME).description
+            "{} Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result. At most {MAX_RESULTS} results and {} KiB are returned, saying how much was cut.",
+            spec_of(Self::NAME).description,
+            MAX_OUTPUT_BYTES / 1024
         )
     }
 
@@ -106,18 +117,46 @@ impl Builtin for WebSearchTool {
             if results.is_empty() {
                 return Ok(ToolOutput::text(format!("No results for {query:?}.")));
             }
-            let mut text = format!("Results for {query:?}:\n");
-            for (i, r) in results.iter().enumerate() {
-                let _ = writeln!(
-                    text,
-                    "{}. {}\n   {}\n   {}",
-                    i + 1,
-                    r.title,
-                    r.url,
-                    r.snippet
-                );
-            }
-            Ok(ToolOutput::text(text))
+            Ok(ToolOutput::text(render(&query, &results)))
         })
     }
+}
+
+/// The results as text: at most [`MAX_RESULTS`] of them, each field cut to
+/// a line, whole results only up to [`MAX_OUTPUT_BYTES`], and a last line
+/// saying how many were left out.
+fn render(query: &str, results: &[SearchResult]) -> String {
+    /// Room kept for the closing note.
+    const NOTE_ROOM: usize = 200;
+    let one_line = |s: &str, max: usize| cut_line(&s.replace(['\n', '\r'], " "), max);
+    let mut text = format!("Results for {query:?}:\n");
+    let mut shown = 0;
+    for (i, r) in results.iter().take(MAX_RESULTS).enumerate() {
+        let entry = format!(
+            "{}. {}\n   {}\n   {}\n",
+            i + 1,
+            one_line(&r.title, MAX_TITLE_CHARS),
+            one_line(&r.url, MAX_TITLE_CHARS),
+            one_line(&r.snippet, MAX_SNIPPET_CHARS)
+        );
+        if shown > 0 && text.len() + entry.len() > MAX_OUTPUT_BYTES - NOTE_ROOM {
+            break;
+        }
+        text.push_str(&entry);
+        shown += 1;
+    }
+    if shown < results.len() {
+        let _ = writeln!(
+            text,
+            "[showing {shown} of {} results (at most {MAX_RESULTS} and {} KiB); refine the query or filter by domain]",
+            results.len(),
+            MAX_OUTPUT_BYTES / 1024
+        );
+    }
+    // A safety net only: one result is far below the byte limit.
+    cut_text(
+        &text,
+        MAX_OUTPUT_BYTES,
+        "refine the query or filter by domain",
+    )
 }

@@ -78,7 +78,23 @@ impl Builtin for WriteTool {
                     }
                     true
                 }
-                Err(_) => false,
+                Err(_) => {
+                    // A dangling link: writing would create its target,
+                    // somewhere other than the path the model named.
+                    if let Ok(meta) = tokio::fs::symlink_metadata(&path).await
+                        && meta.is_symlink()
+                    {
+                        let target = match tokio::fs::read_link(&path).await {
+                            Ok(t) => t.display().to_string(),
+                            Err(e) => format!("an unreadable target ({e})"),
+                        };
+                        return Ok(ToolOutput::error(format!(
+                            "Write: {} is a symbolic link to {target}, which does not exist (or cannot be resolved); nothing was written. Write to the target path itself, or to another path.",
+                            path.display()
+                        )));
+                    }
+                    false
+                }
             };
             if let Some(parent) = path.parent()
                 && let Err(e) = tokio::fs::create_dir_all(parent).await

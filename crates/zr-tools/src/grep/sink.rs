@@ -91,7 +91,8 @@ impl Sink for Collect<'_> {
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, Self::Error> {
         if self.mode == OutputMode::Content && !self.lines.is_empty() {
-            if self.lines.len() >= self.room {
+            // A separator is only worth its line if a line can follow it.
+            if self.lines.len() + 1 >= self.room {
                 self.truncated = true;
                 return Ok(false);
             }

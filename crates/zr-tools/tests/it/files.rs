@@ -207,6 +207,44 @@ async fn write_creates_new_files_and_parent_folders() {
     assert!(!out.is_error, "{}", text(&out));
 }
 
+/// A dangling symlink is refused: writing through it would create its
+/// target elsewhere, here outside the working folder.
+#[cfg(unix)]
+#[tokio::test]
+async fn write_refuses_a_dangling_symlink() {
+    let kit = Kit::new();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("sub/elsewhere.txt");
+    let link = kit.path("link.txt");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = kit
+        .call("Write", json!({"file_path": "link.txt", "content": "x\n"}))
+        .await;
+    assert!(out.is_error, "{}", text(&out));
+    assert_eq!(
+        text(&out),
+        format!(
+            "Write: {} is a symbolic link to {}, which does not exist (or cannot be resolved); nothing was written. Write to the target path itself, or to another path.",
+            link.display(),
+            target.display()
+        )
+    );
+    assert!(!target.exists() && !target.parent().unwrap().exists());
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    // A link to an existing file still writes that file (after a Read).
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    std::fs::write(&target, "old\n").unwrap();
+    kit.call("Read", json!({"file_path": "link.txt"})).await;
+    let out = kit
+        .call(
+            "Write",
+            json!({"file_path": "link.txt", "content": "new\n"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
+}
+
 async fn read_then(kit: &Kit, rel: &str, content: &str) -> std::path::PathBuf {
     let p = kit.write(rel, content);
     kit.call("Read", json!({"file_path": rel})).await;

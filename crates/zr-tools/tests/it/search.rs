@@ -188,7 +188,63 @@ async fn grep_multiline_and_head_limit() {
         .await,
     );
     assert_eq!(t.lines().count(), 6, "{t}");
-    assert!(t.ends_with("[output stopped after 5 lines; narrow the search or raise head_limit]"));
+    assert!(
+        t.ends_with("[output stopped after 5 lines (head_limit 5, `--` separators included); more matches were left out. Narrow the search or raise head_limit]"),
+        "{t}"
+    );
+}
+
+/// The note appears only when something was left out, and `head_limit`
+/// bounds every output line, `--` separators included.
+#[tokio::test]
+async fn grep_head_limit_is_exact_and_counts_separators() {
+    let kit = Kit::new();
+    kit.write("three.txt", "hit 1\nhit 2\nhit 3\n");
+    let t = text(
+        &kit.call(
+            "Grep",
+            json!({"pattern": "hit", "output_mode": "content", "head_limit": 3}),
+        )
+        .await,
+    );
+    assert_eq!(t.lines().count(), 3, "exactly 3 matches fit: {t}");
+    assert!(!t.contains("stopped"), "nothing was cut: {t}");
+    // Matches far apart: each group is `-`, `:`, `-` plus a `--` between.
+    let spread: String = (0..40)
+        .map(|i| {
+            if i % 10 == 5 {
+                "hit\n".to_owned()
+            } else {
+                format!("pad {i}\n")
+            }
+        })
+        .collect();
+    kit.write("spread.txt", &spread);
+    for limit in 1..=16 {
+        let t = text(
+            &kit.call(
+                "Grep",
+                json!({"pattern": "^hit", "output_mode": "content", "-C": 1, "head_limit": limit, "path": "spread.txt"}),
+            )
+            .await,
+        );
+        let body: Vec<&str> = t
+            .lines()
+            .filter(|l| !l.starts_with("[output stopped"))
+            .collect();
+        assert!(body.len() <= limit, "limit {limit}: {t}");
+        assert_ne!(
+            body.last(),
+            Some(&"--"),
+            "limit {limit}: no dangling separator: {t}"
+        );
+        // 4 groups of 3 lines and 3 separators: 15 lines in all.
+        assert_eq!(
+            t.contains("[output stopped"),
+            limit < 15,
+            "limit {limit}: {t}"
+        );
+    }
 }
 
 /// Bad patterns of every kind come back as error results the model can

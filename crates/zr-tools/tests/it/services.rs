@@ -84,6 +84,19 @@ impl WebSearchService for FakeSearch {
         query: SearchQuery,
     ) -> BoxFuture<'a, Result<Vec<SearchResult>, ServiceError>> {
         Box::pin(async move {
+            if let Some(len) = match query.query.as_str() {
+                "flood" => Some(5_000),
+                "many" => Some(10),
+                _ => None,
+            } {
+                return Ok((0..100)
+                    .map(|i| SearchResult {
+                        title: format!("Result {i}"),
+                        url: format!("https://example.invalid/{i}"),
+                        snippet: "é".repeat(len),
+                    })
+                    .collect());
+            }
             Ok(vec![SearchResult {
                 title: format!("About {}", query.query),
                 url: "https://example.invalid/a".to_owned(),
@@ -181,6 +194,22 @@ async fn services_answer_through_the_tools() {
         t,
         "Results for \"tokio\":\n1. About tokio\n   https://example.invalid/a\n   domains [\"docs.rs\"]\n"
     );
+    // Many long results: count, excerpt and total size are bounded, and
+    // the output says what was cut.
+    let t = text(&kit.call("WebSearch", json!({"query": "flood"})).await);
+    assert!(t.len() <= 32 * 1024, "{} bytes", t.len());
+    let shown = t.matches("\n   https://").count();
+    assert!((10..=20).contains(&shown), "{shown} results: {t}");
+    assert!(t.contains("[line cut: 4000 more chars]"), "{t}");
+    assert!(
+        t.ends_with(&format!("[showing {shown} of 100 results (at most 20 and 32 KiB); refine the query or filter by domain]\n")),
+        "{t}"
+    );
+    // Short results: the count limit alone applies.
+    let t = text(&kit.call("WebSearch", json!({"query": "many"})).await);
+    assert!(t.contains("20. Result 19\n"), "{t}");
+    assert!(!t.contains("Result 20\n"), "{t}");
+    assert!(t.ends_with("[showing 20 of 100 results (at most 20 and 32 KiB); refine the query or filter by domain]\n"), "{t}");
     let t = text(
         &kit.call(
             "AskUserQuestion",
@@ -245,6 +274,22 @@ async fn config_checks_keys_and_types() {
             .await,
     );
     assert_eq!(t, "subagent.max_concurrent = 5");
+    // A present null is refused, never read as "leave out".
+    let out = kit
+        .call(
+            "Config",
+            json!({"setting": "subagent.max_concurrent", "value": null}),
+        )
+        .await;
+    assert!(out.is_error, "{}", text(&out));
+    assert_eq!(
+        text(&out),
+        "Config: `value` is null; a key cannot be unset. Send an integer to set 'subagent.max_concurrent', or leave `value` out to read it."
+    );
+    assert_eq!(
+        config.values.lock().unwrap()["subagent.max_concurrent"],
+        json!(5)
+    );
     let t = text(&kit.call("Config", json!({})).await);
     assert!(
         t.contains("- theme (one of: dark, light) = null: colours"),

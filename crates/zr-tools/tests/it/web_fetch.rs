@@ -13,6 +13,9 @@ const PAGE: &str = "<html><head><title>T</title><style>p{}</style></head><body>\
 <script>var hidden = 1;</script><h1>Hello</h1><p>Some <b>bold</b> text and a \
 <a href=\"https://example.invalid/x\">link</a>.</p><ul><li>one</li><li>two</li></ul></body></html>";
 
+/// "café ©" in ISO-8859-1: 0xE9 and 0xA9 are not valid UTF-8 here.
+const LATIN1_PAGE: &[u8] = b"<html><body><p>caf\xe9 \xa9</p></body></html>";
+
 async fn serve(mut sock: TcpStream) {
     let mut buf = Vec::new();
     let mut chunk = [0_u8; 1024];
@@ -37,6 +40,19 @@ async fn serve(mut sock: TcpStream) {
                 PAGE.len()
             ),
             PAGE.as_bytes(),
+        ),
+        "/latin1" => reply(
+            "200 OK",
+            &format!(
+                "Content-Type: text/html; charset=ISO-8859-1\r\nContent-Length: {}\r\n",
+                LATIN1_PAGE.len()
+            ),
+            LATIN1_PAGE,
+        ),
+        "/latin1-text" => reply(
+            "200 OK",
+            "Content-Type: text/plain;charset=\"iso-8859-1\"\r\nContent-Length: 5\r\n",
+            b"na\xefve",
         ),
         "/redirect" => reply("302 Found", "Location: /page\r\nContent-Length: 0\r\n", b""),
         "/loop" => reply("302 Found", "Location: /loop\r\nContent-Length: 0\r\n", b""),
@@ -236,4 +252,24 @@ async fn long_pages_are_cut_and_say_so() {
     );
     assert!(t.contains("[... output cut: 120 of "), "{t}");
     assert!(t.contains("fetch a more specific address"), "{t}");
+}
+
+/// The charset of the Content-Type is honoured: ISO-8859-1 bytes are
+/// decoded, not turned into replacement characters.
+#[tokio::test]
+async fn declared_charsets_are_decoded() {
+    let base = server().await;
+    let kit = Kit::new();
+    let out = kit
+        .call("WebFetch", json!({"url": format!("{base}/latin1")}))
+        .await;
+    let t = text(&out);
+    assert!(!out.is_error, "{t}");
+    assert!(t.contains("café ©"), "{t}");
+    assert!(!t.contains('\u{FFFD}'), "{t}");
+    let t = text(
+        &kit.call("WebFetch", json!({"url": format!("{base}/latin1-text")}))
+            .await,
+    );
+    assert!(t.ends_with("\n\nnaïve"), "{t}");
 }
