@@ -36,42 +36,51 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
 /// `npm ci` into `dir` from the pinned `package.json` and lock file.
 fn node(dir: &Path, pinned: &Path) -> Result<()> {
     let files = ["package.json", "package-lock.json"];
-    let wanted = stamp_of(pinned, &files)?;
-    if read_stamp(dir) == Some(wanted.clone()) {
-        println!("deps: node packages up to date in {}", dir.display());
-        return Ok(());
-    }
-    println!("deps: installing node packages into {}", dir.display());
-    fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    for file in files {
-        fs::copy(pinned.join(file), dir.join(file))
-            .with_context(|| format!("could not copy {file} into {}", dir.display()))?;
-    }
-    let mut cmd = Command::new("npm");
-    cmd.current_dir(dir)
-        .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"]);
-    run_cmd(cmd).context("npm ci failed; is Node.js with npm installed?")?;
-    write_stamp(dir, &wanted)
+    install("node", dir, pinned, &files, || {
+        fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+        for file in files {
+            fs::copy(pinned.join(file), dir.join(file))
+                .with_context(|| format!("could not copy {file} into {}", dir.display()))?;
+        }
+        let mut cmd = Command::new("npm");
+        cmd.current_dir(dir)
+            .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"]);
+        run_cmd(cmd).context("npm ci failed; is Node.js with npm installed?")
+    })
 }
 
 /// A virtual environment in `dir` with the pinned `requirements.txt`.
 fn python(dir: &Path, pinned: &Path) -> Result<()> {
-    let files = ["requirements.txt"];
-    let wanted = stamp_of(pinned, &files)?;
-    if read_stamp(dir) == Some(wanted.clone()) {
-        println!("deps: python packages up to date in {}", dir.display());
+    install("python", dir, pinned, &["requirements.txt"], || {
+        let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+        let mut venv = Command::new(python);
+        venv.arg("-m").arg("venv").arg(dir);
+        run_cmd(venv).context("could not create the virtual environment; is python3 installed?")?;
+        let mut pip = Command::new(dir.join("bin/pip"));
+        pip.args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(pinned.join("requirements.txt"));
+        run_cmd(pip).context("pip install failed")
+    })
+}
+
+/// Runs `install` into `dir` unless the stamp there matches the pinned
+/// `files`; writes the stamp last, so an interrupted install is redone.
+fn install(
+    what: &str,
+    dir: &Path,
+    pinned: &Path,
+    files: &[&str],
+    install: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let wanted = stamp_of(pinned, files)?;
+    let stamp = dir.join(".zr-stamp");
+    if fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        println!("deps: {what} packages up to date in {}", dir.display());
         return Ok(());
     }
-    println!("deps: installing python packages into {}", dir.display());
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    let mut venv = Command::new(python);
-    venv.arg("-m").arg("venv").arg(dir);
-    run_cmd(venv).context("could not create the virtual environment; is python3 installed?")?;
-    let mut pip = Command::new(dir.join("bin/pip"));
-    pip.args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-        .arg(pinned.join("requirements.txt"));
-    run_cmd(pip).context("pip install failed")?;
-    write_stamp(dir, &wanted)
+    println!("deps: installing {what} packages into {}", dir.display());
+    install()?;
+    fs::write(&stamp, wanted).with_context(|| format!("could not write {}", stamp.display()))
 }
 
 /// The stamp for a set of pinned files: their names and contents.
@@ -84,16 +93,4 @@ fn stamp_of(pinned: &Path, files: &[&str]) -> Result<String> {
         stamp.push_str(&format!("== {file}\n{text}\n"));
     }
     Ok(stamp)
-}
-
-/// The stamp left by the last complete install in `dir`, if any.
-fn read_stamp(dir: &Path) -> Option<String> {
-    fs::read_to_string(dir.join(".zr-stamp")).ok()
-}
-
-/// Records a complete install; written last, so an interrupted install is
-/// redone.
-fn write_stamp(dir: &Path, stamp: &str) -> Result<()> {
-    let path = dir.join(".zr-stamp");
-    fs::write(&path, stamp).with_context(|| format!("could not write {}", path.display()))
 }
