@@ -3,7 +3,7 @@
 
 mod scan;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,6 +12,7 @@ use std::time::SystemTime;
 use zr_caps::{AgentDefinition, ExtraKey};
 use zr_types::AgentName;
 
+use crate::assemble::{self, View};
 use crate::scaffold::scaffold;
 use crate::stamp;
 use crate::{Diagnostic, Problem, Roots, ScanStats, Scope, builtin_agent_types};
@@ -52,6 +53,21 @@ impl AgentTypeEntry {
     #[must_use]
     pub fn name(&self) -> &AgentName {
         &self.definition.name
+    }
+}
+
+impl assemble::Entry for AgentTypeEntry {
+    const KIND: &'static str = "agent type";
+
+    fn key(&self) -> &str {
+        self.name().as_str()
+    }
+
+    fn source_file(&self) -> Option<&Path> {
+        match &self.source {
+            AgentSource::Builtin => None,
+            AgentSource::File { path, .. } => Some(path),
+        }
     }
 }
 
@@ -158,64 +174,20 @@ impl AgentRegistry {
         }
         let Scan {
             stats,
-            mut diagnostics,
+            diagnostics,
             generation,
             ..
         } = scan;
         let pruned = stamp::prune(&mut state.dirs, &mut state.files, generation);
         state.stats = stats;
-
-        let mut winners: BTreeMap<AgentName, Arc<AgentTypeEntry>> = BTreeMap::new();
-        for outcome in &found {
-            diagnostics.extend(outcome.diagnostics.iter().cloned());
-            let Some(entry) = &outcome.entry else {
-                continue;
-            };
-            match winners.get(entry.name()) {
-                Some(winner) => {
-                    if let (AgentSource::File { path, .. }, AgentSource::File { path: by, .. }) =
-                        (&entry.source, &winner.source)
-                    {
-                        diagnostics.push(Diagnostic::warning(
-                            path,
-                            None,
-                            Problem::Shadowed {
-                                kind: "agent type",
-                                name: entry.name().to_string(),
-                                winner: by.clone(),
-                            },
-                        ));
-                    }
-                }
-                None => {
-                    winners.insert(entry.name().clone(), Arc::clone(entry));
-                }
-            }
-        }
-        for builtin in &self.builtins {
-            winners
-                .entry(builtin.name().clone())
-                .or_insert_with(|| Arc::clone(builtin));
-        }
-        diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-        let types: Vec<Arc<AgentTypeEntry>> = winners.into_values().collect();
-        if let Some(last) = &state.last
-            && !pruned
-            && last.diagnostics == diagnostics
-            && stamp::same_entries(&last.types, &types)
-        {
-            return Arc::clone(last);
-        }
-        tracing::debug!(
-            files_parsed = stats.files_parsed,
-            dirs_listed = stats.dirs_listed,
-            types = types.len(),
-            diagnostics = diagnostics.len(),
-            "agent-type registry changed"
-        );
-        let view = Arc::new(AgentTypesView { types, diagnostics });
-        state.last = Some(Arc::clone(&view));
-        view
+        assemble::settle(
+            &mut state.last,
+            &found,
+            &self.builtins,
+            diagnostics,
+            pruned,
+            stats,
+        )
     }
 
     /// What the last [`AgentRegistry::view`] did.
@@ -233,6 +205,18 @@ impl AgentRegistry {
 pub struct AgentTypesView {
     types: Vec<Arc<AgentTypeEntry>>,
     diagnostics: Vec<Diagnostic>,
+}
+
+impl View for AgentTypesView {
+    type Entry = AgentTypeEntry;
+
+    fn assemble(types: Vec<Arc<AgentTypeEntry>>, diagnostics: Vec<Diagnostic>) -> Self {
+        Self { types, diagnostics }
+    }
+
+    fn parts(&self) -> (&[Arc<AgentTypeEntry>], &[Diagnostic]) {
+        (&self.types, &self.diagnostics)
+    }
 }
 
 impl AgentTypesView {

@@ -136,6 +136,7 @@
 //! skills and types by name: views are deterministic.
 
 mod agents;
+mod assemble;
 mod builtin;
 mod diagnostic;
 mod error;

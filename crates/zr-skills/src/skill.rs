@@ -69,6 +69,18 @@ impl Skill {
     }
 }
 
+impl crate::assemble::Entry for Skill {
+    const KIND: &'static str = "skill";
+
+    fn key(&self) -> &str {
+        self.name().as_str()
+    }
+
+    fn source_file(&self) -> Option<&Path> {
+        Some(self.file())
+    }
+}
+
 /// A front-matter error from zr-caps as a diagnostic of this file.
 pub(crate) fn front_matter_diagnostic(error: AgentFileError) -> Diagnostic {
     let problem = match error.problem {

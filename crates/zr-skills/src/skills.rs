@@ -10,8 +10,9 @@ use std::time::SystemTime;
 
 use zr_types::SkillDefinition;
 
+use crate::assemble::{self, View};
 use crate::stamp;
-use crate::{Diagnostic, Problem, Roots, ScanStats, Skill};
+use crate::{Diagnostic, Roots, ScanStats, Skill};
 
 use scan::{FileCache, Listing, Scan};
 
@@ -94,56 +95,13 @@ impl SkillRegistry {
         }
         let Scan {
             stats,
-            mut diagnostics,
+            diagnostics,
             generation,
             ..
         } = scan;
         let pruned = stamp::prune(&mut state.dirs, &mut state.files, generation);
-
-        // Discovery order is precedence order; a stable sort by name keeps
-        // it among equal names, so the first of each run wins.
-        let mut all: Vec<&Arc<Skill>> = Vec::with_capacity(found.len());
-        for outcome in &found {
-            diagnostics.extend(outcome.diagnostics.iter().cloned());
-            all.extend(outcome.skill.as_ref());
-        }
-        all.sort_by(|a, b| a.name().cmp(b.name()));
-        let mut skills: Vec<Arc<Skill>> = Vec::with_capacity(all.len());
-        for skill in all {
-            match skills.last() {
-                Some(winner) if winner.name() == skill.name() => {
-                    diagnostics.push(Diagnostic::warning(
-                        skill.file(),
-                        None,
-                        Problem::Shadowed {
-                            kind: "skill",
-                            name: skill.name().to_string(),
-                            winner: winner.file().to_path_buf(),
-                        },
-                    ));
-                }
-                _ => skills.push(Arc::clone(skill)),
-            }
-        }
-        diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         state.stats = stats;
-        if let Some(last) = &state.last
-            && !pruned
-            && last.diagnostics == diagnostics
-            && stamp::same_entries(&last.skills, &skills)
-        {
-            return Arc::clone(last);
-        }
-        tracing::debug!(
-            files_parsed = stats.files_parsed,
-            dirs_listed = stats.dirs_listed,
-            skills = skills.len(),
-            diagnostics = diagnostics.len(),
-            "skill registry changed"
-        );
-        let view = Arc::new(SkillsView::new(skills, diagnostics));
-        state.last = Some(Arc::clone(&view));
-        view
+        assemble::settle(&mut state.last, &found, &[], diagnostics, pruned, stats)
     }
 
     /// What the last [`SkillRegistry::view`] did: how many folders it
@@ -165,8 +123,10 @@ pub struct SkillsView {
     diagnostics: Vec<Diagnostic>,
 }
 
-impl SkillsView {
-    fn new(skills: Vec<Arc<Skill>>, diagnostics: Vec<Diagnostic>) -> Self {
+impl View for SkillsView {
+    type Entry = Skill;
+
+    fn assemble(skills: Vec<Arc<Skill>>, diagnostics: Vec<Diagnostic>) -> Self {
         let definitions = skills.iter().map(|s| Arc::clone(&s.definition)).collect();
         Self {
             skills,
@@ -175,6 +135,12 @@ impl SkillsView {
         }
     }
 
+    fn parts(&self) -> (&[Arc<Skill>], &[Diagnostic]) {
+        (&self.skills, &self.diagnostics)
+    }
+}
+
+impl SkillsView {
     /// The skills, sorted by name; each name once (the root of highest
     /// precedence wins).
     #[must_use]

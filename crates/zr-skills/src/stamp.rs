@@ -1,5 +1,6 @@
 //! File identity for hot reload (modification and change times, size,
-//! inode) and the bounded readers that load front matter and bodies.
+//! inode), the cache entries it guards and their pruning, and the bounded
+//! readers that load front matter and bodies.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -167,7 +168,13 @@ pub(crate) fn front_matter_prefix(mut reader: impl BufRead) -> Result<String, Pr
         }
         let piece = std::str::from_utf8(&line).map_err(|_| Problem::NotUtf8)?;
         text.push_str(piece);
-        let bare = piece.strip_prefix('\u{feff}').unwrap_or(piece);
+        // A byte-order mark is the file's, before its first line only (as
+        // in the parser, which sees the whole text).
+        let bare = if first {
+            piece.strip_prefix('\u{feff}').unwrap_or(piece)
+        } else {
+            piece
+        };
         let fence = bare.trim_end_matches([' ', '\t', '\r', '\n']) == "---";
         if first {
             first = false;
@@ -226,11 +233,6 @@ impl<O> Generational for FileCache<O> {
     fn generation(&self) -> u64 {
         self.generation
     }
-}
-
-/// Whether two lists hold the very same entries, in the same order.
-pub(crate) fn same_entries<T>(a: &[Arc<T>], b: &[Arc<T>]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| Arc::ptr_eq(a, b))
 }
 
 /// A cache entry marked with the generation of the last scan that saw it.

@@ -62,7 +62,6 @@ pub fn parse_front_matter(
     path_for_messages: &Path,
     text: &str,
 ) -> Result<FrontMatter, AgentFileError> {
-    let fail = |line: usize, problem: AgentFileProblem| fail_at(path_for_messages, line, problem);
     let (tree, body) = read_front(path_for_messages, text)?;
     let file_line = |node: &yaml::Located, fallback: usize| match line_of(node) {
         0 => fallback,
@@ -79,7 +78,8 @@ pub fn parse_front_matter(
             .collect(),
         Node::Null => Vec::new(),
         other => {
-            return Err(fail(
+            return Err(fail_at(
+                path_for_messages,
                 file_line(&tree, 1),
                 AgentFileProblem::NotAMapping {
                     found: other.describe(),

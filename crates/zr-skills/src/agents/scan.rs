@@ -29,12 +29,8 @@ pub(super) struct Listing {
 /// An agent-type file as last parsed.
 pub(super) type FileCache = crate::stamp::FileCache<Outcome>;
 
-/// What parsing one file gave.
-#[derive(Debug)]
-pub(super) struct Outcome {
-    pub(super) entry: Option<Arc<AgentTypeEntry>>,
-    pub(super) diagnostics: Vec<Diagnostic>,
-}
+/// What parsing one agent-type file gave.
+pub(super) type Outcome = crate::assemble::Outcome<AgentTypeEntry>;
 
 /// The state of one [`AgentRegistry::view`](super::AgentRegistry::view).
 pub(super) struct Scan<'a> {
@@ -134,12 +130,7 @@ impl Scan<'_> {
 
     fn file(&mut self, index: usize, root: &Root, path: &Path) -> Arc<Outcome> {
         self.stats.stat_calls += 1;
-        let fail = |problem| {
-            Arc::new(Outcome {
-                entry: None,
-                diagnostics: vec![Diagnostic::error(path, None, problem)],
-            })
-        };
+        let fail = |problem| Arc::new(Outcome::failed(path, problem));
         let meta = match fs::metadata(path) {
             Ok(meta) => meta,
             Err(e) => return fail(io_problem("read the file", &e)),
@@ -175,12 +166,7 @@ impl Scan<'_> {
 fn parse(path: &Path, scope: Scope) -> Outcome {
     let text = match read_bounded(path) {
         Ok(text) => text,
-        Err(problem) => {
-            return Outcome {
-                entry: None,
-                diagnostics: vec![Diagnostic::error(path, None, problem)],
-            };
-        }
+        Err(problem) => return Outcome::failed(path, problem),
     };
     match parse_agent_file(path, &text) {
         Err(error) => Outcome {

@@ -222,6 +222,13 @@ fn the_prefix_reader_stops_at_the_closing_fence() {
         front_matter_prefix("\u{feff}---\r\nname: a\r\n---\r\nb".as_bytes()).unwrap(),
         "\u{feff}---\r\nname: a\r\n---\r\n"
     );
+    // A byte-order mark only counts before the first line: a later line
+    // starting with one is not a fence (it used to end the read early).
+    let text = "---\n\u{feff}---\nname: a\n---\nbody\n";
+    assert_eq!(
+        front_matter_prefix(text.as_bytes()).unwrap(),
+        "---\n\u{feff}---\nname: a\n---\n"
+    );
 }
 
 fn mostly_front_matter() -> impl Strategy<Value = Vec<u8>> {
@@ -284,5 +291,25 @@ proptest! {
         }
         // The whole-text parser, on the lossy text, never panics either.
         let _ = zr_caps::parse_front_matter(Path::new("x.md"), &String::from_utf8_lossy(&bytes));
+    }
+}
+
+proptest! {
+    /// Reading only up to the closing fence loses nothing: the prefix's
+    /// front matter is the whole file's (same keys, values and lines, or
+    /// the same error at the same line).
+    #[test]
+    fn prop_the_prefix_has_the_whole_files_front_matter(bytes in mostly_front_matter()) {
+        let Ok(whole) = std::str::from_utf8(&bytes) else {
+            return Ok(());
+        };
+        let prefix = front_matter_prefix(&bytes[..]).unwrap();
+        let path = Path::new("x.md");
+        let keys = |text: &str| {
+            zr_caps::parse_front_matter(path, text)
+                .map(|fm| fm.entries)
+                .map_err(|e| (e.line, e.problem))
+        };
+        prop_assert_eq!(keys(&prefix), keys(whole), "prefix {:?}", prefix);
     }
 }

@@ -14,7 +14,7 @@ use crate::stamp::{Seen, Stamp, io_problem, read_front_matter, regular_file};
 use crate::{Diagnostic, Problem, Root, ScanStats, Skill};
 
 /// How deep under a root skill folders are looked for.
-pub(crate) const MAX_DEPTH: usize = 6;
+const MAX_DEPTH: usize = 6;
 
 /// The name of a skill's file.
 const SKILL_FILE: &str = "SKILL.md";
@@ -37,11 +37,7 @@ pub(crate) struct Listing {
 pub(crate) type FileCache = crate::stamp::FileCache<Outcome>;
 
 /// What parsing one `SKILL.md` gave.
-#[derive(Debug)]
-pub(crate) struct Outcome {
-    pub(crate) skill: Option<Arc<Skill>>,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-}
+pub(crate) type Outcome = crate::assemble::Outcome<Skill>;
 
 /// The state of one [`SkillRegistry::view`](crate::SkillRegistry::view).
 pub(crate) struct Scan<'a> {
@@ -207,14 +203,7 @@ impl Scan<'_> {
                     self.stats.stat_calls += 1;
                     let outcome = match fs::metadata(&file) {
                         Ok(meta) => self.file(walk, dir, &file, &meta),
-                        Err(e) => Arc::new(Outcome {
-                            skill: None,
-                            diagnostics: vec![Diagnostic::error(
-                                &file,
-                                None,
-                                io_problem("read the file", &e),
-                            )],
-                        }),
+                        Err(e) => Arc::new(Outcome::failed(&file, io_problem("read the file", &e))),
                     };
                     found.push(outcome);
                 }
@@ -282,10 +271,7 @@ impl Scan<'_> {
         meta: &fs::Metadata,
     ) -> Arc<Outcome> {
         if let Err(problem) = regular_file(file, meta) {
-            return Arc::new(Outcome {
-                skill: None,
-                diagnostics: vec![Diagnostic::error(file, None, problem)],
-            });
+            return Arc::new(Outcome::failed(file, problem));
         }
         let stamp = Stamp::of(meta);
         if self.files.len() <= walk.index {
@@ -304,14 +290,11 @@ impl Scan<'_> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let outcome = match read_front_matter(file) {
-            Err(problem) => Outcome {
-                skill: None,
-                diagnostics: vec![Diagnostic::error(file, None, problem)],
-            },
+            Err(problem) => Outcome::failed(file, problem),
             Ok(text) => {
                 let (skill, diagnostics) = parse_skill(file, &folder, &text, walk.root);
                 Outcome {
-                    skill: skill.map(Arc::new),
+                    entry: skill.map(Arc::new),
                     diagnostics,
                 }
             }

@@ -9,6 +9,12 @@ use zr_skills::{AgentRegistry, AgentSource, Roots, Scope, Severity};
 
 use crate::Project;
 
+/// A registry over the project's roots (no home folder, no first-use
+/// files).
+fn registry(p: &Project) -> AgentRegistry {
+    AgentRegistry::new(Roots::agents(&p.path(), None))
+}
+
 fn names(view: &zr_skills::AgentTypesView) -> Vec<String> {
     view.types().iter().map(|t| t.name().to_string()).collect()
 }
@@ -30,7 +36,7 @@ const BUILTINS: [&str; 5] = [
 #[test]
 fn the_built_ins_exist_without_files_each_with_a_prompt() {
     let p = Project::new();
-    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    let view = registry(&p).view();
     assert_eq!(names(&view), BUILTINS);
     assert!(view.diagnostics().is_empty());
     for entry in view.types() {
@@ -60,7 +66,7 @@ fn a_file_with_a_built_in_name_replaces_it() {
         "project/.zr/agents/my-explore.md",
         &agent("explore", "mine"),
     );
-    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    let view = registry(&p).view();
     assert_eq!(names(&view), BUILTINS);
     let explore = view.get("explore").unwrap();
     assert_eq!(explore.definition.description, "mine");
@@ -122,11 +128,7 @@ fn a_scaffold_that_cannot_be_written_is_a_diagnostic() {
     p.write("project/.zr", "a file where the folder should be");
     let view = AgentRegistry::for_project(&p.path(), None).view();
     assert_eq!(names(&view), BUILTINS);
-    let shown: Vec<String> = view
-        .diagnostics()
-        .iter()
-        .map(|d| d.display_relative(&p.base()).to_string())
-        .collect();
+    let shown = p.shown(view.diagnostics());
     assert_eq!(
         shown,
         [
@@ -163,11 +165,7 @@ fn roots_have_a_fixed_precedence_and_duplicates_are_reported() {
             ..
         }
     ));
-    let shown: Vec<String> = view
-        .diagnostics()
-        .iter()
-        .map(|d| d.display_relative(&p.base()).to_string())
-        .collect();
+    let shown = p.shown(view.diagnostics());
     assert_eq!(
         shown,
         [
@@ -200,14 +198,10 @@ fn broken_files_are_diagnostics_with_lines_and_the_rest_loads() {
     );
     fs::create_dir_all(p.path().join(".zr/agents/folder.md")).unwrap();
     p.write("project/.zr/agents/notes.txt", "not an agent");
-    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    let view = registry(&p).view();
     assert!(view.get("good").is_some());
     assert!(view.get("extra").is_some());
-    let shown: Vec<String> = view
-        .diagnostics()
-        .iter()
-        .map(|d| d.display_relative(&p.base()).to_string())
-        .collect();
+    let shown = p.shown(view.diagnostics());
     assert_eq!(shown.len(), 4, "{shown:#?}");
     assert!(
         shown[0].starts_with("project/.zr/agents/bad-yaml.md:3: error: invalid YAML"),
@@ -240,7 +234,7 @@ fn hot_reload_sees_added_edited_and_deleted_files() {
     p.write("project/.zr/agents/b.md", &agent("beta", "two"));
     p.write("project/.claude/agents/c.md", &agent("gamma", "three"));
     p.age();
-    let registry = AgentRegistry::new(Roots::agents(&p.path(), None));
+    let registry = registry(&p);
     let first = registry.view();
     assert_eq!(names(&first).len(), 8);
     assert_eq!(registry.last_scan().files_parsed, 3);
@@ -296,7 +290,7 @@ fn hidden_files_such_as_editor_locks_are_not_agent_types() {
         b"\x00\x05\x16\x07\xff",
     )
     .unwrap();
-    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    let view = registry(&p).view();
     assert!(view.get("reviewer").is_some());
     assert!(view.diagnostics().is_empty(), "{:#?}", view.diagnostics());
 }
@@ -313,7 +307,7 @@ fn a_fifo_named_like_an_agent_file_is_a_diagnostic_not_a_hang() {
         .status()
         .unwrap();
     assert!(status.success());
-    let registry = AgentRegistry::new(Roots::agents(&p.path(), None));
+    let registry = registry(&p);
     let (send, receive) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = send.send(registry.view());
@@ -322,11 +316,7 @@ fn a_fifo_named_like_an_agent_file_is_a_diagnostic_not_a_hang() {
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("the view blocked");
     assert!(view.get("reviewer").is_some());
-    let shown: Vec<String> = view
-        .diagnostics()
-        .iter()
-        .map(|d| d.display_relative(&p.base()).to_string())
-        .collect();
+    let shown = p.shown(view.diagnostics());
     assert_eq!(
         shown,
         ["project/.zr/agents/pipe.md: error: pipe.md is not a regular file; make it one"]
@@ -342,7 +332,7 @@ fn a_root_linked_to_another_root_is_read_once_without_warnings() {
     );
     fs::create_dir_all(p.path().join(".claude")).unwrap();
     std::os::unix::fs::symlink("../.zr/agents", p.path().join(".claude/agents")).unwrap();
-    let view = AgentRegistry::new(Roots::agents(&p.path(), None)).view();
+    let view = registry(&p).view();
     assert!(view.get("reviewer").is_some());
     assert!(view.diagnostics().is_empty(), "{:#?}", view.diagnostics());
 }

@@ -58,6 +58,16 @@ impl Project {
         )
     }
 
+    /// `diagnostics` as people see them, with paths relative to the base
+    /// folder.
+    fn shown(&self, diagnostics: &[zr_skills::Diagnostic]) -> Vec<String> {
+        let base = self.base();
+        diagnostics
+            .iter()
+            .map(|d| d.display_relative(&base).to_string())
+            .collect()
+    }
+
     /// Sets every file's and folder's modification time a minute back, so
     /// that hot-reload assertions do not depend on the clock's tick.
     fn age(&self) {

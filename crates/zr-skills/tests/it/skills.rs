@@ -17,14 +17,6 @@ fn names(view: &zr_skills::SkillsView) -> Vec<String> {
     view.skills().iter().map(|s| s.name().to_string()).collect()
 }
 
-fn diagnostics(p: &Project, view: &zr_skills::SkillsView) -> Vec<String> {
-    let base = p.base();
-    view.diagnostics()
-        .iter()
-        .map(|d| d.display_relative(&base).to_string())
-        .collect()
-}
-
 #[test]
 fn roots_have_a_fixed_precedence_and_duplicates_are_reported() {
     let p = Project::new();
@@ -46,7 +38,7 @@ fn roots_have_a_fixed_precedence_and_duplicates_are_reported() {
     assert_eq!(notes.root.scope, Scope::User);
     assert_eq!(deploy.root.scope, Scope::Project);
     assert_eq!(
-        diagnostics(&p, &view),
+        p.shown(view.diagnostics()),
         [
             "home/.zr/skills/deploy/SKILL.md: warning: skill 'deploy' is also defined in project/.agents/skills/deploy/SKILL.md, which takes precedence; this one is ignored",
             "project/.claude/skills/deploy/SKILL.md: warning: skill 'deploy' is also defined in project/.agents/skills/deploy/SKILL.md, which takes precedence; this one is ignored",
@@ -86,7 +78,7 @@ fn nested_skill_folders_are_found_but_not_inside_a_skill() {
         p.path().join(".zr/skills/team/docs/api-docs")
     );
     assert_eq!(
-        diagnostics(&p, &view),
+        p.shown(view.diagnostics()),
         [
             "project/.zr/skills/a/b/c/d/e/f/too-deep: warning: folders nested deeper than 6 levels under the root are not searched for skills"
         ]
@@ -116,7 +108,7 @@ fn name_rules_refuse_bad_folders_and_keep_the_rest() {
     let view = registry(&p).view();
     assert_eq!(names(&view), ["good"]);
     assert_eq!(
-        diagnostics(&p, &view),
+        p.shown(view.diagnostics()),
         [
             "project/.zr/skills/Bad_Name/SKILL.md:2: error: 'name': skill name 'Bad_Name' contains 'B' at position 0; allowed: lowercase ASCII letters, digits and single '-' between them",
             "project/.zr/skills/SKILL.md: warning: a SKILL.md directly in the skills root is ignored; move it into a folder named like the skill",
@@ -151,7 +143,7 @@ fn links_out_of_the_root_are_refused_and_dot_dot_names_never_resolve() {
     );
     let view = registry(&p).view();
     assert_eq!(names(&view), ["good"]);
-    let shown = diagnostics(&p, &view);
+    let shown = p.shown(view.diagnostics());
     assert_eq!(shown.len(), 4, "{shown:#?}");
     assert!(shown[0].starts_with("project/.zr/skills/dots/SKILL.md:2: error: 'name': skill name '../outside/evil' contains '.'"), "{}", shown[0]);
     assert_eq!(
@@ -207,7 +199,7 @@ fn broken_files_are_diagnostics_with_lines_and_the_rest_loads() {
     .unwrap();
     let view = registry(&p).view();
     assert_eq!(names(&view), ["fine"]);
-    let shown = diagnostics(&p, &view);
+    let shown = p.shown(view.diagnostics());
     assert_eq!(shown.len(), 6, "{shown:#?}");
     assert!(
         shown[0].starts_with("project/.zr/skills/bad-yaml/SKILL.md:"),
@@ -332,7 +324,7 @@ fn a_root_that_is_a_file_is_a_diagnostic() {
     assert_eq!(names(&view), ["fine"]);
     assert!(matches!(view.diagnostics()[0].problem, Problem::Io { .. }));
     assert_eq!(
-        diagnostics(&p, &view),
+        p.shown(view.diagnostics()),
         ["project/.zr/skills: error: could not read the folder: not a directory"]
     );
 }
@@ -377,16 +369,15 @@ fn views_from_several_threads_while_files_change_stay_consistent() {
     );
 }
 
-/// Puts back `path`'s modification time: what `touch -d` lets anyone do,
-/// so a stamp must not rest on it alone.
-fn forge_mtime(path: &std::path::Path, mtime: std::time::SystemTime) {
-    fs::File::open(path).unwrap().set_modified(mtime).unwrap();
-}
-
-#[test]
-fn a_skill_file_swapped_for_an_outside_link_is_refused_even_with_a_forged_mtime() {
+/// Loads the skill `victim` from inside the project, lets `swap` replace
+/// part of it with a link to `outside/` (out of the root) and put back the
+/// modification time of the folder it changed, as `touch -d` lets anyone
+/// do, then checks that the next view refuses the link: a stamp must not
+/// rest on the modification time alone.
+fn assert_outside_swap_is_refused(swap: impl FnOnce(&Project)) {
     let p = Project::new();
     p.skill("project/.zr/skills", "victim", "inside");
+    p.skill("outside", "victim", "from outside");
     p.write(
         "outside/SKILL.md",
         "---\nname: victim\ndescription: from outside\n---\nsecret\n",
@@ -402,11 +393,7 @@ fn a_skill_file_swapped_for_an_outside_link_is_refused_even_with_a_forged_mtime(
             .description,
         "inside"
     );
-    let folder = p.path().join(".zr/skills/victim");
-    let mtime = fs::metadata(&folder).unwrap().modified().unwrap();
-    fs::remove_file(folder.join("SKILL.md")).unwrap();
-    symlink(p.base().join("outside/SKILL.md"), folder.join("SKILL.md")).unwrap();
-    forge_mtime(&folder, mtime);
+    swap(&p);
     let view = registry.view();
     assert!(view.get("victim").is_none(), "{:#?}", view.skills());
     assert!(
@@ -416,34 +403,34 @@ fn a_skill_file_swapped_for_an_outside_link_is_refused_even_with_a_forged_mtime(
     );
 }
 
+/// Runs `change` on `dir`, then sets its modification time back to what
+/// it was.
+fn keeping_mtime(dir: &std::path::Path, change: impl FnOnce()) {
+    let mtime = fs::metadata(dir).unwrap().modified().unwrap();
+    change();
+    fs::File::open(dir).unwrap().set_modified(mtime).unwrap();
+}
+
+#[test]
+fn a_skill_file_swapped_for_an_outside_link_is_refused_even_with_a_forged_mtime() {
+    assert_outside_swap_is_refused(|p| {
+        let folder = p.path().join(".zr/skills/victim");
+        keeping_mtime(&folder, || {
+            fs::remove_file(folder.join("SKILL.md")).unwrap();
+            symlink(p.base().join("outside/SKILL.md"), folder.join("SKILL.md")).unwrap();
+        });
+    });
+}
+
 #[test]
 fn a_skill_folder_swapped_for_an_outside_link_is_refused_even_with_a_forged_mtime() {
-    let p = Project::new();
-    p.skill("project/.zr/skills", "victim", "inside");
-    p.skill("outside", "victim", "from outside");
-    p.age();
-    let registry = registry(&p);
-    assert_eq!(
-        registry
-            .view()
-            .get("victim")
-            .unwrap()
-            .definition
-            .description,
-        "inside"
-    );
-    let root = p.path().join(".zr/skills");
-    let mtime = fs::metadata(&root).unwrap().modified().unwrap();
-    fs::remove_dir_all(root.join("victim")).unwrap();
-    symlink(p.base().join("outside/victim"), root.join("victim")).unwrap();
-    forge_mtime(&root, mtime);
-    let view = registry.view();
-    assert!(view.get("victim").is_none(), "{:#?}", view.skills());
-    assert!(
-        matches!(view.diagnostics()[0].problem, Problem::EscapesRoot { .. }),
-        "{:#?}",
-        view.diagnostics()
-    );
+    assert_outside_swap_is_refused(|p| {
+        let root = p.path().join(".zr/skills");
+        keeping_mtime(&root, || {
+            fs::remove_dir_all(root.join("victim")).unwrap();
+            symlink(p.base().join("outside/victim"), root.join("victim")).unwrap();
+        });
+    });
 }
 
 #[test]
@@ -490,7 +477,7 @@ fn line_numbers_count_from_the_file_with_a_bom_and_crlf() {
         "\u{feff}---\r\nname: yaml\r\ndescription: d\r\n\r\nlicense: [oops\r\n---\r\n",
     );
     let view = registry(&p).view();
-    let shown = diagnostics(&p, &view);
+    let shown = p.shown(view.diagnostics());
     assert_eq!(shown.len(), 2, "{shown:#?}");
     assert!(
         shown[0].starts_with("project/.zr/skills/crlf/SKILL.md:5: error: 'allowed-tools'"),
@@ -577,7 +564,7 @@ fn a_fifo_named_skill_md_is_a_diagnostic_not_a_hang() {
     let view = within_seconds(move || registry.view());
     assert_eq!(names(&view), ["fine"]);
     assert_eq!(
-        diagnostics(&p, &view),
+        p.shown(view.diagnostics()),
         ["project/.zr/skills/pipe/SKILL.md: error: SKILL.md is not a regular file; make it one"]
     );
 }
@@ -601,7 +588,7 @@ fn a_root_linked_to_another_root_is_read_once_without_warnings() {
         p.path().join(".agents/skills/shared/SKILL.md")
     );
     assert_eq!(
-        diagnostics(&p, &view),
+        p.shown(view.diagnostics()),
         [
             "home/.zr/skills/own/SKILL.md: warning: skill 'own' is also defined in project/.zr/skills/own/SKILL.md, which takes precedence; this one is ignored"
         ]
