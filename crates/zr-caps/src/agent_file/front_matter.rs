@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use super::yaml::{self, Node, line_of};
-use super::{FRONT_MATTER_OFFSET, fail_at, read_front};
+use super::keys::file_line;
+use super::yaml::Node;
+use super::{fail_at, read_front};
 use crate::{AgentFileError, AgentFileProblem};
 
 /// A Markdown file's YAML front matter, read without any key rules.
@@ -63,10 +64,6 @@ pub fn parse_front_matter(
     text: &str,
 ) -> Result<FrontMatter, AgentFileError> {
     let (tree, body) = read_front(path_for_messages, text)?;
-    let file_line = |node: &yaml::Located, fallback: usize| match line_of(node) {
-        0 => fallback,
-        line => line.saturating_add(FRONT_MATTER_OFFSET),
-    };
     let entries = match &tree.value {
         Node::Map(entries) => entries
             .iter()

@@ -55,7 +55,7 @@ struct Keys<'a> {
 }
 
 /// The line of `node` in the whole file, or `fallback` when unknown.
-fn file_line(node: &Located, fallback: usize) -> usize {
+pub(super) fn file_line(node: &Located, fallback: usize) -> usize {
     match line_of(node) {
         0 => fallback,
         line => line.saturating_add(FRONT_MATTER_OFFSET),

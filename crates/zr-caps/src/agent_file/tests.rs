@@ -220,11 +220,13 @@ fn generic_front_matter_keeps_keys_lines_and_values() {
         matches!(err.problem, AgentFileProblem::Yaml { .. }),
         "{err}"
     );
-    let err = parse_front_matter(Path::new("s.md"), "---\n- a\n---\n").unwrap_err();
+    assert_eq!(err.line, 2, "{err}");
+    let err = parse_front_matter(Path::new("s.md"), "---\n\n- a\n---\n").unwrap_err();
     assert!(
         matches!(err.problem, AgentFileProblem::NotAMapping { .. }),
         "{err}"
     );
+    assert_eq!(err.line, 3, "{err}");
     let err = parse_front_matter(Path::new("s.md"), "no\n").unwrap_err();
     assert_eq!(err.problem, AgentFileProblem::NoFrontMatter);
     let empty = parse_front_matter(Path::new("s.md"), "---\n---\n").unwrap();
