@@ -25,7 +25,7 @@ pub(crate) const BASE_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
 /// A running server process.
 #[derive(Debug)]
 pub(crate) struct Child {
-    pub(crate) id: Option<u32>,
+    pub(crate) id: u32,
     pub(crate) stdout: ChildStdout,
     pub(crate) stdin: ChildStdin,
     /// `Some` once the process has ended (filled by the reaper task).
@@ -121,7 +121,7 @@ pub(crate) fn spawn(
         }
     });
     Ok(Child {
-        id: Some(pid),
+        id: pid,
         stdout,
         stdin,
         exit,

@@ -25,14 +25,17 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    pub(crate) fn new(server: ServerName, identity: ClientIdentity) -> (Self, Arc<AtomicU64>) {
-        let tools_version = Arc::new(AtomicU64::new(0));
-        let client = Self {
+    pub(crate) fn new(server: ServerName, identity: ClientIdentity) -> Self {
+        Self {
             server,
             identity,
-            tools_version: Arc::clone(&tools_version),
-        };
-        (client, tools_version)
+            tools_version: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// How many `notifications/tools/list_changed` the server has sent.
+    pub(crate) fn tools_version(&self) -> u64 {
+        self.tools_version.load(Ordering::Acquire)
     }
 }
 

@@ -48,8 +48,8 @@ pub struct ServerConfig {
     /// `deferred`: whether its tools are kept out of the advertised pool
     /// (found through `FindTool`); `None` leaves it to the lazy policy.
     pub deferred: Option<bool>,
-    /// `timeout_ms`: the time limit of each tool call; `None` uses the
-    /// hub's default.
+    /// `timeout_ms`: the time limit of each request (tool calls and
+    /// `tools/list`); `None` uses the hub's default.
     pub timeout: Option<Duration>,
 }
 

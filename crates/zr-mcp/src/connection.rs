@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -39,8 +39,7 @@ type Service = RunningService<RoleClient, Client>;
 pub(crate) struct Connection {
     server: ServerName,
     service: Service,
-    tools_version: Arc<AtomicU64>,
-    /// The last tool list and the `tools_version` it was read at.
+    /// The last tool list and the client's `tools_version` it was read at.
     tools: Mutex<Option<(u64, Arc<Vec<Tool>>)>>,
     process: Option<Process>,
     /// Set when the hub was dropped: the connection was stopped on purpose.
@@ -49,7 +48,7 @@ pub(crate) struct Connection {
 
 #[derive(Debug)]
 struct Process {
-    id: Option<u32>,
+    id: u32,
     exit: watch::Receiver<Option<ExitStatus>>,
     /// `true` once the server wrote a message over the size limit.
     too_large: watch::Receiver<bool>,
@@ -65,7 +64,7 @@ impl Connection {
         options: &HubOptions,
     ) -> Result<Self, McpError> {
         let server = config.name.clone();
-        let (client, tools_version) = Client::new(server.clone(), options.identity());
+        let client = Client::new(server.clone(), options.identity());
         let timeout_ms = millis(options.connect_timeout);
         let timed_out = || McpError::ConnectTimeout {
             server: server.clone(),
@@ -129,7 +128,6 @@ impl Connection {
         Ok(Self {
             server,
             service,
-            tools_version,
             tools: Mutex::new(None),
             process,
             stopped: AtomicBool::new(false),
@@ -138,7 +136,7 @@ impl Connection {
 
     /// The server's process id (stdio servers).
     pub(crate) fn process_id(&self) -> Option<u32> {
-        self.process.as_ref().and_then(|p| p.id)
+        self.process.as_ref().map(|p| p.id)
     }
 
     /// The protocol version the server agreed to, and its name and
@@ -165,7 +163,7 @@ impl Connection {
 
     /// The server's tools, listed again after a `tools/list_changed`.
     pub(crate) async fn tools(&self, timeout: Duration) -> Result<Arc<Vec<Tool>>, McpError> {
-        let version = self.tools_version.load(Ordering::Acquire);
+        let version = self.service.service().tools_version();
         if let Some((seen, tools)) = &*self.tools.lock().unwrap_or_else(PoisonError::into_inner)
             && *seen == version
         {
@@ -305,10 +303,7 @@ impl Connection {
     /// Used when the hub is dropped.
     pub(crate) fn stop_now(&self) {
         self.stopped.store(true, Ordering::Release);
-        self.service.cancellation_token().cancel();
-        if let Some(process) = &self.process {
-            process.guard.kill();
-        }
+        self.abandon();
     }
 
     /// Stops a connection found dead: the session ends and whatever is

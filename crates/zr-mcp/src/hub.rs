@@ -13,6 +13,12 @@ use crate::connection::Connection;
 use crate::lease::{Lease, McpTool};
 use crate::{McpConfig, McpError, ServerConfig, child};
 
+/// The default of [`HubOptions::call_timeout`].
+pub(crate) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The default of [`HubOptions::max_result_bytes`].
+pub(crate) const DEFAULT_MAX_RESULT_BYTES: usize = 100 * 1024;
+
 /// How the hub connects, shares and bounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -58,8 +64,8 @@ impl HubOptions {
         Self {
             grace: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
-            call_timeout: Duration::from_secs(120),
-            max_result_bytes: 100 * 1024,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             max_message_bytes: 64 * 1024 * 1024,
             cwd: cwd.into(),
             base_env,

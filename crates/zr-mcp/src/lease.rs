@@ -10,7 +10,7 @@ use zr_types::{
 };
 
 use crate::connection::Connection;
-use crate::hub::HubRef;
+use crate::hub::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, HubRef};
 use crate::materialise::materialise;
 use crate::result::map_result;
 use crate::{McpError, McpHub, ServerConfig};
@@ -84,14 +84,14 @@ impl Lease {
         self.config.timeout.unwrap_or_else(|| {
             self.hub
                 .upgrade()
-                .map_or(Duration::from_secs(120), |hub| hub.options.call_timeout)
+                .map_or(DEFAULT_CALL_TIMEOUT, |hub| hub.options.call_timeout)
         })
     }
 
     fn max_result_bytes(&self) -> usize {
         self.hub
             .upgrade()
-            .map_or(100 * 1024, |hub| hub.options.max_result_bytes)
+            .map_or(DEFAULT_MAX_RESULT_BYTES, |hub| hub.options.max_result_bytes)
     }
 
     /// A new lease of the same server: the hub's live connection, or a
@@ -144,8 +144,10 @@ impl Lease {
     /// [`McpError::Timeout`] after the call's time limit (the server is
     /// sent `notifications/cancelled`), [`McpError::Refused`] for a JSON-RPC
     /// error, [`McpError::Exited`] when the server process ended (every
-    /// waiting call fails at once), [`McpError::Closed`] or
-    /// [`McpError::HubDropped`] when the connection is gone.
+    /// waiting call fails at once), [`McpError::MessageTooLarge`] when the
+    /// server sent a message over the size limit, [`McpError::Closed`] or
+    /// [`McpError::HubDropped`] when the connection is gone, and
+    /// [`McpError::Request`] for any other transport failure.
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolOutput, McpError> {
         let arguments = match arguments {
             Value::Object(map) => Some(map),

@@ -35,7 +35,7 @@
 //!   an error. The connection key is computed from the expanded values.
 //! - `deferred` sets the tools' `defer` flag (kept out of the advertised pool
 //!   and found through `FindTool`); `timeout_ms` is the time limit of each
-//!   call to that server.
+//!   request to that server (tool calls and `tools/list`).
 //! - Every error names the server and the key (`MCP server 'gh':
 //!   'headers.Authorization' uses ${GH_TOKEN}, which is not set`; an
 //!   argument is named by its index, `'args[1]'`). Unknown keys are ignored
@@ -118,7 +118,9 @@
 //! again. If the restarted server no longer lists the tool, the call is an
 //! error output saying so; if the restart fails, `Err(ToolError::Unavailable)`
 //! with the reason. Once the hub is dropped nothing is restarted: calls
-//! fail with [`McpError::HubDropped`] as `Err(ToolError::Unavailable)`.
+//! fail as `Err(ToolError::Unavailable)`, with [`McpError::HubDropped`] as
+//! the reason (or how the connection was lost, when the handler still held
+//! one that had died and been replaced before the hub went).
 //! [`Lease::call`] itself never reconnects; [`McpHub::acquire`] does.
 //!
 //! A single message from a stdio server larger than

@@ -291,8 +291,13 @@ fn bad_outer_shape_and_duplicates_are_json_errors_with_positions() {
 
 #[test]
 fn unknown_keys_are_ignored() {
-    let config = parse(r#"{"mcpServers": {"s": {"command": "x", "description": "kept quiet"}}}"#);
-    assert!(config.is_ok());
+    let config =
+        parse(r#"{"mcpServers": {"s": {"command": "x", "description": "kept quiet"}}}"#).unwrap();
+    let expected = ServerConfig::new(
+        "s".parse().unwrap(),
+        TransportConfig::Stdio(StdioConfig::new("x")),
+    );
+    assert_eq!(config.servers(), [expected]);
 }
 
 #[test]

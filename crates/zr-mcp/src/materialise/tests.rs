@@ -62,6 +62,11 @@ fn long_and_odd_names_are_shortened_stably_and_keep_the_remote_name() {
     let first = materialise(&server(), None, &list());
     let again = materialise(&server(), None, &list());
     assert_eq!(first[0].definition.name, again[0].definition.name);
+    // The workspace's one naming rule, not a sanitiser of our own.
+    assert_eq!(
+        first[0].definition.name,
+        ToolName::mcp(&server(), long).unwrap()
+    );
     assert_eq!(first[0].definition.name.as_str().len(), 64);
     assert!(
         first[0]

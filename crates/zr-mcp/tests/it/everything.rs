@@ -1,22 +1,12 @@
 //! The MCP project's reference server (server-everything) over stdio: listing, materialising, calling.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::json;
 use zr_mcp::McpTool;
-use zr_types::{ImageSource, ToolCall, ToolContext, ToolHandler, ToolOrigin, ToolResultContent};
+use zr_types::{ImageSource, ToolCall, ToolHandler, ToolOrigin, ToolResultContent};
 
 use crate::support::*;
-
-fn ctx() -> ToolContext {
-    ToolContext::new(
-        zr_types::SessionId::from_parts(1, 1),
-        zr_types::AgentId::root(),
-        std::env::temp_dir(),
-        BTreeMap::new(),
-    )
-}
 
 async fn call(tools: &[McpTool], name: &str, input: serde_json::Value) -> zr_types::ToolOutput {
     let tool = tools
@@ -31,7 +21,7 @@ async fn call(tools: &[McpTool], name: &str, input: serde_json::Value) -> zr_typ
                 name: name.into(),
                 input,
             },
-            ctx(),
+            tool_context(),
         )
         .await
         .unwrap_or_else(|e| panic!("{name} failed: {e}"))

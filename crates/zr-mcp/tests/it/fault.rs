@@ -89,26 +89,9 @@ async fn a_hang_hits_the_per_call_timeout_and_the_connection_survives() {
     assert!(start.elapsed() < Duration::from_secs(10));
     // Through a handler, the model sees the timeout as an error result.
     let tools = lease.tools().await.unwrap();
-    let hang = tools
-        .iter()
-        .find(|t| t.handler.remote_name() == "hang")
-        .unwrap();
-    let out = zr_types::ToolHandler::call(
-        hang.handler.as_ref(),
-        zr_types::ToolCall {
-            id: "1".into(),
-            name: "mcp__fault__hang".into(),
-            input: json!({}),
-        },
-        zr_types::ToolContext::new(
-            zr_types::SessionId::from_parts(1, 1),
-            zr_types::AgentId::root(),
-            std::env::temp_dir(),
-            Default::default(),
-        ),
-    )
-    .await
-    .unwrap();
+    let hang = handler_of(&tools, "hang");
+    assert_eq!(hang.name().as_str(), "mcp__fault__hang");
+    let out = run(&hang, json!({})).await.unwrap();
     assert!(out.is_error);
     assert!(text_of(&out).contains("no answer within 500 ms"), "{out:?}");
     let out = lease
@@ -183,26 +166,8 @@ async fn through_a_handler_a_crash_is_a_tool_error_naming_server_and_status() {
     let hub = hub(vec![fault("fault", &marker)], options());
     let lease = hub.acquire("fault").await.unwrap();
     let tools = lease.tools().await.unwrap();
-    let crash = tools
-        .iter()
-        .find(|t| t.handler.remote_name() == "crash")
-        .unwrap();
-    let error = zr_types::ToolHandler::call(
-        crash.handler.as_ref(),
-        zr_types::ToolCall {
-            id: "1".into(),
-            name: "mcp__fault__crash".into(),
-            input: json!({"status": 7}),
-        },
-        zr_types::ToolContext::new(
-            zr_types::SessionId::from_parts(1, 1),
-            zr_types::AgentId::root(),
-            std::env::temp_dir(),
-            Default::default(),
-        ),
-    )
-    .await
-    .unwrap_err();
+    let crash = handler_of(&tools, "crash");
+    let error = run(&crash, json!({"status": 7})).await.unwrap_err();
     assert_eq!(
         error.to_string(),
         "tool 'mcp__fault__crash' is unavailable: MCP server 'fault' exited (exit status: 7)"
@@ -238,48 +203,19 @@ async fn a_message_over_the_size_limit_ends_the_session_at_once() {
         start.elapsed()
     );
     assert!(!lease.is_alive());
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
-        "the server was not stopped"
-    );
+    expect_processes(
+        &marker,
+        0,
+        Duration::from_secs(5),
+        "the server was not stopped",
+    )
+    .await;
     let again = hub.acquire("fault").await.unwrap();
     let out = again
         .call("echo", json!({"text": "fresh start"}))
         .await
         .unwrap();
     assert_eq!(text_of(&out), "fresh start");
-}
-
-/// Runs `handler` the way the engine does, with `input`.
-async fn run(
-    handler: &zr_mcp::McpToolHandler,
-    input: serde_json::Value,
-) -> Result<zr_types::ToolOutput, zr_types::ToolError> {
-    zr_types::ToolHandler::call(
-        handler,
-        zr_types::ToolCall {
-            id: "1".into(),
-            name: handler.name().to_string(),
-            input,
-        },
-        zr_types::ToolContext::new(
-            zr_types::SessionId::from_parts(1, 1),
-            zr_types::AgentId::root(),
-            std::env::temp_dir(),
-            Default::default(),
-        ),
-    )
-    .await
-}
-
-/// The handler of the server's tool `remote`.
-fn handler_of(tools: &[zr_mcp::McpTool], remote: &str) -> std::sync::Arc<zr_mcp::McpToolHandler> {
-    tools
-        .iter()
-        .find(|t| t.handler.remote_name() == remote)
-        .unwrap_or_else(|| panic!("no tool '{remote}'"))
-        .handler
-        .clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -302,10 +238,13 @@ async fn after_a_crash_the_next_call_through_an_old_handler_restarts_the_server(
         error.to_string(),
         "tool 'mcp__fault__crash' is unavailable: MCP server 'fault' exited (exit status: 5)"
     );
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
-        "the crashed server is still running"
-    );
+    expect_processes(
+        &marker,
+        0,
+        Duration::from_secs(5),
+        "the crashed server is still running",
+    )
+    .await;
 
     // The next call through a handler made before the crash starts the
     // server again and goes through.
@@ -321,11 +260,7 @@ async fn after_a_crash_the_next_call_through_an_old_handler_restarts_the_server(
     // The two handlers that moved hold a lease each, plus this one; the
     // crash handler still holds the dead connection, which counts nowhere.
     assert_eq!(hub.lease_count("fault"), 3);
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 1).await,
-        "{} server processes",
-        count_processes(&marker)
-    );
+    expect_processes(&marker, 1, Duration::from_secs(5), "one restarted server").await;
     // The handler keeps the new connection: no further restart.
     let out = run(&echo, json!({"text": "again"})).await.unwrap();
     assert_eq!(text_of(&out), "again");
@@ -420,10 +355,13 @@ async fn with_the_hub_dropped_an_old_handler_stays_unavailable() {
         matches!(&error, zr_types::ToolError::Unavailable { reason, .. } if reason.contains("hub was dropped")),
         "{error}"
     );
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
-        "the server was not stopped"
-    );
+    expect_processes(
+        &marker,
+        0,
+        Duration::from_secs(5),
+        "the server was not stopped",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

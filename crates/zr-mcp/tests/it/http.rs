@@ -88,7 +88,7 @@ async fn tools_are_listed_and_called_over_streamable_http() {
         .call("get-sum", json!({"a": 1, "b": 2}))
         .await
         .unwrap();
-    assert!(text_of(&out).contains('3'), "{out:?}");
+    assert_eq!(text_of(&out), "The sum of 1 and 2 is 3.");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -107,6 +107,10 @@ async fn an_unreachable_http_server_fails_to_connect() {
         options().with_connect_timeout(Duration::from_secs(5)),
     );
     let error = hub.acquire("gone").await.unwrap_err();
+    assert!(
+        matches!(&error, zr_mcp::McpError::Initialize { server, .. } if server.as_str() == "gone"),
+        "{error:?}"
+    );
     assert!(
         error.to_string().starts_with("MCP server 'gone'"),
         "{error}"

@@ -46,12 +46,13 @@ async fn leases_share_one_process_and_close_after_the_grace_period() {
 
     // Released for good: the process ends after the grace period.
     drop(again);
-    assert!(
-        eventually(grace + Duration::from_secs(10), || count_processes(&marker)
-            == 0)
-        .await,
-        "the server outlived its grace period"
-    );
+    expect_processes(
+        &marker,
+        0,
+        grace + Duration::from_secs(10),
+        "the server outlived its grace period",
+    )
+    .await;
     let fresh = hub.acquire("fault").await.unwrap();
     assert_ne!(
         fresh.process_id(),
@@ -105,11 +106,13 @@ async fn no_server_survives_the_hub() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     drop(hub);
     // Leases still exist, but the processes are gone.
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
-        "{} server processes outlived the hub",
-        count_processes(&marker)
-    );
+    expect_processes(
+        &marker,
+        0,
+        Duration::from_secs(5),
+        "servers outlived the hub",
+    )
+    .await;
     let error = pending.await.unwrap().unwrap_err();
     assert!(matches!(error, McpError::HubDropped { .. }), "{error:?}");
     assert!(!every.is_alive());
@@ -242,38 +245,22 @@ async fn the_child_gets_only_its_variables_and_the_base() {
 async fn helpers_a_server_started_die_with_it() {
     let marker = marker();
     // The server first starts a helper of its own, in its process group.
-    let script = format!(
-        "'{py}' -c 'import time; time.sleep(300)' {marker} & exec '{py}' '{fault}' {marker}",
-        py = python(),
-        fault = fault_server_py(),
-    );
-    let server = stdio("parent", "sh".into(), vec!["-c".into(), script]);
+    let server = fault_with_helper("parent", &marker);
     let hub = hub(vec![server.clone()], options());
     let lease = hub.acquire("parent").await.unwrap();
-    assert!(
-        eventually(Duration::from_secs(30), || count_processes(&marker) == 2).await,
-        "server and helper should run: {}",
-        count_processes(&marker)
-    );
+    let both_run = "server and helper should run";
+    expect_processes(&marker, 2, Duration::from_secs(30), both_run).await;
     drop(lease);
     drop(hub);
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
-        "{} processes survived the hub",
-        count_processes(&marker)
-    );
+    expect_processes(&marker, 0, Duration::from_secs(5), "survived the hub").await;
 
     // When the server crashes, its helper goes too.
     let hub = crate::support::hub(vec![server], options());
     let lease = hub.acquire("parent").await.unwrap();
-    assert!(eventually(Duration::from_secs(30), || count_processes(&marker) == 2).await);
+    expect_processes(&marker, 2, Duration::from_secs(30), both_run).await;
     let error = lease.call("crash", json!({})).await.unwrap_err();
     assert!(matches!(error, McpError::Exited { .. }), "{error:?}");
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
-        "{} processes survived the crash",
-        count_processes(&marker)
-    );
+    expect_processes(&marker, 0, Duration::from_secs(5), "survived the crash").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,16 +270,7 @@ async fn dropping_the_hub_while_a_connection_closes_stops_the_others_at_once() {
     // A server whose process group outlives its input: after the MCP server
     // exits, the shell that started it sleeps on, so the polite close waits
     // its full two seconds before killing the group.
-    let script = format!(
-        "'{py}' '{fault}' \"$0\"; sleep 300",
-        py = python(),
-        fault = fault_server_py(),
-    );
-    let slow = stdio(
-        "slow",
-        "sh".into(),
-        vec!["-c".into(), script, slow_marker.clone()],
-    );
+    let slow = fault_in_lingering_shell("slow", &slow_marker);
     let hub = hub(
         vec![slow, fault("other", &other_marker)],
         options().with_grace(Duration::from_millis(100)),
@@ -305,45 +283,38 @@ async fn dropping_the_hub_while_a_connection_closes_stops_the_others_at_once() {
     // The grace period ends: the slow server's input is closed and its
     // Python exits, while the shell lingers.
     drop(slow_lease);
-    assert!(
-        eventually(Duration::from_secs(30), || count_processes(&slow_marker)
-            == 1)
-        .await,
-        "the slow server never started closing"
-    );
+    expect_processes(
+        &slow_marker,
+        1,
+        Duration::from_secs(30),
+        "the slow server never started closing",
+    )
+    .await;
     // The hub goes while that close is still waiting: the other server stops
     // now, not when the close is over.
     drop(hub);
-    assert!(
-        eventually(Duration::from_millis(500), || count_processes(
-            &other_marker
-        ) == 0)
-        .await,
-        "the other server outlived the hub"
-    );
+    expect_processes(
+        &other_marker,
+        0,
+        Duration::from_millis(500),
+        "the other server outlived the hub",
+    )
+    .await;
     assert!(!other.is_alive());
-    assert!(
-        eventually(Duration::from_secs(10), || count_processes(&slow_marker)
-            == 0)
-        .await,
-        "the closing server was never stopped"
-    );
+    expect_processes(
+        &slow_marker,
+        0,
+        Duration::from_secs(10),
+        "the closing server was never stopped",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_connection_is_stopped_when_replaced_even_while_leases_remain() {
     let marker = marker();
     // The shell outlives the MCP server it started.
-    let script = format!(
-        "'{py}' '{fault}' \"$0\"; sleep 300",
-        py = python(),
-        fault = fault_server_py(),
-    );
-    let server = stdio(
-        "wrapped",
-        "sh".into(),
-        vec!["-c".into(), script, marker.clone()],
-    );
+    let server = fault_in_lingering_shell("wrapped", &marker);
     let hub = hub(vec![server], options().with_max_message_bytes(64 * 1024));
     let old = hub.acquire("wrapped").await.unwrap();
     // After answering, the server writes a line over the size limit while
@@ -355,29 +326,23 @@ async fn a_dead_connection_is_stopped_when_replaced_even_while_leases_remain() {
         .unwrap();
     assert_eq!(text_of(&out), "flooding");
     assert!(eventually(Duration::from_secs(30), || !old.is_alive()).await);
-    assert!(
-        eventually(Duration::from_secs(30), || count_processes(&marker) == 1).await,
-        "{} processes",
-        count_processes(&marker)
-    );
+    expect_processes(&marker, 1, Duration::from_secs(30), "only the shell left").await;
 
     // The next acquire replaces the dead connection; `old` still holds it,
     // but its shell is stopped: only the new shell and server remain.
     let new = hub.acquire("wrapped").await.unwrap();
     assert_ne!(new.process_id(), old.process_id());
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 2).await,
-        "{} processes",
-        count_processes(&marker)
-    );
+    expect_processes(
+        &marker,
+        2,
+        Duration::from_secs(5),
+        "the new shell and server",
+    )
+    .await;
     let error = old.call("echo", json!({"text": "x"})).await.unwrap_err();
     assert!(error.is_connection_lost(), "{error:?}");
     drop(hub);
-    assert!(
-        eventually(Duration::from_secs(5), || count_processes(&marker) == 0).await,
-        "{} processes outlived the hub",
-        count_processes(&marker)
-    );
+    expect_processes(&marker, 0, Duration::from_secs(5), "outlived the hub").await;
     drop((old, new));
 }
 
@@ -386,12 +351,7 @@ fn leases_and_hub_dropped_during_and_after_runtime_shutdown_stop_everything_with
     let marker = marker();
     // The server starts a helper in its process group: killing only the
     // server process would leave the helper behind.
-    let script = format!(
-        "'{py}' -c 'import time; time.sleep(300)' {marker} & exec '{py}' '{fault}' {marker}",
-        py = python(),
-        fault = fault_server_py(),
-    );
-    let server = stdio("parent", "sh".into(), vec!["-c".into(), script]);
+    let server = fault_with_helper("parent", &marker);
     let hub = hub(vec![server], options().with_grace(Duration::from_secs(1)));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -437,16 +397,7 @@ async fn an_acquire_while_the_connection_closes_starts_a_new_server() {
     let marker = marker();
     // The shell outlives the MCP server, so the close takes its full two
     // seconds.
-    let script = format!(
-        "'{py}' '{fault}' \"$0\"; sleep 300",
-        py = python(),
-        fault = fault_server_py(),
-    );
-    let server = stdio(
-        "slow",
-        "sh".into(),
-        vec!["-c".into(), script, marker.clone()],
-    );
+    let server = fault_in_lingering_shell("slow", &marker);
     let hub = hub(
         vec![server],
         options().with_grace(Duration::from_millis(100)),
@@ -454,19 +405,18 @@ async fn an_acquire_while_the_connection_closes_starts_a_new_server() {
     let first = hub.acquire("slow").await.unwrap();
     let first_pid = first.process_id();
     drop(first);
-    assert!(
-        eventually(Duration::from_secs(30), || count_processes(&marker) == 1).await,
-        "the connection never started closing"
-    );
+    expect_processes(
+        &marker,
+        1,
+        Duration::from_secs(30),
+        "the connection never started closing",
+    )
+    .await;
     let again = hub.acquire("slow").await.unwrap();
     assert_ne!(again.process_id(), first_pid);
     let out = again.call("echo", json!({"text": "new"})).await.unwrap();
     assert_eq!(text_of(&out), "new");
     assert_eq!(hub.lease_count("slow"), 1);
     drop((again, hub));
-    assert!(
-        eventually(Duration::from_secs(10), || count_processes(&marker) == 0).await,
-        "{} processes outlived the hub",
-        count_processes(&marker)
-    );
+    expect_processes(&marker, 0, Duration::from_secs(10), "outlived the hub").await;
 }

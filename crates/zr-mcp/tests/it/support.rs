@@ -1,10 +1,15 @@
 //! Shared test helpers: where the external servers are, configurations for them, process counting.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use zr_mcp::{HubOptions, McpConfig, McpHub, ServerConfig, StdioConfig, TransportConfig};
+use zr_mcp::{
+    HubOptions, McpConfig, McpHub, McpTool, McpToolHandler, ServerConfig, StdioConfig,
+    TransportConfig,
+};
+use zr_types::{ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 /// The folder `cargo xtask deps` installs the external servers into.
 pub(crate) fn deps_dir() -> PathBuf {
@@ -92,6 +97,30 @@ pub(crate) fn fault(name: &str, marker: &str) -> ServerConfig {
     stdio(name, python(), vec![fault_server_py(), marker.into()])
 }
 
+/// The fault server started by a shell that sleeps on after it exits, so
+/// the process group outlives the MCP session (a polite close then waits
+/// its full two seconds). Two marked processes while the server runs.
+pub(crate) fn fault_in_lingering_shell(name: &str, marker: &str) -> ServerConfig {
+    let script = format!(
+        "'{py}' '{fault}' \"$0\"; sleep 300",
+        py = python(),
+        fault = fault_server_py(),
+    );
+    stdio(name, "sh".into(), vec!["-c".into(), script, marker.into()])
+}
+
+/// The fault server, which first starts a helper of its own in its process
+/// group (killing only the server would leave the helper behind). Two
+/// marked processes while it runs.
+pub(crate) fn fault_with_helper(name: &str, marker: &str) -> ServerConfig {
+    let script = format!(
+        "'{py}' -c 'import time; time.sleep(300)' {marker} & exec '{py}' '{fault}' {marker}",
+        py = python(),
+        fault = fault_server_py(),
+    );
+    stdio(name, "sh".into(), vec!["-c".into(), script])
+}
+
 pub(crate) fn options() -> HubOptions {
     HubOptions::new(std::env::temp_dir())
         // Node and Python start slowly on a loaded machine.
@@ -126,6 +155,16 @@ pub(crate) fn count_processes(marker: &str) -> usize {
         .count()
 }
 
+/// Waits up to `limit` until exactly `n` live processes carry `marker`;
+/// fails the test with `what` and the count found otherwise.
+pub(crate) async fn expect_processes(marker: &str, n: usize, limit: Duration, what: &str) {
+    assert!(
+        eventually(limit, || count_processes(marker) == n).await,
+        "{what}: {} marked processes, expected {n}",
+        count_processes(marker)
+    );
+}
+
 /// Waits until `check` holds, up to `limit`; returns whether it did.
 pub(crate) async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
@@ -150,4 +189,37 @@ pub(crate) fn text_of(output: &zr_types::ToolOutput) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A context as the engine gives a tool.
+pub(crate) fn tool_context() -> ToolContext {
+    ToolContext::new(
+        zr_types::SessionId::from_parts(1, 1),
+        zr_types::AgentId::root(),
+        std::env::temp_dir(),
+        Default::default(),
+    )
+}
+
+/// Runs `handler` the way the engine does, with `input`.
+pub(crate) async fn run(
+    handler: &McpToolHandler,
+    input: serde_json::Value,
+) -> Result<ToolOutput, ToolError> {
+    let call = ToolCall {
+        id: "1".into(),
+        name: handler.name().to_string(),
+        input,
+    };
+    ToolHandler::call(handler, call, tool_context()).await
+}
+
+/// The handler of the server's tool `remote` (its own name).
+pub(crate) fn handler_of(tools: &[McpTool], remote: &str) -> Arc<McpToolHandler> {
+    tools
+        .iter()
+        .find(|t| t.handler.remote_name() == remote)
+        .unwrap_or_else(|| panic!("no tool '{remote}'"))
+        .handler
+        .clone()
 }
