@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::ServiceError;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, tool_failed};
 
 /// One option of a question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -108,11 +108,8 @@ impl Builtin for AskUserQuestionTool {
     type Input = AskInput;
     const NAME: &'static str = "AskUserQuestion";
 
-    fn description(&self) -> String {
-        format!(
-            "{} Use it when a decision needs the user: 1 to 4 questions, each with 2 to 4 options (`label`, `description`) and `multiSelect`; the user may also answer in their own words. Waits for the answer.",
-            spec_of(Self::NAME).description
-        )
+    fn details(&self) -> String {
+        "Use it when a decision needs the user: 1 to 4 questions, each with 2 to 4 options (`label`, `description`) and `multiSelect`; the user may also answer in their own words. Waits for the answer.".to_owned()
     }
 
     fn hints(&self) -> Hints {
@@ -147,10 +144,7 @@ impl Builtin for AskUserQuestionTool {
                 Err(ServiceError::NoAnswer) => Ok(ToolOutput::error(
                     "AskUserQuestion: the user did not answer. Continue with your best judgement and say what you assumed.",
                 )),
-                Err(e) => Err(ToolError::Failed {
-                    tool: Self::NAME.to_owned(),
-                    source: Box::new(e),
-                }),
+                Err(e) => Err(tool_failed(Self::NAME, e)),
             }
         })
     }

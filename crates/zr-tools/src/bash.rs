@@ -18,7 +18,7 @@ use tokio::time::{Instant, sleep, sleep_until};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::HeadTail;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, tool_failed};
 use crate::state::{AgentKey, AgentStates};
 
 pub(crate) use background::{BackgroundShell, stop_all};
@@ -98,10 +98,7 @@ impl BashTool {
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|source| ToolError::Failed {
-            tool: "Bash".to_owned(),
-            source: Box::new(source),
-        })?;
+        let mut child = cmd.spawn().map_err(|e| tool_failed("Bash", e))?;
         // From here on, dropping this future (cancellation) or returning
         // kills the whole group: the guard is dropped with the future.
         let group = GroupGuard::new(child.id());
@@ -183,10 +180,7 @@ impl BashTool {
                 "Bash: this agent already runs {running} background commands (at most {MAX_BACKGROUND}); wait for some to finish."
             )));
         }
-        let failed = |source: std::io::Error| ToolError::Failed {
-            tool: "Bash".to_owned(),
-            source: Box::new(source),
-        };
+        let failed = |e: std::io::Error| tool_failed("Bash", e);
         let log = tempfile::Builder::new()
             .prefix("zr-bash-")
             .suffix(".log")
@@ -313,10 +307,9 @@ impl Builtin for BashTool {
     type Input = BashInput;
     const NAME: &'static str = "Bash";
 
-    fn description(&self) -> String {
+    fn details(&self) -> String {
         format!(
-            "{} Runs `bash -c COMMAND` in the agent's working directory, in its own process group, with only the agent's environment variables. Timeout: `timeout` ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the whole group gets SIGTERM, then SIGKILL. Output: stdout, then stderr after a `[stderr]` line, then the exit code; long output keeps its first and last {KEEP_HEAD} bytes and says how much was cut. Processes the command leaves behind are killed when it returns: use run_in_background for servers and watchers (output goes to a log file you can Read; they are killed when this agent ends). Prefer Read, Glob, Grep and Edit over cat, find, grep and sed.",
-            spec_of(Self::NAME).description
+            "Runs `bash -c COMMAND` in the agent's working directory, in its own process group, with only the agent's environment variables. Timeout: `timeout` ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the whole group gets SIGTERM, then SIGKILL. Output: stdout, then stderr after a `[stderr]` line, then the exit code; long output keeps its first and last {KEEP_HEAD} bytes and says how much was cut. Processes the command leaves behind are killed when it returns: use run_in_background for servers and watchers (output goes to a log file you can Read; they are killed when this agent ends). Prefer Read, Glob, Grep and Edit over cat, find, grep and sed."
         )
     }
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::ServiceError;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, tool_failed};
 
 /// The type of a configuration value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,10 +127,7 @@ fn failed(e: ServiceError) -> Result<ToolOutput, ToolError> {
         ServiceError::UnknownKey { .. } | ServiceError::WrongType { .. } => {
             Ok(ToolOutput::error(format!("Config: {e}.")))
         }
-        other => Err(ToolError::Failed {
-            tool: "Config".to_owned(),
-            source: Box::new(other),
-        }),
+        other => Err(tool_failed("Config", other)),
     }
 }
 
@@ -138,11 +135,8 @@ impl Builtin for ConfigTool {
     type Input = ConfigInput;
     const NAME: &'static str = "Config";
 
-    fn description(&self) -> String {
-        format!(
-            "{} Without `setting`, lists the settable keys with their types and values; with `setting` alone, reads it; with `setting` and `value`, sets it (the value must have the key's type).",
-            spec_of(Self::NAME).description
-        )
+    fn details(&self) -> String {
+        "Without `setting`, lists the settable keys with their types and values; with `setting` alone, reads it; with `setting` and `value`, sets it (the value must have the key's type).".to_owned()
     }
 
     fn hints(&self) -> Hints {

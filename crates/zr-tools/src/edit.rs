@@ -12,7 +12,7 @@ use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_line;
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints};
 use crate::state::{AgentKey, AgentStates, FileStamp, check_fresh};
 
 use matching::{Strategy, find};
@@ -57,11 +57,8 @@ impl Builtin for EditTool {
     type Input = EditInput;
     const NAME: &'static str = "Edit";
 
-    fn description(&self) -> String {
-        format!(
-            "{} Replaces `old_string` with `new_string` in the file. You must have read the file with Read in this session. `old_string` must occur exactly once unless `replace_all` is true; copy it from Read's output without the line-number prefix. If the exact text is not found, a line-by-line match ignoring trailing whitespace, then indentation, then all whitespace differences is tried (new_string is re-indented to fit), and the result says which matched.",
-            spec_of(Self::NAME).description
-        )
+    fn details(&self) -> String {
+        "Replaces `old_string` with `new_string` in the file. You must have read the file with Read in this session. `old_string` must occur exactly once unless `replace_all` is true; copy it from Read's output without the line-number prefix. If the exact text is not found, a line-by-line match ignoring trailing whitespace, then indentation, then all whitespace differences is tried (new_string is re-indented to fit), and the result says which matched.".to_owned()
     }
 
     fn hints(&self) -> Hints {

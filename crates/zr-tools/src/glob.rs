@@ -10,7 +10,7 @@ use serde::Deserialize;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, blocking};
 use crate::walk::{mtime, walker};
 
 /// Paths returned at most.
@@ -34,10 +34,9 @@ impl Builtin for GlobTool {
     type Input = GlobInput;
     const NAME: &'static str = "Glob";
 
-    fn description(&self) -> String {
+    fn details(&self) -> String {
         format!(
-            "{} Matches `pattern` against file paths relative to `path` (default: the working directory): `*` stays within one folder, `**` crosses folders, `{{a,b}}` alternates. Files ignored by .gitignore/.ignore and the .git folder are skipped. Returns absolute paths, most recently modified first, at most {MAX_RESULTS}.",
-            spec_of(Self::NAME).description
+            "Matches `pattern` against file paths relative to `path` (default: the working directory): `*` stays within one folder, `**` crosses folders, `{{a,b}}` alternates. Files ignored by .gitignore/.ignore and the .git folder are skipped. Returns absolute paths, most recently modified first, at most {MAX_RESULTS}."
         )
     }
 
@@ -55,12 +54,7 @@ impl Builtin for GlobTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let base = resolve(&ctx.cwd, input.path.as_deref().unwrap_or("."));
-            tokio::task::spawn_blocking(move || glob(&base, &input.pattern))
-                .await
-                .map_err(|source| ToolError::Failed {
-                    tool: "Glob".to_owned(),
-                    source: Box::new(source),
-                })
+            blocking(Self::NAME, move || glob(&base, &input.pattern)).await
         })
     }
 }

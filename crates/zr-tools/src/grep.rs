@@ -16,7 +16,7 @@ use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, blocking};
 use crate::walk::{mtime, walker};
 
 use sink::Collect;
@@ -86,10 +86,9 @@ impl Builtin for GrepTool {
     type Input = GrepInput;
     const NAME: &'static str = "Grep";
 
-    fn description(&self) -> String {
+    fn details(&self) -> String {
         format!(
-            "{} Built on ripgrep: Rust regex syntax, .gitignore honoured, binary files skipped. output_mode `files_with_matches` (default; newest first), `content` (`path:line:text`, with -A/-B/-C context and -n line numbers) or `count`. Filter with `glob` (e.g. `*.rs`) or `type` (e.g. `rust`). `-i` ignores case; `multiline` lets a match span lines. At most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}; in content mode `--` separators count as lines) and {} KiB are returned, saying when something was left out.",
-            spec_of(Self::NAME).description,
+            "Built on ripgrep: Rust regex syntax, .gitignore honoured, binary files skipped. output_mode `files_with_matches` (default; newest first), `content` (`path:line:text`, with -A/-B/-C context and -n line numbers) or `count`. Filter with `glob` (e.g. `*.rs`) or `type` (e.g. `rust`). `-i` ignores case; `multiline` lets a match span lines. At most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}; in content mode `--` separators count as lines) and {} KiB are returned, saying when something was left out.",
             MAX_OUTPUT_BYTES / 1024
         )
     }
@@ -108,12 +107,7 @@ impl Builtin for GrepTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let base = resolve(&ctx.cwd, input.path.as_deref().unwrap_or("."));
-            tokio::task::spawn_blocking(move || grep(&base, &input))
-                .await
-                .map_err(|source| ToolError::Failed {
-                    tool: "Grep".to_owned(),
-                    source: Box::new(source),
-                })
+            blocking(Self::NAME, move || grep(&base, &input)).await
         })
     }
 }

@@ -3,10 +3,11 @@
 //!
 //! [`BuiltinTools::tools`] returns, in the order of
 //! [`zr_types::DEFAULT_BUILTINS`], one [`ToolDefinition`](zr_types::ToolDefinition)
-//! (name, description, JSON Schema of the input derived from a Rust type,
-//! annotations with the registry's read-only flag, the registry's deferred
-//! flag) and one [`ToolHandler`](zr_types::ToolHandler) per tool. `Task`,
-//! `MultiTask` and `FindTool` belong to the engine, `Skill` to zr-skills.
+//! (name; description: the registry's one-line description, then the tool's
+//! details; JSON Schema of the input derived from a Rust type; annotations
+//! with the registry's read-only flag; the registry's deferred flag) and one
+//! [`ToolHandler`](zr_types::ToolHandler) per tool. `Task`, `MultiTask` and
+//! `FindTool` belong to the engine, `Skill` to zr-skills.
 //!
 //! Every handler first checks the model's input against its type; a wrong
 //! field comes back as an error result naming the field, what was expected

@@ -14,7 +14,7 @@ use zr_types::{BoxFuture, ImageSource, ToolContext, ToolError, ToolOutput, ToolR
 
 use crate::bound::cut_line;
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, blocking};
 use crate::state::{AgentKey, AgentStates, FileStamp};
 
 /// Lines returned when no `limit` is given.
@@ -64,10 +64,9 @@ impl Builtin for ReadTool {
     type Input = ReadInput;
     const NAME: &'static str = "Read";
 
-    fn description(&self) -> String {
+    fn details(&self) -> String {
         format!(
-            "{} Text comes back like `cat -n`: a right-aligned line number, a tab, the line. `offset` is the first line (1-based), `limit` the number of lines (default {DEFAULT_LIMIT}); lines longer than {MAX_LINE_CHARS} characters are cut, and one call returns at most {} KiB. PNG, JPEG, GIF and WebP images (up to 5 MiB) come back as images; other binary files are refused; a directory is listed. Relative paths are resolved against the working directory; absolute paths are read as given. Reading a file is required before overwriting it with Write or changing it with Edit.",
-            spec_of(Self::NAME).description,
+            "Text comes back like `cat -n`: a right-aligned line number, a tab, the line. `offset` is the first line (1-based), `limit` the number of lines (default {DEFAULT_LIMIT}); lines longer than {MAX_LINE_CHARS} characters are cut, and one call returns at most {} KiB. PNG, JPEG, GIF and WebP images (up to 5 MiB) come back as images; other binary files are refused; a directory is listed. Relative paths are resolved against the working directory; absolute paths are read as given. Reading a file is required before overwriting it with Write or changing it with Edit.",
             MAX_OUTPUT_BYTES / 1024
         )
     }
@@ -98,12 +97,7 @@ impl Builtin for ReadTool {
             }
             let path = resolve(&ctx.cwd, &input.file_path);
             let cwd = ctx.cwd.clone();
-            let outcome = tokio::task::spawn_blocking(move || read_path(&path, &cwd, &input))
-                .await
-                .map_err(|source| ToolError::Failed {
-                    tool: "Read".to_owned(),
-                    source: Box::new(source),
-                })?;
+            let outcome = blocking(Self::NAME, move || read_path(&path, &cwd, &input)).await?;
             Ok(match outcome {
                 Outcome::Output(out) => out,
                 Outcome::Seen(out, path, stamp) => {

@@ -42,8 +42,9 @@ pub(crate) trait Builtin: Send + Sync + fmt::Debug + 'static {
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
     /// The tool's name, as in `DEFAULT_BUILTINS`.
     const NAME: &'static str;
-    /// What the model is told about the tool.
-    fn description(&self) -> String;
+    /// What the model is told about the tool beyond the registry's
+    /// one-line description, which comes first in the tool's description.
+    fn details(&self) -> String;
     /// Hints beyond read-only.
     fn hints(&self) -> Hints {
         Hints::default()
@@ -54,6 +55,28 @@ pub(crate) trait Builtin: Send + Sync + fmt::Debug + 'static {
         input: Self::Input,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// Runs blocking work (file system walks, reads, the cron file) off the
+/// async threads; a panic in it becomes `ToolError::Failed` for `tool`.
+pub(crate) async fn blocking<R: Send + 'static>(
+    tool: &str,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|source| tool_failed(tool, source))
+}
+
+/// `ToolError::Failed` of `tool`, caused by `source`.
+pub(crate) fn tool_failed(
+    tool: &str,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> ToolError {
+    ToolError::Failed {
+        tool: tool.to_owned(),
+        source: Box::new(source),
+    }
 }
 
 /// Adapts a [`Builtin`] to the [`ToolHandler`] contract.
@@ -78,7 +101,7 @@ impl<T: Builtin> ToolHandler for Handler<T> {
 /// The registry entry of `name`; every tool of this crate has one (a test
 /// checks it), and an unknown name gets the safe flags (not read-only, not
 /// deferred).
-pub(crate) fn spec_of(name: &str) -> BuiltinSpec {
+fn spec_of(name: &str) -> BuiltinSpec {
     DEFAULT_BUILTINS
         .iter()
         .find(|s| s.name == name)
@@ -97,7 +120,8 @@ fn entry<T: Builtin>(tool: T) -> (ToolDefinition, Arc<dyn ToolHandler>) {
     let name: ToolName = T::NAME
         .parse()
         .expect("builtin tool names are constants that meet the ToolName rules");
-    let definition = ToolDefinition::new(name, tool.description(), ToolOrigin::Builtin)
+    let description = format!("{} {}", spec.description, tool.details());
+    let definition = ToolDefinition::new(name, description, ToolOrigin::Builtin)
         .with_schema(input::schema_for::<T::Input>())
         .with_annotations(Annotations {
             read_only: spec.read_only,

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints};
 use crate::state::{AgentKey, AgentStates};
 
 /// Items a list may hold.
@@ -91,10 +91,9 @@ impl Builtin for TodoWriteTool {
     type Input = TodoWriteInput;
     const NAME: &'static str = "TodoWrite";
 
-    fn description(&self) -> String {
+    fn details(&self) -> String {
         format!(
-            "{} Send the whole list every time (it replaces the previous one): each item has `content`, `status` (pending, in_progress or completed) and optionally `activeForm`. Keep one item in_progress at a time and mark items completed as soon as they are done. The list is this agent's alone; the full list is returned after each change. At most {MAX_TODOS} items.",
-            spec_of(Self::NAME).description
+            "Send the whole list every time (it replaces the previous one): each item has `content`, `status` (pending, in_progress or completed) and optionally `activeForm`. Keep one item in_progress at a time and mark items completed as soon as they are done. The list is this agent's alone; the full list is returned after each change. At most {MAX_TODOS} items."
         )
     }
 

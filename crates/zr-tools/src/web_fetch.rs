@@ -12,7 +12,7 @@ use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::read::looks_binary;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, tool_failed};
 
 /// Limits of `WebFetch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,10 +76,7 @@ impl WebFetchTool {
             .connect_timeout(limits.timeout.min(Duration::from_secs(10)))
             .user_agent(concat!("zr-webfetch/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|source| ToolError::Failed {
-                tool: "WebFetch".to_owned(),
-                source: Box::new(source),
-            })?;
+            .map_err(|e| tool_failed("WebFetch", e))?;
         Ok(self.client.get_or_init(|| client).clone())
     }
 
@@ -276,10 +273,9 @@ impl Builtin for WebFetchTool {
     type Input = WebFetchInput;
     const NAME: &'static str = "WebFetch";
 
-    fn description(&self) -> String {
+    fn details(&self) -> String {
         format!(
-            "{} GETs an http(s) address (following up to {} redirects, within {} s, bodies up to {} bytes) and returns HTML as Markdown, and text, JSON or XML as is, at most {} bytes. Binary content (images, PDFs, archives) is refused.",
-            spec_of(Self::NAME).description,
+            "GETs an http(s) address (following up to {} redirects, within {} s, bodies up to {} bytes) and returns HTML as Markdown, and text, JSON or XML as is, at most {} bytes. Binary content (images, PDFs, archives) is refused.",
             self.limits.max_redirects,
             self.limits.timeout.as_secs(),
             self.limits.max_body_bytes,

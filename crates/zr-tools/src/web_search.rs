@@ -10,7 +10,7 @@ use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::ServiceError;
 use crate::bound::{cut_line, cut_text};
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, tool_failed};
 
 /// Results shown at most.
 pub(crate) const MAX_RESULTS: usize = 20;
@@ -75,10 +75,9 @@ impl Builtin for WebSearchTool {
     type Input = SearchQuery;
     const NAME: &'static str = "WebSearch";
 
-    fn description(&self) -> String {
+    fn details(&self) -> String {
         format!(
-            "{} Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result. At most {MAX_RESULTS} results and {} KiB are returned, saying how much was cut.",
-            spec_of(Self::NAME).description,
+            "Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result. At most {MAX_RESULTS} results and {} KiB are returned, saying how much was cut.",
             MAX_OUTPUT_BYTES / 1024
         )
     }
@@ -105,15 +104,10 @@ impl Builtin for WebSearchTool {
                 return Ok(ToolOutput::error("WebSearch: `query` is empty."));
             }
             let query = input.query.clone();
-            let results = match service.search(input).await {
-                Ok(r) => r,
-                Err(e) => {
-                    return Err(ToolError::Failed {
-                        tool: Self::NAME.to_owned(),
-                        source: Box::new(e),
-                    });
-                }
-            };
+            let results = service
+                .search(input)
+                .await
+                .map_err(|e| tool_failed(Self::NAME, e))?;
             if results.is_empty() {
                 return Ok(ToolOutput::text(format!("No results for {query:?}.")));
             }

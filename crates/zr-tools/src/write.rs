@@ -8,7 +8,7 @@ use serde::Deserialize;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints};
 use crate::state::{AgentKey, AgentStates, FileStamp, check_fresh};
 
 /// Input of `Write`.
@@ -37,11 +37,8 @@ impl Builtin for WriteTool {
     type Input = WriteInput;
     const NAME: &'static str = "Write";
 
-    fn description(&self) -> String {
-        format!(
-            "{} Writes `content` as the whole file, creating missing parent folders. An existing file is overwritten only if you have read it with Read in this session and it has not changed since; otherwise the call is refused. Prefer Edit for changes to existing files.",
-            spec_of(Self::NAME).description
-        )
+    fn details(&self) -> String {
+        "Writes `content` as the whole file, creating missing parent folders. An existing file is overwritten only if you have read it with Read in this session and it has not changed since; otherwise the call is refused. Prefer Edit for changes to existing files.".to_owned()
     }
 
     fn hints(&self) -> Hints {

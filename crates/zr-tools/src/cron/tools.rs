@@ -10,7 +10,7 @@ use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use super::store::{CronJob, CronStore, NewCronJob};
 use crate::CronStoreError;
-use crate::registry::{Builtin, Hints, spec_of};
+use crate::registry::{Builtin, Hints, blocking, tool_failed};
 
 /// Largest jitter a job may ask for.
 pub(crate) const MAX_JITTER_SECONDS: u32 = 3600;
@@ -36,18 +36,6 @@ fn summary(job: &CronJob, now: DateTime<Utc>) -> String {
     )
 }
 
-async fn blocking<R: Send + 'static>(
-    tool: &str,
-    f: impl FnOnce() -> R + Send + 'static,
-) -> Result<R, ToolError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|source| ToolError::Failed {
-            tool: tool.to_owned(),
-            source: Box::new(source),
-        })
-}
-
 fn store_failed(tool: &str, e: CronStoreError) -> Result<ToolOutput, ToolError> {
     match e {
         CronStoreError::Expression { ref source, .. } => {
@@ -56,10 +44,7 @@ fn store_failed(tool: &str, e: CronStoreError) -> Result<ToolOutput, ToolError> 
         CronStoreError::FieldCount { .. }
         | CronStoreError::NeverFires { .. }
         | CronStoreError::UnknownJob { .. } => Ok(ToolOutput::error(format!("{tool}: {e}."))),
-        other => Err(ToolError::Failed {
-            tool: tool.to_owned(),
-            source: Box::new(other),
-        }),
+        other => Err(tool_failed(tool, other)),
     }
 }
 
@@ -94,11 +79,8 @@ impl Builtin for CronCreateTool {
     type Input = CronCreateInput;
     const NAME: &'static str = "CronCreate";
 
-    fn description(&self) -> String {
-        format!(
-            "{} `cron` is a standard 5-field expression evaluated in UTC; `recurring` (default true) or once; optional `jitter_seconds`. Schedules are stored durably and run by the host as new prompts. Returns the job id and its next run.",
-            spec_of(Self::NAME).description
-        )
+    fn details(&self) -> String {
+        "`cron` is a standard 5-field expression evaluated in UTC; `recurring` (default true) or once; optional `jitter_seconds`. Schedules are stored durably and run by the host as new prompts. Returns the job id and its next run.".to_owned()
     }
 
     fn hints(&self) -> Hints {
@@ -167,11 +149,8 @@ impl Builtin for CronDeleteTool {
     type Input = CronDeleteInput;
     const NAME: &'static str = "CronDelete";
 
-    fn description(&self) -> String {
-        format!(
-            "{} Removes the job with this `id` (see CronList).",
-            spec_of(Self::NAME).description
-        )
+    fn details(&self) -> String {
+        "Removes the job with this `id` (see CronList).".to_owned()
     }
 
     fn hints(&self) -> Hints {
@@ -222,11 +201,8 @@ impl Builtin for CronListTool {
     type Input = CronListInput;
     const NAME: &'static str = "CronList";
 
-    fn description(&self) -> String {
-        format!(
-            "{} Shows each job's id, expression, a plain-English summary, whether it recurs, its next run (UTC) and its prompt.",
-            spec_of(Self::NAME).description
-        )
+    fn details(&self) -> String {
+        "Shows each job's id, expression, a plain-English summary, whether it recurs, its next run (UTC) and its prompt.".to_owned()
     }
 
     fn hints(&self) -> Hints {

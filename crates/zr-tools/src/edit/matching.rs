@@ -85,17 +85,20 @@ pub(crate) fn find(content: &str, old: &str, new: &str) -> Option<Found> {
         Some(found)
     })?;
     if uses_crlf(content) {
-        for (range, text) in found.ranges.iter().zip(&mut found.replacements) {
-            let mut crlf = text.replace("\r\n", "\n").replace('\n', "\r\n");
+        let bytes = content.as_bytes();
+        let mut prev_end = 0;
+        for (range, text) in found.ranges.iter_mut().zip(&mut found.replacements) {
             // A match that starts between the `\r` and the `\n` of a line
-            // break keeps that `\r`: the replacement's first `\n` needs none.
-            if range.start > 0
-                && content.as_bytes()[range.start - 1] == b'\r'
-                && crlf.starts_with("\r\n")
+            // break takes that `\r` too (unless the previous match has it),
+            // so no lone `\r` is left behind.
+            if range.start > prev_end
+                && bytes[range.start - 1] == b'\r'
+                && bytes.get(range.start) == Some(&b'\n')
             {
-                crlf.remove(0);
+                range.start -= 1;
             }
-            *text = crlf;
+            prev_end = range.end;
+            *text = text.replace("\r\n", "\n").replace('\n', "\r\n");
         }
     }
     Some(found)

@@ -22,10 +22,15 @@ fn every_tool_matches_its_registry_entry_in_order() {
         assert_eq!(def.annotations.read_only, spec.read_only, "{}", def.name);
         assert_eq!(def.defer, spec.deferred.then_some(true), "{}", def.name);
         assert_eq!(def.origin, ToolOrigin::Builtin);
+        let details = def
+            .description
+            .strip_prefix(spec.description)
+            .and_then(|rest| rest.strip_prefix(' '));
         assert!(
-            def.description.starts_with(spec.description),
-            "{}",
-            def.name
+            details.is_some_and(|d| !d.trim().is_empty()),
+            "{}: {}",
+            def.name,
+            def.description
         );
         assert_eq!(def.input_schema["type"], "object", "{}", def.name);
     }

@@ -10,7 +10,7 @@ async fn read_numbers_lines_with_offset_and_limit() {
     let kit = Kit::new();
     let body: String = (1..=10).map(|i| format!("line {i}\n")).collect();
     kit.write("a.txt", &body);
-    let out = kit.call("Read", json!({"file_path": "a.txt"})).await;
+    let out = kit.call_read("a.txt").await;
     let t = text(&out);
     assert!(t.starts_with("     1\tline 1\n     2\tline 2\n"), "{t}");
     assert!(t.ends_with("    10\tline 10\n"), "{t}");
@@ -35,7 +35,7 @@ async fn read_numbers_lines_with_offset_and_limit() {
 async fn read_cuts_long_lines() {
     let kit = Kit::new();
     kit.write("long.txt", &format!("{}\nshort\n", "x".repeat(5000)));
-    let t = text(&kit.call("Read", json!({"file_path": "long.txt"})).await);
+    let t = text(&kit.call_read("long.txt").await);
     assert!(t.contains("[line cut: 3000 more chars]"), "{}", &t[..100]);
     assert!(t.contains("     2\tshort"));
 }
@@ -46,7 +46,7 @@ async fn read_of_a_huge_single_line_stays_bounded() {
     let mut body = "y".repeat(20 * 1024 * 1024);
     body.push_str("\nnext\n");
     kit.write("huge.txt", &body);
-    let t = text(&kit.call("Read", json!({"file_path": "huge.txt"})).await);
+    let t = text(&kit.call_read("huge.txt").await);
     assert!(
         t.contains("[line cut: it is 20971521 bytes long]"),
         "{}",
@@ -60,7 +60,7 @@ async fn read_of_a_huge_single_line_stays_bounded() {
 async fn read_refuses_binary_files() {
     let kit = Kit::new();
     std::fs::write(kit.path("blob.bin"), [0x7f, b'E', b'L', b'F', 0, 0, 1, 2]).unwrap();
-    let out = kit.call("Read", json!({"file_path": "blob.bin"})).await;
+    let out = kit.call_read("blob.bin").await;
     assert!(out.is_error);
     assert!(
         text(&out).contains("is a binary file (8 bytes)"),
@@ -76,7 +76,7 @@ async fn read_returns_images_as_image_content() {
         0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d,
     ];
     std::fs::write(kit.path("pic.png"), png).unwrap();
-    let out = kit.call("Read", json!({"file_path": "pic.png"})).await;
+    let out = kit.call_read("pic.png").await;
     assert!(!out.is_error);
     match &out.content[..] {
         [
@@ -90,7 +90,7 @@ async fn read_returns_images_as_image_content() {
         other => panic!("expected one image, got {other:?}"),
     }
     kit.write("fake.png", "just text");
-    let out = kit.call("Read", json!({"file_path": "fake.png"})).await;
+    let out = kit.call_read("fake.png").await;
     assert!(out.is_error);
     assert!(
         text(&out).contains("its bytes are not one"),
@@ -105,7 +105,7 @@ async fn read_lists_directories() {
     kit.write("d/b.txt", "b");
     kit.write("d/a.txt", "a");
     kit.write("d/sub/c.txt", "c");
-    let t = text(&kit.call("Read", json!({"file_path": "d"})).await);
+    let t = text(&kit.call_read("d").await);
     assert!(t.ends_with("with 3 entries:\na.txt\nb.txt\nsub/\n"), "{t}");
 }
 
@@ -114,12 +114,12 @@ async fn read_of_a_missing_path_offers_near_matches() {
     let kit = Kit::new();
     kit.write("src/main.rs", "fn main() {}");
     kit.write("src/lib.rs", "");
-    let out = kit.call("Read", json!({"file_path": "src/mian.rs"})).await;
+    let out = kit.call_read("src/mian.rs").await;
     let t = text(&out);
     assert!(out.is_error);
     assert!(t.contains("does not exist. Did you mean:"), "{t}");
     assert!(t.contains("src/main.rs"), "{t}");
-    let out = kit.call("Read", json!({"file_path": "nope/x.rs"})).await;
+    let out = kit.call_read("nope/x.rs").await;
     assert!(
         text(&out).contains("does not exist either"),
         "{}",
@@ -131,12 +131,7 @@ async fn read_of_a_missing_path_offers_near_matches() {
 async fn write_refuses_to_overwrite_an_unread_file() {
     let kit = Kit::new();
     let p = kit.write("keep.txt", "precious\n");
-    let out = kit
-        .call(
-            "Write",
-            json!({"file_path": "keep.txt", "content": "clobbered\n"}),
-        )
-        .await;
+    let out = kit.call_write("keep.txt", "clobbered\n").await;
     assert!(out.is_error);
     assert!(text(&out).contains("have not read it"), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "precious\n");
@@ -144,21 +139,13 @@ async fn write_refuses_to_overwrite_an_unread_file() {
     let other = ctx_for(kit.dir.path(), AgentId::root().child(1, "explore"));
     kit.call_as("Read", json!({"file_path": "keep.txt"}), other)
         .await;
-    let out = kit
-        .call(
-            "Write",
-            json!({"file_path": "keep.txt", "content": "clobbered\n"}),
-        )
-        .await;
+    let out = kit.call_write("keep.txt", "clobbered\n").await;
     assert!(out.is_error);
+    assert!(text(&out).contains("have not read it"), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "precious\n");
     // After this agent's Read it may.
-    kit.call("Read", json!({"file_path": "keep.txt"})).await;
-    let out = kit
-        .call(
-            "Write",
-            json!({"file_path": "keep.txt", "content": "new\n"}),
-        )
-        .await;
+    kit.call_read("keep.txt").await;
+    let out = kit.call_write("keep.txt", "new\n").await;
     assert!(!out.is_error, "{}", text(&out));
     assert!(text(&out).starts_with("Overwrote"));
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "new\n");
@@ -168,11 +155,9 @@ async fn write_refuses_to_overwrite_an_unread_file() {
 async fn write_refuses_a_file_changed_since_it_was_read() {
     let kit = Kit::new();
     let p = kit.write("s.txt", "one\n");
-    kit.call("Read", json!({"file_path": "s.txt"})).await;
+    kit.call_read("s.txt").await;
     std::fs::write(&p, "changed by someone else, longer\n").unwrap();
-    let out = kit
-        .call("Write", json!({"file_path": "s.txt", "content": "mine\n"}))
-        .await;
+    let out = kit.call_write("s.txt", "mine\n").await;
     assert!(out.is_error);
     assert!(
         text(&out).contains("changed since you last read it"),
@@ -184,12 +169,7 @@ async fn write_refuses_a_file_changed_since_it_was_read() {
 #[tokio::test]
 async fn write_creates_new_files_and_parent_folders() {
     let kit = Kit::new();
-    let out = kit
-        .call(
-            "Write",
-            json!({"file_path": "deep/er/new.txt", "content": "a\nb\n"}),
-        )
-        .await;
+    let out = kit.call_write("deep/er/new.txt", "a\nb\n").await;
     assert_eq!(
         text(&out),
         format!(
@@ -198,13 +178,12 @@ async fn write_creates_new_files_and_parent_folders() {
         )
     );
     // Written files count as read: a second Write is fine.
-    let out = kit
-        .call(
-            "Write",
-            json!({"file_path": "deep/er/new.txt", "content": "c\n"}),
-        )
-        .await;
+    let out = kit.call_write("deep/er/new.txt", "c\n").await;
     assert!(!out.is_error, "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(kit.path("deep/er/new.txt")).unwrap(),
+        "c\n"
+    );
 }
 
 /// A dangling symlink is refused: writing through it would create its
@@ -217,9 +196,7 @@ async fn write_refuses_a_dangling_symlink() {
     let target = outside.path().join("sub/elsewhere.txt");
     let link = kit.path("link.txt");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = kit
-        .call("Write", json!({"file_path": "link.txt", "content": "x\n"}))
-        .await;
+    let out = kit.call_write("link.txt", "x\n").await;
     assert!(out.is_error, "{}", text(&out));
     assert_eq!(
         text(&out),
@@ -234,33 +211,17 @@ async fn write_refuses_a_dangling_symlink() {
     // A link to an existing file still writes that file (after a Read).
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     std::fs::write(&target, "old\n").unwrap();
-    kit.call("Read", json!({"file_path": "link.txt"})).await;
-    let out = kit
-        .call(
-            "Write",
-            json!({"file_path": "link.txt", "content": "new\n"}),
-        )
-        .await;
+    kit.call_read("link.txt").await;
+    let out = kit.call_write("link.txt", "new\n").await;
     assert!(!out.is_error, "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
-}
-
-async fn read_then(kit: &Kit, rel: &str, content: &str) -> std::path::PathBuf {
-    let p = kit.write(rel, content);
-    kit.call("Read", json!({"file_path": rel})).await;
-    p
 }
 
 #[tokio::test]
 async fn edit_replaces_a_unique_exact_string() {
     let kit = Kit::new();
-    let p = read_then(&kit, "e.rs", "fn a() {}\nfn b() {}\n").await;
-    let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "e.rs", "old_string": "fn b()", "new_string": "fn c()"}),
-        )
-        .await;
+    let p = kit.read_then("e.rs", "fn a() {}\nfn b() {}\n").await;
+    let out = kit.call_edit("e.rs", "fn b()", "fn c()").await;
     let t = text(&out);
     assert!(!out.is_error, "{t}");
     assert!(t.contains("replaced 1 occurrence (exact match)"), "{t}");
@@ -274,13 +235,8 @@ async fn edit_replaces_a_unique_exact_string() {
 #[tokio::test]
 async fn edit_refuses_a_non_unique_string_unless_replace_all() {
     let kit = Kit::new();
-    let p = read_then(&kit, "n.txt", "x = 1\ny = 2\nx = 1\n").await;
-    let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "n.txt", "old_string": "x = 1", "new_string": "x = 9"}),
-        )
-        .await;
+    let p = kit.read_then("n.txt", "x = 1\ny = 2\nx = 1\n").await;
+    let out = kit.call_edit("n.txt", "x = 1", "x = 9").await;
     assert!(out.is_error);
     assert!(text(&out).contains("occurs 2 times"), "{}", text(&out));
     assert!(text(&out).contains("lines 1, 3"), "{}", text(&out));
@@ -301,16 +257,14 @@ async fn edit_refuses_a_non_unique_string_unless_replace_all() {
 #[tokio::test]
 async fn edit_falls_back_to_indentation_tolerant_matching_and_says_so() {
     let kit = Kit::new();
-    let p = read_then(
-        &kit,
-        "t.py",
-        "class A:\n    def f(self):\n        return 1\n",
-    )
-    .await;
+    let p = kit
+        .read_then("t.py", "class A:\n    def f(self):\n        return 1\n")
+        .await;
     let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "t.py", "old_string": "def f(self):\n    return 1", "new_string": "def f(self):\n    return 2"}),
+        .call_edit(
+            "t.py",
+            "def f(self):\n    return 1",
+            "def f(self):\n    return 2",
         )
         .await;
     let t = text(&out);
@@ -326,29 +280,15 @@ async fn edit_falls_back_to_indentation_tolerant_matching_and_says_so() {
 async fn edit_reports_what_it_could_not_find_and_needs_a_read() {
     let kit = Kit::new();
     kit.write("u.txt", "alpha\n");
-    let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "u.txt", "old_string": "alpha", "new_string": "beta"}),
-        )
-        .await;
+    let out = kit.call_edit("u.txt", "alpha", "beta").await;
     assert!(out.is_error);
     assert!(text(&out).contains("have not read it"), "{}", text(&out));
-    kit.call("Read", json!({"file_path": "u.txt"})).await;
-    let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "u.txt", "old_string": "gamma", "new_string": "beta"}),
-        )
-        .await;
+    kit.call_read("u.txt").await;
+    let out = kit.call_edit("u.txt", "gamma", "beta").await;
     assert!(out.is_error);
     assert!(text(&out).contains("was not found"), "{}", text(&out));
-    let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "u.txt", "old_string": "alpha", "new_string": "alpha"}),
-        )
-        .await;
+    let out = kit.call_edit("u.txt", "alpha", "alpha").await;
+    assert!(out.is_error);
     assert!(text(&out).contains("are the same"), "{}", text(&out));
 }
 
@@ -364,24 +304,21 @@ async fn a_read_in_another_session_does_not_count() {
     );
     kit.call_as("Read", json!({"file_path": "shared.txt"}), other_session)
         .await;
-    let out = kit
-        .call(
-            "Write",
-            json!({"file_path": "shared.txt", "content": "v2\n"}),
-        )
-        .await;
+    let out = kit.call_write("shared.txt", "v2\n").await;
     assert!(out.is_error, "{}", text(&out));
+    assert!(text(&out).contains("have not read it"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(kit.path("shared.txt")).unwrap(),
+        "v1\n"
+    );
 }
 
 #[tokio::test]
 async fn edit_accepts_old_string_copied_with_read_prefixes() {
     let kit = Kit::new();
-    let p = read_then(&kit, "p.rs", "fn a() {\n    one();\n}\n").await;
+    let p = kit.read_then("p.rs", "fn a() {\n    one();\n}\n").await;
     let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "p.rs", "old_string": "     2\t    one();", "new_string": "     2\t    two();"}),
-        )
+        .call_edit("p.rs", "     2\t    one();", "     2\t    two();")
         .await;
     assert!(
         text(&out).contains("line-number prefixes, which were removed"),
@@ -399,12 +336,11 @@ async fn edit_accepts_old_string_copied_with_read_prefixes() {
 #[tokio::test]
 async fn edit_keeps_the_line_endings_of_a_crlf_file() {
     let kit = Kit::new();
-    let p = read_then(&kit, "w.bat", "@echo off\r\necho one\r\nexit\r\n").await;
+    let p = kit
+        .read_then("w.bat", "@echo off\r\necho one\r\nexit\r\n")
+        .await;
     let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "w.bat", "old_string": "echo one", "new_string": "echo one\necho two"}),
-        )
+        .call_edit("w.bat", "echo one", "echo one\necho two")
         .await;
     assert!(!out.is_error, "{}", text(&out));
     assert_eq!(
@@ -413,10 +349,7 @@ async fn edit_keeps_the_line_endings_of_a_crlf_file() {
     );
     // A tolerant (line-by-line) match keeps CRLF as well.
     let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "w.bat", "old_string": "echo two  \nexit\n", "new_string": "echo 2\nexit /b 0\n"}),
-        )
+        .call_edit("w.bat", "echo two  \nexit\n", "echo 2\nexit /b 0\n")
         .await;
     assert!(text(&out).contains("trailing whitespace"), "{}", text(&out));
     assert_eq!(
@@ -429,24 +362,16 @@ async fn edit_keeps_the_line_endings_of_a_crlf_file() {
 async fn edit_refuses_an_ambiguous_tolerant_match_and_odd_inputs() {
     let kit = Kit::new();
     let content = "fn a() {\n    if x {\n        go();\n    }\n}\nfn b() {\n        if x {\n            go();\n        }\n}\n";
-    let p = read_then(&kit, "amb.rs", content).await;
+    let p = kit.read_then("amb.rs", content).await;
     // Not found exactly; found twice ignoring indentation: refused.
     let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "amb.rs", "old_string": "if x {\n  go();\n}", "new_string": "if y {\n  stop();\n}"}),
-        )
+        .call_edit("amb.rs", "if x {\n  go();\n}", "if y {\n  stop();\n}")
         .await;
     assert!(out.is_error, "{}", text(&out));
     assert!(text(&out).contains("occurs 2 times"), "{}", text(&out));
     assert!(text(&out).contains("lines 2, 7"), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&p).unwrap(), content);
-    let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "amb.rs", "old_string": "", "new_string": "x"}),
-        )
-        .await;
+    let out = kit.call_edit("amb.rs", "", "x").await;
     assert!(out.is_error);
     assert!(
         text(&out).contains("`old_string` is empty"),
@@ -457,14 +382,9 @@ async fn edit_refuses_an_ambiguous_tolerant_match_and_odd_inputs() {
     // A file that is not UTF-8 is refused and left alone.
     let latin1 = kit.path("latin1.txt");
     std::fs::write(&latin1, b"caf\xe9 au lait\n").unwrap();
-    let read = kit.call("Read", json!({"file_path": "latin1.txt"})).await;
+    let read = kit.call_read("latin1.txt").await;
     assert!(!read.is_error, "{}", text(&read));
-    let out = kit
-        .call(
-            "Edit",
-            json!({"file_path": "latin1.txt", "old_string": "lait", "new_string": "sucre"}),
-        )
-        .await;
+    let out = kit.call_edit("latin1.txt", "lait", "sucre").await;
     assert!(out.is_error);
     assert!(text(&out).contains("is not UTF-8"), "{}", text(&out));
     assert_eq!(std::fs::read(&latin1).unwrap(), b"caf\xe9 au lait\n");

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 use zr_tools::BuiltinTools;
 use zr_types::{
@@ -47,6 +47,34 @@ impl Kit {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, content).unwrap();
         p
+    }
+
+    /// Writes `rel` on disk, then reads it with `Read` as the root agent
+    /// (so `Write` and `Edit` may change it).
+    pub(crate) async fn read_then(&self, rel: &str, content: &str) -> PathBuf {
+        let p = self.write(rel, content);
+        self.call_read(rel).await;
+        p
+    }
+
+    /// Calls `Read` on `rel` as the root agent.
+    pub(crate) async fn call_read(&self, rel: &str) -> ToolOutput {
+        self.call("Read", json!({"file_path": rel})).await
+    }
+
+    /// Calls `Write` with `content` for `rel` as the root agent.
+    pub(crate) async fn call_write(&self, rel: &str, content: &str) -> ToolOutput {
+        self.call("Write", json!({"file_path": rel, "content": content}))
+            .await
+    }
+
+    /// Calls `Edit` replacing `old` by `new` in `rel` as the root agent.
+    pub(crate) async fn call_edit(&self, rel: &str, old: &str, new: &str) -> ToolOutput {
+        self.call(
+            "Edit",
+            json!({"file_path": rel, "old_string": old, "new_string": new}),
+        )
+        .await
     }
 
     pub(crate) fn ctx(&self) -> ToolContext {

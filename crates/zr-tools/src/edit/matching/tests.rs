@@ -159,6 +159,15 @@ fn crlf_files_keep_crlf_line_endings() {
     // A match that starts inside a CRLF pair does not double its CR.
     let f = find(content, "\nb", "\nx").unwrap();
     assert_eq!(apply(content, &f), "a\r\nx\r\nc\r\n");
+    // Regression: one that removes the line break takes its CR with it
+    // (a lone CR was left, making `\r\r\n` or a bare `\r`).
+    let f = find(content, "\nb", "").unwrap();
+    assert_eq!(apply(content, &f), "a\r\nc\r\n");
+    let f = find(content, "\nb", " x").unwrap();
+    assert_eq!(apply(content, &f), "a x\r\nc\r\n");
+    let content = "\r\nb\r\n ";
+    let f = find(content, "\nb", "").unwrap();
+    assert_eq!(apply(content, &f), "\r\n ");
     // A LF file is left alone, even with a stray CR inside.
     let content = "a\nb\r\nc\nd\n";
     let f = find(content, "c", "c1\nc2").unwrap();
