@@ -79,7 +79,8 @@ impl fmt::Display for AgentFileWarning {
 /// Front-matter keys: `name` and `description` (required), `tools` (the
 /// allow list) and `disallowedTools` (a YAML list or a comma-separated
 /// string of tool patterns), `model` (`inherit` or a model id),
-/// `permissionMode`, `maxTurns` (a positive integer), `skills` and
+/// `permissionMode`, `maxTurns`, `tokenBudget` and `toolCallBudget` (positive
+/// integers; see [`Budget`](crate::Budget)), `skills` and
 /// `mcpServers` (lists or comma-separated strings of names), `background`
 /// (a boolean), `isolation` (`none` or `worktree`), `effort` (`low`,
 /// `medium`, `high`, `max`), `color`, `memory`, and `type` (or `agentType`:

@@ -180,6 +180,22 @@ pub struct AgentDefinition {
     /// Its capabilities (C2: exactly these, nothing inherited).
     #[serde(default)]
     pub capabilities: AgentCapabilities,
+    /// Limits beyond the turn limit; unset limits are no limit.
+    #[serde(default)]
+    pub budget: Budget,
+}
+
+/// What one run of an agent of a type may spend beyond its turns.
+///
+/// The engine ends a run that reaches a limit with status
+/// `budget_exhausted` and the output written so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budget {
+    /// Tokens (input, output and cache, all requests together).
+    pub tokens: Option<u64>,
+    /// Tool calls.
+    pub tool_calls: Option<u32>,
 }
 
 impl AgentDefinition {
@@ -200,6 +216,7 @@ impl AgentDefinition {
             effort: None,
             mcp_servers: None,
             capabilities: AgentCapabilities::default(),
+            budget: Budget::default(),
         }
     }
 

@@ -35,7 +35,7 @@ pub use agent_file::{
 pub use capabilities::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView,
 };
-pub use definition::{AgentDefinition, AgentType, Effort, Isolation, ModelChoice};
+pub use definition::{AgentDefinition, AgentType, Budget, Effort, Isolation, ModelChoice};
 pub use error::{
     AgentFileError, AgentFileProblem, MigrateError, PatternError, UnknownPermissionMode,
 };

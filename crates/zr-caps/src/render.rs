@@ -116,6 +116,12 @@ impl fmt::Display for AgentDefinition {
             .max_turns
             .map_or_else(|| "unset".to_owned(), |n| n.to_string());
         writeln!(f, "  max turns: {turns}")?;
+        if let Some(tokens) = self.budget.tokens {
+            writeln!(f, "  token budget: {tokens}")?;
+        }
+        if let Some(calls) = self.budget.tool_calls {
+            writeln!(f, "  tool-call budget: {calls}")?;
+        }
         writeln!(f, "  background: {}", self.background)?;
         let isolation = match self.isolation {
             Isolation::None => "none",

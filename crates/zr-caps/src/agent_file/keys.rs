@@ -15,7 +15,7 @@ use crate::{
 type Fail = (usize, AgentFileProblem);
 
 /// The keys zr reads, as written in files.
-const KNOWN_KEYS: [&str; 16] = [
+const KNOWN_KEYS: [&str; 18] = [
     "name",
     "description",
     "tools",
@@ -23,6 +23,8 @@ const KNOWN_KEYS: [&str; 16] = [
     "model",
     "permissionMode",
     "maxTurns",
+    "tokenBudget",
+    "toolCallBudget",
     "skills",
     "mcpServers",
     "background",
@@ -44,6 +46,8 @@ struct Keys<'a> {
     model: Option<&'a Located>,
     permission_mode: Option<&'a Located>,
     max_turns: Option<&'a Located>,
+    token_budget: Option<&'a Located>,
+    tool_call_budget: Option<&'a Located>,
     skills: Option<&'a Located>,
     mcp_servers: Option<&'a Located>,
     background: Option<&'a Located>,
@@ -89,6 +93,8 @@ pub(super) fn convert(tree: &Located, body: String) -> Result<ParsedAgentFile, F
             "model" => &mut keys.model,
             "permissionMode" => &mut keys.permission_mode,
             "maxTurns" => &mut keys.max_turns,
+            "tokenBudget" => &mut keys.token_budget,
+            "toolCallBudget" => &mut keys.tool_call_budget,
             "skills" => &mut keys.skills,
             "mcpServers" => &mut keys.mcp_servers,
             "background" => &mut keys.background,
@@ -183,7 +189,9 @@ fn build(
         ),
         None => None,
     };
-    definition.max_turns = max_turns(keys.max_turns)?;
+    definition.max_turns = positive(keys.max_turns, "maxTurns")?;
+    definition.budget.tokens = positive(keys.token_budget, "tokenBudget")?;
+    definition.budget.tool_calls = positive(keys.tool_call_budget, "toolCallBudget")?;
     definition.background = match keys.background {
         Some(node) => match &node.value {
             Node::Bool(b) => *b,
@@ -316,22 +324,26 @@ fn required(
     }
 }
 
-fn max_turns(node: Option<&Located>) -> Result<Option<u32>, Fail> {
+/// A positive integer key (`maxTurns`, `tokenBudget`, `toolCallBudget`).
+fn positive<T: TryFrom<i128> + PartialOrd + Default>(
+    node: Option<&Located>,
+    key: &'static str,
+) -> Result<Option<T>, Fail> {
     let Some(node) = node else { return Ok(None) };
     match &node.value {
         Node::Null => Ok(None),
-        Node::Int(i) => match u32::try_from(*i) {
-            Ok(n) if n > 0 => Ok(Some(n)),
+        Node::Int(i) => match T::try_from(*i) {
+            Ok(n) if n > T::default() => Ok(Some(n)),
             _ => Err((
                 file_line(node, 1),
                 AgentFileProblem::InvalidValue {
-                    key: "maxTurns",
+                    key,
                     expected: "a positive integer",
                     found: node.value.describe(),
                 },
             )),
         },
-        other => Err(wrong_type(node, "maxTurns", "a positive integer", other)),
+        other => Err(wrong_type(node, key, "a positive integer", other)),
     }
 }
 
