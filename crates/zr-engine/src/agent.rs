@@ -1,0 +1,344 @@
+//! The root agent of a session and its queries.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use futures_util::Stream;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use zr_caps::{AgentCapabilities, Budget, merge_root};
+use zr_resolve::{ResolveInput, Role, resolve};
+use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
+
+use crate::event::{Event, EventSink};
+use crate::run::{AgentRun, Progress};
+use crate::runtime::RuntimeEnvironment;
+use crate::session::{AgentConfig, Cleanup, QueryCtx, Session};
+use crate::tools::AgentTools;
+use crate::{EngineError, TaskStatus};
+
+/// Per-query changes to the root (C1: a set field replaces the
+/// constructor's).
+#[derive(Debug, Clone, Default)]
+pub struct QueryOverrides {
+    /// Capabilities fields that replace the root's for this query.
+    pub capabilities: Option<AgentCapabilities>,
+    /// The turn limit of this query.
+    pub max_turns: Option<u32>,
+    /// The model of this query.
+    pub model: Option<String>,
+}
+
+/// How a query ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResult {
+    /// `completed`, `max_turns` (the output is the root's summary) or
+    /// `budget_exhausted`.
+    pub status: TaskStatus,
+    /// The root's final answer.
+    pub output: String,
+    /// The root's model requests.
+    pub turns: u32,
+    /// The root's own usage.
+    pub usage: Usage,
+    /// The usage of every agent of the query, the root included.
+    pub total_usage: Usage,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+/// What the root keeps between queries.
+#[derive(Debug, Default)]
+struct RootState {
+    history: Vec<Message>,
+    loaded: Vec<ToolName>,
+    busy: bool,
+}
+
+/// The root agent of a session. Each [`Agent::query`] continues its
+/// conversation; the tools it loaded through FindTool stay loaded.
+///
+/// Built complete from a runtime and a configuration:
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use zr_caps::RuntimeSettings;
+/// # use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider};
+/// # use zr_tools::BuiltinTools;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let script = r#"{"agents": {"root": [{"turns": [{"text": "Hello."}]}]}}"#;
+/// let provider = Arc::new(ScriptedProvider::from_json(script)?);
+/// let settings = RuntimeSettings { model: "scripted".into(), cwd: dir.path().into(), env: Default::default() };
+/// let runtime = RuntimeEnvironment::new(provider, settings, BuiltinTools::new(dir.path().join("cron.json")));
+/// let agent = Agent::new(Arc::new(runtime), AgentConfig::new("You are helpful."));
+/// let result = agent.prompt("Say hello").await?;
+/// assert_eq!(result.output, "Hello.");
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Agent {
+    session: Arc<Session>,
+    state: Arc<Mutex<RootState>>,
+}
+
+fn new_session_id() -> SessionId {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    SessionId::from_parts(millis, fastrand::u32(..))
+}
+
+impl Agent {
+    /// A root agent of a new session.
+    #[must_use]
+    pub fn new(runtime: Arc<RuntimeEnvironment>, config: AgentConfig) -> Self {
+        Self {
+            session: Arc::new(Session::new(new_session_id(), runtime, config)),
+            state: Arc::new(Mutex::new(RootState::default())),
+        }
+    }
+
+    /// The session's id.
+    #[must_use]
+    pub fn session_id(&self) -> &SessionId {
+        &self.session.id
+    }
+
+    /// The conversation so far.
+    #[must_use]
+    pub fn history(&self) -> Vec<Message> {
+        lock(&self.state).history.clone()
+    }
+
+    /// Sends `prompt` and returns the stream of the query's events. The
+    /// query runs on the Tokio runtime whether or not the stream is polled;
+    /// [`Query::finish`] waits for its result. Dropping the [`Query`] (or
+    /// [`Query::cancel`]) stops every agent under it and kills their
+    /// processes; the conversation then stays as it was before the query.
+    ///
+    /// Must be called within a Tokio runtime; otherwise the query fails
+    /// with [`EngineError::NoRuntime`].
+    pub fn query(&self, prompt: impl Into<String>, overrides: QueryOverrides) -> Query {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return Query::failed(rx, EngineError::NoRuntime);
+        };
+        let (history, loaded) = {
+            let mut state = lock(&self.state);
+            if state.busy {
+                return Query::failed(
+                    rx,
+                    EngineError::Busy {
+                        agent: AgentId::root(),
+                    },
+                );
+            }
+            state.busy = true;
+            (state.history.clone(), state.loaded.clone())
+        };
+        let busy = BusyGuard(Arc::clone(&self.state));
+        let ctx = QueryCtx::new(
+            Arc::clone(&self.session),
+            EventSink::new(Instant::now(), tx),
+        );
+        let state = Arc::clone(&self.state);
+        let prompt = prompt.into();
+        let task = handle.spawn(async move {
+            let _busy = busy;
+            let result = run_root(&ctx, history, loaded, prompt, overrides).await;
+            result.map(|(result, history, loaded)| {
+                let mut state = lock(&state);
+                state.history = history;
+                state.loaded = loaded;
+                result
+            })
+        });
+        Query {
+            rx,
+            task: Some(task),
+            early: None,
+            session: Some(Arc::clone(&self.session)),
+        }
+    }
+
+    /// Sends `prompt` and waits for the answer.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError`] when the root's pool cannot be resolved, a tool has
+    /// no handler, another query runs, or the root's model request failed.
+    pub async fn prompt(&self, prompt: impl Into<String>) -> Result<QueryResult, EngineError> {
+        self.query(prompt, QueryOverrides::default()).finish().await
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        // The root's background commands end with the session.
+        drop(Cleanup::new(Arc::clone(&self.session), AgentId::root()));
+    }
+}
+
+fn lock(state: &Mutex<RootState>) -> std::sync::MutexGuard<'_, RootState> {
+    state
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Clears the busy flag however the query ends.
+#[derive(Debug)]
+struct BusyGuard(Arc<Mutex<RootState>>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        lock(&self.0).busy = false;
+    }
+}
+
+async fn run_root(
+    ctx: &QueryCtx,
+    mut history: Vec<Message>,
+    loaded: Vec<ToolName>,
+    prompt: String,
+    overrides: QueryOverrides,
+) -> Result<(QueryResult, Vec<Message>, Vec<ToolName>), EngineError> {
+    let start = Instant::now();
+    let session = &ctx.session;
+    let config = &session.config;
+    let root = AgentId::root();
+    let capabilities = merge_root(
+        &config.options,
+        &config.capabilities,
+        overrides.capabilities.as_ref(),
+    );
+    let input = ResolveInput::new(
+        Role::Root,
+        &session.builtins,
+        &capabilities,
+        &config.skills,
+        &config.policy,
+    );
+    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
+        agent: root.clone(),
+        source,
+    })?;
+    let mut tools = AgentTools::new(&root, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    tools.load(&loaded);
+    if let Some(observer) = session.runtime.observer() {
+        observer.agent_started(&session.id, &root, tools.pool());
+    }
+    history.push(Message::user_text(prompt));
+    let run = AgentRun {
+        id: root.clone(),
+        agent_type: Arc::from("root"),
+        model: overrides
+            .model
+            .unwrap_or_else(|| session.runtime.settings().model.clone()),
+        system: config.system_prompt.clone(),
+        tools,
+        history,
+        max_turns: overrides.max_turns.unwrap_or(config.max_turns),
+        budget: Budget::default(),
+        progress: Arc::new(Mutex::new(Progress::default())),
+    };
+    let outcome = run.run(ctx).await;
+    if let Some(source) = outcome.error {
+        return Err(EngineError::Provider {
+            agent: root,
+            source,
+        });
+    }
+    let result = QueryResult {
+        status: outcome.status,
+        output: outcome.output,
+        turns: outcome.turns,
+        usage: outcome.usage,
+        total_usage: ctx.total_usage(),
+        duration: start.elapsed(),
+    };
+    Ok((result, outcome.history, outcome.tools.loaded_names()))
+}
+
+/// A running query: a stream of [`Event`]s, ending when the query ends.
+#[derive(Debug)]
+pub struct Query {
+    rx: mpsc::UnboundedReceiver<Event>,
+    task: Option<JoinHandle<Result<QueryResult, EngineError>>>,
+    early: Option<EngineError>,
+    session: Option<Arc<Session>>,
+}
+
+impl Query {
+    fn failed(rx: mpsc::UnboundedReceiver<Event>, error: EngineError) -> Self {
+        Self {
+            rx,
+            task: None,
+            early: Some(error),
+            session: None,
+        }
+    }
+
+    /// Waits for the query's result; events not yet read are dropped.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::prompt`]; [`EngineError::Cancelled`] if the query's task
+    /// was aborted.
+    pub async fn finish(mut self) -> Result<QueryResult, EngineError> {
+        if let Some(error) = self.early.take() {
+            return Err(error);
+        }
+        let Some(task) = self.task.as_mut() else {
+            return Err(EngineError::Cancelled);
+        };
+        let result = task.await;
+        self.task = None;
+        match result {
+            Ok(result) => result,
+            Err(join) if join.is_panic() => Err(EngineError::Panicked {
+                message: panic_message(join.into_panic()),
+            }),
+            Err(_) => Err(EngineError::Cancelled),
+        }
+    }
+
+    /// Stops every agent of the query and waits until their tools and
+    /// processes are gone.
+    pub async fn cancel(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Some(session) = self.session.take() {
+            session.wait_cleanups().await;
+        }
+    }
+}
+
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned())
+}
+
+impl Stream for Query {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for Query {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Decodes the Messages API's stream events into model events and the
+//! final response.
+
+use serde::Deserialize;
+use serde_json::Value;
+use zr_types::{ContentBlock, StopReason, Usage};
+
+use super::PROVIDER;
+use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
+use crate::{ModelEvent, ModelResponse, ProviderError};
+
+/// Error types in the stream that another attempt may cure.
+const RETRYABLE: [&str; 4] = ["overloaded_error", "api_error", "rate_limit_error", "timeout_error"];
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StreamEvent {
+    MessageStart {
+        message: MessageStart,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: StartBlock,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: Delta,
+    },
+    ContentBlockStop {
+        index: usize,
+    },
+    MessageDelta {
+        delta: MessageDelta,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+    },
+    MessageStop,
+    Ping,
+    Error {
+        error: ApiError,
+    },
+    /// Event types added after this version: ignored, as the API asks.
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Debug, Deserialize)]
+struct MessageStart {
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StartBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: Option<String>,
+    },
+    /// Block types zr has no vocabulary for (`redacted_thinking`, server
+    /// tools): skipped with their deltas.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Delta {
+    TextDelta { text: String },
+    InputJsonDelta { partial_json: String },
+    ThinkingDelta { thinking: String },
+    SignatureDelta { signature: String },
+    /// `citations_delta` and later additions.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct MessageDelta {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+/// Usage as the API reports it; `message_delta` repeats the counts that
+/// changed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WireUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+}
+
+/// A content block being assembled.
+#[derive(Debug)]
+enum Building {
+    Text(String),
+    Thinking {
+        text: String,
+        signature: Option<String>,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+        start_input: Option<Value>,
+    },
+    Skipped,
+}
+
+/// The state of one attempt's stream.
+#[derive(Debug, Default)]
+pub(super) struct MessageDecoder {
+    blocks: Vec<Building>,
+    usage: Usage,
+    stop_reason: Option<String>,
+}
+
+fn protocol(message: String) -> Failure {
+    Failure::fatal(ProviderError::Protocol {
+        provider: PROVIDER,
+        message,
+    })
+}
+
+impl MessageDecoder {
+    fn add_usage(&mut self, usage: Option<WireUsage>) {
+        let Some(usage) = usage else { return };
+        let fields = [
+            (usage.input_tokens, &mut self.usage.input_tokens),
+            (usage.output_tokens, &mut self.usage.output_tokens),
+            (usage.cache_read_input_tokens, &mut self.usage.cache_read_input_tokens),
+            (
+                usage.cache_creation_input_tokens,
+                &mut self.usage.cache_creation_input_tokens,
+            ),
+        ];
+        for (value, field) in fields {
+            if let Some(value) = value {
+                *field = value;
+            }
+        }
+    }
+
+    fn delta(&mut self, index: usize, delta: Delta, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+        let Some(block) = self.blocks.get_mut(index) else {
+            return Err(protocol(format!("content_block_delta for block {index}, which was not started")));
+        };
+        match (block, delta) {
+            (Building::Text(text), Delta::TextDelta { text: piece }) => {
+                text.push_str(&piece);
+                out.push(ModelEvent::TextDelta { text: piece });
+            }
+            (Building::Thinking { text, .. }, Delta::ThinkingDelta { thinking }) => {
+                text.push_str(&thinking);
+                out.push(ModelEvent::ThinkingDelta { text: thinking });
+            }
+            (Building::Thinking { signature, .. }, Delta::SignatureDelta { signature: piece }) => {
+                signature.get_or_insert_with(String::new).push_str(&piece);
+            }
+            (Building::ToolUse { json, .. }, Delta::InputJsonDelta { partial_json }) => {
+                json.push_str(&partial_json);
+            }
+            (Building::Skipped, _) | (_, Delta::Other) => {}
+            (block, delta) => {
+                return Err(protocol(format!(
+                    "content block {index}: a {} delta does not fit a {} block",
+                    delta.name(),
+                    block.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<ModelEvent, Failure> {
+        let Some(stop_reason) = self.stop_reason.take() else {
+            return Err(protocol("message_stop arrived before a stop_reason".into()));
+        };
+        let mut content = Vec::with_capacity(self.blocks.len());
+        for block in std::mem::take(&mut self.blocks) {
+            content.push(match block {
+                Building::Text(text) => ContentBlock::Text { text },
+                Building::Thinking { text, signature } => ContentBlock::Thinking {
+                    thinking: text,
+                    signature,
+                },
+                Building::ToolUse {
+                    id,
+                    name,
+                    json,
+                    start_input,
+                } => {
+                    let input = match start_input {
+                        Some(input) if json.trim().is_empty() && input.is_object() => input,
+                        _ => http::tool_input(PROVIDER, &id, &name, &json)?,
+                    };
+                    ContentBlock::ToolUse { id, name, input }
+                }
+                Building::Skipped => continue,
+            });
+        }
+        Ok(ModelEvent::Completed(ModelResponse {
+            content,
+            stop_reason: StopReason::from(stop_reason),
+            usage: self.usage,
+        }))
+    }
+}
+
+impl Decoder for MessageDecoder {
+    fn decode(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+        let parsed: StreamEvent = serde_json::from_str(&event.data).map_err(|error| {
+            protocol(format!(
+                "event '{}' is not valid JSON ({error}): {}",
+                event.event,
+                truncate(&event.data, 200)
+            ))
+        })?;
+        match parsed {
+            StreamEvent::MessageStart { message } => self.add_usage(message.usage),
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                if index != self.blocks.len() {
+                    return Err(protocol(format!(
+                        "content_block_start for block {index}, expected block {}",
+                        self.blocks.len()
+                    )));
+                }
+                self.blocks.push(match content_block {
+                    StartBlock::Text { text } => {
+                        if !text.is_empty() {
+                            out.push(ModelEvent::TextDelta { text: text.clone() });
+                        }
+                        Building::Text(text)
+                    }
+                    StartBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => {
+                        if !thinking.is_empty() {
+                            out.push(ModelEvent::ThinkingDelta {
+                                text: thinking.clone(),
+                            });
+                        }
+                        Building::Thinking {
+                            text: thinking,
+                            signature: signature.filter(|signature| !signature.is_empty()),
+                        }
+                    }
+                    StartBlock::ToolUse { id, name, input } => {
+                        out.push(ModelEvent::ToolUseStarted {
+                            id: id.clone(),
+                            name: name.clone(),
+                        });
+                        Building::ToolUse {
+                            id,
+                            name,
+                            json: String::new(),
+                            start_input: input,
+                        }
+                    }
+                    StartBlock::Other => Building::Skipped,
+                });
+            }
+            StreamEvent::ContentBlockDelta { index, delta } => self.delta(index, delta, out)?,
+            StreamEvent::ContentBlockStop { index } => {
+                if index >= self.blocks.len() {
+                    return Err(protocol(format!("content_block_stop for block {index}, which was not started")));
+                }
+            }
+            StreamEvent::MessageDelta { delta, usage } => {
+                if delta.stop_reason.is_some() {
+                    self.stop_reason = delta.stop_reason;
+                }
+                self.add_usage(usage);
+            }
+            StreamEvent::MessageStop => out.push(self.finish()?),
+            StreamEvent::Ping | StreamEvent::Unknown => {}
+            StreamEvent::Error { error } => {
+                let kind = error.kind();
+                let message = error.message_or("(no message)");
+                let retryable = RETRYABLE.contains(&kind.as_str());
+                let error = ProviderError::Api {
+                    provider: PROVIDER,
+                    kind,
+                    message,
+                };
+                return Err(if retryable {
+                    Failure::retry(error, None)
+                } else {
+                    Failure::fatal(error)
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> Option<ModelEvent> {
+        None
+    }
+}
+
+impl Building {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Text(_) => "text",
+            Self::Thinking { .. } => "thinking",
+            Self::ToolUse { .. } => "tool_use",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+impl Delta {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::TextDelta { .. } => "text_delta",
+            Self::InputJsonDelta { .. } => "input_json_delta",
+            Self::ThinkingDelta { .. } => "thinking_delta",
+            Self::SignatureDelta { .. } => "signature_delta",
+            Self::Other => "unknown",
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! The Messages API request body, built from zr's messages.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
+use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
+
+use super::PROVIDER;
+use crate::{ModelRequest, ProviderError, ToolChoice};
+
+/// The request body as JSON bytes.
+pub(super) fn body(request: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(&Body::new(request)).map_err(|error| ProviderError::Protocol {
+        provider: PROVIDER,
+        message: format!("cannot encode the request: {error}"),
+    })
+}
+
+/// `{"type": "ephemeral"}`: a prompt-cache breakpoint.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Ephemeral {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: Option<Ephemeral> = Some(Ephemeral { kind: "ephemeral" });
+
+#[derive(Debug, Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<Choice>,
+    messages: Vec<Message<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Ephemeral>,
+}
+
+#[derive(Debug, Serialize)]
+struct Choice {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct Message<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    Image {
+        source: Source<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        content: Vec<Block<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<Ephemeral>,
+    },
+    Thinking {
+        thinking: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<&'a str>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Source<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
+}
+
+impl<'a> Body<'a> {
+    fn new(request: &'a ModelRequest) -> Self {
+        let system = if request.system.is_empty() {
+            Vec::new()
+        } else {
+            vec![Block::Text {
+                text: Cow::Borrowed(&request.system),
+                cache_control: EPHEMERAL,
+            }]
+        };
+        let mut tools: Vec<Tool<'a>> = request
+            .tools
+            .iter()
+            .map(|tool| Tool {
+                name: tool.name.as_str(),
+                description: &tool.description,
+                input_schema: &tool.input_schema,
+                cache_control: None,
+            })
+            .collect();
+        if let Some(last) = tools.last_mut() {
+            last.cache_control = EPHEMERAL;
+        }
+        let mut messages: Vec<Message<'a>> = request
+            .messages
+            .iter()
+            .map(|message| Message {
+                role: match message.role {
+                    MessageRole::User => "user",
+                    MessageRole::Assistant => "assistant",
+                },
+                content: message.content.iter().map(Block::from_zr).collect(),
+            })
+            .collect();
+        if let Some(block) = messages.last_mut().and_then(|message| message.content.last_mut()) {
+            block.mark_cache();
+        }
+        Self {
+            model: &request.model,
+            max_tokens: request.max_tokens,
+            stream: true,
+            system,
+            tools,
+            tool_choice: match request.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::None => Some(Choice { kind: "none" }),
+            },
+            messages,
+        }
+    }
+}
+
+impl<'a> Block<'a> {
+    fn from_zr(block: &'a ContentBlock) -> Self {
+        match block {
+            ContentBlock::Text { text } => Self::Text {
+                text: Cow::Borrowed(text),
+                cache_control: None,
+            },
+            ContentBlock::ToolUse { id, name, input } => Self::ToolUse {
+                id,
+                name,
+                input,
+                cache_control: None,
+            },
+            // `display` is deliberately not read: it never reaches the model.
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                display: _,
+            } => Self::ToolResult {
+                tool_use_id,
+                content: content.iter().map(Self::from_result).collect(),
+                is_error: *is_error,
+                cache_control: None,
+            },
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => Self::Thinking {
+                thinking,
+                signature: signature.as_deref(),
+            },
+        }
+    }
+
+    fn from_result(content: &'a ToolResultContent) -> Self {
+        match content {
+            ToolResultContent::Text { text } => Self::Text {
+                text: Cow::Borrowed(text),
+                cache_control: None,
+            },
+            ToolResultContent::Image { source } => Self::Image {
+                source: match source {
+                    ImageSource::Base64 { media_type, data } => Source::Base64 { media_type, data },
+                    ImageSource::Url { url } => Source::Url { url },
+                },
+                cache_control: None,
+            },
+            ToolResultContent::Json { value } => Self::Text {
+                text: Cow::Owned(value.to_string()),
+                cache_control: None,
+            },
+        }
+    }
+
+    /// Puts a cache breakpoint on this block, if its type takes one
+    /// (thinking blocks do not).
+    fn mark_cache(&mut self) {
+        match self {
+            Self::Text { cache_control, .. }
+            | Self::Image { cache_control, .. }
+            | Self::ToolUse { cache_control, .. }
+            | Self::ToolResult { cache_control, .. } => *cache_control = EPHEMERAL,
+            Self::Thinking { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Running one model turn's tool calls: read-only calls side by side,
+//! the others one at a time, results in call order.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::{FutureExt as _, StreamExt as _, stream};
+use tracing::Instrument as _;
+use zr_types::{
+    AgentId, ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput,
+    ToolResultContent,
+};
+
+use crate::event::EventKind;
+use crate::find_tool;
+use crate::run::AgentRun;
+use crate::session::QueryCtx;
+use crate::task;
+use crate::tools::Runner;
+
+/// At most this many read-only calls of one turn run at once.
+pub(crate) const MAX_PARALLEL_READS: usize = 10;
+
+/// The result of one call, and the tools it asks to load (FindTool).
+struct CallOutcome {
+    block: ContentBlock,
+    load: Vec<ToolName>,
+}
+
+/// Runs `calls` for `agent`: each run of consecutive read-only calls side
+/// by side (at most [`MAX_PARALLEL_READS`] at once), every other call alone
+/// and in order. Returns one tool result per call, in call order. Tools
+/// loaded through FindTool are added once all calls are done.
+pub(crate) async fn run_calls(
+    ctx: &QueryCtx,
+    agent: &mut AgentRun,
+    calls: Vec<ToolCall>,
+) -> Vec<ContentBlock> {
+    let mut results = Vec::with_capacity(calls.len());
+    let mut load = Vec::new();
+    let mut rest = calls.as_slice();
+    while let Some(first) = rest.first() {
+        let reads = rest
+            .iter()
+            .take_while(|c| is_read_only(agent, c))
+            .count();
+        let (now, later) = if reads == 0 {
+            rest.split_at(1)
+        } else {
+            rest.split_at(reads)
+        };
+        rest = later;
+        let agent_ref: &AgentRun = agent;
+        let outcomes: Vec<CallOutcome> = if now.len() == 1 {
+            vec![run_one(ctx, agent_ref, first.clone()).await]
+        } else {
+            stream::iter(now.iter().cloned().map(|call| run_one(ctx, agent_ref, call)))
+                .buffered(MAX_PARALLEL_READS)
+                .collect()
+                .await
+        };
+        for outcome in outcomes {
+            results.push(outcome.block);
+            load.extend(outcome.load);
+        }
+    }
+    agent.tools.load(&load);
+    results
+}
+
+/// Unknown names count as read-only: they are refused without running.
+fn is_read_only(agent: &AgentRun, call: &ToolCall) -> bool {
+    agent
+        .tools
+        .get(&call.name)
+        .is_none_or(|c| c.definition.is_read_only())
+}
+
+async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: ToolCall) -> CallOutcome {
+    let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
+    async {
+        ctx.sink.send(
+            &agent.id,
+            &agent.agent_type,
+            EventKind::ToolCallStarted {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                input: call.input.clone(),
+            },
+        );
+        let start = Instant::now();
+        let (output, load) = match agent.tools.get(&call.name).map(|c| c.runner.clone()) {
+            None => (not_available(agent, &call.name), Vec::new()),
+            Some(Runner::Handler(handler)) => (run_handler(ctx, agent, &handler, &call).await, Vec::new()),
+            Some(Runner::FindTool) => find_tool::find(&agent.tools, &call.input),
+            Some(Runner::Task) => (task::delegate(ctx, agent, &call, false).await, Vec::new()),
+            Some(Runner::MultiTask) => (task::delegate(ctx, agent, &call, true).await, Vec::new()),
+        };
+        let block = finish(ctx, &agent.id, &agent.agent_type, &call, output, start);
+        CallOutcome { block, load }
+    }
+    .instrument(span)
+    .await
+}
+
+/// The answer to a call of a tool the agent does not have. Nothing runs.
+fn not_available(agent: &AgentRun, name: &str) -> ToolOutput {
+    let hint = if agent.tools.in_directory(name) {
+        format!(" yet: load it first with FindTool (query \"select:{name}\")")
+    } else {
+        String::new()
+    };
+    tracing::info!(tool = name, "refused: not in the agent's pool");
+    ToolOutput::error(format!(
+        "tool '{name}' is not available to agent {}{hint}",
+        agent.id
+    ))
+}
+
+async fn run_handler(
+    ctx: &QueryCtx,
+    agent: &AgentRun,
+    handler: &Arc<dyn ToolHandler>,
+    call: &ToolCall,
+) -> ToolOutput {
+    let settings = ctx.session.runtime.settings();
+    let tool_ctx = ToolContext::new(
+        ctx.session.id.clone(),
+        agent.id.clone(),
+        settings.cwd.clone(),
+        settings.env.clone(),
+    );
+    let failure = match AssertUnwindSafe(handler.call(call.clone(), tool_ctx))
+        .catch_unwind()
+        .await
+    {
+        Ok(Ok(output)) => return output,
+        Ok(Err(error)) => {
+            let mut text = error.to_string();
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                text.push_str(": ");
+                text.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            text
+        }
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            format!("tool '{}' panicked: {message}", call.name)
+        }
+    };
+    tracing::warn!(tool = %call.name, error = %failure, "tool call could not be carried out");
+    ctx.sink.send(
+        &agent.id,
+        &agent.agent_type,
+        EventKind::ToolFailed {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            error: failure.clone(),
+        },
+    );
+    ToolOutput::error(failure)
+}
+
+/// A call answered without running (a budget is exhausted).
+pub(crate) fn refused(
+    ctx: &QueryCtx,
+    agent: &AgentId,
+    agent_type: &Arc<str>,
+    call: &ToolCall,
+    why: &str,
+) -> ContentBlock {
+    ctx.sink.send(
+        agent,
+        agent_type,
+        EventKind::ToolCallStarted {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            input: call.input.clone(),
+        },
+    );
+    finish(ctx, agent, agent_type, call, ToolOutput::error(why), Instant::now())
+}
+
+fn finish(
+    ctx: &QueryCtx,
+    agent: &AgentId,
+    agent_type: &Arc<str>,
+    call: &ToolCall,
+    output: ToolOutput,
+    start: Instant,
+) -> ContentBlock {
+    let summary = output.display.clone().unwrap_or_else(|| {
+        output
+            .content
+            .iter()
+            .map(|c| match c {
+                ToolResultContent::Text { text } => text.clone(),
+                ToolResultContent::Image { .. } => "[image]".to_owned(),
+                ToolResultContent::Json { value } => value.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    ctx.sink.send(
+        agent,
+        agent_type,
+        EventKind::ToolCallFinished {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            is_error: output.is_error,
+            summary,
+            duration: start.elapsed(),
+        },
+    );
+    ContentBlock::ToolResult {
+        tool_use_id: call.id.clone(),
+        content: output.content,
+        is_error: output.is_error,
+        display: output.display,
+    }
+}

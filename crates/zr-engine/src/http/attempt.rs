@@ -1,0 +1,272 @@
+//! One attempt of a streaming request: send, check the status, read the
+//! server-sent events with an idle timeout and hand them to a decoder.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
+
+use super::status::failure_from_status;
+use super::truncate;
+use crate::{ModelEvent, ProviderError};
+
+/// The items of one attempt: events, then `Completed` or a failure.
+pub(crate) type Attempt = Pin<Box<dyn Stream<Item = Result<ModelEvent, Failure>> + Send>>;
+
+/// Why an attempt failed, and whether another attempt may help.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    /// The error reported if this is the last attempt.
+    pub(crate) error: ProviderError,
+    /// `None`: final. `Some(hint)`: worth retrying, after `hint` if the
+    /// server named a delay.
+    pub(crate) retry: Option<Option<Duration>>,
+}
+
+impl Failure {
+    /// A failure that ends the request.
+    pub(crate) fn fatal(error: ProviderError) -> Self {
+        Self { error, retry: None }
+    }
+
+    /// A failure worth retrying.
+    pub(crate) fn retry(error: ProviderError, hint: Option<Duration>) -> Self {
+        Self {
+            error,
+            retry: Some(hint),
+        }
+    }
+}
+
+/// One server-sent event.
+#[derive(Debug)]
+pub(crate) struct SseEvent {
+    /// The `event:` field (`message` when absent).
+    pub(crate) event: String,
+    /// The `data:` lines, joined by newlines.
+    pub(crate) data: String,
+}
+
+/// Turns one API's server-sent events into model events.
+pub(crate) trait Decoder: Send + 'static {
+    /// Decodes `event`, pushing what it yields to `out`; pushes
+    /// [`ModelEvent::Completed`] when the message is over.
+    fn decode(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<(), Failure>;
+
+    /// The body ended without `Completed`: the final event if the format
+    /// allows the message to end here, else `None` (a cut connection).
+    fn end(&mut self) -> Option<ModelEvent>;
+}
+
+/// Everything one attempt needs besides its decoder.
+#[derive(Debug)]
+pub(crate) struct Request {
+    /// `anthropic` or `openai`.
+    pub(crate) provider: &'static str,
+    /// Where the key comes from, for authentication errors.
+    pub(crate) key_hint: &'static str,
+    /// The endpoint, for errors.
+    pub(crate) url: String,
+    /// The request, ready to send.
+    pub(crate) builder: reqwest::RequestBuilder,
+    /// Connect plus response head.
+    pub(crate) request_timeout: Duration,
+    /// Between two pieces of the body.
+    pub(crate) idle_timeout: Duration,
+}
+
+type Events =
+    Pin<Box<dyn Stream<Item = Result<eventsource_stream::Event, EventStreamError<reqwest::Error>>> + Send>>;
+
+/// Where an attempt is.
+enum State<D> {
+    Start(Request, D),
+    Streaming {
+        provider: &'static str,
+        url: String,
+        idle_timeout: Duration,
+        events: Events,
+        decoder: D,
+        pending: VecDeque<ModelEvent>,
+    },
+    Done,
+}
+
+/// Starts one attempt of `request`, decoding its events with `decoder`. The
+/// request is sent when the attempt is first polled; dropping the attempt
+/// closes the connection.
+pub(crate) fn attempt<D: Decoder>(request: Request, decoder: D) -> Attempt {
+    Box::pin(futures_util::stream::unfold(
+        State::Start(request, decoder),
+        |state| async move {
+            let (item, state) = advance(state).await?;
+            Some((item, state))
+        },
+    ))
+}
+
+async fn advance<D: Decoder>(mut state: State<D>) -> Option<(Result<ModelEvent, Failure>, State<D>)> {
+    loop {
+        state = match state {
+            State::Done => return None,
+            State::Start(request, decoder) => match open(request).await {
+                Ok((provider, url, idle_timeout, events)) => State::Streaming {
+                    provider,
+                    url,
+                    idle_timeout,
+                    events,
+                    decoder,
+                    pending: VecDeque::new(),
+                },
+                Err(failure) => return Some((Err(failure), State::Done)),
+            },
+            State::Streaming {
+                provider,
+                url,
+                idle_timeout,
+                mut events,
+                mut decoder,
+                mut pending,
+            } => {
+                if let Some(event) = pending.pop_front() {
+                    if matches!(event, ModelEvent::Completed(_)) {
+                        return Some((Ok(event), State::Done));
+                    }
+                    let state = State::Streaming {
+                        provider,
+                        url,
+                        idle_timeout,
+                        events,
+                        decoder,
+                        pending,
+                    };
+                    return Some((Ok(event), state));
+                }
+                let next = tokio::time::timeout(idle_timeout, events.next()).await;
+                let failure = match next {
+                    Err(_elapsed) => Failure::retry(
+                        ProviderError::Timeout {
+                            provider,
+                            url,
+                            waiting_for: "stream data",
+                            after: idle_timeout,
+                        },
+                        None,
+                    ),
+                    Ok(Some(Ok(event))) => {
+                        let event = SseEvent {
+                            event: event.event,
+                            data: event.data,
+                        };
+                        let mut out = Vec::new();
+                        match decoder.decode(&event, &mut out) {
+                            Ok(()) => {
+                                pending.extend(out);
+                                state = State::Streaming {
+                                    provider,
+                                    url,
+                                    idle_timeout,
+                                    events,
+                                    decoder,
+                                    pending,
+                                };
+                                continue;
+                            }
+                            Err(failure) => failure,
+                        }
+                    }
+                    Ok(Some(Err(EventStreamError::Transport(source)))) => {
+                        Failure::retry(ProviderError::Transport { provider, url, source }, None)
+                    }
+                    Ok(Some(Err(EventStreamError::Utf8(error)))) => Failure::fatal(ProviderError::Protocol {
+                        provider,
+                        message: format!("the stream is not UTF-8: {error}"),
+                    }),
+                    Ok(Some(Err(EventStreamError::Parser(error)))) => {
+                        Failure::fatal(ProviderError::Protocol {
+                            provider,
+                            message: format!("the stream is not server-sent events: {}", truncate(&error.to_string(), 200)),
+                        })
+                    }
+                    Ok(None) => match decoder.end() {
+                        Some(event) => return Some((Ok(event), State::Done)),
+                        None => Failure::retry(
+                            ProviderError::Protocol {
+                                provider,
+                                message: "the stream ended before the message was complete".into(),
+                            },
+                            None,
+                        ),
+                    },
+                };
+                return Some((Err(failure), State::Done));
+            }
+        };
+    }
+}
+
+/// Sends the request and checks the status; on success returns the body as
+/// server-sent events.
+async fn open(request: Request) -> Result<(&'static str, String, Duration, Events), Failure> {
+    let Request {
+        provider,
+        key_hint,
+        url,
+        builder,
+        request_timeout,
+        idle_timeout,
+    } = request;
+    let response = match tokio::time::timeout(request_timeout, builder.send()).await {
+        Err(_elapsed) => {
+            return Err(Failure::retry(
+                ProviderError::Timeout {
+                    provider,
+                    url,
+                    waiting_for: "response",
+                    after: request_timeout,
+                },
+                None,
+            ));
+        }
+        Ok(Err(source)) => {
+            let fatal = source.is_builder();
+            let error = ProviderError::Transport { provider, url, source };
+            return Err(if fatal {
+                Failure::fatal(error)
+            } else {
+                Failure::retry(error, None)
+            });
+        }
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        let headers = response.headers().clone();
+        // The error body is small; a body that does not arrive in time is
+        // replaced by an empty one rather than failing differently.
+        let body = match tokio::time::timeout(request_timeout, response.bytes()).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(_)) | Err(_) => Bytes::new(),
+        };
+        return Err(failure_from_status(provider, key_hint, status.as_u16(), &headers, &body));
+    }
+    let mut first = true;
+    let body = response.bytes_stream().map(move |chunk| {
+        chunk.map(|bytes| {
+            // A leading byte-order mark is allowed by the SSE format.
+            if std::mem::take(&mut first) && bytes.starts_with(b"\xEF\xBB\xBF") {
+                bytes.slice(3..)
+            } else {
+                bytes
+            }
+        })
+    });
+    // The empty line in front is a no-op for the SSE parser and keeps its
+    // byte-order-mark check (which slices one byte off a three-byte
+    // character) from ever seeing a body that starts with U+FEFF.
+    let prefixed = futures_util::stream::once(async { Ok(Bytes::from_static(b"\n")) }).chain(body);
+    Ok((provider, url, idle_timeout, Box::pin(prefixed.eventsource())))
+}

@@ -1,0 +1,198 @@
+//! The OpenAI Chat Completions provider: `POST {base}/chat/completions`
+//! with `stream: true`; also serves local servers that speak the API.
+
+mod decode;
+mod wire;
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::http::{self, Request, RetryPolicy};
+use crate::{ModelProvider, ModelRequest, ModelStream, ProviderError};
+
+/// The provider's name in errors and spans.
+const PROVIDER: &str = "openai";
+/// The variable [`OpenAiConfig::from_env`] reads the key from.
+const KEY_VAR: &str = "OPENAI_API_KEY";
+/// The variable [`OpenAiConfig::from_env`] reads the base URL from.
+const BASE_URL_VAR: &str = "OPENAI_BASE_URL";
+
+/// Settings of the [`OpenAiProvider`].
+///
+/// Built with [`OpenAiConfig::new`] (a base URL; local servers need no key)
+/// or [`OpenAiConfig::from_env`]; the other fields have defaults and can be
+/// changed afterwards. `Debug` never prints the key.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct OpenAiConfig {
+    /// The API's base URL, `/v1` included: [`OpenAiConfig::DEFAULT_BASE_URL`]
+    /// or, for a local server, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    /// The API key, sent as `Authorization: Bearer`; `None` sends no
+    /// authorization (local servers).
+    pub api_key: Option<String>,
+    /// The field that carries [`ModelRequest::max_tokens`].
+    pub max_tokens_field: MaxTokensField,
+    /// More headers for every request, e.g. `OpenAI-Organization`.
+    pub extra_headers: Vec<(String, String)>,
+    /// How failed requests are retried.
+    pub retry: RetryPolicy,
+    /// The longest wait for the connection and the response head (default
+    /// 300 s: a local server may read a long prompt before it answers).
+    /// Passing it is a retryable timeout.
+    pub request_timeout: Duration,
+    /// The longest silence between two pieces of the stream (default 90 s).
+    /// Passing it is a retryable timeout.
+    pub idle_timeout: Duration,
+}
+
+/// The request field that carries the output-token limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaxTokensField {
+    /// `max_completion_tokens`, the current name (reasoning models refuse
+    /// the old one).
+    #[default]
+    MaxCompletionTokens,
+    /// `max_tokens`, the older name some local servers still expect.
+    MaxTokens,
+}
+
+impl OpenAiConfig {
+    /// The public API's base URL.
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
+
+    /// Settings for the server at `base_url`, without a key, with every
+    /// default.
+    #[must_use]
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            api_key: None,
+            max_tokens_field: MaxTokensField::default(),
+            extra_headers: Vec::new(),
+            retry: RetryPolicy::default(),
+            request_timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(90),
+        }
+    }
+
+    /// Settings from `OPENAI_BASE_URL` (default
+    /// [`OpenAiConfig::DEFAULT_BASE_URL`]) and `OPENAI_API_KEY`.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::MissingEnv`] when neither variable is set: the public
+    /// API needs a key, so only a custom base URL may go without one.
+    pub fn from_env() -> Result<Self, ProviderError> {
+        let var = |name| std::env::var(name).ok().filter(|value: &String| !value.is_empty());
+        let key = var(KEY_VAR);
+        let url = var(BASE_URL_VAR);
+        if key.is_none() && url.is_none() {
+            return Err(ProviderError::MissingEnv {
+                provider: PROVIDER,
+                var: KEY_VAR,
+            });
+        }
+        let mut config = Self::new(url.unwrap_or_else(|| Self::DEFAULT_BASE_URL.to_owned()));
+        config.api_key = key;
+        Ok(config)
+    }
+
+    /// The same settings with an API key.
+    #[must_use]
+    pub fn with_api_key(mut self, api_key: impl Into<String>) -> Self {
+        self.api_key = Some(api_key.into());
+        self
+    }
+
+    /// The same settings with another retry policy.
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+}
+
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("max_tokens_field", &self.max_tokens_field)
+            .field(
+                "extra_headers",
+                &self.extra_headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .field("retry", &self.retry)
+            .field("request_timeout", &self.request_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .finish()
+    }
+}
+
+/// The Anthropic Messages API provider.
+///
+/// Sends the system prompt as one text block, the tools in order and the
+/// conversation, with three prompt-cache breakpoints (`cache_control:
+/// ephemeral`): the system block, the last tool, and the last content block
+/// of the last message. A tool result's `display` is never sent.
+#[derive(Debug, Clone)]
+pub struct OpenAiProvider {
+    config: OpenAiConfig,
+    url: String,
+    client: reqwest::Client,
+}
+
+impl OpenAiProvider {
+    /// A provider with `config`.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::Transport`] when the HTTP client cannot be built
+    /// (its TLS backend failed to initialise).
+    pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        let client = http::client(PROVIDER, &url)?;
+        Ok(Self { config, url, client })
+    }
+}
+
+impl ModelProvider for OpenAiProvider {
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let span = http::request_span(PROVIDER, &request);
+        let body = match wire::body(&request, self.config.max_tokens_field) {
+            Ok(body) => Bytes::from(body),
+            Err(error) => return http::failed(error),
+        };
+        let config = self.config.clone();
+        let client = self.client.clone();
+        let url = self.url.clone();
+        http::retrying(PROVIDER, config.retry.clone(), span, move |_attempt| {
+            let mut builder = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "text/event-stream");
+            if let Some(key) = &config.api_key {
+                builder = builder.bearer_auth(key);
+            }
+            for (name, value) in &config.extra_headers {
+                builder = builder.header(name, value);
+            }
+            let request = Request {
+                provider: PROVIDER,
+                key_hint: KEY_VAR,
+                url: url.clone(),
+                builder: builder.body(body.clone()),
+                request_timeout: config.request_timeout,
+                idle_timeout: config.idle_timeout,
+            };
+            http::attempt(request, decode::ChunkDecoder::default())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

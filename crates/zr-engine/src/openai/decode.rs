@@ -1,0 +1,251 @@
+//! Decodes Chat Completions chunks into model events and the final
+//! response.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use zr_types::{ContentBlock, StopReason, Usage};
+
+use super::PROVIDER;
+use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
+use crate::{ModelEvent, ModelResponse, ProviderError};
+
+/// Error types (or codes) in the stream that another attempt may cure.
+const RETRYABLE: [&str; 7] = [
+    "server_error",
+    "api_error",
+    "overloaded_error",
+    "rate_limit_error",
+    "rate_limit_exceeded",
+    "service_unavailable",
+    "timeout",
+];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Chunk {
+    choices: Vec<Choice>,
+    usage: Option<WireUsage>,
+    error: Option<ApiError>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Choice {
+    delta: Option<Delta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delta {
+    content: Option<String>,
+    /// Reasoning text, as local servers (llama.cpp, vLLM) and some hosted
+    /// models stream it.
+    reasoning_content: Option<String>,
+    refusal: Option<String>,
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ToolCallDelta {
+    index: u32,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WireUsage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
+}
+
+/// A tool call being assembled.
+#[derive(Debug, Default)]
+struct Call {
+    id: Option<String>,
+    name: String,
+    arguments: String,
+    announced: bool,
+}
+
+/// The state of one attempt's stream.
+#[derive(Debug, Default)]
+pub(super) struct ChunkDecoder {
+    thinking: String,
+    text: String,
+    calls: BTreeMap<u32, Call>,
+    finish_reason: Option<String>,
+    usage: Usage,
+}
+
+fn protocol(message: String) -> Failure {
+    Failure::fatal(ProviderError::Protocol {
+        provider: PROVIDER,
+        message,
+    })
+}
+
+impl ChunkDecoder {
+    fn choice(&mut self, choice: Choice, out: &mut Vec<ModelEvent>) {
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason);
+        }
+        let Some(delta) = choice.delta else { return };
+        if let Some(text) = delta.reasoning_content.filter(|text| !text.is_empty()) {
+            self.thinking.push_str(&text);
+            out.push(ModelEvent::ThinkingDelta { text });
+        }
+        for text in [delta.content, delta.refusal].into_iter().flatten() {
+            if !text.is_empty() {
+                self.text.push_str(&text);
+                out.push(ModelEvent::TextDelta { text });
+            }
+        }
+        for piece in delta.tool_calls.into_iter().flatten() {
+            let call = self.calls.entry(piece.index).or_default();
+            if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
+                call.id = Some(id);
+            }
+            if let Some(function) = piece.function {
+                if let Some(name) = function.name {
+                    call.name.push_str(&name);
+                }
+                if let Some(arguments) = function.arguments {
+                    call.arguments.push_str(&arguments);
+                }
+            }
+            if !call.announced && !call.name.is_empty() {
+                call.announced = true;
+                out.push(ModelEvent::ToolUseStarted {
+                    id: call_id(piece.index, call),
+                    name: call.name.clone(),
+                });
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<ModelEvent, Failure> {
+        let Some(reason) = self.finish_reason.take() else {
+            return Err(protocol("the stream ended without a finish_reason".into()));
+        };
+        let stop_reason = match reason.as_str() {
+            "stop" => StopReason::EndTurn,
+            "tool_calls" | "function_call" => StopReason::ToolUse,
+            "length" => StopReason::MaxTokens,
+            "content_filter" => StopReason::Refusal,
+            _ => StopReason::Other(reason),
+        };
+        let mut content = Vec::new();
+        if !self.thinking.is_empty() {
+            content.push(ContentBlock::Thinking {
+                thinking: std::mem::take(&mut self.thinking),
+                signature: None,
+            });
+        }
+        if !self.text.is_empty() {
+            content.push(ContentBlock::Text {
+                text: std::mem::take(&mut self.text),
+            });
+        }
+        for (index, call) in std::mem::take(&mut self.calls) {
+            let id = call_id(index, &call);
+            if call.name.is_empty() {
+                return Err(protocol(format!("tool call {index} ({id}) has no function name")));
+            }
+            let input = http::tool_input(PROVIDER, &id, &call.name, &call.arguments)?;
+            content.push(ContentBlock::ToolUse {
+                id,
+                name: call.name,
+                input,
+            });
+        }
+        Ok(ModelEvent::Completed(ModelResponse {
+            content,
+            stop_reason,
+            usage: self.usage,
+        }))
+    }
+}
+
+/// The call's id, or a stable stand-in for servers that send none.
+fn call_id(index: u32, call: &Call) -> String {
+    call.id.clone().unwrap_or_else(|| format!("call_{index}"))
+}
+
+impl Decoder for ChunkDecoder {
+    fn decode(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+        if event.data.trim() == "[DONE]" {
+            out.push(self.finish()?);
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(&event.data).map_err(|error| {
+            protocol(format!(
+                "a chunk is not valid JSON ({error}): {}",
+                truncate(&event.data, 200)
+            ))
+        })?;
+        if let Some(error) = chunk.error {
+            let kind = error.kind();
+            let numeric = error
+                .code
+                .as_ref()
+                .and_then(serde_json::Value::as_u64)
+                .is_some_and(|code| code == 429 || code >= 500);
+            let retryable = numeric || RETRYABLE.contains(&kind.as_str());
+            let error = ProviderError::Api {
+                provider: PROVIDER,
+                kind,
+                message: error.message_or("(no message)"),
+            };
+            return Err(if retryable {
+                Failure::retry(error, None)
+            } else {
+                Failure::fatal(error)
+            });
+        }
+        if let Some(usage) = chunk.usage {
+            let cached = usage
+                .prompt_tokens_details
+                .and_then(|details| details.cached_tokens)
+                .unwrap_or(0);
+            self.usage = Usage {
+                input_tokens: usage.prompt_tokens.saturating_sub(cached),
+                output_tokens: usage.completion_tokens,
+                cache_read_input_tokens: cached,
+                cache_creation_input_tokens: 0,
+            };
+        }
+        // zr never asks for more than one choice.
+        if let Some(choice) = chunk.choices.into_iter().next() {
+            self.choice(choice, out);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self) -> Option<ModelEvent> {
+        // Some servers close the stream without `[DONE]`: the message is
+        // complete once it has a finish reason.
+        if self.finish_reason.is_some() {
+            self.finish().ok()
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! The Chat Completions request body, built from zr's messages.
+//!
+//! Mapping of a zr user message: each tool result becomes a `tool` message
+//! (one per result, in order; its text and JSON parts joined by blank
+//! lines, prefixed `Error: ` when the call failed). Tool messages must
+//! follow the assistant's `tool_calls` directly, so everything else of the
+//! user message (text blocks, and the images of tool results, which `tool`
+//! messages cannot carry, each announced by a text part naming its call)
+//! goes into one `user` message after them. An assistant message becomes
+//! its text blocks (joined by blank lines) and its `tool_calls` (arguments
+//! as a JSON string); thinking blocks are not sent (the API has no field
+//! for them).
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
+use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
+
+use super::{MaxTokensField, PROVIDER};
+use crate::{ModelRequest, ProviderError, ToolChoice};
+
+/// The request body as JSON bytes.
+pub(super) fn body(request: &ModelRequest, field: MaxTokensField) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(&Body::new(request, field)).map_err(|error| ProviderError::Protocol {
+        provider: PROVIDER,
+        message: format!("cannot encode the request: {error}"),
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<Message<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum Message<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+    Assistant {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: String,
+    },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Debug, Serialize)]
+struct ToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionCall<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+impl<'a> Body<'a> {
+    fn new(request: &'a ModelRequest, field: MaxTokensField) -> Self {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if !request.system.is_empty() {
+            messages.push(Message::System {
+                content: &request.system,
+            });
+        }
+        for message in &request.messages {
+            match message.role {
+                MessageRole::User => push_user(&message.content, &mut messages),
+                MessageRole::Assistant => messages.push(assistant(&message.content)),
+            }
+        }
+        let tools = request
+            .tools
+            .iter()
+            .map(|tool| Tool {
+                kind: "function",
+                function: Function {
+                    name: tool.name.as_str(),
+                    description: &tool.description,
+                    parameters: &tool.input_schema,
+                },
+            })
+            .collect();
+        let (max_completion_tokens, max_tokens) = match field {
+            MaxTokensField::MaxCompletionTokens => (Some(request.max_tokens), None),
+            MaxTokensField::MaxTokens => (None, Some(request.max_tokens)),
+        };
+        Self {
+            model: &request.model,
+            messages,
+            max_completion_tokens,
+            max_tokens,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools,
+            tool_choice: match request.tool_choice {
+                ToolChoice::Auto => None,
+                ToolChoice::None => Some("none"),
+            },
+        }
+    }
+}
+
+/// Appends the messages a zr user message becomes: its tool results as
+/// `tool` messages, then the rest as one `user` message.
+fn push_user<'a>(content: &'a [ContentBlock], messages: &mut Vec<Message<'a>>) {
+    let mut parts = Vec::new();
+    let mut images = Vec::new();
+    for block in content {
+        match block {
+            ContentBlock::Text { text } => parts.push(Part::Text {
+                text: Cow::Borrowed(text),
+            }),
+            // `display` is deliberately not read: it never reaches the model.
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                display: _,
+            } => {
+                let mut texts = Vec::new();
+                for piece in content {
+                    match piece {
+                        ToolResultContent::Text { text } => texts.push(text.clone()),
+                        ToolResultContent::Json { value } => texts.push(value.to_string()),
+                        ToolResultContent::Image { source } => images.push((tool_use_id.as_str(), source)),
+                    }
+                }
+                let mut text = texts.join("\n\n");
+                if *is_error {
+                    text.insert_str(0, "Error: ");
+                }
+                messages.push(Message::Tool {
+                    tool_call_id: tool_use_id,
+                    content: text,
+                });
+            }
+            // Not expected in a user message; the API has no place for them.
+            ContentBlock::ToolUse { .. } | ContentBlock::Thinking { .. } => {}
+        }
+    }
+    let mut image_parts = Vec::new();
+    for (id, source) in images {
+        image_parts.push(Part::Text {
+            text: Cow::Owned(format!("Image returned by tool call {id}:")),
+        });
+        image_parts.push(Part::ImageUrl {
+            image_url: ImageUrl {
+                url: match source {
+                    ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+                    ImageSource::Url { url } => url.clone(),
+                },
+            },
+        });
+    }
+    image_parts.append(&mut parts);
+    let content = match image_parts.as_mut_slice() {
+        [] => return,
+        [Part::Text { text }] => UserContent::Text(std::mem::take(text)),
+        _ => UserContent::Parts(image_parts),
+    };
+    messages.push(Message::User { content });
+}
+
+fn assistant(content: &[ContentBlock]) -> Message<'_> {
+    let mut texts = Vec::new();
+    let mut tool_calls = Vec::new();
+    for block in content {
+        match block {
+            ContentBlock::Text { text } => texts.push(text.as_str()),
+            ContentBlock::ToolUse { id, name, input } => tool_calls.push(ToolCall {
+                id,
+                kind: "function",
+                function: FunctionCall {
+                    name,
+                    arguments: input.to_string(),
+                },
+            }),
+            ContentBlock::ToolResult { .. } | ContentBlock::Thinking { .. } => {}
+        }
+    }
+    let text = texts.join("\n\n");
+    Message::Assistant {
+        content: if text.is_empty() && !tool_calls.is_empty() {
+            None
+        } else {
+            Some(text)
+        },
+        tool_calls,
+    }
+}

@@ -1,0 +1,179 @@
+//! The `ModelProvider` contract: how the engine talks to a model.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use zr_types::{AgentId, ContentBlock, Message, StopReason, ToolDefinition, Usage};
+
+use crate::ProviderError;
+
+/// A boxed stream of model events, owned (`'static`) so that the engine can
+/// drive it from any task.
+pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderError>> + Send>>;
+
+/// Whether the model may call tools in this request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must answer in text. The tools are still sent, so that
+    /// the request's prefix (and the provider's prompt cache) stays the
+    /// same and earlier `tool_use` blocks stay valid.
+    None,
+}
+
+/// Who is asking: lets the scripted provider answer per agent type and
+/// lets real providers label their tracing spans. Never sent to a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestOrigin {
+    /// The asking agent.
+    pub agent: AgentId,
+    /// Its type: `root`, `fork`, or the subagent type's name.
+    pub agent_type: String,
+    /// The 1-based number of this request within the agent's run.
+    pub turn: u32,
+}
+
+/// One request to a model: everything the model sees, in order.
+///
+/// `tools` is exactly what the agent advertises (its resolved pool's
+/// `advertised` plus the tools it loaded through `FindTool`); providers send
+/// it unchanged and in order. Messages are zr's own vocabulary: a provider
+/// translates them into its wire format and never sends a tool result's
+/// `display`.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// The model id.
+    pub model: String,
+    /// The system prompt.
+    pub system: String,
+    /// The advertised tools, in pool order.
+    pub tools: Vec<Arc<ToolDefinition>>,
+    /// The conversation so far, oldest first; never empty, and the last
+    /// message is the user's.
+    pub messages: Vec<Message>,
+    /// The output-token limit of this request.
+    pub max_tokens: u32,
+    /// Whether the model may call tools.
+    pub tool_choice: ToolChoice,
+    /// Who is asking.
+    pub origin: RequestOrigin,
+}
+
+/// The model's complete answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    /// Its content in order: text, thinking and tool-use blocks, each
+    /// assembled from the stream (a tool call's input is parsed JSON).
+    pub content: Vec<ContentBlock>,
+    /// Why the model stopped.
+    pub stop_reason: StopReason,
+    /// Tokens used by this request (the final attempt's).
+    pub usage: Usage,
+}
+
+/// What a provider's stream yields, in order: deltas for live display, then
+/// exactly one [`ModelEvent::Completed`] as the last item.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ModelEvent {
+    /// A piece of text.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A piece of the model's reasoning.
+    ThinkingDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The model started a tool call; its input follows in the final
+    /// response.
+    ToolUseStarted {
+        /// The provider's call id.
+        id: String,
+        /// The tool's name as the model wrote it.
+        name: String,
+    },
+    /// The attempt failed in a way worth retrying (overloaded, rate limited,
+    /// connection cut) and the provider starts again after `delay`.
+    /// Consumers discard every delta received since the request began or
+    /// since the previous `Retrying`.
+    Retrying {
+        /// The attempt that failed (1-based).
+        attempt: u32,
+        /// How long the provider waits before the next attempt.
+        delay: Duration,
+        /// What went wrong, for logs and status lines.
+        reason: String,
+    },
+    /// The whole answer. Always the last item of a successful stream.
+    Completed(ModelResponse),
+}
+
+/// Streams a model's answer to a request.
+///
+/// One provider is shared (`Arc<dyn ModelProvider>`) by every agent of a
+/// runtime and is called concurrently: by parallel subagents, and by the
+/// same agent across queries. It keeps no per-conversation state; all of
+/// it is in the [`ModelRequest`].
+///
+/// A stream yields any number of deltas ([`ModelEvent::TextDelta`],
+/// [`ModelEvent::ThinkingDelta`], [`ModelEvent::ToolUseStarted`],
+/// [`ModelEvent::Retrying`]) and then exactly one
+/// [`ModelEvent::Completed`]; after that, or after an `Err`, it ends.
+///
+/// # Errors
+///
+/// A stream item `Err(ProviderError)` ends the request. Providers retry by
+/// themselves what is worth retrying (429, 5xx, `overloaded_error`, a cut
+/// connection: exponential back-off with jitter, honouring `retry-after`)
+/// and report each retry as [`ModelEvent::Retrying`]; the error that ends
+/// the stream is final: authentication (401, 403), a request the API
+/// rejects (400, 404, 413), retries exhausted, or a stream that cannot be
+/// parsed. The engine ends the agent with status `failed` and the error's
+/// text.
+///
+/// # Cancellation
+///
+/// Dropping the stream cancels the request: the HTTP connection is closed,
+/// a pending back-off sleep ends. Nothing keeps running after the drop.
+///
+/// # Panics
+///
+/// A provider must not panic on any input or any bytes from the network.
+///
+/// # Example
+///
+/// ```
+/// use futures_util::stream;
+/// use zr_engine::{ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream};
+/// use zr_types::{ContentBlock, StopReason, Usage};
+///
+/// /// Answers every request with "ok".
+/// #[derive(Debug)]
+/// struct Ok;
+///
+/// impl ModelProvider for Ok {
+///     fn stream(&self, _request: ModelRequest) -> ModelStream {
+///         // Right: the answer is one `Completed` event (after any deltas).
+///         let response = ModelResponse {
+///             content: vec![ContentBlock::Text { text: "ok".into() }],
+///             stop_reason: StopReason::EndTurn,
+///             usage: Usage::default(),
+///         };
+///         Box::pin(stream::iter([Result::Ok(ModelEvent::Completed(response))]))
+///         // Wrong: a stream that ends without `Completed`. The engine
+///         // reports it as a provider error ("stream ended early").
+///     }
+/// }
+/// ```
+pub trait ModelProvider: Send + Sync + fmt::Debug {
+    /// Starts `request` and returns its event stream. The request is only
+    /// sent when the stream is first polled.
+    fn stream(&self, request: ModelRequest) -> ModelStream;
+}

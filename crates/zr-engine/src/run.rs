@@ -1,0 +1,348 @@
+//! The agent loop: request, stream, run tool calls, append results, repeat.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt as _;
+use tracing::Instrument as _;
+use zr_caps::Budget;
+use zr_types::{AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall, Usage};
+
+use crate::event::EventKind;
+use crate::exec;
+use crate::session::QueryCtx;
+use crate::tools::AgentTools;
+use crate::{
+    ModelEvent, ModelRequest, ModelResponse, ProviderError, RequestOrigin, TaskStatus, ToolChoice,
+};
+
+/// The message that asks an agent at its turn limit for a summary.
+pub(crate) const SUMMARY_REQUEST: &str = "You have used all your turns. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";
+
+/// One agent, ready to run.
+#[derive(Debug)]
+pub(crate) struct AgentRun {
+    pub(crate) id: AgentId,
+    pub(crate) agent_type: Arc<str>,
+    pub(crate) model: String,
+    pub(crate) system: String,
+    pub(crate) tools: AgentTools,
+    pub(crate) history: Vec<Message>,
+    pub(crate) max_turns: u32,
+    pub(crate) budget: Budget,
+    pub(crate) progress: Arc<Mutex<Progress>>,
+}
+
+/// What an agent did so far; read when it is stopped from outside (timed
+/// out, cancelled) to report its partial work.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Progress {
+    pub(crate) turns: u32,
+    pub(crate) usage: Usage,
+    pub(crate) tool_calls: u32,
+    /// The text of finished model turns.
+    pub(crate) text: Vec<String>,
+    /// The text of the turn being streamed.
+    pub(crate) partial: String,
+}
+
+impl Progress {
+    /// Everything the agent wrote, the unfinished turn included.
+    pub(crate) fn written(&self) -> String {
+        let mut parts: Vec<&str> = self.text.iter().map(String::as_str).collect();
+        if !self.partial.is_empty() {
+            parts.push(&self.partial);
+        }
+        parts.join("\n\n")
+    }
+}
+
+/// How an agent's run ended.
+#[derive(Debug)]
+pub(crate) struct RunOutcome {
+    pub(crate) status: TaskStatus,
+    pub(crate) output: String,
+    pub(crate) turns: u32,
+    pub(crate) usage: Usage,
+    pub(crate) error: Option<ProviderError>,
+    pub(crate) history: Vec<Message>,
+    pub(crate) tools: AgentTools,
+}
+
+fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
+    progress
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+impl AgentRun {
+    fn emit(&self, ctx: &QueryCtx, kind: EventKind) {
+        ctx.sink.send(&self.id, &self.agent_type, kind);
+    }
+
+    fn request(&self, turn: u32, tool_choice: ToolChoice, ctx: &QueryCtx) -> ModelRequest {
+        ModelRequest {
+            model: self.model.clone(),
+            system: self.system.clone(),
+            tools: self.tools.advertised(),
+            messages: self.history.clone(),
+            max_tokens: ctx.session.runtime.max_tokens(),
+            tool_choice,
+            origin: RequestOrigin {
+                agent: self.id.clone(),
+                agent_type: self.agent_type.to_string(),
+                turn,
+            },
+        }
+    }
+
+    /// Streams one model request, forwarding deltas as events.
+    async fn call_model(
+        &self,
+        ctx: &QueryCtx,
+        turn: u32,
+        tool_choice: ToolChoice,
+    ) -> Result<ModelResponse, ProviderError> {
+        let request = self.request(turn, tool_choice, ctx);
+        let mut stream = ctx.session.runtime.provider().stream(request);
+        lock(&self.progress).partial.clear();
+        while let Some(item) = stream.next().await {
+            match item? {
+                ModelEvent::TextDelta { text } => {
+                    lock(&self.progress).partial.push_str(&text);
+                    self.emit(ctx, EventKind::TextDelta { text });
+                }
+                ModelEvent::ThinkingDelta { text } => {
+                    self.emit(ctx, EventKind::ThinkingDelta { text });
+                }
+                ModelEvent::Retrying {
+                    attempt,
+                    delay,
+                    reason,
+                } => {
+                    lock(&self.progress).partial.clear();
+                    self.emit(
+                        ctx,
+                        EventKind::ModelRetry {
+                            attempt,
+                            delay,
+                            reason,
+                        },
+                    );
+                }
+                ModelEvent::Completed(response) => return Ok(response),
+                ModelEvent::ToolUseStarted { .. } => {}
+            }
+        }
+        Err(ProviderError::Protocol {
+            provider: "engine",
+            message: "the model's stream ended before the message was complete".to_owned(),
+        })
+    }
+
+    /// Books a finished request: usage, progress, events.
+    fn record(&self, ctx: &QueryCtx, turn: u32, response: &ModelResponse) {
+        let agent_usage = {
+            let mut progress = lock(&self.progress);
+            progress.turns = turn;
+            progress.usage = progress.usage.plus(response.usage);
+            progress.partial.clear();
+            let text = text_of(&response.content);
+            if !text.is_empty() {
+                progress.text.push(text);
+            }
+            progress.usage
+        };
+        let total = ctx.add_usage(response.usage);
+        self.emit(
+            ctx,
+            EventKind::TurnFinished {
+                turn,
+                stop_reason: response.stop_reason.clone(),
+                usage: response.usage,
+            },
+        );
+        self.emit(
+            ctx,
+            EventKind::Usage {
+                agent: agent_usage,
+                total,
+            },
+        );
+    }
+
+    fn over_token_budget(&self) -> bool {
+        let used = lock(&self.progress).usage;
+        self.budget.tokens.is_some_and(|limit| {
+            used.input_tokens
+                .saturating_add(used.output_tokens)
+                .saturating_add(used.cache_read_input_tokens)
+                .saturating_add(used.cache_creation_input_tokens)
+                >= limit
+        })
+    }
+
+    fn outcome(self, status: TaskStatus, output: String, error: Option<ProviderError>) -> RunOutcome {
+        let progress = lock(&self.progress).clone();
+        RunOutcome {
+            status,
+            output,
+            turns: progress.turns,
+            usage: progress.usage,
+            error,
+            history: self.history,
+            tools: self.tools,
+        }
+    }
+
+    fn written(&self) -> String {
+        lock(&self.progress).written()
+    }
+
+    /// Runs the agent until the model ends its turn, the turn limit or a
+    /// budget is reached, or the provider fails.
+    pub(crate) async fn run(self, ctx: &QueryCtx) -> RunOutcome {
+        let span = tracing::info_span!("agent", agent = %self.id, agent_type = %self.agent_type);
+        self.run_inner(ctx).instrument(span).await
+    }
+
+    async fn run_inner(mut self, ctx: &QueryCtx) -> RunOutcome {
+        let mut turn = 0;
+        loop {
+            if turn >= self.max_turns {
+                return self.summarise(ctx, turn).await;
+            }
+            turn += 1;
+            let response = match self.call_model(ctx, turn, ToolChoice::Auto).await {
+                Ok(response) => response,
+                Err(error) => {
+                    let output = self.written();
+                    return self.outcome(TaskStatus::Failed, output, Some(error));
+                }
+            };
+            self.record(ctx, turn, &response);
+            let calls: Vec<ToolCall> = response
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input: input.clone(),
+                    }),
+                    _ => None,
+                })
+                .collect();
+            let final_text = text_of(&response.content);
+            self.history.push(Message {
+                role: MessageRole::Assistant,
+                content: response.content,
+            });
+            if calls.is_empty() {
+                let status = match response.stop_reason {
+                    StopReason::MaxTokens if final_text.is_empty() => TaskStatus::Failed,
+                    _ => TaskStatus::Completed,
+                };
+                return self.outcome(status, final_text, None);
+            }
+            if self.over_token_budget() {
+                self.answer_unrun(&calls, "not run: the agent's token budget is exhausted");
+                let output = self.written();
+                return self.outcome(TaskStatus::BudgetExhausted, output, None);
+            }
+            let allowed = self.calls_within_budget(calls.len());
+            let (run_now, refused) = calls.split_at(allowed);
+            let mut results = exec::run_calls(ctx, &mut self, run_now.to_vec()).await;
+            for call in refused {
+                results.push(exec::refused(
+                    ctx,
+                    &self.id,
+                    &self.agent_type,
+                    call,
+                    "not run: the agent's tool-call budget is exhausted",
+                ));
+            }
+            self.history.push(Message {
+                role: MessageRole::User,
+                content: results,
+            });
+            if !refused.is_empty() || self.over_token_budget() {
+                let output = self.written();
+                return self.outcome(TaskStatus::BudgetExhausted, output, None);
+            }
+        }
+    }
+
+    /// How many of `n` calls the tool-call budget still allows; counts them.
+    fn calls_within_budget(&self, n: usize) -> usize {
+        let mut progress = lock(&self.progress);
+        let allowed = match self.budget.tool_calls {
+            None => n,
+            Some(limit) => {
+                let left = limit.saturating_sub(progress.tool_calls);
+                n.min(usize::try_from(left).unwrap_or(usize::MAX))
+            }
+        };
+        progress.tool_calls = progress
+            .tool_calls
+            .saturating_add(u32::try_from(allowed).unwrap_or(u32::MAX));
+        allowed
+    }
+
+    /// Answers calls that will not run, so that the history stays a valid
+    /// conversation (every tool use has its result).
+    fn answer_unrun(&mut self, calls: &[ToolCall], why: &str) {
+        let content = calls
+            .iter()
+            .map(|call| ContentBlock::ToolResult {
+                tool_use_id: call.id.clone(),
+                content: vec![zr_types::ToolResultContent::Text {
+                    text: why.to_owned(),
+                }],
+                is_error: true,
+                display: None,
+            })
+            .collect();
+        self.history.push(Message {
+            role: MessageRole::User,
+            content,
+        });
+    }
+
+    /// At the turn limit: one more request, tools disabled, asking for a
+    /// summary of the work.
+    async fn summarise(mut self, ctx: &QueryCtx, turns: u32) -> RunOutcome {
+        self.history.push(Message::user_text(SUMMARY_REQUEST));
+        let turn = turns + 1;
+        match self.call_model(ctx, turn, ToolChoice::None).await {
+            Ok(mut response) => {
+                self.record(ctx, turn, &response);
+                // Tools are disabled: a tool use in the answer is dropped,
+                // never run and never left unanswered in the history.
+                response
+                    .content
+                    .retain(|b| !matches!(b, ContentBlock::ToolUse { .. }));
+                let output = text_of(&response.content);
+                self.history.push(Message {
+                    role: MessageRole::Assistant,
+                    content: response.content,
+                });
+                self.outcome(TaskStatus::MaxTurns, output, None)
+            }
+            Err(error) => {
+                let output = self.written();
+                self.outcome(TaskStatus::MaxTurns, output, Some(error))
+            }
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! A session's shared state, its configuration and the context of one
+//! query.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions};
+use zr_resolve::ResolvePolicy;
+use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
+
+use crate::event::EventSink;
+use crate::runtime::RuntimeEnvironment;
+use crate::tools::EngineTools;
+
+/// The root's turn limit unless set otherwise.
+pub const DEFAULT_MAX_TURNS: u32 = 100;
+
+/// Limits of delegation (the `subagent` configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentConfig {
+    /// Whether the root may delegate at all; `false` removes Task and
+    /// MultiTask from its pool (R7).
+    pub enabled: bool,
+    /// How many subagents of one call run at once; the others wait in a
+    /// queue inside the call's time budget.
+    pub max_concurrent: usize,
+    /// One budget for a whole Task or MultiTask call, all its tasks
+    /// together, queueing included.
+    pub timeout: Duration,
+}
+
+impl Default for SubagentConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_concurrent: 3,
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Everything a root agent is built from besides the runtime.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The root's system prompt.
+    pub system_prompt: String,
+    /// The root's turn limit per query; a subagent's default is half of it.
+    pub max_turns: u32,
+    /// The session's top-level tool sources and lists (C1).
+    pub options: AgentOptions,
+    /// The root's own capabilities (C1: a query may override fields).
+    pub capabilities: AgentCapabilities,
+    /// The subagent types that `Task` and `MultiTask` can start.
+    pub sub_agents: BTreeMap<AgentName, AgentDefinition>,
+    /// Delegation limits.
+    pub subagent: SubagentConfig,
+    /// The resolver's policy; `delegation` is taken from `subagent.enabled`.
+    pub policy: ResolvePolicy,
+    /// The skills registry's view, for the resolver.
+    pub skills: Vec<Arc<SkillDefinition>>,
+}
+
+impl AgentConfig {
+    /// A root with `system_prompt`, no subagent types, no extra tools, and
+    /// the default limits.
+    #[must_use]
+    pub fn new(system_prompt: impl Into<String>) -> Self {
+        Self {
+            system_prompt: system_prompt.into(),
+            max_turns: DEFAULT_MAX_TURNS,
+            options: AgentOptions::default(),
+            capabilities: AgentCapabilities::default(),
+            sub_agents: BTreeMap::new(),
+            subagent: SubagentConfig::default(),
+            policy: ResolvePolicy::default(),
+            skills: Vec::new(),
+        }
+    }
+
+    /// Adds a subagent type under its name.
+    #[must_use]
+    pub fn with_sub_agent(mut self, definition: AgentDefinition) -> Self {
+        self.sub_agents.insert(definition.name.clone(), definition);
+        self
+    }
+}
+
+/// What every agent of a session shares.
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub(crate) id: SessionId,
+    pub(crate) runtime: Arc<RuntimeEnvironment>,
+    pub(crate) config: AgentConfig,
+    pub(crate) engine_tools: EngineTools,
+    pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    child_seq: AtomicU32,
+    cleanups: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Session {
+    pub(crate) fn new(id: SessionId, runtime: Arc<RuntimeEnvironment>, mut config: AgentConfig) -> Self {
+        config.policy.delegation = config.subagent.enabled;
+        config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
+        let engine_tools = EngineTools::new(&config.sub_agents, config.subagent.max_concurrent);
+        let builtins = engine_tools.builtins(&runtime);
+        Self {
+            id,
+            runtime,
+            config,
+            engine_tools,
+            builtins,
+            child_seq: AtomicU32::new(0),
+            cleanups: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The next subagent number of the session (1, 2, ...).
+    pub(crate) fn next_child(&self) -> u32 {
+        self.child_seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Forgets everything kept for `agent`: kills its background shells,
+    /// drops its read ledger and todo list, tells the observer.
+    pub(crate) async fn agent_finished(&self, agent: &AgentId) {
+        self.runtime
+            .builtin_tools()
+            .agent_finished(&self.id, agent)
+            .await;
+        if let Some(observer) = self.runtime.observer() {
+            observer.agent_finished(&self.id, agent);
+        }
+    }
+
+    /// Remembers a cleanup started from a destructor, so that
+    /// [`Session::wait_cleanups`] can wait for it.
+    pub(crate) fn push_cleanup(&self, handle: JoinHandle<()>) {
+        let mut cleanups = self
+            .cleanups
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cleanups.retain(|h| !h.is_finished());
+        cleanups.push(handle);
+    }
+
+    /// Waits for every cleanup started from a destructor.
+    pub(crate) async fn wait_cleanups(&self) {
+        let handles = std::mem::take(
+            &mut *self
+                .cleanups
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for handle in handles {
+            let _ = handle.await;
+        }
+    }
+}
+
+/// Runs [`Session::agent_finished`] for an agent on every exit path: by
+/// [`Cleanup::run`] on the normal ones, from `Drop` (in a spawned task)
+/// when the agent's future is dropped.
+#[derive(Debug)]
+pub(crate) struct Cleanup {
+    session: Arc<Session>,
+    agent: Option<AgentId>,
+}
+
+impl Cleanup {
+    pub(crate) fn new(session: Arc<Session>, agent: AgentId) -> Self {
+        Self {
+            session,
+            agent: Some(agent),
+        }
+    }
+
+    pub(crate) async fn run(mut self) {
+        if let Some(agent) = self.agent.take() {
+            self.session.agent_finished(&agent).await;
+        }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let Some(agent) = self.agent.take() else {
+            return;
+        };
+        let session = Arc::clone(&self.session);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let task = handle.spawn({
+                    let session = Arc::clone(&session);
+                    async move { session.agent_finished(&agent).await }
+                });
+                session.push_cleanup(task);
+            }
+            Err(_) => {
+                tracing::warn!(%agent, "no async runtime to clean up after the agent; its background commands end with the process");
+            }
+        }
+    }
+}
+
+/// The context of one query: the session, the event sink, the usage of
+/// every agent under the query.
+#[derive(Debug, Clone)]
+pub(crate) struct QueryCtx {
+    pub(crate) session: Arc<Session>,
+    pub(crate) sink: EventSink,
+    total: Arc<Mutex<Usage>>,
+}
+
+impl QueryCtx {
+    pub(crate) fn new(session: Arc<Session>, sink: EventSink) -> Self {
+        Self {
+            session,
+            sink,
+            total: Arc::new(Mutex::new(Usage::default())),
+        }
+    }
+
+    /// Adds `usage` to the query's total and returns the new total.
+    pub(crate) fn add_usage(&self, usage: Usage) -> Usage {
+        let mut total = self
+            .total
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *total = total.plus(usage);
+        *total
+    }
+
+    pub(crate) fn total_usage(&self) -> Usage {
+        *self
+            .total
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,535 @@
+//! Task and MultiTask: delegating to isolated subagents, with one time
+//! budget per call, a queue beyond `max_concurrent`, and one result per
+//! task in input order.
+
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+use tokio::sync::Semaphore;
+use zr_caps::{AgentDefinition, AgentType, Budget, ModelChoice, derive};
+use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
+use zr_types::{
+    AgentId, AgentName, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
+    ToolResultContent, Usage,
+};
+
+use crate::EngineError;
+use crate::event::EventKind;
+use crate::run::{AgentRun, Progress};
+use crate::session::{Cleanup, QueryCtx};
+use crate::tools::AgentTools;
+
+/// How a subagent's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TaskStatus {
+    /// It finished its work.
+    Completed,
+    /// The call's time budget ran out first; it was stopped.
+    TimedOut,
+    /// It could not run or its model failed.
+    Failed,
+    /// The query was cancelled.
+    Cancelled,
+    /// It used all its turns; the output is its summary.
+    MaxTurns,
+    /// Its permission requests were denied too often.
+    Denied,
+    /// It reached its token or tool-call budget; the output is what it
+    /// wrote so far.
+    BudgetExhausted,
+}
+
+impl TaskStatus {
+    /// The status as the model sees it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::TimedOut => "timed_out",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::MaxTurns => "max_turns",
+            Self::Denied => "denied",
+            Self::BudgetExhausted => "budget_exhausted",
+        }
+    }
+}
+
+/// The result of one delegated task, as the delegating model gets it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskResult {
+    /// The task's position in the call.
+    pub index: usize,
+    /// The subagent's id (its path), when it was created.
+    pub agent_id: Option<AgentId>,
+    /// `fork` or the subagent type's name.
+    pub agent_type: String,
+    /// The task's short description.
+    pub description: String,
+    /// How it ended.
+    pub status: TaskStatus,
+    /// Its conclusion (for `max_turns`, its summary; for `timed_out` and
+    /// `budget_exhausted`, what it wrote so far).
+    pub output: String,
+    /// Model requests made.
+    pub turns: u32,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Wall time from the call's start, queueing included.
+    #[serde(rename = "duration_ms", serialize_with = "millis")]
+    pub duration: Duration,
+    /// What went wrong, for every status but `completed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+fn millis<S: Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// One task of a call, checked.
+#[derive(Debug, Clone)]
+struct TaskInput {
+    description: String,
+    prompt: String,
+    subagent_type: Option<AgentName>,
+}
+
+const FIELDS: &str = "description, prompt, subagent_type";
+const MAX_TASKS: usize = 10;
+
+fn parse_task(ctx: &QueryCtx, value: &Value, at: &str) -> Result<TaskInput, String> {
+    let Value::Object(map) = value else {
+        return Err(format!("{at}: expected an object with {FIELDS}"));
+    };
+    if let Some(key) = map
+        .keys()
+        .find(|k| !["description", "prompt", "subagent_type"].contains(&k.as_str()))
+    {
+        return Err(format!("{at}: unknown field '{key}'; fields: {FIELDS}"));
+    }
+    let text = |map: &Map<String, Value>, key: &str| match map.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(Value::String(_)) => Err(format!("{at}.{key}: must not be empty")),
+        Some(other) => Err(format!("{at}.{key}: expected a string, got {other}")),
+        None => Err(format!("{at}.{key}: required")),
+    };
+    let description = text(map, "description")?;
+    let prompt = text(map, "prompt")?;
+    let types = &ctx.session.config.sub_agents;
+    let available = || {
+        let names: Vec<&str> = types.keys().map(AgentName::as_str).collect();
+        if names.is_empty() {
+            "none are defined; leave subagent_type out to fork".to_owned()
+        } else {
+            format!("available: {}", names.join(", "))
+        }
+    };
+    let subagent_type = match map.get("subagent_type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) => match name.parse::<AgentName>() {
+            Ok(name) if types.contains_key(&name) => Some(name),
+            _ => {
+                return Err(format!(
+                    "{at}.subagent_type: no subagent type '{name}'; {}",
+                    available()
+                ));
+            }
+        },
+        Some(other) => return Err(format!("{at}.subagent_type: expected a string, got {other}")),
+    };
+    Ok(TaskInput {
+        description,
+        prompt,
+        subagent_type,
+    })
+}
+
+fn parse(ctx: &QueryCtx, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>, String> {
+    if !multi {
+        return Ok(vec![parse_task(ctx, &call.input, "Task")?]);
+    }
+    let Value::Object(map) = &call.input else {
+        return Err("MultiTask: expected an object with 'tasks'".to_owned());
+    };
+    if let Some(key) = map.keys().find(|k| k.as_str() != "tasks") {
+        return Err(format!("MultiTask: unknown field '{key}'; fields: tasks"));
+    }
+    let tasks = match map.get("tasks") {
+        Some(Value::Array(tasks)) => tasks,
+        Some(other) => return Err(format!("MultiTask.tasks: expected an array, got {other}")),
+        None => return Err("MultiTask.tasks: required".to_owned()),
+    };
+    if tasks.is_empty() || tasks.len() > MAX_TASKS {
+        return Err(format!(
+            "MultiTask.tasks: expected 1 to {MAX_TASKS} tasks, got {}",
+            tasks.len()
+        ));
+    }
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(i, task)| parse_task(ctx, task, &format!("MultiTask.tasks[{i}]")))
+        .collect()
+}
+
+/// Runs a Task (`multi == false`) or MultiTask call of `parent`.
+///
+/// Boxed: a subagent's loop is the same code as its parent's, and a boxed
+/// `Send` future breaks the type-level recursion.
+pub(crate) fn delegate<'a>(
+    ctx: &'a QueryCtx,
+    parent: &'a AgentRun,
+    call: &'a ToolCall,
+    multi: bool,
+) -> Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>> {
+    Box::pin(delegate_inner(ctx, parent, call, multi))
+}
+
+async fn delegate_inner(
+    ctx: &QueryCtx,
+    parent: &AgentRun,
+    call: &ToolCall,
+    multi: bool,
+) -> ToolOutput {
+    let tasks = match parse(ctx, call, multi) {
+        Ok(tasks) => tasks,
+        Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
+    };
+    let config = ctx.session.config.subagent;
+    let deadline = tokio::time::Instant::now() + config.timeout;
+    let start = Instant::now();
+    let slots = Semaphore::new(config.max_concurrent);
+    let runs = tasks.into_iter().enumerate().map(|(index, task)| {
+        run_task(ctx, parent, call, &slots, deadline, start, index, task)
+    });
+    let results = futures_util::future::join_all(runs).await;
+    let display = report(&results, config.timeout);
+    let value = if multi {
+        serde_json::json!({ "results": results })
+    } else {
+        results
+            .first()
+            .and_then(|r| serde_json::to_value(r).ok())
+            .unwrap_or(Value::Null)
+    };
+    ToolOutput {
+        content: vec![ToolResultContent::Json { value }],
+        is_error: false,
+        display: Some(display),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_task(
+    ctx: &QueryCtx,
+    parent: &AgentRun,
+    call: &ToolCall,
+    slots: &Semaphore,
+    deadline: tokio::time::Instant,
+    start: Instant,
+    index: usize,
+    task: TaskInput,
+) -> TaskResult {
+    let agent_type = task
+        .subagent_type
+        .as_ref()
+        .map_or_else(|| "fork".to_owned(), |n| n.as_str().to_owned());
+    let mut result = TaskResult {
+        index,
+        agent_id: None,
+        agent_type,
+        description: task.description.clone(),
+        status: TaskStatus::Failed,
+        output: String::new(),
+        turns: 0,
+        usage: Usage::default(),
+        duration: Duration::ZERO,
+        error: None,
+    };
+    let run = match prepare(ctx, parent, call, &task) {
+        Ok(run) => run,
+        Err(error) => {
+            result.error = Some(error_chain(&error));
+            result.duration = start.elapsed();
+            return result;
+        }
+    };
+    let id = run.id.clone();
+    let ty = Arc::clone(&run.agent_type);
+    let progress = Arc::clone(&run.progress);
+    result.agent_id = Some(id.clone());
+    ctx.sink.send(
+        &id,
+        &ty,
+        EventKind::SubagentStarted {
+            parent: parent.id.clone(),
+            description: task.description.clone(),
+            index,
+        },
+    );
+    if let Some(observer) = ctx.session.runtime.observer() {
+        observer.agent_started(&ctx.session.id, &id, run.tools.pool());
+    }
+    let cleanup = Cleanup::new(Arc::clone(&ctx.session), id.clone());
+    let started = Arc::new(Mutex::new(false));
+    let work = {
+        let started = Arc::clone(&started);
+        let (id, ty) = (id.clone(), Arc::clone(&ty));
+        async move {
+            // A closed semaphore cannot happen (it is never closed); run
+            // anyway rather than fail the task.
+            let _slot = slots.acquire().await.ok();
+            *started.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+            ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
+            run.run(ctx).await
+        }
+    };
+    match tokio::time::timeout_at(deadline, work).await {
+        Ok(outcome) => {
+            result.status = outcome.status;
+            result.output = outcome.output;
+            result.turns = outcome.turns;
+            result.usage = outcome.usage;
+            result.error = outcome.error.as_ref().map(|e| error_chain(e)).or_else(|| {
+                (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status))
+            });
+        }
+        Err(_) => {
+            let progress: Progress = progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            let ran = *started.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            result.status = TaskStatus::TimedOut;
+            result.output = progress.written();
+            result.turns = progress.turns;
+            result.usage = progress.usage;
+            let secs = ctx.session.config.subagent.timeout.as_secs_f64();
+            result.error = Some(if ran {
+                format!("did not finish within the call's {secs:.0} s budget and was stopped (its tools and processes too); the output is what it wrote so far")
+            } else {
+                format!("did not start: it waited in the queue for the whole {secs:.0} s budget")
+            });
+        }
+    }
+    cleanup.run().await;
+    result.duration = start.elapsed();
+    ctx.sink.send(
+        &id,
+        &ty,
+        EventKind::SubagentFinished {
+            result: Box::new(result.clone()),
+        },
+    );
+    result
+}
+
+fn describe(status: TaskStatus) -> String {
+    match status {
+        TaskStatus::MaxTurns => "used all its turns; the output is its summary".to_owned(),
+        TaskStatus::BudgetExhausted => {
+            "reached its token or tool-call budget; the output is what it wrote so far".to_owned()
+        }
+        TaskStatus::Failed => "its model ran out of output tokens without an answer".to_owned(),
+        other => other.as_str().to_owned(),
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let _ = write!(text, ": {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+fn derived_kind(agent_type: &AgentType) -> DerivedKind {
+    match agent_type {
+        AgentType::Explore => DerivedKind::Explore,
+        AgentType::Plan => DerivedKind::Plan,
+        AgentType::GeneralPurpose | AgentType::Verification => DerivedKind::GeneralPurpose,
+        AgentType::Custom(_) => DerivedKind::Custom,
+    }
+}
+
+/// Builds the subagent of `task`: its id, system prompt, resolved pool and
+/// first messages.
+fn prepare(
+    ctx: &QueryCtx,
+    parent: &AgentRun,
+    call: &ToolCall,
+    task: &TaskInput,
+) -> Result<AgentRun, EngineError> {
+    let session = &ctx.session;
+    let config = &session.config;
+    let seq = session.next_child();
+    let definition = task
+        .subagent_type
+        .as_ref()
+        .and_then(|name| config.sub_agents.get(name));
+    let (role, label) = match definition {
+        Some(d) => (
+            Role::Derived {
+                kind: derived_kind(&d.agent_type),
+                background: false,
+            },
+            d.name.as_str(),
+        ),
+        None => (Role::Fork { background: false }, "fork"),
+    };
+    let id = parent.id.child(seq, label);
+    let empty = zr_caps::AgentCapabilities::default();
+    let capabilities = derive(
+        &config.options,
+        definition.map_or(&empty, |d| &d.capabilities),
+    );
+    let parent_pool = Arc::clone(parent.tools.pool());
+    let input = ResolveInput::new(
+        role,
+        &session.builtins,
+        &capabilities,
+        &config.skills,
+        &config.policy,
+    )
+    .with_parent(&parent_pool);
+    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
+        agent: id.clone(),
+        source,
+    })?;
+    let tools = AgentTools::new(&id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    let (system, model, max_turns, budget, history) = match definition {
+        Some(d) => typed(d, parent, task),
+        None => fork(parent, call, task),
+    };
+    Ok(AgentRun {
+        id,
+        agent_type: Arc::from(label),
+        model,
+        system,
+        tools,
+        history,
+        max_turns,
+        budget,
+        progress: Arc::new(Mutex::new(Progress::default())),
+    })
+}
+
+type Start = (String, String, u32, Budget, Vec<Message>);
+
+/// A typed subagent: its own prompt, an empty history but for the task.
+fn typed(definition: &AgentDefinition, parent: &AgentRun, task: &TaskInput) -> Start {
+    let mut system = definition.prompt.clone();
+    if let Some(extra) = &definition.append_prompt {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
+    let model = match &definition.model {
+        ModelChoice::Inherit => parent.model.clone(),
+        ModelChoice::Id(id) => id.clone(),
+    };
+    (
+        system,
+        model,
+        definition.effective_max_turns(parent.max_turns),
+        definition.budget,
+        vec![Message::user_text(task.prompt.clone())],
+    )
+}
+
+/// A fork: the parent's prompt and history, the parent's pending tool
+/// calls answered, then the task.
+fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput) -> Start {
+    let mut history = parent.history.clone();
+    let pending: Vec<ContentBlock> = history
+        .last()
+        .filter(|m| m.role == MessageRole::Assistant)
+        .map(|m| {
+            m.content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, .. } => Some(ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: vec![ToolResultContent::Text {
+                            text: if *id == call.id {
+                                "Forked: you are the subagent that carries out this call's task, below.".to_owned()
+                            } else {
+                                "Not run in the fork.".to_owned()
+                            },
+                        }],
+                        is_error: false,
+                        display: None,
+                    }),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut content = pending;
+    content.push(ContentBlock::Text {
+        text: format!(
+            "You are a fork of the agent above, with its history, working on one task. You cannot delegate. Do the task and answer with your conclusion only.\n\nTask: {}",
+            task.prompt
+        ),
+    });
+    history.push(Message {
+        role: MessageRole::User,
+        content,
+    });
+    (
+        parent.system.clone(),
+        parent.model.clone(),
+        (parent.max_turns / 2).max(1),
+        Budget::default(),
+        history,
+    )
+}
+
+/// The report people see.
+fn report(results: &[TaskResult], timeout: Duration) -> String {
+    let mut text = String::new();
+    let done = results
+        .iter()
+        .filter(|r| r.status == TaskStatus::Completed)
+        .count();
+    let _ = writeln!(
+        text,
+        "{done} of {} tasks completed (budget {} s)",
+        results.len(),
+        timeout.as_secs()
+    );
+    for r in results {
+        let id = r
+            .agent_id
+            .as_ref()
+            .map_or_else(|| "-".to_owned(), ToString::to_string);
+        let _ = writeln!(
+            text,
+            "[{}] {} ({}, {}): {} after {:.1} s, {} turns, {} tokens",
+            r.index,
+            r.description,
+            r.agent_type,
+            id,
+            r.status.as_str(),
+            r.duration.as_secs_f64(),
+            r.turns,
+            r.usage.input_tokens + r.usage.output_tokens,
+        );
+        if let Some(error) = &r.error {
+            let _ = writeln!(text, "    {error}");
+        }
+        for line in r.output.lines().take(5) {
+            let _ = writeln!(text, "    > {line}");
+        }
+    }
+    text
+}

@@ -1,0 +1,283 @@
+//! An agent's runnable tools: its resolved pool joined with the handlers,
+//! and the engine's own tools (Task, MultiTask, FindTool).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::json;
+use zr_caps::AgentDefinition;
+use zr_resolve::ResolvedPool;
+use zr_types::{AgentId, AgentName, Annotations, ToolDefinition, ToolHandler, ToolName, ToolOrigin};
+
+use crate::EngineError;
+use crate::runtime::RuntimeEnvironment;
+
+/// How a tool call is carried out.
+#[derive(Debug, Clone)]
+pub(crate) enum Runner {
+    /// The engine delegates one task.
+    Task,
+    /// The engine delegates several tasks in parallel.
+    MultiTask,
+    /// The engine searches the agent's FindTool directory.
+    FindTool,
+    /// A handler runs it.
+    Handler(Arc<dyn ToolHandler>),
+}
+
+/// The definitions of the engine's own tools, made once per session.
+#[derive(Debug)]
+pub(crate) struct EngineTools {
+    pub(crate) task: Arc<ToolDefinition>,
+    pub(crate) multi_task: Arc<ToolDefinition>,
+    pub(crate) find_tool: Arc<ToolDefinition>,
+}
+
+fn builtin(name: &str, description: String, schema: serde_json::Value, read_only: bool) -> Arc<ToolDefinition> {
+    let name: ToolName = name
+        .parse()
+        .expect("the engine's tool names are valid tool names");
+    let annotations = Annotations {
+        read_only,
+        ..Annotations::default()
+    };
+    Arc::new(
+        ToolDefinition::new(name, description, ToolOrigin::Builtin)
+            .with_schema(schema)
+            .with_annotations(annotations),
+    )
+}
+
+fn task_properties(types: &BTreeMap<AgentName, AgentDefinition>) -> serde_json::Value {
+    let names: Vec<&str> = types.keys().map(AgentName::as_str).collect();
+    json!({
+        "description": {"type": "string", "description": "A short (3-5 word) description of the task."},
+        "prompt": {"type": "string", "description": "The complete task. The subagent sees nothing else of this conversation (unless forked), so include every detail it needs."},
+        "subagent_type": {
+            "type": "string",
+            "enum": names,
+            "description": "The type of agent to run. Leave it out to fork: a copy of you with this conversation so far, which cannot delegate further."
+        }
+    })
+}
+
+fn type_list(types: &BTreeMap<AgentName, AgentDefinition>) -> String {
+    if types.is_empty() {
+        return "No subagent types are defined: every task runs as a fork of you.".to_owned();
+    }
+    let mut text = String::from("Subagent types:\n");
+    for (name, definition) in types {
+        text.push_str(&format!("- {name}: {}\n", definition.description.trim()));
+    }
+    text
+}
+
+impl EngineTools {
+    pub(crate) fn new(types: &BTreeMap<AgentName, AgentDefinition>, max_concurrent: usize) -> Self {
+        let properties = task_properties(types);
+        let types_text = type_list(types);
+        let task = builtin(
+            "Task",
+            format!(
+                "Delegate one task to a subagent, which works with its own context and tools and returns only its conclusion.\n{types_text}"
+            ),
+            json!({
+                "type": "object",
+                "properties": properties,
+                "required": ["description", "prompt"],
+                "additionalProperties": false
+            }),
+            false,
+        );
+        let multi_task = builtin(
+            "MultiTask",
+            format!(
+                "Delegate 1 to 10 independent tasks to subagents that run in parallel ({max_concurrent} at a time; the rest wait their turn). Returns one result per task, in order.\n{types_text}"
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "tasks": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 10,
+                        "items": {
+                            "type": "object",
+                            "properties": properties,
+                            "required": ["description", "prompt"],
+                            "additionalProperties": false
+                        }
+                    }
+                },
+                "required": ["tasks"],
+                "additionalProperties": false
+            }),
+            false,
+        );
+        let find_tool = builtin(
+            "FindTool",
+            "Find and load deferred tools. `select:A,B` loads those exact names; otherwise the lowercase keywords of the query are matched against each deferred tool's name and description. Loaded tools can be called from your next turn on.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "`select:Name1,Name2` or keywords."},
+                    "max_results": {"type": "integer", "minimum": 1, "default": 5}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+            true,
+        );
+        Self {
+            task,
+            multi_task,
+            find_tool,
+        }
+    }
+
+    /// The builtin definitions in registry order: zr-tools' tools, the
+    /// runtime's Skill tool if it has one, and the engine's own.
+    pub(crate) fn builtins(&self, runtime: &RuntimeEnvironment) -> Vec<Arc<ToolDefinition>> {
+        zr_types::DEFAULT_BUILTINS
+            .iter()
+            .filter_map(|spec| match spec.name {
+                "Task" => Some(Arc::clone(&self.task)),
+                "MultiTask" => Some(Arc::clone(&self.multi_task)),
+                "FindTool" => Some(Arc::clone(&self.find_tool)),
+                name => runtime
+                    .builtin_handlers()
+                    .find(|(definition, _)| definition.name.as_str() == name)
+                    .map(|(definition, _)| Arc::clone(definition)),
+            })
+            .collect()
+    }
+
+    fn runner(&self, runtime: &RuntimeEnvironment, definition: &Arc<ToolDefinition>) -> Option<Runner> {
+        if Arc::ptr_eq(definition, &self.task) {
+            return Some(Runner::Task);
+        }
+        if Arc::ptr_eq(definition, &self.multi_task) {
+            return Some(Runner::MultiTask);
+        }
+        if Arc::ptr_eq(definition, &self.find_tool) {
+            return Some(Runner::FindTool);
+        }
+        runtime
+            .builtin_handlers()
+            .find(|(d, _)| Arc::ptr_eq(d, definition))
+            .map(|(_, handler)| Runner::Handler(Arc::clone(handler)))
+            .or_else(|| runtime.tools().handler(definition).map(Runner::Handler))
+    }
+}
+
+/// One tool an agent can call.
+#[derive(Debug, Clone)]
+pub(crate) struct Callable {
+    pub(crate) definition: Arc<ToolDefinition>,
+    pub(crate) runner: Runner,
+}
+
+/// What one agent can run: its executable pool, its FindTool directory and
+/// what it loaded from there.
+#[derive(Debug, Clone)]
+pub(crate) struct AgentTools {
+    pool: Arc<ResolvedPool>,
+    executable: BTreeMap<String, Callable>,
+    directory: Vec<Callable>,
+    loaded: Vec<Callable>,
+}
+
+impl AgentTools {
+    /// Joins `pool` with the handlers; every tool the agent could ever run
+    /// must have one.
+    pub(crate) fn new(
+        agent: &AgentId,
+        pool: Arc<ResolvedPool>,
+        engine: &EngineTools,
+        runtime: &RuntimeEnvironment,
+    ) -> Result<Self, EngineError> {
+        let callable = |definition: &Arc<ToolDefinition>| {
+            engine
+                .runner(runtime, definition)
+                .map(|runner| Callable {
+                    definition: Arc::clone(definition),
+                    runner,
+                })
+                .ok_or_else(|| EngineError::MissingHandler {
+                    agent: agent.clone(),
+                    tool: definition.name.clone(),
+                })
+        };
+        let executable = pool
+            .executable()
+            .iter()
+            .map(|d| Ok((d.name.as_str().to_owned(), callable(d)?)))
+            .collect::<Result<_, EngineError>>()?;
+        let directory = pool
+            .deferred()
+            .iter()
+            .map(callable)
+            .collect::<Result<_, EngineError>>()?;
+        Ok(Self {
+            pool,
+            executable,
+            directory,
+            loaded: Vec::new(),
+        })
+    }
+
+    pub(crate) fn pool(&self) -> &Arc<ResolvedPool> {
+        &self.pool
+    }
+
+    /// What the model is shown: the advertised pool, then the loaded tools
+    /// in the order they were loaded.
+    pub(crate) fn advertised(&self) -> Vec<Arc<ToolDefinition>> {
+        self.pool
+            .advertised()
+            .iter()
+            .cloned()
+            .chain(self.loaded.iter().map(|c| Arc::clone(&c.definition)))
+            .collect()
+    }
+
+    /// The tool the model may call under `name`: an executable one or a
+    /// loaded one. `None` for anything else.
+    pub(crate) fn get(&self, name: &str) -> Option<&Callable> {
+        self.executable
+            .get(name)
+            .or_else(|| self.loaded.iter().find(|c| c.definition.name.as_str() == name))
+    }
+
+    /// Whether `name` waits in the directory, not yet loaded.
+    pub(crate) fn in_directory(&self, name: &str) -> bool {
+        self.directory.iter().any(|c| c.definition.name.as_str() == name)
+            && !self.is_loaded(name)
+    }
+
+    fn is_loaded(&self, name: &str) -> bool {
+        self.loaded.iter().any(|c| c.definition.name.as_str() == name)
+    }
+
+    pub(crate) fn directory(&self) -> &[Callable] {
+        &self.directory
+    }
+
+    /// Loads tools of the directory by name (names already loaded or not in
+    /// the directory are skipped).
+    pub(crate) fn load(&mut self, names: &[ToolName]) {
+        for name in names {
+            if self.is_loaded(name.as_str()) {
+                continue;
+            }
+            if let Some(c) = self.directory.iter().find(|c| &c.definition.name == name) {
+                self.loaded.push(c.clone());
+            }
+        }
+    }
+
+    /// The names loaded so far, in order.
+    pub(crate) fn loaded_names(&self) -> Vec<ToolName> {
+        self.loaded.iter().map(|c| c.definition.name.clone()).collect()
+    }
+}

@@ -1,0 +1,326 @@
+//! The root agent's loop with the scripted provider and real builtin
+//! tools: streaming, tool calls, refusals, concurrency, FindTool,
+//! cancellation, failures.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use zr_caps::AgentCapabilities;
+use zr_engine::{AgentConfig, EngineError, EventKind, QueryOverrides, TaskStatus};
+use zr_types::{
+    Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
+    ToolOrigin, ToolOutput,
+};
+
+use crate::support::{Harness, processes_with, run, tool_results, wait_gone};
+
+#[tokio::test]
+async fn a_text_answer_streams_deltas_and_reports_usage() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"text": "The answer is forty two, as everyone knows."}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("You answer."));
+    let (events, result) = run(agent.query("What is the answer?", QueryOverrides::default())).await;
+    let result = result.unwrap();
+    assert_eq!(result.status, TaskStatus::Completed);
+    assert_eq!(result.output, "The answer is forty two, as everyone knows.");
+    assert_eq!(result.turns, 1);
+    let deltas: String = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, result.output);
+    let pieces = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::TextDelta { .. }))
+        .count();
+    assert!(pieces > 1, "the text arrives in pieces, got {pieces}");
+    assert!(result.usage.input_tokens > 0 && result.usage.output_tokens > 0);
+    assert_eq!(result.total_usage, result.usage);
+    // The request carried the system prompt and the root's pool.
+    let requests = h.provider.of_type("root");
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].system, "You answer.");
+    assert_eq!(requests[0].model, "scripted-model");
+    let names: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"Bash") && names.contains(&"MultiTask"), "{names:?}");
+    // The conversation continues in the next query.
+    assert_eq!(agent.history().len(), 2);
+}
+
+#[tokio::test]
+async fn builtin_tools_run_for_real_and_results_come_back_in_call_order() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"tool_calls": [
+            {"name": "Write", "input": {"file_path": "notes.txt", "content": "alpha\nbeta\n"}},
+            {"name": "Bash", "input": {"command": "cat notes.txt | wc -l"}},
+            {"name": "Read", "input": {"file_path": "notes.txt"}},
+            {"name": "Glob", "input": {"pattern": "*.txt"}}
+        ]},
+        {"text": "done"}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    assert_eq!(
+        std::fs::read_to_string(h.dir.path().join("notes.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    let second = &h.provider.of_type("root")[1];
+    let results = tool_results(second);
+    assert_eq!(results.len(), 4);
+    assert!(results.iter().all(|(is_error, _)| !is_error), "{results:?}");
+    assert!(results[1].1.starts_with('2'), "wc -l: {}", results[1].1);
+    assert!(results[2].1.contains("alpha") && results[2].1.contains("beta"));
+    assert!(results[3].1.contains("notes.txt"));
+}
+
+#[tokio::test]
+async fn a_tool_outside_the_pool_is_answered_with_an_error_naming_the_agent() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"tool_calls": [
+            {"name": "Bash", "input": {"command": "touch made.txt"}},
+            {"name": "read file", "input": {}}
+        ]},
+        {"text": "ok"}
+    ]}]}}));
+    let mut config = AgentConfig::new("root");
+    config.capabilities.disallowed_tools = Some(vec!["Bash".parse().unwrap()]);
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    result.unwrap();
+    assert!(!h.dir.path().join("made.txt").exists(), "Bash must not run");
+    let results = tool_results(&h.provider.of_type("root")[1]);
+    assert_eq!(
+        results,
+        vec![
+            (true, "tool 'Bash' is not available to agent root".to_owned()),
+            (true, "tool 'read file' is not available to agent root".to_owned()),
+        ]
+    );
+    // The advertised tools never included Bash.
+    let first = &h.provider.of_type("root")[0];
+    assert!(first.tools.iter().all(|t| t.name.as_str() != "Bash"));
+    let refused = events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::ToolCallFinished { is_error: true, .. }))
+        .count();
+    assert_eq!(refused, 2);
+}
+
+/// A read-only (or not) custom tool that records how many of its calls
+/// overlap.
+#[derive(Debug, Default)]
+struct Probe {
+    active: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl ToolHandler for Probe {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall,
+        _ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
+            self.peak.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            self.active.fetch_sub(1, Ordering::SeqCst);
+            Ok(ToolOutput::text(format!("{} {}", call.name, call.input["n"])))
+        })
+    }
+}
+
+fn custom(name: &str, read_only: bool) -> Arc<ToolDefinition> {
+    Arc::new(
+        ToolDefinition::new(name.parse().unwrap(), format!("{name} probe"), ToolOrigin::Custom)
+            .with_annotations(Annotations {
+                read_only,
+                ..Annotations::default()
+            }),
+    )
+}
+
+#[tokio::test]
+async fn read_only_calls_run_side_by_side_and_others_one_at_a_time() {
+    let calls: Vec<_> = (0..12)
+        .map(|n| json!({"name": "look", "input": {"n": n}}))
+        .chain((0..3).map(|n| json!({"name": "poke", "input": {"n": n}})))
+        .collect();
+    let look_probe = Arc::new(Probe::default());
+    let poke_probe = Arc::new(Probe::default());
+    let (look, poke) = (custom("look", true), custom("poke", false));
+    let h = Harness::with_runtime(
+        &json!({"agents": {"root": [{"turns": [{"tool_calls": calls}, {"text": "ok"}]}]}}),
+        |r| {
+            r.with_tool(Arc::clone(&look), look_probe.clone())
+                .with_tool(Arc::clone(&poke), poke_probe.clone())
+        },
+    );
+    let mut config = AgentConfig::new("root");
+    config.options.custom_tools = vec![look, poke];
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    result.unwrap();
+    assert_eq!(look_probe.peak.load(Ordering::SeqCst), 10, "at most 10 reads at once");
+    assert_eq!(poke_probe.peak.load(Ordering::SeqCst), 1, "writes one at a time");
+    let results = tool_results(&h.provider.of_type("root")[1]);
+    let expected: Vec<_> = (0..12)
+        .map(|n| (false, format!("look {n}")))
+        .chain((0..3).map(|n| (false, format!("poke {n}"))))
+        .collect();
+    assert_eq!(results, expected, "results in call order");
+}
+
+#[tokio::test]
+async fn find_tool_loads_deferred_tools_from_the_next_request_and_the_root_keeps_them() {
+    let probe = Arc::new(Probe::default());
+    let deferred = Arc::new(
+        ToolDefinition::new("mcp__db__query".parse().unwrap(), "Run a SQL query on the database", ToolOrigin::Connection {
+            server: "db".parse().unwrap(),
+        })
+        .with_annotations(Annotations::read_only()),
+    );
+    let h = Harness::with_runtime(
+        &json!({"agents": {"root": [{"turns": [
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 0}}]},
+            {"tool_calls": [{"name": "FindTool", "input": {"query": "sql database"}}]},
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 1}}]},
+            {"text": "found"},
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
+            {"text": "again"}
+        ]}]}}),
+        |r| r.with_tool(Arc::clone(&deferred), probe.clone()),
+    );
+    let mut config = AgentConfig::new("root");
+    config.options.mcp_tools = vec![Arc::clone(&deferred)];
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "found");
+    let requests = h.provider.of_type("root");
+    let advertises = |i: usize| requests[i].tools.iter().any(|t| t.name.as_str() == "mcp__db__query");
+    assert!(!advertises(0) && !advertises(1), "deferred until loaded");
+    assert!(advertises(2), "advertised from the request after FindTool");
+    let results = tool_results(&requests[3]);
+    assert_eq!(
+        results[0],
+        (
+            true,
+            "tool 'mcp__db__query' is not available to agent root yet: load it first with FindTool (query \"select:mcp__db__query\")".to_owned()
+        )
+    );
+    assert!(results[1].1.starts_with("loaded mcp__db__query: Run a SQL query"), "{results:?}");
+    assert_eq!(results[2], (false, "mcp__db__query 1".to_owned()));
+    // A second query of the same root keeps the loaded tool.
+    let (_, result) = run(agent.query("again", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "again");
+    let requests = h.provider.of_type("root");
+    assert!(requests[4].tools.iter().any(|t| t.name.as_str() == "mcp__db__query"));
+    assert_eq!(tool_results(&requests[5]).last().unwrap(), &(false, "mcp__db__query 2".to_owned()));
+}
+
+#[tokio::test]
+async fn dropping_a_query_kills_its_processes() {
+    let marker = "sleep 41.4142";
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"tool_calls": [{"name": "Bash", "input": {"command": marker}}]},
+        {"text": "never"}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    let query = agent.query("go", QueryOverrides::default());
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        seen = processes_with(marker);
+        if !seen.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!seen.is_empty(), "the command started");
+    query.cancel().await;
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
+    // The root is free again and its conversation is as before the query.
+    assert!(agent.history().is_empty());
+}
+
+#[tokio::test]
+async fn a_second_query_while_one_runs_is_refused() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"delay_ms": 500, "text": "slow"}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    let first = agent.query("one", QueryOverrides::default());
+    let second = agent.query("two", QueryOverrides::default()).finish().await;
+    assert!(matches!(second, Err(EngineError::Busy { .. })), "{second:?}");
+    assert_eq!(first.finish().await.unwrap().output, "slow");
+}
+
+#[tokio::test]
+async fn a_provider_failure_ends_the_query_with_a_typed_error() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    let result = agent.prompt("go").await;
+    let Err(EngineError::Provider { agent: who, source }) = result else {
+        panic!("expected a provider error, got {result:?}");
+    };
+    assert!(who.is_root());
+    assert_eq!(
+        source.to_string(),
+        "scripted provider: no reply for agent root (type 'root') at turn 2: the script has 1 turns"
+    );
+}
+
+#[derive(Debug)]
+struct Panics;
+
+impl ToolHandler for Panics {
+    fn call<'a>(&'a self, _: ToolCall, _: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { panic!("the probe broke") })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_error_result_and_an_event() {
+    let broken = custom("broken", false);
+    let h = Harness::with_runtime(
+        &json!({"agents": {"root": [{"turns": [
+            {"tool_calls": [{"name": "broken"}]},
+            {"text": "survived"}
+        ]}]}}),
+        |r| r.with_tool(Arc::clone(&broken), Arc::new(Panics)),
+    );
+    let mut config = AgentConfig::new("root");
+    config.capabilities = AgentCapabilities {
+        custom_tools: Some(vec![broken]),
+        ..AgentCapabilities::default()
+    };
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "survived");
+    let results = tool_results(&h.provider.of_type("root")[1]);
+    assert_eq!(results, vec![(true, "tool 'broken' panicked: the probe broke".to_owned())]);
+    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ToolFailed { tool, .. } if tool == "broken")));
+}
+
+#[tokio::test]
+async fn a_tool_without_a_handler_is_an_error_before_anything_runs() {
+    let orphan = custom("orphan", true);
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [{"text": "x"}]}]}}));
+    let mut config = AgentConfig::new("root");
+    config.options.custom_tools = vec![orphan];
+    let agent = h.agent(config);
+    let result = agent.prompt("go").await;
+    assert!(
+        matches!(&result, Err(EngineError::MissingHandler { tool, .. }) if tool.as_str() == "orphan"),
+        "{result:?}"
+    );
+    assert!(h.provider.of_type("root").is_empty(), "no request was made");
+}

@@ -1,0 +1,10 @@
+//! Integration tests of zr-engine: providers against loopback replay
+//! servers, and the agent loop end to end with the scripted provider and
+//! real builtin tools.
+
+mod anthropic;
+mod delegation;
+mod engine;
+mod openai;
+mod replay;
+mod support;
