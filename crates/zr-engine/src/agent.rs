@@ -226,7 +226,12 @@ async fn run_root(
         agent: root.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(&root, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(
+        &root,
+        Arc::new(pool),
+        &session.engine_tools,
+        &session.runtime,
+    )?;
     tools.load(&loaded);
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
@@ -282,7 +287,8 @@ impl Query {
         }
     }
 
-    /// Waits for the query's result; events not yet read are dropped.
+    /// Waits for the query's result, discarding the events not yet read
+    /// (as they come, so that none pile up).
     ///
     /// # Errors
     ///
@@ -292,6 +298,8 @@ impl Query {
         if let Some(error) = self.early.take() {
             return Err(error);
         }
+        // The channel closes when the query's task ends.
+        while self.rx.recv().await.is_some() {}
         let Some(task) = self.task.as_mut() else {
             return Err(EngineError::Cancelled);
         };

@@ -80,7 +80,10 @@ impl AnthropicConfig {
                 var: KEY_VAR,
             })?;
         let mut config = Self::new(key);
-        if let Some(url) = std::env::var(BASE_URL_VAR).ok().filter(|url| !url.is_empty()) {
+        if let Some(url) = std::env::var(BASE_URL_VAR)
+            .ok()
+            .filter(|url| !url.is_empty())
+        {
             config.base_url = url;
         }
         Ok(config)
@@ -109,7 +112,11 @@ impl fmt::Debug for AnthropicConfig {
             .field("anthropic_version", &self.anthropic_version)
             .field(
                 "extra_headers",
-                &self.extra_headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+                &self
+                    .extra_headers
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
             )
             .field("retry", &self.retry)
             .field("request_timeout", &self.request_timeout)
@@ -141,7 +148,11 @@ impl AnthropicProvider {
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
         let client = http::client(PROVIDER, &url)?;
-        Ok(Self { config, url, client })
+        Ok(Self {
+            config,
+            url,
+            client,
+        })
     }
 }
 

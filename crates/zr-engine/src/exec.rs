@@ -41,10 +41,7 @@ pub(crate) async fn run_calls(
     let mut load = Vec::new();
     let mut rest = calls.as_slice();
     while let Some(first) = rest.first() {
-        let reads = rest
-            .iter()
-            .take_while(|c| is_read_only(agent, c))
-            .count();
+        let reads = rest.iter().take_while(|c| is_read_only(agent, c)).count();
         let (now, later) = if reads == 0 {
             rest.split_at(1)
         } else {
@@ -55,10 +52,14 @@ pub(crate) async fn run_calls(
         let outcomes: Vec<CallOutcome> = if now.len() == 1 {
             vec![run_one(ctx, agent_ref, first.clone()).await]
         } else {
-            stream::iter(now.iter().cloned().map(|call| run_one(ctx, agent_ref, call)))
-                .buffered(MAX_PARALLEL_READS)
-                .collect()
-                .await
+            stream::iter(
+                now.iter()
+                    .cloned()
+                    .map(|call| run_one(ctx, agent_ref, call)),
+            )
+            .buffered(MAX_PARALLEL_READS)
+            .collect()
+            .await
         };
         for outcome in outcomes {
             results.push(outcome.block);
@@ -92,7 +93,9 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: ToolCall) -> CallOutcom
         let start = Instant::now();
         let (output, load) = match agent.tools.get(&call.name).map(|c| c.runner.clone()) {
             None => (not_available(agent, &call.name), Vec::new()),
-            Some(Runner::Handler(handler)) => (run_handler(ctx, agent, &handler, &call).await, Vec::new()),
+            Some(Runner::Handler(handler)) => {
+                (run_handler(ctx, agent, &handler, &call).await, Vec::new())
+            }
             Some(Runner::FindTool) => find_tool::find(&agent.tools, &call.input),
             Some(Runner::Task) => (task::delegate(ctx, agent, &call, false).await, Vec::new()),
             Some(Runner::MultiTask) => (task::delegate(ctx, agent, &call, true).await, Vec::new()),
@@ -185,7 +188,14 @@ pub(crate) fn refused(
             input: call.input.clone(),
         },
     );
-    finish(ctx, agent, agent_type, call, ToolOutput::error(why), Instant::now())
+    finish(
+        ctx,
+        agent,
+        agent_type,
+        call,
+        ToolOutput::error(why),
+        Instant::now(),
+    )
 }
 
 fn finish(

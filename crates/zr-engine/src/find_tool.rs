@@ -50,7 +50,10 @@ fn select(tools: &AgentTools, names: &str) -> (ToolOutput, Vec<ToolName>) {
             .find(|c| c.definition.name.as_str() == name)
         {
             Some(c) if tools.in_directory(name) => {
-                lines.push(format!("loaded {name}: {}", first_line(&c.definition.description)));
+                lines.push(format!(
+                    "loaded {name}: {}",
+                    first_line(&c.definition.description)
+                ));
                 load.push(c.definition.name.clone());
             }
             Some(_) => lines.push(format!("{name} is already loaded")),
@@ -71,14 +74,14 @@ fn select(tools: &AgentTools, names: &str) -> (ToolOutput, Vec<ToolName>) {
     } else {
         "\nLoaded tools can be called from your next turn on."
     };
-    (ToolOutput::text(format!("{}{tail}", lines.join("\n"))), load)
+    (
+        ToolOutput::text(format!("{}{tail}", lines.join("\n"))),
+        load,
+    )
 }
 
 fn search(tools: &AgentTools, query: &str, max_results: usize) -> (ToolOutput, Vec<ToolName>) {
-    let keywords: Vec<String> = query
-        .split_whitespace()
-        .map(str::to_lowercase)
-        .collect();
+    let keywords: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
     if keywords.is_empty() {
         return (
             ToolOutput::error("FindTool: the query is empty; give keywords or `select:Name`"),

@@ -119,44 +119,42 @@ where
     }
 
     async fn step(&mut self) -> Result<ModelEvent, ProviderError> {
-        loop {
-            if let Some(delay) = self.backoff.take() {
-                tokio::time::sleep(delay).await;
+        if let Some(delay) = self.backoff.take() {
+            tokio::time::sleep(delay).await;
+        }
+        let current = match &mut self.current {
+            Some(current) => current,
+            None => {
+                self.attempt = self.attempt.saturating_add(1);
+                self.span.record("attempt", self.attempt);
+                tracing::debug!(attempt = self.attempt, "sending request");
+                self.current.insert((self.start)(self.attempt))
             }
-            let current = match &mut self.current {
-                Some(current) => current,
-                None => {
-                    self.attempt = self.attempt.saturating_add(1);
-                    self.span.record("attempt", self.attempt);
-                    tracing::debug!(attempt = self.attempt, "sending request");
-                    self.current.insert((self.start)(self.attempt))
-                }
-            };
-            match current.next().await {
-                Some(Ok(event)) => {
-                    if matches!(event, ModelEvent::Completed(_)) {
-                        self.done = true;
-                        self.current = None;
-                    }
-                    return Ok(event);
-                }
-                Some(Err(failure)) => {
+        };
+        match current.next().await {
+            Some(Ok(event)) => {
+                if matches!(event, ModelEvent::Completed(_)) {
+                    self.done = true;
                     self.current = None;
-                    return self.fail(failure);
                 }
-                None => {
-                    // An attempt always ends with Completed or a failure; a
-                    // bare end is treated like a cut connection.
-                    self.current = None;
-                    let failure = Failure::retry(
-                        ProviderError::Protocol {
-                            provider: self.provider,
-                            message: "the stream ended before the message was complete".into(),
-                        },
-                        None,
-                    );
-                    return self.fail(failure);
-                }
+                Ok(event)
+            }
+            Some(Err(failure)) => {
+                self.current = None;
+                self.fail(failure)
+            }
+            None => {
+                // An attempt always ends with Completed or a failure; a
+                // bare end is treated like a cut connection.
+                self.current = None;
+                let failure = Failure::retry(
+                    ProviderError::Protocol {
+                        provider: self.provider,
+                        message: "the stream ended before the message was complete".into(),
+                    },
+                    None,
+                );
+                self.fail(failure)
             }
         }
     }

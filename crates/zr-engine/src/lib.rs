@@ -27,13 +27,13 @@ pub use agent::{Agent, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use error::{EngineError, ProviderError};
+pub use event::{Event, EventKind};
 pub use http::RetryPolicy;
 pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
-pub use event::{Event, EventKind};
+pub use provider::{
+    ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,
+};
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
 pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use task::{TaskResult, TaskStatus};
-pub use provider::{
-    ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,
-};

@@ -87,7 +87,11 @@ impl OpenAiConfig {
     /// [`ProviderError::MissingEnv`] when neither variable is set: the public
     /// API needs a key, so only a custom base URL may go without one.
     pub fn from_env() -> Result<Self, ProviderError> {
-        let var = |name| std::env::var(name).ok().filter(|value: &String| !value.is_empty());
+        let var = |name| {
+            std::env::var(name)
+                .ok()
+                .filter(|value: &String| !value.is_empty())
+        };
         let key = var(KEY_VAR);
         let url = var(BASE_URL_VAR);
         if key.is_none() && url.is_none() {
@@ -124,7 +128,11 @@ impl fmt::Debug for OpenAiConfig {
             .field("max_tokens_field", &self.max_tokens_field)
             .field(
                 "extra_headers",
-                &self.extra_headers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+                &self
+                    .extra_headers
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
             )
             .field("retry", &self.retry)
             .field("request_timeout", &self.request_timeout)
@@ -156,7 +164,11 @@ impl OpenAiProvider {
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
         let client = http::client(PROVIDER, &url)?;
-        Ok(Self { config, url, client })
+        Ok(Self {
+            config,
+            url,
+            client,
+        })
     }
 }
 

@@ -192,7 +192,12 @@ impl AgentRun {
         })
     }
 
-    fn outcome(self, status: TaskStatus, output: String, error: Option<ProviderError>) -> RunOutcome {
+    fn outcome(
+        self,
+        status: TaskStatus,
+        output: String,
+        error: Option<ProviderError>,
+    ) -> RunOutcome {
         let progress = lock(&self.progress).clone();
         RunOutcome {
             status,

@@ -117,7 +117,11 @@ impl RuntimeEnvironment {
     /// the options or capabilities that offer the tool: the engine finds
     /// the handler by the definition the resolver kept.
     #[must_use]
-    pub fn with_tool(mut self, definition: Arc<ToolDefinition>, handler: Arc<dyn ToolHandler>) -> Self {
+    pub fn with_tool(
+        mut self,
+        definition: Arc<ToolDefinition>,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Self {
         self.tools.insert(definition, handler);
         self
     }
@@ -171,7 +175,9 @@ impl RuntimeEnvironment {
     pub(crate) fn builtin_handlers(
         &self,
     ) -> impl Iterator<Item = &(Arc<ToolDefinition>, Arc<dyn ToolHandler>)> {
-        self.builtin_definitions.iter().chain(self.skill_tool.iter())
+        self.builtin_definitions
+            .iter()
+            .chain(self.skill_tool.iter())
     }
 
     pub(crate) fn tools(&self) -> &ToolBox {

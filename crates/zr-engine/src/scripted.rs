@@ -128,9 +128,10 @@ impl ScriptedProvider {
     /// [`ProviderError::Script`] naming the JSON path and what is wrong.
     pub fn from_json(text: &str) -> Result<Self, ProviderError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let script: Script = serde_path_to_error::deserialize(de).map_err(|e| ProviderError::Script {
-            message: format!("invalid script at {}: {}", e.path(), e.inner()),
-        })?;
+        let script: Script =
+            serde_path_to_error::deserialize(de).map_err(|e| ProviderError::Script {
+                message: format!("invalid script at {}: {}", e.path(), e.inner()),
+            })?;
         Ok(Self::new(script))
     }
 
@@ -147,19 +148,27 @@ impl ScriptedProvider {
             .chosen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (index, served) = chosen.entry(request.origin.agent.clone()).or_insert_with(|| {
-            let prompt = last_user_text(request);
-            let index = entries
-                .iter()
-                .position(|e| e.matches.as_ref().is_some_and(|m| prompt.contains(m.as_str())))
-                .or_else(|| entries.iter().position(|e| e.matches.is_none()));
-            (index, 0)
-        });
+        let (index, served) = chosen
+            .entry(request.origin.agent.clone())
+            .or_insert_with(|| {
+                let prompt = last_user_text(request);
+                let index = entries
+                    .iter()
+                    .position(|e| {
+                        e.matches
+                            .as_ref()
+                            .is_some_and(|m| prompt.contains(m.as_str()))
+                    })
+                    .or_else(|| entries.iter().position(|e| e.matches.is_none()));
+                (index, 0)
+            });
         let turn = *served;
         if request.tool_choice == ToolChoice::Auto {
             *served += 1;
         }
-        index.and_then(|i| entries.get(i)).map(|script| (script, turn))
+        index
+            .and_then(|i| entries.get(i))
+            .map(|script| (script, turn))
     }
 
     fn reply(&self, request: &ModelRequest) -> Result<(ModelResponse, Duration), ProviderError> {
@@ -170,18 +179,22 @@ impl ScriptedProvider {
                 origin.agent, origin.agent_type, origin.turn
             ),
         };
-        let (script, index) = self
-            .choose(request)
-            .ok_or_else(|| missing(format!("the script has no entry for '{}' or '*'", origin.agent_type)))?;
-        let request_chars = request_chars(request);
+        let (script, index) = self.choose(request).ok_or_else(|| {
+            missing(format!(
+                "the script has no entry for '{}' or '*'",
+                origin.agent_type
+            ))
+        })?;
         if request.tool_choice == ToolChoice::None {
-            let text = script
-                .summary
-                .clone()
-                .ok_or_else(|| missing("tools are disabled and the script has no 'summary'".to_owned()))?;
-            let usage = estimate(request_chars, text.len());
+            let text = script.summary.clone().ok_or_else(|| {
+                missing("tools are disabled and the script has no 'summary'".to_owned())
+            })?;
+            let usage = estimate(request_chars(request), text.len());
             let content = vec![ContentBlock::Text { text }];
-            return Ok((response(content, StopReason::EndTurn, usage), Duration::ZERO));
+            return Ok((
+                response(content, StopReason::EndTurn, usage),
+                Duration::ZERO,
+            ));
         }
         let turn = script
             .turns
@@ -209,8 +222,10 @@ impl ScriptedProvider {
         } else {
             StopReason::ToolUse
         };
-        let reply_chars = serde_json::to_string(&content).map_or(0, |s| s.len());
-        let usage = turn.usage.unwrap_or_else(|| estimate(request_chars, reply_chars));
+        let usage = turn.usage.unwrap_or_else(|| {
+            let reply_chars = serde_json::to_string(&content).map_or(0, |s| s.len());
+            estimate(request_chars(request), reply_chars)
+        });
         let delay = Duration::from_millis(turn.delay_ms.unwrap_or(0));
         Ok((response(content, stop, usage), delay))
     }
@@ -289,11 +304,13 @@ impl ModelProvider for ScriptedProvider {
         match self.reply(&request) {
             Err(e) => Box::pin(stream::iter([Err(e)])),
             Ok((response, delay)) if delay.is_zero() => Box::pin(stream::iter(events(response))),
-            Ok((response, delay)) => Box::pin(stream::once(async move {
-                tokio::time::sleep(delay).await;
-                stream::iter(events(response))
-            })
-            .flatten()),
+            Ok((response, delay)) => Box::pin(
+                stream::once(async move {
+                    tokio::time::sleep(delay).await;
+                    stream::iter(events(response))
+                })
+                .flatten(),
+            ),
         }
     }
 }

@@ -101,7 +101,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(id: SessionId, runtime: Arc<RuntimeEnvironment>, mut config: AgentConfig) -> Self {
+    pub(crate) fn new(
+        id: SessionId,
+        runtime: Arc<RuntimeEnvironment>,
+        mut config: AgentConfig,
+    ) -> Self {
         config.policy.delegation = config.subagent.enabled;
         config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
         let engine_tools = EngineTools::new(&config.sub_agents, config.subagent.max_concurrent);

@@ -143,7 +143,11 @@ fn parse_task(ctx: &QueryCtx, value: &Value, at: &str) -> Result<TaskInput, Stri
                 ));
             }
         },
-        Some(other) => return Err(format!("{at}.subagent_type: expected a string, got {other}")),
+        Some(other) => {
+            return Err(format!(
+                "{at}.subagent_type: expected a string, got {other}"
+            ));
+        }
     };
     Ok(TaskInput {
         description,
@@ -207,9 +211,10 @@ async fn delegate_inner(
     let deadline = tokio::time::Instant::now() + config.timeout;
     let start = Instant::now();
     let slots = Semaphore::new(config.max_concurrent);
-    let runs = tasks.into_iter().enumerate().map(|(index, task)| {
-        run_task(ctx, parent, call, &slots, deadline, start, index, task)
-    });
+    let runs = tasks
+        .into_iter()
+        .enumerate()
+        .map(|(index, task)| run_task(ctx, parent, call, &slots, deadline, start, index, task));
     let results = futures_util::future::join_all(runs).await;
     let display = report(&results, config.timeout);
     let value = if multi {
@@ -287,7 +292,9 @@ async fn run_task(
             // A closed semaphore cannot happen (it is never closed); run
             // anyway rather than fail the task.
             let _slot = slots.acquire().await.ok();
-            *started.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+            *started
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
             ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
             run.run(ctx).await
         }
@@ -307,14 +314,18 @@ async fn run_task(
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .clone();
-            let ran = *started.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let ran = *started
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             result.status = TaskStatus::TimedOut;
             result.output = progress.written();
             result.turns = progress.turns;
             result.usage = progress.usage;
             let secs = ctx.session.config.subagent.timeout.as_secs_f64();
             result.error = Some(if ran {
-                format!("did not finish within the call's {secs:.0} s budget and was stopped (its tools and processes too); the output is what it wrote so far")
+                format!(
+                    "did not finish within the call's {secs:.0} s budget and was stopped (its tools and processes too); the output is what it wrote so far"
+                )
             } else {
                 format!("did not start: it waited in the queue for the whole {secs:.0} s budget")
             });

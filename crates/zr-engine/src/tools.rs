@@ -7,7 +7,9 @@ use std::sync::Arc;
 use serde_json::json;
 use zr_caps::AgentDefinition;
 use zr_resolve::ResolvedPool;
-use zr_types::{AgentId, AgentName, Annotations, ToolDefinition, ToolHandler, ToolName, ToolOrigin};
+use zr_types::{
+    AgentId, AgentName, Annotations, ToolDefinition, ToolHandler, ToolName, ToolOrigin,
+};
 
 use crate::EngineError;
 use crate::runtime::RuntimeEnvironment;
@@ -33,7 +35,12 @@ pub(crate) struct EngineTools {
     pub(crate) find_tool: Arc<ToolDefinition>,
 }
 
-fn builtin(name: &str, description: String, schema: serde_json::Value, read_only: bool) -> Arc<ToolDefinition> {
+fn builtin(
+    name: &str,
+    description: String,
+    schema: serde_json::Value,
+    read_only: bool,
+) -> Arc<ToolDefinition> {
     let name: ToolName = name
         .parse()
         .expect("the engine's tool names are valid tool names");
@@ -152,7 +159,11 @@ impl EngineTools {
             .collect()
     }
 
-    fn runner(&self, runtime: &RuntimeEnvironment, definition: &Arc<ToolDefinition>) -> Option<Runner> {
+    fn runner(
+        &self,
+        runtime: &RuntimeEnvironment,
+        definition: &Arc<ToolDefinition>,
+    ) -> Option<Runner> {
         if Arc::ptr_eq(definition, &self.task) {
             return Some(Runner::Task);
         }
@@ -244,19 +255,25 @@ impl AgentTools {
     /// The tool the model may call under `name`: an executable one or a
     /// loaded one. `None` for anything else.
     pub(crate) fn get(&self, name: &str) -> Option<&Callable> {
-        self.executable
-            .get(name)
-            .or_else(|| self.loaded.iter().find(|c| c.definition.name.as_str() == name))
+        self.executable.get(name).or_else(|| {
+            self.loaded
+                .iter()
+                .find(|c| c.definition.name.as_str() == name)
+        })
     }
 
     /// Whether `name` waits in the directory, not yet loaded.
     pub(crate) fn in_directory(&self, name: &str) -> bool {
-        self.directory.iter().any(|c| c.definition.name.as_str() == name)
+        self.directory
+            .iter()
+            .any(|c| c.definition.name.as_str() == name)
             && !self.is_loaded(name)
     }
 
     fn is_loaded(&self, name: &str) -> bool {
-        self.loaded.iter().any(|c| c.definition.name.as_str() == name)
+        self.loaded
+            .iter()
+            .any(|c| c.definition.name.as_str() == name)
     }
 
     pub(crate) fn directory(&self) -> &[Callable] {
@@ -278,6 +295,9 @@ impl AgentTools {
 
     /// The names loaded so far, in order.
     pub(crate) fn loaded_names(&self) -> Vec<ToolName> {
-        self.loaded.iter().map(|c| c.definition.name.clone()).collect()
+        self.loaded
+            .iter()
+            .map(|c| c.definition.name.clone())
+            .collect()
     }
 }

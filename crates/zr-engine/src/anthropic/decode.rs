@@ -10,7 +10,12 @@ use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
 use crate::{ModelEvent, ModelResponse, ProviderError};
 
 /// Error types in the stream that another attempt may cure.
-const RETRYABLE: [&str; 4] = ["overloaded_error", "api_error", "rate_limit_error", "timeout_error"];
+const RETRYABLE: [&str; 4] = [
+    "overloaded_error",
+    "api_error",
+    "rate_limit_error",
+    "timeout_error",
+];
 
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -78,10 +83,14 @@ enum StartBlock {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Delta {
-    TextDelta { text: String },
-    InputJsonDelta { partial_json: String },
-    ThinkingDelta { thinking: String },
-    SignatureDelta { signature: String },
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    #[serde(rename = "signature_delta")]
+    Signature { signature: String },
     /// `citations_delta` and later additions.
     #[serde(other)]
     Other,
@@ -142,7 +151,10 @@ impl MessageDecoder {
         let fields = [
             (usage.input_tokens, &mut self.usage.input_tokens),
             (usage.output_tokens, &mut self.usage.output_tokens),
-            (usage.cache_read_input_tokens, &mut self.usage.cache_read_input_tokens),
+            (
+                usage.cache_read_input_tokens,
+                &mut self.usage.cache_read_input_tokens,
+            ),
             (
                 usage.cache_creation_input_tokens,
                 &mut self.usage.cache_creation_input_tokens,
@@ -155,23 +167,30 @@ impl MessageDecoder {
         }
     }
 
-    fn delta(&mut self, index: usize, delta: Delta, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
+    fn delta(
+        &mut self,
+        index: usize,
+        delta: Delta,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), Failure> {
         let Some(block) = self.blocks.get_mut(index) else {
-            return Err(protocol(format!("content_block_delta for block {index}, which was not started")));
+            return Err(protocol(format!(
+                "content_block_delta for block {index}, which was not started"
+            )));
         };
         match (block, delta) {
-            (Building::Text(text), Delta::TextDelta { text: piece }) => {
+            (Building::Text(text), Delta::Text { text: piece }) => {
                 text.push_str(&piece);
                 out.push(ModelEvent::TextDelta { text: piece });
             }
-            (Building::Thinking { text, .. }, Delta::ThinkingDelta { thinking }) => {
+            (Building::Thinking { text, .. }, Delta::Thinking { thinking }) => {
                 text.push_str(&thinking);
                 out.push(ModelEvent::ThinkingDelta { text: thinking });
             }
-            (Building::Thinking { signature, .. }, Delta::SignatureDelta { signature: piece }) => {
+            (Building::Thinking { signature, .. }, Delta::Signature { signature: piece }) => {
                 signature.get_or_insert_with(String::new).push_str(&piece);
             }
-            (Building::ToolUse { json, .. }, Delta::InputJsonDelta { partial_json }) => {
+            (Building::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
                 json.push_str(&partial_json);
             }
             (Building::Skipped, _) | (_, Delta::Other) => {}
@@ -281,7 +300,9 @@ impl Decoder for MessageDecoder {
             StreamEvent::ContentBlockDelta { index, delta } => self.delta(index, delta, out)?,
             StreamEvent::ContentBlockStop { index } => {
                 if index >= self.blocks.len() {
-                    return Err(protocol(format!("content_block_stop for block {index}, which was not started")));
+                    return Err(protocol(format!(
+                        "content_block_stop for block {index}, which was not started"
+                    )));
                 }
             }
             StreamEvent::MessageDelta { delta, usage } => {
@@ -330,10 +351,10 @@ impl Building {
 impl Delta {
     fn name(&self) -> &'static str {
         match self {
-            Self::TextDelta { .. } => "text_delta",
-            Self::InputJsonDelta { .. } => "input_json_delta",
-            Self::ThinkingDelta { .. } => "thinking_delta",
-            Self::SignatureDelta { .. } => "signature_delta",
+            Self::Text { .. } => "text_delta",
+            Self::InputJson { .. } => "input_json_delta",
+            Self::Thinking { .. } => "thinking_delta",
+            Self::Signature { .. } => "signature_delta",
             Self::Other => "unknown",
         }
     }

@@ -11,14 +11,19 @@ fn feed(decoder: &mut MessageDecoder, data: &str) -> Result<Vec<ModelEvent>, Pro
         event: "message".into(),
         data: data.into(),
     };
-    decoder.decode(&event, &mut out).map_err(|failure| failure.error)?;
+    decoder
+        .decode(&event, &mut out)
+        .map_err(|failure| failure.error)?;
     Ok(out)
 }
 
 #[test]
 fn unknown_events_and_blocks_are_skipped() {
     let mut decoder = MessageDecoder::default();
-    assert_eq!(feed(&mut decoder, r#"{"type":"brand_new_event","x":1}"#).unwrap(), vec![]);
+    assert_eq!(
+        feed(&mut decoder, r#"{"type":"brand_new_event","x":1}"#).unwrap(),
+        vec![]
+    );
     feed(
         &mut decoder,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"xx"}}"#,
@@ -29,7 +34,11 @@ fn unknown_events_and_blocks_are_skipped() {
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ignored"}}"#,
     )
     .unwrap();
-    feed(&mut decoder, r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#).unwrap();
+    feed(
+        &mut decoder,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+    )
+    .unwrap();
     let out = feed(&mut decoder, r#"{"type":"message_stop"}"#).unwrap();
     let [ModelEvent::Completed(response)] = out.as_slice() else {
         panic!("expected Completed, got {out:?}");
@@ -45,7 +54,10 @@ fn out_of_order_blocks_and_mismatched_deltas_are_protocol_errors() {
         r#"{"type":"content_block_start","index":3,"content_block":{"type":"text","text":""}}"#,
     )
     .unwrap_err();
-    assert!(error.to_string().contains("block 3, expected block 0"), "{error}");
+    assert!(
+        error.to_string().contains("block 3, expected block 0"),
+        "{error}"
+    );
 
     let mut decoder = MessageDecoder::default();
     feed(
@@ -58,7 +70,12 @@ fn out_of_order_blocks_and_mismatched_deltas_are_protocol_errors() {
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}"#,
     )
     .unwrap_err();
-    assert!(error.to_string().contains("input_json_delta delta does not fit a text block"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("input_json_delta delta does not fit a text block"),
+        "{error}"
+    );
 }
 
 #[test]

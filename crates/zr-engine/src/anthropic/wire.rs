@@ -138,7 +138,10 @@ impl<'a> Body<'a> {
                 content: message.content.iter().map(Block::from_zr).collect(),
             })
             .collect();
-        if let Some(block) = messages.last_mut().and_then(|message| message.content.last_mut()) {
+        if let Some(block) = messages
+            .last_mut()
+            .and_then(|message| message.content.last_mut())
+        {
             block.mark_cache();
         }
         Self {

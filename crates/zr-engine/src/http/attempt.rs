@@ -78,12 +78,16 @@ pub(crate) struct Request {
     pub(crate) idle_timeout: Duration,
 }
 
-type Events =
-    Pin<Box<dyn Stream<Item = Result<eventsource_stream::Event, EventStreamError<reqwest::Error>>> + Send>>;
+type Events = Pin<
+    Box<
+        dyn Stream<Item = Result<eventsource_stream::Event, EventStreamError<reqwest::Error>>>
+            + Send,
+    >,
+>;
 
 /// Where an attempt is.
 enum State<D> {
-    Start(Request, D),
+    Start(Box<Request>, D),
     Streaming {
         provider: &'static str,
         url: String,
@@ -100,7 +104,7 @@ enum State<D> {
 /// closes the connection.
 pub(crate) fn attempt<D: Decoder>(request: Request, decoder: D) -> Attempt {
     Box::pin(futures_util::stream::unfold(
-        State::Start(request, decoder),
+        State::Start(Box::new(request), decoder),
         |state| async move {
             let (item, state) = advance(state).await?;
             Some((item, state))
@@ -108,11 +112,13 @@ pub(crate) fn attempt<D: Decoder>(request: Request, decoder: D) -> Attempt {
     ))
 }
 
-async fn advance<D: Decoder>(mut state: State<D>) -> Option<(Result<ModelEvent, Failure>, State<D>)> {
+async fn advance<D: Decoder>(
+    mut state: State<D>,
+) -> Option<(Result<ModelEvent, Failure>, State<D>)> {
     loop {
         state = match state {
             State::Done => return None,
-            State::Start(request, decoder) => match open(request).await {
+            State::Start(request, decoder) => match open(*request).await {
                 Ok((provider, url, idle_timeout, events)) => State::Streaming {
                     provider,
                     url,
@@ -178,17 +184,27 @@ async fn advance<D: Decoder>(mut state: State<D>) -> Option<(Result<ModelEvent, 
                             Err(failure) => failure,
                         }
                     }
-                    Ok(Some(Err(EventStreamError::Transport(source)))) => {
-                        Failure::retry(ProviderError::Transport { provider, url, source }, None)
+                    Ok(Some(Err(EventStreamError::Transport(source)))) => Failure::retry(
+                        ProviderError::Transport {
+                            provider,
+                            url,
+                            source,
+                        },
+                        None,
+                    ),
+                    Ok(Some(Err(EventStreamError::Utf8(error)))) => {
+                        Failure::fatal(ProviderError::Protocol {
+                            provider,
+                            message: format!("the stream is not UTF-8: {error}"),
+                        })
                     }
-                    Ok(Some(Err(EventStreamError::Utf8(error)))) => Failure::fatal(ProviderError::Protocol {
-                        provider,
-                        message: format!("the stream is not UTF-8: {error}"),
-                    }),
                     Ok(Some(Err(EventStreamError::Parser(error)))) => {
                         Failure::fatal(ProviderError::Protocol {
                             provider,
-                            message: format!("the stream is not server-sent events: {}", truncate(&error.to_string(), 200)),
+                            message: format!(
+                                "the stream is not server-sent events: {}",
+                                truncate(&error.to_string(), 200)
+                            ),
                         })
                     }
                     Ok(None) => match decoder.end() {
@@ -233,7 +249,11 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
         }
         Ok(Err(source)) => {
             let fatal = source.is_builder();
-            let error = ProviderError::Transport { provider, url, source };
+            let error = ProviderError::Transport {
+                provider,
+                url,
+                source,
+            };
             return Err(if fatal {
                 Failure::fatal(error)
             } else {
@@ -251,7 +271,13 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
             Ok(Ok(body)) => body,
             Ok(Err(_)) | Err(_) => Bytes::new(),
         };
-        return Err(failure_from_status(provider, key_hint, status.as_u16(), &headers, &body));
+        return Err(failure_from_status(
+            provider,
+            key_hint,
+            status.as_u16(),
+            &headers,
+            &body,
+        ));
     }
     let mut first = true;
     let body = response.bytes_stream().map(move |chunk| {
@@ -268,5 +294,10 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
     // byte-order-mark check (which slices one byte off a three-byte
     // character) from ever seeing a body that starts with U+FEFF.
     let prefixed = futures_util::stream::once(async { Ok(Bytes::from_static(b"\n")) }).chain(body);
-    Ok((provider, url, idle_timeout, Box::pin(prefixed.eventsource())))
+    Ok((
+        provider,
+        url,
+        idle_timeout,
+        Box::pin(prefixed.eventsource()),
+    ))
 }

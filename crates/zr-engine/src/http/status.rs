@@ -114,7 +114,12 @@ pub(crate) fn failure_from_status(
 /// fractional), else `retry-after` (whole seconds, or an HTTP date, measured
 /// from `now`). Unreadable or negative values are ignored.
 pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim);
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::trim)
+    };
     if let Some(ms) = header("retry-after-ms").and_then(|value| value.parse::<f64>().ok())
         && ms.is_finite()
         && ms >= 0.0

@@ -44,8 +44,14 @@ fn backoff_grows_with_full_jitter_up_to_max_delay() {
     let draws: Vec<_> = (0..200).map(|_| policy.delay(4, None)).collect();
     assert!(draws.iter().any(|draw| *draw != draws[0]));
     // A server hint is used as is, capped at max_delay.
-    assert_eq!(policy.delay(1, Some(Duration::from_millis(700))), Duration::from_millis(700));
-    assert_eq!(policy.delay(1, Some(Duration::from_secs(60))), Duration::from_millis(1000));
+    assert_eq!(
+        policy.delay(1, Some(Duration::from_millis(700))),
+        Duration::from_millis(700)
+    );
+    assert_eq!(
+        policy.delay(1, Some(Duration::from_secs(60))),
+        Duration::from_millis(1000)
+    );
 }
 
 #[test]
@@ -59,24 +65,43 @@ fn default_policy_matches_the_documentation() {
 #[test]
 fn retry_after_headers_are_read() {
     let now = UNIX_EPOCH + Duration::from_secs(784_111_777); // Sun, 06 Nov 1994 08:49:37 GMT
-    assert_eq!(retry_after(&headers(&[("retry-after", "3")]), now), Some(Duration::from_secs(3)));
     assert_eq!(
-        retry_after(&headers(&[("retry-after-ms", "250"), ("retry-after", "3")]), now),
+        retry_after(&headers(&[("retry-after", "3")]), now),
+        Some(Duration::from_secs(3))
+    );
+    assert_eq!(
+        retry_after(
+            &headers(&[("retry-after-ms", "250"), ("retry-after", "3")]),
+            now
+        ),
         Some(Duration::from_millis(250))
     );
     assert_eq!(
-        retry_after(&headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")]), now),
+        retry_after(
+            &headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")]),
+            now
+        ),
         Some(Duration::from_secs(10))
     );
     // A date in the past means "now".
     assert_eq!(
-        retry_after(&headers(&[("retry-after", "Sun, 06 Nov 1994 08:48:37 GMT")]), now),
+        retry_after(
+            &headers(&[("retry-after", "Sun, 06 Nov 1994 08:48:37 GMT")]),
+            now
+        ),
         Some(Duration::ZERO)
     );
     for bad in ["soon", "-1", "1.5", ""] {
-        assert_eq!(retry_after(&headers(&[("retry-after", bad)]), now), None, "{bad}");
+        assert_eq!(
+            retry_after(&headers(&[("retry-after", bad)]), now),
+            None,
+            "{bad}"
+        );
     }
-    assert_eq!(retry_after(&headers(&[("retry-after-ms", "-5")]), now), None);
+    assert_eq!(
+        retry_after(&headers(&[("retry-after-ms", "-5")]), now),
+        None
+    );
     assert_eq!(retry_after(&HeaderMap::new(), now), None);
 }
 

@@ -167,7 +167,9 @@ impl ChunkDecoder {
         for (index, call) in std::mem::take(&mut self.calls) {
             let id = call_id(index, &call);
             if call.name.is_empty() {
-                return Err(protocol(format!("tool call {index} ({id}) has no function name")));
+                return Err(protocol(format!(
+                    "tool call {index} ({id}) has no function name"
+                )));
             }
             let input = http::tool_input(PROVIDER, &id, &call.name, &call.arguments)?;
             content.push(ContentBlock::ToolUse {

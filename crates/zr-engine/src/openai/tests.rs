@@ -69,7 +69,11 @@ fn numeric_5xx_error_codes_are_retried_and_others_are_not() {
 #[test]
 fn an_end_without_finish_reason_is_not_complete() {
     let mut decoder = ChunkDecoder::default();
-    feed(&mut decoder, r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#).unwrap();
+    feed(
+        &mut decoder,
+        r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#,
+    )
+    .unwrap();
     assert_eq!(decoder.end(), None);
 }
 

@@ -21,7 +21,10 @@ use super::{MaxTokensField, PROVIDER};
 use crate::{ModelRequest, ProviderError, ToolChoice};
 
 /// The request body as JSON bytes.
-pub(super) fn body(request: &ModelRequest, field: MaxTokensField) -> Result<Vec<u8>, ProviderError> {
+pub(super) fn body(
+    request: &ModelRequest,
+    field: MaxTokensField,
+) -> Result<Vec<u8>, ProviderError> {
     serde_json::to_vec(&Body::new(request, field)).map_err(|error| ProviderError::Protocol {
         provider: PROVIDER,
         message: format!("cannot encode the request: {error}"),
@@ -187,7 +190,9 @@ fn push_user<'a>(content: &'a [ContentBlock], messages: &mut Vec<Message<'a>>) {
                     match piece {
                         ToolResultContent::Text { text } => texts.push(text.clone()),
                         ToolResultContent::Json { value } => texts.push(value.to_string()),
-                        ToolResultContent::Image { source } => images.push((tool_use_id.as_str(), source)),
+                        ToolResultContent::Image { source } => {
+                            images.push((tool_use_id.as_str(), source))
+                        }
                     }
                 }
                 let mut text = texts.join("\n\n");
@@ -211,7 +216,9 @@ fn push_user<'a>(content: &'a [ContentBlock], messages: &mut Vec<Message<'a>>) {
         image_parts.push(Part::ImageUrl {
             image_url: ImageUrl {
                 url: match source {
-                    ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+                    ImageSource::Base64 { media_type, data } => {
+                        format!("data:{media_type};base64,{data}")
+                    }
                     ImageSource::Url { url } => url.clone(),
                 },
             },

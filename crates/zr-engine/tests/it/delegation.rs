@@ -52,22 +52,36 @@ async fn a_multitask_of_five_over_three_slots_queues_the_last_two() {
             {"text": "worker done"}
         ]}]
     }}));
-    let config = AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let config =
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
     let agent = h.agent(config);
     let (events, result) = run(agent.query("fan out", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "all done");
 
     let position = |pred: &dyn Fn(&EventKind) -> bool| -> Vec<usize> {
-        events.iter().enumerate().filter(|(_, e)| pred(&e.kind)).map(|(i, _)| i).collect()
+        events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| pred(&e.kind))
+            .map(|(i, _)| i)
+            .collect()
     };
     let running = position(&|k| matches!(k, EventKind::SubagentRunning));
     let done = position(&|k| matches!(k, EventKind::SubagentFinished { .. }));
     assert_eq!((running.len(), done.len()), (5, 5));
     assert!(running[2] < done[0], "three start at once");
-    assert!(running[3] > done[0] && running[4] > done[0], "the last two wait for a slot");
+    assert!(
+        running[3] > done[0] && running[4] > done[0],
+        "the last two wait for a slot"
+    );
     // The queue shows in the timing: the fourth starts a model delay later.
     let at = |i: usize| events[i].at;
-    assert!(at(running[3]) >= at(running[0]) + Duration::from_millis(250), "{:?} vs {:?}", at(running[3]), at(running[0]));
+    assert!(
+        at(running[3]) >= at(running[0]) + Duration::from_millis(250),
+        "{:?} vs {:?}",
+        at(running[3]),
+        at(running[0])
+    );
     // Each subagent got its own id and started in input order.
     let started: Vec<String> = events
         .iter()
@@ -76,7 +90,9 @@ async fn a_multitask_of_five_over_three_slots_queues_the_last_two() {
         .collect();
     assert_eq!(
         started,
-        (1..=5).map(|i| format!("root.{i:04}-worker")).collect::<Vec<_>>()
+        (1..=5)
+            .map(|i| format!("root.{i:04}-worker"))
+            .collect::<Vec<_>>()
     );
 
     let results = results_for_root(&h);
@@ -97,8 +113,14 @@ async fn a_multitask_of_five_over_three_slots_queues_the_last_two() {
             _ => None,
         })
         .unwrap();
-    let sub: u64 = finished(&events).iter().map(|r| r.usage.output_tokens).sum();
-    assert!(total.output_tokens > sub, "the total includes the root and every subagent");
+    let sub: u64 = finished(&events)
+        .iter()
+        .map(|r| r.usage.output_tokens)
+        .sum();
+    assert!(
+        total.output_tokens > sub,
+        "the total includes the root and every subagent"
+    );
 }
 
 #[tokio::test]
@@ -116,24 +138,50 @@ async fn a_hanging_task_times_out_while_the_others_complete_and_five_results_com
             {"turns": [{"text": "quick result"}]}
         ]
     }}));
-    let mut config = AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let mut config =
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
     config.subagent.timeout = Duration::from_secs(2);
     let agent = h.agent(config);
     let (_, result) = run(agent.query("fan out", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "reported");
     let results = results_for_root(&h);
-    let statuses: Vec<&str> = results.iter().map(|r| r["status"].as_str().unwrap()).collect();
-    assert_eq!(statuses, ["completed", "completed", "timed_out", "completed", "completed"]);
-    let indices: Vec<u64> = results.iter().map(|r| r["index"].as_u64().unwrap()).collect();
+    let statuses: Vec<&str> = results
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "completed",
+            "completed",
+            "timed_out",
+            "completed",
+            "completed"
+        ]
+    );
+    let indices: Vec<u64> = results
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
     assert_eq!(indices, [0, 1, 2, 3, 4]);
     let hung = &results[2];
-    assert_eq!(hung["output"], "starting the long job", "its partial output is kept");
+    assert_eq!(
+        hung["output"], "starting the long job",
+        "its partial output is kept"
+    );
     assert!(
-        hung["error"].as_str().unwrap().starts_with("did not finish within the call's 2 s budget and was stopped"),
+        hung["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("did not finish within the call's 2 s budget and was stopped"),
         "{hung}"
     );
     assert!(hung["duration_ms"].as_u64().unwrap() >= 2000);
-    assert_eq!(wait_gone(marker).await, Vec::<u32>::new(), "its process was killed");
+    assert_eq!(
+        wait_gone(marker).await,
+        Vec::<u32>::new(),
+        "its process was killed"
+    );
 }
 
 #[tokio::test]
@@ -149,14 +197,21 @@ async fn a_subagent_at_its_turn_limit_returns_its_summary() {
     let mut looper = sub_agent("looper", AgentType::GeneralPurpose);
     looper.max_turns = Some(2);
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(looper));
-    run(agent.query("go", QueryOverrides::default())).await.1.unwrap();
+    run(agent.query("go", QueryOverrides::default()))
+        .await
+        .1
+        .unwrap();
     let result = &results_for_root(&h)[0];
     assert_eq!(result["status"], "max_turns");
     assert_eq!(result["output"], "I globbed twice and found nothing.");
     assert_eq!(result["turns"], 3, "two turns and the summary");
     let requests = h.provider.of_type("looper");
     assert_eq!(requests.len(), 3);
-    assert_eq!(requests[2].tool_choice, ToolChoice::None, "the summary turn has tools disabled");
+    assert_eq!(
+        requests[2].tool_choice,
+        ToolChoice::None,
+        "the summary turn has tools disabled"
+    );
     assert_eq!(requests[0].tool_choice, ToolChoice::Auto);
 }
 
@@ -172,15 +227,25 @@ async fn a_subagent_calling_a_tool_outside_its_pool_gets_an_error_and_nothing_ru
             {"text": "read"}
         ]}]
     }}));
-    let reader = sub_agent("reader", AgentType::GeneralPurpose).with_capabilities(AgentCapabilities {
-        allowed_tools: Some(vec!["Read".parse().unwrap()]),
-        ..AgentCapabilities::default()
-    });
+    let reader =
+        sub_agent("reader", AgentType::GeneralPurpose).with_capabilities(AgentCapabilities {
+            allowed_tools: Some(vec!["Read".parse().unwrap()]),
+            ..AgentCapabilities::default()
+        });
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(reader));
-    run(agent.query("go", QueryOverrides::default())).await.1.unwrap();
+    run(agent.query("go", QueryOverrides::default()))
+        .await
+        .1
+        .unwrap();
     assert!(!h.dir.path().join("escaped.txt").exists());
     let results = tool_results(&h.provider.of_type("reader")[1]);
-    assert_eq!(results[0], (true, "tool 'Bash' is not available to agent root.0001-reader".to_owned()));
+    assert_eq!(
+        results[0],
+        (
+            true,
+            "tool 'Bash' is not available to agent root.0001-reader".to_owned()
+        )
+    );
     assert!(!results[1].0, "Read is in its pool: {results:?}");
 }
 
@@ -199,21 +264,36 @@ async fn a_subagent_cannot_delegate() {
             {"text": "could not"}
         ]}]
     }}));
-    let agent = h.agent(AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)));
+    let agent = h.agent(
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
+    );
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
     result.unwrap();
     let results = tool_results(&h.provider.of_type("worker")[1]);
     assert_eq!(
         results,
         vec![
-            (true, "tool 'Task' is not available to agent root.0001-worker".to_owned()),
-            (true, "tool 'MultiTask' is not available to agent root.0001-worker".to_owned()),
+            (
+                true,
+                "tool 'Task' is not available to agent root.0001-worker".to_owned()
+            ),
+            (
+                true,
+                "tool 'MultiTask' is not available to agent root.0001-worker".to_owned()
+            ),
         ]
     );
-    let started = events.iter().filter(|e| matches!(e.kind, EventKind::SubagentStarted { .. })).count();
+    let started = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::SubagentStarted { .. }))
+        .count();
     assert_eq!(started, 1, "no grandchild was created");
     let advertised = &h.provider.of_type("worker")[0].tools;
-    assert!(advertised.iter().all(|t| t.name.as_str() != "Task" && t.name.as_str() != "MultiTask"));
+    assert!(
+        advertised
+            .iter()
+            .all(|t| t.name.as_str() != "Task" && t.name.as_str() != "MultiTask")
+    );
 }
 
 #[tokio::test]
@@ -233,17 +313,42 @@ async fn explore_cannot_write_even_when_the_model_asks() {
         ]}]
     }}));
     std::fs::write(h.dir.path().join("keep.txt"), "keep").unwrap();
-    let agent = h.agent(AgentConfig::new("root").with_sub_agent(sub_agent("scout", AgentType::Explore)));
-    run(agent.query("go", QueryOverrides::default())).await.1.unwrap();
+    let agent =
+        h.agent(AgentConfig::new("root").with_sub_agent(sub_agent("scout", AgentType::Explore)));
+    run(agent.query("go", QueryOverrides::default()))
+        .await
+        .1
+        .unwrap();
     assert!(!h.dir.path().join("written.txt").exists());
-    assert_eq!(std::fs::read_to_string(h.dir.path().join("keep.txt")).unwrap(), "keep");
+    assert_eq!(
+        std::fs::read_to_string(h.dir.path().join("keep.txt")).unwrap(),
+        "keep"
+    );
     let requests = h.provider.of_type("scout");
     let names: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
-    assert!(!names.contains(&"Write") && !names.contains(&"Edit"), "{names:?}");
+    assert!(
+        !names.contains(&"Write") && !names.contains(&"Edit"),
+        "{names:?}"
+    );
     let results = tool_results(&requests[1]);
-    assert_eq!(results[0], (true, "tool 'Write' is not available to agent root.0001-scout".to_owned()));
-    assert_eq!(results[1], (true, "tool 'Edit' is not available to agent root.0001-scout".to_owned()));
-    assert!(!results[2].0 && results[2].1.contains("keep.txt"), "Grep runs: {results:?}");
+    assert_eq!(
+        results[0],
+        (
+            true,
+            "tool 'Write' is not available to agent root.0001-scout".to_owned()
+        )
+    );
+    assert_eq!(
+        results[1],
+        (
+            true,
+            "tool 'Edit' is not available to agent root.0001-scout".to_owned()
+        )
+    );
+    assert!(
+        !results[2].0 && results[2].1.contains("keep.txt"),
+        "Grep runs: {results:?}"
+    );
 }
 
 #[tokio::test]
@@ -258,31 +363,63 @@ async fn a_fork_inherits_the_history_and_cannot_delegate() {
             {"text": "PLUM"}
         ]}]
     }}));
-    let agent = h.agent(AgentConfig::new("You are the root.").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)));
-    let (events, result) = run(agent.query("The codeword is PLUM.", QueryOverrides::default())).await;
+    let agent = h.agent(
+        AgentConfig::new("You are the root.")
+            .with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
+    );
+    let (events, result) =
+        run(agent.query("The codeword is PLUM.", QueryOverrides::default())).await;
     result.unwrap();
     let root = &h.provider.of_type("root")[0];
     let fork = h.provider.of_type("fork");
     assert_eq!(fork[0].system, root.system);
-    let names = |r: &zr_engine::ModelRequest| r.tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
-    assert_eq!(names(&fork[0]), names(root), "a fork sees its parent's advertised pool");
-    assert_eq!(fork[0].messages[0], root.messages[0], "it starts from the parent's history");
+    let names = |r: &zr_engine::ModelRequest| {
+        r.tools
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&fork[0]),
+        names(root),
+        "a fork sees its parent's advertised pool"
+    );
+    assert_eq!(
+        fork[0].messages[0], root.messages[0],
+        "it starts from the parent's history"
+    );
     assert_eq!(fork[0].messages[1].role, MessageRole::Assistant);
     let last = fork[0].messages.last().unwrap();
-    assert!(matches!(&last.content[0], ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == "toolu_01_0"));
-    assert!(matches!(&last.content[1], ContentBlock::Text { text } if text.ends_with("Task: Say the codeword.")));
+    assert!(
+        matches!(&last.content[0], ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == "toolu_01_0")
+    );
+    assert!(
+        matches!(&last.content[1], ContentBlock::Text { text } if text.ends_with("Task: Say the codeword."))
+    );
     let results = tool_results(&fork[1]);
     let refused: Vec<_> = results.iter().skip(1).cloned().collect();
     assert_eq!(
         refused,
         vec![
-            (true, "tool 'MultiTask' is not available to agent root.0001-fork".to_owned()),
-            (true, "tool 'Task' is not available to agent root.0001-fork".to_owned()),
+            (
+                true,
+                "tool 'MultiTask' is not available to agent root.0001-fork".to_owned()
+            ),
+            (
+                true,
+                "tool 'Task' is not available to agent root.0001-fork".to_owned()
+            ),
         ]
     );
     let result = &results_for_root(&h)[0];
-    assert_eq!((result["status"].as_str(), result["output"].as_str()), (Some("completed"), Some("PLUM")));
-    let started = events.iter().filter(|e| matches!(e.kind, EventKind::SubagentStarted { .. })).count();
+    assert_eq!(
+        (result["status"].as_str(), result["output"].as_str()),
+        (Some("completed"), Some("PLUM"))
+    );
+    let started = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::SubagentStarted { .. }))
+        .count();
     assert_eq!(started, 1);
 }
 
@@ -299,19 +436,29 @@ async fn a_token_budget_ends_a_subagent_with_its_partial_output() {
         ]}]
     }}));
     let mut frugal = sub_agent("frugal", AgentType::GeneralPurpose);
-    frugal.budget = Budget { tokens: Some(1_000), tool_calls: None };
+    frugal.budget = Budget {
+        tokens: Some(1_000),
+        tool_calls: None,
+    };
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(frugal));
-    run(agent.query("go", QueryOverrides::default())).await.1.unwrap();
+    run(agent.query("go", QueryOverrides::default()))
+        .await
+        .1
+        .unwrap();
     let result = &results_for_root(&h)[0];
     assert_eq!(result["status"], "budget_exhausted");
     assert_eq!(result["output"], "partial findings");
     assert_eq!(result["turns"], 1);
-    assert!(!h.dir.path().join("spent.txt").exists(), "calls after the budget do not run");
+    assert!(
+        !h.dir.path().join("spent.txt").exists(),
+        "calls after the budget do not run"
+    );
 }
 
 #[tokio::test]
 async fn a_tool_call_budget_runs_the_calls_it_allows_and_stops() {
-    let touch = |n: u32| json!({"name": "Bash", "input": {"command": format!("touch call{n}.txt")}});
+    let touch =
+        |n: u32| json!({"name": "Bash", "input": {"command": format!("touch call{n}.txt")}});
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
             {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "counted"}}]},
@@ -323,7 +470,10 @@ async fn a_tool_call_budget_runs_the_calls_it_allows_and_stops() {
         ]}]
     }}));
     let mut counted = sub_agent("counted", AgentType::GeneralPurpose);
-    counted.budget = Budget { tokens: None, tool_calls: Some(2) };
+    counted.budget = Budget {
+        tokens: None,
+        tool_calls: Some(2),
+    };
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(counted));
     let (events, _) = run(agent.query("go", QueryOverrides::default())).await;
     let result = &results_for_root(&h)[0];
@@ -348,7 +498,9 @@ async fn input_errors_name_the_task_and_field_and_start_nothing() {
             {"text": "ok"}
         ]}]
     }}));
-    let agent = h.agent(AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)));
+    let agent = h.agent(
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
+    );
     let (events, _) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(
         tool_results(&h.provider.of_type("root")[1]),
@@ -357,7 +509,11 @@ async fn input_errors_name_the_task_and_field_and_start_nothing() {
             (true, "Task.subagent_type: no subagent type 'wizard'; available: worker. Nothing was started.".to_owned()),
         ]
     );
-    assert!(!events.iter().any(|e| matches!(e.kind, EventKind::SubagentStarted { .. })));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::SubagentStarted { .. }))
+    );
 }
 
 #[tokio::test]
@@ -367,7 +523,119 @@ async fn with_delegation_off_the_root_has_no_task_tools() {
     config.subagent.enabled = false;
     let agent = h.agent(config);
     agent.prompt("go").await.unwrap();
-    let names: Vec<String> = h.provider.of_type("root")[0].tools.iter().map(|t| t.name.to_string()).collect();
-    assert!(!names.iter().any(|n| n == "Task" || n == "MultiTask"), "{names:?}");
+    let names: Vec<String> = h.provider.of_type("root")[0]
+        .tools
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n == "Task" || n == "MultiTask"),
+        "{names:?}"
+    );
     assert!(names.iter().any(|n| n == "Bash"));
+}
+
+#[tokio::test]
+async fn cancelling_a_query_stops_its_subagents_and_their_processes() {
+    let marker = "sleep 44.0404";
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "MultiTask", "input": tasks(2, "worker")}]},
+            {"text": "never"}
+        ]}],
+        "worker": [{"turns": [
+            {"tool_calls": [{"name": "Bash", "input": {"command": format!("{marker} & {marker}; wait")}}]},
+            {"text": "never"}
+        ]}]
+    }}));
+    let agent = h.agent(
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
+    );
+    let query = agent.query("go", QueryOverrides::default());
+    let mut seen = 0;
+    for _ in 0..200 {
+        // Two shells, each with two sleeps.
+        seen = crate::support::processes_with(marker).len();
+        if seen >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        seen >= 4,
+        "both subagents' commands started ({seen} processes)"
+    );
+    query.cancel().await;
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
+}
+
+/// Records agent starts and ends as the observer sees them.
+#[derive(Debug, Default)]
+struct Journal(std::sync::Mutex<Vec<String>>);
+
+impl zr_engine::AgentObserver for Journal {
+    fn agent_started(
+        &self,
+        _: &zr_types::SessionId,
+        agent: &zr_types::AgentId,
+        pool: &zr_resolve::ResolvedPool,
+    ) {
+        let tools = pool.executable().len();
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("start {agent} ({tools} tools)"));
+    }
+
+    fn agent_finished(&self, _: &zr_types::SessionId, agent: &zr_types::AgentId) {
+        self.0.lock().unwrap().push(format!("end {agent}"));
+    }
+}
+
+#[tokio::test]
+async fn the_observer_sees_every_subagent_start_and_end_with_its_pool() {
+    let journal = std::sync::Arc::new(Journal::default());
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "MultiTask", "input": tasks(2, "scout")}]},
+                {"text": "ok"}
+            ]}],
+            "scout": [{"turns": [{"text": "seen"}]}]
+        }}),
+        |r| r.with_observer(journal.clone()),
+    );
+    let agent =
+        h.agent(AgentConfig::new("root").with_sub_agent(sub_agent("scout", AgentType::Explore)));
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    result.unwrap();
+    let scout_tools = h.provider.of_type("scout")[0].tools.len();
+    let mut lines = journal.0.lock().unwrap().clone();
+    assert_eq!(
+        lines.remove(0),
+        format!(
+            "start root ({} tools)",
+            h.provider.of_type("root")[0].tools.len()
+        )
+    );
+    lines.sort();
+    assert_eq!(
+        lines,
+        vec![
+            "end root.0001-scout".to_owned(),
+            "end root.0002-scout".to_owned(),
+            format!("start root.0001-scout ({scout_tools} tools)"),
+            format!("start root.0002-scout ({scout_tools} tools)"),
+        ]
+    );
+    let report = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::ToolCallFinished { tool, summary, .. } if tool == "MultiTask" => {
+                Some(summary.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert!(report.starts_with("2 of 2 tasks completed (budget 300 s)\n[0] task 0 (scout, root.0001-scout): completed after"), "{report}");
 }

@@ -48,7 +48,10 @@ async fn a_text_answer_streams_deltas_and_reports_usage() {
     assert_eq!(requests[0].system, "You answer.");
     assert_eq!(requests[0].model, "scripted-model");
     let names: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
-    assert!(names.contains(&"Bash") && names.contains(&"MultiTask"), "{names:?}");
+    assert!(
+        names.contains(&"Bash") && names.contains(&"MultiTask"),
+        "{names:?}"
+    );
     // The conversation continues in the next query.
     assert_eq!(agent.history().len(), 2);
 }
@@ -99,8 +102,14 @@ async fn a_tool_outside_the_pool_is_answered_with_an_error_naming_the_agent() {
     assert_eq!(
         results,
         vec![
-            (true, "tool 'Bash' is not available to agent root".to_owned()),
-            (true, "tool 'read file' is not available to agent root".to_owned()),
+            (
+                true,
+                "tool 'Bash' is not available to agent root".to_owned()
+            ),
+            (
+                true,
+                "tool 'read file' is not available to agent root".to_owned()
+            ),
         ]
     );
     // The advertised tools never included Bash.
@@ -132,18 +141,25 @@ impl ToolHandler for Probe {
             self.peak.fetch_max(now, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(150)).await;
             self.active.fetch_sub(1, Ordering::SeqCst);
-            Ok(ToolOutput::text(format!("{} {}", call.name, call.input["n"])))
+            Ok(ToolOutput::text(format!(
+                "{} {}",
+                call.name, call.input["n"]
+            )))
         })
     }
 }
 
 fn custom(name: &str, read_only: bool) -> Arc<ToolDefinition> {
     Arc::new(
-        ToolDefinition::new(name.parse().unwrap(), format!("{name} probe"), ToolOrigin::Custom)
-            .with_annotations(Annotations {
-                read_only,
-                ..Annotations::default()
-            }),
+        ToolDefinition::new(
+            name.parse().unwrap(),
+            format!("{name} probe"),
+            ToolOrigin::Custom,
+        )
+        .with_annotations(Annotations {
+            read_only,
+            ..Annotations::default()
+        }),
     )
 }
 
@@ -168,8 +184,16 @@ async fn read_only_calls_run_side_by_side_and_others_one_at_a_time() {
     let agent = h.agent(config);
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     result.unwrap();
-    assert_eq!(look_probe.peak.load(Ordering::SeqCst), 10, "at most 10 reads at once");
-    assert_eq!(poke_probe.peak.load(Ordering::SeqCst), 1, "writes one at a time");
+    assert_eq!(
+        look_probe.peak.load(Ordering::SeqCst),
+        10,
+        "at most 10 reads at once"
+    );
+    assert_eq!(
+        poke_probe.peak.load(Ordering::SeqCst),
+        1,
+        "writes one at a time"
+    );
     let results = tool_results(&h.provider.of_type("root")[1]);
     let expected: Vec<_> = (0..12)
         .map(|n| (false, format!("look {n}")))
@@ -182,9 +206,13 @@ async fn read_only_calls_run_side_by_side_and_others_one_at_a_time() {
 async fn find_tool_loads_deferred_tools_from_the_next_request_and_the_root_keeps_them() {
     let probe = Arc::new(Probe::default());
     let deferred = Arc::new(
-        ToolDefinition::new("mcp__db__query".parse().unwrap(), "Run a SQL query on the database", ToolOrigin::Connection {
-            server: "db".parse().unwrap(),
-        })
+        ToolDefinition::new(
+            "mcp__db__query".parse().unwrap(),
+            "Run a SQL query on the database",
+            ToolOrigin::Connection {
+                server: "db".parse().unwrap(),
+            },
+        )
         .with_annotations(Annotations::read_only()),
     );
     let h = Harness::with_runtime(
@@ -204,7 +232,12 @@ async fn find_tool_loads_deferred_tools_from_the_next_request_and_the_root_keeps
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "found");
     let requests = h.provider.of_type("root");
-    let advertises = |i: usize| requests[i].tools.iter().any(|t| t.name.as_str() == "mcp__db__query");
+    let advertises = |i: usize| {
+        requests[i]
+            .tools
+            .iter()
+            .any(|t| t.name.as_str() == "mcp__db__query")
+    };
     assert!(!advertises(0) && !advertises(1), "deferred until loaded");
     assert!(advertises(2), "advertised from the request after FindTool");
     let results = tool_results(&requests[3]);
@@ -215,14 +248,27 @@ async fn find_tool_loads_deferred_tools_from_the_next_request_and_the_root_keeps
             "tool 'mcp__db__query' is not available to agent root yet: load it first with FindTool (query \"select:mcp__db__query\")".to_owned()
         )
     );
-    assert!(results[1].1.starts_with("loaded mcp__db__query: Run a SQL query"), "{results:?}");
+    assert!(
+        results[1]
+            .1
+            .starts_with("loaded mcp__db__query: Run a SQL query"),
+        "{results:?}"
+    );
     assert_eq!(results[2], (false, "mcp__db__query 1".to_owned()));
     // A second query of the same root keeps the loaded tool.
     let (_, result) = run(agent.query("again", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "again");
     let requests = h.provider.of_type("root");
-    assert!(requests[4].tools.iter().any(|t| t.name.as_str() == "mcp__db__query"));
-    assert_eq!(tool_results(&requests[5]).last().unwrap(), &(false, "mcp__db__query 2".to_owned()));
+    assert!(
+        requests[4]
+            .tools
+            .iter()
+            .any(|t| t.name.as_str() == "mcp__db__query")
+    );
+    assert_eq!(
+        tool_results(&requests[5]).last().unwrap(),
+        &(false, "mcp__db__query 2".to_owned())
+    );
 }
 
 #[tokio::test]
@@ -257,7 +303,10 @@ async fn a_second_query_while_one_runs_is_refused() {
     let agent = h.agent(AgentConfig::new("root"));
     let first = agent.query("one", QueryOverrides::default());
     let second = agent.query("two", QueryOverrides::default()).finish().await;
-    assert!(matches!(second, Err(EngineError::Busy { .. })), "{second:?}");
+    assert!(
+        matches!(second, Err(EngineError::Busy { .. })),
+        "{second:?}"
+    );
     assert_eq!(first.finish().await.unwrap().output, "slow");
 }
 
@@ -282,7 +331,11 @@ async fn a_provider_failure_ends_the_query_with_a_typed_error() {
 struct Panics;
 
 impl ToolHandler for Panics {
-    fn call<'a>(&'a self, _: ToolCall, _: ToolContext) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _: ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async { panic!("the probe broke") })
     }
 }
@@ -306,8 +359,15 @@ async fn a_panicking_tool_becomes_an_error_result_and_an_event() {
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "survived");
     let results = tool_results(&h.provider.of_type("root")[1]);
-    assert_eq!(results, vec![(true, "tool 'broken' panicked: the probe broke".to_owned())]);
-    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::ToolFailed { tool, .. } if tool == "broken")));
+    assert_eq!(
+        results,
+        vec![(true, "tool 'broken' panicked: the probe broke".to_owned())]
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::ToolFailed { tool, .. } if tool == "broken"))
+    );
 }
 
 #[tokio::test]

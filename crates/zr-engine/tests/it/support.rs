@@ -26,7 +26,8 @@ pub(crate) struct Recording {
 impl Recording {
     pub(crate) fn new(script: &Value) -> Arc<Self> {
         Arc::new(Self {
-            inner: ScriptedProvider::from_json(&script.to_string()).expect("test scripts are valid"),
+            inner: ScriptedProvider::from_json(&script.to_string())
+                .expect("test scripts are valid"),
             requests: Mutex::new(Vec::new()),
         })
     }

@@ -1,0 +1,200 @@
+//! Engine overhead with the scripted provider: the cost of one turn, and a
+//! fan-out of 1,000 subagents that make three tool calls each.
+//!
+//! `ZR_BENCH_ONCE=fanout cargo bench -p zr-engine --bench engine` runs the
+//! fan-out once and prints its wall time, CPU time and peak memory
+//! (`VmHWM`) instead of running criterion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, criterion_group};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use zr_caps::{AgentDefinition, RuntimeSettings};
+use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider, TaskStatus};
+use zr_tools::BuiltinTools;
+use zr_types::{
+    Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
+    ToolOrigin, ToolOutput, Usage,
+};
+
+/// A read-only tool that does nothing: what is measured is the engine.
+#[derive(Debug)]
+struct Noop;
+
+impl ToolHandler for Noop {
+    fn call<'a>(
+        &'a self,
+        _: ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { Ok(ToolOutput::text("ok")) })
+    }
+}
+
+const USAGE: Usage = Usage {
+    input_tokens: 100,
+    output_tokens: 20,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+};
+
+fn noop_calls(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| json!({"name": "noop", "input": {"i": i}}))
+        .collect()
+}
+
+/// A fresh session over `script`, with the `noop` tool and a `worker`
+/// subagent type.
+fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
+    let settings = RuntimeSettings {
+        model: "scripted".to_owned(),
+        cwd: dir.path().to_path_buf(),
+        env: Default::default(),
+    };
+    let noop = Arc::new(
+        ToolDefinition::new("noop".parse().unwrap(), "does nothing", ToolOrigin::Custom)
+            .with_annotations(Annotations::read_only()),
+    );
+    let runtime = RuntimeEnvironment::new(
+        provider,
+        settings,
+        BuiltinTools::new(dir.path().join("cron.json")),
+    )
+    .with_tool(Arc::clone(&noop), Arc::new(Noop));
+    let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
+    worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
+    let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
+    config.options.custom_tools = vec![noop];
+    config.subagent.max_concurrent = max_concurrent;
+    config.subagent.timeout = Duration::from_secs(3_600);
+    (dir, Agent::new(Arc::new(runtime), config))
+}
+
+const TURNS: usize = 20;
+
+fn turns_script() -> Value {
+    let mut turns: Vec<Value> = (0..TURNS)
+        .map(|_| json!({"text": "step", "tool_calls": noop_calls(1), "usage": USAGE}))
+        .collect();
+    turns.push(json!({"text": "done", "usage": USAGE}));
+    json!({"agents": {"root": [{"turns": turns}]}})
+}
+
+/// 100 MultiTask calls of 10 tasks: 1,000 subagents, each making 3 tool
+/// calls in its first turn and answering in its second.
+fn fanout_script(subagents: usize) -> Value {
+    let calls: Vec<Value> = (0..subagents / 10)
+        .map(|c| {
+            let tasks: Vec<Value> = (0..10)
+                .map(|t| json!({"description": format!("task {c}.{t}"), "prompt": "work", "subagent_type": "worker"}))
+                .collect();
+            json!({"name": "MultiTask", "input": {"tasks": tasks}})
+        })
+        .collect();
+    json!({"agents": {
+        "root": [{"turns": [{"tool_calls": calls, "usage": USAGE}, {"text": "all done", "usage": USAGE}]}],
+        "worker": [{"turns": [
+            {"tool_calls": noop_calls(3), "usage": USAGE},
+            {"text": "worked", "usage": USAGE}
+        ]}]
+    }})
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("engine");
+    let script = turns_script();
+    group.bench_function(format!("query_of_{TURNS}_turns"), |b| {
+        b.iter_batched(
+            || agent(&script, 3),
+            |(_dir, agent)| {
+                let result = rt.block_on(agent.prompt("go")).unwrap();
+                assert_eq!(result.turns, TURNS as u32 + 1);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.sample_size(10);
+    let fanout = fanout_script(1_000);
+    group.bench_function("fanout_1000_subagents_3_calls_each", |b| {
+        b.iter_batched(
+            || agent(&fanout, 10),
+            |(_dir, agent)| {
+                let result = rt.block_on(agent.prompt("go")).unwrap();
+                assert_eq!(result.status, TaskStatus::Completed);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+
+fn status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn cpu_time() -> Duration {
+    // utime + stime of this process, in clock ticks (100 per second here).
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
+fn once_fanout() {
+    let rt = runtime();
+    let (_dir, agent) = agent(&fanout_script(1_000), 10);
+    let before = status_kib("VmRSS:");
+    let cpu = cpu_time();
+    let start = Instant::now();
+    let result = rt.block_on(agent.prompt("go")).unwrap();
+    let wall = start.elapsed();
+    let cpu = cpu_time().saturating_sub(cpu);
+    let peak = status_kib("VmHWM:");
+    assert_eq!(result.status, TaskStatus::Completed);
+    println!(
+        "fanout: 1000 subagents x 3 tool calls: wall {:.1} ms, cpu {:.0} ms, per subagent {:.1} us wall / {:.1} us cpu; RSS before {before} KiB, peak {peak} KiB ({:.1} KiB per subagent above the start); total usage {} tokens",
+        wall.as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e3,
+        wall.as_secs_f64() * 1e6 / 1000.0,
+        cpu.as_secs_f64() * 1e6 / 1000.0,
+        peak.saturating_sub(before) as f64 / 1000.0,
+        result.total_usage.input_tokens + result.total_usage.output_tokens,
+    );
+}
+
+fn main() {
+    if std::env::var("ZR_BENCH_ONCE").as_deref() == Ok("fanout") {
+        once_fanout();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
