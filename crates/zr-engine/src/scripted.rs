@@ -314,3 +314,6 @@ impl ModelProvider for ScriptedProvider {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

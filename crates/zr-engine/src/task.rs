@@ -2,6 +2,7 @@
 //! budget per call, a queue beyond `max_concurrent`, and one result per
 //! task in input order.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
@@ -105,7 +106,10 @@ struct TaskInput {
 const FIELDS: &str = "description, prompt, subagent_type";
 const MAX_TASKS: usize = 10;
 
-fn parse_task(ctx: &QueryCtx, value: &Value, at: &str) -> Result<TaskInput, String> {
+/// The subagent types a call may name.
+type Types = BTreeMap<AgentName, AgentDefinition>;
+
+fn parse_task(types: &Types, value: &Value, at: &str) -> Result<TaskInput, String> {
     let Value::Object(map) = value else {
         return Err(format!("{at}: expected an object with {FIELDS}"));
     };
@@ -123,7 +127,6 @@ fn parse_task(ctx: &QueryCtx, value: &Value, at: &str) -> Result<TaskInput, Stri
     };
     let description = text(map, "description")?;
     let prompt = text(map, "prompt")?;
-    let types = &ctx.session.config.sub_agents;
     let available = || {
         let names: Vec<&str> = types.keys().map(AgentName::as_str).collect();
         if names.is_empty() {
@@ -156,9 +159,9 @@ fn parse_task(ctx: &QueryCtx, value: &Value, at: &str) -> Result<TaskInput, Stri
     })
 }
 
-fn parse(ctx: &QueryCtx, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>, String> {
+fn parse(types: &Types, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>, String> {
     if !multi {
-        return Ok(vec![parse_task(ctx, &call.input, "Task")?]);
+        return Ok(vec![parse_task(types, &call.input, "Task")?]);
     }
     let Value::Object(map) = &call.input else {
         return Err("MultiTask: expected an object with 'tasks'".to_owned());
@@ -180,7 +183,7 @@ fn parse(ctx: &QueryCtx, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>,
     tasks
         .iter()
         .enumerate()
-        .map(|(i, task)| parse_task(ctx, task, &format!("MultiTask.tasks[{i}]")))
+        .map(|(i, task)| parse_task(types, task, &format!("MultiTask.tasks[{i}]")))
         .collect()
 }
 
@@ -203,7 +206,7 @@ async fn delegate_inner(
     call: &ToolCall,
     multi: bool,
 ) -> ToolOutput {
-    let tasks = match parse(ctx, call, multi) {
+    let tasks = match parse(&ctx.session.config.sub_agents, call, multi) {
         Ok(tasks) => tasks,
         Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
     };
@@ -504,6 +507,9 @@ fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput) -> Start {
         history,
     )
 }
+
+#[cfg(test)]
+mod tests;
 
 /// The report people see.
 fn report(results: &[TaskResult], timeout: Duration) -> String {

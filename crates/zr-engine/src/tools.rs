@@ -57,15 +57,20 @@ fn builtin(
 
 fn task_properties(types: &BTreeMap<AgentName, AgentDefinition>) -> serde_json::Value {
     let names: Vec<&str> = types.keys().map(AgentName::as_str).collect();
-    json!({
+    let mut properties = json!({
         "description": {"type": "string", "description": "A short (3-5 word) description of the task."},
-        "prompt": {"type": "string", "description": "The complete task. The subagent sees nothing else of this conversation (unless forked), so include every detail it needs."},
-        "subagent_type": {
+        "prompt": {"type": "string", "description": "The complete task. The subagent sees nothing else of this conversation (unless forked), so include every detail it needs."}
+    });
+    // Without types every task is a fork; an empty `enum` would admit no
+    // value at all.
+    if !names.is_empty() {
+        properties["subagent_type"] = json!({
             "type": "string",
             "enum": names,
             "description": "The type of agent to run. Leave it out to fork: a copy of you with this conversation so far, which cannot delegate further."
-        }
-    })
+        });
+    }
+    properties
 }
 
 fn type_list(types: &BTreeMap<AgentName, AgentDefinition>) -> String {

@@ -384,3 +384,94 @@ async fn a_tool_without_a_handler_is_an_error_before_anything_runs() {
     );
     assert!(h.provider.of_type("root").is_empty(), "no request was made");
 }
+
+fn connection(server: &str, tool: &str, description: &str) -> Arc<ToolDefinition> {
+    Arc::new(
+        ToolDefinition::new(
+            format!("mcp__{server}__{tool}").parse().unwrap(),
+            description,
+            ToolOrigin::Connection {
+                server: server.parse().unwrap(),
+            },
+        )
+        .with_annotations(Annotations::read_only()),
+    )
+}
+
+#[tokio::test]
+async fn find_tool_ranks_by_keywords_then_pool_order_and_subagents_start_with_nothing_loaded() {
+    let tools = vec![
+        connection("gh", "create_issue", "Create an issue"),
+        connection("gh", "list_issues", "List issues of a repository"),
+        connection("gh", "close_issue", "Close an issue"),
+        connection("db", "query", "Run a SQL query"),
+    ];
+    let probe = Arc::new(Probe::default());
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [
+                    {"name": "FindTool", "input": {"query": "CLOSE issue", "max_results": 2}},
+                    {"name": "FindTool", "input": {"query": "select:mcp__db__query,mcp__nope__x,Bash"}},
+                    {"name": "FindTool", "input": {"query": "kitchen sink"}},
+                    {"name": "FindTool", "input": {"max_results": 0}}
+                ]},
+                {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+                {"text": "ok"}
+            ]}],
+            "worker": [{"turns": [{"text": "done"}]}]
+        }}),
+        |mut r| {
+            for t in &tools {
+                r = r.with_tool(Arc::clone(t), probe.clone());
+            }
+            r
+        },
+    );
+    let mut config = AgentConfig::new("root");
+    config.options.mcp_tools = tools.clone();
+    let worker = crate::support::sub_agent("worker", zr_caps::AgentType::GeneralPurpose)
+        .with_capabilities(AgentCapabilities {
+            connection_tools: Some(tools.clone()),
+            ..AgentCapabilities::default()
+        });
+    let agent = h.agent(config.with_sub_agent(worker));
+    run(agent.query("go", QueryOverrides::default()))
+        .await
+        .1
+        .unwrap();
+    let requests = h.provider.of_type("root");
+    let results = tool_results(&requests[1]);
+    assert_eq!(
+        results,
+        vec![
+            (false, "loaded mcp__gh__close_issue: Close an issue\nloaded mcp__gh__create_issue: Create an issue\nLoaded tools can be called from your next turn on.".to_owned()),
+            (false, "loaded mcp__db__query: Run a SQL query\nno deferred tool named 'mcp__nope__x'\nBash is already available\nLoaded tools can be called from your next turn on.".to_owned()),
+            (false, "no deferred tool matches 'kitchen sink' (9 not loaded yet); try other keywords".to_owned()),
+            (true, "FindTool: 'query' (a string) is required: `select:Name1,Name2` or keywords".to_owned()),
+        ]
+    );
+    let loaded: Vec<&str> = requests[1]
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .filter(|n| n.starts_with("mcp__"))
+        .collect();
+    assert_eq!(
+        loaded,
+        [
+            "mcp__gh__close_issue",
+            "mcp__gh__create_issue",
+            "mcp__db__query"
+        ]
+    );
+    let worker = &h.provider.of_type("worker")[0];
+    assert!(
+        worker
+            .tools
+            .iter()
+            .all(|t| !t.name.as_str().starts_with("mcp__")),
+        "a subagent starts with no tools loaded"
+    );
+    assert!(worker.tools.iter().any(|t| t.name.as_str() == "FindTool"));
+}
