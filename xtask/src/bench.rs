@@ -1,8 +1,9 @@
 //! `cargo xtask bench`: every benchmark of the workspace, and the MCP echo comparison.
 //!
 //! 1. The criterion benchmarks: zr-resolve's resolver, zr-skills' registry
-//!    views and zr-tools' file and process tools (reports under
-//!    `target/criterion`).
+//!    views, zr-tools' file and process tools and zr-engine's turn and
+//!    fan-out (reports under `target/criterion`), then one fan-out of 1,000
+//!    subagents with its peak memory (`ZR_BENCH_ONCE=fanout`).
 //! 2. MCP `echo` calls per second over stdio against server-everything, by
 //!    zr-mcp (`cargo bench -p zr-mcp --bench echo`) and by the official
 //!    TypeScript SDK (`crates/zr-mcp/benches/ts/echo_bench.mjs`), one after
@@ -21,6 +22,7 @@ const CRITERION: &[(&str, &str)] = &[
     ("zr-resolve", "resolve"),
     ("zr-skills", "registry"),
     ("zr-tools", "tools"),
+    ("zr-engine", "engine"),
 ];
 
 /// Runs every benchmark; `quick` shortens criterion's times and the number of
@@ -34,6 +36,12 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
         }
         run_cmd(cmd)?;
     }
+    // Peak memory needs a process of its own: one fan-out, measured alone.
+    let mut fanout = cargo(root);
+    fanout
+        .args(["bench", "-p", "zr-engine", "--bench", "engine"])
+        .env("ZR_BENCH_ONCE", "fanout");
+    run_cmd(fanout)?;
     let target_dir = cargo_metadata(root, Metadata::WorkspaceOnly)?
         .get("target_directory")
         .and_then(Value::as_str)
