@@ -475,3 +475,65 @@ async fn find_tool_ranks_by_keywords_then_pool_order_and_subagents_start_with_no
     );
     assert!(worker.tools.iter().any(|t| t.name.as_str() == "FindTool"));
 }
+
+/// Records the spans opened, with their `agent` and `tool` fields.
+#[derive(Debug, Default, Clone)]
+struct Spans(Arc<std::sync::Mutex<Vec<String>>>);
+
+#[derive(Default)]
+struct Fields(Vec<String>);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if ["agent", "tool", "agent_type"].contains(&field.name()) {
+            self.0.push(format!("{}={value:?}", field.name()));
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        let line = format!("{} {}", attrs.metadata().name(), fields.0.join(" "));
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+#[tokio::test]
+async fn every_agent_and_every_tool_call_has_a_tracing_span() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let spans = Spans::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"text": "ok"}
+        ]}],
+        "worker": [{"turns": [{"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}, {"text": "done"}]}]
+    }}));
+    let agent = h.agent(
+        AgentConfig::new("root").with_sub_agent(crate::support::sub_agent(
+            "worker",
+            zr_caps::AgentType::GeneralPurpose,
+        )),
+    );
+    agent.prompt("go").await.unwrap();
+    let mut lines = spans.0.lock().unwrap().clone();
+    lines.retain(|l| l.starts_with("agent ") || l.starts_with("tool "));
+    assert_eq!(
+        lines,
+        vec![
+            "agent agent=root agent_type=root",
+            "tool tool=Task",
+            "agent agent=root.0001-worker agent_type=worker",
+            "tool tool=Glob",
+        ]
+    );
+}
