@@ -78,8 +78,9 @@ fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
 
 const TURNS: usize = 20;
 
-fn turns_script() -> Value {
-    let mut turns: Vec<Value> = (0..TURNS)
+/// `tool_turns` turns that each call `noop` once, then an answer.
+fn turns_script(tool_turns: usize) -> Value {
+    let mut turns: Vec<Value> = (0..tool_turns)
         .map(|_| json!({"text": "step", "tool_calls": noop_calls(1), "usage": USAGE}))
         .collect();
     turns.push(json!({"text": "done", "usage": USAGE}));
@@ -117,17 +118,21 @@ fn runtime() -> tokio::runtime::Runtime {
 fn bench(c: &mut Criterion) {
     let rt = runtime();
     let mut group = c.benchmark_group("engine");
-    let script = turns_script();
-    group.bench_function(format!("query_of_{TURNS}_turns"), |b| {
-        b.iter_batched(
-            || agent(&script, 3),
-            |(_dir, agent)| {
-                let result = rt.block_on(agent.prompt("go")).unwrap();
-                assert_eq!(result.turns, TURNS as u32 + 1);
-            },
-            BatchSize::PerIteration,
-        );
-    });
+    // The marginal cost of a turn (one model request and one tool call) is
+    // the difference of these two, divided by the turns between them.
+    for turns in [0, TURNS] {
+        let script = turns_script(turns);
+        group.bench_function(format!("query_of_{}_turns", turns + 1), |b| {
+            b.iter_batched(
+                || agent(&script, 3),
+                |(_dir, agent)| {
+                    let result = rt.block_on(agent.prompt("go")).unwrap();
+                    assert_eq!(result.turns, turns as u32 + 1);
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
     group.sample_size(10);
     let fanout = fanout_script(1_000);
     group.bench_function("fanout_1000_subagents_3_calls_each", |b| {
