@@ -15,6 +15,8 @@ use tracing::Instrument;
 
 use crate::{ModelEvent, ModelRequest, ModelStream, ProviderError};
 
+#[cfg(test)]
+pub(crate) use attempt::decode_chunks;
 pub(crate) use attempt::{Attempt, Decoder, Failure, Request, SseEvent, attempt};
 pub(crate) use status::ApiError;
 

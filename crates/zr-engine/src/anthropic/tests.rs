@@ -92,3 +92,54 @@ fn debug_never_prints_the_key() {
     assert!(!text.contains("SECRET"), "{text}");
     assert!(text.contains("<redacted>"));
 }
+
+/// Splits `bytes` at the given cut points.
+fn split(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+    let mut points: Vec<usize> = cuts.iter().map(|cut| cut % (bytes.len() + 1)).collect();
+    points.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    for point in points.into_iter().chain([bytes.len()]) {
+        chunks.push(bytes[start..point].to_vec());
+        start = point;
+    }
+    chunks
+}
+
+const TOOLS: &str = include_str!("../../tests/it/fixtures/anthropic/tools.sse");
+
+#[test]
+fn a_fixture_decodes_the_same_however_it_is_split() {
+    let whole = crate::http::decode_chunks(
+        &mut MessageDecoder::default(),
+        vec![TOOLS.as_bytes().to_vec()],
+    )
+    .map_err(|failure| failure.error)
+    .unwrap();
+    for cut in (0..TOOLS.len()).step_by(7) {
+        let split = crate::http::decode_chunks(
+            &mut MessageDecoder::default(),
+            split(TOOLS.as_bytes(), &[cut, cut / 2]),
+        )
+        .map_err(|failure| failure.error)
+        .unwrap();
+        assert_eq!(split, whole, "cut at {cut}");
+    }
+}
+
+proptest::proptest! {
+    /// Law: no bytes make the decoder panic.
+    #[test]
+    fn prop_arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300), cuts in proptest::collection::vec(0_usize..400, 0..4)) {
+        let _ = crate::http::decode_chunks(&mut MessageDecoder::default(), split(&bytes, &cuts));
+    }
+
+    /// Law: a corrupted fixture (one byte changed) fails or decodes, never
+    /// panics.
+    #[test]
+    fn prop_corrupted_fixtures_never_panic(at in 0_usize..TOOLS.len(), byte in proptest::num::u8::ANY, cuts in proptest::collection::vec(0_usize..2000, 0..3)) {
+        let mut bytes = TOOLS.as_bytes().to_vec();
+        bytes[at] = byte;
+        let _ = crate::http::decode_chunks(&mut MessageDecoder::default(), split(&bytes, &cuts));
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
-use futures_util::{Stream, StreamExt};
+use futures_util::{FutureExt, Stream, StreamExt};
 
 use super::status::failure_from_status;
 use super::truncate;
@@ -105,10 +105,7 @@ enum State<D> {
 pub(crate) fn attempt<D: Decoder>(request: Request, decoder: D) -> Attempt {
     Box::pin(futures_util::stream::unfold(
         State::Start(Box::new(request), decoder),
-        |state| async move {
-            let (item, state) = advance(state).await?;
-            Some((item, state))
-        },
+        advance,
     ))
 }
 
@@ -170,6 +167,15 @@ async fn advance<D: Decoder>(
                         let mut out = Vec::new();
                         match decoder.decode(&event, &mut out) {
                             Ok(()) => {
+                                if out
+                                    .iter()
+                                    .any(|event| matches!(event, ModelEvent::Completed(_)))
+                                {
+                                    // Read the body's end if it is already
+                                    // here, so that the connection goes
+                                    // back to the pool instead of closing.
+                                    let _ = events.next().now_or_never();
+                                }
                                 pending.extend(out);
                                 state = State::Streaming {
                                     provider,
@@ -265,12 +271,7 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
     let status = response.status();
     if !status.is_success() {
         let headers = response.headers().clone();
-        // The error body is small; a body that does not arrive in time is
-        // replaced by an empty one rather than failing differently.
-        let body = match tokio::time::timeout(request_timeout, response.bytes()).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(_)) | Err(_) => Bytes::new(),
-        };
+        let body = read_error_body(response, request_timeout).await;
         return Err(failure_from_status(
             provider,
             key_hint,
@@ -279,8 +280,23 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
             &body,
         ));
     }
+    Ok((
+        provider,
+        url,
+        idle_timeout,
+        Box::pin(sse_events(response.bytes_stream())),
+    ))
+}
+
+/// Parses a body as server-sent events.
+pub(crate) fn sse_events<S, E>(
+    body: S,
+) -> eventsource_stream::EventStream<impl Stream<Item = Result<Bytes, E>>>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+{
     let mut first = true;
-    let body = response.bytes_stream().map(move |chunk| {
+    let body = body.map(move |chunk| {
         chunk.map(|bytes| {
             // A leading byte-order mark is allowed by the SSE format.
             if std::mem::take(&mut first) && bytes.starts_with(b"\xEF\xBB\xBF") {
@@ -293,11 +309,60 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
     // The empty line in front is a no-op for the SSE parser and keeps its
     // byte-order-mark check (which slices one byte off a three-byte
     // character) from ever seeing a body that starts with U+FEFF.
-    let prefixed = futures_util::stream::once(async { Ok(Bytes::from_static(b"\n")) }).chain(body);
-    Ok((
-        provider,
-        url,
-        idle_timeout,
-        Box::pin(prefixed.eventsource()),
-    ))
+    futures_util::stream::once(async { Ok(Bytes::from_static(b"\n")) })
+        .chain(body)
+        .eventsource()
+}
+
+/// The most of an error body that is read.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Reads an error response's body, up to [`MAX_ERROR_BODY`] bytes and
+/// within `limit`; what does not arrive in time is left out.
+async fn read_error_body(response: reqwest::Response, limit: Duration) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    let _ = tokio::time::timeout(limit, async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            let room = MAX_ERROR_BODY.saturating_sub(body.len());
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() >= MAX_ERROR_BODY {
+                break;
+            }
+        }
+    })
+    .await;
+    body
+}
+
+/// Runs `decoder` over `chunks` as a body would arrive, without a network:
+/// every event it yields (or the failure), for tests.
+#[cfg(test)]
+pub(crate) fn decode_chunks<D: Decoder>(
+    decoder: &mut D,
+    chunks: Vec<Vec<u8>>,
+) -> Result<Vec<ModelEvent>, Failure> {
+    let body = futures_util::stream::iter(
+        chunks
+            .into_iter()
+            .map(|chunk| Ok::<_, std::convert::Infallible>(Bytes::from(chunk))),
+    );
+    let mut events = Box::pin(sse_events(body));
+    let mut out = Vec::new();
+    // The body stream is always ready, so each poll completes at once.
+    while let Some(Some(item)) = events.next().now_or_never() {
+        let Ok(event) = item else {
+            return Err(Failure::fatal(ProviderError::Protocol {
+                provider: "test",
+                message: "not server-sent events".into(),
+            }));
+        };
+        let event = SseEvent {
+            event: event.event,
+            data: event.data,
+        };
+        decoder.decode(&event, &mut out)?;
+    }
+    out.extend(decoder.end());
+    Ok(out)
 }

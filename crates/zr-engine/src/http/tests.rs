@@ -137,3 +137,29 @@ fn truncate_cuts_on_a_character_boundary() {
     assert_eq!(truncate("short", 10), "short");
     assert_eq!(truncate("ééé", 3), "é... (6 bytes)");
 }
+
+proptest::proptest! {
+    /// Law: the wait never exceeds max_delay, whatever the attempt or hint.
+    #[test]
+    fn prop_delay_never_exceeds_max_delay(attempt in proptest::num::u32::ANY, base_ms in 0_u64..100_000, max_ms in 0_u64..100_000, hint_ms in proptest::option::of(0_u64..u64::MAX / 2)) {
+        let policy = RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(base_ms),
+            max_delay: Duration::from_millis(max_ms),
+        };
+        let delay = policy.delay(attempt, hint_ms.map(Duration::from_millis));
+        proptest::prop_assert!(delay <= policy.max_delay);
+    }
+
+    /// Law: header parsing never panics.
+    #[test]
+    fn prop_retry_after_never_panics(text in "\\PC{0,40}") {
+        let _ = parse_http_date(&text);
+        if let Ok(value) = HeaderValue::from_str(&text) {
+            let mut map = HeaderMap::new();
+            map.insert("retry-after", value.clone());
+            map.insert("retry-after-ms", value);
+            let _ = retry_after(&map, UNIX_EPOCH);
+        }
+    }
+}

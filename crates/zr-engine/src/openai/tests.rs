@@ -84,3 +84,22 @@ fn debug_never_prints_the_key() {
     assert!(!text.contains("SECRET"), "{text}");
     assert!(text.contains("<redacted>"));
 }
+
+const TOOLS: &str = include_str!("../../tests/it/fixtures/openai/tools.sse");
+
+proptest::proptest! {
+    /// Law: no bytes make the decoder panic.
+    #[test]
+    fn prop_arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+        let _ = crate::http::decode_chunks(&mut ChunkDecoder::default(), vec![bytes]);
+    }
+
+    /// Law: a corrupted fixture (one byte changed) fails or decodes, never
+    /// panics.
+    #[test]
+    fn prop_corrupted_fixtures_never_panic(at in 0_usize..TOOLS.len(), byte in proptest::num::u8::ANY) {
+        let mut bytes = TOOLS.as_bytes().to_vec();
+        bytes[at] = byte;
+        let _ = crate::http::decode_chunks(&mut ChunkDecoder::default(), vec![bytes]);
+    }
+}

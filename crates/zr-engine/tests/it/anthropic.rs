@@ -1,1 +1,536 @@
-//! placeholder
+//! The Anthropic provider against the loopback replay server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::json;
+use zr_engine::{
+    AnthropicConfig, AnthropicProvider, ModelEvent, ModelProvider, ProviderError, ToolChoice,
+};
+use zr_types::{
+    ContentBlock, ImageSource, Message, MessageRole, StopReason, ToolDefinition, ToolName,
+    ToolOrigin, ToolResultContent, Usage,
+};
+
+use crate::replay::{Replay, Reply, collect, fast_retry, fixture, simple_request};
+
+fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
+    let mut config = AnthropicConfig::new("test-key")
+        .with_base_url(server.url())
+        .with_retry(fast_retry(attempts));
+    config.idle_timeout = Duration::from_secs(5);
+    AnthropicProvider::new(config).expect("client")
+}
+
+fn text(text: &str) -> ModelEvent {
+    ModelEvent::TextDelta { text: text.into() }
+}
+
+const FIXTURE_USAGE: Usage = Usage {
+    input_tokens: 25,
+    output_tokens: 15,
+    cache_read_input_tokens: 100,
+    cache_creation_input_tokens: 20,
+};
+
+#[tokio::test]
+async fn text_streams_as_deltas_then_completes_with_usage() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/text.sse")]).await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    assert_eq!(events, vec![text("Hello"), text(", world")]);
+    let response = outcome.expect("completed");
+    assert_eq!(
+        response.content,
+        vec![ContentBlock::Text {
+            text: "Hello, world".into()
+        }]
+    );
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    assert_eq!(response.usage, FIXTURE_USAGE);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(request.header("x-api-key"), Some("test-key"));
+    assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(request.header("content-type"), Some("application/json"));
+}
+
+#[tokio::test]
+async fn two_tool_calls_are_assembled_from_json_pieces() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/tools.sse")]).await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("read"))).await;
+    assert_eq!(
+        events,
+        vec![
+            text("Reading both."),
+            ModelEvent::ToolUseStarted {
+                id: "toolu_01".into(),
+                name: "Read".into()
+            },
+            ModelEvent::ToolUseStarted {
+                id: "toolu_02".into(),
+                name: "Glob".into()
+            },
+        ]
+    );
+    let response = outcome.expect("completed");
+    assert_eq!(
+        response.content,
+        vec![
+            ContentBlock::Text {
+                text: "Reading both.".into()
+            },
+            ContentBlock::ToolUse {
+                id: "toolu_01".into(),
+                name: "Read".into(),
+                input: json!({"path": "src/main.rs", "limit": 20}),
+            },
+            // No input_json_delta at all: the input is an empty object.
+            ContentBlock::ToolUse {
+                id: "toolu_02".into(),
+                name: "Glob".into(),
+                input: json!({})
+            },
+        ]
+    );
+    assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(response.usage.output_tokens, 42);
+}
+
+#[tokio::test]
+async fn thinking_is_streamed_and_kept_with_its_signature() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/thinking.sse")]).await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("think"))).await;
+    assert_eq!(
+        events,
+        vec![
+            ModelEvent::ThinkingDelta {
+                text: "Let me think".into()
+            },
+            ModelEvent::ThinkingDelta {
+                text: " about it.".into()
+            },
+            text("The answer is"),
+        ]
+    );
+    let response = outcome.expect("completed");
+    assert_eq!(
+        response.content,
+        vec![
+            ContentBlock::Thinking {
+                thinking: "Let me think about it.".into(),
+                signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3h".into()),
+            },
+            ContentBlock::Text {
+                text: "The answer is".into()
+            },
+        ]
+    );
+    assert_eq!(response.stop_reason, StopReason::MaxTokens);
+}
+
+fn tool(name: &str, description: &str) -> Arc<ToolDefinition> {
+    let mut tool = ToolDefinition::new(
+        ToolName::try_from(name).expect("valid name"),
+        description,
+        ToolOrigin::Builtin,
+    );
+    tool.input_schema = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+    Arc::new(tool)
+}
+
+/// A conversation that uses every kind of block.
+pub(crate) fn rich_request() -> zr_engine::ModelRequest {
+    let mut request = simple_request("Read the file.");
+    request.tools = vec![tool("Read", "Reads a file."), tool("Glob", "Finds files.")];
+    request.tool_choice = ToolChoice::None;
+    request.messages.push(Message {
+        role: MessageRole::Assistant,
+        content: vec![
+            ContentBlock::Thinking {
+                thinking: "I should read it.".into(),
+                signature: Some("sig-1".into()),
+            },
+            ContentBlock::Text {
+                text: "Reading.".into(),
+            },
+            ContentBlock::ToolUse {
+                id: "call_1".into(),
+                name: "Read".into(),
+                input: json!({"path": "a.txt"}),
+            },
+        ],
+    });
+    request.messages.push(Message {
+        role: MessageRole::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: "call_1".into(),
+            content: vec![
+                ToolResultContent::Text {
+                    text: "line one".into(),
+                },
+                ToolResultContent::Image {
+                    source: ImageSource::Base64 {
+                        media_type: "image/png".into(),
+                        data: "iVBORw0K".into(),
+                    },
+                },
+                ToolResultContent::Json {
+                    value: json!({"lines": 1}),
+                },
+            ],
+            is_error: true,
+            display: Some("SECRET-DISPLAY".into()),
+        }],
+    });
+    request
+}
+
+#[tokio::test]
+async fn the_request_body_is_exact_and_never_holds_display() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/text.sse")]).await;
+    let (_, outcome) = collect(provider(&server, 3).stream(rich_request())).await;
+    outcome.expect("completed");
+    let requests = server.requests();
+    let body = &requests[0];
+    assert!(
+        !String::from_utf8_lossy(&body.body).contains("SECRET-DISPLAY"),
+        "display reached the model"
+    );
+    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+    assert_eq!(
+        body.json(),
+        json!({
+            "model": "test-model",
+            "max_tokens": 1024,
+            "stream": true,
+            "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
+            "tools": [
+                {"name": "Read", "description": "Reads a file.", "input_schema": schema},
+                {"name": "Glob", "description": "Finds files.", "input_schema": schema,
+                 "cache_control": {"type": "ephemeral"}},
+            ],
+            "tool_choice": {"type": "none"},
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Read the file."}]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "I should read it.", "signature": "sig-1"},
+                    {"type": "text", "text": "Reading."},
+                    {"type": "tool_use", "id": "call_1", "name": "Read", "input": {"path": "a.txt"}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "call_1", "is_error": true,
+                     "cache_control": {"type": "ephemeral"},
+                     "content": [
+                        {"type": "text", "text": "line one"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}},
+                        {"type": "text", "text": "{\"lines\":1}"},
+                     ]},
+                ]},
+            ],
+        })
+    );
+}
+
+#[tokio::test]
+async fn overloaded_529_is_retried_after_the_capped_retry_after() {
+    let server = Replay::start(vec![
+        Reply::json(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+        .header("retry-after", "1"),
+        Reply::fixture("anthropic/text.sse"),
+    ])
+    .await;
+    // retry-after: 1 s is capped at max_delay (20 ms here).
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let ModelEvent::Retrying {
+        attempt,
+        delay,
+        reason,
+    } = &events[0]
+    else {
+        panic!("expected Retrying first, got {events:?}");
+    };
+    assert_eq!((*attempt, *delay), (1, Duration::from_millis(20)));
+    assert!(
+        reason.contains("HTTP 529") && reason.contains("Overloaded"),
+        "{reason}"
+    );
+    assert_eq!(events[1..], [text("Hello"), text(", world")]);
+    assert_eq!(outcome.expect("completed").usage, FIXTURE_USAGE);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1].at.duration_since(requests[0].at) >= Duration::from_millis(20));
+    assert_eq!(
+        requests[0].body, requests[1].body,
+        "a retry sends the same body"
+    );
+}
+
+#[tokio::test]
+async fn a_retryable_error_event_mid_stream_starts_over() {
+    let server = Replay::start(vec![
+        Reply::fixture("anthropic/overloaded.sse"),
+        Reply::fixture("anthropic/text.sse"),
+    ])
+    .await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    assert_eq!(events[0], text("partial"));
+    assert!(
+        matches!(&events[1], ModelEvent::Retrying { attempt: 1, reason, .. } if reason.contains("overloaded_error")),
+        "{events:?}"
+    );
+    assert_eq!(events[2..], [text("Hello"), text(", world")]);
+    assert_eq!(
+        outcome.expect("completed").content,
+        vec![ContentBlock::Text {
+            text: "Hello, world".into()
+        }],
+        "the partial text of the failed attempt is not in the answer"
+    );
+}
+
+#[tokio::test]
+async fn a_non_retryable_error_event_ends_the_stream() {
+    let server = Replay::start(vec![
+        Reply::fixture("anthropic/invalid_request.sse"),
+        Reply::fixture("anthropic/text.sse"),
+    ])
+    .await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    assert_eq!(events, vec![text("partial")]);
+    match outcome {
+        Err(ProviderError::Api {
+            provider,
+            kind,
+            message,
+        }) => {
+            assert_eq!(
+                (provider, kind.as_str(), message.as_str()),
+                ("anthropic", "invalid_request_error", "prompt is too long")
+            );
+        }
+        other => panic!("expected Api, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_cut_connection_is_retried_until_attempts_run_out() {
+    let body = fixture("anthropic/text.sse");
+    let server = Replay::start(vec![
+        Reply::sse(body.clone()).cut_after(400),
+        Reply::fixture("anthropic/text.sse"),
+    ])
+    .await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, ModelEvent::Retrying { attempt: 1, .. })),
+        "{events:?}"
+    );
+    assert_eq!(outcome.expect("completed").usage, FIXTURE_USAGE);
+
+    let server = Replay::start(vec![
+        Reply::sse(body.clone()).cut_after(400),
+        Reply::sse(body).cut_after(10),
+    ])
+    .await;
+    let (events, outcome) = collect(provider(&server, 2).stream(simple_request("hi"))).await;
+    assert_eq!(
+        events
+            .iter()
+            .filter(|event| matches!(event, ModelEvent::Retrying { .. }))
+            .count(),
+        1
+    );
+    match outcome {
+        Err(ProviderError::RetriesExhausted {
+            provider: "anthropic",
+            attempts: 2,
+            last,
+        }) => {
+            assert!(matches!(*last, ProviderError::Transport { .. }), "{last:?}");
+        }
+        other => panic!("expected RetriesExhausted, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out_and_is_retried() {
+    let body = fixture("anthropic/text.sse");
+    let server = Replay::start(vec![
+        Reply::sse(body).stall_after(400),
+        Reply::fixture("anthropic/text.sse"),
+    ])
+    .await;
+    let mut config = AnthropicConfig::new("test-key")
+        .with_base_url(server.url())
+        .with_retry(fast_retry(3));
+    config.idle_timeout = Duration::from_millis(300);
+    let provider = AnthropicProvider::new(config).expect("client");
+    let (events, outcome) = collect(provider.stream(simple_request("hi"))).await;
+    let retry = events.iter().find_map(|event| match event {
+        ModelEvent::Retrying { reason, .. } => Some(reason.clone()),
+        _ => None,
+    });
+    assert!(
+        retry
+            .as_deref()
+            .is_some_and(|reason| reason.contains("no stream data")),
+        "{events:?}"
+    );
+    outcome.expect("completed");
+    // The stalled connection was closed by the client.
+    assert_eq!(server.wait_closed(1).await, 1);
+}
+
+#[tokio::test]
+async fn unauthorized_is_an_auth_error_without_retry() {
+    let server = Replay::start(vec![Reply::json(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+    )])
+    .await;
+    let (_, outcome) = collect(provider(&server, 5).stream(simple_request("hi"))).await;
+    let error = outcome.expect_err("401 fails");
+    assert!(
+        matches!(error, ProviderError::Auth { status: 401, .. }),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("invalid x-api-key") && text.contains("ANTHROPIC_API_KEY"),
+        "{text}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn bad_request_is_rejected_with_the_api_message() {
+    let server = Replay::start(vec![Reply::json(
+        400,
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: must be at most 8192"}}"#,
+    )])
+    .await;
+    let (_, outcome) = collect(provider(&server, 5).stream(simple_request("hi"))).await;
+    match outcome {
+        Err(ProviderError::Rejected {
+            provider,
+            status,
+            kind,
+            message,
+        }) => {
+            assert_eq!(
+                (provider, status, kind.as_str(), message.as_str()),
+                (
+                    "anthropic",
+                    400,
+                    "invalid_request_error",
+                    "max_tokens: must be at most 8192"
+                )
+            );
+        }
+        other => panic!("expected Rejected, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+
+    // A body that is not the API's JSON is reported raw.
+    let server = Replay::start(vec![Reply::json(404, "<html>not here</html>")]).await;
+    let (_, outcome) = collect(provider(&server, 5).stream(simple_request("hi"))).await;
+    match outcome {
+        Err(ProviderError::Rejected {
+            status: 404,
+            kind,
+            message,
+            ..
+        }) => {
+            assert_eq!(
+                (kind.as_str(), message.as_str()),
+                ("unknown", "<html>not here</html>")
+            );
+        }
+        other => panic!("expected Rejected, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn malformed_json_in_a_data_line_is_a_protocol_error() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/malformed.sse")]).await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    assert_eq!(events, vec![text("partial")]);
+    let error = outcome.expect_err("malformed");
+    assert!(
+        matches!(&error, ProviderError::Protocol { provider: "anthropic", message } if message.contains("content_block_delta")),
+        "{error:?}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a protocol error is not retried"
+    );
+}
+
+#[tokio::test]
+async fn malformed_tool_input_names_the_call() {
+    let body = String::from_utf8(fixture("anthropic/tools.sse"))
+        .expect("utf-8")
+        .replace(r#""partial_json": ": 20}""#, r#""partial_json": ": 20""#);
+    let server = Replay::start(vec![Reply::sse(body)]).await;
+    let (_, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let error = outcome.expect_err("bad input");
+    let text = error.to_string();
+    assert!(text.contains("toolu_01") && text.contains("Read"), "{text}");
+}
+
+#[tokio::test]
+async fn dropping_the_stream_closes_the_connection() {
+    // Stall right after the first text delta.
+    let body = String::from_utf8(fixture("anthropic/text.sse")).expect("utf-8");
+    let second_delta = body
+        .rfind("event: content_block_delta")
+        .expect("two deltas");
+    let server = Replay::start(vec![Reply::sse(body).stall_after(second_delta)]).await;
+    let mut stream = provider(&server, 3).stream(simple_request("hi"));
+    let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("an event");
+    assert!(
+        matches!(first, Some(Ok(ModelEvent::TextDelta { .. }))),
+        "{first:?}"
+    );
+    drop(stream);
+    assert_eq!(
+        server.wait_closed(1).await,
+        1,
+        "the server saw the client close"
+    );
+}
+
+#[tokio::test]
+async fn arbitrary_bytes_never_panic() {
+    let garbage: Vec<u8> = (0..2048_u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let bodies = vec![
+        garbage,
+        b"\xEF\xBB\xBF\xEF\xBB\xBFevent: x\ndata: {}\n\n".to_vec(),
+        b"data: \xFF\xFE\n\n".to_vec(),
+        b"event: message_start\ndata: {\"type\":\"content_block_delta\",\"index\":99999999999,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n".to_vec(),
+    ];
+    for body in bodies {
+        let server = Replay::start(vec![Reply::sse(body.clone())]).await;
+        let (_, outcome) = collect(provider(&server, 1).stream(simple_request("hi"))).await;
+        assert!(outcome.is_err(), "{body:?} gave {outcome:?}");
+    }
+}

@@ -74,7 +74,9 @@ impl Reply {
 
 /// The bytes of a fixture file.
 pub(crate) fn fixture(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/fixtures")
+        .join(name);
     std::fs::read(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
 }
 
@@ -92,7 +94,10 @@ pub(crate) struct Recorded {
 impl Recorded {
     /// The first header named `name` (lower case).
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
     }
 
     /// The body as JSON.
@@ -128,7 +133,9 @@ impl Replay {
     /// Starts a server on 127.0.0.1 that answers requests with `replies`,
     /// in order (and 500 once they run out).
     pub(crate) async fn start(replies: Vec<Reply>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
         let port = listener.local_addr().expect("local address").port();
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),
@@ -187,8 +194,17 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, changed: Arc<Not
         state.replies.pop_front()
     };
     changed.notify_waiters();
-    let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":{"type":"test","message":"no scripted reply left"}}"#));
-    let mut head = format!("HTTP/1.1 {} Scripted\r\ncontent-length: {}\r\nconnection: close\r\n", reply.status, reply.body.len());
+    let reply = reply.unwrap_or_else(|| {
+        Reply::json(
+            500,
+            r#"{"error":{"type":"test","message":"no scripted reply left"}}"#,
+        )
+    });
+    let mut head = format!(
+        "HTTP/1.1 {} Scripted\r\ncontent-length: {}\r\nconnection: close\r\n",
+        reply.status,
+        reply.body.len()
+    );
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -196,7 +212,11 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, changed: Arc<Not
     if socket.write_all(head.as_bytes()).await.is_err() {
         return;
     }
-    let limit = reply.cut_after.or(reply.stall_after).unwrap_or(reply.body.len()).min(reply.body.len());
+    let limit = reply
+        .cut_after
+        .or(reply.stall_after)
+        .unwrap_or(reply.body.len())
+        .min(reply.body.len());
     if socket.write_all(&reply.body[..limit]).await.is_err() || socket.flush().await.is_err() {
         return;
     }
@@ -263,11 +283,11 @@ async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
 
 /// A retry policy fast enough for tests.
 pub(crate) fn fast_retry(max_attempts: u32) -> zr_engine::RetryPolicy {
-    let mut policy = zr_engine::RetryPolicy::default();
-    policy.max_attempts = max_attempts;
-    policy.base_delay = Duration::from_millis(1);
-    policy.max_delay = Duration::from_millis(20);
-    policy
+    zr_engine::RetryPolicy {
+        max_attempts,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(20),
+    }
 }
 
 /// A request from the root agent with one user message.
@@ -291,7 +311,10 @@ pub(crate) fn simple_request(text: &str) -> zr_engine::ModelRequest {
 /// item, and the last item as the response or the error.
 pub(crate) async fn collect(
     mut stream: zr_engine::ModelStream,
-) -> (Vec<zr_engine::ModelEvent>, Result<zr_engine::ModelResponse, zr_engine::ProviderError>) {
+) -> (
+    Vec<zr_engine::ModelEvent>,
+    Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+) {
     use futures_util::StreamExt;
     let mut events = Vec::new();
     let outcome = tokio::time::timeout(Duration::from_secs(10), async {
