@@ -130,7 +130,9 @@ impl fmt::Debug for AnthropicConfig {
 /// Sends the system prompt as one text block, the tools in order and the
 /// conversation, with three prompt-cache breakpoints (`cache_control:
 /// ephemeral`): the system block, the last tool, and the last content block
-/// of the last message. A tool result's `display` is never sent.
+/// of the last message. A tool result's `display` is never sent, nor what
+/// the API rejects: blank text blocks, thinking blocks without a signature,
+/// and messages left without content.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,

@@ -332,7 +332,7 @@ impl Decoder for MessageDecoder {
         Ok(())
     }
 
-    fn end(&mut self) -> Option<ModelEvent> {
+    fn end(&mut self) -> Option<Result<ModelEvent, Failure>> {
         None
     }
 }

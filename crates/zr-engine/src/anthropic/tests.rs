@@ -86,6 +86,33 @@ fn message_stop_without_stop_reason_is_a_protocol_error() {
 }
 
 #[test]
+fn every_documented_stop_reason_is_kept() {
+    use zr_types::StopReason;
+    for (reason, expected) in [
+        ("end_turn", StopReason::EndTurn),
+        ("tool_use", StopReason::ToolUse),
+        ("max_tokens", StopReason::MaxTokens),
+        ("stop_sequence", StopReason::StopSequence),
+        ("refusal", StopReason::Refusal),
+        // zr-types has no variant for these: kept verbatim.
+        ("pause_turn", StopReason::Other("pause_turn".into())),
+        (
+            "model_context_window_exceeded",
+            StopReason::Other("model_context_window_exceeded".into()),
+        ),
+    ] {
+        let mut decoder = MessageDecoder::default();
+        let delta = format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{reason}"}}}}"#);
+        assert_eq!(feed(&mut decoder, &delta).unwrap(), vec![], "{reason}");
+        let out = feed(&mut decoder, r#"{"type":"message_stop"}"#).unwrap();
+        let [ModelEvent::Completed(response)] = out.as_slice() else {
+            panic!("expected Completed, got {out:?}");
+        };
+        assert_eq!(response.stop_reason, expected, "{reason}");
+    }
+}
+
+#[test]
 fn debug_never_prints_the_key() {
     let config = AnthropicConfig::new("sk-ant-SECRET");
     let text = format!("{config:?}");

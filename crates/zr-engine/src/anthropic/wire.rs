@@ -92,8 +92,7 @@ enum Block<'a> {
     },
     Thinking {
         thinking: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        signature: Option<&'a str>,
+        signature: &'a str,
     },
 }
 
@@ -106,7 +105,7 @@ enum Source<'a> {
 
 impl<'a> Body<'a> {
     fn new(request: &'a ModelRequest) -> Self {
-        let system = if request.system.is_empty() {
+        let system = if request.system.trim().is_empty() {
             Vec::new()
         } else {
             vec![Block::Text {
@@ -127,6 +126,9 @@ impl<'a> Body<'a> {
         if let Some(last) = tools.last_mut() {
             last.cache_control = EPHEMERAL;
         }
+        // A message left without blocks is not sent: the API rejects empty
+        // content, and merges the consecutive same-role messages this may
+        // leave behind.
         let mut messages: Vec<Message<'a>> = request
             .messages
             .iter()
@@ -135,8 +137,9 @@ impl<'a> Body<'a> {
                     MessageRole::User => "user",
                     MessageRole::Assistant => "assistant",
                 },
-                content: message.content.iter().map(Block::from_zr).collect(),
+                content: message.content.iter().filter_map(Block::from_zr).collect(),
             })
+            .filter(|message| !message.content.is_empty())
             .collect();
         if let Some(block) = messages
             .last_mut()
@@ -159,13 +162,23 @@ impl<'a> Body<'a> {
     }
 }
 
+/// A text block, or `None` for blank text: the API rejects text blocks
+/// that are empty or only whitespace (the model itself sometimes answers
+/// `"\n\n"` before a tool call, and tools may return nothing).
+fn text(text: &str) -> Option<Block<'_>> {
+    (!text.trim().is_empty()).then_some(Block::Text {
+        text: Cow::Borrowed(text),
+        cache_control: None,
+    })
+}
+
 impl<'a> Block<'a> {
-    fn from_zr(block: &'a ContentBlock) -> Self {
-        match block {
-            ContentBlock::Text { text } => Self::Text {
-                text: Cow::Borrowed(text),
-                cache_control: None,
-            },
+    /// The wire block of `block`, or `None` for what the API would reject:
+    /// blank text, and thinking without a signature (which only the API can
+    /// produce, so an unsigned one came from another provider).
+    fn from_zr(block: &'a ContentBlock) -> Option<Self> {
+        Some(match block {
+            ContentBlock::Text { text: body } => return text(body),
             ContentBlock::ToolUse { id, name, input } => Self::ToolUse {
                 id,
                 name,
@@ -180,7 +193,7 @@ impl<'a> Block<'a> {
                 display: _,
             } => Self::ToolResult {
                 tool_use_id,
-                content: content.iter().map(Self::from_result).collect(),
+                content: content.iter().filter_map(Self::from_result).collect(),
                 is_error: *is_error,
                 cache_control: None,
             },
@@ -189,17 +202,14 @@ impl<'a> Block<'a> {
                 signature,
             } => Self::Thinking {
                 thinking,
-                signature: signature.as_deref(),
+                signature: signature.as_deref()?,
             },
-        }
+        })
     }
 
-    fn from_result(content: &'a ToolResultContent) -> Self {
-        match content {
-            ToolResultContent::Text { text } => Self::Text {
-                text: Cow::Borrowed(text),
-                cache_control: None,
-            },
+    fn from_result(content: &'a ToolResultContent) -> Option<Self> {
+        Some(match content {
+            ToolResultContent::Text { text: body } => return text(body),
             ToolResultContent::Image { source } => Self::Image {
                 source: match source {
                     ImageSource::Base64 { media_type, data } => Source::Base64 { media_type, data },
@@ -211,7 +221,7 @@ impl<'a> Block<'a> {
                 text: Cow::Owned(value.to_string()),
                 cache_control: None,
             },
-        }
+        })
     }
 
     /// Puts a cache breakpoint on this block, if its type takes one

@@ -56,9 +56,10 @@ pub(crate) trait Decoder: Send + 'static {
     /// [`ModelEvent::Completed`] when the message is over.
     fn decode(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<(), Failure>;
 
-    /// The body ended without `Completed`: the final event if the format
-    /// allows the message to end here, else `None` (a cut connection).
-    fn end(&mut self) -> Option<ModelEvent>;
+    /// The body ended without `Completed`: the final event (or why the
+    /// message is invalid) if the format allows the message to end here,
+    /// else `None` (a cut connection).
+    fn end(&mut self) -> Option<Result<ModelEvent, Failure>>;
 }
 
 /// Everything one attempt needs besides its decoder.
@@ -214,7 +215,8 @@ async fn advance<D: Decoder>(
                         })
                     }
                     Ok(None) => match decoder.end() {
-                        Some(event) => return Some((Ok(event), State::Done)),
+                        Some(Ok(event)) => return Some((Ok(event), State::Done)),
+                        Some(Err(failure)) => failure,
                         None => Failure::retry(
                             ProviderError::Protocol {
                                 provider,
@@ -363,6 +365,8 @@ pub(crate) fn decode_chunks<D: Decoder>(
         };
         decoder.decode(&event, &mut out)?;
     }
-    out.extend(decoder.end());
+    if let Some(end) = decoder.end() {
+        out.push(end?);
+    }
     Ok(out)
 }

@@ -50,7 +50,10 @@ struct Delta {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct ToolCallDelta {
-    index: u32,
+    /// Which call this piece belongs to. Servers that imitate the API may
+    /// leave it out (Gemini) or give every call 0 (Ollama); see
+    /// [`ChunkDecoder::call_for`].
+    index: Option<u32>,
     id: Option<String>,
     function: Option<FunctionDelta>,
 }
@@ -90,7 +93,10 @@ struct Call {
 pub(super) struct ChunkDecoder {
     thinking: String,
     text: String,
-    calls: BTreeMap<u32, Call>,
+    /// The tool calls in the order they started.
+    calls: Vec<Call>,
+    /// A wire index -> the position in `calls` of the latest call with it.
+    by_index: BTreeMap<u32, usize>,
     finish_reason: Option<String>,
     usage: Usage,
 }
@@ -119,9 +125,11 @@ impl ChunkDecoder {
             }
         }
         for piece in delta.tool_calls.into_iter().flatten() {
-            let call = self.calls.entry(piece.index).or_default();
-            if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
-                call.id = Some(id);
+            let id = piece.id.filter(|id| !id.is_empty());
+            let position = self.call_for(piece.index, id.as_deref());
+            let call = &mut self.calls[position];
+            if id.is_some() {
+                call.id = id;
             }
             if let Some(function) = piece.function {
                 if let Some(name) = function.name {
@@ -134,11 +142,46 @@ impl ChunkDecoder {
             if !call.announced && !call.name.is_empty() {
                 call.announced = true;
                 out.push(ModelEvent::ToolUseStarted {
-                    id: call_id(piece.index, call),
+                    id: call_id(position, call),
                     name: call.name.clone(),
                 });
             }
         }
+    }
+
+    /// The position in `calls` of the call a piece with `index` and `id`
+    /// belongs to, starting a new call when needed. A piece continues the
+    /// latest call with its index (without an index: the latest call)
+    /// unless it carries an id other than that call's: OpenAI sends the id
+    /// only with a call's first piece, while servers that reuse or leave
+    /// out the index send a new id with each new call.
+    fn call_for(&mut self, index: Option<u32>, id: Option<&str>) -> usize {
+        let latest = match index {
+            Some(index) => self.by_index.get(&index).copied(),
+            None => self.calls.len().checked_sub(1),
+        }
+        // `finish` empties `calls`; a piece after it starts afresh.
+        .filter(|&position| position < self.calls.len());
+        let position = match latest {
+            Some(position)
+                if id.is_none_or(|id| {
+                    self.calls[position]
+                        .id
+                        .as_deref()
+                        .is_none_or(|known| known == id)
+                }) =>
+            {
+                position
+            }
+            _ => {
+                self.calls.push(Call::default());
+                self.calls.len() - 1
+            }
+        };
+        if let Some(index) = index {
+            self.by_index.insert(index, position);
+        }
+        position
     }
 
     fn finish(&mut self) -> Result<ModelEvent, Failure> {
@@ -164,11 +207,12 @@ impl ChunkDecoder {
                 text: std::mem::take(&mut self.text),
             });
         }
-        for (index, call) in std::mem::take(&mut self.calls) {
-            let id = call_id(index, &call);
+        self.by_index.clear();
+        for (position, call) in std::mem::take(&mut self.calls).into_iter().enumerate() {
+            let id = call_id(position, &call);
             if call.name.is_empty() {
                 return Err(protocol(format!(
-                    "tool call {index} ({id}) has no function name"
+                    "tool call {position} ({id}) has no function name"
                 )));
             }
             let input = http::tool_input(PROVIDER, &id, &call.name, &call.arguments)?;
@@ -186,9 +230,12 @@ impl ChunkDecoder {
     }
 }
 
-/// The call's id, or a stable stand-in for servers that send none.
-fn call_id(index: u32, call: &Call) -> String {
-    call.id.clone().unwrap_or_else(|| format!("call_{index}"))
+/// The call's id, or a stable stand-in (its position) for servers that
+/// send none.
+fn call_id(position: usize, call: &Call) -> String {
+    call.id
+        .clone()
+        .unwrap_or_else(|| format!("call_{position}"))
 }
 
 impl Decoder for ChunkDecoder {
@@ -205,12 +252,17 @@ impl Decoder for ChunkDecoder {
         })?;
         if let Some(error) = chunk.error {
             let kind = error.kind();
-            let numeric = error
-                .code
-                .as_ref()
-                .and_then(serde_json::Value::as_u64)
-                .is_some_and(|code| code == 429 || code >= 500);
-            let retryable = numeric || RETRYABLE.contains(&kind.as_str());
+            // The code is a number on servers that imitate the API, a name
+            // (`rate_limit_exceeded`) on OpenAI's, where the type may only
+            // name the limit (`tokens`).
+            let retryable_code = match &error.code {
+                Some(serde_json::Value::Number(code)) => {
+                    code.as_u64().is_some_and(|code| code == 429 || code >= 500)
+                }
+                Some(serde_json::Value::String(code)) => RETRYABLE.contains(&code.as_str()),
+                _ => false,
+            };
+            let retryable = retryable_code || RETRYABLE.contains(&kind.as_str());
             let error = ProviderError::Api {
                 provider: PROVIDER,
                 kind,
@@ -241,13 +293,9 @@ impl Decoder for ChunkDecoder {
         Ok(())
     }
 
-    fn end(&mut self) -> Option<ModelEvent> {
+    fn end(&mut self) -> Option<Result<ModelEvent, Failure>> {
         // Some servers close the stream without `[DONE]`: the message is
         // complete once it has a finish reason.
-        if self.finish_reason.is_some() {
-            self.finish().ok()
-        } else {
-            None
-        }
+        self.finish_reason.is_some().then(|| self.finish())
     }
 }

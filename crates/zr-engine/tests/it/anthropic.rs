@@ -13,14 +13,20 @@ use zr_types::{
     ToolOrigin, ToolResultContent, Usage,
 };
 
-use crate::replay::{Replay, Reply, collect, fast_retry, fixture, simple_request};
+use crate::replay::{
+    Replay, Reply, collect, fast_retry, fixture, fixture_replaced, fixture_text, simple_request,
+};
 
-fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
+fn config(server: &Replay, attempts: u32) -> AnthropicConfig {
     let mut config = AnthropicConfig::new("test-key")
         .with_base_url(server.url())
         .with_retry(fast_retry(attempts));
     config.idle_timeout = Duration::from_secs(5);
-    AnthropicProvider::new(config).expect("client")
+    config
+}
+
+fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
+    AnthropicProvider::new(config(server, attempts)).expect("client")
 }
 
 fn text(text: &str) -> ModelEvent {
@@ -239,6 +245,70 @@ async fn the_request_body_is_exact_and_never_holds_display() {
 }
 
 #[tokio::test]
+async fn blank_text_unsigned_thinking_and_emptied_messages_are_not_sent() {
+    // The API answers 400 to blank text blocks ("text content blocks must
+    // contain non-whitespace text"), to thinking without a signature and to
+    // a message without content. Claude itself streams "\n\n" text before
+    // a tool call, tools return nothing, and a turn may have no content.
+    let mut request = simple_request("Do it.");
+    request.system = " \n".into();
+    request.messages.extend([
+        Message {
+            role: MessageRole::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    thinking: "from another provider".into(),
+                    signature: None,
+                },
+                ContentBlock::Text {
+                    text: "\n\n".into(),
+                },
+                ContentBlock::ToolUse {
+                    id: "call_1".into(),
+                    name: "Bash".into(),
+                    input: json!({"command": "true"}),
+                },
+            ],
+        },
+        Message {
+            role: MessageRole::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: "call_1".into(),
+                content: vec![ToolResultContent::Text { text: "".into() }],
+                is_error: false,
+                display: None,
+            }],
+        },
+        Message {
+            role: MessageRole::Assistant,
+            content: vec![ContentBlock::Text { text: "".into() }],
+        },
+        Message::user_text("Again."),
+    ]);
+    let server = Replay::start(vec![Reply::fixture("anthropic/text.sse")]).await;
+    let (_, outcome) = collect(provider(&server, 3).stream(request)).await;
+    outcome.expect("completed");
+    assert_eq!(
+        server.requests()[0].json(),
+        json!({
+            "model": "test-model",
+            "max_tokens": 1024,
+            "stream": true,
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Do it."}]},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "call_1", "name": "Bash", "input": {"command": "true"}},
+                ]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1"}]},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Again.", "cache_control": {"type": "ephemeral"}},
+                ]},
+            ],
+        })
+    );
+}
+
+#[tokio::test]
 async fn overloaded_529_is_retried_after_the_capped_retry_after() {
     let server = Replay::start(vec![
         Reply::json(
@@ -374,9 +444,7 @@ async fn a_stalled_stream_times_out_and_is_retried() {
         Reply::fixture("anthropic/text.sse"),
     ])
     .await;
-    let mut config = AnthropicConfig::new("test-key")
-        .with_base_url(server.url())
-        .with_retry(fast_retry(3));
+    let mut config = config(&server, 3);
     config.idle_timeout = Duration::from_millis(300);
     let provider = AnthropicProvider::new(config).expect("client");
     let (events, outcome) = collect(provider.stream(simple_request("hi"))).await;
@@ -483,9 +551,11 @@ async fn malformed_json_in_a_data_line_is_a_protocol_error() {
 
 #[tokio::test]
 async fn malformed_tool_input_names_the_call() {
-    let body = String::from_utf8(fixture("anthropic/tools.sse"))
-        .expect("utf-8")
-        .replace(r#""partial_json": ": 20}""#, r#""partial_json": ": 20""#);
+    let body = fixture_replaced(
+        "anthropic/tools.sse",
+        r#""partial_json": ": 20}""#,
+        r#""partial_json": ": 20""#,
+    );
     let server = Replay::start(vec![Reply::sse(body)]).await;
     let (_, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
     let error = outcome.expect_err("bad input");
@@ -496,7 +566,7 @@ async fn malformed_tool_input_names_the_call() {
 #[tokio::test]
 async fn dropping_the_stream_closes_the_connection() {
     // Stall right after the first text delta.
-    let body = String::from_utf8(fixture("anthropic/text.sse")).expect("utf-8");
+    let body = fixture_text("anthropic/text.sse");
     let second_delta = body
         .rfind("event: content_block_delta")
         .expect("two deltas");
@@ -515,6 +585,39 @@ async fn dropping_the_stream_closes_the_connection() {
         1,
         "the server saw the client close"
     );
+}
+
+#[tokio::test]
+async fn dropping_the_stream_during_back_off_sends_nothing_more() {
+    let server = Replay::start(vec![
+        Reply::json(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )
+        .header("retry-after-ms", "200"),
+        Reply::fixture("anthropic/text.sse"),
+    ])
+    .await;
+    let mut config = config(&server, 3);
+    config.retry.max_delay = Duration::from_secs(1);
+    let mut stream = AnthropicProvider::new(config)
+        .expect("client")
+        .stream(simple_request("hi"));
+    let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("an event");
+    assert!(
+        matches!(
+            first,
+            Some(Ok(ModelEvent::Retrying { attempt: 1, delay, .. })) if delay == Duration::from_millis(200)
+        ),
+        "{first:?}"
+    );
+    drop(stream);
+    // Well past the back-off: a retry still running somewhere would have
+    // reached the server by now.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]

@@ -11,7 +11,9 @@ use zr_engine::{
 use zr_types::{ContentBlock, StopReason, Usage};
 
 use crate::anthropic::rich_request;
-use crate::replay::{Replay, Reply, collect, fast_retry, fixture, simple_request};
+use crate::replay::{
+    Replay, Reply, collect, fast_retry, fixture, fixture_replaced, fixture_text, simple_request,
+};
 
 fn config(server: &Replay, attempts: u32) -> OpenAiConfig {
     let mut config = OpenAiConfig::new(format!("{}/v1", server.url()))
@@ -375,9 +377,11 @@ async fn malformed_json_in_a_data_line_is_a_protocol_error() {
 
 #[tokio::test]
 async fn malformed_tool_arguments_name_the_call() {
-    let body = String::from_utf8(fixture("openai/tools.sse"))
-        .expect("utf-8")
-        .replace(r#"{\"pattern\": \"*.rs\"}"#, r#"{\"pattern\": "#);
+    let body = fixture_replaced(
+        "openai/tools.sse",
+        r#"{\"pattern\": \"*.rs\"}"#,
+        r#"{\"pattern\": "#,
+    );
     let server = Replay::start(vec![Reply::sse(body)]).await;
     let (_, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
     let text = outcome.expect_err("bad arguments").to_string();
@@ -385,8 +389,37 @@ async fn malformed_tool_arguments_name_the_call() {
 }
 
 #[tokio::test]
+async fn malformed_tool_arguments_without_done_are_not_retried() {
+    // Some local servers close the stream after the finish reason without
+    // `data: [DONE]`; bad arguments (small models write them) are then the
+    // same protocol error as with `[DONE]`, not a cut connection to retry.
+    let body = fixture_replaced(
+        "openai/tools.sse",
+        r#"{\"pattern\": \"*.rs\"}"#,
+        r#"{\"pattern\": "#,
+    )
+    .replace("data: [DONE]\n", "");
+    assert!(!body.contains("[DONE]"));
+    let server = Replay::start(vec![Reply::sse(body.clone()), Reply::sse(body)]).await;
+    let (events, outcome) = collect(provider(&server, 2).stream(simple_request("hi"))).await;
+    let error = outcome.expect_err("bad arguments");
+    assert!(
+        matches!(&error, ProviderError::Protocol { provider: "openai", message }
+            if message.contains("call_B") && message.contains("Glob")),
+        "{error:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, ModelEvent::Retrying { .. })),
+        "{events:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
 async fn dropping_the_stream_closes_the_connection() {
-    let body = String::from_utf8(fixture("openai/text.sse")).expect("utf-8");
+    let body = fixture_text("openai/text.sse");
     let after_hello = body.find("Hello").expect("Hello") + 200;
     let server = Replay::start(vec![Reply::sse(body).stall_after(after_hello)]).await;
     let mut stream = provider(&server, 3).stream(simple_request("hi"));

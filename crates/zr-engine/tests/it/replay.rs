@@ -80,6 +80,20 @@ pub(crate) fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
 }
 
+/// The fixture `tests/it/fixtures/{name}` as text.
+pub(crate) fn fixture_text(name: &str) -> String {
+    String::from_utf8(fixture(name)).expect("fixtures are UTF-8")
+}
+
+/// The fixture `tests/it/fixtures/{name}` as text, with `from` replaced by
+/// `to`; panics if `from` does not occur, so that an edited fixture cannot
+/// silently turn a test into a copy of another.
+pub(crate) fn fixture_replaced(name: &str, from: &str, to: &str) -> String {
+    let text = fixture_text(name);
+    assert!(text.contains(from), "{name} does not contain {from:?}");
+    text.replace(from, to)
+}
+
 /// A request the server received.
 #[derive(Debug, Clone)]
 pub(crate) struct Recorded {
