@@ -54,7 +54,10 @@ pub struct QueryResult {
 struct RootState {
     history: Vec<Message>,
     loaded: Vec<ToolName>,
-    busy: bool,
+    /// The number of the query that runs, if one does.
+    running: Option<u64>,
+    /// Numbers queries.
+    queries: u64,
 }
 
 /// The root agent of a session. Each [`Agent::query`] continues its
@@ -127,9 +130,9 @@ impl Agent {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return Query::failed(rx, EngineError::NoRuntime);
         };
-        let (history, loaded) = {
+        let (history, loaded, number) = {
             let mut state = lock(&self.state);
-            if state.busy {
+            if state.running.is_some() {
                 return Query::failed(
                     rx,
                     EngineError::Busy {
@@ -137,10 +140,15 @@ impl Agent {
                     },
                 );
             }
-            state.busy = true;
-            (state.history.clone(), state.loaded.clone())
+            state.queries += 1;
+            state.running = Some(state.queries);
+            (state.history.clone(), state.loaded.clone(), state.queries)
         };
-        let busy = BusyGuard(Arc::clone(&self.state));
+        let busy = BusyGuard {
+            state: Arc::clone(&self.state),
+            query: number,
+        };
+        let release = busy.clone();
         let ctx = QueryCtx::new(
             Arc::clone(&self.session),
             EventSink::new(Instant::now(), tx),
@@ -148,12 +156,16 @@ impl Agent {
         let state = Arc::clone(&self.state);
         let prompt = prompt.into();
         let task = handle.spawn(async move {
-            let _busy = busy;
+            let guard = busy;
             let result = run_root(&ctx, history, loaded, prompt, overrides).await;
             result.map(|(result, history, loaded)| {
                 let mut state = lock(&state);
-                state.history = history;
-                state.loaded = loaded;
+                // A query dropped by its host keeps nothing (another may
+                // have started since).
+                if state.running == Some(guard.query) {
+                    state.history = history;
+                    state.loaded = loaded;
+                }
                 result
             })
         });
@@ -162,6 +174,7 @@ impl Agent {
             task: Some(task),
             early: None,
             session: Some(Arc::clone(&self.session)),
+            release: Some(release),
         }
     }
 
@@ -189,13 +202,27 @@ fn lock(state: &Mutex<RootState>) -> std::sync::MutexGuard<'_, RootState> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Clears the busy flag however the query ends.
-#[derive(Debug)]
-struct BusyGuard(Arc<Mutex<RootState>>);
+/// Marks the root free again however query number `query` ends: its task
+/// is dropped, or the host dropped its [`Query`] (the aborted task is
+/// dropped later, by the runtime; the root must not stay busy until then).
+#[derive(Debug, Clone)]
+struct BusyGuard {
+    state: Arc<Mutex<RootState>>,
+    query: u64,
+}
+
+impl BusyGuard {
+    fn release(&self) {
+        let mut state = lock(&self.state);
+        if state.running == Some(self.query) {
+            state.running = None;
+        }
+    }
+}
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
-        lock(&self.0).busy = false;
+        self.release();
     }
 }
 
@@ -236,7 +263,7 @@ async fn run_root(
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
     }
-    history.push(Message::user_text(prompt));
+    crate::run::push_user_text(&mut history, &prompt);
     let run = AgentRun {
         id: root.clone(),
         agent_type: Arc::from("root"),
@@ -275,6 +302,8 @@ pub struct Query {
     task: Option<JoinHandle<Result<QueryResult, EngineError>>>,
     early: Option<EngineError>,
     session: Option<Arc<Session>>,
+    /// Frees the root when the query is dropped before its task ends.
+    release: Option<BusyGuard>,
 }
 
 impl Query {
@@ -284,6 +313,7 @@ impl Query {
             task: None,
             early: Some(error),
             session: None,
+            release: None,
         }
     }
 
@@ -347,6 +377,11 @@ impl Drop for Query {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
             task.abort();
+        }
+        // The aborted task is dropped later by the runtime; the root is
+        // free for a new query now.
+        if let Some(release) = self.release.take() {
+            release.release();
         }
     }
 }

@@ -134,7 +134,9 @@ async fn run_handler(
         settings.cwd.clone(),
         settings.env.clone(),
     );
-    let failure = match AssertUnwindSafe(handler.call(call.clone(), tool_ctx))
+    // The call itself inside the caught future: a handler may panic while
+    // making its future, before any poll.
+    let failure = match AssertUnwindSafe(async { handler.call(call.clone(), tool_ctx).await })
         .catch_unwind()
         .await
     {

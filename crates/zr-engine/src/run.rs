@@ -18,6 +18,22 @@ use crate::{
 /// The message that asks an agent at its turn limit for a summary.
 pub(crate) const SUMMARY_REQUEST: &str = "You have used all your turns. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";
 
+/// Adds `text` for the model as the user: into the last message when that
+/// is the user's already (tool results, say), so that roles alternate as
+/// strict APIs require; else as a new message.
+pub(crate) fn push_user_text(history: &mut Vec<Message>, text: &str) {
+    let block = ContentBlock::Text {
+        text: text.to_owned(),
+    };
+    match history.last_mut() {
+        Some(last) if last.role == MessageRole::User => last.content.push(block),
+        _ => history.push(Message {
+            role: MessageRole::User,
+            content: vec![block],
+        }),
+    }
+}
+
 /// One agent, ready to run.
 #[derive(Debug)]
 pub(crate) struct AgentRun {
@@ -249,10 +265,7 @@ impl AgentRun {
                 })
                 .collect();
             let final_text = text_of(&response.content);
-            self.history.push(Message {
-                role: MessageRole::Assistant,
-                content: response.content,
-            });
+            self.push_answer(response.content);
             if calls.is_empty() {
                 let status = match response.stop_reason {
                     StopReason::MaxTokens if final_text.is_empty() => TaskStatus::Failed,
@@ -261,7 +274,22 @@ impl AgentRun {
                 return self.outcome(status, final_text, None);
             }
             if self.over_token_budget() {
-                self.answer_unrun(&calls, "not run: the agent's token budget is exhausted");
+                let content = calls
+                    .iter()
+                    .map(|call| {
+                        exec::refused(
+                            ctx,
+                            &self.id,
+                            &self.agent_type,
+                            call,
+                            "not run: the agent's token budget is exhausted",
+                        )
+                    })
+                    .collect();
+                self.history.push(Message {
+                    role: MessageRole::User,
+                    content,
+                });
                 let output = self.written();
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);
             }
@@ -304,30 +332,23 @@ impl AgentRun {
         allowed
     }
 
-    /// Answers calls that will not run, so that the history stays a valid
-    /// conversation (every tool use has its result).
-    fn answer_unrun(&mut self, calls: &[ToolCall], why: &str) {
-        let content = calls
-            .iter()
-            .map(|call| ContentBlock::ToolResult {
-                tool_use_id: call.id.clone(),
-                content: vec![zr_types::ToolResultContent::Text {
-                    text: why.to_owned(),
-                }],
-                is_error: true,
-                display: None,
-            })
-            .collect();
-        self.history.push(Message {
-            role: MessageRole::User,
-            content,
-        });
+    /// Appends the model's answer to the history without what a provider
+    /// rejects: empty text blocks, and an answer left empty by them (the
+    /// model may end its turn with no content at all).
+    fn push_answer(&mut self, mut content: Vec<ContentBlock>) {
+        content.retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
+        if !content.is_empty() {
+            self.history.push(Message {
+                role: MessageRole::Assistant,
+                content,
+            });
+        }
     }
 
     /// At the turn limit: one more request, tools disabled, asking for a
     /// summary of the work.
     async fn summarise(mut self, ctx: &QueryCtx, turns: u32) -> RunOutcome {
-        self.history.push(Message::user_text(SUMMARY_REQUEST));
+        push_user_text(&mut self.history, SUMMARY_REQUEST);
         let turn = turns + 1;
         match self.call_model(ctx, turn, ToolChoice::None).await {
             Ok(mut response) => {
@@ -338,10 +359,7 @@ impl AgentRun {
                     .content
                     .retain(|b| !matches!(b, ContentBlock::ToolUse { .. }));
                 let output = text_of(&response.content);
-                self.history.push(Message {
-                    role: MessageRole::Assistant,
-                    content: response.content,
-                });
+                self.push_answer(response.content);
                 self.outcome(TaskStatus::MaxTurns, output, None)
             }
             Err(error) => {

@@ -181,8 +181,13 @@ impl Cleanup {
     }
 
     pub(crate) async fn run(mut self) {
-        if let Some(agent) = self.agent.take() {
+        if let Some(agent) = self.agent.clone() {
             self.session.agent_finished(&agent).await;
+            // Disarmed only once done: if this future is dropped while it
+            // waits (the query cancelled during the grace period of the
+            // agent's background commands), `Drop` finishes the cleanup and
+            // the observer still hears of the agent's end.
+            self.agent = None;
         }
     }
 }

@@ -211,7 +211,7 @@ async fn delegate_inner(
         Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
     };
     let config = ctx.session.config.subagent;
-    let deadline = tokio::time::Instant::now() + config.timeout;
+    let deadline = deadline_after(config.timeout);
     let start = Instant::now();
     let slots = Semaphore::new(config.max_concurrent);
     let runs = tasks
@@ -295,15 +295,21 @@ async fn run_task(
             // A closed semaphore cannot happen (it is never closed); run
             // anyway rather than fail the task.
             let _slot = slots.acquire().await.ok();
+            // `timeout_at` polls this future before it checks the clock: a
+            // slot freed by a task stopped at the deadline must not start
+            // a queued one after the budget is spent.
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
             *started
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
             ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
-            run.run(ctx).await
+            Some(run.run(ctx).await)
         }
     };
     match tokio::time::timeout_at(deadline, work).await {
-        Ok(outcome) => {
+        Ok(Some(outcome)) => {
             result.status = outcome.status;
             result.output = outcome.output;
             result.turns = outcome.turns;
@@ -312,7 +318,7 @@ async fn run_task(
                 (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status))
             });
         }
-        Err(_) => {
+        Ok(None) | Err(_) => {
             let progress: Progress = progress
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -344,6 +350,15 @@ async fn run_task(
         },
     );
     result
+}
+
+/// When a call with budget `timeout` must end; a budget too large for the
+/// clock (a host's "no limit") means in about thirty years.
+fn deadline_after(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(Duration::from_secs(30 * 365 * 24 * 3600)))
+        .unwrap_or(now)
 }
 
 fn describe(status: TaskStatus) -> String {
@@ -420,7 +435,10 @@ fn prepare(
         agent: id.clone(),
         source,
     })?;
-    let tools = AgentTools::new(&id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(&id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    if definition.is_none() {
+        tools.inherit_loaded(&parent.tools);
+    }
     let (system, model, max_turns, budget, history) = match definition {
         Some(d) => typed(d, parent, task),
         None => fork(parent, call, task),
@@ -539,7 +557,7 @@ fn report(results: &[TaskResult], timeout: Duration) -> String {
             r.status.as_str(),
             r.duration.as_secs_f64(),
             r.turns,
-            r.usage.input_tokens + r.usage.output_tokens,
+            r.usage.input_tokens.saturating_add(r.usage.output_tokens),
         );
         if let Some(error) = &r.error {
             let _ = writeln!(text, "    {error}");

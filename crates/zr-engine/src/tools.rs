@@ -201,6 +201,10 @@ pub(crate) struct AgentTools {
     executable: BTreeMap<String, Callable>,
     directory: Vec<Callable>,
     loaded: Vec<Callable>,
+    /// Advertised after the pool's tools, in order: what was loaded, and
+    /// for a fork what its parent had loaded (even a tool the fork may not
+    /// run, to keep the parent's prefix).
+    shown: Vec<Arc<ToolDefinition>>,
 }
 
 impl AgentTools {
@@ -239,6 +243,7 @@ impl AgentTools {
             executable,
             directory,
             loaded: Vec::new(),
+            shown: Vec::new(),
         })
     }
 
@@ -253,7 +258,7 @@ impl AgentTools {
             .advertised()
             .iter()
             .cloned()
-            .chain(self.loaded.iter().map(|c| Arc::clone(&c.definition)))
+            .chain(self.shown.iter().cloned())
             .collect()
     }
 
@@ -293,6 +298,27 @@ impl AgentTools {
                 continue;
             }
             if let Some(c) = self.directory.iter().find(|c| &c.definition.name == name) {
+                self.shown.push(Arc::clone(&c.definition));
+                self.loaded.push(c.clone());
+            }
+        }
+    }
+
+    /// A fork's start: advertises what `parent` advertises beyond its pool,
+    /// in the same order (the fork's advertised tools equal its parent's),
+    /// and may run those of them that are in its own directory.
+    pub(crate) fn inherit_loaded(&mut self, parent: &Self) {
+        for definition in &parent.shown {
+            let name = definition.name.as_str();
+            if self.shown.iter().any(|d| d.name.as_str() == name) {
+                continue;
+            }
+            self.shown.push(Arc::clone(definition));
+            if let Some(c) = self
+                .directory
+                .iter()
+                .find(|c| c.definition.name.as_str() == name)
+            {
                 self.loaded.push(c.clone());
             }
         }

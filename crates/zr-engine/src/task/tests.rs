@@ -151,3 +151,25 @@ fn the_report_gives_each_task_a_line_in_order() {
          [1] task 1 (worker, root.0002-worker): timed_out after 1.5 s, 2 turns, 15 tokens\n    it stopped\n"
     );
 }
+
+#[test]
+fn the_report_survives_huge_usage_figures() {
+    let huge = TaskResult {
+        index: 0,
+        agent_id: None,
+        agent_type: "worker".to_owned(),
+        description: "d".to_owned(),
+        status: TaskStatus::Completed,
+        output: String::new(),
+        turns: 1,
+        usage: Usage {
+            input_tokens: u64::MAX,
+            output_tokens: u64::MAX,
+            ..Usage::default()
+        },
+        duration: Duration::ZERO,
+        error: None,
+    };
+    let text = report(&[huge], Duration::from_secs(1));
+    assert!(text.contains(&format!("{} tokens", u64::MAX)), "{text}");
+}

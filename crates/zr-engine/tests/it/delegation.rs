@@ -213,6 +213,17 @@ async fn a_subagent_at_its_turn_limit_returns_its_summary() {
         "the summary turn has tools disabled"
     );
     assert_eq!(requests[0].tool_choice, ToolChoice::Auto);
+    // The request for a summary rides in the message with the last tool
+    // results: roles keep alternating.
+    let last = requests[2].messages.last().unwrap();
+    assert_eq!(last.role, MessageRole::User);
+    assert!(matches!(&last.content[0], ContentBlock::ToolResult { .. }));
+    assert!(
+        matches!(&last.content[1], ContentBlock::Text { text } if text.starts_with("You have used all your turns.")),
+        "{last:?}"
+    );
+    let roles: Vec<MessageRole> = requests[2].messages.iter().map(|m| m.role).collect();
+    assert!(roles.windows(2).all(|w| w[0] != w[1]), "{roles:?}");
 }
 
 #[tokio::test]

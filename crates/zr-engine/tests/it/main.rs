@@ -6,6 +6,8 @@
 mod anthropic;
 mod delegation;
 mod engine;
+mod history;
 mod openai;
 mod replay;
+mod review;
 mod support;

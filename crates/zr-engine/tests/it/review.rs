@@ -1,0 +1,676 @@
+//! Regression tests from the review of the engine core: cleanup on every
+//! exit path, history validity after every path, usage totals, fork
+//! parity, panics in tools.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use zr_caps::{AgentCapabilities, AgentType, Budget};
+use zr_engine::{AgentConfig, EventKind, ModelRequest, QueryOverrides, TaskStatus};
+use zr_types::{
+    Annotations, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolContext,
+    ToolDefinition, ToolError, ToolHandler, ToolOrigin, ToolOutput, Usage,
+};
+
+use crate::support::{Harness, finished, run, sub_agent, tool_results, wait_gone};
+
+/// Checks what every provider requires of a conversation: no empty
+/// message, no empty text block, and every tool use answered by exactly one
+/// tool result in the next message (and no result without its use).
+pub(crate) fn assert_valid(messages: &[Message], what: &str) {
+    let roles: Vec<MessageRole> = messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles.first(),
+        Some(&MessageRole::User),
+        "{what}: starts with the user"
+    );
+    assert!(
+        roles.windows(2).all(|w| w[0] != w[1]),
+        "{what}: roles do not alternate: {roles:?}"
+    );
+    for (i, message) in messages.iter().enumerate() {
+        assert!(!message.content.is_empty(), "{what}: message {i} is empty");
+        for block in &message.content {
+            if let ContentBlock::Text { text } = block {
+                assert!(!text.is_empty(), "{what}: message {i} has an empty text");
+            }
+        }
+        let uses: Vec<&str> = message
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let results = |m: &Message| -> Vec<String> {
+            m.content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        if message.role == MessageRole::Assistant {
+            if uses.is_empty() {
+                continue;
+            }
+            let next = messages
+                .get(i + 1)
+                .unwrap_or_else(|| panic!("{what}: message {i}'s tool uses are unanswered"));
+            assert_eq!(next.role, MessageRole::User, "{what}: message {}", i + 1);
+            let mut answered = results(next);
+            answered.sort();
+            let mut asked: Vec<String> = uses.iter().map(|s| (*s).to_owned()).collect();
+            asked.sort();
+            assert_eq!(answered, asked, "{what}: answers to message {i}");
+        } else {
+            let answered = results(message);
+            if answered.is_empty() {
+                continue;
+            }
+            let previous = i
+                .checked_sub(1)
+                .and_then(|p| messages.get(p))
+                .filter(|m| m.role == MessageRole::Assistant)
+                .unwrap_or_else(|| panic!("{what}: results in {i} without tool uses"));
+            for id in answered {
+                assert!(
+                    previous
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, ContentBlock::ToolUse { id: u, .. } if *u == id)),
+                    "{what}: result {id} in {i} answers nothing"
+                );
+            }
+        }
+    }
+}
+
+fn assert_all_requests_valid(h: &Harness) {
+    let requests: Vec<ModelRequest> = h.provider.requests.lock().unwrap().clone();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        assert_valid(
+            &r.messages,
+            &format!("request of {} turn {}", r.origin.agent, r.origin.turn),
+        );
+        assert_eq!(
+            r.messages.last().map(|m| m.role),
+            Some(MessageRole::User),
+            "the last message is the user's"
+        );
+    }
+}
+
+/// A handler that panics while making its future.
+#[derive(Debug)]
+struct PanicsEarly;
+
+impl ToolHandler for PanicsEarly {
+    fn call<'a>(
+        &'a self,
+        _: ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        panic!("broken before the future")
+    }
+}
+
+/// Echoes its input.
+#[derive(Debug)]
+struct Echo;
+
+impl ToolHandler for Echo {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Ok(ToolOutput::text(format!("{} {}", call.name, call.input))) })
+    }
+}
+
+fn custom(name: &str) -> Arc<ToolDefinition> {
+    Arc::new(ToolDefinition::new(
+        name.parse().unwrap(),
+        format!("{name} tool"),
+        ToolOrigin::Custom,
+    ))
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_before_its_future_exists_is_an_error_result() {
+    let broken = custom("early");
+    let h = Harness::with_runtime(
+        &json!({"agents": {"root": [{"turns": [
+            {"tool_calls": [{"name": "early"}]},
+            {"text": "survived"}
+        ]}]}}),
+        |r| r.with_tool(Arc::clone(&broken), Arc::new(PanicsEarly)),
+    );
+    let mut config = AgentConfig::new("root");
+    config.capabilities = AgentCapabilities {
+        custom_tools: Some(vec![broken]),
+        ..AgentCapabilities::default()
+    };
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "survived");
+    assert_eq!(
+        tool_results(&h.provider.of_type("root")[1]),
+        vec![(
+            true,
+            "tool 'early' panicked: broken before the future".to_owned()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn empty_answers_leave_no_empty_message_or_text_in_the_history() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {},
+        {"text": ""},
+        {"text": "finally"}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    for prompt in ["one", "two", "three"] {
+        run(agent.query(prompt, QueryOverrides::default()))
+            .await
+            .1
+            .unwrap();
+    }
+    assert_all_requests_valid(&h);
+    assert_valid(&agent.history(), "the root's history");
+}
+
+/// Records agent starts and ends.
+#[derive(Debug, Default)]
+struct Journal(Mutex<Vec<String>>);
+
+impl zr_engine::AgentObserver for Journal {
+    fn agent_started(
+        &self,
+        _: &zr_types::SessionId,
+        agent: &zr_types::AgentId,
+        _: &zr_resolve::ResolvedPool,
+    ) {
+        self.0.lock().unwrap().push(format!("start {agent}"));
+    }
+
+    fn agent_finished(&self, _: &zr_types::SessionId, agent: &zr_types::AgentId) {
+        self.0.lock().unwrap().push(format!("end {agent}"));
+    }
+}
+
+#[tokio::test]
+async fn cancelling_during_a_subagents_cleanup_still_ends_it_once() {
+    // The background command ignores SIGTERM (once its shell has read the
+    // trap: the model's delay), so the cleanup waits the grace period
+    // before SIGKILL: the query is cancelled in that window.
+    let marker = "sleep 47.1234";
+    let journal = Arc::new(Journal::default());
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+                {"text": "never"}
+            ]}],
+            "worker": [{"turns": [
+                {"tool_calls": [{"name": "Bash", "input": {"command": format!("trap '' TERM; {marker}"), "run_in_background": true}}]},
+                {"delay_ms": 1000, "text": "done"}
+            ]}]
+        }}),
+        |r| r.with_observer(journal.clone()),
+    );
+    let agent = h.agent(
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
+    );
+    let mut query = agent.query("go", QueryOverrides::default());
+    let wait_done = async {
+        while let Some(event) = query.next().await {
+            if event.agent_type.as_ref() == "worker"
+                && matches!(event.kind, EventKind::TurnFinished { turn: 2, .. })
+            {
+                return true;
+            }
+        }
+        false
+    };
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), wait_done)
+            .await
+            .unwrap(),
+        "the worker finished its turns"
+    );
+    assert!(
+        !crate::support::processes_with(marker).is_empty(),
+        "its background command runs"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !journal
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.starts_with("end")),
+        "the cleanup waits for the command"
+    );
+    query.cancel().await;
+    let lines = journal.0.lock().unwrap().clone();
+    let ends = lines
+        .iter()
+        .filter(|l| *l == "end root.0001-worker")
+        .count();
+    assert_eq!(ends, 1, "{lines:?}");
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
+}
+
+#[tokio::test]
+async fn a_timed_out_subagents_background_commands_die() {
+    let marker = "sleep 48.4321";
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"text": "reported"}
+        ]}],
+        "worker": [{"turns": [
+            {"text": "serving", "tool_calls": [{"name": "Bash", "input": {"command": marker, "run_in_background": true}}]},
+            {"delay_ms": 600_000, "text": "never"}
+        ]}]
+    }}));
+    let mut config =
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    config.subagent.timeout = Duration::from_secs(2);
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "reported");
+    let results = finished(&events);
+    assert_eq!(results[0].status, TaskStatus::TimedOut);
+    assert_eq!(results[0].output, "serving");
+    let started = tool_results(&h.provider.of_type("worker")[1]);
+    assert!(!started[0].0, "the command started: {started:?}");
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
+}
+
+fn usage(input: u64, output: u64, read: u64, created: u64) -> Value {
+    json!({"input_tokens": input, "output_tokens": output, "cache_read_input_tokens": read, "cache_creation_input_tokens": created})
+}
+
+#[tokio::test]
+async fn the_final_total_is_the_root_plus_every_subagent() {
+    let tasks: Vec<Value> = (0..3)
+        .map(|i| json!({"description": format!("t{i}"), "prompt": format!("task {i}"), "subagent_type": "worker"}))
+        .collect();
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"usage": usage(100, 10, 1, 2), "tool_calls": [{"name": "MultiTask", "input": {"tasks": tasks}}]},
+            {"usage": usage(200, 20, 3, 4), "text": "done"}
+        ]}],
+        "worker": [
+            {"match": "task 1", "turns": [
+                {"usage": usage(7, 1, 0, 0), "text": "hanging", "tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
+                {"delay_ms": 600_000, "text": "never"}
+            ]},
+            {"match": "task 2", "turns": [
+                {"usage": usage(5, 5, 5, 5), "tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}
+            ]},
+            {"turns": [
+                {"usage": usage(11, 3, 0, 1), "tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
+                {"usage": usage(13, 2, 0, 0), "text": "ok"}
+            ]}
+        ]
+    }}));
+    let mut config =
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    config.subagent.timeout = Duration::from_secs(2);
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    let result = result.unwrap();
+    let subs = finished(&events);
+    let statuses: Vec<TaskStatus> = subs.iter().map(|r| r.status).collect();
+    assert!(statuses.contains(&TaskStatus::TimedOut), "{statuses:?}");
+    assert!(statuses.contains(&TaskStatus::Failed), "{statuses:?}");
+    let sum = subs.iter().fold(result.usage, |a, r| a.plus(r.usage));
+    let expected = Usage {
+        input_tokens: 300 + 7 + 5 + 24,
+        output_tokens: 30 + 1 + 5 + 5,
+        cache_read_input_tokens: 4 + 5,
+        cache_creation_input_tokens: 6 + 5 + 1,
+    };
+    assert_eq!(sum, expected);
+    assert_eq!(result.total_usage, expected);
+    let last_total = events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::Usage { total, .. } => Some(*total),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(last_total, expected);
+}
+
+#[tokio::test]
+async fn a_fork_advertises_what_its_parent_loaded() {
+    let deferred = Arc::new(
+        ToolDefinition::new(
+            "mcp__db__query".parse().unwrap(),
+            "Run a SQL query on the database",
+            ToolOrigin::Connection {
+                server: "db".parse().unwrap(),
+            },
+        )
+        .with_annotations(Annotations::read_only()),
+    );
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
+                {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 1}}, {"name": "Task", "input": {"description": "d", "prompt": "query again"}}]},
+                {"text": "done"}
+            ]}],
+            "fork": [{"turns": [
+                {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
+                {"text": "forked"}
+            ]}]
+        }}),
+        |r| r.with_tool(Arc::clone(&deferred), Arc::new(Echo)),
+    );
+    let mut config = AgentConfig::new("root");
+    config.options.mcp_tools = vec![Arc::clone(&deferred)];
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let names = |r: &ModelRequest| {
+        r.tools
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    let root = h.provider.of_type("root");
+    let fork = h.provider.of_type("fork");
+    assert!(names(&root[1]).contains(&"mcp__db__query".to_owned()));
+    assert_eq!(names(&fork[0]), names(&root[1]), "prompt-cache parity");
+    assert_eq!(
+        tool_results(&fork[1]).last().unwrap(),
+        &(false, "mcp__db__query {\"n\":2}".to_owned()),
+        "the fork can call what its history shows"
+    );
+    assert_all_requests_valid(&h);
+}
+
+#[tokio::test]
+async fn a_token_budget_reports_the_calls_it_does_not_run() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "frugal"}}]},
+            {"text": "ok"}
+        ]}],
+        "frugal": [{"turns": [
+            {"text": "partial", "usage": {"input_tokens": 900, "output_tokens": 200}, "tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
+            {"text": "never"}
+        ]}]
+    }}));
+    let mut frugal = sub_agent("frugal", AgentType::GeneralPurpose);
+    frugal.budget = Budget {
+        tokens: Some(1_000),
+        tool_calls: None,
+    };
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(frugal));
+    let (events, _) = run(agent.query("go", QueryOverrides::default())).await;
+    let frugal_calls: Vec<&EventKind> = events
+        .iter()
+        .filter(|e| e.agent_type.as_ref() == "frugal")
+        .map(|e| &e.kind)
+        .filter(|k| {
+            matches!(
+                k,
+                EventKind::ToolCallStarted { .. } | EventKind::ToolCallFinished { .. }
+            )
+        })
+        .collect();
+    assert_eq!(frugal_calls.len(), 2, "{frugal_calls:?}");
+    assert!(matches!(
+        frugal_calls[1],
+        EventKind::ToolCallFinished { is_error: true, summary, .. }
+            if summary == "not run: the agent's token budget is exhausted"
+    ));
+}
+
+/// Every path that ends an agent early or refuses calls leaves a valid
+/// conversation in every request and in the root's history.
+#[tokio::test]
+async fn every_path_leaves_a_valid_history() {
+    let glob = json!({"name": "Glob", "input": {"pattern": "*"}});
+    let task = |ty: Option<&str>, prompt: &str| {
+        let mut input = json!({"description": "d", "prompt": prompt});
+        if let Some(ty) = ty {
+            input["subagent_type"] = json!(ty);
+        }
+        json!({"name": "Task", "input": input})
+    };
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"text": "a", "tool_calls": [glob, task(None, "fork one"), task(None, "fork two"), {"name": "Nope"}]},
+            {"tool_calls": [task(Some("frugal"), "f"), task(Some("counted"), "c"), task(Some("looper"), "l")]},
+            {"tool_calls": [glob]},
+            {"tool_calls": [glob]}
+        ], "summary": "root summary"}],
+        "fork": [{"turns": [
+            {"tool_calls": [glob, {"name": "Task", "input": {"description": "d", "prompt": "p"}}]},
+            {"text": "forked"}
+        ], "summary": "fork summary"}],
+        "frugal": [{"turns": [
+            {"usage": {"input_tokens": 5000, "output_tokens": 1}, "tool_calls": [glob, glob]}
+        ]}],
+        "counted": [{"turns": [
+            {"tool_calls": [glob, glob, glob]},
+            {"text": "never"}
+        ]}],
+        "looper": [{"turns": [{"tool_calls": [glob]}, {"tool_calls": [glob]}], "summary": "looped"}]
+    }}));
+    let mut frugal = sub_agent("frugal", AgentType::GeneralPurpose);
+    frugal.budget.tokens = Some(100);
+    let mut counted = sub_agent("counted", AgentType::GeneralPurpose);
+    counted.budget.tool_calls = Some(1);
+    let mut looper = sub_agent("looper", AgentType::Explore);
+    looper.max_turns = Some(1);
+    let mut config = AgentConfig::new("root")
+        .with_sub_agent(frugal)
+        .with_sub_agent(counted)
+        .with_sub_agent(looper);
+    config.max_turns = 3;
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    let result = result.unwrap();
+    assert_eq!(result.status, TaskStatus::MaxTurns);
+    assert_eq!(result.output, "root summary");
+    let statuses: Vec<TaskStatus> = finished(&events).iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses.len(),
+        5,
+        "two forks and three typed tasks: {statuses:?}"
+    );
+    assert_all_requests_valid(&h);
+    assert_valid(&agent.history(), "the root's history");
+}
+
+#[tokio::test]
+async fn queued_tasks_that_never_start_time_out_saying_so_and_events_keep_their_order() {
+    let journal = Arc::new(Journal::default());
+    let tasks: Vec<Value> = (0..3)
+        .map(|i| json!({"description": format!("t{i}"), "prompt": format!("task {i}"), "subagent_type": "worker"}))
+        .collect();
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "MultiTask", "input": {"tasks": tasks}}]},
+                {"text": "reported"}
+            ]}],
+            "worker": [{"turns": [
+                {"text": "stuck", "tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
+                {"delay_ms": 600_000, "text": "never"}
+            ]}]
+        }}),
+        |r| r.with_observer(journal.clone()),
+    );
+    let mut config =
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    config.subagent.timeout = Duration::from_secs(1);
+    config.subagent.max_concurrent = 1;
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "reported");
+    let mut results = finished(&events);
+    results.sort_by_key(|r| r.index);
+    let statuses: Vec<TaskStatus> = results.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [TaskStatus::TimedOut; 3]);
+    assert_eq!(results[0].output, "stuck");
+    assert!(
+        results[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("did not finish"),
+        "{results:?}"
+    );
+    for r in &results[1..] {
+        assert_eq!((r.turns, r.output.as_str()), (0, ""));
+        assert_eq!(
+            r.error.as_deref(),
+            Some("did not start: it waited in the queue for the whole 1 s budget")
+        );
+    }
+    // Per subagent: started, running (if it ran), its own events, finished;
+    // all before the parent's call finishes.
+    let call_done = events
+        .iter()
+        .position(
+            |e| matches!(&e.kind, EventKind::ToolCallFinished { tool, .. } if tool == "MultiTask"),
+        )
+        .unwrap();
+    for (n, r) in results.iter().enumerate() {
+        let id = r.agent_id.clone().unwrap();
+        let own: Vec<(usize, &EventKind)> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.agent == id)
+            .map(|(i, e)| (i, &e.kind))
+            .collect();
+        assert!(matches!(own[0].1, EventKind::SubagentStarted { index, .. } if *index == n));
+        let last = own.last().unwrap();
+        assert!(matches!(last.1, EventKind::SubagentFinished { .. }));
+        assert!(last.0 < call_done);
+        let running = own
+            .iter()
+            .filter(|(_, k)| matches!(k, EventKind::SubagentRunning))
+            .count();
+        assert_eq!(running, usize::from(n == 0), "{own:?}");
+        if n == 0 {
+            assert!(matches!(own[1].1, EventKind::SubagentRunning));
+        } else {
+            assert_eq!(own.len(), 2, "{own:?}");
+        }
+        let lines = journal.0.lock().unwrap().clone();
+        for what in ["start", "end"] {
+            let line = format!("{what} {id}");
+            assert_eq!(lines.iter().filter(|l| **l == line).count(), 1, "{lines:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_new_query_may_start_right_after_the_last_one_was_dropped() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"delay_ms": 60_000, "text": "slow"},
+        {"text": "fast"}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    let first = agent.query("one", QueryOverrides::default());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(first);
+    let result = agent.prompt("two").await.unwrap();
+    assert_eq!(result.output, "fast");
+    let history = agent.history();
+    assert_eq!(
+        history.len(),
+        2,
+        "the dropped query left nothing: {history:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unlimited_time_budget_does_not_overflow() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"text": "ok"}
+        ]}],
+        "worker": [{"turns": [{"text": "worked"}]}]
+    }}));
+    let mut config =
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    config.subagent.timeout = Duration::MAX;
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "ok");
+    assert_eq!(finished(&events)[0].status, TaskStatus::Completed);
+}
+
+#[tokio::test]
+async fn a_fork_advertises_a_loaded_tool_it_may_not_run_and_runs_nothing() {
+    let deferred = Arc::new(
+        ToolDefinition::new(
+            "mcp__db__query".parse().unwrap(),
+            "Run a SQL query on the database",
+            ToolOrigin::Connection {
+                server: "db".parse().unwrap(),
+            },
+        )
+        .with_annotations(Annotations::read_only()),
+    );
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
+                {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "query"}}]},
+                {"text": "done"}
+            ]}],
+            "fork": [{"turns": [
+                {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
+                {"text": "forked"}
+            ]}]
+        }}),
+        |r| r.with_tool(Arc::clone(&deferred), Arc::new(Echo)),
+    );
+    let mut config = AgentConfig::new("root");
+    config.options.mcp_tools = vec![Arc::clone(&deferred)];
+    config
+        .policy
+        .derived_blocklist
+        .push("mcp__db__query".parse().unwrap());
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let names = |r: &ModelRequest| {
+        r.tools
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect::<Vec<_>>()
+    };
+    let root = h.provider.of_type("root");
+    let fork = h.provider.of_type("fork");
+    assert_eq!(names(&fork[0]), names(&root[1]), "prompt-cache parity");
+    assert_eq!(
+        tool_results(&fork[1]).last().unwrap(),
+        &(
+            true,
+            "tool 'mcp__db__query' is not available to agent root.0001-fork".to_owned()
+        )
+    );
+}
