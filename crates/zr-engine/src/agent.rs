@@ -120,8 +120,11 @@ impl Agent {
     /// Sends `prompt` and returns the stream of the query's events. The
     /// query runs on the Tokio runtime whether or not the stream is polled;
     /// [`Query::finish`] waits for its result. Dropping the [`Query`] (or
-    /// [`Query::cancel`]) stops every agent under it and kills their
-    /// processes; the conversation then stays as it was before the query.
+    /// [`Query::cancel`]) stops every agent under it and kills the
+    /// processes their tool calls started; the conversation then stays as
+    /// it was before the query. The root's background commands (Bash
+    /// `run_in_background`) belong to the root and end when the [`Agent`]
+    /// is dropped.
     ///
     /// Must be called within a Tokio runtime; otherwise the query fails
     /// with [`EngineError::NoRuntime`].
