@@ -1,3 +1,5 @@
+//! Tests of the scripted provider: script choice, turns, summaries, errors, delays.
+
 use futures_util::StreamExt as _;
 use serde_json::json;
 use zr_types::Message;

@@ -1,3 +1,5 @@
+//! Tests of Task and MultiTask input checking, statuses and the report.
+
 use serde_json::json;
 
 use super::*;
