@@ -125,9 +125,12 @@ fn bench(c: &mut Criterion) {
         group.bench_function(format!("query_of_{}_turns", turns + 1), |b| {
             b.iter_batched(
                 || agent(&script, 3),
-                |(_dir, agent)| {
+                // Returned, so that criterion drops the session (and its
+                // folder) outside the measurement.
+                |(dir, agent)| {
                     let result = rt.block_on(agent.prompt("go")).unwrap();
                     assert_eq!(result.turns, turns as u32 + 1);
+                    (dir, agent)
                 },
                 BatchSize::PerIteration,
             );
@@ -138,9 +141,10 @@ fn bench(c: &mut Criterion) {
     group.bench_function("fanout_1000_subagents_3_calls_each", |b| {
         b.iter_batched(
             || agent(&fanout, 10),
-            |(_dir, agent)| {
+            |(dir, agent)| {
                 let result = rt.block_on(agent.prompt("go")).unwrap();
                 assert_eq!(result.status, TaskStatus::Completed);
+                (dir, agent)
             },
             BatchSize::PerIteration,
         );
