@@ -12,6 +12,7 @@ use zr_caps::{AgentCapabilities, Budget, merge_root};
 use zr_resolve::{ResolveInput, Role, resolve};
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 
+use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::run::{AgentRun, Progress};
 use crate::runtime::RuntimeEnvironment;
@@ -341,7 +342,7 @@ impl Query {
         match result {
             Ok(result) => result,
             Err(join) if join.is_panic() => Err(EngineError::Panicked {
-                message: panic_message(join.into_panic()),
+                message: panic_message(join.into_panic().as_ref()),
             }),
             Err(_) => Err(EngineError::Cancelled),
         }
@@ -358,14 +359,6 @@ impl Query {
             session.wait_cleanups().await;
         }
     }
-}
-
-fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "no message".to_owned())
 }
 
 impl Stream for Query {

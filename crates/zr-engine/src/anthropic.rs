@@ -7,9 +7,7 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
-use bytes::Bytes;
-
-use crate::http::{self, Request, RetryPolicy};
+use crate::http::{Endpoint, HttpSettings, RetryPolicy};
 use crate::{ModelProvider, ModelRequest, ModelStream, ProviderError};
 
 /// The provider's name in errors and spans.
@@ -34,17 +32,10 @@ pub struct AnthropicConfig {
     pub api_key: String,
     /// The `anthropic-version` header (default `2023-06-01`).
     pub anthropic_version: String,
-    /// More headers for every request, e.g. `anthropic-beta`.
-    pub extra_headers: Vec<(String, String)>,
-    /// How failed requests are retried.
-    pub retry: RetryPolicy,
-    /// The longest wait for the connection and the response head (default
-    /// 120 s). Passing it is a retryable timeout.
-    pub request_timeout: Duration,
-    /// The longest silence between two pieces of the stream (default 90 s;
-    /// the API sends `ping` events meanwhile). Passing it is a retryable
-    /// timeout.
-    pub idle_timeout: Duration,
+    /// Extra headers (e.g. `anthropic-beta`), retries and timeouts. The
+    /// request timeout defaults to 120 s; the idle timeout to 90 s (the API
+    /// sends `ping` events meanwhile).
+    pub http: HttpSettings,
 }
 
 impl AnthropicConfig {
@@ -58,10 +49,7 @@ impl AnthropicConfig {
             base_url: Self::DEFAULT_BASE_URL.to_owned(),
             api_key: api_key.into(),
             anthropic_version: "2023-06-01".to_owned(),
-            extra_headers: Vec::new(),
-            retry: RetryPolicy::default(),
-            request_timeout: Duration::from_secs(120),
-            idle_timeout: Duration::from_secs(90),
+            http: HttpSettings::new(Duration::from_secs(120)),
         }
     }
 
@@ -99,7 +87,7 @@ impl AnthropicConfig {
     /// The same settings with another retry policy.
     #[must_use]
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
+        self.http.retry = retry;
         self
     }
 }
@@ -110,17 +98,7 @@ impl fmt::Debug for AnthropicConfig {
             .field("base_url", &self.base_url)
             .field("api_key", &"<redacted>")
             .field("anthropic_version", &self.anthropic_version)
-            .field(
-                "extra_headers",
-                &self
-                    .extra_headers
-                    .iter()
-                    .map(|(name, _)| name)
-                    .collect::<Vec<_>>(),
-            )
-            .field("retry", &self.retry)
-            .field("request_timeout", &self.request_timeout)
-            .field("idle_timeout", &self.idle_timeout)
+            .field("http", &self.http)
             .finish()
     }
 }
@@ -136,8 +114,7 @@ impl fmt::Debug for AnthropicConfig {
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,
-    url: String,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl AnthropicProvider {
@@ -149,45 +126,25 @@ impl AnthropicProvider {
     /// (its TLS backend failed to initialise).
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
-        let client = http::client(PROVIDER, &url)?;
-        Ok(Self {
-            config,
-            url,
-            client,
-        })
+        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url)?;
+        Ok(Self { config, endpoint })
     }
 }
 
 impl ModelProvider for AnthropicProvider {
     fn stream(&self, request: ModelRequest) -> ModelStream {
-        let span = http::request_span(PROVIDER, &request);
-        let body = match wire::body(&request) {
-            Ok(body) => Bytes::from(body),
-            Err(error) => return http::failed(error),
-        };
-        let config = self.config.clone();
-        let client = self.client.clone();
-        let url = self.url.clone();
-        http::retrying(PROVIDER, config.retry.clone(), span, move |_attempt| {
-            let mut builder = client
-                .post(&url)
-                .header("x-api-key", &config.api_key)
-                .header("anthropic-version", &config.anthropic_version)
-                .header("content-type", "application/json")
-                .header("accept", "text/event-stream");
-            for (name, value) in &config.extra_headers {
-                builder = builder.header(name, value);
-            }
-            let request = Request {
-                provider: PROVIDER,
-                key_hint: KEY_VAR,
-                url: url.clone(),
-                builder: builder.body(body.clone()),
-                request_timeout: config.request_timeout,
-                idle_timeout: config.idle_timeout,
-            };
-            http::attempt(request, decode::MessageDecoder::default())
-        })
+        let key = self.config.api_key.clone();
+        let version = self.config.anthropic_version.clone();
+        self.endpoint.stream::<decode::MessageDecoder, _>(
+            &request,
+            wire::body(&request),
+            &self.config.http,
+            move |builder| {
+                builder
+                    .header("x-api-key", &key)
+                    .header("anthropic-version", &version)
+            },
+        )
     }
 }
 

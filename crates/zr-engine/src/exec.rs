@@ -12,6 +12,7 @@ use zr_types::{
     ToolResultContent,
 };
 
+use crate::error::{error_chain, panic_message};
 use crate::event::EventKind;
 use crate::find_tool;
 use crate::run::AgentRun;
@@ -141,24 +142,12 @@ async fn run_handler(
         .await
     {
         Ok(Ok(output)) => return output,
-        Ok(Err(error)) => {
-            let mut text = error.to_string();
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                text.push_str(": ");
-                text.push_str(&cause.to_string());
-                source = cause.source();
-            }
-            text
-        }
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_owned());
-            format!("tool '{}' panicked: {message}", call.name)
-        }
+        Ok(Err(error)) => error_chain(&error),
+        Err(panic) => format!(
+            "tool '{}' panicked: {}",
+            call.name,
+            panic_message(panic.as_ref())
+        ),
     };
     tracing::warn!(tool = %call.name, error = %failure, "tool call could not be carried out");
     ctx.sink.send(

@@ -3,9 +3,12 @@
 //!
 //! A provider describes one attempt (how to send the request, how to decode
 //! its server-sent events); [`retrying`] runs attempts until one completes,
-//! reporting every retry as [`ModelEvent::Retrying`].
+//! reporting every retry as [`ModelEvent::Retrying`]. [`Endpoint::stream`]
+//! does both for the providers' common case: a JSON body posted with the
+//! [`HttpSettings`] of their config.
 
 mod attempt;
+mod endpoint;
 mod status;
 
 use std::time::Duration;
@@ -18,6 +21,8 @@ use crate::{ModelEvent, ModelRequest, ModelStream, ProviderError};
 #[cfg(test)]
 pub(crate) use attempt::decode_chunks;
 pub(crate) use attempt::{Attempt, Decoder, Failure, Request, SseEvent, attempt};
+pub(crate) use endpoint::Endpoint;
+pub use endpoint::HttpSettings;
 pub(crate) use status::ApiError;
 
 /// How a provider retries a request that failed in a way worth retrying
@@ -186,17 +191,6 @@ where
             reason: error.to_string(),
         })
     }
-}
-
-/// The HTTP client of one provider.
-pub(crate) fn client(provider: &'static str, url: &str) -> Result<reqwest::Client, ProviderError> {
-    reqwest::Client::builder()
-        .build()
-        .map_err(|source| ProviderError::Transport {
-            provider,
-            url: url.to_owned(),
-            source,
-        })
 }
 
 /// The tracing span of one model request; `attempt` is recorded by

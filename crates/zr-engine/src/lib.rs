@@ -28,7 +28,7 @@ pub use agent::{Agent, Query, QueryOverrides, QueryResult};
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use error::{EngineError, ProviderError};
 pub use event::{Event, EventKind};
-pub use http::RetryPolicy;
+pub use http::{HttpSettings, RetryPolicy};
 pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
 pub use provider::{
     ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,

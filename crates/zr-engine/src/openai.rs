@@ -7,9 +7,7 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
-use bytes::Bytes;
-
-use crate::http::{self, Request, RetryPolicy};
+use crate::http::{Endpoint, HttpSettings, RetryPolicy};
 use crate::{ModelProvider, ModelRequest, ModelStream, ProviderError};
 
 /// The provider's name in errors and spans.
@@ -35,17 +33,10 @@ pub struct OpenAiConfig {
     pub api_key: Option<String>,
     /// The field that carries [`ModelRequest::max_tokens`].
     pub max_tokens_field: MaxTokensField,
-    /// More headers for every request, e.g. `OpenAI-Organization`.
-    pub extra_headers: Vec<(String, String)>,
-    /// How failed requests are retried.
-    pub retry: RetryPolicy,
-    /// The longest wait for the connection and the response head (default
-    /// 300 s: a local server may read a long prompt before it answers).
-    /// Passing it is a retryable timeout.
-    pub request_timeout: Duration,
-    /// The longest silence between two pieces of the stream (default 90 s).
-    /// Passing it is a retryable timeout.
-    pub idle_timeout: Duration,
+    /// Extra headers (e.g. `OpenAI-Organization`), retries and timeouts.
+    /// The request timeout defaults to 300 s (a local server may read a long
+    /// prompt before it answers); the idle timeout to 90 s.
+    pub http: HttpSettings,
 }
 
 /// The request field that carries the output-token limit.
@@ -72,10 +63,7 @@ impl OpenAiConfig {
             base_url: base_url.into(),
             api_key: None,
             max_tokens_field: MaxTokensField::default(),
-            extra_headers: Vec::new(),
-            retry: RetryPolicy::default(),
-            request_timeout: Duration::from_secs(300),
-            idle_timeout: Duration::from_secs(90),
+            http: HttpSettings::new(Duration::from_secs(300)),
         }
     }
 
@@ -115,7 +103,7 @@ impl OpenAiConfig {
     /// The same settings with another retry policy.
     #[must_use]
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
+        self.http.retry = retry;
         self
     }
 }
@@ -126,32 +114,25 @@ impl fmt::Debug for OpenAiConfig {
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("max_tokens_field", &self.max_tokens_field)
-            .field(
-                "extra_headers",
-                &self
-                    .extra_headers
-                    .iter()
-                    .map(|(name, _)| name)
-                    .collect::<Vec<_>>(),
-            )
-            .field("retry", &self.retry)
-            .field("request_timeout", &self.request_timeout)
-            .field("idle_timeout", &self.idle_timeout)
+            .field("http", &self.http)
             .finish()
     }
 }
 
-/// The Anthropic Messages API provider.
+/// The OpenAI Chat Completions provider, for the public API and local
+/// servers that speak it.
 ///
-/// Sends the system prompt as one text block, the tools in order and the
-/// conversation, with three prompt-cache breakpoints (`cache_control:
-/// ephemeral`): the system block, the last tool, and the last content block
-/// of the last message. A tool result's `display` is never sent.
+/// Sends the system prompt as a leading `system` message, the tools as
+/// `function` tools in order, and the conversation: each tool result as its
+/// own `tool` message right after the assistant's `tool_calls` (an image of a
+/// result goes in a `user` message after them), thinking blocks dropped.
+/// Asks for usage in the stream (`stream_options.include_usage`); the token
+/// limit goes in [`OpenAiConfig::max_tokens_field`]. A tool result's
+/// `display` is never sent.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,
-    url: String,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl OpenAiProvider {
@@ -163,46 +144,23 @@ impl OpenAiProvider {
     /// (its TLS backend failed to initialise).
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        let client = http::client(PROVIDER, &url)?;
-        Ok(Self {
-            config,
-            url,
-            client,
-        })
+        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url)?;
+        Ok(Self { config, endpoint })
     }
 }
 
 impl ModelProvider for OpenAiProvider {
     fn stream(&self, request: ModelRequest) -> ModelStream {
-        let span = http::request_span(PROVIDER, &request);
-        let body = match wire::body(&request, self.config.max_tokens_field) {
-            Ok(body) => Bytes::from(body),
-            Err(error) => return http::failed(error),
-        };
-        let config = self.config.clone();
-        let client = self.client.clone();
-        let url = self.url.clone();
-        http::retrying(PROVIDER, config.retry.clone(), span, move |_attempt| {
-            let mut builder = client
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "text/event-stream");
-            if let Some(key) = &config.api_key {
-                builder = builder.bearer_auth(key);
-            }
-            for (name, value) in &config.extra_headers {
-                builder = builder.header(name, value);
-            }
-            let request = Request {
-                provider: PROVIDER,
-                key_hint: KEY_VAR,
-                url: url.clone(),
-                builder: builder.body(body.clone()),
-                request_timeout: config.request_timeout,
-                idle_timeout: config.idle_timeout,
-            };
-            http::attempt(request, decode::ChunkDecoder::default())
-        })
+        let key = self.config.api_key.clone();
+        self.endpoint.stream::<decode::ChunkDecoder, _>(
+            &request,
+            wire::body(&request, self.config.max_tokens_field),
+            &self.config.http,
+            move |builder| match &key {
+                Some(key) => builder.bearer_auth(key),
+                None => builder,
+            },
+        )
     }
 }
 

@@ -90,15 +90,17 @@ fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The text blocks of `content`, in order.
+pub(crate) fn texts(content: &[ContentBlock]) -> impl Iterator<Item = &str> {
+    content.iter().filter_map(|b| match b {
+        ContentBlock::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
+}
+
+/// The text blocks of `content`, joined.
 fn text_of(content: &[ContentBlock]) -> String {
-    content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("")
+    texts(content).collect()
 }
 
 impl AgentRun {

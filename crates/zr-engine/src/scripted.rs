@@ -259,16 +259,7 @@ fn last_user_text(request: &ModelRequest) -> String {
         .iter()
         .rev()
         .find(|m| m.role == MessageRole::User)
-        .map(|m| {
-            m.content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
+        .map(|m| crate::run::texts(&m.content).collect::<Vec<_>>().join("\n"))
         .unwrap_or_default()
 }
 

@@ -20,6 +20,7 @@ use zr_types::{
 };
 
 use crate::EngineError;
+use crate::error::error_chain;
 use crate::event::EventKind;
 use crate::run::{AgentRun, Progress};
 use crate::session::{Cleanup, QueryCtx};
@@ -370,16 +371,6 @@ fn describe(status: TaskStatus) -> String {
         TaskStatus::Failed => "its model ran out of output tokens without an answer".to_owned(),
         other => other.as_str().to_owned(),
     }
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let _ = write!(text, ": {cause}");
-        source = cause.source();
-    }
-    text
 }
 
 fn derived_kind(agent_type: &AgentType) -> DerivedKind {

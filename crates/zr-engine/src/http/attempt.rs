@@ -89,15 +89,19 @@ type Events = Pin<
 /// Where an attempt is.
 enum State<D> {
     Start(Box<Request>, D),
-    Streaming {
-        provider: &'static str,
-        url: String,
-        idle_timeout: Duration,
-        events: Events,
-        decoder: D,
-        pending: VecDeque<ModelEvent>,
-    },
+    Streaming(Live<D>),
     Done,
+}
+
+/// An attempt whose response is streaming.
+struct Live<D> {
+    provider: &'static str,
+    url: String,
+    idle_timeout: Duration,
+    events: Events,
+    decoder: D,
+    /// Decoded events not yet handed out.
+    pending: VecDeque<ModelEvent>,
 }
 
 /// Starts one attempt of `request`, decoding its events with `decoder`. The
@@ -117,44 +121,30 @@ async fn advance<D: Decoder>(
         state = match state {
             State::Done => return None,
             State::Start(request, decoder) => match open(*request).await {
-                Ok((provider, url, idle_timeout, events)) => State::Streaming {
+                Ok((provider, url, idle_timeout, events)) => State::Streaming(Live {
                     provider,
                     url,
                     idle_timeout,
                     events,
                     decoder,
                     pending: VecDeque::new(),
-                },
+                }),
                 Err(failure) => return Some((Err(failure), State::Done)),
             },
-            State::Streaming {
-                provider,
-                url,
-                idle_timeout,
-                mut events,
-                mut decoder,
-                mut pending,
-            } => {
-                if let Some(event) = pending.pop_front() {
+            State::Streaming(mut live) => {
+                if let Some(event) = live.pending.pop_front() {
                     if matches!(event, ModelEvent::Completed(_)) {
                         return Some((Ok(event), State::Done));
                     }
-                    let state = State::Streaming {
-                        provider,
-                        url,
-                        idle_timeout,
-                        events,
-                        decoder,
-                        pending,
-                    };
-                    return Some((Ok(event), state));
+                    return Some((Ok(event), State::Streaming(live)));
                 }
-                let next = tokio::time::timeout(idle_timeout, events.next()).await;
+                let (provider, idle_timeout) = (live.provider, live.idle_timeout);
+                let next = tokio::time::timeout(idle_timeout, live.events.next()).await;
                 let failure = match next {
                     Err(_elapsed) => Failure::retry(
                         ProviderError::Timeout {
                             provider,
-                            url,
+                            url: live.url,
                             waiting_for: "stream data",
                             after: idle_timeout,
                         },
@@ -166,7 +156,7 @@ async fn advance<D: Decoder>(
                             data: event.data,
                         };
                         let mut out = Vec::new();
-                        match decoder.decode(&event, &mut out) {
+                        match live.decoder.decode(&event, &mut out) {
                             Ok(()) => {
                                 if out
                                     .iter()
@@ -175,17 +165,10 @@ async fn advance<D: Decoder>(
                                     // Read the body's end if it is already
                                     // here, so that the connection goes
                                     // back to the pool instead of closing.
-                                    let _ = events.next().now_or_never();
+                                    let _ = live.events.next().now_or_never();
                                 }
-                                pending.extend(out);
-                                state = State::Streaming {
-                                    provider,
-                                    url,
-                                    idle_timeout,
-                                    events,
-                                    decoder,
-                                    pending,
-                                };
+                                live.pending.extend(out);
+                                state = State::Streaming(live);
                                 continue;
                             }
                             Err(failure) => failure,
@@ -194,7 +177,7 @@ async fn advance<D: Decoder>(
                     Ok(Some(Err(EventStreamError::Transport(source)))) => Failure::retry(
                         ProviderError::Transport {
                             provider,
-                            url,
+                            url: live.url,
                             source,
                         },
                         None,
@@ -214,7 +197,7 @@ async fn advance<D: Decoder>(
                             ),
                         })
                     }
-                    Ok(None) => match decoder.end() {
+                    Ok(None) => match live.decoder.end() {
                         Some(Ok(event)) => return Some((Ok(event), State::Done)),
                         Some(Err(failure)) => failure,
                         None => Failure::retry(

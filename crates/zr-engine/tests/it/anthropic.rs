@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use serde_json::json;
 use zr_engine::{
     AnthropicConfig, AnthropicProvider, ModelEvent, ModelProvider, ProviderError, ToolChoice,
@@ -14,14 +13,17 @@ use zr_types::{
 };
 
 use crate::replay::{
-    Replay, Reply, collect, fast_retry, fixture, fixture_replaced, fixture_text, simple_request,
+    Replay, Reply, assert_api_error, assert_drop_closes, assert_first_retry, assert_hello_world,
+    assert_partial_then_retried, assert_protocol_error, assert_rejected,
+    check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, first_item,
+    fixture, fixture_replaced, fixture_text, simple_request, stream_from, text,
 };
 
 fn config(server: &Replay, attempts: u32) -> AnthropicConfig {
     let mut config = AnthropicConfig::new("test-key")
         .with_base_url(server.url())
         .with_retry(fast_retry(attempts));
-    config.idle_timeout = Duration::from_secs(5);
+    config.http.idle_timeout = Duration::from_secs(5);
     config
 }
 
@@ -29,8 +31,12 @@ fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
     AnthropicProvider::new(config(server, attempts)).expect("client")
 }
 
-fn text(text: &str) -> ModelEvent {
-    ModelEvent::TextDelta { text: text.into() }
+/// HTTP 529 with the API's `overloaded_error` body.
+fn overloaded() -> Reply {
+    Reply::json(
+        529,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    )
 }
 
 const FIXTURE_USAGE: Usage = Usage {
@@ -42,26 +48,13 @@ const FIXTURE_USAGE: Usage = Usage {
 
 #[tokio::test]
 async fn text_streams_as_deltas_then_completes_with_usage() {
-    let server = Replay::start(vec![Reply::fixture("anthropic/text.sse")]).await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    assert_eq!(events, vec![text("Hello"), text(", world")]);
-    let response = outcome.expect("completed");
-    assert_eq!(
-        response.content,
-        vec![ContentBlock::Text {
-            text: "Hello, world".into()
-        }]
-    );
-    assert_eq!(response.stop_reason, StopReason::EndTurn);
-    assert_eq!(response.usage, FIXTURE_USAGE);
-
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
-    let request = &requests[0];
-    assert_eq!(
-        (request.method.as_str(), request.path.as_str()),
-        ("POST", "/v1/messages")
-    );
+    let request = check_text_fixture(
+        provider,
+        "anthropic/text.sse",
+        FIXTURE_USAGE,
+        "/v1/messages",
+    )
+    .await;
     assert_eq!(request.header("x-api-key"), Some("test-key"));
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(request.header("content-type"), Some("application/json"));
@@ -311,31 +304,18 @@ async fn blank_text_unsigned_thinking_and_emptied_messages_are_not_sent() {
 #[tokio::test]
 async fn overloaded_529_is_retried_after_the_capped_retry_after() {
     let server = Replay::start(vec![
-        Reply::json(
-            529,
-            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-        )
-        .header("retry-after", "1"),
+        overloaded().header("retry-after", "1"),
         Reply::fixture("anthropic/text.sse"),
     ])
     .await;
     // retry-after: 1 s is capped at max_delay (20 ms here).
     let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    let ModelEvent::Retrying {
-        attempt,
-        delay,
-        reason,
-    } = &events[0]
-    else {
-        panic!("expected Retrying first, got {events:?}");
-    };
-    assert_eq!((*attempt, *delay), (1, Duration::from_millis(20)));
-    assert!(
-        reason.contains("HTTP 529") && reason.contains("Overloaded"),
-        "{reason}"
+    let rest = assert_first_retry(
+        &events,
+        Duration::from_millis(20),
+        &["HTTP 529", "Overloaded"],
     );
-    assert_eq!(events[1..], [text("Hello"), text(", world")]);
-    assert_eq!(outcome.expect("completed").usage, FIXTURE_USAGE);
+    assert_eq!(assert_hello_world(rest, outcome).usage, FIXTURE_USAGE);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].at.duration_since(requests[0].at) >= Duration::from_millis(20));
@@ -347,93 +327,49 @@ async fn overloaded_529_is_retried_after_the_capped_retry_after() {
 
 #[tokio::test]
 async fn a_retryable_error_event_mid_stream_starts_over() {
-    let server = Replay::start(vec![
-        Reply::fixture("anthropic/overloaded.sse"),
-        Reply::fixture("anthropic/text.sse"),
-    ])
+    let (_, events, outcome) = stream_from(
+        provider,
+        3,
+        vec![
+            Reply::fixture("anthropic/overloaded.sse"),
+            Reply::fixture("anthropic/text.sse"),
+        ],
+    )
     .await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    assert_eq!(events[0], text("partial"));
-    assert!(
-        matches!(&events[1], ModelEvent::Retrying { attempt: 1, reason, .. } if reason.contains("overloaded_error")),
-        "{events:?}"
-    );
-    assert_eq!(events[2..], [text("Hello"), text(", world")]);
-    assert_eq!(
-        outcome.expect("completed").content,
-        vec![ContentBlock::Text {
-            text: "Hello, world".into()
-        }],
-        "the partial text of the failed attempt is not in the answer"
-    );
+    assert_partial_then_retried(&events, outcome, "overloaded_error");
 }
 
 #[tokio::test]
 async fn a_non_retryable_error_event_ends_the_stream() {
-    let server = Replay::start(vec![
-        Reply::fixture("anthropic/invalid_request.sse"),
-        Reply::fixture("anthropic/text.sse"),
-    ])
+    let (server, events, outcome) = stream_from(
+        provider,
+        3,
+        vec![
+            Reply::fixture("anthropic/invalid_request.sse"),
+            Reply::fixture("anthropic/text.sse"),
+        ],
+    )
     .await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
     assert_eq!(events, vec![text("partial")]);
-    match outcome {
-        Err(ProviderError::Api {
-            provider,
-            kind,
-            message,
-        }) => {
-            assert_eq!(
-                (provider, kind.as_str(), message.as_str()),
-                ("anthropic", "invalid_request_error", "prompt is too long")
-            );
-        }
-        other => panic!("expected Api, got {other:?}"),
-    }
+    assert_api_error(
+        outcome,
+        "anthropic",
+        "invalid_request_error",
+        "prompt is too long",
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn a_cut_connection_is_retried_until_attempts_run_out() {
-    let body = fixture("anthropic/text.sse");
-    let server = Replay::start(vec![
-        Reply::sse(body.clone()).cut_after(400),
-        Reply::fixture("anthropic/text.sse"),
-    ])
+    check_cut_connections_are_retried(
+        provider,
+        "anthropic",
+        "anthropic/text.sse",
+        &[400, 10],
+        FIXTURE_USAGE,
+    )
     .await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    assert!(
-        events
-            .iter()
-            .any(|event| matches!(event, ModelEvent::Retrying { attempt: 1, .. })),
-        "{events:?}"
-    );
-    assert_eq!(outcome.expect("completed").usage, FIXTURE_USAGE);
-
-    let server = Replay::start(vec![
-        Reply::sse(body.clone()).cut_after(400),
-        Reply::sse(body).cut_after(10),
-    ])
-    .await;
-    let (events, outcome) = collect(provider(&server, 2).stream(simple_request("hi"))).await;
-    assert_eq!(
-        events
-            .iter()
-            .filter(|event| matches!(event, ModelEvent::Retrying { .. }))
-            .count(),
-        1
-    );
-    match outcome {
-        Err(ProviderError::RetriesExhausted {
-            provider: "anthropic",
-            attempts: 2,
-            last,
-        }) => {
-            assert!(matches!(*last, ProviderError::Transport { .. }), "{last:?}");
-        }
-        other => panic!("expected RetriesExhausted, got {other:?}"),
-    }
-    assert_eq!(server.requests().len(), 2);
 }
 
 #[tokio::test]
@@ -445,7 +381,7 @@ async fn a_stalled_stream_times_out_and_is_retried() {
     ])
     .await;
     let mut config = config(&server, 3);
-    config.idle_timeout = Duration::from_millis(300);
+    config.http.idle_timeout = Duration::from_millis(300);
     let provider = AnthropicProvider::new(config).expect("client");
     let (events, outcome) = collect(provider.stream(simple_request("hi"))).await;
     let retry = events.iter().find_map(|event| match event {
@@ -465,12 +401,10 @@ async fn a_stalled_stream_times_out_and_is_retried() {
 
 #[tokio::test]
 async fn unauthorized_is_an_auth_error_without_retry() {
-    let server = Replay::start(vec![Reply::json(
+    let (server, _, outcome) = stream_from(provider, 5, vec![Reply::json(
         401,
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
-    )])
-    .await;
-    let (_, outcome) = collect(provider(&server, 5).stream(simple_request("hi"))).await;
+    )]).await;
     let error = outcome.expect_err("401 fails");
     assert!(
         matches!(error, ProviderError::Auth { status: 401, .. }),
@@ -486,62 +420,37 @@ async fn unauthorized_is_an_auth_error_without_retry() {
 
 #[tokio::test]
 async fn bad_request_is_rejected_with_the_api_message() {
-    let server = Replay::start(vec![Reply::json(
+    let (server, _, outcome) = stream_from(provider, 5, vec![Reply::json(
         400,
         r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: must be at most 8192"}}"#,
-    )])
-    .await;
-    let (_, outcome) = collect(provider(&server, 5).stream(simple_request("hi"))).await;
-    match outcome {
-        Err(ProviderError::Rejected {
-            provider,
-            status,
-            kind,
-            message,
-        }) => {
-            assert_eq!(
-                (provider, status, kind.as_str(), message.as_str()),
-                (
-                    "anthropic",
-                    400,
-                    "invalid_request_error",
-                    "max_tokens: must be at most 8192"
-                )
-            );
-        }
-        other => panic!("expected Rejected, got {other:?}"),
-    }
+    )]).await;
+    assert_rejected(
+        outcome,
+        "anthropic",
+        400,
+        "invalid_request_error",
+        "max_tokens: must be at most 8192",
+    );
     assert_eq!(server.requests().len(), 1);
 
     // A body that is not the API's JSON is reported raw.
-    let server = Replay::start(vec![Reply::json(404, "<html>not here</html>")]).await;
-    let (_, outcome) = collect(provider(&server, 5).stream(simple_request("hi"))).await;
-    match outcome {
-        Err(ProviderError::Rejected {
-            status: 404,
-            kind,
-            message,
-            ..
-        }) => {
-            assert_eq!(
-                (kind.as_str(), message.as_str()),
-                ("unknown", "<html>not here</html>")
-            );
-        }
-        other => panic!("expected Rejected, got {other:?}"),
-    }
+    let (_, _, outcome) =
+        stream_from(provider, 5, vec![Reply::json(404, "<html>not here</html>")]).await;
+    assert_rejected(
+        outcome,
+        "anthropic",
+        404,
+        "unknown",
+        "<html>not here</html>",
+    );
 }
 
 #[tokio::test]
 async fn malformed_json_in_a_data_line_is_a_protocol_error() {
-    let server = Replay::start(vec![Reply::fixture("anthropic/malformed.sse")]).await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let (server, events, outcome) =
+        stream_from(provider, 3, vec![Reply::fixture("anthropic/malformed.sse")]).await;
     assert_eq!(events, vec![text("partial")]);
-    let error = outcome.expect_err("malformed");
-    assert!(
-        matches!(&error, ProviderError::Protocol { provider: "anthropic", message } if message.contains("content_block_delta")),
-        "{error:?}"
-    );
+    assert_protocol_error(outcome, "anthropic", &["content_block_delta"]);
     assert_eq!(
         server.requests().len(),
         1,
@@ -556,8 +465,7 @@ async fn malformed_tool_input_names_the_call() {
         r#""partial_json": ": 20}""#,
         r#""partial_json": ": 20""#,
     );
-    let server = Replay::start(vec![Reply::sse(body)]).await;
-    let (_, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let (_, _, outcome) = stream_from(provider, 3, vec![Reply::sse(body)]).await;
     let error = outcome.expect_err("bad input");
     let text = error.to_string();
     assert!(text.contains("toolu_01") && text.contains("Read"), "{text}");
@@ -572,40 +480,27 @@ async fn dropping_the_stream_closes_the_connection() {
         .expect("two deltas");
     let server = Replay::start(vec![Reply::sse(body).stall_after(second_delta)]).await;
     let mut stream = provider(&server, 3).stream(simple_request("hi"));
-    let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
-        .await
-        .expect("an event");
+    let first = first_item(&mut stream).await;
     assert!(
         matches!(first, Some(Ok(ModelEvent::TextDelta { .. }))),
         "{first:?}"
     );
-    drop(stream);
-    assert_eq!(
-        server.wait_closed(1).await,
-        1,
-        "the server saw the client close"
-    );
+    assert_drop_closes(stream, &server).await;
 }
 
 #[tokio::test]
 async fn dropping_the_stream_during_back_off_sends_nothing_more() {
     let server = Replay::start(vec![
-        Reply::json(
-            529,
-            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-        )
-        .header("retry-after-ms", "200"),
+        overloaded().header("retry-after-ms", "200"),
         Reply::fixture("anthropic/text.sse"),
     ])
     .await;
     let mut config = config(&server, 3);
-    config.retry.max_delay = Duration::from_secs(1);
+    config.http.retry.max_delay = Duration::from_secs(1);
     let mut stream = AnthropicProvider::new(config)
         .expect("client")
         .stream(simple_request("hi"));
-    let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
-        .await
-        .expect("an event");
+    let first = first_item(&mut stream).await;
     assert!(
         matches!(
             first,

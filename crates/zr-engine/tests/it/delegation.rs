@@ -8,7 +8,10 @@ use zr_caps::{AgentCapabilities, AgentType, Budget};
 use zr_engine::{AgentConfig, EventKind, QueryOverrides, ToolChoice};
 use zr_types::{ContentBlock, MessageRole};
 
-use crate::support::{Harness, finished, run, sub_agent, tool_results, wait_gone};
+use crate::support::{
+    Harness, finished, last_total, root_with_worker, run, sub_agent, task_call, tool_names,
+    tool_results, wait_gone,
+};
 
 /// The structured results the root's model got back from its first
 /// delegation call.
@@ -52,8 +55,7 @@ async fn a_multitask_of_five_over_three_slots_queues_the_last_two() {
             {"text": "worker done"}
         ]}]
     }}));
-    let config =
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let config = root_with_worker();
     let agent = h.agent(config);
     let (events, result) = run(agent.query("fan out", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "all done");
@@ -105,14 +107,7 @@ async fn a_multitask_of_five_over_three_slots_queues_the_last_two() {
         assert_eq!(r["agent_id"], format!("root.{:04}-worker", i + 1));
     }
     // Usage of all agents adds up in the total.
-    let total = events
-        .iter()
-        .rev()
-        .find_map(|e| match &e.kind {
-            EventKind::Usage { total, .. } => Some(*total),
-            _ => None,
-        })
-        .unwrap();
+    let total = last_total(&events);
     let sub: u64 = finished(&events)
         .iter()
         .map(|r| r.usage.output_tokens)
@@ -138,8 +133,7 @@ async fn a_hanging_task_times_out_while_the_others_complete_and_five_results_com
             {"turns": [{"text": "quick result"}]}
         ]
     }}));
-    let mut config =
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let mut config = root_with_worker();
     config.subagent.timeout = Duration::from_secs(2);
     let agent = h.agent(config);
     let (_, result) = run(agent.query("fan out", QueryOverrides::default())).await;
@@ -264,7 +258,7 @@ async fn a_subagent_calling_a_tool_outside_its_pool_gets_an_error_and_nothing_ru
 async fn a_subagent_cannot_delegate() {
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
-            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"tool_calls": [task_call("worker")]},
             {"text": "ok"}
         ]}],
         "worker": [{"turns": [
@@ -275,9 +269,7 @@ async fn a_subagent_cannot_delegate() {
             {"text": "could not"}
         ]}]
     }}));
-    let agent = h.agent(
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
-    );
+    let agent = h.agent(root_with_worker());
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
     result.unwrap();
     let results = tool_results(&h.provider.of_type("worker")[1]);
@@ -384,15 +376,9 @@ async fn a_fork_inherits_the_history_and_cannot_delegate() {
     let root = &h.provider.of_type("root")[0];
     let fork = h.provider.of_type("fork");
     assert_eq!(fork[0].system, root.system);
-    let names = |r: &zr_engine::ModelRequest| {
-        r.tools
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect::<Vec<_>>()
-    };
     assert_eq!(
-        names(&fork[0]),
-        names(root),
+        tool_names(&fork[0]),
+        tool_names(root),
         "a fork sees its parent's advertised pool"
     );
     assert_eq!(
@@ -438,7 +424,7 @@ async fn a_fork_inherits_the_history_and_cannot_delegate() {
 async fn a_token_budget_ends_a_subagent_with_its_partial_output() {
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
-            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "frugal"}}]},
+            {"tool_calls": [task_call("frugal")]},
             {"text": "ok"}
         ]}],
         "frugal": [{"turns": [
@@ -452,10 +438,8 @@ async fn a_token_budget_ends_a_subagent_with_its_partial_output() {
         tool_calls: None,
     };
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(frugal));
-    run(agent.query("go", QueryOverrides::default()))
-        .await
-        .1
-        .unwrap();
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    result.unwrap();
     let result = &results_for_root(&h)[0];
     assert_eq!(result["status"], "budget_exhausted");
     assert_eq!(result["output"], "partial findings");
@@ -464,6 +448,24 @@ async fn a_token_budget_ends_a_subagent_with_its_partial_output() {
         !h.dir.path().join("spent.txt").exists(),
         "calls after the budget do not run"
     );
+    // The call it does not run is still reported, as an error.
+    let frugal_calls: Vec<&EventKind> = events
+        .iter()
+        .filter(|e| e.agent_type.as_ref() == "frugal")
+        .map(|e| &e.kind)
+        .filter(|k| {
+            matches!(
+                k,
+                EventKind::ToolCallStarted { .. } | EventKind::ToolCallFinished { .. }
+            )
+        })
+        .collect();
+    assert_eq!(frugal_calls.len(), 2, "{frugal_calls:?}");
+    assert!(matches!(
+        frugal_calls[1],
+        EventKind::ToolCallFinished { is_error: true, summary, .. }
+            if summary == "not run: the agent's token budget is exhausted"
+    ));
 }
 
 #[tokio::test]
@@ -472,7 +474,7 @@ async fn a_tool_call_budget_runs_the_calls_it_allows_and_stops() {
         |n: u32| json!({"name": "Bash", "input": {"command": format!("touch call{n}.txt")}});
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
-            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "counted"}}]},
+            {"tool_calls": [task_call("counted")]},
             {"text": "ok"}
         ]}],
         "counted": [{"turns": [
@@ -509,9 +511,7 @@ async fn input_errors_name_the_task_and_field_and_start_nothing() {
             {"text": "ok"}
         ]}]
     }}));
-    let agent = h.agent(
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
-    );
+    let agent = h.agent(root_with_worker());
     let (events, _) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(
         tool_results(&h.provider.of_type("root")[1]),
@@ -559,9 +559,7 @@ async fn cancelling_a_query_stops_its_subagents_and_their_processes() {
             {"text": "never"}
         ]}]
     }}));
-    let agent = h.agent(
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
-    );
+    let agent = h.agent(root_with_worker());
     let query = agent.query("go", QueryOverrides::default());
     let mut seen = 0;
     for _ in 0..200 {

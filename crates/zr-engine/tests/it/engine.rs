@@ -14,7 +14,10 @@ use zr_types::{
     ToolOrigin, ToolOutput,
 };
 
-use crate::support::{Harness, processes_with, run, tool_results, wait_gone};
+use crate::support::{
+    Harness, custom, one_custom_call, processes_with, run, task_call, tool_results, wait_gone,
+    with_db_query,
+};
 
 #[tokio::test]
 async fn a_text_answer_streams_deltas_and_reports_usage() {
@@ -149,20 +152,6 @@ impl ToolHandler for Probe {
     }
 }
 
-fn custom(name: &str, read_only: bool) -> Arc<ToolDefinition> {
-    Arc::new(
-        ToolDefinition::new(
-            name.parse().unwrap(),
-            format!("{name} probe"),
-            ToolOrigin::Custom,
-        )
-        .with_annotations(Annotations {
-            read_only,
-            ..Annotations::default()
-        }),
-    )
-}
-
 #[tokio::test]
 async fn read_only_calls_run_side_by_side_and_others_one_at_a_time() {
     let calls: Vec<_> = (0..12)
@@ -205,17 +194,7 @@ async fn read_only_calls_run_side_by_side_and_others_one_at_a_time() {
 #[tokio::test]
 async fn find_tool_loads_deferred_tools_from_the_next_request_and_the_root_keeps_them() {
     let probe = Arc::new(Probe::default());
-    let deferred = Arc::new(
-        ToolDefinition::new(
-            "mcp__db__query".parse().unwrap(),
-            "Run a SQL query on the database",
-            ToolOrigin::Connection {
-                server: "db".parse().unwrap(),
-            },
-        )
-        .with_annotations(Annotations::read_only()),
-    );
-    let h = Harness::with_runtime(
+    let (h, config) = with_db_query(
         &json!({"agents": {"root": [{"turns": [
             {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 0}}]},
             {"tool_calls": [{"name": "FindTool", "input": {"query": "sql database"}}]},
@@ -224,10 +203,8 @@ async fn find_tool_loads_deferred_tools_from_the_next_request_and_the_root_keeps
             {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
             {"text": "again"}
         ]}]}}),
-        |r| r.with_tool(Arc::clone(&deferred), probe.clone()),
+        probe.clone(),
     );
-    let mut config = AgentConfig::new("root");
-    config.options.mcp_tools = vec![Arc::clone(&deferred)];
     let agent = h.agent(config);
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "found");
@@ -342,20 +319,7 @@ impl ToolHandler for Panics {
 
 #[tokio::test]
 async fn a_panicking_tool_becomes_an_error_result_and_an_event() {
-    let broken = custom("broken", false);
-    let h = Harness::with_runtime(
-        &json!({"agents": {"root": [{"turns": [
-            {"tool_calls": [{"name": "broken"}]},
-            {"text": "survived"}
-        ]}]}}),
-        |r| r.with_tool(Arc::clone(&broken), Arc::new(Panics)),
-    );
-    let mut config = AgentConfig::new("root");
-    config.capabilities = AgentCapabilities {
-        custom_tools: Some(vec![broken]),
-        ..AgentCapabilities::default()
-    };
-    let agent = h.agent(config);
+    let (h, agent) = one_custom_call(&custom("broken", false), Arc::new(Panics));
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "survived");
     let results = tool_results(&h.provider.of_type("root")[1]);
@@ -416,7 +380,7 @@ async fn find_tool_ranks_by_keywords_then_pool_order_and_subagents_start_with_no
                     {"name": "FindTool", "input": {"query": "kitchen sink"}},
                     {"name": "FindTool", "input": {"max_results": 0}}
                 ]},
-                {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+                {"tool_calls": [task_call("worker")]},
                 {"text": "ok"}
             ]}],
             "worker": [{"turns": [{"text": "done"}]}]
@@ -513,7 +477,7 @@ async fn every_agent_and_every_tool_call_has_a_tracing_span() {
         tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
-            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"tool_calls": [task_call("worker")]},
             {"text": "ok"}
         ]}],
         "worker": [{"turns": [{"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}, {"text": "done"}]}]

@@ -15,12 +15,9 @@ use zr_engine::{
     RuntimeEnvironment, ToolChoice,
 };
 use zr_tools::BuiltinTools;
-use zr_types::{
-    Annotations, BoxFuture, ContentBlock, Message, StopReason, ToolCall, ToolContext,
-    ToolDefinition, ToolError, ToolHandler, ToolOrigin, ToolOutput, Usage,
-};
+use zr_types::{Annotations, ContentBlock, Message, StopReason, ToolDefinition, ToolOrigin, Usage};
 
-use crate::review::assert_valid;
+use crate::support::{Echo, assert_valid};
 
 #[derive(Debug, Clone, Copy)]
 enum Call {
@@ -147,19 +144,6 @@ impl ModelProvider for Planned {
             },
         };
         futures_util::stream::iter([Ok(ModelEvent::Completed(response))]).boxed()
-    }
-}
-
-#[derive(Debug)]
-struct Echo;
-
-impl ToolHandler for Echo {
-    fn call<'a>(
-        &'a self,
-        call: ToolCall,
-        _: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { Ok(ToolOutput::text(call.name)) })
     }
 }
 

@@ -6,8 +6,8 @@
 mod anthropic;
 mod delegation;
 mod engine;
+mod exit_paths;
 mod history;
 mod openai;
 mod replay;
-mod review;
 mod support;

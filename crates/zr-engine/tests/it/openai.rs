@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use serde_json::json;
 use zr_engine::{
     MaxTokensField, ModelEvent, ModelProvider, OpenAiConfig, OpenAiProvider, ProviderError,
@@ -12,23 +11,22 @@ use zr_types::{ContentBlock, StopReason, Usage};
 
 use crate::anthropic::rich_request;
 use crate::replay::{
-    Replay, Reply, collect, fast_retry, fixture, fixture_replaced, fixture_text, simple_request,
+    Replay, Reply, assert_api_error, assert_drop_closes, assert_first_retry, assert_hello_world,
+    assert_partial_then_retried, assert_protocol_error, assert_rejected,
+    check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, first_item,
+    fixture_replaced, fixture_text, retries, simple_request, stream_from, text,
 };
 
 fn config(server: &Replay, attempts: u32) -> OpenAiConfig {
     let mut config = OpenAiConfig::new(format!("{}/v1", server.url()))
         .with_api_key("sk-test")
         .with_retry(fast_retry(attempts));
-    config.idle_timeout = Duration::from_secs(5);
+    config.http.idle_timeout = Duration::from_secs(5);
     config
 }
 
 fn provider(server: &Replay, attempts: u32) -> OpenAiProvider {
     OpenAiProvider::new(config(server, attempts)).expect("client")
-}
-
-fn text(text: &str) -> ModelEvent {
-    ModelEvent::TextDelta { text: text.into() }
 }
 
 /// prompt_tokens 120 of which 100 cached, completion_tokens 9.
@@ -41,26 +39,13 @@ const FIXTURE_USAGE: Usage = Usage {
 
 #[tokio::test]
 async fn text_streams_as_deltas_then_completes_with_usage() {
-    let server = Replay::start(vec![Reply::fixture("openai/text.sse")]).await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    assert_eq!(events, vec![text("Hello"), text(", world")]);
-    let response = outcome.expect("completed");
-    assert_eq!(
-        response.content,
-        vec![ContentBlock::Text {
-            text: "Hello, world".into()
-        }]
-    );
-    assert_eq!(response.stop_reason, StopReason::EndTurn);
-    assert_eq!(response.usage, FIXTURE_USAGE);
-
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
-    let request = &requests[0];
-    assert_eq!(
-        (request.method.as_str(), request.path.as_str()),
-        ("POST", "/v1/chat/completions")
-    );
+    let request = check_text_fixture(
+        provider,
+        "openai/text.sse",
+        FIXTURE_USAGE,
+        "/v1/chat/completions",
+    )
+    .await;
     assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
 }
 
@@ -185,27 +170,18 @@ async fn rate_limit_429_waits_as_retry_after_ms_says() {
     ])
     .await;
     let mut config = config(&server, 3);
-    config.retry = RetryPolicy {
+    config.http.retry = RetryPolicy {
         max_delay: Duration::from_secs(1),
         ..fast_retry(3)
     };
     let provider = OpenAiProvider::new(config).expect("client");
     let (events, outcome) = collect(provider.stream(simple_request("hi"))).await;
-    let ModelEvent::Retrying {
-        attempt,
-        delay,
-        reason,
-    } = &events[0]
-    else {
-        panic!("expected Retrying first, got {events:?}");
-    };
-    assert_eq!((*attempt, *delay), (1, Duration::from_millis(80)));
-    assert!(
-        reason.contains("HTTP 429") && reason.contains("Rate limit reached"),
-        "{reason}"
+    let rest = assert_first_retry(
+        &events,
+        Duration::from_millis(80),
+        &["HTTP 429", "Rate limit reached"],
     );
-    assert_eq!(events[1..], [text("Hello"), text(", world")]);
-    outcome.expect("completed");
+    assert_hello_world(rest, outcome);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(requests[1].at.duration_since(requests[0].at) >= Duration::from_millis(80));
@@ -213,96 +189,48 @@ async fn rate_limit_429_waits_as_retry_after_ms_says() {
 
 #[tokio::test]
 async fn a_server_error_object_mid_stream_starts_over() {
-    let server = Replay::start(vec![
-        Reply::fixture("openai/server_error.sse"),
-        Reply::fixture("openai/text.sse"),
-    ])
+    let (_, events, outcome) = stream_from(
+        provider,
+        3,
+        vec![
+            Reply::fixture("openai/server_error.sse"),
+            Reply::fixture("openai/text.sse"),
+        ],
+    )
     .await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    assert_eq!(events[0], text("partial"));
-    assert!(
-        matches!(&events[1], ModelEvent::Retrying { attempt: 1, reason, .. } if reason.contains("server_error")),
-        "{events:?}"
-    );
-    assert_eq!(events[2..], [text("Hello"), text(", world")]);
-    assert_eq!(
-        outcome.expect("completed").content,
-        vec![ContentBlock::Text {
-            text: "Hello, world".into()
-        }]
-    );
+    assert_partial_then_retried(&events, outcome, "server_error");
 }
 
 #[tokio::test]
 async fn a_request_error_object_mid_stream_ends_the_stream() {
-    let server = Replay::start(vec![
-        Reply::fixture("openai/invalid_request.sse"),
-        Reply::fixture("openai/text.sse"),
-    ])
+    let (server, _, outcome) = stream_from(
+        provider,
+        3,
+        vec![
+            Reply::fixture("openai/invalid_request.sse"),
+            Reply::fixture("openai/text.sse"),
+        ],
+    )
     .await;
-    let (_, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    match outcome {
-        Err(ProviderError::Api {
-            provider,
-            kind,
-            message,
-        }) => {
-            assert_eq!(
-                (provider, kind.as_str(), message.as_str()),
-                (
-                    "openai",
-                    "invalid_request_error",
-                    "Invalid 'messages': too long."
-                )
-            );
-        }
-        other => panic!("expected Api, got {other:?}"),
-    }
+    assert_api_error(
+        outcome,
+        "openai",
+        "invalid_request_error",
+        "Invalid 'messages': too long.",
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn a_cut_connection_is_retried_until_attempts_run_out() {
-    let body = fixture("openai/text.sse");
-    let server = Replay::start(vec![
-        Reply::sse(body.clone()).cut_after(300),
-        Reply::fixture("openai/text.sse"),
-    ])
+    check_cut_connections_are_retried(
+        provider,
+        "openai",
+        "openai/text.sse",
+        &[300, 300, 0],
+        FIXTURE_USAGE,
+    )
     .await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    assert!(
-        events
-            .iter()
-            .any(|event| matches!(event, ModelEvent::Retrying { attempt: 1, .. })),
-        "{events:?}"
-    );
-    assert_eq!(outcome.expect("completed").usage, FIXTURE_USAGE);
-
-    let server = Replay::start(vec![
-        Reply::sse(body.clone()).cut_after(300),
-        Reply::sse(body.clone()).cut_after(300),
-        Reply::sse(body).cut_after(0),
-    ])
-    .await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
-    assert_eq!(
-        events
-            .iter()
-            .filter(|event| matches!(event, ModelEvent::Retrying { .. }))
-            .count(),
-        2
-    );
-    match outcome {
-        Err(ProviderError::RetriesExhausted {
-            provider: "openai",
-            attempts: 3,
-            last,
-        }) => {
-            assert!(matches!(*last, ProviderError::Transport { .. }), "{last:?}");
-        }
-        other => panic!("expected RetriesExhausted, got {other:?}"),
-    }
-    assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test]
@@ -330,44 +258,26 @@ async fn unauthorized_and_forbidden_are_auth_errors_without_retry() {
 
 #[tokio::test]
 async fn bad_request_is_rejected_with_the_api_message() {
-    let server = Replay::start(vec![Reply::json(
+    let (server, _, outcome) = stream_from(provider, 5, vec![Reply::json(
         400,
         r#"{"error":{"message":"Unknown parameter: 'foo'.","type":"invalid_request_error","param":"foo","code":"unknown_parameter"}}"#,
-    )])
-    .await;
-    let (_, outcome) = collect(provider(&server, 5).stream(simple_request("hi"))).await;
-    match outcome {
-        Err(ProviderError::Rejected {
-            provider,
-            status,
-            kind,
-            message,
-        }) => {
-            assert_eq!(
-                (provider, status, kind.as_str(), message.as_str()),
-                (
-                    "openai",
-                    400,
-                    "invalid_request_error",
-                    "Unknown parameter: 'foo'."
-                )
-            );
-        }
-        other => panic!("expected Rejected, got {other:?}"),
-    }
+    )]).await;
+    assert_rejected(
+        outcome,
+        "openai",
+        400,
+        "invalid_request_error",
+        "Unknown parameter: 'foo'.",
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn malformed_json_in_a_data_line_is_a_protocol_error() {
-    let server = Replay::start(vec![Reply::fixture("openai/malformed.sse")]).await;
-    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let (server, events, outcome) =
+        stream_from(provider, 3, vec![Reply::fixture("openai/malformed.sse")]).await;
     assert_eq!(events, vec![text("partial")]);
-    let error = outcome.expect_err("malformed");
-    assert!(
-        matches!(&error, ProviderError::Protocol { provider: "openai", message } if message.contains("not valid JSON")),
-        "{error:?}"
-    );
+    assert_protocol_error(outcome, "openai", &["not valid JSON"]);
     assert_eq!(
         server.requests().len(),
         1,
@@ -382,8 +292,7 @@ async fn malformed_tool_arguments_name_the_call() {
         r#"{\"pattern\": \"*.rs\"}"#,
         r#"{\"pattern\": "#,
     );
-    let server = Replay::start(vec![Reply::sse(body)]).await;
-    let (_, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let (_, _, outcome) = stream_from(provider, 3, vec![Reply::sse(body)]).await;
     let text = outcome.expect_err("bad arguments").to_string();
     assert!(text.contains("call_B") && text.contains("Glob"), "{text}");
 }
@@ -400,20 +309,14 @@ async fn malformed_tool_arguments_without_done_are_not_retried() {
     )
     .replace("data: [DONE]\n", "");
     assert!(!body.contains("[DONE]"));
-    let server = Replay::start(vec![Reply::sse(body.clone()), Reply::sse(body)]).await;
-    let (events, outcome) = collect(provider(&server, 2).stream(simple_request("hi"))).await;
-    let error = outcome.expect_err("bad arguments");
-    assert!(
-        matches!(&error, ProviderError::Protocol { provider: "openai", message }
-            if message.contains("call_B") && message.contains("Glob")),
-        "{error:?}"
-    );
-    assert!(
-        !events
-            .iter()
-            .any(|event| matches!(event, ModelEvent::Retrying { .. })),
-        "{events:?}"
-    );
+    let (server, events, outcome) = stream_from(
+        provider,
+        2,
+        vec![Reply::sse(body.clone()), Reply::sse(body)],
+    )
+    .await;
+    assert_protocol_error(outcome, "openai", &["call_B", "Glob"]);
+    assert_eq!(retries(&events), 0, "{events:?}");
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -423,14 +326,7 @@ async fn dropping_the_stream_closes_the_connection() {
     let after_hello = body.find("Hello").expect("Hello") + 200;
     let server = Replay::start(vec![Reply::sse(body).stall_after(after_hello)]).await;
     let mut stream = provider(&server, 3).stream(simple_request("hi"));
-    let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
-        .await
-        .expect("an event");
+    let first = first_item(&mut stream).await;
     assert_eq!(first.expect("an item").expect("an event"), text("Hello"));
-    drop(stream);
-    assert_eq!(
-        server.wait_closed(1).await,
-        1,
-        "the server saw the client close"
-    );
+    assert_drop_closes(stream, &server).await;
 }

@@ -351,3 +351,258 @@ pub(crate) async fn collect(
     .expect("the stream finished within 10 s");
     (events, outcome)
 }
+
+/// A text delta event.
+pub(crate) fn text(text: &str) -> zr_engine::ModelEvent {
+    zr_engine::ModelEvent::TextDelta { text: text.into() }
+}
+
+/// How many `Retrying` events `events` holds.
+pub(crate) fn retries(events: &[zr_engine::ModelEvent]) -> usize {
+    events
+        .iter()
+        .filter(|event| matches!(event, zr_engine::ModelEvent::Retrying { .. }))
+        .count()
+}
+
+/// Checks that a text fixture (`Hello`, `, world`) was streamed and
+/// answered, whole, with the response returned.
+pub(crate) fn assert_hello_world(
+    events: &[zr_engine::ModelEvent],
+    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+) -> zr_engine::ModelResponse {
+    assert_eq!(events, [text("Hello"), text(", world")]);
+    let response = outcome.expect("completed");
+    assert_eq!(
+        response.content,
+        vec![zr_types::ContentBlock::Text {
+            text: "Hello, world".into()
+        }],
+        "the answer is the whole text, and only it"
+    );
+    response
+}
+
+/// Checks a stream whose first attempt said `partial` and then failed in a
+/// way worth retrying (the retry's reason mentions `reason`), and whose
+/// second attempt streamed the text fixture: the partial text of the failed
+/// attempt is not in the answer.
+pub(crate) fn assert_partial_then_retried(
+    events: &[zr_engine::ModelEvent],
+    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    reason: &str,
+) {
+    assert_eq!(events[0], text("partial"));
+    assert!(
+        matches!(&events[1], zr_engine::ModelEvent::Retrying { attempt: 1, reason: said, .. } if said.contains(reason)),
+        "{events:?}"
+    );
+    assert_hello_world(&events[2..], outcome);
+}
+
+/// Checks that `events` starts with the first retry, after `delay`, for a
+/// reason that mentions every one of `mentions`; returns the other events.
+pub(crate) fn assert_first_retry<'a>(
+    events: &'a [zr_engine::ModelEvent],
+    delay: Duration,
+    mentions: &[&str],
+) -> &'a [zr_engine::ModelEvent] {
+    let Some(zr_engine::ModelEvent::Retrying {
+        attempt,
+        delay: waited,
+        reason,
+    }) = events.first()
+    else {
+        panic!("expected Retrying first, got {events:?}");
+    };
+    assert_eq!((*attempt, *waited), (1, delay));
+    assert!(
+        mentions.iter().all(|mention| reason.contains(mention)),
+        "{reason} should mention {mentions:?}"
+    );
+    &events[1..]
+}
+
+/// Checks that `outcome` is `provider`'s error event of `kind` saying
+/// `message`.
+pub(crate) fn assert_api_error(
+    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    provider: &str,
+    kind: &str,
+    message: &str,
+) {
+    match outcome {
+        Err(zr_engine::ProviderError::Api {
+            provider: said_by,
+            kind: said_kind,
+            message: said,
+        }) => assert_eq!(
+            (said_by, said_kind.as_str(), said.as_str()),
+            (provider, kind, message)
+        ),
+        other => panic!("expected Api, got {other:?}"),
+    }
+}
+
+/// Checks that `outcome` is `provider`'s rejection with `status`, of `kind`,
+/// saying `message`.
+pub(crate) fn assert_rejected(
+    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    provider: &str,
+    status: u16,
+    kind: &str,
+    message: &str,
+) {
+    match outcome {
+        Err(zr_engine::ProviderError::Rejected {
+            provider: said_by,
+            status: said_status,
+            kind: said_kind,
+            message: said,
+        }) => assert_eq!(
+            (said_by, said_status, said_kind.as_str(), said.as_str()),
+            (provider, status, kind, message)
+        ),
+        other => panic!("expected Rejected, got {other:?}"),
+    }
+}
+
+/// Checks that `outcome` is `provider` giving up after `attempts` attempts,
+/// the last one cut (a transport error).
+pub(crate) fn assert_cut_until_exhausted(
+    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    provider: &str,
+    attempts: u32,
+) {
+    match outcome {
+        Err(zr_engine::ProviderError::RetriesExhausted {
+            provider: said_by,
+            attempts: made,
+            last,
+        }) => {
+            assert_eq!((said_by, made), (provider, attempts));
+            assert!(
+                matches!(*last, zr_engine::ProviderError::Transport { .. }),
+                "{last:?}"
+            );
+        }
+        other => panic!("expected RetriesExhausted, got {other:?}"),
+    }
+}
+
+/// Checks that `outcome` is a protocol error of `provider` whose message
+/// mentions every one of `mentions`.
+pub(crate) fn assert_protocol_error(
+    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    provider: &str,
+    mentions: &[&str],
+) {
+    let error = outcome.expect_err("a protocol error");
+    assert!(
+        matches!(&error, zr_engine::ProviderError::Protocol { provider: said_by, message }
+            if *said_by == provider && mentions.iter().all(|mention| message.contains(mention))),
+        "{error:?} should be a protocol error of {provider} mentioning {mentions:?}"
+    );
+}
+
+/// The first item of `stream`, which must come within 5 s.
+pub(crate) async fn first_item(
+    stream: &mut zr_engine::ModelStream,
+) -> Option<Result<zr_engine::ModelEvent, zr_engine::ProviderError>> {
+    use futures_util::StreamExt;
+    tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("an event")
+}
+
+/// Drops `stream` and checks that `server` saw the client close the
+/// connection it was stalling on.
+pub(crate) async fn assert_drop_closes(stream: zr_engine::ModelStream, server: &Replay) {
+    drop(stream);
+    assert_eq!(
+        server.wait_closed(1).await,
+        1,
+        "the server saw the client close"
+    );
+}
+
+/// Checks that `provider` (made for a server and a number of attempts)
+/// retries connections cut in the text fixture `fixture`: one cut after
+/// `cuts[0]` body bytes is retried and the answer has `usage`; with every
+/// attempt cut (after `cuts[i]` bytes for attempt `i`), it gives up after
+/// `cuts.len()` attempts, the last error a transport error.
+pub(crate) async fn check_cut_connections_are_retried<P: zr_engine::ModelProvider>(
+    provider: impl Fn(&Replay, u32) -> P,
+    name: &str,
+    fixture_name: &str,
+    cuts: &[usize],
+    usage: zr_types::Usage,
+) {
+    let body = fixture(fixture_name);
+    let attempts = u32::try_from(cuts.len()).expect("a few attempts");
+    let server = Replay::start(vec![
+        Reply::sse(body.clone()).cut_after(cuts[0]),
+        Reply::fixture(fixture_name),
+    ])
+    .await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, zr_engine::ModelEvent::Retrying { attempt: 1, .. })),
+        "{events:?}"
+    );
+    assert_eq!(outcome.expect("completed").usage, usage);
+
+    let replies = cuts
+        .iter()
+        .map(|cut| Reply::sse(body.clone()).cut_after(*cut))
+        .collect();
+    let server = Replay::start(replies).await;
+    let (events, outcome) = collect(provider(&server, attempts).stream(simple_request("hi"))).await;
+    assert_eq!(retries(&events), cuts.len() - 1);
+    assert_cut_until_exhausted(outcome, name, attempts);
+    assert_eq!(server.requests().len(), cuts.len());
+}
+
+/// Checks that `provider` (made for a server and a number of attempts)
+/// streams the text fixture `fixture_name` as `Hello`, `, world`, ending
+/// the turn with `usage`, after one `POST` to `path`; returns that request.
+pub(crate) async fn check_text_fixture<P: zr_engine::ModelProvider>(
+    provider: impl Fn(&Replay, u32) -> P,
+    fixture_name: &str,
+    usage: zr_types::Usage,
+    path: &str,
+) -> Recorded {
+    let server = Replay::start(vec![Reply::fixture(fixture_name)]).await;
+    let (events, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let response = assert_hello_world(&events, outcome);
+    assert_eq!(response.stop_reason, zr_types::StopReason::EndTurn);
+    assert_eq!(response.usage, usage);
+
+    let mut requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = requests.remove(0);
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("POST", path)
+    );
+    request
+}
+
+/// Starts a server answering with `replies` and streams
+/// [`simple_request`] from `provider` (made for it with `attempts`
+/// attempts): the server, the events and the outcome.
+pub(crate) async fn stream_from<P: zr_engine::ModelProvider>(
+    provider: impl Fn(&Replay, u32) -> P,
+    attempts: u32,
+    replies: Vec<Reply>,
+) -> (
+    Replay,
+    Vec<zr_engine::ModelEvent>,
+    Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+) {
+    let server = Replay::start(replies).await;
+    let (events, outcome) = collect(provider(&server, attempts).stream(simple_request("hi"))).await;
+    (server, events, outcome)
+}

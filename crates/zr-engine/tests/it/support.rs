@@ -1,6 +1,6 @@
 //! Shared set-up of the engine tests: a scripted runtime in a temporary
-//! folder, a provider that records every request, event helpers and a
-//! process scan.
+//! folder, a provider that records every request, tools and script pieces,
+//! event helpers, the conversation checks and a process scan.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,13 +8,16 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use tempfile::TempDir;
-use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, RuntimeSettings};
 use zr_engine::{
     Agent, AgentConfig, EngineError, Event, EventKind, ModelProvider, ModelRequest, ModelStream,
     Query, QueryResult, RuntimeEnvironment, ScriptedProvider, TaskResult,
 };
 use zr_tools::BuiltinTools;
-use zr_types::{ContentBlock, MessageRole, ToolResultContent};
+use zr_types::{
+    Annotations, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolContext,
+    ToolDefinition, ToolError, ToolHandler, ToolOrigin, ToolOutput, ToolResultContent, Usage,
+};
 
 /// A scripted provider that keeps a copy of every request.
 #[derive(Debug)]
@@ -190,4 +193,203 @@ pub(crate) async fn wait_gone(marker: &str) -> Vec<u32> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     processes_with(marker)
+}
+
+/// Checks what every provider requires of a conversation: no empty
+/// message, no empty text block, and every tool use answered by exactly one
+/// tool result in the next message (and no result without its use).
+pub(crate) fn assert_valid(messages: &[Message], what: &str) {
+    let roles: Vec<MessageRole> = messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles.first(),
+        Some(&MessageRole::User),
+        "{what}: starts with the user"
+    );
+    assert!(
+        roles.windows(2).all(|w| w[0] != w[1]),
+        "{what}: roles do not alternate: {roles:?}"
+    );
+    for (i, message) in messages.iter().enumerate() {
+        assert!(!message.content.is_empty(), "{what}: message {i} is empty");
+        for block in &message.content {
+            if let ContentBlock::Text { text } = block {
+                assert!(!text.is_empty(), "{what}: message {i} has an empty text");
+            }
+        }
+        let uses: Vec<&str> = message
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let results = |m: &Message| -> Vec<String> {
+            m.content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        if message.role == MessageRole::Assistant {
+            if uses.is_empty() {
+                continue;
+            }
+            let next = messages
+                .get(i + 1)
+                .unwrap_or_else(|| panic!("{what}: message {i}'s tool uses are unanswered"));
+            assert_eq!(next.role, MessageRole::User, "{what}: message {}", i + 1);
+            let mut answered = results(next);
+            answered.sort();
+            let mut asked: Vec<String> = uses.iter().map(|s| (*s).to_owned()).collect();
+            asked.sort();
+            assert_eq!(answered, asked, "{what}: answers to message {i}");
+        } else {
+            let answered = results(message);
+            if answered.is_empty() {
+                continue;
+            }
+            let previous = i
+                .checked_sub(1)
+                .and_then(|p| messages.get(p))
+                .filter(|m| m.role == MessageRole::Assistant)
+                .unwrap_or_else(|| panic!("{what}: results in {i} without tool uses"));
+            for id in answered {
+                assert!(
+                    previous
+                        .content
+                        .iter()
+                        .any(|b| matches!(b, ContentBlock::ToolUse { id: u, .. } if *u == id)),
+                    "{what}: result {id} in {i} answers nothing"
+                );
+            }
+        }
+    }
+}
+
+/// Checks [`assert_valid`] on every request the harness's provider got, and
+/// that each ends with the user's message.
+pub(crate) fn assert_all_requests_valid(h: &Harness) {
+    let requests: Vec<ModelRequest> = h.provider.requests.lock().unwrap().clone();
+    assert!(!requests.is_empty());
+    for r in &requests {
+        assert_valid(
+            &r.messages,
+            &format!("request of {} turn {}", r.origin.agent, r.origin.turn),
+        );
+        assert_eq!(
+            r.messages.last().map(|m| m.role),
+            Some(MessageRole::User),
+            "the last message is the user's"
+        );
+    }
+}
+
+/// Echoes its call: `{name} {input}`.
+#[derive(Debug)]
+pub(crate) struct Echo;
+
+impl ToolHandler for Echo {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move { Ok(ToolOutput::text(format!("{} {}", call.name, call.input))) })
+    }
+}
+
+/// A custom tool `name`, read-only or not.
+pub(crate) fn custom(name: &str, read_only: bool) -> Arc<ToolDefinition> {
+    Arc::new(
+        ToolDefinition::new(
+            name.parse().unwrap(),
+            format!("{name} probe"),
+            ToolOrigin::Custom,
+        )
+        .with_annotations(Annotations {
+            read_only,
+            ..Annotations::default()
+        }),
+    )
+}
+
+/// The read-only tool `mcp__db__query` of the server `db`, which the
+/// engine defers until `FindTool` loads it.
+fn db_query() -> Arc<ToolDefinition> {
+    Arc::new(
+        ToolDefinition::new(
+            "mcp__db__query".parse().unwrap(),
+            "Run a SQL query on the database",
+            ToolOrigin::Connection {
+                server: "db".parse().unwrap(),
+            },
+        )
+        .with_annotations(Annotations::read_only()),
+    )
+}
+
+/// The names of the tools a request advertised, in order.
+pub(crate) fn tool_names(request: &ModelRequest) -> Vec<String> {
+    request.tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+/// A `Task` call (description `d`, prompt `p`) to a subagent of type
+/// `subagent_type`.
+pub(crate) fn task_call(subagent_type: &str) -> Value {
+    serde_json::json!({"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": subagent_type}})
+}
+
+/// The root's config with one general-purpose subagent type, `worker`.
+pub(crate) fn root_with_worker() -> AgentConfig {
+    AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose))
+}
+
+/// A harness whose root may run only the custom tool `tool`, handled by
+/// `handler`; its model calls the tool once, then answers `survived`.
+pub(crate) fn one_custom_call(
+    tool: &Arc<ToolDefinition>,
+    handler: Arc<dyn ToolHandler>,
+) -> (Harness, Agent) {
+    let h = Harness::with_runtime(
+        &serde_json::json!({"agents": {"root": [{"turns": [
+            {"tool_calls": [{"name": tool.name.as_str()}]},
+            {"text": "survived"}
+        ]}]}}),
+        |r| r.with_tool(Arc::clone(tool), handler),
+    );
+    let mut config = AgentConfig::new("root");
+    config.capabilities = AgentCapabilities {
+        custom_tools: Some(vec![Arc::clone(tool)]),
+        ..AgentCapabilities::default()
+    };
+    let agent = h.agent(config);
+    (h, agent)
+}
+
+/// A harness over `script` where `mcp__db__query` ([`db_query`]) is
+/// handled by `handler`, and the root's config, which defers that tool.
+pub(crate) fn with_db_query(
+    script: &Value,
+    handler: Arc<dyn ToolHandler>,
+) -> (Harness, AgentConfig) {
+    let deferred = db_query();
+    let h = Harness::with_runtime(script, |r| r.with_tool(Arc::clone(&deferred), handler));
+    let mut config = AgentConfig::new("root");
+    config.options.mcp_tools = vec![deferred];
+    (h, config)
+}
+
+/// The total usage the last `Usage` event reported.
+pub(crate) fn last_total(events: &[Event]) -> Usage {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::Usage { total, .. } => Some(*total),
+            _ => None,
+        })
+        .expect("a usage event")
 }

@@ -1,110 +1,21 @@
-//! Regression tests from the review of the engine core: cleanup on every
-//! exit path, history validity after every path, usage totals, fork
-//! parity, panics in tools.
+//! What every way an agent ends leaves behind: cleanup of subagents and
+//! their background commands (timed out, cancelled, queued), a valid
+//! history after every path, usage totals, fork parity, panics in tools.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
-use zr_caps::{AgentCapabilities, AgentType, Budget};
-use zr_engine::{AgentConfig, EventKind, ModelRequest, QueryOverrides, TaskStatus};
-use zr_types::{
-    Annotations, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolContext,
-    ToolDefinition, ToolError, ToolHandler, ToolOrigin, ToolOutput, Usage,
+use zr_caps::AgentType;
+use zr_engine::{AgentConfig, EventKind, QueryOverrides, TaskStatus};
+use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput, Usage};
+
+use crate::support::{
+    Echo, Harness, assert_all_requests_valid, assert_valid, custom, finished, last_total,
+    one_custom_call, root_with_worker, run, sub_agent, task_call, tool_names, tool_results,
+    wait_gone, with_db_query,
 };
-
-use crate::support::{Harness, finished, run, sub_agent, tool_results, wait_gone};
-
-/// Checks what every provider requires of a conversation: no empty
-/// message, no empty text block, and every tool use answered by exactly one
-/// tool result in the next message (and no result without its use).
-pub(crate) fn assert_valid(messages: &[Message], what: &str) {
-    let roles: Vec<MessageRole> = messages.iter().map(|m| m.role).collect();
-    assert_eq!(
-        roles.first(),
-        Some(&MessageRole::User),
-        "{what}: starts with the user"
-    );
-    assert!(
-        roles.windows(2).all(|w| w[0] != w[1]),
-        "{what}: roles do not alternate: {roles:?}"
-    );
-    for (i, message) in messages.iter().enumerate() {
-        assert!(!message.content.is_empty(), "{what}: message {i} is empty");
-        for block in &message.content {
-            if let ContentBlock::Text { text } = block {
-                assert!(!text.is_empty(), "{what}: message {i} has an empty text");
-            }
-        }
-        let uses: Vec<&str> = message
-            .content
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
-                _ => None,
-            })
-            .collect();
-        let results = |m: &Message| -> Vec<String> {
-            m.content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
-                    _ => None,
-                })
-                .collect()
-        };
-        if message.role == MessageRole::Assistant {
-            if uses.is_empty() {
-                continue;
-            }
-            let next = messages
-                .get(i + 1)
-                .unwrap_or_else(|| panic!("{what}: message {i}'s tool uses are unanswered"));
-            assert_eq!(next.role, MessageRole::User, "{what}: message {}", i + 1);
-            let mut answered = results(next);
-            answered.sort();
-            let mut asked: Vec<String> = uses.iter().map(|s| (*s).to_owned()).collect();
-            asked.sort();
-            assert_eq!(answered, asked, "{what}: answers to message {i}");
-        } else {
-            let answered = results(message);
-            if answered.is_empty() {
-                continue;
-            }
-            let previous = i
-                .checked_sub(1)
-                .and_then(|p| messages.get(p))
-                .filter(|m| m.role == MessageRole::Assistant)
-                .unwrap_or_else(|| panic!("{what}: results in {i} without tool uses"));
-            for id in answered {
-                assert!(
-                    previous
-                        .content
-                        .iter()
-                        .any(|b| matches!(b, ContentBlock::ToolUse { id: u, .. } if *u == id)),
-                    "{what}: result {id} in {i} answers nothing"
-                );
-            }
-        }
-    }
-}
-
-fn assert_all_requests_valid(h: &Harness) {
-    let requests: Vec<ModelRequest> = h.provider.requests.lock().unwrap().clone();
-    assert!(!requests.is_empty());
-    for r in &requests {
-        assert_valid(
-            &r.messages,
-            &format!("request of {} turn {}", r.origin.agent, r.origin.turn),
-        );
-        assert_eq!(
-            r.messages.last().map(|m| m.role),
-            Some(MessageRole::User),
-            "the last message is the user's"
-        );
-    }
-}
 
 /// A handler that panics while making its future.
 #[derive(Debug)]
@@ -120,44 +31,9 @@ impl ToolHandler for PanicsEarly {
     }
 }
 
-/// Echoes its input.
-#[derive(Debug)]
-struct Echo;
-
-impl ToolHandler for Echo {
-    fn call<'a>(
-        &'a self,
-        call: ToolCall,
-        _: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move { Ok(ToolOutput::text(format!("{} {}", call.name, call.input))) })
-    }
-}
-
-fn custom(name: &str) -> Arc<ToolDefinition> {
-    Arc::new(ToolDefinition::new(
-        name.parse().unwrap(),
-        format!("{name} tool"),
-        ToolOrigin::Custom,
-    ))
-}
-
 #[tokio::test]
 async fn a_tool_that_panics_before_its_future_exists_is_an_error_result() {
-    let broken = custom("early");
-    let h = Harness::with_runtime(
-        &json!({"agents": {"root": [{"turns": [
-            {"tool_calls": [{"name": "early"}]},
-            {"text": "survived"}
-        ]}]}}),
-        |r| r.with_tool(Arc::clone(&broken), Arc::new(PanicsEarly)),
-    );
-    let mut config = AgentConfig::new("root");
-    config.capabilities = AgentCapabilities {
-        custom_tools: Some(vec![broken]),
-        ..AgentCapabilities::default()
-    };
-    let agent = h.agent(config);
+    let (h, agent) = one_custom_call(&custom("early", false), Arc::new(PanicsEarly));
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "survived");
     assert_eq!(
@@ -216,7 +92,7 @@ async fn cancelling_during_a_subagents_cleanup_still_ends_it_once() {
     let h = Harness::with_runtime(
         &json!({"agents": {
             "root": [{"turns": [
-                {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+                {"tool_calls": [task_call("worker")]},
                 {"text": "never"}
             ]}],
             "worker": [{"turns": [
@@ -226,9 +102,7 @@ async fn cancelling_during_a_subagents_cleanup_still_ends_it_once() {
         }}),
         |r| r.with_observer(journal.clone()),
     );
-    let agent = h.agent(
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose)),
-    );
+    let agent = h.agent(root_with_worker());
     let mut query = agent.query("go", QueryOverrides::default());
     let wait_done = async {
         while let Some(event) = query.next().await {
@@ -275,7 +149,7 @@ async fn a_timed_out_subagents_background_commands_die() {
     let marker = "sleep 48.4321";
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
-            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"tool_calls": [task_call("worker")]},
             {"text": "reported"}
         ]}],
         "worker": [{"turns": [
@@ -283,8 +157,7 @@ async fn a_timed_out_subagents_background_commands_die() {
             {"delay_ms": 600_000, "text": "never"}
         ]}]
     }}));
-    let mut config =
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let mut config = root_with_worker();
     config.subagent.timeout = Duration::from_secs(2);
     let agent = h.agent(config);
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
@@ -325,8 +198,7 @@ async fn the_final_total_is_the_root_plus_every_subagent() {
             ]}
         ]
     }}));
-    let mut config =
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let mut config = root_with_worker();
     config.subagent.timeout = Duration::from_secs(2);
     let agent = h.agent(config);
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
@@ -344,30 +216,13 @@ async fn the_final_total_is_the_root_plus_every_subagent() {
     };
     assert_eq!(sum, expected);
     assert_eq!(result.total_usage, expected);
-    let last_total = events
-        .iter()
-        .rev()
-        .find_map(|e| match &e.kind {
-            EventKind::Usage { total, .. } => Some(*total),
-            _ => None,
-        })
-        .unwrap();
+    let last_total = last_total(&events);
     assert_eq!(last_total, expected);
 }
 
 #[tokio::test]
 async fn a_fork_advertises_what_its_parent_loaded() {
-    let deferred = Arc::new(
-        ToolDefinition::new(
-            "mcp__db__query".parse().unwrap(),
-            "Run a SQL query on the database",
-            ToolOrigin::Connection {
-                server: "db".parse().unwrap(),
-            },
-        )
-        .with_annotations(Annotations::read_only()),
-    );
-    let h = Harness::with_runtime(
+    let (h, config) = with_db_query(
         &json!({"agents": {
             "root": [{"turns": [
                 {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
@@ -379,67 +234,25 @@ async fn a_fork_advertises_what_its_parent_loaded() {
                 {"text": "forked"}
             ]}]
         }}),
-        |r| r.with_tool(Arc::clone(&deferred), Arc::new(Echo)),
+        Arc::new(Echo),
     );
-    let mut config = AgentConfig::new("root");
-    config.options.mcp_tools = vec![Arc::clone(&deferred)];
     let agent = h.agent(config);
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "done");
-    let names = |r: &ModelRequest| {
-        r.tools
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect::<Vec<_>>()
-    };
     let root = h.provider.of_type("root");
     let fork = h.provider.of_type("fork");
-    assert!(names(&root[1]).contains(&"mcp__db__query".to_owned()));
-    assert_eq!(names(&fork[0]), names(&root[1]), "prompt-cache parity");
+    assert!(tool_names(&root[1]).contains(&"mcp__db__query".to_owned()));
+    assert_eq!(
+        tool_names(&fork[0]),
+        tool_names(&root[1]),
+        "prompt-cache parity"
+    );
     assert_eq!(
         tool_results(&fork[1]).last().unwrap(),
         &(false, "mcp__db__query {\"n\":2}".to_owned()),
         "the fork can call what its history shows"
     );
     assert_all_requests_valid(&h);
-}
-
-#[tokio::test]
-async fn a_token_budget_reports_the_calls_it_does_not_run() {
-    let h = Harness::new(&json!({"agents": {
-        "root": [{"turns": [
-            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "frugal"}}]},
-            {"text": "ok"}
-        ]}],
-        "frugal": [{"turns": [
-            {"text": "partial", "usage": {"input_tokens": 900, "output_tokens": 200}, "tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
-            {"text": "never"}
-        ]}]
-    }}));
-    let mut frugal = sub_agent("frugal", AgentType::GeneralPurpose);
-    frugal.budget = Budget {
-        tokens: Some(1_000),
-        tool_calls: None,
-    };
-    let agent = h.agent(AgentConfig::new("root").with_sub_agent(frugal));
-    let (events, _) = run(agent.query("go", QueryOverrides::default())).await;
-    let frugal_calls: Vec<&EventKind> = events
-        .iter()
-        .filter(|e| e.agent_type.as_ref() == "frugal")
-        .map(|e| &e.kind)
-        .filter(|k| {
-            matches!(
-                k,
-                EventKind::ToolCallStarted { .. } | EventKind::ToolCallFinished { .. }
-            )
-        })
-        .collect();
-    assert_eq!(frugal_calls.len(), 2, "{frugal_calls:?}");
-    assert!(matches!(
-        frugal_calls[1],
-        EventKind::ToolCallFinished { is_error: true, summary, .. }
-            if summary == "not run: the agent's token budget is exhausted"
-    ));
 }
 
 /// Every path that ends an agent early or refuses calls leaves a valid
@@ -519,8 +332,7 @@ async fn queued_tasks_that_never_start_time_out_saying_so_and_events_keep_their_
         }}),
         |r| r.with_observer(journal.clone()),
     );
-    let mut config =
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let mut config = root_with_worker();
     config.subagent.timeout = Duration::from_secs(1);
     config.subagent.max_concurrent = 1;
     let agent = h.agent(config);
@@ -608,13 +420,12 @@ async fn a_new_query_may_start_right_after_the_last_one_was_dropped() {
 async fn an_unlimited_time_budget_does_not_overflow() {
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
-            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"tool_calls": [task_call("worker")]},
             {"text": "ok"}
         ]}],
         "worker": [{"turns": [{"text": "worked"}]}]
     }}));
-    let mut config =
-        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    let mut config = root_with_worker();
     config.subagent.timeout = Duration::MAX;
     let agent = h.agent(config);
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
@@ -624,17 +435,7 @@ async fn an_unlimited_time_budget_does_not_overflow() {
 
 #[tokio::test]
 async fn a_fork_advertises_a_loaded_tool_it_may_not_run_and_runs_nothing() {
-    let deferred = Arc::new(
-        ToolDefinition::new(
-            "mcp__db__query".parse().unwrap(),
-            "Run a SQL query on the database",
-            ToolOrigin::Connection {
-                server: "db".parse().unwrap(),
-            },
-        )
-        .with_annotations(Annotations::read_only()),
-    );
-    let h = Harness::with_runtime(
+    let (h, mut config) = with_db_query(
         &json!({"agents": {
             "root": [{"turns": [
                 {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
@@ -646,10 +447,8 @@ async fn a_fork_advertises_a_loaded_tool_it_may_not_run_and_runs_nothing() {
                 {"text": "forked"}
             ]}]
         }}),
-        |r| r.with_tool(Arc::clone(&deferred), Arc::new(Echo)),
+        Arc::new(Echo),
     );
-    let mut config = AgentConfig::new("root");
-    config.options.mcp_tools = vec![Arc::clone(&deferred)];
     config
         .policy
         .derived_blocklist
@@ -657,15 +456,13 @@ async fn a_fork_advertises_a_loaded_tool_it_may_not_run_and_runs_nothing() {
     let agent = h.agent(config);
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "done");
-    let names = |r: &ModelRequest| {
-        r.tools
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect::<Vec<_>>()
-    };
     let root = h.provider.of_type("root");
     let fork = h.provider.of_type("fork");
-    assert_eq!(names(&fork[0]), names(&root[1]), "prompt-cache parity");
+    assert_eq!(
+        tool_names(&fork[0]),
+        tool_names(&root[1]),
+        "prompt-cache parity"
+    );
     assert_eq!(
         tool_results(&fork[1]).last().unwrap(),
         &(
