@@ -1,4 +1,7 @@
-//! The `zr` binary, run as a child process: output and exit codes.
+//! The `zr` binary, run as a child process: output and exit codes; and
+//! every crate wired together through the engine.
+
+mod wiring;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
