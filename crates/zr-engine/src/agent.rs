@@ -35,8 +35,8 @@ pub struct QueryOverrides {
 /// How a query ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryResult {
-    /// `completed`, `max_turns` (the output is the root's summary) or
-    /// `budget_exhausted`.
+    /// `completed` or `max_turns` (the output is the root's summary); a
+    /// root that fails is an [`EngineError`] instead.
     pub status: TaskStatus,
     /// The root's final answer.
     pub output: String,
@@ -286,6 +286,12 @@ async fn run_root(
         return Err(EngineError::Provider {
             agent: root,
             source,
+        });
+    }
+    if let Some(stop_reason) = outcome.no_answer {
+        return Err(EngineError::NoAnswer {
+            agent: root,
+            stop_reason,
         });
     }
     let result = QueryResult {

@@ -160,6 +160,16 @@ pub enum EngineError {
         #[source]
         source: ProviderError,
     },
+    /// The model stopped with neither an answer nor a tool call, for a
+    /// reason other than ending its turn (its output limit, a full context
+    /// window, a refusal).
+    #[error("the model of agent {agent} stopped ({}) without an answer or a tool call", stop_reason.as_str())]
+    NoAnswer {
+        /// The agent.
+        agent: AgentId,
+        /// Why the model stopped.
+        stop_reason: zr_types::StopReason,
+    },
     /// The query was cancelled.
     #[error("the query was cancelled")]
     Cancelled,

@@ -80,6 +80,9 @@ pub(crate) struct RunOutcome {
     pub(crate) turns: u32,
     pub(crate) usage: Usage,
     pub(crate) error: Option<ProviderError>,
+    /// Why the model stopped, when it stopped with no answer and no tool
+    /// call for a reason other than ending its turn (status `failed`).
+    pub(crate) no_answer: Option<StopReason>,
     pub(crate) history: Vec<Message>,
     pub(crate) tools: AgentTools,
 }
@@ -223,6 +226,7 @@ impl AgentRun {
             turns: progress.turns,
             usage: progress.usage,
             error,
+            no_answer: None,
             history: self.history,
             tools: self.tools,
         }
@@ -269,11 +273,20 @@ impl AgentRun {
             let final_text = text_of(&response.content);
             self.push_answer(response.content);
             if calls.is_empty() {
-                let status = match response.stop_reason {
-                    StopReason::MaxTokens if final_text.is_empty() => TaskStatus::Failed,
-                    _ => TaskStatus::Completed,
-                };
-                return self.outcome(status, final_text, None);
+                // An empty answer to the end of a turn is an answer; an
+                // empty one cut off (output limit, full context window,
+                // refusal, a reason this version does not know) is not.
+                let answered = !final_text.is_empty()
+                    || matches!(
+                        response.stop_reason,
+                        StopReason::EndTurn | StopReason::StopSequence
+                    );
+                if answered {
+                    return self.outcome(TaskStatus::Completed, final_text, None);
+                }
+                let mut outcome = self.outcome(TaskStatus::Failed, final_text, None);
+                outcome.no_answer = Some(response.stop_reason);
+                return outcome;
             }
             if self.over_token_budget() {
                 let content = calls

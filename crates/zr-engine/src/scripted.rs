@@ -84,6 +84,10 @@ pub struct ScriptTurn {
     /// of the request, and of the reply).
     #[serde(default)]
     pub usage: Option<Usage>,
+    /// The stop reason to report instead of `tool_use` (with tool calls) or
+    /// `end_turn`, e.g. `max_tokens`.
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
 }
 
 /// A scripted tool call.
@@ -217,10 +221,10 @@ impl ScriptedProvider {
                 input: call.input.clone(),
             });
         }
-        let stop = if turn.tool_calls.is_empty() {
-            StopReason::EndTurn
-        } else {
-            StopReason::ToolUse
+        let stop = match &turn.stop_reason {
+            Some(reason) => reason.clone(),
+            None if turn.tool_calls.is_empty() => StopReason::EndTurn,
+            None => StopReason::ToolUse,
         };
         let usage = turn.usage.unwrap_or_else(|| {
             let reply_chars = serde_json::to_string(&content).map_or(0, |s| s.len());

@@ -315,9 +315,20 @@ async fn run_task(
             result.output = outcome.output;
             result.turns = outcome.turns;
             result.usage = outcome.usage;
-            result.error = outcome.error.as_ref().map(|e| error_chain(e)).or_else(|| {
-                (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status))
+            let no_answer = outcome.no_answer.as_ref().map(|reason| {
+                format!(
+                    "its model stopped ({}) without an answer or a tool call",
+                    reason.as_str()
+                )
             });
+            result.error = outcome
+                .error
+                .as_ref()
+                .map(|e| error_chain(e))
+                .or(no_answer)
+                .or_else(|| {
+                    (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status))
+                });
         }
         Ok(None) | Err(_) => {
             let progress: Progress = progress
@@ -368,7 +379,6 @@ fn describe(status: TaskStatus) -> String {
         TaskStatus::BudgetExhausted => {
             "reached its token or tool-call budget; the output is what it wrote so far".to_owned()
         }
-        TaskStatus::Failed => "its model ran out of output tokens without an answer".to_owned(),
         other => other.as_str().to_owned(),
     }
 }

@@ -648,3 +648,25 @@ async fn the_observer_sees_every_subagent_start_and_end_with_its_pool() {
         .unwrap();
     assert!(report.starts_with("2 of 2 tasks completed (budget 300 s)\n[0] task 0 (scout, root.0001-scout): completed after"), "{report}");
 }
+
+#[tokio::test]
+async fn a_subagent_cut_off_without_an_answer_fails_and_says_why() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "Task", "input": {"description": "d", "prompt": "p", "subagent_type": "worker"}}]},
+            {"text": "ok"}
+        ]}],
+        "worker": [{"turns": [{"stop_reason": "max_tokens"}]}]
+    }}));
+    let agent = h.agent(root_with_worker());
+    run(agent.query("go", QueryOverrides::default()))
+        .await
+        .1
+        .unwrap();
+    let result = &results_for_root(&h)[0];
+    assert_eq!(result["status"], "failed");
+    assert_eq!(
+        result["error"],
+        "its model stopped (max_tokens) without an answer or a tool call"
+    );
+}

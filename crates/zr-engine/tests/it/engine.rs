@@ -501,3 +501,32 @@ async fn every_agent_and_every_tool_call_has_a_tracing_span() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_model_that_stops_without_an_answer_is_a_failure_but_an_empty_end_of_turn_is_an_answer() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"stop_reason": "model_context_window_exceeded"},
+        {"text": ""}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    let result = agent.prompt("go").await;
+    let Err(EngineError::NoAnswer {
+        agent: who,
+        stop_reason,
+    }) = &result
+    else {
+        panic!("expected NoAnswer, got {result:?}");
+    };
+    assert!(who.is_root());
+    assert_eq!(stop_reason.as_str(), "model_context_window_exceeded");
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "the model of agent root stopped (model_context_window_exceeded) without an answer or a tool call"
+    );
+    // An empty answer that ends the turn is an answer.
+    let result = agent.prompt("again").await.unwrap();
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "")
+    );
+}
