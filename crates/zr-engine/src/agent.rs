@@ -112,7 +112,17 @@ impl Agent {
         &self.session.id
     }
 
-    /// The conversation so far.
+    /// The configuration the agent runs with: the one it was built from,
+    /// with `policy.delegation` set from `subagent.enabled` and
+    /// `subagent.max_concurrent` at least 1. Its `sub_agents` are the types
+    /// that Task and MultiTask can start.
+    #[must_use]
+    pub fn config(&self) -> &AgentConfig {
+        &self.session.config
+    }
+
+    /// The conversation so far: what the queries that returned a
+    /// [`QueryResult`] added (a cancelled or failed query adds nothing).
     #[must_use]
     pub fn history(&self) -> Vec<Message> {
         lock(&self.state).history.clone()
@@ -186,8 +196,16 @@ impl Agent {
     ///
     /// # Errors
     ///
-    /// [`EngineError`] when the root's pool cannot be resolved, a tool has
-    /// no handler, another query runs, or the root's model request failed.
+    /// - [`EngineError::Resolve`] or [`EngineError::MissingHandler`]: the
+    ///   root's pool cannot be resolved, or a tool in it has no handler
+    ///   (checked before the first model request);
+    /// - [`EngineError::Busy`]: another query of this agent runs;
+    /// - [`EngineError::Provider`]: a model request of the root failed for
+    ///   good (a subagent's failure is its task's result, not an error);
+    /// - [`EngineError::NoAnswer`]: the root's model stopped with neither
+    ///   text nor a tool call, for a reason other than ending its turn;
+    /// - [`EngineError::NoRuntime`]: called outside a Tokio runtime;
+    /// - [`EngineError::Panicked`]: the engine itself panicked (a bug).
     pub async fn prompt(&self, prompt: impl Into<String>) -> Result<QueryResult, EngineError> {
         self.query(prompt, QueryOverrides::default()).finish().await
     }
@@ -355,7 +373,9 @@ impl Query {
     }
 
     /// Stops every agent of the query and waits until their tools and
-    /// processes are gone.
+    /// processes are gone (and the observer heard `agent_finished` for
+    /// each subagent). The root's conversation stays as it was before the
+    /// query.
     pub async fn cancel(mut self) {
         if let Some(task) = self.task.take() {
             task.abort();

@@ -75,7 +75,8 @@ pub enum ProviderError {
     /// of order, a stream that ended before the message did).
     #[error("{provider}: malformed response: {message}")]
     Protocol {
-        /// `anthropic`, `openai` or `scripted`.
+        /// `anthropic`, `openai`, or `engine` when a provider's stream
+        /// ended without [`ModelEvent::Completed`](crate::ModelEvent::Completed).
         provider: &'static str,
         /// What was wrong, and where.
         message: String,
@@ -170,7 +171,8 @@ pub enum EngineError {
         /// Why the model stopped.
         stop_reason: zr_types::StopReason,
     },
-    /// The query was cancelled.
+    /// The query's task was aborted before it produced a result (the
+    /// [`Query`](crate::Query) was cancelled or its runtime shut down).
     #[error("the query was cancelled")]
     Cancelled,
     /// A query was started outside a Tokio runtime.

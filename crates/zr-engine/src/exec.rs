@@ -21,7 +21,7 @@ use crate::task;
 use crate::tools::Runner;
 
 /// At most this many read-only calls of one turn run at once.
-pub(crate) const MAX_PARALLEL_READS: usize = 10;
+const MAX_PARALLEL_READS: usize = 10;
 
 /// The result of one call, and the tools it asks to load (FindTool).
 struct CallOutcome {
@@ -36,11 +36,11 @@ struct CallOutcome {
 pub(crate) async fn run_calls(
     ctx: &QueryCtx,
     agent: &mut AgentRun,
-    calls: Vec<ToolCall>,
+    calls: &[ToolCall],
 ) -> Vec<ContentBlock> {
     let mut results = Vec::with_capacity(calls.len());
     let mut load = Vec::new();
-    let mut rest = calls.as_slice();
+    let mut rest = calls;
     while let Some(first) = rest.first() {
         let reads = rest.iter().take_while(|c| is_read_only(agent, c)).count();
         let (now, later) = if reads == 0 {
@@ -51,16 +51,19 @@ pub(crate) async fn run_calls(
         rest = later;
         let agent_ref: &AgentRun = agent;
         let outcomes: Vec<CallOutcome> = if now.len() == 1 {
-            vec![run_one(ctx, agent_ref, first.clone()).await]
+            vec![run_one(ctx, agent_ref, first).await]
         } else {
-            stream::iter(
-                now.iter()
-                    .cloned()
-                    .map(|call| run_one(ctx, agent_ref, call)),
-            )
-            .buffered(MAX_PARALLEL_READS)
-            .collect()
-            .await
+            // The futures are made before the stream: a mapping closure
+            // kept inside it fails the compiler's higher-ranked `Send`
+            // check.
+            let runs: Vec<_> = now
+                .iter()
+                .map(|call| run_one(ctx, agent_ref, call))
+                .collect();
+            stream::iter(runs)
+                .buffered(MAX_PARALLEL_READS)
+                .collect()
+                .await
         };
         for outcome in outcomes {
             results.push(outcome.block);
@@ -79,7 +82,7 @@ fn is_read_only(agent: &AgentRun, call: &ToolCall) -> bool {
         .is_none_or(|c| c.definition.is_read_only())
 }
 
-async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: ToolCall) -> CallOutcome {
+async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutcome {
     let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
     async {
         ctx.sink.send(
@@ -95,13 +98,13 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: ToolCall) -> CallOutcom
         let (output, load) = match agent.tools.get(&call.name).map(|c| c.runner.clone()) {
             None => (not_available(agent, &call.name), Vec::new()),
             Some(Runner::Handler(handler)) => {
-                (run_handler(ctx, agent, &handler, &call).await, Vec::new())
+                (run_handler(ctx, agent, &handler, call).await, Vec::new())
             }
             Some(Runner::FindTool) => find_tool::find(&agent.tools, &call.input),
-            Some(Runner::Task) => (task::delegate(ctx, agent, &call, false).await, Vec::new()),
-            Some(Runner::MultiTask) => (task::delegate(ctx, agent, &call, true).await, Vec::new()),
+            Some(Runner::Task) => (task::delegate(ctx, agent, call, false).await, Vec::new()),
+            Some(Runner::MultiTask) => (task::delegate(ctx, agent, call, true).await, Vec::new()),
         };
-        let block = finish(ctx, &agent.id, &agent.agent_type, &call, output, start);
+        let block = finish(ctx, &agent.id, &agent.agent_type, call, output, start);
         CallOutcome { block, load }
     }
     .instrument(span)

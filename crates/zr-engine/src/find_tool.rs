@@ -6,7 +6,7 @@ use zr_types::{ToolName, ToolOutput};
 use crate::tools::AgentTools;
 
 /// Results per search unless the model asks for another number.
-pub(crate) const DEFAULT_MAX_RESULTS: usize = 5;
+const DEFAULT_MAX_RESULTS: usize = 5;
 const MAX_MAX_RESULTS: usize = 50;
 
 /// Runs one FindTool call against `tools`; returns what the model gets and

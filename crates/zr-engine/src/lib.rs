@@ -1,11 +1,100 @@
 //! The zr query engine: agent loop, model providers, Task and MultiTask
 //! delegation, FindTool, budgets and events.
 //!
-//! Architecture invariant: the engine never filters, renames or adds tools
-//! on its own. It advertises to the model exactly what the resolver put in
-//! an agent's `advertised` pool (plus what the agent loaded through
-//! `FindTool`), runs only `executable` tools, and answers any other name
-//! with an error result naming the agent, without running anything.
+//! # Building and running an agent
+//!
+//! A [`RuntimeEnvironment`] holds what every agent of a session shares: a
+//! [`ModelProvider`], the `RuntimeSettings` (model, working directory,
+//! environment of child processes), zr-tools' `BuiltinTools`, and the
+//! handlers of custom and MCP tools ([`RuntimeEnvironment::with_tool`],
+//! keyed by the `Arc` of their definition), the optional `Skill` tool and an
+//! [`AgentObserver`]. An [`Agent`] is a session's root, built complete from
+//! a runtime and an [`AgentConfig`] (system prompt, turn limit, the
+//! session's tool options and the root's capabilities, the subagent types,
+//! [`SubagentConfig`] limits, the resolver's policy and the skills).
+//!
+//! [`Agent::query`] sends a prompt and returns a [`Query`]: a `Stream` of
+//! [`Event`]s (text and thinking deltas, model retries, turns and usage,
+//! tool calls and their results, subagents started, running and finished),
+//! each tagged with the agent it happened in (`root`,
+//! `root.0001-explore`, ...). [`Query::finish`] waits for the
+//! [`QueryResult`]; [`Agent::prompt`] does both at once. Each query
+//! continues the root's conversation; one runs at a time.
+//!
+//! ```
+//! # use std::sync::Arc;
+//! use futures_util::StreamExt as _;
+//! # use zr_caps::RuntimeSettings;
+//! use zr_engine::{Agent, AgentConfig, EventKind, QueryOverrides, RuntimeEnvironment, ScriptedProvider};
+//! # use zr_tools::BuiltinTools;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! let script = r#"{"agents": {"root": [{"turns": [{"text": "Hello there."}]}]}}"#;
+//! let provider = Arc::new(ScriptedProvider::from_json(script)?);
+//! let settings = RuntimeSettings { model: "scripted".into(), cwd: dir.path().into(), env: Default::default() };
+//! let runtime = RuntimeEnvironment::new(provider, settings, BuiltinTools::new(dir.path().join("cron.json")));
+//! let agent = Agent::new(Arc::new(runtime), AgentConfig::new("You are helpful."));
+//!
+//! let mut query = agent.query("Say hello", QueryOverrides::default());
+//! let mut text = String::new();
+//! while let Some(event) = query.next().await {
+//!     if let EventKind::TextDelta { text: delta } = &event.kind {
+//!         text.push_str(delta);
+//!     }
+//! }
+//! let result = query.finish().await?;
+//! assert_eq!((text.as_str(), result.output.as_str()), ("Hello there.", "Hello there."));
+//! # Ok(()) }
+//! ```
+//!
+//! **Cancelling.** [`Query::cancel`] (or dropping the [`Query`]) stops
+//! every agent under the query and kills the processes their tool calls
+//! started; `cancel` waits until they are gone. The root's conversation then
+//! stays as it was before the query. The root's background commands end
+//! when the [`Agent`] is dropped.
+//!
+//! # Providers
+//!
+//! - [`ScriptedProvider`]: deterministic replies from a [`Script`] (JSON,
+//!   per agent type), for tests, benchmarks and the offline demo.
+//! - [`AnthropicProvider`] ([`AnthropicConfig`]): the Messages API over
+//!   SSE, with prompt-cache breakpoints.
+//! - [`OpenAiProvider`] ([`OpenAiConfig`]): Chat Completions over SSE, for
+//!   OpenAI and local servers that speak it.
+//!
+//! Both HTTP providers retry 408, 409, 429, 5xx and overloaded errors with
+//! [`RetryPolicy`] (full jitter, honouring `retry-after`) and fail for good
+//! on 401/403 ([`ProviderError::Auth`]) and 400/404/413/422
+//! ([`ProviderError::Rejected`]). Implement [`ModelProvider`] for any
+//! other model.
+//!
+//! # Delegation
+//!
+//! The engine's own tools are `Task` (one subagent), `MultiTask` (1 to 10
+//! in parallel, at most `max_concurrent` at once, the rest queued inside
+//! one time budget per call) and `FindTool` (loads deferred tools). A task
+//! names a subagent type of [`AgentConfig::sub_agents`] or, without one,
+//! forks the delegating agent. Subagents cannot delegate further. Each
+//! call returns one [`TaskResult`] per task, in input order, with a
+//! [`TaskStatus`]; a type's optional token and tool-call budgets end it
+//! with [`TaskStatus::BudgetExhausted`].
+//!
+//! # Invariants
+//!
+//! - The engine never filters, renames or adds tools on its own. It
+//!   advertises to the model exactly what the resolver put in an agent's
+//!   `advertised` pool (plus what the agent loaded through `FindTool`),
+//!   runs only `executable` tools (plus loaded ones), and answers any other
+//!   name with an error result naming the agent, without running anything.
+//! - A tool in a pool without a handler is an error
+//!   ([`EngineError::MissingHandler`]) before the first model request.
+//! - Every `tool_use` in a conversation gets its `tool_result` in the next
+//!   message, on every path, and roles alternate.
+//! - Every agent that started is reported once to
+//!   [`AgentObserver::agent_finished`], however it ends.
+//! - No lock is held across an `.await`; a slow reader of events never
+//!   blocks a tool (the event channel is unbounded).
 
 mod agent;
 mod anthropic;

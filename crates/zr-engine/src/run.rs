@@ -16,7 +16,7 @@ use crate::{
 };
 
 /// The message that asks an agent at its turn limit for a summary.
-pub(crate) const SUMMARY_REQUEST: &str = "You have used all your turns. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";
+const SUMMARY_REQUEST: &str = "You have used all your turns. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";
 
 /// Adds `text` for the model as the user: into the last message when that
 /// is the user's already (tool results, say), so that roles alternate as
@@ -50,7 +50,7 @@ pub(crate) struct AgentRun {
 
 /// What an agent did so far; read when it is stopped from outside (timed
 /// out, cancelled) to report its partial work.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub(crate) struct Progress {
     pub(crate) turns: u32,
     pub(crate) usage: Usage,
@@ -219,12 +219,16 @@ impl AgentRun {
         output: String,
         error: Option<ProviderError>,
     ) -> RunOutcome {
-        let progress = lock(&self.progress).clone();
+        // Only the counters: the texts stay behind.
+        let (turns, usage) = {
+            let progress = lock(&self.progress);
+            (progress.turns, progress.usage)
+        };
         RunOutcome {
             status,
             output,
-            turns: progress.turns,
-            usage: progress.usage,
+            turns,
+            usage,
             error,
             no_answer: None,
             history: self.history,
@@ -310,7 +314,7 @@ impl AgentRun {
             }
             let allowed = self.calls_within_budget(calls.len());
             let (run_now, refused) = calls.split_at(allowed);
-            let mut results = exec::run_calls(ctx, &mut self, run_now.to_vec()).await;
+            let mut results = exec::run_calls(ctx, &mut self, run_now).await;
             for call in refused {
                 results.push(exec::refused(
                     ctx,

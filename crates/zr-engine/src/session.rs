@@ -24,8 +24,8 @@ pub struct SubagentConfig {
     /// Whether the root may delegate at all; `false` removes Task and
     /// MultiTask from its pool (R7).
     pub enabled: bool,
-    /// How many subagents of one call run at once; the others wait in a
-    /// queue inside the call's time budget.
+    /// How many subagents of one call run at once (0 counts as 1); the
+    /// others wait in a queue inside the call's time budget.
     pub max_concurrent: usize,
     /// One budget for a whole Task or MultiTask call, all its tasks
     /// together, queueing included.

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,11 +38,14 @@ pub enum TaskStatus {
     TimedOut,
     /// It could not run or its model failed.
     Failed,
-    /// The query was cancelled.
+    /// The query was cancelled. Reserved: this version reports no result
+    /// for the tasks of a cancelled query (the query ends with
+    /// [`EngineError::Cancelled`] or is dropped).
     Cancelled,
     /// It used all its turns; the output is its summary.
     MaxTurns,
-    /// Its permission requests were denied too often.
+    /// Its permission requests were denied too often. Reserved for
+    /// permissions and background agents, which this version lacks.
     Denied,
     /// It reached its token or tool-call budget; the output is what it
     /// wrote so far.
@@ -212,13 +216,16 @@ async fn delegate_inner(
         Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
     };
     let config = ctx.session.config.subagent;
-    let deadline = deadline_after(config.timeout);
-    let start = Instant::now();
-    let slots = Semaphore::new(config.max_concurrent);
+    let budget = CallBudget {
+        slots: Semaphore::new(config.max_concurrent),
+        deadline: deadline_after(config.timeout),
+        start: Instant::now(),
+        timeout: config.timeout,
+    };
     let runs = tasks
         .into_iter()
         .enumerate()
-        .map(|(index, task)| run_task(ctx, parent, call, &slots, deadline, start, index, task));
+        .map(|(index, task)| run_task(ctx, parent, call, &budget, index, task));
     let results = futures_util::future::join_all(runs).await;
     let display = report(&results, config.timeout);
     let value = if multi {
@@ -236,17 +243,33 @@ async fn delegate_inner(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What the tasks of one call share: `max_concurrent` slots and one time
+/// budget, queueing included.
+struct CallBudget {
+    slots: Semaphore,
+    /// When the budget ends.
+    deadline: tokio::time::Instant,
+    /// When the call started (task durations count from here).
+    start: Instant,
+    /// The budget, for messages.
+    timeout: Duration,
+}
+
 async fn run_task(
     ctx: &QueryCtx,
     parent: &AgentRun,
     call: &ToolCall,
-    slots: &Semaphore,
-    deadline: tokio::time::Instant,
-    start: Instant,
+    budget: &CallBudget,
     index: usize,
     task: TaskInput,
 ) -> TaskResult {
+    let CallBudget {
+        slots,
+        deadline,
+        start,
+        timeout,
+    } = budget;
+    let (deadline, start) = (*deadline, *start);
     let agent_type = task
         .subagent_type
         .as_ref()
@@ -288,9 +311,9 @@ async fn run_task(
         observer.agent_started(&ctx.session.id, &id, run.tools.pool());
     }
     let cleanup = Cleanup::new(Arc::clone(&ctx.session), id.clone());
-    let started = Arc::new(Mutex::new(false));
+    let started = AtomicBool::new(false);
     let work = {
-        let started = Arc::clone(&started);
+        let started = &started;
         let (id, ty) = (id.clone(), Arc::clone(&ty));
         async move {
             // A closed semaphore cannot happen (it is never closed); run
@@ -302,9 +325,7 @@ async fn run_task(
             if tokio::time::Instant::now() >= deadline {
                 return None;
             }
-            *started
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+            started.store(true, Ordering::Relaxed);
             ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
             Some(run.run(ctx).await)
         }
@@ -331,18 +352,17 @@ async fn run_task(
                 });
         }
         Ok(None) | Err(_) => {
-            let progress: Progress = progress
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone();
-            let ran = *started
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            {
+                let progress = progress
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                result.output = progress.written();
+                result.turns = progress.turns;
+                result.usage = progress.usage;
+            }
+            let ran = started.load(Ordering::Relaxed);
             result.status = TaskStatus::TimedOut;
-            result.output = progress.written();
-            result.turns = progress.turns;
-            result.usage = progress.usage;
-            let secs = ctx.session.config.subagent.timeout.as_secs_f64();
+            let secs = timeout.as_secs_f64();
             result.error = Some(if ran {
                 format!(
                     "did not finish within the call's {secs:.0} s budget and was stopped (its tools and processes too); the output is what it wrote so far"
