@@ -204,13 +204,7 @@ impl AgentRun {
 
     fn over_token_budget(&self) -> bool {
         let used = lock(&self.progress).usage;
-        self.budget.tokens.is_some_and(|limit| {
-            used.input_tokens
-                .saturating_add(used.output_tokens)
-                .saturating_add(used.cache_read_input_tokens)
-                .saturating_add(used.cache_creation_input_tokens)
-                >= limit
-        })
+        self.budget.tokens.is_some_and(|limit| used.total() >= limit)
     }
 
     fn outcome(

@@ -578,7 +578,7 @@ fn report(results: &[TaskResult], timeout: Duration) -> String {
             r.status.as_str(),
             r.duration.as_secs_f64(),
             r.turns,
-            r.usage.input_tokens.saturating_add(r.usage.output_tokens),
+            r.usage.total(),
         );
         if let Some(error) = &r.error {
             let _ = writeln!(text, "    {error}");

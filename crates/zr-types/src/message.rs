@@ -140,6 +140,22 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Every token counted: input, output and both cache kinds
+    /// (saturating). What a token budget spends.
+    ///
+    /// ```
+    /// use zr_types::Usage;
+    /// let usage = Usage { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 1 };
+    /// assert_eq!(usage.total(), 116);
+    /// ```
+    #[must_use]
+    pub fn total(self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.output_tokens)
+            .saturating_add(self.cache_read_input_tokens)
+            .saturating_add(self.cache_creation_input_tokens)
+    }
+
     /// The sum of two usages (saturating).
     #[must_use]
     pub fn plus(self, other: Self) -> Self {

@@ -134,7 +134,8 @@ fn the_report_gives_each_task_a_line_in_order() {
         usage: Usage {
             input_tokens: 10,
             output_tokens: 5,
-            ..Usage::default()
+            cache_read_input_tokens: 100,
+            cache_creation_input_tokens: 1,
         },
         duration: Duration::from_millis(1500),
         error: (status != TaskStatus::Completed).then(|| "it stopped".to_owned()),
@@ -149,8 +150,8 @@ fn the_report_gives_each_task_a_line_in_order() {
     assert_eq!(
         text,
         "1 of 2 tasks completed (budget 300 s)\n\
-         [0] task 0 (worker, root.0001-worker): completed after 1.5 s, 2 turns, 15 tokens\n    > fine\n    > second line\n\
-         [1] task 1 (worker, root.0002-worker): timed_out after 1.5 s, 2 turns, 15 tokens\n    it stopped\n"
+         [0] task 0 (worker, root.0001-worker): completed after 1.5 s, 2 turns, 116 tokens\n    > fine\n    > second line\n\
+         [1] task 1 (worker, root.0002-worker): timed_out after 1.5 s, 2 turns, 116 tokens\n    it stopped\n"
     );
 }
 
