@@ -204,7 +204,9 @@ impl AgentRun {
 
     fn over_token_budget(&self) -> bool {
         let used = lock(&self.progress).usage;
-        self.budget.tokens.is_some_and(|limit| used.total() >= limit)
+        self.budget
+            .tokens
+            .is_some_and(|limit| used.total() >= limit)
     }
 
     fn outcome(
