@@ -186,19 +186,6 @@ pub enum EngineError {
     },
 }
 
-/// `error`'s message followed by the message of each of its sources, joined
-/// by `: `.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 /// The message of a caught panic (`no message` when its payload is not
 /// text).
 pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -9,10 +9,10 @@ use futures_util::{FutureExt as _, StreamExt as _, stream};
 use tracing::Instrument as _;
 use zr_types::{
     AgentId, ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput,
-    ToolResultContent,
+    ToolResultContent, error_chain,
 };
 
-use crate::error::{error_chain, panic_message};
+use crate::error::panic_message;
 use crate::event::EventKind;
 use crate::find_tool;
 use crate::run::AgentRun;

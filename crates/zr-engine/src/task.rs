@@ -17,11 +17,10 @@ use zr_caps::{AgentDefinition, AgentType, Budget, ModelChoice, derive};
 use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
 use zr_types::{
     AgentId, AgentName, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
-    ToolResultContent, Usage,
+    ToolResultContent, Usage, error_chain,
 };
 
 use crate::EngineError;
-use crate::error::error_chain;
 use crate::event::EventKind;
 use crate::run::{AgentRun, Progress};
 use crate::session::{Cleanup, QueryCtx};

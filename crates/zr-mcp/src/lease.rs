@@ -296,18 +296,6 @@ fn answer(tool: String, result: Result<ToolOutput, McpError>) -> Result<ToolOutp
     }
 }
 
-/// An error and its sources on one line.
-fn with_sources(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 impl ToolHandler for McpToolHandler {
     fn call<'a>(
         &'a self,
@@ -326,7 +314,7 @@ impl ToolHandler for McpToolHandler {
                 Err(Stale::Restart(e)) => {
                     return Err(ToolError::Unavailable {
                         tool: call.name,
-                        reason: format!("restarting failed: {}", with_sources(&e)),
+                        reason: format!("restarting failed: {}", zr_types::error_chain(&e)),
                     });
                 }
                 Err(Stale::Listing(e)) => return answer(call.name, Err(e)),

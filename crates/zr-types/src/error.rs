@@ -84,3 +84,24 @@ pub enum ToolError {
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
 }
+
+/// `error`'s message followed by the message of each of its sources,
+/// joined by `: `, for a log line or a tool result that must say why.
+///
+/// ```
+/// use zr_types::{ToolError, error_chain};
+/// let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+/// let error = ToolError::Failed { tool: "Read".into(), source: Box::new(io) };
+/// assert_eq!(error_chain(&error), "tool 'Read' failed: no such file");
+/// ```
+#[must_use]
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -21,7 +21,7 @@ mod skill;
 mod tool;
 
 pub use builtin::{BuiltinSpec, DEFAULT_BUILTINS, RESERVED_TOOL_NAMES};
-pub use error::{IdError, NameError, ToolError};
+pub use error::{IdError, NameError, ToolError, error_chain};
 pub use handler::{BoxFuture, ToolCall, ToolContext, ToolHandler, ToolOutput};
 pub use id::{AgentId, SessionId};
 pub use message::{

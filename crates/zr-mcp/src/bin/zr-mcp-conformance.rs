@@ -40,12 +40,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run(&url, &scenario)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            let mut message = error.to_string();
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                message.push_str(&format!(": {cause}"));
-                source = cause.source();
-            }
+            let message = zr_types::error_chain(&error);
             let _ = writeln!(
                 std::io::stderr(),
                 "zr-mcp-conformance ({scenario}): {message}"
