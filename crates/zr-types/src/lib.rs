@@ -4,8 +4,8 @@
 //! names ([`ToolName`], [`ServerName`], [`SkillName`]), tool and skill
 //! definitions, conversation messages, agent and session ids, the
 //! [`ToolHandler`] contract through which every tool is run, the default
-//! builtin registry, and [`ordered_entries`] for reading JSON objects in
-//! file order.
+//! builtin registry, [`ordered_entries`] for reading JSON objects in file
+//! order, and [`error_chain`] for an error with its sources on one line.
 //!
 //! Architecture invariant: no async runtime, no I/O, no clocks. Everything
 //! here is a value that can be built, compared and serialised anywhere.
