@@ -107,16 +107,10 @@ fn check(questions: &[Question]) -> Result<(), String> {
 impl Builtin for AskUserQuestionTool {
     type Input = AskInput;
     const NAME: &'static str = "AskUserQuestion";
+    const HINTS: Hints = Hints::OPEN_WORLD;
 
     fn details(&self) -> String {
         "Use it when a decision needs the user: 1 to 4 questions, each with 2 to 4 options (`label`, `description`) and `multiSelect`; the user may also answer in their own words. Waits for the answer.".to_owned()
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            open_world: Some(true),
-            ..Hints::default()
-        }
     }
 
     fn run<'a>(

@@ -306,19 +306,16 @@ fn describe_status(st: &ExitStatus) -> String {
 impl Builtin for BashTool {
     type Input = BashInput;
     const NAME: &'static str = "Bash";
+    const HINTS: Hints = Hints {
+        destructive: Some(true),
+        idempotent: Some(false),
+        open_world: Some(true),
+    };
 
     fn details(&self) -> String {
         format!(
             "Runs `bash -c COMMAND` in the agent's working directory, in its own process group, with only the agent's environment variables. Timeout: `timeout` ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the whole group gets SIGTERM, then SIGKILL. Output: stdout, then stderr after a `[stderr]` line, then the exit code; long output keeps its first and last {KEEP_HEAD} bytes and says how much was cut. Processes the command leaves behind are killed when it returns: use run_in_background for servers and watchers (output goes to a log file you can Read; they are killed when this agent ends). Prefer Read, Glob, Grep and Edit over cat, find, grep and sed."
         )
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            destructive: Some(true),
-            idempotent: Some(false),
-            open_world: Some(true),
-        }
     }
 
     fn run<'a>(

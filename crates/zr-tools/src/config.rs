@@ -134,17 +134,10 @@ fn failed(e: ServiceError) -> Result<ToolOutput, ToolError> {
 impl Builtin for ConfigTool {
     type Input = ConfigInput;
     const NAME: &'static str = "Config";
+    const HINTS: Hints = Hints::local_change(false, true);
 
     fn details(&self) -> String {
         "Without `setting`, lists the settable keys with their types and values; with `setting` alone, reads it; with `setting` and `value`, sets it (the value must have the key's type).".to_owned()
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            destructive: Some(false),
-            idempotent: Some(true),
-            open_world: Some(false),
-        }
     }
 
     fn run<'a>(

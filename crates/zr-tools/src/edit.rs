@@ -56,17 +56,10 @@ fn line_of(content: &str, byte: usize) -> usize {
 impl Builtin for EditTool {
     type Input = EditInput;
     const NAME: &'static str = "Edit";
+    const HINTS: Hints = Hints::local_change(true, false);
 
     fn details(&self) -> String {
         "Replaces `old_string` with `new_string` in the file. You must have read the file with Read in this session. `old_string` must occur exactly once unless `replace_all` is true; copy it from Read's output without the line-number prefix. If the exact text is not found, a line-by-line match ignoring trailing whitespace, then indentation, then all whitespace differences is tried (new_string is re-indented to fit), and the result says which matched.".to_owned()
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            destructive: Some(true),
-            idempotent: Some(false),
-            open_world: Some(false),
-        }
     }
 
     fn run<'a>(

@@ -33,18 +33,12 @@ pub(crate) struct GlobTool;
 impl Builtin for GlobTool {
     type Input = GlobInput;
     const NAME: &'static str = "Glob";
+    const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
         format!(
             "Matches `pattern` against file paths relative to `path` (default: the working directory): `*` stays within one folder, `**` crosses folders, `{{a,b}}` alternates. Files ignored by .gitignore/.ignore and the .git folder are skipped. Returns absolute paths, most recently modified first, at most {MAX_RESULTS}."
         )
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            open_world: Some(false),
-            ..Hints::default()
-        }
     }
 
     fn run<'a>(

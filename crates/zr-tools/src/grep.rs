@@ -85,19 +85,13 @@ pub(crate) struct GrepTool;
 impl Builtin for GrepTool {
     type Input = GrepInput;
     const NAME: &'static str = "Grep";
+    const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
         format!(
             "Built on ripgrep: Rust regex syntax, .gitignore honoured, binary files skipped. output_mode `files_with_matches` (default; newest first), `content` (`path:line:text`, with -A/-B/-C context and -n line numbers) or `count`. Filter with `glob` (e.g. `*.rs`) or `type` (e.g. `rust`). `-i` ignores case; `multiline` lets a match span lines. At most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}; in content mode `--` separators count as lines) and {} KiB are returned, saying when something was left out.",
             MAX_OUTPUT_BYTES / 1024
         )
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            open_world: Some(false),
-            ..Hints::default()
-        }
     }
 
     fn run<'a>(

@@ -63,19 +63,14 @@ enum Outcome {
 impl Builtin for ReadTool {
     type Input = ReadInput;
     const NAME: &'static str = "Read";
+    const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
         format!(
-            "Text comes back like `cat -n`: a right-aligned line number, a tab, the line. `offset` is the first line (1-based), `limit` the number of lines (default {DEFAULT_LIMIT}); lines longer than {MAX_LINE_CHARS} characters are cut, and one call returns at most {} KiB. PNG, JPEG, GIF and WebP images (up to 5 MiB) come back as images; other binary files are refused; a directory is listed. Relative paths are resolved against the working directory; absolute paths are read as given. Reading a file is required before overwriting it with Write or changing it with Edit.",
-            MAX_OUTPUT_BYTES / 1024
+            "Text comes back like `cat -n`: a right-aligned line number, a tab, the line. `offset` is the first line (1-based), `limit` the number of lines (default {DEFAULT_LIMIT}); lines longer than {MAX_LINE_CHARS} characters are cut, and one call returns at most {} KiB. PNG, JPEG, GIF and WebP images (up to {} MiB) come back as images; other binary files are refused; a directory is listed. Relative paths are resolved against the working directory; absolute paths are read as given. Reading a file is required before overwriting it with Write or changing it with Edit.",
+            MAX_OUTPUT_BYTES / 1024,
+            MAX_IMAGE_BYTES / (1024 * 1024)
         )
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            open_world: Some(false),
-            ..Hints::default()
-        }
     }
 
     fn run<'a>(

@@ -28,11 +28,35 @@ use crate::web_search::{WebSearchService, WebSearchTool};
 use crate::write::WriteTool;
 
 /// Behavioural hints beyond `read_only` (which comes from the registry).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Hints {
     pub(crate) destructive: Option<bool>,
     pub(crate) idempotent: Option<bool>,
     pub(crate) open_world: Option<bool>,
+}
+
+impl Hints {
+    /// Stays on this machine; nothing else stated (tools that only look).
+    pub(crate) const LOCAL: Self = Self {
+        destructive: None,
+        idempotent: None,
+        open_world: Some(false),
+    };
+    /// Reaches outside the machine (the network, the user); nothing else stated.
+    pub(crate) const OPEN_WORLD: Self = Self {
+        open_world: Some(true),
+        ..Self::LOCAL
+    };
+
+    /// Changes something on this machine: whether it may destroy data and
+    /// whether a second identical call has no further effect.
+    pub(crate) const fn local_change(destructive: bool, idempotent: bool) -> Self {
+        Self {
+            destructive: Some(destructive),
+            idempotent: Some(idempotent),
+            open_world: Some(false),
+        }
+    }
 }
 
 /// One builtin tool: a typed input and a run function. [`Handler`] turns it
@@ -42,13 +66,11 @@ pub(crate) trait Builtin: Send + Sync + fmt::Debug + 'static {
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
     /// The tool's name, as in `DEFAULT_BUILTINS`.
     const NAME: &'static str;
+    /// Hints beyond read-only.
+    const HINTS: Hints;
     /// What the model is told about the tool beyond the registry's
     /// one-line description, which comes first in the tool's description.
     fn details(&self) -> String;
-    /// Hints beyond read-only.
-    fn hints(&self) -> Hints {
-        Hints::default()
-    }
     /// Runs one call with parsed input.
     fn run<'a>(
         &'a self,
@@ -116,7 +138,7 @@ fn spec_of(name: &str) -> BuiltinSpec {
 
 fn entry<T: Builtin>(tool: T) -> (ToolDefinition, Arc<dyn ToolHandler>) {
     let spec = spec_of(T::NAME);
-    let hints = tool.hints();
+    let hints = T::HINTS;
     let name: ToolName = T::NAME
         .parse()
         .expect("builtin tool names are constants that meet the ToolName rules");

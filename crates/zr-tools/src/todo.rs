@@ -90,19 +90,12 @@ pub(crate) fn render(todos: &[TodoItem]) -> String {
 impl Builtin for TodoWriteTool {
     type Input = TodoWriteInput;
     const NAME: &'static str = "TodoWrite";
+    const HINTS: Hints = Hints::local_change(false, true);
 
     fn details(&self) -> String {
         format!(
             "Send the whole list every time (it replaces the previous one): each item has `content`, `status` (pending, in_progress or completed) and optionally `activeForm`. Keep one item in_progress at a time and mark items completed as soon as they are done. The list is this agent's alone; the full list is returned after each change. At most {MAX_TODOS} items."
         )
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            destructive: Some(false),
-            idempotent: Some(true),
-            open_world: Some(false),
-        }
     }
 
     fn run<'a>(

@@ -272,6 +272,10 @@ fn describe_error(url: &reqwest::Url, e: &reqwest::Error, limits: &WebFetchLimit
 impl Builtin for WebFetchTool {
     type Input = WebFetchInput;
     const NAME: &'static str = "WebFetch";
+    const HINTS: Hints = Hints {
+        idempotent: Some(true),
+        ..Hints::OPEN_WORLD
+    };
 
     fn details(&self) -> String {
         format!(
@@ -281,14 +285,6 @@ impl Builtin for WebFetchTool {
             self.limits.max_body_bytes,
             self.limits.max_output_bytes
         )
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            open_world: Some(true),
-            idempotent: Some(true),
-            ..Hints::default()
-        }
     }
 
     fn run<'a>(

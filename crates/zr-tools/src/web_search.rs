@@ -74,19 +74,13 @@ impl WebSearchTool {
 impl Builtin for WebSearchTool {
     type Input = SearchQuery;
     const NAME: &'static str = "WebSearch";
+    const HINTS: Hints = Hints::OPEN_WORLD;
 
     fn details(&self) -> String {
         format!(
             "Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result. At most {MAX_RESULTS} results and {} KiB are returned, saying how much was cut.",
             MAX_OUTPUT_BYTES / 1024
         )
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            open_world: Some(true),
-            ..Hints::default()
-        }
     }
 
     fn run<'a>(

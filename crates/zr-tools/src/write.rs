@@ -36,17 +36,10 @@ impl WriteTool {
 impl Builtin for WriteTool {
     type Input = WriteInput;
     const NAME: &'static str = "Write";
+    const HINTS: Hints = Hints::local_change(true, true);
 
     fn details(&self) -> String {
         "Writes `content` as the whole file, creating missing parent folders. An existing file is overwritten only if you have read it with Read in this session and it has not changed since; otherwise the call is refused. Prefer Edit for changes to existing files.".to_owned()
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            destructive: Some(true),
-            idempotent: Some(true),
-            open_world: Some(false),
-        }
     }
 
     fn run<'a>(

@@ -87,6 +87,16 @@ struct StoreFile {
     jobs: Vec<CronJob>,
 }
 
+impl StoreFile {
+    /// Where job `id` is in `jobs`.
+    fn position(&self, id: &str) -> Result<usize, CronStoreError> {
+        self.jobs
+            .iter()
+            .position(|j| j.id == id)
+            .ok_or_else(|| CronStoreError::UnknownJob { id: id.to_owned() })
+    }
+}
+
 /// The durable store of scheduled prompts.
 ///
 /// Every change reads the file, changes it and writes a new file next to it
@@ -218,11 +228,7 @@ impl CronStore {
     /// [`CronStoreError::UnknownJob`] when there is none; file errors.
     pub fn delete(&self, id: &str) -> Result<CronJob, CronStoreError> {
         self.change(|file| {
-            let pos = file
-                .jobs
-                .iter()
-                .position(|j| j.id == id)
-                .ok_or_else(|| CronStoreError::UnknownJob { id: id.to_owned() })?;
+            let pos = file.position(id)?;
             Ok(file.jobs.remove(pos))
         })
     }
@@ -246,11 +252,7 @@ impl CronStore {
     /// [`CronStoreError::UnknownJob`] when there is none; file errors.
     pub fn mark_fired(&self, id: &str, at: DateTime<Utc>) -> Result<(), CronStoreError> {
         self.change(|file| {
-            let pos = file
-                .jobs
-                .iter()
-                .position(|j| j.id == id)
-                .ok_or_else(|| CronStoreError::UnknownJob { id: id.to_owned() })?;
+            let pos = file.position(id)?;
             if file.jobs[pos].recurring {
                 file.jobs[pos].last_fired = Some(at);
             } else {

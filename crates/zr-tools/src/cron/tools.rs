@@ -78,17 +78,10 @@ impl CronCreateTool {
 impl Builtin for CronCreateTool {
     type Input = CronCreateInput;
     const NAME: &'static str = "CronCreate";
+    const HINTS: Hints = Hints::local_change(false, false);
 
     fn details(&self) -> String {
         "`cron` is a standard 5-field expression evaluated in UTC; `recurring` (default true) or once; optional `jitter_seconds`. Schedules are stored durably and run by the host as new prompts. Returns the job id and its next run.".to_owned()
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            destructive: Some(false),
-            idempotent: Some(false),
-            open_world: Some(false),
-        }
     }
 
     fn run<'a>(
@@ -148,17 +141,10 @@ impl CronDeleteTool {
 impl Builtin for CronDeleteTool {
     type Input = CronDeleteInput;
     const NAME: &'static str = "CronDelete";
+    const HINTS: Hints = Hints::local_change(true, true);
 
     fn details(&self) -> String {
         "Removes the job with this `id` (see CronList).".to_owned()
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            destructive: Some(true),
-            idempotent: Some(true),
-            open_world: Some(false),
-        }
     }
 
     fn run<'a>(
@@ -200,16 +186,10 @@ impl CronListTool {
 impl Builtin for CronListTool {
     type Input = CronListInput;
     const NAME: &'static str = "CronList";
+    const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
         "Shows each job's id, expression, a plain-English summary, whether it recurs, its next run (UTC) and its prompt.".to_owned()
-    }
-
-    fn hints(&self) -> Hints {
-        Hints {
-            open_world: Some(false),
-            ..Hints::default()
-        }
     }
 
     fn run<'a>(

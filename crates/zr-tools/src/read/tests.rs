@@ -13,9 +13,13 @@ fn binary_detection() {
 #[test]
 fn near_names() {
     assert_eq!(edit_distance("kitten", "sitting"), 3);
-    assert!(near_score("lib.rs", "lib.rs.bak").is_some());
-    assert!(near_score("main.rs", "mian.rs").is_some());
-    assert!(near_score("config.toml", "config.yaml").is_some());
+    // Within the edit budget (a third of the name, at least 2): the distance.
+    assert_eq!(near_score("main.rs", "mian.rs"), Some(2));
+    assert_eq!(near_score("config.toml", "config.yaml"), Some(2));
+    // Same stem: just beyond the budget.
+    assert_eq!(near_score("lib.rs", "lib.rs.bak"), Some(3));
+    // Contained in the name: after same-stem names.
+    assert_eq!(near_score("util", "my_util_helpers.rs"), Some(4));
     assert!(near_score("main.rs", "zzzzzzzzz").is_none());
 }
 

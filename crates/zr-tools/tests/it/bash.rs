@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use zr_types::{AgentId, ToolCall};
 
-use crate::support::{Kit, alive, ctx_for, dies_within, pid_from, text};
+use crate::support::{Kit, alive, assert_error, ctx_for, dies_within, pid_from, text};
 
 #[tokio::test]
 async fn stdout_stderr_and_exit_code() {
@@ -110,15 +110,9 @@ async fn input_checks_tell_the_model_what_to_fix() {
     let out = kit
         .call("Bash", json!({"command": "true", "timeout": 700_000}))
         .await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("at most 600000"), "{}", text(&out));
+    assert_error(&out, "at most 600000");
     let out = kit.call("Bash", json!({"cmd": "true"})).await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("command (string, required)"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "command (string, required)");
 }
 
 #[tokio::test]
@@ -232,8 +226,7 @@ async fn an_agent_may_run_a_bounded_number_of_background_commands() {
             json!({"command": "sleep 300", "run_in_background": true}),
         )
         .await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("at most 16"), "{}", text(&out));
+    assert_error(&out, "at most 16");
     let ctx = kit.ctx();
     assert_eq!(kit.tools.agent_finished(&ctx.session, &ctx.agent).await, 16);
 }

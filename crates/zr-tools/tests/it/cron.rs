@@ -6,7 +6,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use serde_json::json;
 use zr_tools::{CronStore, CronStoreError, NewCronJob};
 
-use crate::support::{Kit, text};
+use crate::support::{Kit, assert_error, text};
 
 fn at(h: u32, m: u32, day: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, day, h, m, 0).unwrap()
@@ -37,12 +37,7 @@ async fn tools_create_list_and_delete() {
     let out = kit
         .call("CronCreate", json!({"cron": "0 9 * *", "prompt": "x"}))
         .await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("has 4 fields; a cron expression has 5"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "has 4 fields; a cron expression has 5");
     let out = kit
         .call("CronCreate", json!({"cron": "61 * * * *", "prompt": "x"}))
         .await;
@@ -59,8 +54,7 @@ async fn tools_create_list_and_delete() {
     );
     assert!(t.contains("\"standup notes\""), "{t}");
     let out = kit.call("CronDelete", json!({"id": "cron-7"})).await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("no scheduled job with id 'cron-7'"));
+    assert_error(&out, "no scheduled job with id 'cron-7'");
     let out = kit.call("CronDelete", json!({"id": "cron-1"})).await;
     assert_eq!(text(&out), "Deleted cron-1 (`0 9 * * 1-5`).");
     assert_eq!(

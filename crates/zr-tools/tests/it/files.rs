@@ -3,7 +3,7 @@
 use serde_json::json;
 use zr_types::{AgentId, ImageSource, ToolResultContent};
 
-use crate::support::{Kit, ctx_for, text};
+use crate::support::{Kit, assert_error, ctx_for, text};
 
 #[tokio::test]
 async fn read_numbers_lines_with_offset_and_limit() {
@@ -27,8 +27,7 @@ async fn read_numbers_lines_with_offset_and_limit() {
     let out = kit
         .call("Read", json!({"file_path": "a.txt", "offset": 50}))
         .await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("has 10 lines"), "{}", text(&out));
+    assert_error(&out, "has 10 lines");
 }
 
 #[tokio::test]
@@ -61,12 +60,7 @@ async fn read_refuses_binary_files() {
     let kit = Kit::new();
     std::fs::write(kit.path("blob.bin"), [0x7f, b'E', b'L', b'F', 0, 0, 1, 2]).unwrap();
     let out = kit.call_read("blob.bin").await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("is a binary file (8 bytes)"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "is a binary file (8 bytes)");
 }
 
 #[tokio::test]
@@ -91,12 +85,7 @@ async fn read_returns_images_as_image_content() {
     }
     kit.write("fake.png", "just text");
     let out = kit.call_read("fake.png").await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("its bytes are not one"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "its bytes are not one");
 }
 
 #[tokio::test]
@@ -132,16 +121,14 @@ async fn write_refuses_to_overwrite_an_unread_file() {
     let kit = Kit::new();
     let p = kit.write("keep.txt", "precious\n");
     let out = kit.call_write("keep.txt", "clobbered\n").await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("have not read it"), "{}", text(&out));
+    assert_error(&out, "have not read it");
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "precious\n");
     // Another agent's read does not count.
     let other = ctx_for(kit.dir.path(), AgentId::root().child(1, "explore"));
     kit.call_as("Read", json!({"file_path": "keep.txt"}), other)
         .await;
     let out = kit.call_write("keep.txt", "clobbered\n").await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("have not read it"), "{}", text(&out));
+    assert_error(&out, "have not read it");
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "precious\n");
     // After this agent's Read it may.
     kit.call_read("keep.txt").await;
@@ -158,12 +145,7 @@ async fn write_refuses_a_file_changed_since_it_was_read() {
     kit.call_read("s.txt").await;
     std::fs::write(&p, "changed by someone else, longer\n").unwrap();
     let out = kit.call_write("s.txt", "mine\n").await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("changed since you last read it"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "changed since you last read it");
 }
 
 #[tokio::test]
@@ -237,8 +219,7 @@ async fn edit_refuses_a_non_unique_string_unless_replace_all() {
     let kit = Kit::new();
     let p = kit.read_then("n.txt", "x = 1\ny = 2\nx = 1\n").await;
     let out = kit.call_edit("n.txt", "x = 1", "x = 9").await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("occurs 2 times"), "{}", text(&out));
+    assert_error(&out, "occurs 2 times");
     assert!(text(&out).contains("lines 1, 3"), "{}", text(&out));
     let out = kit
         .call(
@@ -281,15 +262,12 @@ async fn edit_reports_what_it_could_not_find_and_needs_a_read() {
     let kit = Kit::new();
     kit.write("u.txt", "alpha\n");
     let out = kit.call_edit("u.txt", "alpha", "beta").await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("have not read it"), "{}", text(&out));
+    assert_error(&out, "have not read it");
     kit.call_read("u.txt").await;
     let out = kit.call_edit("u.txt", "gamma", "beta").await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("was not found"), "{}", text(&out));
+    assert_error(&out, "was not found");
     let out = kit.call_edit("u.txt", "alpha", "alpha").await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("are the same"), "{}", text(&out));
+    assert_error(&out, "are the same");
 }
 
 #[tokio::test]
@@ -305,8 +283,7 @@ async fn a_read_in_another_session_does_not_count() {
     kit.call_as("Read", json!({"file_path": "shared.txt"}), other_session)
         .await;
     let out = kit.call_write("shared.txt", "v2\n").await;
-    assert!(out.is_error, "{}", text(&out));
-    assert!(text(&out).contains("have not read it"), "{}", text(&out));
+    assert_error(&out, "have not read it");
     assert_eq!(
         std::fs::read_to_string(kit.path("shared.txt")).unwrap(),
         "v1\n"
@@ -367,17 +344,11 @@ async fn edit_refuses_an_ambiguous_tolerant_match_and_odd_inputs() {
     let out = kit
         .call_edit("amb.rs", "if x {\n  go();\n}", "if y {\n  stop();\n}")
         .await;
-    assert!(out.is_error, "{}", text(&out));
-    assert!(text(&out).contains("occurs 2 times"), "{}", text(&out));
+    assert_error(&out, "occurs 2 times");
     assert!(text(&out).contains("lines 2, 7"), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&p).unwrap(), content);
     let out = kit.call_edit("amb.rs", "", "x").await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("`old_string` is empty"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "`old_string` is empty");
     assert_eq!(std::fs::read_to_string(&p).unwrap(), content);
     // A file that is not UTF-8 is refused and left alone.
     let latin1 = kit.path("latin1.txt");
@@ -385,7 +356,6 @@ async fn edit_refuses_an_ambiguous_tolerant_match_and_odd_inputs() {
     let read = kit.call_read("latin1.txt").await;
     assert!(!read.is_error, "{}", text(&read));
     let out = kit.call_edit("latin1.txt", "lait", "sucre").await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("is not UTF-8"), "{}", text(&out));
+    assert_error(&out, "is not UTF-8");
     assert_eq!(std::fs::read(&latin1).unwrap(), b"caf\xe9 au lait\n");
 }

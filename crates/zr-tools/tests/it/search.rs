@@ -4,7 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 
-use crate::support::{Kit, text};
+use crate::support::{Kit, assert_error, text};
 
 fn age(kit: &Kit, rel: &str, secs_ago: u64) {
     let f = std::fs::File::options()
@@ -68,8 +68,7 @@ async fn glob_star_stays_in_one_folder_and_path_narrows() {
     );
     assert_eq!(t.lines().count(), 2, "{t}");
     let out = kit.call("Glob", json!({"pattern": "a{b"})).await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("invalid pattern"));
+    assert_error(&out, "invalid pattern");
     let t = text(&kit.call("Glob", json!({"pattern": "**/*.zzz"})).await);
     assert!(t.starts_with("No files match"), "{t}");
 }
@@ -155,10 +154,9 @@ async fn grep_count_case_insensitivity_and_filters() {
     let out = kit
         .call("Grep", json!({"pattern": "needle", "type": "klingon"}))
         .await;
-    assert!(out.is_error);
+    assert_error(&out, "Grep: unknown file type \"klingon\"");
     let out = kit.call("Grep", json!({"pattern": "(unclosed"})).await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("invalid regular expression"));
+    assert_error(&out, "invalid regular expression");
 }
 
 #[tokio::test]

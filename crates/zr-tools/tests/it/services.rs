@@ -10,7 +10,7 @@ use zr_tools::{
 };
 use zr_types::{AgentId, BoxFuture};
 
-use crate::support::{Kit, ctx_for, session, text};
+use crate::support::{Kit, assert_error, ctx_for, session, text};
 
 #[tokio::test]
 async fn todo_lists_are_per_agent_and_returned_in_full() {
@@ -49,8 +49,7 @@ async fn todo_lists_are_per_agent_and_returned_in_full() {
             json!({"todos": [{"content": "x", "status": "done"}]}),
         )
         .await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("todos[0].status"), "{}", text(&out));
+    assert_error(&out, "todos[0].status");
     kit.tools.agent_finished(&session(), &child).await;
     assert!(kit.tools.todos(&session(), &child).is_empty());
     assert_eq!(kit.tools.todos(&session(), &AgentId::root()).len(), 3);
@@ -60,19 +59,16 @@ async fn todo_lists_are_per_agent_and_returned_in_full() {
 async fn without_services_the_tools_say_so_and_invent_nothing() {
     let kit = Kit::new();
     let out = kit.call("WebSearch", json!({"query": "rust"})).await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("no web search service is configured"));
+    assert_error(&out, "no web search service is configured");
     let out = kit
         .call(
             "AskUserQuestion",
             json!({"questions": [{"question": "Which?", "header": "Pick", "options": [{"label": "A"}, {"label": "B"}]}]}),
         )
         .await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("no way to ask the user"));
+    assert_error(&out, "no way to ask the user");
     let out = kit.call("Config", json!({"setting": "model"})).await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("no configuration service"));
+    assert_error(&out, "no configuration service");
 }
 
 #[derive(Debug)]

@@ -119,6 +119,14 @@ pub(crate) fn text(out: &ToolOutput) -> String {
         .join("\n")
 }
 
+/// Asserts that `out` is an error result whose text contains `needle`.
+#[track_caller]
+pub(crate) fn assert_error(out: &ToolOutput, needle: &str) {
+    let t = text(out);
+    assert!(out.is_error, "expected an error result, got: {t}");
+    assert!(t.contains(needle), "{needle:?} is not in: {t}");
+}
+
 /// Whether a process is alive (exists and is not a zombie).
 pub(crate) fn alive(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {

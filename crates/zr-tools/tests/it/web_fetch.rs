@@ -7,7 +7,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use zr_tools::{BuiltinTools, WebFetchLimits};
 
-use crate::support::{Kit, text};
+use crate::support::{Kit, assert_error, text};
 
 const PAGE: &str = "<html><head><title>T</title><style>p{}</style></head><body>\
 <script>var hidden = 1;</script><h1>Hello</h1><p>Some <b>bold</b> text and a \
@@ -153,12 +153,7 @@ async fn redirects_are_followed_and_bounded() {
     let out = kit
         .call("WebFetch", json!({"url": format!("{base}/loop")}))
         .await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("redirected more than 5 times"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "redirected more than 5 times");
 }
 
 #[tokio::test]
@@ -173,17 +168,11 @@ async fn text_and_json_pass_through_and_binary_is_refused() {
     let out = kit
         .call("WebFetch", json!({"url": format!("{base}/image")}))
         .await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("is image/png, not a text or HTML page"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "is image/png, not a text or HTML page");
     let out = kit
         .call("WebFetch", json!({"url": format!("{base}/missing")}))
         .await;
-    assert!(out.is_error);
-    assert!(text(&out).contains("HTTP 404"), "{}", text(&out));
+    assert_error(&out, "HTTP 404");
     let out = kit
         .call("WebFetch", json!({"url": "ftp://example.invalid/x"}))
         .await;
@@ -202,21 +191,11 @@ async fn bodies_over_the_size_limit_are_refused() {
     let out = kit
         .call("WebFetch", json!({"url": format!("{base}/declared-big")}))
         .await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("is 200000 bytes; at most 50000"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "is 200000 bytes; at most 50000");
     let out = kit
         .call("WebFetch", json!({"url": format!("{base}/streamed-big")}))
         .await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("larger than 50000 bytes; reading stopped"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "larger than 50000 bytes; reading stopped");
 }
 
 #[tokio::test]
@@ -230,12 +209,7 @@ async fn slow_servers_hit_the_time_limit() {
     let out = kit
         .call("WebFetch", json!({"url": format!("{base}/slow")}))
         .await;
-    assert!(out.is_error);
-    assert!(
-        text(&out).contains("did not answer within 0.8 s"),
-        "{}",
-        text(&out)
-    );
+    assert_error(&out, "did not answer within 0.8 s");
     assert!(started.elapsed() < Duration::from_secs(15));
 }
 
