@@ -3,21 +3,18 @@
 
 mod scan;
 
-use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
 
 use zr_caps::{AgentDefinition, ExtraKey};
 use zr_types::AgentName;
 
 use crate::assemble::{self, View};
+use crate::cache::Cache;
 use crate::scaffold::scaffold;
-use crate::stamp;
 use crate::{Diagnostic, Problem, Roots, ScanStats, Scope, builtin_agent_types};
 
-use scan::{FileCache, Listing, Scan};
+use scan::{Listing, Scan};
 
 /// Where an agent type comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,12 +87,9 @@ pub struct AgentRegistry {
 
 #[derive(Debug, Default)]
 struct State {
-    generation: u64,
+    /// The diagnostics of the first-use files, once written (or not).
     scaffolded: Option<Vec<Diagnostic>>,
-    dirs: HashMap<OsString, Listing>,
-    files: Vec<HashMap<OsString, FileCache>>,
-    last: Option<Arc<AgentTypesView>>,
-    stats: ScanStats,
+    cache: Cache<Listing, AgentTypesView>,
 }
 
 impl AgentRegistry {
@@ -149,7 +143,7 @@ impl AgentRegistry {
             .get_or_insert_with(|| match &self.scaffold {
                 None => Vec::new(),
                 Some(dir) => match scaffold(dir) {
-                    Ok(_) => Vec::new(),
+                    Ok(()) => Vec::new(),
                     Err(e) => vec![Diagnostic::error(
                         dir,
                         None,
@@ -158,13 +152,9 @@ impl AgentRegistry {
                 },
             })
             .clone();
-        state.generation += 1;
+        let state = &mut state.cache;
         let mut scan = Scan {
-            generation: state.generation,
-            scan_start: SystemTime::now(),
-            dirs: &mut state.dirs,
-            files: &mut state.files,
-            stats: ScanStats::default(),
+            pass: state.begin(),
             diagnostics: scaffold_diagnostics,
             listed_roots: Vec::new(),
         };
@@ -172,22 +162,8 @@ impl AgentRegistry {
         for (index, root) in self.roots.as_slice().iter().enumerate() {
             scan.root(index, root, &mut found);
         }
-        let Scan {
-            stats,
-            diagnostics,
-            generation,
-            ..
-        } = scan;
-        let pruned = stamp::prune(&mut state.dirs, &mut state.files, generation);
-        state.stats = stats;
-        assemble::settle(
-            &mut state.last,
-            &found,
-            &self.builtins,
-            diagnostics,
-            pruned,
-            stats,
-        )
+        let (diagnostics, stats) = (scan.diagnostics, scan.pass.stats);
+        state.finish(&found, &self.builtins, diagnostics, stats)
     }
 
     /// What the last [`AgentRegistry::view`] did.
@@ -196,6 +172,7 @@ impl AgentRegistry {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .cache
             .stats
     }
 }
@@ -230,10 +207,7 @@ impl AgentTypesView {
     /// The type named `name`.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Arc<AgentTypeEntry>> {
-        self.types
-            .binary_search_by(|t| t.name().as_str().cmp(name))
-            .ok()
-            .and_then(|i| self.types.get(i))
+        assemble::by_name(&self.types, name)
     }
 
     /// Every problem found, sorted by file and line.

@@ -113,3 +113,12 @@ pub(crate) fn settle<V: View>(
 fn same_entries<T>(a: &[Arc<T>], b: &[Arc<T>]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(a, b)| Arc::ptr_eq(a, b))
 }
+
+/// The entry named `name` of `entries`, sorted by name as [`settle`] leaves
+/// them.
+pub(crate) fn by_name<'a, E: Entry>(entries: &'a [Arc<E>], name: &str) -> Option<&'a Arc<E>> {
+    entries
+        .binary_search_by(|e| e.key().cmp(name))
+        .ok()
+        .and_then(|i| entries.get(i))
+}

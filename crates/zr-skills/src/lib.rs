@@ -138,6 +138,7 @@
 mod agents;
 mod assemble;
 mod builtin;
+mod cache;
 mod diagnostic;
 mod error;
 mod render;

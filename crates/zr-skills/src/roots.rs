@@ -67,15 +67,7 @@ impl Roots {
     /// [`home_dir`] for the convenience.
     #[must_use]
     pub fn skills(project: &Path, home: Option<&Path>) -> Self {
-        let mut roots = vec![
-            Root::new(Scope::Project, project.join(".zr").join("skills")),
-            Root::new(Scope::Project, project.join(".agents").join("skills")),
-            Root::new(Scope::Project, project.join(".claude").join("skills")),
-        ];
-        if let Some(home) = home {
-            roots.push(Root::new(Scope::User, home.join(".zr").join("skills")));
-        }
-        Self(roots)
+        Self::standard(project, &[".zr", ".agents", ".claude"], home, "skills")
     }
 
     /// The agent-type roots of a project, in this fixed order:
@@ -85,13 +77,17 @@ impl Roots {
     /// 3. `<home>/.zr/agents`, when `home` is given.
     #[must_use]
     pub fn agents(project: &Path, home: Option<&Path>) -> Self {
-        let mut roots = vec![
-            Root::new(Scope::Project, project.join(".zr").join("agents")),
-            Root::new(Scope::Project, project.join(".claude").join("agents")),
-        ];
-        if let Some(home) = home {
-            roots.push(Root::new(Scope::User, home.join(".zr").join("agents")));
-        }
+        Self::standard(project, &[".zr", ".claude"], home, "agents")
+    }
+
+    /// `<project>/<dir>/<kind>` for each of `dirs` in order, then
+    /// `<home>/.zr/<kind>` when `home` is given.
+    fn standard(project: &Path, dirs: &[&str], home: Option<&Path>, kind: &str) -> Self {
+        let mut roots: Vec<Root> = dirs
+            .iter()
+            .map(|dir| Root::new(Scope::Project, project.join(dir).join(kind)))
+            .collect();
+        roots.extend(home.map(|home| Root::new(Scope::User, home.join(".zr").join(kind))));
         Self(roots)
     }
 

@@ -13,15 +13,14 @@ pub const AGENTS_TEMPLATE: &str = include_str!("scaffold/example.md.template");
 
 /// Creates `dir` with `README.md` and `example.md.template` if `dir` does
 /// not exist yet. An existing folder is never touched (a user who deleted
-/// the README keeps it deleted). Returns whether the folder was created.
-pub(crate) fn scaffold(dir: &Path) -> io::Result<bool> {
+/// the README keeps it deleted).
+pub(crate) fn scaffold(dir: &Path) -> io::Result<()> {
     match fs::metadata(dir) {
-        Ok(_) => return Ok(false),
+        Ok(_) => return Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
     fs::create_dir_all(dir)?;
     fs::write(dir.join("README.md"), AGENTS_README)?;
-    fs::write(dir.join("example.md.template"), AGENTS_TEMPLATE)?;
-    Ok(true)
+    fs::write(dir.join("example.md.template"), AGENTS_TEMPLATE)
 }

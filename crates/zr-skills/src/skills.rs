@@ -3,18 +3,15 @@
 
 mod scan;
 
-use std::collections::HashMap;
-use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
 
 use zr_types::SkillDefinition;
 
 use crate::assemble::{self, View};
-use crate::stamp;
+use crate::cache::Cache;
 use crate::{Diagnostic, Roots, ScanStats, Skill};
 
-use scan::{FileCache, Listing, Scan};
+use scan::{Listing, Scan};
 
 /// The skills of a set of roots, re-read as they change.
 ///
@@ -43,16 +40,7 @@ use scan::{FileCache, Listing, Scan};
 #[derive(Debug)]
 pub struct SkillRegistry {
     roots: Roots,
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    generation: u64,
-    dirs: HashMap<OsString, Listing>,
-    files: Vec<HashMap<OsString, FileCache>>,
-    last: Option<Arc<SkillsView>>,
-    stats: ScanStats,
+    state: Mutex<Cache<Listing, SkillsView>>,
 }
 
 impl SkillRegistry {
@@ -62,7 +50,7 @@ impl SkillRegistry {
     pub fn new(roots: Roots) -> Self {
         Self {
             roots,
-            state: Mutex::new(State::default()),
+            state: Mutex::default(),
         }
     }
 
@@ -79,13 +67,8 @@ impl SkillRegistry {
     pub fn view(&self) -> Arc<SkillsView> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let state = &mut *state;
-        state.generation += 1;
         let mut scan = Scan {
-            generation: state.generation,
-            scan_start: SystemTime::now(),
-            dirs: &mut state.dirs,
-            files: &mut state.files,
-            stats: ScanStats::default(),
+            pass: state.begin(),
             diagnostics: Vec::new(),
             walked_roots: Vec::new(),
         };
@@ -93,15 +76,8 @@ impl SkillRegistry {
         for (index, root) in self.roots.as_slice().iter().enumerate() {
             scan.root(index, root, &mut found);
         }
-        let Scan {
-            stats,
-            diagnostics,
-            generation,
-            ..
-        } = scan;
-        let pruned = stamp::prune(&mut state.dirs, &mut state.files, generation);
-        state.stats = stats;
-        assemble::settle(&mut state.last, &found, &[], diagnostics, pruned, stats)
+        let (diagnostics, stats) = (scan.diagnostics, scan.pass.stats);
+        state.finish(&found, &[], diagnostics, stats)
     }
 
     /// What the last [`SkillRegistry::view`] did: how many folders it
@@ -158,10 +134,7 @@ impl SkillsView {
     /// The skill named `name`.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Arc<Skill>> {
-        self.skills
-            .binary_search_by(|s| s.name().as_str().cmp(name))
-            .ok()
-            .and_then(|i| self.skills.get(i))
+        assemble::by_name(&self.skills, name)
     }
 
     /// Every problem found, sorted by file and line.

@@ -1,13 +1,9 @@
 //! File identity for hot reload (modification and change times, size,
-//! inode), the cache entries it guards and their pruning, and the bounded
-//! readers that load front matter and bodies.
+//! inode) and the bounded readers that load front matter and bodies.
 
-use std::collections::HashMap;
-use std::ffi::OsString;
 use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::Problem;
@@ -218,43 +214,3 @@ pub(crate) fn read_open_bounded(file: File) -> Result<String, Problem> {
 
 #[cfg(test)]
 mod tests;
-
-/// A file as last parsed: its stamp, the generation of the last scan that
-/// saw it, and what parsing it gave (`O`: a skill's or an agent type's
-/// outcome).
-#[derive(Debug)]
-pub(crate) struct FileCache<O> {
-    pub(crate) seen: Seen,
-    pub(crate) generation: u64,
-    pub(crate) outcome: Arc<O>,
-}
-
-impl<O> Generational for FileCache<O> {
-    fn generation(&self) -> u64 {
-        self.generation
-    }
-}
-
-/// A cache entry marked with the generation of the last scan that saw it.
-pub(crate) trait Generational {
-    /// The generation of the last scan that saw this entry.
-    fn generation(&self) -> u64;
-}
-
-/// Drops the folder listings and file entries that the scan of `generation`
-/// did not see (deleted files, vanished folders); says whether any went.
-pub(crate) fn prune<L: Generational, F: Generational>(
-    dirs: &mut HashMap<OsString, L>,
-    files: &mut [HashMap<OsString, F>],
-    generation: u64,
-) -> bool {
-    let count = |dirs: &HashMap<OsString, L>, files: &[HashMap<OsString, F>]| {
-        dirs.len() + files.iter().map(HashMap::len).sum::<usize>()
-    };
-    let before = count(dirs, files);
-    dirs.retain(|_, d| d.generation() == generation);
-    for root in files.iter_mut() {
-        root.retain(|_, f| f.generation() == generation);
-    }
-    before != count(dirs, files)
-}

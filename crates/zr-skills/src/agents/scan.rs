@@ -1,46 +1,31 @@
 //! One pass over the agent-type roots: list each folder's `*.md` files when
 //! the folder changed, parse only new and changed files.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use zr_caps::parse_agent_file;
 
 use super::{AgentSource, AgentTypeEntry};
-use crate::stamp::{Seen, Stamp, identity, io_problem, read_bounded, regular_file};
-use crate::{Diagnostic, Problem, Root, ScanStats, Scope};
+use crate::cache::Pass;
+use crate::stamp::{identity, io_problem, read_bounded, regular_file};
+use crate::{Diagnostic, Problem, Root, Scope};
 
 /// A folder's device and inode (`None` off Unix) and its `*.md` files.
-type Found = (Option<(u64, u64)>, Arc<[OsString]>);
+type Found = (Option<(u64, u64)>, Listing);
 
-/// A folder's `*.md` files, as last listed.
-#[derive(Debug)]
-pub(super) struct Listing {
-    seen: Seen,
-    pub(super) generation: u64,
-    files: Arc<[OsString]>,
-}
-
-/// An agent-type file as last parsed.
-pub(super) type FileCache = crate::stamp::FileCache<Outcome>;
+/// What a folder's listing keeps: its `*.md` files, sorted.
+pub(super) type Listing = Arc<[OsString]>;
 
 /// What parsing one agent-type file gave.
 pub(super) type Outcome = crate::assemble::Outcome<AgentTypeEntry>;
 
 /// The state of one [`AgentRegistry::view`](super::AgentRegistry::view).
 pub(super) struct Scan<'a> {
-    pub(super) generation: u64,
-    pub(super) scan_start: SystemTime,
-    /// Folder listings by path (as bytes: cheap to hash).
-    pub(super) dirs: &'a mut HashMap<OsString, Listing>,
-    /// Parsed files by path, one map per root.
-    pub(super) files: &'a mut Vec<HashMap<OsString, FileCache>>,
-    pub(super) stats: ScanStats,
+    pub(super) pass: Pass<'a, Listing, Outcome>,
     pub(super) diagnostics: Vec<Diagnostic>,
     /// The roots listed so far (device, inode): a root that is the same
     /// folder as an earlier one (`.claude/agents` linked to `.zr/agents`)
@@ -77,7 +62,7 @@ impl Scan<'_> {
     /// The identity and `*.md` files (sorted) of `dir`, `None` when it does
     /// not exist.
     fn listing(&mut self, dir: &Path) -> Result<Option<Found>, Problem> {
-        self.stats.stat_calls += 1;
+        self.pass.stats.stat_calls += 1;
         let meta = match fs::metadata(dir) {
             Ok(meta) => meta,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -89,47 +74,12 @@ impl Scan<'_> {
                 kind: io::ErrorKind::NotADirectory,
             });
         }
-        let stamp = Stamp::of(&meta);
-        let id = identity(&meta);
-        if let Some(cached) = self.dirs.get_mut(dir.as_os_str())
-            && cached.seen.still(&stamp)
-        {
-            cached.generation = self.generation;
-            return Ok(Some((id, Arc::clone(&cached.files))));
-        }
-        self.stats.dirs_listed += 1;
-        let mut files = Vec::new();
-        for entry in fs::read_dir(dir).map_err(|e| io_problem("list the agents folder", &e))? {
-            let entry = entry.map_err(|e| io_problem("list the agents folder", &e))?;
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            let name = entry.file_name();
-            let text = name.to_string_lossy();
-            // Hidden files are editors' and systems' (Emacs' `.#x.md` lock
-            // links, macOS' `._x.md`), never agent types.
-            if text.ends_with(".md")
-                && !text.starts_with('.')
-                && !text.eq_ignore_ascii_case("README.md")
-            {
-                files.push(name);
-            }
-        }
-        files.sort();
-        let files: Arc<[OsString]> = files.into();
-        self.dirs.insert(
-            dir.as_os_str().to_owned(),
-            Listing {
-                seen: Seen::new(stamp, self.scan_start),
-                generation: self.generation,
-                files: Arc::clone(&files),
-            },
-        );
-        Ok(Some((id, files)))
+        let files = self.pass.listing(dir, &meta, || list(dir))?;
+        Ok(Some((identity(&meta), files)))
     }
 
     fn file(&mut self, index: usize, root: &Root, path: &Path) -> Arc<Outcome> {
-        self.stats.stat_calls += 1;
+        self.pass.stats.stat_calls += 1;
         let fail = |problem| Arc::new(Outcome::failed(path, problem));
         let meta = match fs::metadata(path) {
             Ok(meta) => meta,
@@ -138,28 +88,32 @@ impl Scan<'_> {
         if let Err(problem) = regular_file(path, &meta) {
             return fail(problem);
         }
-        let stamp = Stamp::of(&meta);
-        if self.files.len() <= index {
-            self.files.resize_with(index + 1, HashMap::new);
-        }
-        if let Some(cached) = self.files[index].get_mut(path.as_os_str())
-            && cached.seen.still(&stamp)
-        {
-            cached.generation = self.generation;
-            return Arc::clone(&cached.outcome);
-        }
-        self.stats.files_parsed += 1;
-        let outcome = Arc::new(parse(path, root.scope));
-        self.files[index].insert(
-            path.as_os_str().to_owned(),
-            FileCache {
-                seen: Seen::new(stamp, self.scan_start),
-                generation: self.generation,
-                outcome: Arc::clone(&outcome),
-            },
-        );
-        outcome
+        self.pass
+            .outcome(index, path, &meta, || parse(path, root.scope))
     }
+}
+
+/// The `*.md` files of `dir`, sorted.
+fn list(dir: &Path) -> Result<Listing, Problem> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| io_problem("list the agents folder", &e))? {
+        let entry = entry.map_err(|e| io_problem("list the agents folder", &e))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let name = entry.file_name();
+        let text = name.to_string_lossy();
+        // Hidden files are editors' and systems' (Emacs' `.#x.md` lock
+        // links, macOS' `._x.md`), never agent types.
+        if text.ends_with(".md")
+            && !text.starts_with('.')
+            && !text.eq_ignore_ascii_case("README.md")
+        {
+            files.push(name);
+        }
+    }
+    files.sort();
+    Ok(files.into())
 }
 
 /// Reads and parses one agent-type file.
@@ -203,11 +157,5 @@ fn parse(path: &Path, scope: Scope) -> Outcome {
                 extras: file.extras,
             })),
         },
-    }
-}
-
-impl crate::stamp::Generational for Listing {
-    fn generation(&self) -> u64 {
-        self.generation
     }
 }

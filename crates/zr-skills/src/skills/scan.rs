@@ -1,17 +1,17 @@
 //! One pass over the skill roots: `stat` every folder and `SKILL.md`, list
 //! and parse only what changed, refuse links that leave their root.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
 
+use crate::cache::Pass;
 use crate::skill::parse_skill;
-use crate::stamp::{Seen, Stamp, io_problem, read_front_matter, regular_file};
-use crate::{Diagnostic, Problem, Root, ScanStats, Skill};
+use crate::stamp::{io_problem, read_front_matter, regular_file};
+use crate::{Diagnostic, Problem, Root, Skill};
 
 /// How deep under a root skill folders are looked for.
 const MAX_DEPTH: usize = 6;
@@ -22,33 +22,21 @@ const SKILL_FILE: &str = "SKILL.md";
 /// Sub-folders (not hidden), sorted, and whether each is a link.
 type Subdirs = Arc<[(OsString, bool)]>;
 
-/// A folder's entries that matter, as last listed.
-#[derive(Debug)]
+/// What a folder's listing keeps: the entries that matter.
+#[derive(Debug, Clone)]
 pub(crate) struct Listing {
-    seen: Seen,
-    pub(super) generation: u64,
     /// Whether the folder holds a `SKILL.md` (and whether it is a link).
     skill_file: Option<bool>,
     /// Sub-folders (not hidden), sorted, and whether each is a link.
     subdirs: Subdirs,
 }
 
-/// A `SKILL.md` as last parsed.
-pub(crate) type FileCache = crate::stamp::FileCache<Outcome>;
-
 /// What parsing one `SKILL.md` gave.
 pub(crate) type Outcome = crate::assemble::Outcome<Skill>;
 
 /// The state of one [`SkillRegistry::view`](crate::SkillRegistry::view).
 pub(crate) struct Scan<'a> {
-    pub(crate) generation: u64,
-    pub(crate) scan_start: SystemTime,
-    /// Folder listings by path (keyed by the path's bytes: hashing a
-    /// `Path` walks its components, which an unchanged view cannot afford).
-    pub(crate) dirs: &'a mut HashMap<OsString, Listing>,
-    /// Parsed files by path, one map per root.
-    pub(crate) files: &'a mut Vec<HashMap<OsString, FileCache>>,
-    pub(crate) stats: ScanStats,
+    pub(crate) pass: Pass<'a, Listing, Outcome>,
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// The canonical paths of the roots walked so far: a root that is the
     /// same folder as an earlier one (`.claude/skills` linked to
@@ -100,8 +88,8 @@ impl Scan<'_> {
     }
 
     /// The listing of `dir`, from the cache when its stamp is unchanged.
-    fn listing(&mut self, dir: &Path) -> Result<(Option<bool>, Subdirs), Problem> {
-        self.stats.stat_calls += 1;
+    fn listing(&mut self, dir: &Path) -> Result<Listing, Problem> {
+        self.pass.stats.stat_calls += 1;
         let meta = fs::metadata(dir).map_err(|e| io_problem("read the folder", &e))?;
         if !meta.is_dir() {
             return Err(Problem::Io {
@@ -109,44 +97,7 @@ impl Scan<'_> {
                 kind: io::ErrorKind::NotADirectory,
             });
         }
-        let stamp = Stamp::of(&meta);
-        if let Some(cached) = self.dirs.get_mut(dir.as_os_str())
-            && cached.seen.still(&stamp)
-        {
-            cached.generation = self.generation;
-            return Ok((cached.skill_file, Arc::clone(&cached.subdirs)));
-        }
-        self.stats.dirs_listed += 1;
-        let mut skill_file = None;
-        let mut subdirs = Vec::new();
-        for entry in fs::read_dir(dir).map_err(|e| io_problem("list the folder", &e))? {
-            let entry = entry.map_err(|e| io_problem("list the folder", &e))?;
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            if name == SKILL_FILE && !kind.is_dir() {
-                skill_file = Some(kind.is_symlink());
-            } else if name.as_encoded_bytes().starts_with(b".") {
-                // Hidden folders (.git, editors' state) hold no skills.
-            } else if kind.is_dir() {
-                subdirs.push((name, false));
-            } else if kind.is_symlink() && fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
-                subdirs.push((name, true));
-            }
-        }
-        subdirs.sort();
-        let subdirs: Subdirs = subdirs.into();
-        self.dirs.insert(
-            dir.as_os_str().to_owned(),
-            Listing {
-                seen: Seen::new(stamp, self.scan_start),
-                generation: self.generation,
-                skill_file,
-                subdirs: Arc::clone(&subdirs),
-            },
-        );
-        Ok((skill_file, subdirs))
+        self.pass.listing(dir, &meta, || list(dir))
     }
 
     /// Whether `path`, a link, stays inside the walk's root; reports it
@@ -186,7 +137,10 @@ impl Scan<'_> {
         if depth > 0 && self.known_skill(walk, dir, found) {
             return;
         }
-        let (skill_file, subdirs) = match self.listing(dir) {
+        let Listing {
+            skill_file,
+            subdirs,
+        } = match self.listing(dir) {
             Ok(listing) => listing,
             Err(problem) => {
                 self.diagnostics.push(Diagnostic::error(dir, None, problem));
@@ -200,7 +154,7 @@ impl Scan<'_> {
                     .push(Diagnostic::warning(&file, None, Problem::SkillFileInRoot));
             } else {
                 if !is_link || self.inside(walk, &file).is_some() {
-                    self.stats.stat_calls += 1;
+                    self.pass.stats.stat_calls += 1;
                     let outcome = match fs::metadata(&file) {
                         Ok(meta) => self.file(walk, dir, &file, &meta),
                         Err(e) => Arc::new(Outcome::failed(&file, io_problem("read the file", &e))),
@@ -242,17 +196,17 @@ impl Scan<'_> {
     /// listing does not matter). Returns false to take the full path
     /// (gone, replaced by a link, or a folder not known as a skill).
     fn known_skill(&mut self, walk: &Walk<'_>, dir: &Path, found: &mut Vec<Arc<Outcome>>) -> bool {
-        let Some(cached) = self.dirs.get_mut(dir.as_os_str()) else {
+        let Some(cached) = self.pass.dirs.get_mut(dir.as_os_str()) else {
             return false;
         };
-        if cached.skill_file != Some(false) || !cached.seen.trusted() {
+        if cached.value.skill_file != Some(false) || !cached.seen.trusted() {
             return false;
         }
         let file = dir.join(SKILL_FILE);
-        self.stats.stat_calls += 1;
+        self.pass.stats.stat_calls += 1;
         match fs::symlink_metadata(&file) {
             Ok(meta) if meta.is_file() => {
-                cached.generation = self.generation;
+                cached.generation = self.pass.generation;
                 let outcome = self.file(walk, dir, &file, &meta);
                 found.push(outcome);
                 true
@@ -273,47 +227,48 @@ impl Scan<'_> {
         if let Err(problem) = regular_file(file, meta) {
             return Arc::new(Outcome::failed(file, problem));
         }
-        let stamp = Stamp::of(meta);
-        if self.files.len() <= walk.index {
-            self.files.resize_with(walk.index + 1, HashMap::new);
-        }
-        let files = &mut self.files[walk.index];
-        if let Some(cached) = files.get_mut(file.as_os_str())
-            && cached.seen.still(&stamp)
-        {
-            cached.generation = self.generation;
-            return Arc::clone(&cached.outcome);
-        }
-        self.stats.files_parsed += 1;
-        let folder = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let outcome = match read_front_matter(file) {
-            Err(problem) => Outcome::failed(file, problem),
-            Ok(text) => {
-                let (skill, diagnostics) = parse_skill(file, &folder, &text, walk.root);
-                Outcome {
-                    entry: skill.map(Arc::new),
-                    diagnostics,
+        self.pass.outcome(walk.index, file, meta, || {
+            let folder = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match read_front_matter(file) {
+                Err(problem) => Outcome::failed(file, problem),
+                Ok(text) => {
+                    let (skill, diagnostics) = parse_skill(file, &folder, &text, walk.root);
+                    Outcome {
+                        entry: skill.map(Arc::new),
+                        diagnostics,
+                    }
                 }
             }
-        };
-        let outcome = Arc::new(outcome);
-        self.files[walk.index].insert(
-            file.as_os_str().to_owned(),
-            FileCache {
-                seen: Seen::new(stamp, self.scan_start),
-                generation: self.generation,
-                outcome: Arc::clone(&outcome),
-            },
-        );
-        outcome
+        })
     }
 }
 
-impl crate::stamp::Generational for Listing {
-    fn generation(&self) -> u64 {
-        self.generation
+/// The entries of `dir` that matter: its `SKILL.md` and its sub-folders.
+fn list(dir: &Path) -> Result<Listing, Problem> {
+    let mut skill_file = None;
+    let mut subdirs = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| io_problem("list the folder", &e))? {
+        let entry = entry.map_err(|e| io_problem("list the folder", &e))?;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let name = entry.file_name();
+        if name == SKILL_FILE && !kind.is_dir() {
+            skill_file = Some(kind.is_symlink());
+        } else if name.as_encoded_bytes().starts_with(b".") {
+            // Hidden folders (.git, editors' state) hold no skills.
+        } else if kind.is_dir() {
+            subdirs.push((name, false));
+        } else if kind.is_symlink() && fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+            subdirs.push((name, true));
+        }
     }
+    subdirs.sort();
+    Ok(Listing {
+        skill_file,
+        subdirs: subdirs.into(),
+    })
 }

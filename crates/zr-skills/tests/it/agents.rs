@@ -113,7 +113,7 @@ fn an_existing_agents_folder_is_never_written_to() {
     let p = Project::new();
     p.write("project/.zr/agents/x.md", &agent("x", "d"));
     let view = AgentRegistry::for_project(&p.path(), None).view();
-    assert!(view.get("x").is_some());
+    assert_eq!(view.get("x").unwrap().definition.description, "d");
     let mut entries: Vec<_> = fs::read_dir(p.path().join(".zr/agents"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -199,8 +199,14 @@ fn broken_files_are_diagnostics_with_lines_and_the_rest_loads() {
     fs::create_dir_all(p.path().join(".zr/agents/folder.md")).unwrap();
     p.write("project/.zr/agents/notes.txt", "not an agent");
     let view = registry(&p).view();
-    assert!(view.get("good").is_some());
-    assert!(view.get("extra").is_some());
+    assert_eq!(view.get("good").unwrap().definition.description, "fine");
+    // The unknown key is kept (and warned about below).
+    let extras = &view.get("extra").unwrap().extras;
+    assert_eq!(extras.len(), 1, "{extras:?}");
+    assert_eq!(
+        (extras[0].key.as_str(), &extras[0].value, extras[0].line),
+        ("favourite", &serde_json::json!("blue"), 4)
+    );
     let shown = p.shown(view.diagnostics());
     assert_eq!(shown.len(), 4, "{shown:#?}");
     assert!(
@@ -291,7 +297,10 @@ fn hidden_files_such_as_editor_locks_are_not_agent_types() {
     )
     .unwrap();
     let view = registry(&p).view();
-    assert!(view.get("reviewer").is_some());
+    assert_eq!(
+        view.get("reviewer").unwrap().definition.description,
+        "reviews"
+    );
     assert!(view.diagnostics().is_empty(), "{:#?}", view.diagnostics());
 }
 
@@ -315,7 +324,10 @@ fn a_fifo_named_like_an_agent_file_is_a_diagnostic_not_a_hang() {
     let view = receive
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("the view blocked");
-    assert!(view.get("reviewer").is_some());
+    assert_eq!(
+        view.get("reviewer").unwrap().definition.description,
+        "reviews"
+    );
     let shown = p.shown(view.diagnostics());
     assert_eq!(
         shown,
@@ -333,6 +345,13 @@ fn a_root_linked_to_another_root_is_read_once_without_warnings() {
     fs::create_dir_all(p.path().join(".claude")).unwrap();
     std::os::unix::fs::symlink("../.zr/agents", p.path().join(".claude/agents")).unwrap();
     let view = registry(&p).view();
-    assert!(view.get("reviewer").is_some());
+    // Found under the first root, not again under the linked one.
+    assert_eq!(
+        view.get("reviewer").unwrap().source,
+        AgentSource::File {
+            path: p.path().join(".zr/agents/reviewer.md"),
+            scope: Scope::Project,
+        }
+    );
     assert!(view.diagnostics().is_empty(), "{:#?}", view.diagnostics());
 }

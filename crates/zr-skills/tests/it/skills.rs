@@ -18,6 +18,47 @@ fn names(view: &zr_skills::SkillsView) -> Vec<String> {
 }
 
 #[test]
+fn the_standard_roots_are_the_documented_folders_in_order() {
+    let (project, home) = (std::path::Path::new("/p"), std::path::Path::new("/h"));
+    let shown = |roots: Roots| -> Vec<String> {
+        roots
+            .as_slice()
+            .iter()
+            .map(|r| format!("{} {}", r.scope, r.path.display()))
+            .collect()
+    };
+    assert_eq!(
+        shown(Roots::skills(project, Some(home))),
+        [
+            "project /p/.zr/skills",
+            "project /p/.agents/skills",
+            "project /p/.claude/skills",
+            "user /h/.zr/skills",
+        ]
+    );
+    assert_eq!(
+        shown(Roots::agents(project, Some(home))),
+        [
+            "project /p/.zr/agents",
+            "project /p/.claude/agents",
+            "user /h/.zr/agents",
+        ]
+    );
+    assert_eq!(
+        shown(Roots::skills(project, None)),
+        [
+            "project /p/.zr/skills",
+            "project /p/.agents/skills",
+            "project /p/.claude/skills",
+        ]
+    );
+    assert_eq!(
+        shown(Roots::agents(project, None)),
+        ["project /p/.zr/agents", "project /p/.claude/agents"]
+    );
+}
+
+#[test]
 fn roots_have_a_fixed_precedence_and_duplicates_are_reported() {
     let p = Project::new();
     p.skill("home/.zr/skills", "deploy", "user deploy");
