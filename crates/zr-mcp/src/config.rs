@@ -457,9 +457,7 @@ impl Entry<'_> {
         let url = self.required_expanded("url", vars)?;
         let headers = self.expanded_map("headers", vars)?;
         for (name, value) in &headers {
-            let valid = http::HeaderName::from_bytes(name.as_bytes()).is_ok()
-                && http::HeaderValue::from_str(value).is_ok();
-            if !valid {
+            if http_header(name, value).is_none() {
                 return Err(ConfigError::InvalidHeader {
                     server: self.server.to_owned(),
                     header: name.clone(),
@@ -468,6 +466,16 @@ impl Entry<'_> {
         }
         Ok(TransportConfig::Http(HttpConfig { url, headers }))
     }
+}
+
+/// `name: value` as an HTTP header, when both are valid.
+pub(crate) fn http_header(
+    name: &str,
+    value: &str,
+) -> Option<(http::HeaderName, http::HeaderValue)> {
+    http::HeaderName::from_bytes(name.as_bytes())
+        .ok()
+        .zip(http::HeaderValue::from_str(value).ok())
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use zr_types::ServerName;
 use crate::bounded::BoundedLines;
 use crate::child::{self, KillGuard};
 use crate::client::Client;
+use crate::config::http_header;
 use crate::hub::HubOptions;
 use crate::{HttpConfig, McpError, ServerConfig, TransportConfig};
 
@@ -78,7 +79,6 @@ impl Connection {
             TransportConfig::Stdio(stdio) => {
                 let spawned = child::spawn(&server, stdio, &options.base_env, &options.cwd)?;
                 let id = spawned.id;
-                let mut exit = spawned.exit.clone();
                 let limit = options.max_message_bytes;
                 let (stdout, too_large) = BoundedLines::new(spawned.stdout, limit);
                 // Our reader ends the stream first; the SDK's own limit (which
@@ -100,15 +100,10 @@ impl Connection {
                     ),
                     Ok(Err(e)) => {
                         // A server that died during the handshake: say how.
-                        let status =
-                            tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some))
-                                .await;
-                        if let Ok(Ok(status)) = status
-                            && let Some(status) = *status
-                        {
-                            return Err(McpError::Exited { server, status });
-                        }
-                        return Err(init_failed(e));
+                        return Err(match exit_within(&spawned.exit, EXIT_STATUS_WAIT).await {
+                            Some(status) => McpError::Exited { server, status },
+                            None => init_failed(e),
+                        });
                     }
                     Err(_) => return Err(timed_out()),
                 }
@@ -288,11 +283,7 @@ impl Connection {
                     limit_bytes: process.limit,
                 };
             }
-            let mut exit = process.exit.clone();
-            if let Ok(Ok(status)) =
-                tokio::time::timeout(EXIT_STATUS_WAIT, exit.wait_for(Option::is_some)).await
-                && let Some(status) = *status
-            {
+            if let Some(status) = exit_within(&process.exit, EXIT_STATUS_WAIT).await {
                 return McpError::Exited { server, status };
             }
         }
@@ -322,11 +313,21 @@ impl Connection {
     pub(crate) async fn close(self: Arc<Self>) {
         self.service.cancellation_token().cancel();
         if let Some(process) = &self.process {
-            let mut exit = process.exit.clone();
-            let _ = tokio::time::timeout(GRACEFUL_EXIT_WAIT, exit.wait_for(Option::is_some)).await;
+            exit_within(&process.exit, GRACEFUL_EXIT_WAIT).await;
         }
         tracing::debug!(server = %self.server, "MCP connection closed");
     }
+}
+
+/// The process's exit status, waiting up to `limit` for it; `None` when it
+/// is still running then (or its reaper is gone).
+async fn exit_within(
+    exit: &watch::Receiver<Option<ExitStatus>>,
+    limit: Duration,
+) -> Option<ExitStatus> {
+    let mut exit = exit.clone();
+    let status = tokio::time::timeout(limit, exit.wait_for(Option::is_some)).await;
+    status.ok()?.ok().and_then(|status| *status)
 }
 
 fn http_config(http: &HttpConfig, options: &HubOptions) -> StreamableHttpClientTransportConfig {
@@ -336,9 +337,7 @@ fn http_config(http: &HttpConfig, options: &HubOptions) -> StreamableHttpClientT
         .filter_map(|(name, value)| {
             // `.mcp.json` headers were validated when read; one built in
             // code may not have been.
-            let header = http::HeaderName::from_bytes(name.as_bytes())
-                .ok()
-                .zip(http::HeaderValue::from_str(value).ok());
+            let header = http_header(name, value);
             if header.is_none() {
                 tracing::warn!(url = %http.url, header = %name, "invalid HTTP header not sent");
             }

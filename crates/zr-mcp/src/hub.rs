@@ -171,6 +171,17 @@ struct Live {
     epoch: u64,
 }
 
+impl Live {
+    /// Counts one more lease; the first after none ends the grace period
+    /// (a close timer of the old epoch then does nothing).
+    fn add_lease(&mut self) {
+        self.leases += 1;
+        if self.leases == 1 {
+            self.epoch += 1;
+        }
+    }
+}
+
 impl McpHub {
     /// A hub for the servers of `config`.
     #[must_use]
@@ -322,10 +333,7 @@ impl HubInner {
             slot.live = None;
             return None;
         }
-        live.leases += 1;
-        if live.leases == 1 {
-            live.epoch += 1;
-        }
+        live.add_lease();
         Some(Lease::new(
             Arc::downgrade(self),
             key,
@@ -341,10 +349,7 @@ impl HubInner {
         if let Some(live) = slots.get_mut(&key).and_then(|s| s.live.as_mut())
             && live.generation == generation
         {
-            live.leases += 1;
-            if live.leases == 1 {
-                live.epoch += 1;
-            }
+            live.add_lease();
         }
     }
 

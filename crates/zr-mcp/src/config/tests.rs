@@ -286,7 +286,8 @@ fn bad_outer_shape_and_duplicates_are_json_errors_with_positions() {
     let twice = err(r#"{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}"#);
     assert!(twice.contains("'a' appears twice"), "{twice}");
     let broken = err("{\n  \"mcpServers\": {\n");
-    assert!(broken.contains("line"), "{broken}");
+    // The position of the problem: the text ends inside line 3.
+    assert!(broken.ends_with("at line 3 column 0"), "{broken}");
 }
 
 #[test]
@@ -304,9 +305,15 @@ fn unknown_keys_are_ignored() {
 fn load_reads_a_real_file_and_names_a_missing_one() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(".mcp.json");
-    std::fs::write(&path, r#"{"mcpServers": {"s": {"command": "x"}}}"#).unwrap();
+    let text = r#"{"mcpServers": {"s": {"command": "${TOKEN}"}}}"#;
+    std::fs::write(&path, text).unwrap();
     let config = McpConfig::load(&path, &vars).unwrap();
-    assert_eq!(config.servers().len(), 1);
+    // The file's text, parsed (and expanded) as `parse` does.
+    let expected = ServerConfig::new(
+        "s".parse().unwrap(),
+        TransportConfig::Stdio(StdioConfig::new("s3cret")),
+    );
+    assert_eq!(config.servers(), [expected]);
     let missing = McpConfig::load(&dir.path().join("nope.json"), &vars).unwrap_err();
     assert!(missing.to_string().contains("nope.json"), "{missing}");
 }

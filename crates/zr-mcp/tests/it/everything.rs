@@ -99,7 +99,7 @@ async fn tools_are_listed_with_their_flags_and_called() {
 
     let out = call(&tools, "mcp__every__get-sum", json!({"a": 2, "b": 40})).await;
     assert!(!out.is_error);
-    assert!(text_of(&out).contains("42"), "{out:?}");
+    assert_eq!(text_of(&out), "The sum of 2 and 40 is 42.", "{out:?}");
 
     let out = call(
         &tools,
@@ -148,7 +148,11 @@ async fn bad_arguments_come_back_as_an_error_for_the_model() {
     // error); either way the model gets an error result, not a failed call.
     let out = call(&tools, "mcp__every__get-sum", json!({"a": "two"})).await;
     assert!(out.is_error, "{out:?}");
-    assert!(!text_of(&out).is_empty());
+    // The server's own words reach the model: which tool, what was wrong.
+    assert!(
+        text_of(&out).contains("Invalid arguments for tool get-sum"),
+        "{out:?}"
+    );
     // Input that is not an object is refused before reaching the server.
     let out = call(&tools, "mcp__every__echo", json!([1])).await;
     assert!(out.is_error);

@@ -69,8 +69,7 @@ async fn a_crash_fails_every_pending_call_within_100_ms_and_the_next_acquire_res
     // The next acquire starts the server again.
     let again = hub.acquire("fault").await.unwrap();
     assert_ne!(again.process_id(), Some(first_pid));
-    let out = again.call("echo", json!({"text": "back"})).await.unwrap();
-    assert_eq!(text_of(&out), "back");
+    expect_echo(&again, "back").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -94,11 +93,7 @@ async fn a_hang_hits_the_per_call_timeout_and_the_connection_survives() {
     let out = run(&hang, json!({})).await.unwrap();
     assert!(out.is_error);
     assert!(text_of(&out).contains("no answer within 500 ms"), "{out:?}");
-    let out = lease
-        .call("echo", json!({"text": "still here"}))
-        .await
-        .unwrap();
-    assert_eq!(text_of(&out), "still here");
+    expect_echo(&lease, "still here").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,8 +103,7 @@ async fn garbage_on_the_wire_does_not_break_the_connection() {
     let lease = hub.acquire("fault").await.unwrap();
     let out = lease.call("garbage", json!({"lines": 5})).await.unwrap();
     assert_eq!(text_of(&out), "survived");
-    let out = lease.call("echo", json!({"text": "after"})).await.unwrap();
-    assert_eq!(text_of(&out), "after");
+    expect_echo(&lease, "after").await;
     assert!(lease.is_alive());
 }
 
@@ -143,8 +137,7 @@ async fn huge_output_is_cut_to_the_limit_with_a_note() {
     assert_eq!(limit, 10_000);
     assert!(total >= 20_000_000, "{note}");
     assert_eq!(omitted, total - 10_000, "{note}");
-    let out = lease.call("echo", json!({"text": "fine"})).await.unwrap();
-    assert_eq!(text_of(&out), "fine");
+    expect_echo(&lease, "fine").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -211,11 +204,7 @@ async fn a_message_over_the_size_limit_ends_the_session_at_once() {
     )
     .await;
     let again = hub.acquire("fault").await.unwrap();
-    let out = again
-        .call("echo", json!({"text": "fresh start"}))
-        .await
-        .unwrap();
-    assert_eq!(text_of(&out), "fresh start");
+    expect_echo(&again, "fresh start").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -386,11 +375,7 @@ async fn references_in_command_and_args_reach_the_real_process() {
     let config = zr_mcp::McpConfig::parse(&text, &vars).unwrap();
     let hub = zr_mcp::McpHub::new(config, options());
     let lease = hub.acquire("fault").await.unwrap();
-    let out = lease
-        .call("echo", json!({"text": "expanded"}))
-        .await
-        .unwrap();
-    assert_eq!(text_of(&out), "expanded");
+    expect_echo(&lease, "expanded").await;
     // The process runs the expanded path, not the literal references.
     let pid = lease.process_id().unwrap();
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();

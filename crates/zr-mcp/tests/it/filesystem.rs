@@ -56,4 +56,8 @@ async fn read_text_file_reads_a_real_file_and_reports_a_missing_one() {
         .await
         .unwrap();
     assert!(out.is_error, "{out:?}");
+    assert!(
+        text_of(&out).contains("Access denied - path outside allowed directories"),
+        "{out:?}"
+    );
 }

@@ -40,8 +40,7 @@ async fn leases_share_one_process_and_close_after_the_grace_period() {
     // The earlier close timer must not close the re-acquired connection.
     tokio::time::sleep(grace).await;
     assert!(again.is_alive());
-    let out = again.call("echo", json!({"text": "alive"})).await.unwrap();
-    assert_eq!(text_of(&out), "alive");
+    expect_echo(&again, "alive").await;
     assert_eq!(count_processes(&marker), 1);
 
     // Released for good: the process ends after the grace period.
@@ -148,11 +147,7 @@ async fn a_failed_connection_is_not_kept_and_the_next_acquire_tries_again() {
 
     std::fs::copy(fault_server_py(), &script).unwrap();
     let lease = hub.acquire("late").await.unwrap();
-    let out = lease
-        .call("echo", json!({"text": "made it"}))
-        .await
-        .unwrap();
-    assert_eq!(text_of(&out), "made it");
+    expect_echo(&lease, "made it").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -414,8 +409,7 @@ async fn an_acquire_while_the_connection_closes_starts_a_new_server() {
     .await;
     let again = hub.acquire("slow").await.unwrap();
     assert_ne!(again.process_id(), first_pid);
-    let out = again.call("echo", json!({"text": "new"})).await.unwrap();
-    assert_eq!(text_of(&out), "new");
+    expect_echo(&again, "new").await;
     assert_eq!(hub.lease_count("slow"), 1);
     drop((again, hub));
     expect_processes(&marker, 0, Duration::from_secs(10), "outlived the hub").await;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use zr_mcp::{
-    HubOptions, McpConfig, McpHub, McpTool, McpToolHandler, ServerConfig, StdioConfig,
+    HubOptions, Lease, McpConfig, McpHub, McpTool, McpToolHandler, ServerConfig, StdioConfig,
     TransportConfig,
 };
 use zr_types::{ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
@@ -189,6 +189,16 @@ pub(crate) fn text_of(output: &zr_types::ToolOutput) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Calls the fault server's `echo` tool through `lease` and fails the test
+/// unless `text` comes back: the connection still works.
+pub(crate) async fn expect_echo(lease: &Lease, text: &str) {
+    let out = lease
+        .call("echo", serde_json::json!({ "text": text }))
+        .await
+        .unwrap_or_else(|error| panic!("echo {text:?} failed: {error:?}"));
+    assert_eq!(text_of(&out), text);
 }
 
 /// A context as the engine gives a tool.
