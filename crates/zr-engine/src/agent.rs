@@ -298,6 +298,10 @@ async fn run_root(
         max_turns: overrides.max_turns.unwrap_or(config.max_turns),
         budget: Budget::default(),
         progress: Arc::new(Mutex::new(Progress::default())),
+        parent: None,
+        cwd: session.runtime.settings().cwd.clone(),
+        mode: config.permission_mode,
+        background: false,
     };
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {

@@ -135,7 +135,7 @@ async fn run_handler(
     let tool_ctx = ToolContext::new(
         ctx.session.id.clone(),
         agent.id.clone(),
-        settings.cwd.clone(),
+        agent.cwd.clone(),
         settings.env.clone(),
     );
     // The call itself inside the caught future: a handler may panic while

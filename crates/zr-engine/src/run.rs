@@ -1,10 +1,11 @@
 //! The agent loop: request, stream, run tool calls, append results, repeat.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
-use zr_caps::Budget;
+use zr_caps::{Budget, PermissionMode};
 use zr_types::{AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall, Usage};
 
 use crate::event::EventKind;
@@ -46,6 +47,18 @@ pub(crate) struct AgentRun {
     pub(crate) max_turns: u32,
     pub(crate) budget: Budget,
     pub(crate) progress: Arc<Mutex<Progress>>,
+    /// The delegating agent; `None` for the root.
+    #[allow(dead_code, reason = "scaffold: read by transcripts and hooks")]
+    pub(crate) parent: Option<AgentId>,
+    /// The folder the agent's tools work in (a worktree for isolated
+    /// subagents, else the runtime's).
+    pub(crate) cwd: PathBuf,
+    /// The agent's effective permission mode (C4: never wider than its
+    /// parent's).
+    pub(crate) mode: PermissionMode,
+    /// Whether the agent runs in the background (nobody can be asked).
+    #[allow(dead_code, reason = "scaffold: read by permissions")]
+    pub(crate) background: bool,
 }
 
 /// What an agent did so far; read when it is stopped from outside (timed

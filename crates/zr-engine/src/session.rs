@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions};
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, PermissionMode};
 use zr_resolve::ResolvePolicy;
 use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
 
@@ -61,6 +61,9 @@ pub struct AgentConfig {
     pub policy: ResolvePolicy,
     /// The skills registry's view, for the resolver.
     pub skills: Vec<Arc<SkillDefinition>>,
+    /// The root's permission mode; subagents get the stricter of it and
+    /// their declared one (C4).
+    pub permission_mode: PermissionMode,
 }
 
 impl AgentConfig {
@@ -77,6 +80,7 @@ impl AgentConfig {
             subagent: SubagentConfig::default(),
             policy: ResolvePolicy::default(),
             skills: Vec::new(),
+            permission_mode: PermissionMode::default(),
         }
     }
 

@@ -430,7 +430,7 @@ fn prepare(
         Some(d) => (
             Role::Derived {
                 kind: derived_kind(&d.agent_type),
-                background: false,
+                background: d.background,
             },
             d.name.as_str(),
         ),
@@ -473,6 +473,12 @@ fn prepare(
         max_turns,
         budget,
         progress: Arc::new(Mutex::new(Progress::default())),
+        parent: Some(parent.id.clone()),
+        cwd: parent.cwd.clone(),
+        mode: parent
+            .mode
+            .clamp(definition.and_then(|d| d.permission_mode)),
+        background: definition.is_some_and(|d| d.background),
     })
 }
 
