@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -64,6 +65,11 @@ pub struct AgentConfig {
     /// The root's permission mode; subagents get the stricter of it and
     /// their declared one (C4).
     pub permission_mode: PermissionMode,
+    /// The sessions folder: each agent's transcript is
+    /// `<dir>/<session>/<agent>.jsonl`. `None` (the default of
+    /// [`AgentConfig::new`]) writes no transcripts; the `zr` command uses
+    /// the project's `.zr/sessions`.
+    pub sessions_dir: Option<PathBuf>,
 }
 
 impl AgentConfig {
@@ -81,6 +87,7 @@ impl AgentConfig {
             policy: ResolvePolicy::default(),
             skills: Vec::new(),
             permission_mode: PermissionMode::default(),
+            sessions_dir: None,
         }
     }
 
@@ -123,6 +130,15 @@ impl Session {
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Where `agent`'s transcript is written, when transcripts are on.
+    #[allow(dead_code, reason = "scaffold: used by transcripts and hooks")]
+    pub(crate) fn transcript_path(&self, agent: &AgentId) -> Option<PathBuf> {
+        self.config
+            .sessions_dir
+            .as_ref()
+            .map(|dir| dir.join(self.id.as_str()).join(format!("{agent}.jsonl")))
     }
 
     /// The next subagent number of the session (1, 2, ...).
