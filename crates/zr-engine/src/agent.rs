@@ -12,6 +12,7 @@ use zr_caps::{AgentCapabilities, Budget, merge_root};
 use zr_resolve::{ResolveInput, Role, resolve};
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 
+use crate::background::BackgroundAgent;
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::run::{AgentRun, Progress};
@@ -163,14 +164,24 @@ impl Agent {
             query: number,
         };
         let release = busy.clone();
+        self.session.router.query_started(number, tx.clone());
         let ctx = QueryCtx::new(
             Arc::clone(&self.session),
             EventSink::new(Instant::now(), tx),
         );
         let state = Arc::clone(&self.state);
         let prompt = prompt.into();
+        // Made outside the task: dropped with it even if it never ran.
+        let ending = QueryEnd {
+            ctx: ctx.clone(),
+            query: number,
+            kept: false,
+        };
         let task = handle.spawn(async move {
             let guard = busy;
+            // The whole guard moves in (a use of one field alone would
+            // move only that field's copy).
+            let mut ending = ending;
             let result = run_root(&ctx, history, loaded, prompt, overrides).await;
             result.map(|(result, history, loaded)| {
                 let mut state = lock(&state);
@@ -179,6 +190,7 @@ impl Agent {
                 if state.running == Some(guard.query) {
                     state.history = history;
                     state.loaded = loaded;
+                    ending.kept = true;
                 }
                 result
             })
@@ -211,9 +223,90 @@ impl Agent {
     }
 }
 
+impl Agent {
+    /// The session's background agents (running and finished), by id.
+    #[must_use]
+    pub fn background_agents(&self) -> Vec<BackgroundAgent> {
+        self.session.background.list()
+    }
+
+    /// One background agent: its progress while it runs, its result once
+    /// it finished.
+    #[must_use]
+    pub fn background_agent(&self, id: &AgentId) -> Option<BackgroundAgent> {
+        self.session.background.get(id)
+    }
+
+    /// Stops a running background agent and waits until its tools and
+    /// processes are gone. It ends with status `cancelled` and what it
+    /// wrote so far; its parent is told at its next turn. Returns `false`
+    /// if no such agent runs.
+    pub async fn stop_background(&self, id: &AgentId) -> bool {
+        let Some(task) = self.session.background.take_task(id) else {
+            return false;
+        };
+        task.abort();
+        let _ = task.await;
+        self.session.wait_cleanups().await;
+        true
+    }
+
+    /// Waits until no background agent of the session runs.
+    pub async fn wait_background(&self) {
+        self.session.background.wait_idle().await;
+        self.session.wait_cleanups().await;
+    }
+
+    /// The events of the session's background agents from now on, also
+    /// between queries (while a query runs, they come through its stream
+    /// too). Each call is a new subscriber; dropping it unsubscribes.
+    #[must_use]
+    pub fn background_events(&self) -> BackgroundEvents {
+        BackgroundEvents {
+            rx: self.session.router.subscribe(),
+        }
+    }
+}
+
+/// The events of a session's background agents
+/// ([`Agent::background_events`]); ends when the [`Agent`] is dropped.
+#[derive(Debug)]
+pub struct BackgroundEvents {
+    rx: mpsc::UnboundedReceiver<Event>,
+}
+
+impl Stream for BackgroundEvents {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// Ends a query's ties to the session however its task ends: the router
+/// lets go of its stream (so that the stream closes), and notifications it
+/// took are queued again unless the query kept its conversation.
+struct QueryEnd {
+    ctx: QueryCtx,
+    query: u64,
+    kept: bool,
+}
+
+impl Drop for QueryEnd {
+    fn drop(&mut self) {
+        self.ctx.session.router.query_ended(self.query);
+        let delivered = self.ctx.take_delivered();
+        if !self.kept && !delivered.is_empty() {
+            self.ctx.session.background.requeue(delivered);
+        }
+    }
+}
+
 impl Drop for Agent {
     fn drop(&mut self) {
-        // The root's background commands end with the session.
+        // Background agents and the root's background commands end with
+        // the session.
+        self.session.background.abort_all();
         drop(Cleanup::new(Arc::clone(&self.session), AgentId::root()));
     }
 }

@@ -1,6 +1,6 @@
 //! Events: the one stream through which a host follows a query.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -104,6 +104,10 @@ pub enum EventKind {
         description: String,
         /// Its index in the call's task list.
         index: usize,
+        /// Whether it runs in the background: the call returned at once,
+        /// and its later events come through the session (see
+        /// [`crate::Agent::background_events`]).
+        background: bool,
     },
     /// A queued subagent got a slot and runs.
     SubagentRunning,
@@ -112,18 +116,47 @@ pub enum EventKind {
         /// Its result, as the delegating model gets it.
         result: Box<TaskResult>,
     },
+    /// A few words on what a background subagent is doing, produced every
+    /// [`crate::SubagentConfig::progress_interval`] by a tools-disabled
+    /// side request over its conversation.
+    SubagentProgress {
+        /// The summary.
+        summary: String,
+    },
 }
 
-/// Sends events of one query; cheap to clone.
+/// Sends events of one query, or of the session's background agents;
+/// cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct EventSink {
     start: Instant,
-    tx: mpsc::UnboundedSender<Event>,
+    route: Route,
+}
+
+#[derive(Debug, Clone)]
+enum Route {
+    /// The stream of one query.
+    Query(mpsc::UnboundedSender<Event>),
+    /// The session's router: background agents outlive the query that
+    /// started them.
+    Session(Arc<EventRouter>),
 }
 
 impl EventSink {
     pub(crate) fn new(start: Instant, tx: mpsc::UnboundedSender<Event>) -> Self {
-        Self { start, tx }
+        Self {
+            start,
+            route: Route::Query(tx),
+        }
+    }
+
+    /// A sink for a background agent launched by a query that started at
+    /// `start`: its events go through `router`.
+    pub(crate) fn background(&self, router: Arc<EventRouter>) -> Self {
+        Self {
+            start: self.start,
+            route: Route::Session(router),
+        }
     }
 
     /// Sends an event; a host that stopped listening loses nothing it
@@ -135,6 +168,65 @@ impl EventSink {
             agent_type: Arc::clone(agent_type),
             kind,
         };
-        let _ = self.tx.send(event);
+        match &self.route {
+            Route::Query(tx) => {
+                let _ = tx.send(event);
+            }
+            Route::Session(router) => router.send(event),
+        }
+    }
+}
+
+/// Where the events of background agents go: to the stream of the query
+/// that runs at the moment (if one does), and to every subscriber of
+/// [`crate::Agent::background_events`].
+#[derive(Debug, Default)]
+pub(crate) struct EventRouter {
+    inner: Mutex<RouterInner>,
+}
+
+#[derive(Debug, Default)]
+struct RouterInner {
+    /// The running query's number and stream.
+    current: Option<(u64, mpsc::UnboundedSender<Event>)>,
+    subscribers: Vec<mpsc::UnboundedSender<Event>>,
+}
+
+impl EventRouter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, RouterInner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn send(&self, event: Event) {
+        let mut inner = self.lock();
+        if let Some((_, tx)) = &inner.current {
+            let _ = tx.send(event.clone());
+        }
+        inner
+            .subscribers
+            .retain(|tx| tx.send(event.clone()).is_ok());
+    }
+
+    /// Query number `query` runs and streams to `tx`.
+    pub(crate) fn query_started(&self, query: u64, tx: mpsc::UnboundedSender<Event>) {
+        self.lock().current = Some((query, tx));
+    }
+
+    /// Query number `query` ended: its stream must close, so the router
+    /// lets go of it.
+    pub(crate) fn query_ended(&self, query: u64) {
+        let mut inner = self.lock();
+        if inner.current.as_ref().is_some_and(|(q, _)| *q == query) {
+            inner.current = None;
+        }
+    }
+
+    /// A new subscriber.
+    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().subscribers.push(tx);
+        rx
     }
 }

@@ -98,6 +98,7 @@
 
 mod agent;
 mod anthropic;
+mod background;
 mod error;
 mod event;
 mod exec;
@@ -112,9 +113,10 @@ mod session;
 mod task;
 mod tools;
 
-pub use agent::{Agent, Query, QueryOverrides, QueryResult};
+pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use background::BackgroundAgent;
 pub use error::{EngineError, ProviderError};
 pub use event::{Event, EventKind};
 pub use http::{HttpSettings, RetryPolicy};

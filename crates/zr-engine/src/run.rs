@@ -57,7 +57,6 @@ pub(crate) struct AgentRun {
     /// parent's).
     pub(crate) mode: PermissionMode,
     /// Whether the agent runs in the background (nobody can be asked).
-    #[allow(dead_code, reason = "scaffold: read by permissions")]
     pub(crate) background: bool,
 }
 
@@ -72,6 +71,9 @@ pub(crate) struct Progress {
     pub(crate) text: Vec<String>,
     /// The text of the turn being streamed.
     pub(crate) partial: String,
+    /// A background agent's conversation as of its latest request, for
+    /// progress summaries; `None` for the others.
+    pub(crate) snapshot: Option<Vec<Message>>,
 }
 
 impl Progress {
@@ -259,6 +261,12 @@ impl AgentRun {
     async fn run_inner(mut self, ctx: &QueryCtx) -> RunOutcome {
         let mut turn = 0;
         loop {
+            for text in ctx.notifications_for(&self.id) {
+                push_user_text(&mut self.history, &text);
+            }
+            if self.background {
+                lock(&self.progress).snapshot = Some(self.history.clone());
+            }
             if turn >= self.max_turns {
                 return self.summarise(ctx, turn).await;
             }

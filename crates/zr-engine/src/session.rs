@@ -2,9 +2,9 @@
 //! query.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -12,7 +12,8 @@ use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, PermissionMode};
 use zr_resolve::ResolvePolicy;
 use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
 
-use crate::event::EventSink;
+use crate::background::{Notification, Registry};
+use crate::event::{EventRouter, EventSink};
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::EngineTools;
 
@@ -29,8 +30,13 @@ pub struct SubagentConfig {
     /// others wait in a queue inside the call's time budget.
     pub max_concurrent: usize,
     /// One budget for a whole Task or MultiTask call, all its tasks
-    /// together, queueing included.
+    /// together, queueing included. Background agents are not bound by
+    /// it: the call returns at once.
     pub timeout: Duration,
+    /// How often a background agent's progress is summarised (a
+    /// tools-disabled side request, skipped while its conversation is
+    /// short or unchanged); `None` for never. Default 30 s.
+    pub progress_interval: Option<Duration>,
 }
 
 impl Default for SubagentConfig {
@@ -39,6 +45,7 @@ impl Default for SubagentConfig {
             enabled: true,
             max_concurrent: 3,
             timeout: Duration::from_secs(300),
+            progress_interval: Some(Duration::from_secs(30)),
         }
     }
 }
@@ -109,6 +116,10 @@ pub(crate) struct Session {
     pub(crate) builtins: Vec<Arc<ToolDefinition>>,
     child_seq: AtomicU32,
     cleanups: Mutex<Vec<JoinHandle<()>>>,
+    /// The session's background agents.
+    pub(crate) background: Registry,
+    /// Where background agents' events go.
+    pub(crate) router: Arc<EventRouter>,
 }
 
 impl Session {
@@ -129,6 +140,8 @@ impl Session {
             builtins,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
+            background: Registry::default(),
+            router: Arc::new(EventRouter::default()),
         }
     }
 
@@ -240,6 +253,9 @@ pub(crate) struct QueryCtx {
     pub(crate) session: Arc<Session>,
     pub(crate) sink: EventSink,
     total: Arc<Mutex<Usage>>,
+    /// Notifications of background agents put into this query's
+    /// conversation: queued again if the query keeps nothing.
+    delivered: Arc<Mutex<Vec<Notification>>>,
 }
 
 impl QueryCtx {
@@ -248,7 +264,30 @@ impl QueryCtx {
             session,
             sink,
             total: Arc::new(Mutex::new(Usage::default())),
+            delivered: Arc::default(),
         }
+    }
+
+    /// Takes the notifications waiting for `agent`, remembering them until
+    /// the query keeps its conversation ([`QueryCtx::take_delivered`]).
+    pub(crate) fn notifications_for(&self, agent: &AgentId) -> Vec<String> {
+        let taken = self.session.background.take_notifications(agent);
+        let texts = taken.iter().map(|n| n.text().to_owned()).collect();
+        self.delivered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(taken);
+        texts
+    }
+
+    /// The notifications delivered so far, forgotten here.
+    pub(crate) fn take_delivered(&self) -> Vec<Notification> {
+        std::mem::take(
+            &mut *self
+                .delivered
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Adds `usage` to the query's total and returns the new total.

@@ -21,8 +21,9 @@ use zr_types::{
 };
 
 use crate::EngineError;
+use crate::background;
 use crate::event::EventKind;
-use crate::run::{AgentRun, Progress};
+use crate::run::{AgentRun, Progress, RunOutcome};
 use crate::session::{Cleanup, QueryCtx};
 use crate::tools::AgentTools;
 
@@ -37,9 +38,10 @@ pub enum TaskStatus {
     TimedOut,
     /// It could not run or its model failed.
     Failed,
-    /// The query was cancelled. Reserved: this version reports no result
-    /// for the tasks of a cancelled query (the query ends with
-    /// [`EngineError::Cancelled`] or is dropped).
+    /// It was stopped from outside: a background agent stopped by the
+    /// host or by the end of its session. (A cancelled query reports no
+    /// result for its tasks: it ends with [`EngineError::Cancelled`] or is
+    /// dropped.)
     Cancelled,
     /// It used all its turns; the output is its summary.
     MaxTurns,
@@ -49,6 +51,11 @@ pub enum TaskStatus {
     /// It reached its token or tool-call budget; the output is what it
     /// wrote so far.
     BudgetExhausted,
+    /// It was started in the background and runs on: the call's result
+    /// for it says only that. Its parent gets its final result in a
+    /// message at a later turn; the host sees it in
+    /// [`crate::Agent::background_agents`].
+    Background,
 }
 
 impl TaskStatus {
@@ -63,6 +70,7 @@ impl TaskStatus {
             Self::MaxTurns => "max_turns",
             Self::Denied => "denied",
             Self::BudgetExhausted => "budget_exhausted",
+            Self::Background => "background",
         }
     }
 }
@@ -105,24 +113,37 @@ struct TaskInput {
     description: String,
     prompt: String,
     subagent_type: Option<AgentName>,
+    /// `run_in_background` (Task only).
+    background: bool,
 }
 
 const FIELDS: &str = "description, prompt, subagent_type";
+const TASK_FIELDS: &str = "description, prompt, subagent_type, run_in_background";
 const MAX_TASKS: usize = 10;
 
 /// The subagent types a call may name.
 type Types = BTreeMap<AgentName, AgentDefinition>;
 
-fn parse_task(types: &Types, value: &Value, at: &str) -> Result<TaskInput, String> {
+fn parse_task(types: &Types, value: &Value, at: &str, multi: bool) -> Result<TaskInput, String> {
+    let fields = if multi { FIELDS } else { TASK_FIELDS };
     let Value::Object(map) = value else {
-        return Err(format!("{at}: expected an object with {FIELDS}"));
+        return Err(format!("{at}: expected an object with {fields}"));
     };
     if let Some(key) = map
         .keys()
-        .find(|k| !["description", "prompt", "subagent_type"].contains(&k.as_str()))
+        .find(|k| !fields.split(", ").any(|f| f == k.as_str()))
     {
-        return Err(format!("{at}: unknown field '{key}'; fields: {FIELDS}"));
+        return Err(format!("{at}: unknown field '{key}'; fields: {fields}"));
     }
+    let background = match map.get("run_in_background") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(format!(
+                "{at}.run_in_background: expected true or false, got {other}"
+            ));
+        }
+    };
     let text = |map: &Map<String, Value>, key: &str| match map.get(key) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
         Some(Value::String(_)) => Err(format!("{at}.{key}: must not be empty")),
@@ -160,12 +181,13 @@ fn parse_task(types: &Types, value: &Value, at: &str) -> Result<TaskInput, Strin
         description,
         prompt,
         subagent_type,
+        background,
     })
 }
 
 fn parse(types: &Types, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>, String> {
     if !multi {
-        return Ok(vec![parse_task(types, &call.input, "Task")?]);
+        return Ok(vec![parse_task(types, &call.input, "Task", false)?]);
     }
     let Value::Object(map) = &call.input else {
         return Err("MultiTask: expected an object with 'tasks'".to_owned());
@@ -187,7 +209,7 @@ fn parse(types: &Types, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>, 
     tasks
         .iter()
         .enumerate()
-        .map(|(i, task)| parse_task(types, task, &format!("MultiTask.tasks[{i}]")))
+        .map(|(i, task)| parse_task(types, task, &format!("MultiTask.tasks[{i}]"), true))
         .collect()
 }
 
@@ -304,8 +326,14 @@ async fn run_task(
             parent: parent.id.clone(),
             description: task.description.clone(),
             index,
+            background: run.background,
         },
     );
+    if run.background {
+        let mut result = background::launch(ctx, run, result);
+        result.duration = start.elapsed();
+        return result;
+    }
     if let Some(observer) = ctx.session.runtime.observer() {
         observer.agent_started(&ctx.session.id, &id, run.tools.pool());
     }
@@ -330,26 +358,7 @@ async fn run_task(
         }
     };
     match tokio::time::timeout_at(deadline, work).await {
-        Ok(Some(outcome)) => {
-            result.status = outcome.status;
-            result.output = outcome.output;
-            result.turns = outcome.turns;
-            result.usage = outcome.usage;
-            let no_answer = outcome.no_answer.as_ref().map(|reason| {
-                format!(
-                    "its model stopped ({}) without an answer or a tool call",
-                    reason.as_str()
-                )
-            });
-            result.error = outcome
-                .error
-                .as_ref()
-                .map(|e| error_chain(e))
-                .or(no_answer)
-                .or_else(|| {
-                    (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status))
-                });
-        }
+        Ok(Some(outcome)) => fill_from_outcome(&mut result, outcome),
         Ok(None) | Err(_) => {
             {
                 let progress = progress
@@ -383,6 +392,26 @@ async fn run_task(
     result
 }
 
+/// Copies how an agent's run ended into its task's result.
+pub(crate) fn fill_from_outcome(result: &mut TaskResult, outcome: RunOutcome) {
+    result.status = outcome.status;
+    result.output = outcome.output;
+    result.turns = outcome.turns;
+    result.usage = outcome.usage;
+    let no_answer = outcome.no_answer.as_ref().map(|reason| {
+        format!(
+            "its model stopped ({}) without an answer or a tool call",
+            reason.as_str()
+        )
+    });
+    result.error = outcome
+        .error
+        .as_ref()
+        .map(|e| error_chain(e))
+        .or(no_answer)
+        .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)));
+}
+
 /// When a call with budget `timeout` must end; a budget too large for the
 /// clock (a host's "no limit") means in about thirty years.
 fn deadline_after(timeout: Duration) -> tokio::time::Instant {
@@ -398,6 +427,7 @@ fn describe(status: TaskStatus) -> String {
         TaskStatus::BudgetExhausted => {
             "reached its token or tool-call budget; the output is what it wrote so far".to_owned()
         }
+        TaskStatus::Denied => "stopped after too many of its tool calls were denied".to_owned(),
         other => other.as_str().to_owned(),
     }
 }
@@ -430,11 +460,16 @@ fn prepare(
         Some(d) => (
             Role::Derived {
                 kind: derived_kind(&d.agent_type),
-                background: d.background,
+                background: task.background || d.background,
             },
             d.name.as_str(),
         ),
-        None => (Role::Fork { background: false }, "fork"),
+        None => (
+            Role::Fork {
+                background: task.background,
+            },
+            "fork",
+        ),
     };
     let id = parent.id.child(seq, label);
     let empty = zr_caps::AgentCapabilities::default();
@@ -478,7 +513,7 @@ fn prepare(
         mode: parent
             .mode
             .clamp(definition.and_then(|d| d.permission_mode)),
-        background: definition.is_some_and(|d| d.background),
+        background: task.background || definition.is_some_and(|d| d.background),
     })
 }
 

@@ -88,6 +88,11 @@ impl EngineTools {
     pub(crate) fn new(types: &BTreeMap<AgentName, AgentDefinition>, max_concurrent: usize) -> Self {
         let properties = task_properties(types);
         let types_text = type_list(types);
+        let mut task_properties = properties.clone();
+        task_properties["run_in_background"] = json!({
+            "type": "boolean",
+            "description": "Run it in the background: the call returns the agent's id at once and its result comes to you in a message when it finishes. Use it for long work you need not wait for."
+        });
         let task = builtin(
             "Task",
             format!(
@@ -95,7 +100,7 @@ impl EngineTools {
             ),
             json!({
                 "type": "object",
-                "properties": properties,
+                "properties": task_properties,
                 "required": ["description", "prompt"],
                 "additionalProperties": false
             }),

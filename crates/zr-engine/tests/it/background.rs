@@ -1,0 +1,523 @@
+//! Background subagents: the call returns at once, the parent is told at
+//! its next turn, progress summaries come every interval, and the host
+//! lists, stops and outlives none of them.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use zr_caps::{AgentCapabilities, AgentType};
+use zr_engine::{
+    AgentObserver, Event, EventKind, QueryOverrides, SubagentConfig, TaskStatus, ToolChoice,
+};
+use zr_resolve::ResolvedPool;
+use zr_types::{
+    AgentId, BoxFuture, ContentBlock, MessageRole, SessionId, ToolCall, ToolContext,
+    ToolDefinition, ToolError, ToolHandler, ToolOutput,
+};
+
+use crate::support::{Harness, custom, run, sub_agent, text, wait_gone};
+
+/// A tool that answers only once the test (or an agent's end) lets it.
+#[derive(Debug)]
+struct Gate {
+    open: Arc<Semaphore>,
+}
+
+impl ToolHandler for Gate {
+    fn call(
+        &self,
+        _call: ToolCall,
+        _ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let permit = tokio::time::timeout(Duration::from_secs(30), self.open.acquire())
+                .await
+                .expect("the gate opens within 30 s")
+                .expect("the gate is never closed");
+            permit.forget();
+            Ok(ToolOutput::text("gate passed"))
+        })
+    }
+}
+
+/// A tool that takes `ms` milliseconds.
+#[derive(Debug)]
+struct Slow {
+    ms: u64,
+}
+
+impl ToolHandler for Slow {
+    fn call(
+        &self,
+        _call: ToolCall,
+        _ctx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(self.ms)).await;
+            Ok(ToolOutput::text("slept"))
+        })
+    }
+}
+
+/// Opens a gate each time an agent ends.
+#[derive(Debug)]
+struct OnFinish {
+    gate: Arc<Semaphore>,
+    finished: Mutex<Vec<AgentId>>,
+}
+
+impl AgentObserver for OnFinish {
+    fn agent_started(&self, _: &SessionId, _: &AgentId, _: &ResolvedPool) {}
+    fn agent_finished(&self, _: &SessionId, agent: &AgentId) {
+        self.finished.lock().unwrap().push(agent.clone());
+        if !agent.is_root() {
+            self.gate.add_permits(1);
+        }
+    }
+}
+
+fn bg_task(description: &str) -> Value {
+    json!({"name": "Task", "input": {"description": description, "prompt": "work", "subagent_type": "worker", "run_in_background": true}})
+}
+
+/// The first tool result the root's `n`-th request (0-based) carries, as
+/// JSON.
+fn first_result(h: &Harness, n: usize) -> Value {
+    let requests = h.provider.of_type("root");
+    let last = requests[n].messages.last().unwrap().clone();
+    let content = last
+        .content
+        .iter()
+        .find_map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => Some(text(content)),
+            _ => None,
+        })
+        .unwrap();
+    serde_json::from_str(&content).unwrap()
+}
+
+/// The text blocks of the last message of the root's `n`-th request.
+fn last_texts(h: &Harness, n: usize) -> String {
+    let requests = h.provider.of_type("root");
+    let last = requests[n].messages.last().unwrap();
+    assert_eq!(last.role, MessageRole::User);
+    last.content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn with_custom(
+    mut config: zr_engine::AgentConfig,
+    tool: &Arc<ToolDefinition>,
+) -> zr_engine::AgentConfig {
+    config.capabilities = AgentCapabilities {
+        custom_tools: Some(vec![Arc::clone(tool)]),
+        ..AgentCapabilities::default()
+    };
+    config
+}
+
+fn worker_with(tool: Option<&Arc<ToolDefinition>>) -> zr_caps::AgentDefinition {
+    let mut worker = sub_agent("worker", AgentType::GeneralPurpose);
+    if let Some(tool) = tool {
+        worker.capabilities.custom_tools = Some(vec![Arc::clone(tool)]);
+    }
+    worker
+}
+
+#[tokio::test]
+async fn a_background_agent_returns_at_once_and_notifies_its_parent_at_its_next_turn() {
+    // The root waits (in a tool) until the worker has ended, so the
+    // notification must be in the root's very next request.
+    let wait = custom("wait_for_worker", false);
+    let gate = Arc::new(Semaphore::new(0));
+    let observer = Arc::new(OnFinish {
+        gate: Arc::clone(&gate),
+        finished: Mutex::new(Vec::new()),
+    });
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [bg_task("long job")]},
+                {"tool_calls": [{"name": "wait_for_worker"}]},
+                {"text": "all done"}
+            ]}],
+            "worker": [{"turns": [{"text": "the worker's findings"}]}]
+        }}),
+        |r| {
+            r.with_tool(Arc::clone(&wait), Arc::new(Gate { open: gate }))
+                .with_observer(observer)
+        },
+    );
+    let config = with_custom(AgentConfig::new("root"), &wait).with_sub_agent(worker_with(None));
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "all done");
+
+    let launched = first_result(&h, 1);
+    assert_eq!(launched["status"], "background");
+    assert_eq!(launched["agent_id"], "root.0001-worker");
+    assert!(
+        launched["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("Started in the background as root.0001-worker."),
+        "{launched}"
+    );
+    let note = last_texts(&h, 2);
+    assert!(note.contains("<background-task-finished>"), "{note}");
+    assert!(
+        note.contains(
+            "The background agent root.0001-worker (long job) finished with status completed."
+        ),
+        "{note}"
+    );
+    assert!(
+        note.contains("\"output\":\"the worker's findings\""),
+        "{note}"
+    );
+    // The notification came once: not again in a later request.
+    assert!(!last_texts(&h, 1).contains("background-task-finished"));
+
+    // The running query's stream carried the background agent's events.
+    let started = events.iter().find_map(|e| match &e.kind {
+        EventKind::SubagentStarted { background, .. } => Some(*background),
+        _ => None,
+    });
+    assert_eq!(started, Some(true));
+    let finished = crate::support::finished(&events);
+    let bg = finished
+        .iter()
+        .find(|r| {
+            r.agent_id
+                .as_ref()
+                .is_some_and(|id| id.as_str() == "root.0001-worker")
+        })
+        .unwrap_or_else(|| panic!("no end event: {events:#?}"));
+    assert_eq!(bg.status, TaskStatus::Completed);
+
+    let id: AgentId = "root.0001-worker".parse().unwrap();
+    let view = agent.background_agent(&id).unwrap();
+    assert!(!view.is_running());
+    assert_eq!(view.result.unwrap().output, "the worker's findings");
+    assert_eq!(view.description, "long job");
+}
+
+use zr_engine::AgentConfig;
+
+#[tokio::test]
+async fn a_background_agent_outlives_the_query_and_its_result_comes_with_the_next_one() {
+    let gate_tool = custom("gate", false);
+    let gate = Arc::new(Semaphore::new(0));
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [bg_task("slow job")]},
+                {"text": "started it"},
+                {"text": "thanks"}
+            ]}],
+            "worker": [{"turns": [
+                {"tool_calls": [{"name": "gate"}]},
+                {"text": "late findings"}
+            ]}]
+        }}),
+        |r| {
+            r.with_tool(
+                Arc::clone(&gate_tool),
+                Arc::new(Gate {
+                    open: Arc::clone(&gate),
+                }),
+            )
+        },
+    );
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
+    let mut between = agent.background_events();
+    let first = agent.prompt("start").await.unwrap();
+    assert_eq!(first.output, "started it");
+
+    // The query is over; the worker still runs, held by the gate.
+    let list = agent.background_agents();
+    assert_eq!(list.len(), 1);
+    assert!(list[0].is_running());
+    assert_eq!(list[0].agent_type, "worker");
+    assert_eq!(list[0].parent, AgentId::root());
+
+    gate.add_permits(1);
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the worker ends");
+    let done = agent.background_agents();
+    assert_eq!(
+        done[0].result.as_ref().unwrap().status,
+        TaskStatus::Completed
+    );
+    assert_eq!(done[0].result.as_ref().unwrap().output, "late findings");
+    assert_eq!(done[0].turns, 2);
+
+    // Its events came to the subscriber although no query ran.
+    let mut kinds = Vec::new();
+    while let Ok(Some(event)) =
+        tokio::time::timeout(Duration::from_millis(200), between.next()).await
+    {
+        kinds.push(event);
+    }
+    assert!(
+        kinds.iter().any(|e: &Event| matches!(&e.kind, EventKind::SubagentFinished { result } if result.output == "late findings")),
+        "{kinds:?}"
+    );
+
+    // The next query's first request carries the notification, after the
+    // prompt.
+    let second = agent.prompt("anything new?").await.unwrap();
+    assert_eq!(second.output, "thanks");
+    let note = last_texts(&h, 2);
+    assert!(
+        note.starts_with("anything new?\n<background-task-finished>"),
+        "{note}"
+    );
+    assert!(note.contains("late findings"), "{note}");
+}
+
+#[tokio::test]
+async fn progress_summaries_come_at_the_configured_interval_once_the_conversation_grows() {
+    let slow = custom("slow", true);
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [bg_task("crawl")]}, {"text": "ok"}]}],
+            "worker": [{
+                "turns": [
+                    {"tool_calls": [{"name": "slow"}]},
+                    {"tool_calls": [{"name": "slow"}]},
+                    {"tool_calls": [{"name": "slow"}]},
+                    {"text": "crawled"}
+                ],
+                "summary": "Crawling the docs"
+            }]
+        }}),
+        |r| r.with_tool(Arc::clone(&slow), Arc::new(Slow { ms: 250 })),
+    );
+    let interval = Duration::from_millis(60);
+    let mut config = AgentConfig::new("root").with_sub_agent(worker_with(Some(&slow)));
+    config.subagent = SubagentConfig {
+        progress_interval: Some(interval),
+        ..SubagentConfig::default()
+    };
+    let agent = h.agent(config);
+    let mut events = agent.background_events();
+    agent.prompt("go").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the worker ends");
+    let mut progress = Vec::new();
+    while let Ok(Some(event)) =
+        tokio::time::timeout(Duration::from_millis(200), events.next()).await
+    {
+        if let EventKind::SubagentProgress { summary } = &event.kind {
+            assert_eq!(summary, "Crawling the docs");
+            progress.push(event.at);
+        }
+    }
+    assert!(progress.len() >= 2, "progress events at {progress:?}");
+    for pair in progress.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= interval,
+            "progress events at {progress:?}"
+        );
+    }
+    // Side requests: tools disabled, never over a short conversation, and
+    // they took none of the worker's turns.
+    let worker = h.provider.of_type("worker");
+    let side: Vec<_> = worker
+        .iter()
+        .filter(|r| r.tool_choice == ToolChoice::None)
+        .collect();
+    assert_eq!(side.len(), progress.len());
+    assert!(side.iter().all(|r| r.messages.len() >= 3));
+    let view = &agent.background_agents()[0];
+    assert_eq!(view.result.as_ref().unwrap().output, "crawled");
+    assert_eq!(view.result.as_ref().unwrap().turns, 4);
+    assert_eq!(view.progress.as_deref(), Some("Crawling the docs"));
+}
+
+/// A command that runs until killed; `marker` (a duration such as
+/// `600.4242`) makes its process findable in /proc.
+fn bash_forever(marker: &str) -> Value {
+    json!({"name": "Bash", "input": {"command": marker}})
+}
+
+#[tokio::test]
+async fn the_host_stops_a_background_agent_and_its_processes_and_the_parent_is_told() {
+    let marker = "sleep 600.4242";
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [bg_task("endless")]},
+            {"text": "started"},
+            {"text": "noted"}
+        ]}],
+        "worker": [{"turns": [{"tool_calls": [bash_forever(marker)]}, {"text": "never"}]}]
+    }}));
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
+    agent.prompt("go").await.unwrap();
+    let id: AgentId = "root.0001-worker".parse().unwrap();
+    let mut seen = false;
+    for _ in 0..300 {
+        if !crate::support::processes_with(marker).is_empty() {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(seen, "the worker's command started");
+    assert!(agent.stop_background(&id).await);
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
+    let result = agent.background_agent(&id).unwrap().result.unwrap();
+    assert_eq!(result.status, TaskStatus::Cancelled);
+    assert!(
+        !agent.stop_background(&id).await,
+        "stopping twice finds nothing"
+    );
+
+    agent.prompt("and?").await.unwrap();
+    assert!(last_texts(&h, 2).contains("finished with status cancelled"));
+}
+
+#[tokio::test]
+async fn the_end_of_the_session_stops_its_background_agents() {
+    let marker = "sleep 600.2424";
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [bg_task("endless")]}, {"text": "started"}]}],
+        "worker": [{"turns": [{"tool_calls": [bash_forever(marker)]}, {"text": "never"}]}]
+    }}));
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
+    agent.prompt("go").await.unwrap();
+    for _ in 0..300 {
+        if !crate::support::processes_with(marker).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!crate::support::processes_with(marker).is_empty());
+    drop(agent);
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
+}
+
+#[tokio::test]
+async fn a_type_defined_as_background_runs_in_the_background_from_multitask() {
+    let gate_tool = custom("gate", false);
+    let gate = Arc::new(Semaphore::new(0));
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "MultiTask", "input": {"tasks": [
+                    {"description": "watch", "prompt": "w", "subagent_type": "watcher"},
+                    {"description": "now", "prompt": "n", "subagent_type": "worker"}
+                ]}}]},
+                {"text": "ok"}
+            ]}],
+            "watcher": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "watched"}]}],
+            "worker": [{"turns": [{"text": "worked"}]}]
+        }}),
+        |r| {
+            r.with_tool(
+                Arc::clone(&gate_tool),
+                Arc::new(Gate {
+                    open: Arc::clone(&gate),
+                }),
+            )
+        },
+    );
+    let mut watcher = sub_agent("watcher", AgentType::GeneralPurpose);
+    watcher.background = true;
+    watcher.capabilities.custom_tools = Some(vec![Arc::clone(&gate_tool)]);
+    let agent = h.agent(
+        AgentConfig::new("root")
+            .with_sub_agent(watcher)
+            .with_sub_agent(worker_with(None)),
+    );
+    agent.prompt("go").await.unwrap();
+    let results = first_result(&h, 1);
+    assert_eq!(results["results"][0]["status"], "background");
+    assert_eq!(results["results"][1]["status"], "completed");
+    assert_eq!(results["results"][1]["output"], "worked");
+    gate.add_permits(1);
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the watcher ends");
+    assert_eq!(
+        agent.background_agents()[0].result.as_ref().unwrap().output,
+        "watched"
+    );
+}
+
+#[tokio::test]
+async fn run_in_background_must_be_a_boolean_and_is_for_task_only() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"tool_calls": [
+            {"name": "Task", "input": {"description": "d", "prompt": "p", "run_in_background": "yes"}},
+            {"name": "MultiTask", "input": {"tasks": [{"description": "d", "prompt": "p", "run_in_background": true}]}}
+        ]},
+        {"text": "ok"}
+    ]}]}}));
+    let agent = h.agent(AgentConfig::new("root"));
+    agent.prompt("go").await.unwrap();
+    let requests = h.provider.of_type("root");
+    let results = crate::support::tool_results(&requests[1]);
+    assert_eq!(
+        results,
+        vec![
+            (true, "Task.run_in_background: expected true or false, got \"yes\". Nothing was started.".to_owned()),
+            (true, "MultiTask.tasks[0]: unknown field 'run_in_background'; fields: description, prompt, subagent_type. Nothing was started.".to_owned()),
+        ]
+    );
+    assert!(agent.background_agents().is_empty());
+}
+
+#[tokio::test]
+async fn a_notification_taken_by_a_cancelled_query_comes_again_with_the_next() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [bg_task("quick")]},
+            {"text": "started"},
+            {"delay_ms": 60000, "text": "never"},
+            {"text": "got it"}
+        ]}],
+        "worker": [{"turns": [{"text": "quick findings"}]}]
+    }}));
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
+    agent.prompt("go").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the worker ends");
+    let query = agent.query("second", QueryOverrides::default());
+    for _ in 0..500 {
+        if h.provider.of_type("root").len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        last_texts(&h, 2).contains("quick findings"),
+        "the cancelled query took it"
+    );
+    query.cancel().await;
+    assert_eq!(agent.prompt("third").await.unwrap().output, "got it");
+    let note = last_texts(&h, 3);
+    assert!(
+        note.starts_with("third\n<background-task-finished>"),
+        "{note}"
+    );
+    assert!(note.contains("quick findings"), "{note}");
+    assert!(!agent.history().iter().any(|m| {
+        m.content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Text { text } if text == "second"))
+    }));
+}
