@@ -521,3 +521,50 @@ async fn a_notification_taken_by_a_cancelled_query_comes_again_with_the_next() {
             .any(|b| matches!(b, ContentBlock::Text { text } if text == "second"))
     }));
 }
+
+#[tokio::test]
+async fn cancelling_the_query_that_started_a_background_agent_does_not_stop_it() {
+    let gate_tool = custom("gate", false);
+    let gate = Arc::new(Semaphore::new(0));
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [bg_task("survivor")]},
+                {"delay_ms": 60000, "text": "never"}
+            ]}],
+            "worker": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "survived"}]}]
+        }}),
+        |r| {
+            r.with_tool(
+                Arc::clone(&gate_tool),
+                Arc::new(Gate {
+                    open: Arc::clone(&gate),
+                }),
+            )
+        },
+    );
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
+    let query = agent.query("go", QueryOverrides::default());
+    for _ in 0..500 {
+        if h.provider.of_type("root").len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        h.provider.of_type("root").len(),
+        2,
+        "the root's slow turn began"
+    );
+    query.cancel().await;
+    assert!(agent.background_agents()[0].is_running());
+    gate.add_permits(1);
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the worker ends");
+    let result = agent.background_agents()[0].result.clone().unwrap();
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "survived")
+    );
+}
