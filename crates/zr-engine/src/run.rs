@@ -10,6 +10,7 @@ use zr_types::{AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall
 
 use crate::event::EventKind;
 use crate::exec;
+use crate::permission::Denials;
 use crate::session::QueryCtx;
 use crate::tools::AgentTools;
 use crate::{
@@ -59,6 +60,8 @@ pub(crate) struct AgentRun {
     /// Whether the agent runs in the background (nobody can be asked).
     #[allow(dead_code, reason = "scaffold: read by permissions")]
     pub(crate) background: bool,
+    /// Its permission denials so far.
+    pub(crate) denials: Denials,
 }
 
 /// What an agent did so far; read when it is stopped from outside (timed
@@ -98,6 +101,9 @@ pub(crate) struct RunOutcome {
     pub(crate) no_answer: Option<StopReason>,
     pub(crate) history: Vec<Message>,
     pub(crate) tools: AgentTools,
+    /// Why the agent was stopped for too many permission denials (status
+    /// `denied`).
+    pub(crate) denied: Option<String>,
 }
 
 fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
@@ -240,6 +246,7 @@ impl AgentRun {
             usage,
             error,
             no_answer: None,
+            denied: self.denials.stopped(),
             history: self.history,
             tools: self.tools,
         }
@@ -337,6 +344,10 @@ impl AgentRun {
                 role: MessageRole::User,
                 content: results,
             });
+            if self.denials.stopped().is_some() {
+                let output = self.written();
+                return self.outcome(TaskStatus::Denied, output, None);
+            }
             if !refused.is_empty() || self.over_token_budget() {
                 let output = self.written();
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);

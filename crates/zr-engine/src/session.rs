@@ -2,9 +2,9 @@
 //! query.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -13,6 +13,8 @@ use zr_resolve::ResolvePolicy;
 use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
 
 use crate::event::EventSink;
+use crate::hooks::Hooks;
+use crate::permission::{Grants, PermissionConfig};
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::EngineTools;
 
@@ -70,6 +72,12 @@ pub struct AgentConfig {
     /// [`AgentConfig::new`]) writes no transcripts; the `zr` command uses
     /// the project's `.zr/sessions`.
     pub sessions_dir: Option<PathBuf>,
+    /// The host's permission callback and the denial limits (see
+    /// [`PermissionConfig`] for the rules of each mode).
+    pub permissions: PermissionConfig,
+    /// The host's hooks (SubagentStart, SubagentStop, PreToolUse,
+    /// PostToolUse).
+    pub hooks: Hooks,
 }
 
 impl AgentConfig {
@@ -88,6 +96,8 @@ impl AgentConfig {
             skills: Vec::new(),
             permission_mode: PermissionMode::default(),
             sessions_dir: None,
+            permissions: PermissionConfig::default(),
+            hooks: Hooks::default(),
         }
     }
 
@@ -109,6 +119,8 @@ pub(crate) struct Session {
     pub(crate) builtins: Vec<Arc<ToolDefinition>>,
     child_seq: AtomicU32,
     cleanups: Mutex<Vec<JoinHandle<()>>>,
+    /// What the host approved for the rest of the session.
+    pub(crate) grants: Grants,
 }
 
 impl Session {
@@ -129,6 +141,7 @@ impl Session {
             builtins,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
+            grants: Grants::default(),
         }
     }
 

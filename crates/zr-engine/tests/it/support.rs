@@ -393,3 +393,60 @@ pub(crate) fn last_total(events: &[Event]) -> Usage {
         })
         .expect("a usage event")
 }
+
+/// A permission handler that records every request and answers with
+/// `decide`.
+pub(crate) struct Policy {
+    decide: Box<dyn Fn(&zr_engine::PermissionRequest) -> zr_engine::Decision + Send + Sync>,
+    pub(crate) seen: Mutex<Vec<zr_engine::PermissionRequest>>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy").finish_non_exhaustive()
+    }
+}
+
+impl Policy {
+    pub(crate) fn new(
+        decide: impl Fn(&zr_engine::PermissionRequest) -> zr_engine::Decision + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            decide: Box::new(decide),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The requests so far.
+    pub(crate) fn seen(&self) -> Vec<zr_engine::PermissionRequest> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl zr_engine::PermissionHandler for Policy {
+    fn can_use_tool<'a>(
+        &'a self,
+        request: &'a zr_engine::PermissionRequest,
+    ) -> BoxFuture<'a, zr_engine::Decision> {
+        self.seen.lock().unwrap().push(request.clone());
+        let decision = (self.decide)(request);
+        Box::pin(async move { decision })
+    }
+}
+
+/// A `Write` call of `content` into `file`.
+pub(crate) fn write_call(file: &str, content: &str) -> Value {
+    serde_json::json!({"name": "Write", "input": {"file_path": file, "content": content}})
+}
+
+/// The reasons of the `PermissionDenied` events of `agent`, in order.
+pub(crate) fn denials_of(events: &[Event], agent: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e.agent.as_str() == agent)
+        .filter_map(|e| match &e.kind {
+            EventKind::PermissionDenied { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
