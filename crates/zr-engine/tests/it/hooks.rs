@@ -242,7 +242,7 @@ async fn a_pre_tool_use_rewrite_changes_what_runs_and_what_is_reported_but_not_t
         .collect();
     assert_eq!(
         started,
-        [rewritten.clone()],
+        std::slice::from_ref(&rewritten),
         "the host's event shows the input that ran"
     );
     assert_eq!(
