@@ -57,8 +57,37 @@ pub enum PreToolUse {
 ///
 /// Order of one call: [`Hook::pre_tool_use`] (every hook, in order: the
 /// first `Deny` wins, rewrites chain), then the permission check, then the
-/// tool, then [`Hook::post_tool_use`]. A call that did not run (denied,
-/// or a tool the agent does not have) gets no PostToolUse.
+/// tool, then [`Hook::post_tool_use`]. A call that did not run (denied)
+/// gets no PostToolUse; a call of a tool the agent does not have gets
+/// neither (it is refused before any hook). Calls of the engine's own
+/// tools (`Task`, `MultiTask`, `FindTool`) get both.
+///
+/// ```
+/// use zr_engine::{Hook, HookAgent, Hooks, PreToolUse};
+/// use zr_types::{BoxFuture, ToolCall};
+///
+/// /// Keeps every agent's Bash commands out of `/etc`.
+/// #[derive(Debug)]
+/// struct NoEtc;
+///
+/// impl Hook for NoEtc {
+///     fn pre_tool_use<'a>(&'a self, _: &'a HookAgent, call: &'a ToolCall) -> BoxFuture<'a, PreToolUse> {
+///         let touches_etc = call.name == "Bash"
+///             && call.input["command"].as_str().is_some_and(|c| c.contains("/etc"));
+///         Box::pin(async move {
+///             if touches_etc {
+///                 PreToolUse::Deny("commands may not touch /etc".to_owned())
+///             } else {
+///                 PreToolUse::Continue
+///             }
+///         })
+///     }
+/// }
+///
+/// let mut config = zr_engine::AgentConfig::new("You are helpful.");
+/// config.hooks = Hooks::new().with(std::sync::Arc::new(NoEtc));
+/// assert!(!config.hooks.is_empty());
+/// ```
 pub trait Hook: Send + Sync + fmt::Debug {
     /// A subagent was created by `parent` (before it waits for a slot).
     fn subagent_start<'a>(

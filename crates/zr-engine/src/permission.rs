@@ -76,6 +76,32 @@ pub enum Decision {
 /// something that answers (a user interface). A panic in the callback is
 /// caught and denies the call with a message saying so; it never stops
 /// the engine.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zr_engine::{AgentConfig, Decision, PermissionConfig, PermissionHandler, PermissionRequest};
+/// use zr_types::BoxFuture;
+///
+/// /// Subagents may not run Bash; the user decides about the root's calls.
+/// #[derive(Debug)]
+/// struct Policy;
+///
+/// impl PermissionHandler for Policy {
+///     fn can_use_tool<'a>(&'a self, request: &'a PermissionRequest) -> BoxFuture<'a, Decision> {
+///         let decision = if request.agent.as_str() == "root" {
+///             Decision::Ask
+///         } else if request.tool.as_str() == "Bash" {
+///             Decision::Deny("subagents do not run shell commands".to_owned())
+///         } else {
+///             Decision::Allow
+///         };
+///         Box::pin(async move { decision })
+///     }
+/// }
+///
+/// let mut config = AgentConfig::new("You are helpful.");
+/// config.permissions = PermissionConfig::with_handler(Arc::new(Policy));
+/// ```
 pub trait PermissionHandler: Send + Sync + fmt::Debug {
     /// May `request.agent` run `request.tool` with `request.input`?
     fn can_use_tool<'a>(&'a self, request: &'a PermissionRequest) -> BoxFuture<'a, Decision>;
@@ -111,7 +137,8 @@ pub trait PermissionHandler: Send + Sync + fmt::Debug {
 /// session") is remembered per agent and tool for the rest of the session.
 ///
 /// Denials (by the handler, the user, a mode, a background agent, a
-/// PreToolUse hook) are counted per agent run: `max_consecutive_denials`
+/// PreToolUse hook) are counted per agent run (the root's per query):
+/// `max_consecutive_denials`
 /// in a row (a call that was allowed to run resets the streak) or
 /// `max_total_denials` in all stop the agent. Its remaining calls of the
 /// turn are answered "not run"; a subagent ends with status `denied`, the

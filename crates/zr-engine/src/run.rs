@@ -58,7 +58,6 @@ pub(crate) struct AgentRun {
     /// parent's).
     pub(crate) mode: PermissionMode,
     /// Whether the agent runs in the background (nobody can be asked).
-    #[allow(dead_code, reason = "scaffold: read by permissions")]
     pub(crate) background: bool,
     /// Its permission denials so far.
     pub(crate) denials: Denials,
