@@ -15,6 +15,7 @@ use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 use crate::background::BackgroundAgent;
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
+use crate::permission::Denials;
 use crate::run::{AgentRun, Progress};
 use crate::runtime::RuntimeEnvironment;
 use crate::session::{AgentConfig, Cleanup, QueryCtx, Session};
@@ -36,8 +37,11 @@ pub struct QueryOverrides {
 /// How a query ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryResult {
-    /// `completed` or `max_turns` (the output is the root's summary); a
-    /// root that fails is an [`EngineError`] instead.
+    /// `completed`, `max_turns` (the output is the root's summary) or
+    /// `denied` (the root was stopped for too many permission denials; the
+    /// output is what it wrote, the reasons came as
+    /// [`EventKind::PermissionDenied`](crate::EventKind::PermissionDenied)
+    /// events); a root that fails is an [`EngineError`] instead.
     pub status: TaskStatus,
     /// The root's final answer.
     pub output: String,
@@ -395,6 +399,7 @@ async fn run_root(
         cwd: session.runtime.settings().cwd.clone(),
         mode: config.permission_mode,
         background: false,
+        denials: Denials::default(),
     };
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {

@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use zr_types::{AgentId, Message, Usage};
 
 use crate::event::EventKind;
+use crate::hooks::{self, HookAgent};
 use crate::run::{AgentRun, Progress, push_user_text};
 use crate::session::{Cleanup, QueryCtx};
 use crate::task::{self, TaskResult, TaskStatus};
@@ -262,12 +263,16 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         parent,
         started,
         done: false,
+        hook_agent: None,
     };
     let task = tokio::spawn(async move {
         let cleanup = Cleanup::new(Arc::clone(&ctx.session), run.id.clone());
         if let Some(observer) = ctx.session.runtime.observer() {
             observer.agent_started(&ctx.session.id, &run.id, run.tools.pool());
         }
+        let hook_agent = hooks::agent_of(&ctx, &run);
+        hooks::subagent_start(&ctx, &hook_agent, &finisher.parent).await;
+        finisher.hook_agent = Some(hook_agent.clone());
         ctx.sink
             .send(&run.id, &run.agent_type, EventKind::SubagentRunning);
         let ticker = ProgressTicker::new(&ctx, &run);
@@ -280,8 +285,9 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         };
         let mut result = finisher.template.clone();
         task::fill_from_outcome(&mut result, outcome);
-        finisher.end(result);
+        let result = finisher.end(result);
         cleanup.run().await;
+        hooks::subagent_stop(&ctx, &hook_agent, &result).await;
     });
     if let Some(entry) = lock(&registry.entries).get_mut(&id) {
         // Unless it already ended (a tiny task on another worker thread).
@@ -307,10 +313,12 @@ struct Finisher {
     parent: AgentId,
     started: Instant,
     done: bool,
+    /// Set once the SubagentStart hooks ran: the SubagentStop ones are due.
+    hook_agent: Option<HookAgent>,
 }
 
 impl Finisher {
-    fn end(&mut self, mut result: TaskResult) {
+    fn end(&mut self, mut result: TaskResult) -> TaskResult {
         self.done = true;
         result.duration = self.started.elapsed();
         let session = &self.ctx.session;
@@ -325,6 +333,7 @@ impl Finisher {
                 },
             );
         }
+        result
     }
 }
 
@@ -344,7 +353,16 @@ impl Drop for Finisher {
         result.error = Some(
             "stopped before it finished (by the host, or the session ended); the output is what it wrote so far".to_owned(),
         );
-        self.end(result);
+        let result = self.end(result);
+        if let Some(agent) = self.hook_agent.take()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let ctx = self.ctx.clone();
+            let task = handle.spawn(async move {
+                hooks::subagent_stop(&ctx, &agent, &result).await;
+            });
+            self.ctx.session.push_cleanup(task);
+        }
     }
 }
 

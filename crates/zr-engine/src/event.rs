@@ -123,6 +123,17 @@ pub enum EventKind {
         /// The summary.
         summary: String,
     },
+    /// A tool call was refused by a PreToolUse hook, the agent's permission
+    /// mode, the host's permission callback or the user; it did not run
+    /// and the model got the reason as an error result.
+    PermissionDenied {
+        /// The provider's call id.
+        call_id: String,
+        /// The tool's name as the model wrote it.
+        tool: String,
+        /// What the model was told.
+        reason: String,
+    },
 }
 
 /// Sends events of one query, or of the session's background agents;

@@ -15,6 +15,8 @@ use zr_types::{
 use crate::error::panic_message;
 use crate::event::EventKind;
 use crate::find_tool;
+use crate::hooks;
+use crate::permission;
 use crate::run::AgentRun;
 use crate::session::QueryCtx;
 use crate::task;
@@ -85,30 +87,68 @@ fn is_read_only(agent: &AgentRun, call: &ToolCall) -> bool {
 async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutcome {
     let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
     async {
-        ctx.sink.send(
-            &agent.id,
-            &agent.agent_type,
-            EventKind::ToolCallStarted {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                input: call.input.clone(),
-            },
-        );
+        if let Some(why) = agent.denials.stopped() {
+            let why = format!("not run: agent {} was {why}", agent.id);
+            let block = refused(ctx, &agent.id, &agent.agent_type, call, &why);
+            return CallOutcome {
+                block,
+                load: Vec::new(),
+            };
+        }
         let start = Instant::now();
-        let (output, load) = match agent.tools.get(&call.name).map(|c| c.runner.clone()) {
-            None => (not_available(agent, &call.name), Vec::new()),
-            Some(Runner::Handler(handler)) => {
-                (run_handler(ctx, agent, &handler, call).await, Vec::new())
+        let Some(tool) = agent.tools.get(&call.name) else {
+            started(ctx, agent, call);
+            let output = not_available(agent, &call.name);
+            let block = finish(ctx, &agent.id, &agent.agent_type, call, output, start);
+            return CallOutcome {
+                block,
+                load: Vec::new(),
+            };
+        };
+        // PreToolUse hooks, then the permission check, then the tool, then
+        // PostToolUse (permission.rs).
+        let admitted = hooks::pre_tool_use(ctx, agent, call).await;
+        let effective = admitted.as_ref().unwrap_or(call);
+        started(ctx, agent, effective);
+        let admitted = match admitted {
+            Ok(c) => permission::check(ctx, agent, tool, &c).await.map(|()| c),
+            Err(reason) => Err(reason),
+        };
+        let (output, load) = match admitted {
+            Err(reason) => (permission::refuse(ctx, agent, call, reason), Vec::new()),
+            Ok(call) => {
+                permission::ran(agent);
+                let (output, load) = match tool.runner.clone() {
+                    Runner::Handler(handler) => {
+                        (run_handler(ctx, agent, &handler, &call).await, Vec::new())
+                    }
+                    Runner::FindTool => find_tool::find(&agent.tools, &call.input),
+                    Runner::Task => (task::delegate(ctx, agent, &call, false).await, Vec::new()),
+                    Runner::MultiTask => {
+                        (task::delegate(ctx, agent, &call, true).await, Vec::new())
+                    }
+                };
+                hooks::post_tool_use(ctx, agent, &call, &output).await;
+                (output, load)
             }
-            Some(Runner::FindTool) => find_tool::find(&agent.tools, &call.input),
-            Some(Runner::Task) => (task::delegate(ctx, agent, call, false).await, Vec::new()),
-            Some(Runner::MultiTask) => (task::delegate(ctx, agent, call, true).await, Vec::new()),
         };
         let block = finish(ctx, &agent.id, &agent.agent_type, call, output, start);
         CallOutcome { block, load }
     }
     .instrument(span)
     .await
+}
+
+fn started(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) {
+    ctx.sink.send(
+        &agent.id,
+        &agent.agent_type,
+        EventKind::ToolCallStarted {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            input: call.input.clone(),
+        },
+    );
 }
 
 /// The answer to a call of a tool the agent does not have. Nothing runs.

@@ -103,8 +103,10 @@ mod error;
 mod event;
 mod exec;
 mod find_tool;
+mod hooks;
 mod http;
 mod openai;
+mod permission;
 mod provider;
 mod run;
 mod runtime;
@@ -119,8 +121,10 @@ pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use background::BackgroundAgent;
 pub use error::{EngineError, ProviderError};
 pub use event::{Event, EventKind};
+pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
 pub use http::{HttpSettings, RetryPolicy};
 pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
+pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use provider::{
     ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,
 };

@@ -10,6 +10,7 @@ use zr_types::{AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall
 
 use crate::event::EventKind;
 use crate::exec;
+use crate::permission::Denials;
 use crate::session::QueryCtx;
 use crate::tools::AgentTools;
 use crate::{
@@ -58,6 +59,8 @@ pub(crate) struct AgentRun {
     pub(crate) mode: PermissionMode,
     /// Whether the agent runs in the background (nobody can be asked).
     pub(crate) background: bool,
+    /// Its permission denials so far.
+    pub(crate) denials: Denials,
 }
 
 /// What an agent did so far; read when it is stopped from outside (timed
@@ -100,6 +103,9 @@ pub(crate) struct RunOutcome {
     pub(crate) no_answer: Option<StopReason>,
     pub(crate) history: Vec<Message>,
     pub(crate) tools: AgentTools,
+    /// Why the agent was stopped for too many permission denials (status
+    /// `denied`).
+    pub(crate) denied: Option<String>,
 }
 
 fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
@@ -242,6 +248,7 @@ impl AgentRun {
             usage,
             error,
             no_answer: None,
+            denied: self.denials.stopped(),
             history: self.history,
             tools: self.tools,
         }
@@ -345,6 +352,10 @@ impl AgentRun {
                 role: MessageRole::User,
                 content: results,
             });
+            if self.denials.stopped().is_some() {
+                let output = self.written();
+                return self.outcome(TaskStatus::Denied, output, None);
+            }
             if !refused.is_empty() || self.over_token_budget() {
                 let output = self.written();
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);

@@ -14,6 +14,8 @@ use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, U
 
 use crate::background::{Notification, Registry};
 use crate::event::{EventRouter, EventSink};
+use crate::hooks::Hooks;
+use crate::permission::{Grants, PermissionConfig};
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::EngineTools;
 
@@ -77,6 +79,12 @@ pub struct AgentConfig {
     /// [`AgentConfig::new`]) writes no transcripts; the `zr` command uses
     /// the project's `.zr/sessions`.
     pub sessions_dir: Option<PathBuf>,
+    /// The host's permission callback and the denial limits (see
+    /// [`PermissionConfig`] for the rules of each mode).
+    pub permissions: PermissionConfig,
+    /// The host's hooks (SubagentStart, SubagentStop, PreToolUse,
+    /// PostToolUse).
+    pub hooks: Hooks,
 }
 
 impl AgentConfig {
@@ -95,6 +103,8 @@ impl AgentConfig {
             skills: Vec::new(),
             permission_mode: PermissionMode::default(),
             sessions_dir: None,
+            permissions: PermissionConfig::default(),
+            hooks: Hooks::default(),
         }
     }
 
@@ -120,6 +130,8 @@ pub(crate) struct Session {
     pub(crate) background: Registry,
     /// Where background agents' events go.
     pub(crate) router: Arc<EventRouter>,
+    /// What the host approved for the rest of the session.
+    pub(crate) grants: Grants,
 }
 
 impl Session {
@@ -142,6 +154,7 @@ impl Session {
             cleanups: Mutex::new(Vec::new()),
             background: Registry::default(),
             router: Arc::new(EventRouter::default()),
+            grants: Grants::default(),
         }
     }
 

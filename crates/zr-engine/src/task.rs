@@ -23,6 +23,8 @@ use zr_types::{
 use crate::EngineError;
 use crate::background;
 use crate::event::EventKind;
+use crate::hooks;
+use crate::permission::{self, Denials};
 use crate::run::{AgentRun, Progress, RunOutcome};
 use crate::session::{Cleanup, QueryCtx};
 use crate::tools::AgentTools;
@@ -45,8 +47,10 @@ pub enum TaskStatus {
     Cancelled,
     /// It used all its turns; the output is its summary.
     MaxTurns,
-    /// Its permission requests were denied too often. Reserved for
-    /// permissions and background agents, which this version lacks.
+    /// It was stopped because its tool calls were denied too often (by
+    /// default 3 in a row or 20 in all; see
+    /// [`PermissionConfig`](crate::PermissionConfig)); the output is what it
+    /// wrote so far, the error says which limit it hit.
     Denied,
     /// It reached its token or tool-call budget; the output is what it
     /// wrote so far.
@@ -337,6 +341,8 @@ async fn run_task(
     if let Some(observer) = ctx.session.runtime.observer() {
         observer.agent_started(&ctx.session.id, &id, run.tools.pool());
     }
+    let hook_agent = hooks::agent_of(ctx, &run);
+    hooks::subagent_start(ctx, &hook_agent, &parent.id).await;
     let cleanup = Cleanup::new(Arc::clone(&ctx.session), id.clone());
     let started = AtomicBool::new(false);
     let work = {
@@ -382,6 +388,7 @@ async fn run_task(
     }
     cleanup.run().await;
     result.duration = start.elapsed();
+    hooks::subagent_stop(ctx, &hook_agent, &result).await;
     ctx.sink.send(
         &id,
         &ty,
@@ -409,6 +416,7 @@ pub(crate) fn fill_from_outcome(result: &mut TaskResult, outcome: RunOutcome) {
         .as_ref()
         .map(|e| error_chain(e))
         .or(no_answer)
+        .or(outcome.denied)
         .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)));
 }
 
@@ -510,10 +518,9 @@ fn prepare(
         progress: Arc::new(Mutex::new(Progress::default())),
         parent: Some(parent.id.clone()),
         cwd: parent.cwd.clone(),
-        mode: parent
-            .mode
-            .clamp(definition.and_then(|d| d.permission_mode)),
+        mode: permission::effective_mode(parent.mode, definition.and_then(|d| d.permission_mode)),
         background: task.background || definition.is_some_and(|d| d.background),
+        denials: Denials::default(),
     })
 }
 

@@ -249,6 +249,13 @@ impl BuiltinTools {
         all
     }
 
+    /// The service behind `AskUserQuestion`, if one was given (the engine
+    /// asks permission prompts through it).
+    #[must_use]
+    pub fn ask_user(&self) -> Option<&Arc<dyn AskUserService>> {
+        self.ask_user.as_ref()
+    }
+
     /// The durable cron store, for the engine's scheduler
     /// ([`CronStore::due`], [`CronStore::mark_fired`]).
     #[must_use]

@@ -9,6 +9,8 @@ mod delegation;
 mod engine;
 mod exit_paths;
 mod history;
+mod hooks;
 mod openai;
+mod permissions;
 mod replay;
 mod support;

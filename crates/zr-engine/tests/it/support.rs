@@ -393,3 +393,100 @@ pub(crate) fn last_total(events: &[Event]) -> Usage {
         })
         .expect("a usage event")
 }
+
+/// A permission handler that records every request and answers with
+/// `decide`.
+pub(crate) struct Policy {
+    decide: Box<dyn Fn(&zr_engine::PermissionRequest) -> zr_engine::Decision + Send + Sync>,
+    pub(crate) seen: Mutex<Vec<zr_engine::PermissionRequest>>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy").finish_non_exhaustive()
+    }
+}
+
+impl Policy {
+    pub(crate) fn new(
+        decide: impl Fn(&zr_engine::PermissionRequest) -> zr_engine::Decision + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            decide: Box::new(decide),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The requests so far.
+    pub(crate) fn seen(&self) -> Vec<zr_engine::PermissionRequest> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl zr_engine::PermissionHandler for Policy {
+    fn can_use_tool<'a>(
+        &'a self,
+        request: &'a zr_engine::PermissionRequest,
+    ) -> BoxFuture<'a, zr_engine::Decision> {
+        self.seen.lock().unwrap().push(request.clone());
+        let decision = (self.decide)(request);
+        Box::pin(async move { decision })
+    }
+}
+
+/// A `Write` call of `content` into `file`.
+pub(crate) fn write_call(file: &str, content: &str) -> Value {
+    serde_json::json!({"name": "Write", "input": {"file_path": file, "content": content}})
+}
+
+/// The reasons of the `PermissionDenied` events of `agent`, in order.
+pub(crate) fn denials_of(events: &[Event], agent: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e.agent.as_str() == agent)
+        .filter_map(|e| match &e.kind {
+            EventKind::PermissionDenied { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs a query to its end, then waits for the session's background
+/// agents: the query's events, its result, and every event of the
+/// background agents (from a subscription made before the query).
+pub(crate) async fn run_and_wait(
+    agent: &Agent,
+    prompt: &str,
+) -> (Vec<Event>, Result<QueryResult, EngineError>, Vec<Event>) {
+    use futures_util::FutureExt as _;
+    let mut background = agent.background_events();
+    let (events, result) = run(agent.query(prompt, zr_engine::QueryOverrides::default())).await;
+    tokio::time::timeout(Duration::from_secs(60), agent.wait_background())
+        .await
+        .expect("the background agents end within a minute");
+    let mut later = Vec::new();
+    while let Some(Some(event)) = background.next().now_or_never() {
+        later.push(event);
+    }
+    (events, result, later)
+}
+
+/// The `TaskResult` JSON of the background-task notification in the last
+/// message of `request`.
+pub(crate) fn notification(request: &ModelRequest) -> Value {
+    let last = request.messages.last().expect("a message");
+    let text: String = last
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let json = text
+        .split_once("Its result:\n")
+        .and_then(|(_, rest)| rest.split_once("\n</background-task-finished>"))
+        .map(|(json, _)| json)
+        .unwrap_or_else(|| panic!("no notification in {text:?}"));
+    serde_json::from_str(json).expect("the notification holds JSON")
+}

@@ -1,0 +1,260 @@
+//! Hooks: the host's callbacks at SubagentStart, SubagentStop, PreToolUse
+//! (which may deny a call or rewrite its input) and PostToolUse.
+
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+use zr_caps::PermissionMode;
+use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};
+
+use crate::TaskResult;
+use crate::error::panic_message;
+use crate::run::AgentRun;
+use crate::session::QueryCtx;
+
+/// The agent a hook is called for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookAgent {
+    /// Its id, which is its path (`root`, `root.0001-worker`).
+    pub agent: AgentId,
+    /// `root`, `fork` or the subagent type's name.
+    pub agent_type: String,
+    /// Its transcript file; `None` when transcripts are off
+    /// ([`AgentConfig::sessions_dir`](crate::AgentConfig::sessions_dir)).
+    pub transcript_path: Option<PathBuf>,
+    /// Its effective permission mode.
+    pub mode: PermissionMode,
+}
+
+/// What a PreToolUse hook says about a call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum PreToolUse {
+    /// Go on with the call as it is.
+    Continue,
+    /// Go on with this input instead. The rewritten input is what the
+    /// permission check sees, what the tool runs with, what later hooks and
+    /// the host's events see; the model's own `tool_use` block in its
+    /// history keeps the input it wrote.
+    Rewrite(Value),
+    /// Do not run the call; the reason is what the model is told. Counts as
+    /// a permission denial of the agent.
+    Deny(String),
+}
+
+/// A host's hooks. Every method has a default that does nothing, so a
+/// hook implements only what it needs.
+///
+/// Hooks run for every agent, the root included (the `Subagent*` ones only
+/// for subagents), and are awaited: a slow hook slows its agent. A hook
+/// that panics never stops the engine: a panicking
+/// [`Hook::pre_tool_use`] denies the call with a message saying so; a
+/// panic in any other hook is logged and ignored.
+///
+/// Order of one call: [`Hook::pre_tool_use`] (every hook, in order: the
+/// first `Deny` wins, rewrites chain), then the permission check, then the
+/// tool, then [`Hook::post_tool_use`]. A call that did not run (denied)
+/// gets no PostToolUse; a call of a tool the agent does not have gets
+/// neither (it is refused before any hook). Calls of the engine's own
+/// tools (`Task`, `MultiTask`, `FindTool`) get both.
+///
+/// ```
+/// use zr_engine::{Hook, HookAgent, Hooks, PreToolUse};
+/// use zr_types::{BoxFuture, ToolCall};
+///
+/// /// Keeps every agent's Bash commands out of `/etc`.
+/// #[derive(Debug)]
+/// struct NoEtc;
+///
+/// impl Hook for NoEtc {
+///     fn pre_tool_use<'a>(&'a self, _: &'a HookAgent, call: &'a ToolCall) -> BoxFuture<'a, PreToolUse> {
+///         let touches_etc = call.name == "Bash"
+///             && call.input["command"].as_str().is_some_and(|c| c.contains("/etc"));
+///         Box::pin(async move {
+///             if touches_etc {
+///                 PreToolUse::Deny("commands may not touch /etc".to_owned())
+///             } else {
+///                 PreToolUse::Continue
+///             }
+///         })
+///     }
+/// }
+///
+/// let mut config = zr_engine::AgentConfig::new("You are helpful.");
+/// config.hooks = Hooks::new().with(std::sync::Arc::new(NoEtc));
+/// assert!(!config.hooks.is_empty());
+/// ```
+pub trait Hook: Send + Sync + fmt::Debug {
+    /// A subagent was created by `parent` (before it waits for a slot).
+    fn subagent_start<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        parent: &'a AgentId,
+    ) -> BoxFuture<'a, ()> {
+        let _ = (agent, parent);
+        Box::pin(async {})
+    }
+
+    /// A subagent ended, however (completed, failed, timed out, denied,
+    /// ...), with the result its parent gets. For a subagent the call
+    /// waits for, not called when the query is cancelled or dropped; a
+    /// background agent stopped by the host or by the end of the session
+    /// gets it with status `cancelled`.
+    fn subagent_stop<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        result: &'a TaskResult,
+    ) -> BoxFuture<'a, ()> {
+        let _ = (agent, result);
+        Box::pin(async {})
+    }
+
+    /// `agent` is about to run `call` (its input possibly rewritten by an
+    /// earlier hook).
+    fn pre_tool_use<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        call: &'a ToolCall,
+    ) -> BoxFuture<'a, PreToolUse> {
+        let _ = (agent, call);
+        Box::pin(async { PreToolUse::Continue })
+    }
+
+    /// `call` ran and produced `output` (which the model gets as it is;
+    /// hooks cannot change it). Also called when the tool itself failed
+    /// (`output.is_error`).
+    fn post_tool_use<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        call: &'a ToolCall,
+        output: &'a ToolOutput,
+    ) -> BoxFuture<'a, ()> {
+        let _ = (agent, call, output);
+        Box::pin(async {})
+    }
+}
+
+/// The hooks of a session, called in the order they were added
+/// ([`AgentConfig::hooks`](crate::AgentConfig::hooks)).
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    hooks: Vec<Arc<dyn Hook>>,
+}
+
+impl Hooks {
+    /// No hooks.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `hook` after the others.
+    #[must_use]
+    pub fn with(mut self, hook: Arc<dyn Hook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+}
+
+/// The hooks' view of `agent`.
+pub(crate) fn agent_of(ctx: &QueryCtx, agent: &AgentRun) -> HookAgent {
+    HookAgent {
+        agent: agent.id.clone(),
+        agent_type: agent.agent_type.to_string(),
+        transcript_path: ctx.session.transcript_path(&agent.id),
+        mode: agent.mode,
+    }
+}
+
+fn hooks(ctx: &QueryCtx) -> &[Arc<dyn Hook>] {
+    &ctx.session.config.hooks.hooks
+}
+
+/// Runs the hook call `work`; a panic, while it makes its future or while
+/// that runs, is logged as a panic of the hook `what`.
+async fn guarded<'a, T>(what: &str, work: impl FnOnce() -> BoxFuture<'a, T>) -> Result<T, String> {
+    AssertUnwindSafe(async move { work().await })
+        .catch_unwind()
+        .await
+        .map_err(|panic| {
+            let message = format!(
+                "the {what} hook panicked: {}",
+                panic_message(panic.as_ref())
+            );
+            tracing::warn!(hook = what, error = %message, "hook panicked");
+            message
+        })
+}
+
+/// Runs the PreToolUse hooks: the call to go on with (its input rewritten
+/// or not), or why it must not run.
+pub(crate) async fn pre_tool_use(
+    ctx: &QueryCtx,
+    agent: &AgentRun,
+    call: &ToolCall,
+) -> Result<ToolCall, String> {
+    let mut call = call.clone();
+    let list = hooks(ctx);
+    if list.is_empty() {
+        return Ok(call);
+    }
+    let view = agent_of(ctx, agent);
+    for hook in list {
+        let verdict = guarded("PreToolUse", || hook.pre_tool_use(&view, &call)).await;
+        match verdict {
+            Ok(PreToolUse::Continue) => {}
+            Ok(PreToolUse::Rewrite(input)) => call.input = input,
+            Ok(PreToolUse::Deny(reason)) => {
+                return Err(format!(
+                    "tool '{}' was not run: a PreToolUse hook denied it: {reason}",
+                    call.name
+                ));
+            }
+            Err(panicked) => {
+                return Err(format!("tool '{}' was not run: {panicked}", call.name));
+            }
+        }
+    }
+    Ok(call)
+}
+
+/// Runs the PostToolUse hooks.
+pub(crate) async fn post_tool_use(
+    ctx: &QueryCtx,
+    agent: &AgentRun,
+    call: &ToolCall,
+    output: &ToolOutput,
+) {
+    let list = hooks(ctx);
+    if list.is_empty() {
+        return;
+    }
+    let view = agent_of(ctx, agent);
+    for hook in list {
+        let _ = guarded("PostToolUse", || hook.post_tool_use(&view, call, output)).await;
+    }
+}
+
+/// Runs the SubagentStart hooks.
+pub(crate) async fn subagent_start(ctx: &QueryCtx, agent: &HookAgent, parent: &AgentId) {
+    for hook in hooks(ctx) {
+        let _ = guarded("SubagentStart", || hook.subagent_start(agent, parent)).await;
+    }
+}
+
+/// Runs the SubagentStop hooks.
+pub(crate) async fn subagent_stop(ctx: &QueryCtx, agent: &HookAgent, result: &TaskResult) {
+    for hook in hooks(ctx) {
+        let _ = guarded("SubagentStop", || hook.subagent_stop(agent, result)).await;
+    }
+}

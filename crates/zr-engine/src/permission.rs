@@ -1,0 +1,483 @@
+//! Permissions: the host's `can_use_tool` callback, the rules of each
+//! permission mode, answers remembered for the session, and the denial
+//! count that stops an agent.
+//!
+//! One call passes, in this order: the PreToolUse hooks (`hooks.rs`), then
+//! [`check`] (this module), then the tool runs, then the PostToolUse hooks.
+//! A call refused by a hook or by [`check`] never runs; the model gets an
+//! error result with the reason, the host a
+//! [`EventKind::PermissionDenied`] event, and the agent's denial count
+//! grows ([`Denials`]).
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::FutureExt as _;
+use serde_json::Value;
+use zr_caps::PermissionMode;
+use zr_tools::{Question, QuestionOption, ServiceError};
+use zr_types::{AgentId, BoxFuture, ToolCall, ToolName, ToolOrigin, ToolOutput};
+
+use crate::error::panic_message;
+use crate::event::EventKind;
+use crate::run::AgentRun;
+use crate::session::QueryCtx;
+use crate::tools::{Callable, Runner};
+
+/// A tool call that needs the host's permission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionRequest {
+    /// The agent that wants to run the tool; its id is its path
+    /// (`root.0002-worker`).
+    pub agent: AgentId,
+    /// `root`, `fork` or the subagent type's name.
+    pub agent_type: String,
+    /// The tool.
+    pub tool: ToolName,
+    /// The input the tool would run with (after any PreToolUse rewrite).
+    pub input: Value,
+    /// The agent's effective permission mode (never wider than its
+    /// parent's).
+    pub mode: PermissionMode,
+    /// Whether the agent runs in the background, where nobody can be asked.
+    pub background: bool,
+    /// `false` for the first question about a call; `true` when a
+    /// background agent's request comes up again because the host answered
+    /// [`Decision::Ask`] and [`PermissionConfig::bubble_background`] is on.
+    /// Nobody else can be asked then: [`Decision::Allow`] approves once,
+    /// [`Decision::AllowForSession`] approves for the session,
+    /// [`Decision::Deny`] denies, and [`Decision::Ask`] denies too.
+    pub bubbled: bool,
+}
+
+/// The host's answer to a [`PermissionRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Decision {
+    /// Run this call.
+    Allow,
+    /// Run this call, and every later call of the same tool by the same
+    /// agent in this session without asking again.
+    AllowForSession,
+    /// Refuse; the reason is what the model is told.
+    Deny(String),
+    /// Ask the user: in the foreground through the ask-user service; in the
+    /// background the call is denied, or bubbled up to the host when
+    /// [`PermissionConfig::bubble_background`] is on.
+    Ask,
+}
+
+/// The host's permission callback.
+///
+/// Called for each call that the agent's mode does not settle on its own
+/// (see [`PermissionConfig`]), from async code: answer quickly or await
+/// something that answers (a user interface). A panic in the callback is
+/// caught and denies the call with a message saying so; it never stops
+/// the engine.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zr_engine::{AgentConfig, Decision, PermissionConfig, PermissionHandler, PermissionRequest};
+/// use zr_types::BoxFuture;
+///
+/// /// Subagents may not run Bash; the user decides about the root's calls.
+/// #[derive(Debug)]
+/// struct Policy;
+///
+/// impl PermissionHandler for Policy {
+///     fn can_use_tool<'a>(&'a self, request: &'a PermissionRequest) -> BoxFuture<'a, Decision> {
+///         let decision = if request.agent.as_str() == "root" {
+///             Decision::Ask
+///         } else if request.tool.as_str() == "Bash" {
+///             Decision::Deny("subagents do not run shell commands".to_owned())
+///         } else {
+///             Decision::Allow
+///         };
+///         Box::pin(async move { decision })
+///     }
+/// }
+///
+/// let mut config = AgentConfig::new("You are helpful.");
+/// config.permissions = PermissionConfig::with_handler(Arc::new(Policy));
+/// ```
+pub trait PermissionHandler: Send + Sync + fmt::Debug {
+    /// May `request.agent` run `request.tool` with `request.input`?
+    fn can_use_tool<'a>(&'a self, request: &'a PermissionRequest) -> BoxFuture<'a, Decision>;
+}
+
+/// How tool calls are permitted ([`AgentConfig::permissions`](crate::AgentConfig::permissions)).
+///
+/// Per mode (an agent's mode is [`AgentConfig::permission_mode`](crate::AgentConfig::permission_mode)
+/// for the root, the stricter of its parent's and its declared one for a
+/// subagent):
+///
+/// - `bypassPermissions`: everything runs; the handler is not asked.
+/// - `plan`: only read-only tools run; any other call is refused with a
+///   message saying the agent is in plan mode (a denial like any other).
+/// - `acceptEdits`: the builtin `Write` and `Edit` run without asking;
+///   everything else as in `default`.
+/// - `default` and `auto` (no classifier yet: `auto` is `default`):
+///   read-only tools run; the handler decides the others. Without a
+///   handler they run (the host has no policy, so nothing needs asking).
+/// - `dontAsk`: as `default`, but what the handler would have asked
+///   about is denied.
+///
+/// The engine's own tools (`Task`, `MultiTask`, `FindTool`) are never
+/// asked about, in any mode: they act only through subagents, whose every
+/// call is checked with a mode no wider than the caller's, or only load
+/// definitions.
+///
+/// [`Decision::Ask`] goes, in the foreground, to the ask-user service of
+/// zr-tools' `BuiltinTools` (no service: denied with a message saying so);
+/// in a background agent it is denied with a message saying that
+/// permission prompts are unavailable there, unless `bubble_background` is
+/// on. A [`Decision::AllowForSession`] (or the user's "Allow for this
+/// session") is remembered per agent and tool for the rest of the session.
+///
+/// Denials (by the handler, the user, a mode, a background agent, a
+/// PreToolUse hook) are counted per agent run (the root's per query):
+/// `max_consecutive_denials`
+/// in a row (a call that was allowed to run resets the streak) or
+/// `max_total_denials` in all stop the agent. Its remaining calls of the
+/// turn are answered "not run"; a subagent ends with status `denied`, the
+/// root's query with a [`QueryResult`](crate::QueryResult) of status
+/// `denied`. A limit of 0 is no limit.
+#[derive(Debug, Clone)]
+pub struct PermissionConfig {
+    /// The host's callback; `None` allows whatever the mode leaves open.
+    pub handler: Option<Arc<dyn PermissionHandler>>,
+    /// Whether a background agent's [`Decision::Ask`] goes up to the
+    /// handler again (`bubbled: true`) instead of being denied.
+    pub bubble_background: bool,
+    /// Denials in a row that stop an agent (default 3).
+    pub max_consecutive_denials: u32,
+    /// Denials in all that stop an agent (default 20).
+    pub max_total_denials: u32,
+}
+
+impl Default for PermissionConfig {
+    fn default() -> Self {
+        Self {
+            handler: None,
+            bubble_background: false,
+            max_consecutive_denials: 3,
+            max_total_denials: 20,
+        }
+    }
+}
+
+impl PermissionConfig {
+    /// The default limits with `handler` asked.
+    #[must_use]
+    pub fn with_handler(handler: Arc<dyn PermissionHandler>) -> Self {
+        Self {
+            handler: Some(handler),
+            ..Self::default()
+        }
+    }
+}
+
+/// The effective mode of a subagent (C4): the stricter of its parent's and
+/// its declared one; a fork declares nothing and keeps its parent's.
+pub(crate) fn effective_mode(
+    parent: PermissionMode,
+    declared: Option<PermissionMode>,
+) -> PermissionMode {
+    parent.clamp(declared)
+}
+
+/// What the host approved for the rest of the session: (agent, tool).
+#[derive(Debug, Default)]
+pub(crate) struct Grants(Mutex<BTreeSet<(AgentId, ToolName)>>);
+
+impl Grants {
+    fn contains(&self, agent: &AgentId, tool: &ToolName) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&(agent.clone(), tool.clone()))
+    }
+
+    fn insert(&self, agent: &AgentId, tool: &ToolName) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert((agent.clone(), tool.clone()));
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    consecutive: u32,
+    total: u32,
+    /// Why the agent was stopped, once it was.
+    stopped: Option<String>,
+}
+
+/// One agent run's denial count.
+#[derive(Debug, Default)]
+pub(crate) struct Denials(Mutex<Counts>);
+
+impl Denials {
+    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Why the agent was stopped, if it was.
+    pub(crate) fn stopped(&self) -> Option<String> {
+        self.counts().stopped.clone()
+    }
+
+    /// A call was allowed to run: the streak ends.
+    fn allowed(&self) {
+        self.counts().consecutive = 0;
+    }
+
+    /// A call was denied for `reason`; stops the agent at a limit.
+    fn denied(&self, config: &PermissionConfig, reason: &str) {
+        let mut counts = self.counts();
+        counts.consecutive += 1;
+        counts.total += 1;
+        if counts.stopped.is_some() {
+            return;
+        }
+        let hit = |limit: u32, n: u32| limit > 0 && n >= limit;
+        let why = if hit(config.max_consecutive_denials, counts.consecutive) {
+            format!("{} consecutive permission denials", counts.consecutive)
+        } else if hit(config.max_total_denials, counts.total) {
+            format!("{} permission denials in total", counts.total)
+        } else {
+            return;
+        };
+        counts.stopped = Some(format!("stopped after {why}; the last: {reason}"));
+    }
+}
+
+/// Refuses `call` of `agent` for `reason` (a hook, the mode, the host or
+/// the user said no): counts the denial, tells the host, and returns the
+/// model's error result.
+pub(crate) fn refuse(
+    ctx: &QueryCtx,
+    agent: &AgentRun,
+    call: &ToolCall,
+    reason: String,
+) -> ToolOutput {
+    tracing::info!(tool = %call.name, %reason, "tool call denied");
+    agent
+        .denials
+        .denied(&ctx.session.config.permissions, &reason);
+    ctx.sink.send(
+        &agent.id,
+        &agent.agent_type,
+        EventKind::PermissionDenied {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            reason: reason.clone(),
+        },
+    );
+    ToolOutput::error(reason)
+}
+
+/// Marks a call of `agent` as allowed to run.
+pub(crate) fn ran(agent: &AgentRun) {
+    agent.denials.allowed();
+}
+
+fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
+    format!("permission to run '{tool}' was denied: {why}")
+}
+
+/// May `agent` run `call` of `tool`? `Err` holds the reason for the model.
+pub(crate) async fn check(
+    ctx: &QueryCtx,
+    agent: &AgentRun,
+    tool: &Callable,
+    call: &ToolCall,
+) -> Result<(), String> {
+    if !matches!(tool.runner, Runner::Handler(_)) {
+        return Ok(());
+    }
+    let definition = &tool.definition;
+    let name = &definition.name;
+    let mode = agent.mode;
+    match mode {
+        PermissionMode::BypassPermissions => return Ok(()),
+        PermissionMode::Plan if !definition.is_read_only() => {
+            return Err(format!(
+                "tool '{name}' was not run: agent {} is in plan mode, where only read-only tools run; describe the change in your plan instead",
+                agent.id
+            ));
+        }
+        _ => {}
+    }
+    let is_edit =
+        definition.origin == ToolOrigin::Builtin && matches!(name.as_str(), "Write" | "Edit");
+    if definition.is_read_only() || (mode == PermissionMode::AcceptEdits && is_edit) {
+        return Ok(());
+    }
+    let session = &ctx.session;
+    if session.grants.contains(&agent.id, name) {
+        return Ok(());
+    }
+    let config = &session.config.permissions;
+    let Some(handler) = &config.handler else {
+        return Ok(());
+    };
+    let mut request = PermissionRequest {
+        agent: agent.id.clone(),
+        agent_type: agent.agent_type.to_string(),
+        tool: name.clone(),
+        input: call.input.clone(),
+        mode,
+        background: agent.background,
+        bubbled: false,
+    };
+    let decision = match ask_handler(handler, &request).await {
+        Ok(Decision::Ask) if mode == PermissionMode::DontAsk => Err(denied(
+            name,
+            format_args!(
+                "agent {} is in dontAsk mode and this call needs approval",
+                agent.id
+            ),
+        )),
+        Ok(Decision::Ask) if agent.background && config.bubble_background => {
+            request.bubbled = true;
+            match ask_handler(handler, &request).await {
+                Ok(Decision::Ask) => Err(denied(
+                    name,
+                    "the host answered the bubbled request with Ask, and nobody else can be asked for a background agent",
+                )),
+                other => other,
+            }
+        }
+        Ok(Decision::Ask) if agent.background => Err(denied(
+            name,
+            format_args!(
+                "agent {} runs in the background, where permission prompts are unavailable",
+                agent.id
+            ),
+        )),
+        Ok(Decision::Ask) => ask_user(ctx, &request).await,
+        other => other,
+    }?;
+    match decision {
+        Decision::AllowForSession => {
+            session.grants.insert(&agent.id, name);
+            Ok(())
+        }
+        Decision::Deny(reason) => Err(denied(name, reason)),
+        // Ask was answered above; Allow.
+        _ => Ok(()),
+    }
+}
+
+/// The handler's decision; a panic is a denial.
+async fn ask_handler(
+    handler: &Arc<dyn PermissionHandler>,
+    request: &PermissionRequest,
+) -> Result<Decision, String> {
+    AssertUnwindSafe(async { handler.can_use_tool(request).await })
+        .catch_unwind()
+        .await
+        .map_err(|panic| {
+            denied(
+                &request.tool,
+                format_args!(
+                    "the permission handler panicked: {}",
+                    panic_message(panic.as_ref())
+                ),
+            )
+        })
+}
+
+const ALLOW: &str = "Allow";
+const ALLOW_SESSION: &str = "Allow for this session";
+const DENY: &str = "Deny";
+/// The input shown to the user is cut after this many characters, with a
+/// note saying how many were left out.
+const SHOWN_INPUT: usize = 1_000;
+
+/// Asks the user through the ask-user service.
+async fn ask_user(ctx: &QueryCtx, request: &PermissionRequest) -> Result<Decision, String> {
+    let tool = &request.tool;
+    let Some(service) = ctx.session.runtime.builtin_tools().ask_user() else {
+        return Err(denied(
+            tool,
+            "it needs the user's approval, and no ask-user service is configured to ask",
+        ));
+    };
+    let mut input = request.input.to_string();
+    let chars = input.chars().count();
+    if chars > SHOWN_INPUT {
+        input = input.chars().take(SHOWN_INPUT).collect();
+        input.push_str(&format!(" ... ({} more characters)", chars - SHOWN_INPUT));
+    }
+    let option = |label: &str, description: &str| QuestionOption {
+        label: label.to_owned(),
+        description: description.to_owned(),
+    };
+    let question = Question {
+        question: format!(
+            "Agent {} ({}) wants to run {tool} with input {input}. Allow it?",
+            request.agent, request.agent_type
+        ),
+        header: "Permission".to_owned(),
+        options: vec![
+            option(ALLOW, "Run this call"),
+            option(
+                ALLOW_SESSION,
+                "Run it, and don't ask again about this tool for this agent",
+            ),
+            option(DENY, "Refuse; the agent is told"),
+        ],
+        multi_select: false,
+    };
+    let service = Arc::clone(service);
+    let answers = AssertUnwindSafe(async { service.ask(vec![question]).await })
+        .catch_unwind()
+        .await
+        .map_err(|panic| {
+            denied(
+                tool,
+                format_args!(
+                    "the ask-user service panicked: {}",
+                    panic_message(panic.as_ref())
+                ),
+            )
+        })?;
+    let answers = match answers {
+        Ok(answers) => answers,
+        Err(ServiceError::NoAnswer) => return Err(denied(tool, "the user did not answer")),
+        Err(error) => {
+            return Err(denied(
+                tool,
+                format_args!(
+                    "the user could not be asked: {}",
+                    zr_types::error_chain(&error)
+                ),
+            ));
+        }
+    };
+    let words: Vec<&str> = answers
+        .first()
+        .map(|a| a.answers.iter().map(|s| s.trim()).collect())
+        .unwrap_or_default();
+    let is = |label: &str| words.iter().any(|w| w.eq_ignore_ascii_case(label));
+    if is(ALLOW_SESSION) {
+        Ok(Decision::AllowForSession)
+    } else if is(ALLOW) || is("yes") || is("y") {
+        Ok(Decision::Allow)
+    } else if words.is_empty() || is(DENY) || is("no") || is("n") {
+        Err(denied(tool, "the user said no"))
+    } else {
+        Err(denied(
+            tool,
+            format_args!("the user said no: {}", words.join("; ")),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;
