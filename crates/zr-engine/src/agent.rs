@@ -302,6 +302,7 @@ async fn run_root(
         cwd: session.runtime.settings().cwd.clone(),
         mode: config.permission_mode,
         background: false,
+        cache_prefix: None,
     };
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {

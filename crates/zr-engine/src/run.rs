@@ -59,6 +59,9 @@ pub(crate) struct AgentRun {
     /// Whether the agent runs in the background (nobody can be asked).
     #[allow(dead_code, reason = "scaffold: read by permissions")]
     pub(crate) background: bool,
+    /// For a fork: how many first messages of its history were its
+    /// parent's last request ([`ModelRequest::cache_prefix`]).
+    pub(crate) cache_prefix: Option<usize>,
 }
 
 /// What an agent did so far; read when it is stopped from outside (timed
@@ -137,6 +140,7 @@ impl AgentRun {
                 agent_type: self.agent_type.to_string(),
                 turn,
             },
+            cache_prefix: self.cache_prefix,
         }
     }
 

@@ -7,6 +7,7 @@ mod anthropic;
 mod delegation;
 mod engine;
 mod exit_paths;
+mod fork_cache;
 mod history;
 mod openai;
 mod replay;
