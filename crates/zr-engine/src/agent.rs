@@ -392,6 +392,22 @@ impl Query {
     }
 }
 
+/// What the cron scheduler needs of the root and its queries.
+impl Agent {
+    /// The runtime the session runs on.
+    pub(crate) fn runtime(&self) -> &Arc<RuntimeEnvironment> {
+        &self.session.runtime
+    }
+}
+
+impl Query {
+    /// The error of a query that could not start (the root was busy, no
+    /// runtime), taken out of it; `None` for a query that started.
+    pub(crate) fn take_early_error(&mut self) -> Option<EngineError> {
+        self.early.take()
+    }
+}
+
 impl Stream for Query {
     type Item = Event;
 
