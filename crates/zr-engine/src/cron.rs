@@ -67,9 +67,10 @@ pub struct Fired {
 /// - **Jitter** is the store's: each job's occurrences are shifted by its
 ///   fixed offset.
 /// - A firing is recorded in the store (`mark_fired`) right after its
-///   query started. If the store cannot be written, the scheduler keeps
-///   the firing in memory, so that the job does not fire again from this
-///   scheduler; another process would fire it again.
+///   query started, whatever the query's outcome: a query that fails or is
+///   cancelled is not fired again. If the store cannot be written, the
+///   scheduler keeps the firing in memory, so that the job does not fire
+///   again from this scheduler; another process would fire it again.
 ///
 /// Two schedulers over one store fire each job twice: run one per store.
 /// The scheduler holds its root weakly and stops when it is dropped.

@@ -99,6 +99,11 @@ async fn a_forks_first_request_starts_with_its_parents_last_request_and_reads_it
                 json!({"description": "count", "prompt": "Count the notes."}),
             )],
         ),
+        // The fork looks too, then answers.
+        answer(
+            None,
+            &[("toolu_fork_glob", "Glob", json!({"pattern": "*.txt"}))],
+        ),
         answer(Some("There is one note."), &[]),
         answer(Some("The fork counted one note."), &[]),
     ])
@@ -128,7 +133,7 @@ async fn a_forks_first_request_starts_with_its_parents_last_request_and_reads_it
     assert_eq!(result.output, "The fork counted one note.");
 
     let requests = server.requests();
-    assert_eq!(requests.len(), 4, "root, root, fork, root");
+    assert_eq!(requests.len(), 5, "root, root, fork, fork, root");
     let (parent, fork) = (&requests[1], &requests[2]);
     let (parent_json, fork_json) = (parent.json(), fork.json());
     assert_eq!(parent_json["messages"].as_array().unwrap().len(), 3);
@@ -190,7 +195,28 @@ async fn a_forks_first_request_starts_with_its_parents_last_request_and_reads_it
             format!("/tools/{}", tools - 1),
         ]
     );
+    // The fork's next request still starts with the shared prefix and
+    // keeps its breakpoint.
+    let next = &requests[3];
+    assert!(next.body.starts_with(shared));
+    assert_eq!(
+        breakpoints(&next.json()),
+        vec![
+            "/messages/2/content/0".to_owned(),
+            "/messages/6/content/0".to_owned(),
+            "/system/0".to_owned(),
+            format!("/tools/{}", tools - 1),
+        ]
+    );
     // The root's own requests keep three: nothing is shared with another
     // agent's request.
-    assert_eq!(breakpoints(&requests[3].json()).len(), 3);
+    let last = requests[4].json();
+    assert!(
+        last["messages"][4]
+            .to_string()
+            .contains("There is one note."),
+        "the root got the fork's conclusion: {}",
+        last["messages"][4]
+    );
+    assert_eq!(breakpoints(&last).len(), 3);
 }
