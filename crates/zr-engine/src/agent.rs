@@ -400,6 +400,7 @@ async fn run_root(
         mode: config.permission_mode,
         background: false,
         denials: Denials::default(),
+        cache_prefix: None,
     };
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {
@@ -486,6 +487,22 @@ impl Query {
         if let Some(session) = self.session.take() {
             session.wait_cleanups().await;
         }
+    }
+}
+
+/// What the cron scheduler needs of the root and its queries.
+impl Agent {
+    /// The runtime the session runs on.
+    pub(crate) fn runtime(&self) -> &Arc<RuntimeEnvironment> {
+        &self.session.runtime
+    }
+}
+
+impl Query {
+    /// The error of a query that could not start (the root was busy, no
+    /// runtime), taken out of it; `None` for a query that started.
+    pub(crate) fn take_early_error(&mut self) -> Option<EngineError> {
+        self.early.take()
     }
 }
 

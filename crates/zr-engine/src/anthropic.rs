@@ -106,9 +106,15 @@ impl fmt::Debug for AnthropicConfig {
 /// The Anthropic Messages API provider.
 ///
 /// Sends the system prompt as one text block, the tools in order and the
-/// conversation, with three prompt-cache breakpoints (`cache_control:
-/// ephemeral`): the system block, the last tool, and the last content block
-/// of the last message. A tool result's `display` is never sent, nor what
+/// conversation, with prompt-cache breakpoints (`cache_control:
+/// ephemeral`) on the system block, the last tool and the last content block
+/// of the last message, and, for a request with a
+/// [`ModelRequest::cache_prefix`] (a fork's), the last block of the shared
+/// prefix: at most four, the API's limit. The body's fields come in the
+/// order model, `max_tokens`, `stream`, system, tools, messages,
+/// `tool_choice`, so a fork's body starts with its parent's last body byte
+/// for byte up to the end of the shared messages. A tool result's
+/// `display` is never sent, nor what
 /// the API rejects: blank text blocks, thinking blocks without a signature,
 /// and messages left without content.
 #[derive(Debug, Clone)]

@@ -432,6 +432,9 @@ impl<'a> ProgressTicker<'a> {
             messages,
             max_tokens: 64,
             tool_choice: ToolChoice::None,
+            // The last block's breakpoint finds the agent's own cached
+            // conversation, one block back.
+            cache_prefix: None,
             origin: RequestOrigin {
                 agent: self.id.clone(),
                 agent_type: self.agent_type.to_string(),

@@ -184,6 +184,13 @@ pub enum EngineError {
         /// The panic's message.
         message: String,
     },
+    /// The cron scheduler could not read or update the cron store.
+    #[error("the cron scheduler cannot use its store")]
+    Cron {
+        /// Why.
+        #[source]
+        source: zr_tools::CronStoreError,
+    },
 }
 
 /// The message of a caught panic (`no message` when its payload is not

@@ -80,6 +80,14 @@
 //! [`TaskStatus`]; a type's optional token and tool-call budgets end it
 //! with [`TaskStatus::BudgetExhausted`].
 //!
+//! # Scheduled prompts
+//!
+//! A [`CronScheduler`] fires the prompts that `CronCreate` stored as new
+//! queries of the root, one at a time: [`CronScheduler::tick`] with an
+//! explicit clock, or [`CronScheduler::spawn`] on the wall clock, whose
+//! [`CronHandle`] yields each [`Fired`] query. Runs of a recurring prompt
+//! missed while zr was down fire once, with a note in the prompt.
+//!
 //! # Invariants
 //!
 //! - The engine never filters, renames or adds tools on its own. It
@@ -99,6 +107,7 @@
 mod agent;
 mod anthropic;
 mod background;
+mod cron;
 mod error;
 mod event;
 mod exec;
@@ -119,6 +128,7 @@ pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use background::BackgroundAgent;
+pub use cron::{CronHandle, CronScheduler, Fired};
 pub use error::{EngineError, ProviderError};
 pub use event::{Event, EventKind};
 pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};

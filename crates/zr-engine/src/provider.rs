@@ -62,6 +62,14 @@ pub struct ModelRequest {
     pub tool_choice: ToolChoice,
     /// Who is asking.
     pub origin: RequestOrigin,
+    /// The first `n` messages are, byte for byte, the whole conversation
+    /// of an earlier request of another agent: a fork's requests carry the
+    /// length of its parent's last request. A provider with explicit
+    /// prompt caching marks a breakpoint at their end too, so that the
+    /// prefix the other request cached is read from cache (Anthropic);
+    /// one with automatic prefix caching ignores it (OpenAI). `None`: no
+    /// such prefix.
+    pub cache_prefix: Option<usize>,
 }
 
 /// The model's complete answer to one request.

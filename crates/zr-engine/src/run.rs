@@ -61,6 +61,9 @@ pub(crate) struct AgentRun {
     pub(crate) background: bool,
     /// Its permission denials so far.
     pub(crate) denials: Denials,
+    /// For a fork: how many first messages of its history were its
+    /// parent's last request ([`ModelRequest::cache_prefix`]).
+    pub(crate) cache_prefix: Option<usize>,
 }
 
 /// What an agent did so far; read when it is stopped from outside (timed
@@ -145,6 +148,7 @@ impl AgentRun {
                 agent_type: self.agent_type.to_string(),
                 turn,
             },
+            cache_prefix: self.cache_prefix,
         }
     }
 

@@ -521,6 +521,10 @@ fn prepare(
         mode: permission::effective_mode(parent.mode, definition.and_then(|d| d.permission_mode)),
         background: task.background || definition.is_some_and(|d| d.background),
         denials: Denials::default(),
+        cache_prefix: definition
+            .is_none()
+            .then(|| shared_prefix(parent))
+            .flatten(),
     })
 }
 
@@ -544,6 +548,15 @@ fn typed(definition: &AgentDefinition, parent: &AgentRun, task: &TaskInput) -> S
         definition.budget,
         vec![Message::user_text(task.prompt.clone())],
     )
+}
+
+/// How many first messages a fork of `parent` shares with the parent's
+/// last request: its history but the answer holding the delegating call.
+fn shared_prefix(parent: &AgentRun) -> Option<usize> {
+    match parent.history.last() {
+        Some(last) if last.role == MessageRole::Assistant => Some(parent.history.len() - 1),
+        _ => None,
+    }
 }
 
 /// A fork: the parent's prompt and history, the parent's pending tool

@@ -4,6 +4,7 @@ use super::decode::MessageDecoder;
 use super::*;
 use crate::ModelEvent;
 use crate::http::{Decoder, SseEvent};
+use zr_types::Message;
 
 fn feed(decoder: &mut MessageDecoder, data: &str) -> Result<Vec<ModelEvent>, ProviderError> {
     let mut out = Vec::new();
@@ -168,5 +169,156 @@ proptest::proptest! {
         let mut bytes = TOOLS.as_bytes().to_vec();
         bytes[at] = byte;
         let _ = crate::http::decode_chunks(&mut MessageDecoder::default(), split(&bytes, &cuts));
+    }
+}
+
+/// A request of `messages` with one tool, a system prompt and
+/// `cache_prefix`.
+fn wire_request(messages: Vec<Message>, cache_prefix: Option<usize>) -> ModelRequest {
+    let tool = zr_types::ToolDefinition::new(
+        "Read".parse().unwrap(),
+        "Reads a file.",
+        zr_types::ToolOrigin::Builtin,
+    );
+    ModelRequest {
+        model: "m".into(),
+        system: "You are terse.".into(),
+        tools: vec![std::sync::Arc::new(tool)],
+        messages,
+        max_tokens: 100,
+        tool_choice: crate::ToolChoice::Auto,
+        origin: crate::RequestOrigin {
+            agent: zr_types::AgentId::root(),
+            agent_type: "fork".into(),
+            turn: 1,
+        },
+        cache_prefix,
+    }
+}
+
+/// The JSON pointers of the body's `cache_control` breakpoints, sorted.
+fn breakpoints(body: &[u8]) -> Vec<String> {
+    fn walk(value: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if map.contains_key("cache_control") {
+                    out.push(at.to_owned());
+                }
+                for (key, value) in map {
+                    walk(value, &format!("{at}/{key}"), out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, value) in items.iter().enumerate() {
+                    walk(value, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(&serde_json::from_slice(body).unwrap(), "", &mut out);
+    out.sort();
+    out
+}
+
+fn assistant(text: &str) -> Message {
+    Message {
+        role: zr_types::MessageRole::Assistant,
+        content: vec![zr_types::ContentBlock::Text { text: text.into() }],
+    }
+}
+
+fn conversation() -> Vec<Message> {
+    vec![
+        Message::user_text("one"),
+        assistant("two"),
+        Message::user_text("three"),
+        assistant("four"),
+        Message::user_text("five"),
+    ]
+}
+
+#[test]
+fn a_shared_prefix_gets_its_own_breakpoint_and_at_most_four_are_set() {
+    let with = |prefix| breakpoints(&wire::body(&wire_request(conversation(), prefix)).unwrap());
+    let fixed = ["/system/0", "/tools/0"];
+    let expect = |messages: &[usize]| {
+        let mut out: Vec<String> = messages
+            .iter()
+            .map(|m| format!("/messages/{m}/content/0"))
+            .chain(fixed.iter().map(|s| (*s).to_owned()))
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(with(None), expect(&[4]));
+    assert_eq!(with(Some(0)), expect(&[4]));
+    assert_eq!(with(Some(3)), expect(&[2, 4]));
+    // The whole conversation shared, or more than it: one breakpoint.
+    assert_eq!(with(Some(5)), expect(&[4]));
+    assert_eq!(with(Some(usize::MAX)), expect(&[4]));
+}
+
+#[test]
+fn a_prefix_ending_in_a_message_that_is_not_sent_marks_the_last_one_sent() {
+    let mut messages = conversation();
+    // Message 2 holds only blank text: it is not sent.
+    messages[2] = Message::user_text(" ");
+    let body = wire::body(&wire_request(messages, Some(3))).unwrap();
+    let mut expected = vec![
+        "/messages/1/content/0",
+        "/messages/3/content/0",
+        "/system/0",
+        "/tools/0",
+    ];
+    expected.sort_unstable();
+    assert_eq!(breakpoints(&body), expected);
+}
+
+#[test]
+fn tool_choice_comes_after_the_messages() {
+    let mut request = wire_request(conversation(), Some(3));
+    request.tool_choice = crate::ToolChoice::None;
+    let body = String::from_utf8(wire::body(&request).unwrap()).unwrap();
+    assert!(
+        body.ends_with(r#"}]}],"tool_choice":{"type":"none"}}"#),
+        "{body}"
+    );
+    assert!(body.starts_with(r#"{"model":"m","max_tokens":100,"stream":true,"system":[{"#));
+}
+
+proptest::proptest! {
+    /// Law: a request sharing its first `n` messages with another request
+    /// (`cache_prefix = n`) sends a body that starts with that request's
+    /// body, byte for byte, up to the end of those messages; and it never
+    /// has more than four breakpoints.
+    #[test]
+    fn prop_a_shared_prefix_is_sent_byte_for_byte(
+        texts in proptest::collection::vec("[ a-c]{0,2}", 1..7),
+        tail in proptest::collection::vec("[a-c]{1,2}", 1..3),
+        tool_choice_none in proptest::bool::ANY,
+    ) {
+        let message = |i: usize, text: &str| if i.is_multiple_of(2) {
+            Message::user_text(text)
+        } else {
+            assistant(text)
+        };
+        let shared: Vec<Message> = texts.iter().enumerate().map(|(i, t)| message(i, t)).collect();
+        let n = shared.len();
+        let mut all = shared.clone();
+        all.extend(tail.iter().enumerate().map(|(i, t)| message(n + i, t)));
+        let parent = wire::body(&wire_request(shared.clone(), None)).unwrap();
+        let mut fork = wire_request(all, Some(n));
+        if tool_choice_none {
+            fork.tool_choice = crate::ToolChoice::None;
+        }
+        let fork = wire::body(&fork).unwrap();
+        // The parent's body ends with its messages: `]}`.
+        // (A shared prefix of blank messages only sends none: `[]}`.)
+        proptest::prop_assert!(parent.ends_with(b"]}"), "the messages come last");
+        let prefix = &parent[..parent.len() - 2];
+        proptest::prop_assert!(fork.starts_with(prefix), "{} / {}", String::from_utf8_lossy(prefix), String::from_utf8_lossy(&fork));
+        proptest::prop_assert!(breakpoints(&fork).len() <= 4);
     }
 }

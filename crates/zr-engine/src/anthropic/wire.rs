@@ -26,6 +26,11 @@ struct Ephemeral {
 
 const EPHEMERAL: Option<Ephemeral> = Some(Ephemeral { kind: "ephemeral" });
 
+/// The body. Its fields are written in this order, so that everything a
+/// fork shares with its parent's last request (model, limits, system,
+/// tools, the first messages) is one contiguous prefix of bytes; the
+/// `tool_choice` of a summary request (tools disabled) comes after the
+/// messages and cannot break it.
 #[derive(Debug, Serialize)]
 struct Body<'a> {
     model: &'a str,
@@ -35,9 +40,9 @@ struct Body<'a> {
     system: Vec<Block<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
+    messages: Vec<Message<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<Choice>,
-    messages: Vec<Message<'a>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -128,24 +133,41 @@ impl<'a> Body<'a> {
         }
         // A message left without blocks is not sent: the API rejects empty
         // content, and merges the consecutive same-role messages this may
-        // leave behind.
-        let mut messages: Vec<Message<'a>> = request
-            .messages
-            .iter()
-            .map(|message| Message {
+        // leave behind. `shared` counts the messages sent from the first
+        // `cache_prefix` ones.
+        let prefix = request.cache_prefix.unwrap_or(0);
+        let mut shared = 0;
+        let mut messages: Vec<Message<'a>> = Vec::with_capacity(request.messages.len());
+        for (i, message) in request.messages.iter().enumerate() {
+            let content: Vec<Block<'a>> =
+                message.content.iter().filter_map(Block::from_zr).collect();
+            if content.is_empty() {
+                continue;
+            }
+            messages.push(Message {
                 role: match message.role {
                     MessageRole::User => "user",
                     MessageRole::Assistant => "assistant",
                 },
-                content: message.content.iter().filter_map(Block::from_zr).collect(),
-            })
-            .filter(|message| !message.content.is_empty())
-            .collect();
-        if let Some(block) = messages
-            .last_mut()
-            .and_then(|message| message.content.last_mut())
+                content,
+            });
+            if i < prefix {
+                shared = messages.len();
+            }
+        }
+        // Breakpoints (the API allows four): the system block, the last
+        // tool, the end of a prefix shared with another request (a fork's
+        // parent wrote it to the cache), and the last block.
+        for at in [shared.checked_sub(1), messages.len().checked_sub(1)]
+            .into_iter()
+            .flatten()
         {
-            block.mark_cache();
+            if let Some(block) = messages
+                .get_mut(at)
+                .and_then(|message| message.content.last_mut())
+            {
+                block.mark_cache();
+            }
         }
         Self {
             model: &request.model,
@@ -153,11 +175,11 @@ impl<'a> Body<'a> {
             stream: true,
             system,
             tools,
+            messages,
             tool_choice: match request.tool_choice {
                 ToolChoice::Auto => None,
                 ToolChoice::None => Some(Choice { kind: "none" }),
             },
-            messages,
         }
     }
 }

@@ -25,6 +25,7 @@ fn request(
             agent_type: agent_type.to_owned(),
             turn: 1,
         },
+        cache_prefix: None,
     }
 }
 

@@ -5,9 +5,11 @@
 
 mod anthropic;
 mod background;
+mod cron;
 mod delegation;
 mod engine;
 mod exit_paths;
+mod fork_cache;
 mod history;
 mod hooks;
 mod openai;

@@ -318,6 +318,7 @@ pub(crate) fn simple_request(text: &str) -> zr_engine::ModelRequest {
             agent_type: "root".into(),
             turn: 1,
         },
+        cache_prefix: None,
     }
 }
 

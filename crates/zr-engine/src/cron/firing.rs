@@ -1,0 +1,93 @@
+//! When a due cron job should have fired, what it missed, and the prompt
+//! that tells the model so.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use zr_tools::CronJob;
+
+/// A job that fires this much after its occurrence (or less) is on time;
+/// later, its prompt says that it is late.
+pub(super) const LATE_AFTER: TimeDelta = TimeDelta::seconds(60);
+
+/// At most this many due occurrences of one job are counted (an
+/// every-minute job after a year of downtime has half a million).
+pub(super) const MAX_COUNTED: u64 = 1000;
+
+/// The occurrences of a due job that have not fired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Due {
+    /// The first of them.
+    pub(super) first: DateTime<Utc>,
+    /// The one this firing stands for: the latest for a recurring job,
+    /// the only one for a one-shot.
+    pub(super) scheduled_for: DateTime<Utc>,
+    /// Earlier occurrences of a recurring job that are not run (0 for a
+    /// one-shot).
+    pub(super) missed: u64,
+    /// Whether counting stopped at [`MAX_COUNTED`].
+    pub(super) capped: bool,
+}
+
+/// The occurrences of `job` (its jitter included) after its last firing
+/// (or its creation) and no later than `now`; `None` when there is none.
+pub(super) fn due(job: &CronJob, now: DateTime<Utc>) -> Option<Due> {
+    let first = job.next_fire_after(job.last_fired.unwrap_or(job.created_at))?;
+    if first > now {
+        return None;
+    }
+    if !job.recurring {
+        return Some(Due {
+            first,
+            scheduled_for: first,
+            missed: 0,
+            capped: false,
+        });
+    }
+    let (mut latest, mut count) = (first, 1_u64);
+    while count < MAX_COUNTED {
+        match job.next_fire_after(latest) {
+            Some(next) if next > latest && next <= now => {
+                latest = next;
+                count += 1;
+            }
+            _ => break,
+        }
+    }
+    Some(Due {
+        first,
+        scheduled_for: latest,
+        missed: count - 1,
+        capped: count == MAX_COUNTED,
+    })
+}
+
+/// The prompt of a firing: the job's prompt, and when the firing is late
+/// or stands for missed runs, a note saying so and why. `started` is when
+/// the scheduler first looked: what was due before it was missed while zr
+/// was not running; what fell due later waited for another query.
+pub(super) fn prompt(
+    job: &CronJob,
+    due: &Due,
+    now: DateTime<Utc>,
+    started: DateTime<Utc>,
+) -> String {
+    let late = now.signed_duration_since(due.scheduled_for) > LATE_AFTER;
+    if !late && due.missed == 0 {
+        return job.prompt.clone();
+    }
+    let why = if due.first < started {
+        "zr was not running"
+    } else {
+        "another query was running"
+    };
+    let at = due.scheduled_for.format("%Y-%m-%d %H:%M UTC");
+    let what = match (due.missed, due.capped) {
+        (0, _) => format!("it ran late because {why}"),
+        (1, _) => format!("1 earlier run was missed while {why}"),
+        (n, false) => format!("{n} earlier runs were missed while {why}"),
+        (n, true) => format!("more than {n} earlier runs were missed while {why}"),
+    };
+    format!(
+        "{}\n\n(Scheduled prompt {} for {at}; {what}.)",
+        job.prompt, job.id
+    )
+}
