@@ -341,9 +341,11 @@ async fn run_task(
     if let Some(observer) = ctx.session.runtime.observer() {
         observer.agent_started(&ctx.session.id, &id, run.tools.pool());
     }
+    let cleanup = Cleanup::new(Arc::clone(&ctx.session), id.clone());
+    // After the cleanup is armed: a query dropped during a slow hook still
+    // ends the agent for the observer.
     let hook_agent = hooks::agent_of(ctx, &run);
     hooks::subagent_start(ctx, &hook_agent, &parent.id).await;
-    let cleanup = Cleanup::new(Arc::clone(&ctx.session), id.clone());
     let started = AtomicBool::new(false);
     let work = {
         let started = &started;
