@@ -104,6 +104,7 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
             Some(Runner::Task) => (task::delegate(ctx, agent, call, false).await, Vec::new()),
             Some(Runner::MultiTask) => (task::delegate(ctx, agent, call, true).await, Vec::new()),
         };
+        let output = crate::compact::limit_result(ctx, &agent.id, call, output).await;
         let block = finish(ctx, &agent.id, &agent.agent_type, call, output, start);
         CallOutcome { block, load }
     }

@@ -98,6 +98,7 @@
 
 mod agent;
 mod anthropic;
+mod compact;
 mod error;
 mod event;
 mod exec;
@@ -115,6 +116,7 @@ mod tools;
 pub use agent::{Agent, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use compact::CompactionConfig;
 pub use error::{EngineError, ProviderError};
 pub use event::{Event, EventKind};
 pub use http::{HttpSettings, RetryPolicy};

@@ -258,7 +258,9 @@ impl AgentRun {
 
     async fn run_inner(mut self, ctx: &QueryCtx) -> RunOutcome {
         let mut turn = 0;
+        let mut context = crate::compact::ContextUse::default();
         loop {
+            crate::compact::before_request(&mut self, ctx, &mut context).await;
             if turn >= self.max_turns {
                 return self.summarise(ctx, turn).await;
             }
@@ -271,6 +273,7 @@ impl AgentRun {
                 }
             };
             self.record(ctx, turn, &response);
+            context.observe(response.usage);
             let calls: Vec<ToolCall> = response
                 .content
                 .iter()

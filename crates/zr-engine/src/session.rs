@@ -2,9 +2,9 @@
 //! query.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -12,6 +12,7 @@ use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, PermissionMode};
 use zr_resolve::ResolvePolicy;
 use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
 
+use crate::compact::{CompactionConfig, Spill};
 use crate::event::EventSink;
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::EngineTools;
@@ -70,6 +71,9 @@ pub struct AgentConfig {
     /// [`AgentConfig::new`]) writes no transcripts; the `zr` command uses
     /// the project's `.zr/sessions`.
     pub sessions_dir: Option<PathBuf>,
+    /// When agents compact their history, and how large a tool result may
+    /// be before it is cut ([`CompactionConfig::default`]).
+    pub compaction: CompactionConfig,
 }
 
 impl AgentConfig {
@@ -88,6 +92,7 @@ impl AgentConfig {
             skills: Vec::new(),
             permission_mode: PermissionMode::default(),
             sessions_dir: None,
+            compaction: CompactionConfig::default(),
         }
     }
 
@@ -109,6 +114,8 @@ pub(crate) struct Session {
     pub(crate) builtins: Vec<Arc<ToolDefinition>>,
     child_seq: AtomicU32,
     cleanups: Mutex<Vec<JoinHandle<()>>>,
+    /// Where cut tool results are written in full.
+    pub(crate) spill: Spill,
 }
 
 impl Session {
@@ -121,6 +128,7 @@ impl Session {
         config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
         let engine_tools = EngineTools::new(&config.sub_agents, config.subagent.max_concurrent);
         let builtins = engine_tools.builtins(&runtime);
+        let spill = Spill::new(&id, config.sessions_dir.as_deref());
         Self {
             id,
             runtime,
@@ -129,6 +137,7 @@ impl Session {
             builtins,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
+            spill,
         }
     }
 

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anthropic;
+mod compaction;
 mod delegation;
 mod engine;
 mod exit_paths;
