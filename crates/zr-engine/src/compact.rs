@@ -157,20 +157,11 @@ pub(crate) struct Replacement {
 /// from its result.
 pub(crate) fn replace_history(ctx: &QueryCtx, run: &mut AgentRun, replacement: &Replacement) {
     let split = replacement.messages.min(run.history.len());
-    run.history.drain(..split);
-    let block = ContentBlock::Text {
-        text: format!("{SUMMARY_HEADER}\n\n{}", replacement.summary),
-    };
-    match run.history.first_mut() {
-        Some(first) if first.role == MessageRole::User => first.content.insert(0, block),
-        _ => run.history.insert(
-            0,
-            Message {
-                role: MessageRole::User,
-                content: vec![block],
-            },
-        ),
-    }
+    splice(
+        &mut run.history,
+        split,
+        format!("{SUMMARY_HEADER}\n\n{}", replacement.summary),
+    );
     tracing::info!(
         agent = %run.id,
         messages = split,
@@ -188,6 +179,24 @@ pub(crate) fn replace_history(ctx: &QueryCtx, run: &mut AgentRun, replacement: &
             usage: replacement.usage,
         },
     );
+}
+
+/// Replaces `history[..split]` by a user text: a message of its own, or
+/// the first block of the kept part's first message when that is the
+/// user's.
+fn splice(history: &mut Vec<Message>, split: usize, text: String) {
+    history.drain(..split);
+    let block = ContentBlock::Text { text };
+    match history.first_mut() {
+        Some(first) if first.role == MessageRole::User => first.content.insert(0, block),
+        _ => history.insert(
+            0,
+            Message {
+                role: MessageRole::User,
+                content: vec![block],
+            },
+        ),
+    }
 }
 
 /// Where the history splits into the part to summarise (`..split`) and the
@@ -222,7 +231,14 @@ async fn summarise(
     let room = config
         .context_window
         .saturating_sub(u64::from(max_tokens))
-        .saturating_sub(estimate(&run.system) + estimate(SUMMARY_PROMPT));
+        .saturating_sub(estimate(&run.system) + estimate(SUMMARY_PROMPT))
+        .saturating_sub(
+            run.tools
+                .advertised()
+                .iter()
+                .map(|t| u64::try_from(t.wire_size().div_ceil(4)).unwrap_or(u64::MAX))
+                .fold(0, u64::saturating_add),
+        );
     let left_out = fit(&mut messages, room);
     if left_out > 0 {
         tracing::info!(agent = %run.id, left_out, "older tool results left out of the summary request");

@@ -101,10 +101,11 @@ impl Drop for Spill {
             .made
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if self.temporary && made {
-            if let Err(error) = fs::remove_dir_all(&self.dir) {
-                tracing::warn!(dir = %self.dir.display(), %error, "could not remove the session's tool-result folder");
-            }
+        if self.temporary
+            && made
+            && let Err(error) = fs::remove_dir_all(&self.dir)
+        {
+            tracing::warn!(dir = %self.dir.display(), %error, "could not remove the session's tool-result folder");
         }
     }
 }
@@ -197,17 +198,17 @@ pub(crate) fn cut(text: &str, limit: usize) -> (&str, &str) {
     let tail_share = limit / 3;
     let head_share = limit - tail_share;
     let mut head_end = floor_boundary(text, head_share);
-    if let Some(newline) = text[..head_end].rfind('\n') {
-        if newline + 1 >= head_share / 2 {
-            head_end = newline + 1;
-        }
+    if let Some(newline) = text[..head_end].rfind('\n')
+        && newline + 1 >= head_share / 2
+    {
+        head_end = newline + 1;
     }
     let tail_from = text.len().saturating_sub(tail_share).max(head_end);
     let mut tail_start = ceil_boundary(text, tail_from);
-    if let Some(newline) = text[tail_start..].find('\n') {
-        if newline < tail_share / 2 {
-            tail_start += newline + 1;
-        }
+    if let Some(newline) = text[tail_start..].find('\n')
+        && newline < tail_share / 2
+    {
+        tail_start += newline + 1;
     }
     (&text[..head_end], &text[tail_start..])
 }

@@ -5,7 +5,7 @@ use serde_json::json;
 use zr_types::{ContentBlock, Message, MessageRole, ToolResultContent};
 
 use super::cut::{cut, marker};
-use super::{fit, split_point};
+use super::{fit, splice, split_point};
 
 fn user(text: &str) -> Message {
     Message {
@@ -155,14 +155,132 @@ proptest! {
     /// boundaries, together at most the limit, and never overlapping.
     #[test]
     fn prop_a_cut_keeps_a_prefix_and_a_suffix_within_the_limit(
-        text in "(é|a|\n|日本|🦀){1,200}",
-        limit in 0usize..400,
+        pieces in proptest::collection::vec(
+            proptest::sample::select(vec!["é", "a", "\n", "日本", "🦀"]),
+            1..200,
+        ),
+        seed in 0usize..1000,
     ) {
-        prop_assume!(text.len() > limit);
+        let text = pieces.concat();
+        // Any limit below the text's length.
+        let limit = seed % text.len();
         let (head, tail) = cut(&text, limit);
         prop_assert!(text.starts_with(head));
         prop_assert!(text.ends_with(tail));
         prop_assert!(head.len() + tail.len() <= limit);
         prop_assert!(head.len() + tail.len() < text.len());
+    }
+}
+
+/// One exchange of a generated conversation: the assistant's text and
+/// number of tool calls; after an answer without calls, whether the user
+/// writes again (a new query).
+fn exchange() -> impl Strategy<Value = (bool, usize, bool)> {
+    (any::<bool>(), 0usize..3, any::<bool>())
+}
+
+/// A valid conversation that ends with the user's message, as before a
+/// request.
+fn conversation(exchanges: &[(bool, usize, bool)]) -> Vec<Message> {
+    let mut history = vec![user("start")];
+    for (n, &(text, calls, _)) in exchanges.iter().enumerate() {
+        let mut content = Vec::new();
+        if text || calls == 0 {
+            content.push(ContentBlock::Text {
+                text: format!("answer {n}"),
+            });
+        }
+        let ids: Vec<String> = (0..calls).map(|i| format!("c{n}_{i}")).collect();
+        for id in &ids {
+            content.push(ContentBlock::ToolUse {
+                id: id.clone(),
+                name: "Look".into(),
+                input: json!({}),
+            });
+        }
+        history.push(Message {
+            role: MessageRole::Assistant,
+            content,
+        });
+        if ids.is_empty() {
+            history.push(user(&format!("query {n}")));
+        } else {
+            history.push(Message {
+                role: MessageRole::User,
+                content: ids
+                    .iter()
+                    .map(|id| ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: vec![ToolResultContent::Text { text: "r".into() }],
+                        is_error: false,
+                        display: None,
+                    })
+                    .collect(),
+            });
+        }
+    }
+    history
+}
+
+fn uses(message: &Message) -> Vec<&str> {
+    message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn results(message: &Message) -> Vec<&str> {
+    message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+proptest! {
+    /// Law: compaction keeps a conversation valid (it starts with the
+    /// user, roles alternate, every tool use is answered in the next
+    /// message and every result answers a use in the one before) and keeps
+    /// at least the last `keep` messages verbatim after the summary.
+    #[test]
+    fn prop_compaction_keeps_the_conversation_valid(
+        exchanges in proptest::collection::vec(exchange(), 0..8),
+        keep in 0usize..12,
+    ) {
+        let history = conversation(&exchanges);
+        let Some(split) = split_point(&history, keep) else {
+            // Only when nothing older than the kept part can go.
+            prop_assert!(
+                (1..=history.len().saturating_sub(keep)).all(|i| history.get(i).is_none_or(|m| !results(m).is_empty()))
+            );
+            return Ok(());
+        };
+        prop_assert!(split >= 1 && split + keep <= history.len());
+        let mut compacted = history.clone();
+        splice(&mut compacted, split, "SUMMARY".to_owned());
+        prop_assert_eq!(compacted[0].role, MessageRole::User);
+        prop_assert_eq!(&compacted[0].content[0], &ContentBlock::Text { text: "SUMMARY".into() });
+        for pair in compacted.windows(2) {
+            prop_assert_ne!(pair[0].role, pair[1].role);
+            let mut asked = uses(&pair[0]);
+            let mut answered = results(&pair[1]);
+            asked.sort_unstable();
+            answered.sort_unstable();
+            prop_assert_eq!(asked, answered);
+        }
+        prop_assert!(results(&compacted[0]).is_empty());
+        // The kept part is verbatim (its first message may have gained the
+        // summary in front).
+        let kept = &history[split..];
+        let tail = &compacted[compacted.len() - kept.len()..];
+        prop_assert_eq!(&tail[1..], &kept[1..]);
+        prop_assert!(tail[0].content.ends_with(&kept[0].content));
     }
 }
