@@ -88,7 +88,7 @@ pub(crate) async fn before_request(run: &mut AgentRun, ctx: &QueryCtx, used: &mu
     }
     let before = used
         .last
-        .unwrap_or_else(|| estimate(&run.system) + estimate_messages(&run.history));
+        .unwrap_or_else(|| estimate(&run.system).saturating_add(estimate_messages(&run.history)));
     if before <= config.threshold {
         return;
     }
@@ -105,7 +105,8 @@ pub(crate) async fn before_request(run: &mut AgentRun, ctx: &QueryCtx, used: &mu
             book(run, ctx, usage);
             let after = before
                 .saturating_sub(estimate_messages(&run.history[..split]))
-                .saturating_add(estimate(&summary) + estimate(SUMMARY_HEADER));
+                .saturating_add(estimate(&summary))
+                .saturating_add(estimate(SUMMARY_HEADER));
             let replacement = Replacement {
                 messages: split,
                 summary,

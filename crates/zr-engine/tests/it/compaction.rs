@@ -510,3 +510,34 @@ async fn without_a_sessions_folder_the_full_result_is_in_a_temporary_folder_remo
     }
     assert!(!folder.exists(), "{} is left", folder.display());
 }
+
+#[tokio::test]
+async fn a_big_task_result_is_cut_as_text_and_its_json_kept_whole() {
+    let report = "finding\n".repeat(1000);
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [crate::support::task_call("worker")]}, {"text": "done"}]}],
+        "worker": [{"turns": [{"text": report}]}]
+    }}));
+    let mut config = crate::support::root_with_worker();
+    config.compaction.max_tool_result_bytes = Some(2_000);
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("delegate", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let roots = h.provider.of_type("root");
+    let (is_error, cut) = crate::support::tool_results(&roots[1])
+        .pop()
+        .expect("the Task result");
+    assert!(!is_error);
+    // The model reads the start of the result object (who and how) and
+    // its end, around the marker.
+    assert!(
+        cut.starts_with(r#"{"agent_id":"root.0001-worker""#),
+        "{cut}"
+    );
+    assert!(cut.contains("\n[... cut "), "{cut}");
+    let path = marker_path(&cut).expect("a marker");
+    let whole: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(whole["output"], json!(report));
+    assert_eq!(whole["status"], json!("completed"));
+}
