@@ -134,6 +134,29 @@ pub enum EventKind {
         /// What the model was told.
         reason: String,
     },
+    /// The agent's older history was replaced by a summary the model wrote
+    /// (tools disabled) because its context passed the compaction
+    /// threshold; the most recent messages were kept verbatim.
+    Compacted {
+        /// The context the last request used, in tokens.
+        before_tokens: u64,
+        /// An estimate of the context after the replacement (a quarter of
+        /// the bytes of what was removed and added).
+        after_tokens: u64,
+        /// How many messages the summary replaced.
+        messages: usize,
+        /// The summary request's usage (counted in the agent's usage, its
+        /// token budget and the query's total; not a turn).
+        usage: Usage,
+    },
+    /// Compaction was due but the summary request failed; the history was
+    /// kept as it was and the agent continues.
+    CompactionFailed {
+        /// The context the last request used, in tokens.
+        before_tokens: u64,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// Sends events of one query, or of the session's background agents;

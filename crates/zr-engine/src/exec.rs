@@ -132,6 +132,7 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
                 (output, load)
             }
         };
+        let output = crate::compact::limit_result(ctx, &agent.id, call, output).await;
         let block = finish(ctx, &agent.id, &agent.agent_type, call, output, start);
         CallOutcome { block, load }
     }

@@ -107,6 +107,7 @@
 mod agent;
 mod anthropic;
 mod background;
+mod compact;
 mod cron;
 mod error;
 mod event;
@@ -128,6 +129,7 @@ pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use background::BackgroundAgent;
+pub use compact::CompactionConfig;
 pub use cron::{CronHandle, CronScheduler, Fired};
 pub use error::{EngineError, ProviderError};
 pub use event::{Event, EventKind};

@@ -271,10 +271,12 @@ impl AgentRun {
 
     async fn run_inner(mut self, ctx: &QueryCtx) -> RunOutcome {
         let mut turn = 0;
+        let mut context = crate::compact::ContextUse::default();
         loop {
             for text in ctx.notifications_for(&self.id) {
                 push_user_text(&mut self.history, &text);
             }
+            crate::compact::before_request(&mut self, ctx, &mut context).await;
             if self.background {
                 lock(&self.progress).snapshot = Some(self.history.clone());
             }
@@ -290,6 +292,7 @@ impl AgentRun {
                 }
             };
             self.record(ctx, turn, &response);
+            context.observe(response.usage);
             let calls: Vec<ToolCall> = response
                 .content
                 .iter()

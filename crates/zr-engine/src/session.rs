@@ -13,6 +13,7 @@ use zr_resolve::ResolvePolicy;
 use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
 
 use crate::background::{Notification, Registry};
+use crate::compact::{CompactionConfig, Spill};
 use crate::event::{EventRouter, EventSink};
 use crate::hooks::Hooks;
 use crate::permission::{Grants, PermissionConfig};
@@ -85,6 +86,9 @@ pub struct AgentConfig {
     /// The host's hooks (SubagentStart, SubagentStop, PreToolUse,
     /// PostToolUse).
     pub hooks: Hooks,
+    /// When agents compact their history, and how large a tool result may
+    /// be before it is cut ([`CompactionConfig::default`]).
+    pub compaction: CompactionConfig,
 }
 
 impl AgentConfig {
@@ -105,6 +109,7 @@ impl AgentConfig {
             sessions_dir: None,
             permissions: PermissionConfig::default(),
             hooks: Hooks::default(),
+            compaction: CompactionConfig::default(),
         }
     }
 
@@ -132,6 +137,8 @@ pub(crate) struct Session {
     pub(crate) router: Arc<EventRouter>,
     /// What the host approved for the rest of the session.
     pub(crate) grants: Grants,
+    /// Where cut tool results are written in full.
+    pub(crate) spill: Spill,
 }
 
 impl Session {
@@ -144,6 +151,7 @@ impl Session {
         config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
         let engine_tools = EngineTools::new(&config.sub_agents, config.subagent.max_concurrent);
         let builtins = engine_tools.builtins(&runtime);
+        let spill = Spill::new(&id, config.sessions_dir.as_deref());
         Self {
             id,
             runtime,
@@ -155,6 +163,7 @@ impl Session {
             background: Registry::default(),
             router: Arc::new(EventRouter::default()),
             grants: Grants::default(),
+            spill,
         }
     }
 

@@ -5,6 +5,7 @@
 
 mod anthropic;
 mod background;
+mod compaction;
 mod cron;
 mod delegation;
 mod engine;

@@ -1,0 +1,232 @@
+//! Cutting oversized tool results: the model gets the head and the tail
+//! with a marker saying how much was cut and which file holds the whole
+//! result; nothing is ever cut silently.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use zr_types::{AgentId, SessionId, ToolCall, ToolOutput, ToolResultContent};
+
+use crate::session::QueryCtx;
+
+/// The folder where a session's oversized tool results are written in full:
+/// `<sessions_dir>/<session>/tool-results` (kept), or without a sessions
+/// folder a private temporary folder, removed when the session ends.
+#[derive(Debug)]
+pub(crate) struct Spill {
+    dir: PathBuf,
+    temporary: bool,
+    /// Whether `dir` exists yet (made at the first write).
+    made: Mutex<bool>,
+    seq: AtomicU64,
+}
+
+impl Spill {
+    pub(crate) fn new(session: &SessionId, sessions_dir: Option<&Path>) -> Self {
+        let (dir, temporary) = match sessions_dir {
+            Some(dir) => (dir.join(session.as_str()).join("tool-results"), false),
+            None => (
+                std::env::temp_dir().join(format!(
+                    "zr-{}-{:08x}-tool-results",
+                    session.as_str(),
+                    fastrand::u32(..)
+                )),
+                true,
+            ),
+        };
+        Self {
+            dir,
+            temporary,
+            made: Mutex::new(false),
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    /// Writes `bytes` to a new file named after the agent and the call;
+    /// returns its path. Blocking.
+    fn write(&self, agent: &AgentId, call_id: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+        self.make_dir()?;
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let call: String = call_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(64)
+            .collect();
+        let path = self.dir.join(format!("{agent}-{seq}-{call}.txt"));
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        Ok(path)
+    }
+
+    fn make_dir(&self) -> std::io::Result<()> {
+        // Held only for the synchronous creation, never across an await.
+        let mut made = self
+            .made
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *made {
+            return Ok(());
+        }
+        if self.temporary {
+            // A new folder only for us (an existing one is an error: in a
+            // shared temporary folder it might be someone else's), private.
+            let mut builder = fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(&self.dir)?;
+        } else {
+            fs::create_dir_all(&self.dir)?;
+        }
+        *made = true;
+        Ok(())
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        let made = *self
+            .made
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.temporary
+            && made
+            && let Err(error) = fs::remove_dir_all(&self.dir)
+        {
+            tracing::warn!(dir = %self.dir.display(), %error, "could not remove the session's tool-result folder");
+        }
+    }
+}
+
+/// Cuts `output` to the session's `max_tool_result_bytes` when its text
+/// (text blocks and JSON as compact text, joined by newlines) is longer:
+/// the whole text goes to a file of the session's [`Spill`] and the model
+/// gets one text block (head, marker, tail) followed by the result's
+/// images. The marker is also appended to the `display`, so the host's
+/// `ToolCallFinished` says the result was cut.
+pub(crate) async fn limit_result(
+    ctx: &QueryCtx,
+    agent: &AgentId,
+    call: &ToolCall,
+    output: ToolOutput,
+) -> ToolOutput {
+    let Some(limit) = ctx.session.config.compaction.max_tool_result_bytes else {
+        return output;
+    };
+    let full = text_of(&output.content);
+    if full.len() <= limit {
+        return output;
+    }
+    let (head, tail) = cut(&full, limit);
+    let (head, tail) = (head.to_owned(), tail.to_owned());
+    let total = full.len();
+    let lines = full.lines().count();
+    let session = Arc::clone(&ctx.session);
+    let (agent_id, call_id) = (agent.clone(), call.id.clone());
+    let saved = tokio::task::spawn_blocking(move || {
+        session
+            .spill
+            .write(&agent_id, &call_id, full.as_bytes())
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("the writer stopped: {e}")));
+    let kept = head.len() + tail.len();
+    let saved = saved.as_ref().map(PathBuf::as_path).map_err(String::as_str);
+    let note = marker(total - kept, total, lines, saved);
+    tracing::info!(tool = %call.name, call_id = %call.id, total, kept, "tool result cut");
+    let mut content = vec![ToolResultContent::Text {
+        text: format!("{head}\n{note}\n{tail}"),
+    }];
+    content.extend(
+        output
+            .content
+            .into_iter()
+            .filter(|c| matches!(c, ToolResultContent::Image { .. })),
+    );
+    ToolOutput {
+        content,
+        is_error: output.is_error,
+        display: output.display.map(|d| format!("{d}\n{note}")),
+    }
+}
+
+/// What the model reads in place of the cut part.
+pub(crate) fn marker(cut: usize, total: usize, lines: usize, saved: Result<&Path, &str>) -> String {
+    match saved {
+        Ok(path) => format!(
+            "[... cut {cut} of {total} bytes here; the full output ({lines} lines) is in {}: read it with Read (offset and limit, a few hundred lines at a time) or search it with Grep ...]",
+            path.display()
+        ),
+        Err(error) => format!(
+            "[... cut {cut} of {total} bytes here; the full output could not be saved ({error}) ...]"
+        ),
+    }
+}
+
+/// The text of a result: text blocks, and JSON as compact text, joined by
+/// newlines; images are not counted.
+fn text_of(content: &[ToolResultContent]) -> String {
+    let parts: Vec<String> = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolResultContent::Text { text } => Some(text.clone()),
+            ToolResultContent::Json { value } => Some(value.to_string()),
+            ToolResultContent::Image { .. } => None,
+        })
+        .collect();
+    parts.join("\n")
+}
+
+/// The head and the tail of `text` that together hold at most `limit`
+/// bytes (two thirds head, one third tail), cut on character boundaries,
+/// and on line boundaries when one lies in the second half of the head's
+/// share (the first half of the tail's). `text` is longer than `limit`.
+pub(crate) fn cut(text: &str, limit: usize) -> (&str, &str) {
+    let tail_share = limit / 3;
+    let head_share = limit - tail_share;
+    let mut head_end = floor_boundary(text, head_share);
+    if let Some(newline) = text[..head_end].rfind('\n')
+        && newline + 1 >= head_share / 2
+    {
+        head_end = newline + 1;
+    }
+    let tail_from = text.len().saturating_sub(tail_share).max(head_end);
+    let mut tail_start = ceil_boundary(text, tail_from);
+    if let Some(newline) = text[tail_start..].find('\n')
+        && newline < tail_share / 2
+    {
+        tail_start += newline + 1;
+    }
+    (&text[..head_end], &text[tail_start..])
+}
+
+/// The largest character boundary at or before `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The smallest character boundary at or after `at`.
+fn ceil_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
