@@ -111,11 +111,12 @@ mod scripted;
 mod session;
 mod task;
 mod tools;
+mod worktree;
 
 pub use agent::{Agent, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
-pub use error::{EngineError, ProviderError};
+pub use error::{EngineError, ProviderError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use http::{HttpSettings, RetryPolicy};
 pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
@@ -126,3 +127,4 @@ pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
 pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use task::{TaskResult, TaskStatus};
+pub use worktree::WorktreeInfo;

@@ -9,5 +9,7 @@ mod engine;
 mod exit_paths;
 mod history;
 mod openai;
+mod orphans;
 mod replay;
 mod support;
+mod worktree;
