@@ -276,7 +276,10 @@ struct Place {
 
 async fn locate(git: Git<'_>, cwd: &Path) -> Result<Place, WorktreeError> {
     let out = git
-        .output(cwd, &[&"rev-parse", &"--show-toplevel", &"--git-common-dir"])
+        .output(
+            cwd,
+            &[&"rev-parse", &"--show-toplevel", &"--git-common-dir"],
+        )
         .await?;
     let mut lines = out.stdout.split(|b| *b == b'\n');
     let (top, common) = match (out.success, lines.next(), lines.next()) {
@@ -294,7 +297,10 @@ async fn locate(git: Git<'_>, cwd: &Path) -> Result<Place, WorktreeError> {
     let common = cwd.join(common);
     let common = tokio::fs::canonicalize(&common).await.unwrap_or(common);
     let head = git
-        .output(cwd, &[&"rev-parse", &"--verify", &"--quiet", &"HEAD^{commit}"])
+        .output(
+            cwd,
+            &[&"rev-parse", &"--verify", &"--quiet", &"HEAD^{commit}"],
+        )
         .await?;
     if !head.success {
         return Err(WorktreeError::NoCommit { repo: top });
@@ -428,14 +434,14 @@ async fn changes(git: Git<'_>, w: &Worktree) -> Result<bool, WorktreeError> {
         if !status.stdout.is_empty() {
             return Ok(true);
         }
-        let head = git.run(&w.path, &[&"rev-parse", &"--verify", &"HEAD"]).await?;
+        let head = git
+            .run(&w.path, &[&"rev-parse", &"--verify", &"HEAD"])
+            .await?;
         if head.line() != w.base {
             return Ok(true);
         }
     }
-    Ok(branch_tip(git, w)
-        .await?
-        .is_some_and(|tip| tip != w.base))
+    Ok(branch_tip(git, w).await?.is_some_and(|tip| tip != w.base))
 }
 
 /// Removes an unchanged worktree (git refuses if it became dirty since it

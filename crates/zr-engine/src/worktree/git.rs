@@ -120,11 +120,7 @@ impl<'a> Git<'a> {
     }
 
     /// Runs git in `dir` and requires success; returns its stdout.
-    pub(super) async fn run(
-        self,
-        dir: &Path,
-        args: &[Arg<'_>],
-    ) -> Result<Output, WorktreeError> {
+    pub(super) async fn run(self, dir: &Path, args: &[Arg<'_>]) -> Result<Output, WorktreeError> {
         let output = self.output(dir, args).await?;
         if output.success {
             Ok(output)

@@ -218,19 +218,36 @@ fn background_log(events: &[Event]) -> PathBuf {
         .expect("a background command started")
 }
 
-/// After an exit path: every command ran, none is left (alive or zombie),
-/// the background log is gone, the worker ended once.
+/// After an exit path: every command ran; none of them is left alive or
+/// a zombie of this process; the orphans that init inherited when their
+/// shell was killed are reaped too; the background log is gone; the
+/// worker ended once.
 async fn assert_clean(marks: &Marks, watch: &Watch, log: &Path, ends: &Ends) {
     assert_eq!(watch.seen(), 3, "every command ran");
-    // Orphaned processes belong to init once their shell is killed; give
-    // it time to reap them.
+    let me = std::process::id();
+    let ours = || -> Vec<Found> {
+        scan(&marks.names)
+            .into_iter()
+            .filter(|f| f.state != 'Z' || f.parent == me)
+            .collect()
+    };
+    // Killed processes take a moment to die, and a dropped query's
+    // cleanup runs on its own.
+    let start = Instant::now();
+    let mut left = ours();
+    while !left.is_empty() && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        left = ours();
+    }
+    assert!(left.is_empty(), "alive, or zombies of ours: {left:?}");
+    // Init reaps its orphans in its own time (in some sandboxes, seconds).
     let start = Instant::now();
     let mut left = scan(&marks.names);
     while !left.is_empty() && start.elapsed() < Duration::from_secs(20) {
         tokio::time::sleep(Duration::from_millis(50)).await;
         left = scan(&marks.names);
     }
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(left.is_empty(), "never reaped: {left:?}");
     assert!(!log.exists(), "{} was removed", log.display());
     let start = Instant::now();
     while ends.of("root.0001-worker") == 0 && start.elapsed() < Duration::from_secs(20) {
@@ -258,10 +275,7 @@ fn harness(worker: &Value, ends: &Arc<Ends>) -> Harness {
 }
 
 /// Runs the query to its end with a watch on `marks`; the worker's result.
-async fn run_watched(
-    query: Query,
-    marks: &Marks,
-) -> (Watch, Vec<Event>, zr_engine::TaskResult) {
+async fn run_watched(query: Query, marks: &Marks) -> (Watch, Vec<Event>, zr_engine::TaskResult) {
     let watch = Watch::new(marks);
     let (events, result) = run(query).await;
     assert_eq!(result.unwrap().output, "reported");
@@ -353,7 +367,11 @@ async fn a_cancelled_subagent_leaves_no_process() {
     let mut query = agent.query("go", QueryOverrides::default());
     let events = until_running(&mut query, &watch).await;
     query.cancel().await;
-    assert_eq!(ends.of("root.0001-worker"), 1, "cancel waited for the cleanup");
+    assert_eq!(
+        ends.of("root.0001-worker"),
+        1,
+        "cancel waited for the cleanup"
+    );
     assert_clean(&marks, &watch, &background_log(&events), &ends).await;
 }
 
@@ -461,7 +479,10 @@ async fn a_tool_that_panics_while_its_commands_run_leaves_no_process() {
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker));
     let (watch, events, worker) =
         run_watched(agent.query("go", QueryOverrides::default()), &marks).await;
-    assert_eq!((worker.status, worker.output.as_str()), (TaskStatus::Completed, "survived"));
+    assert_eq!(
+        (worker.status, worker.output.as_str()),
+        (TaskStatus::Completed, "survived")
+    );
     let failure = events
         .iter()
         .find_map(|e| match &e.kind {
@@ -469,7 +490,10 @@ async fn a_tool_that_panics_while_its_commands_run_leaves_no_process() {
             _ => None,
         })
         .unwrap();
-    assert_eq!(failure, "tool 'explode' panicked: exploded while its Bash call ran");
+    assert_eq!(
+        failure,
+        "tool 'explode' panicked: exploded while its Bash call ran"
+    );
     let handler = slot.lock().unwrap().clone().unwrap();
     let log = handler.log.lock().unwrap().clone().unwrap();
     assert_clean(&marks, &watch, &log, &ends).await;

@@ -145,7 +145,10 @@ async fn an_isolated_subagent_that_changes_nothing_leaves_no_worktree_or_branch(
     );
     assert_eq!(worktrees(&top), vec![top.clone()]);
     assert_eq!(branches(&top), vec!["main"]);
-    assert!(!path.parent().unwrap().exists(), "the session's folder is gone");
+    assert!(
+        !path.parent().unwrap().exists(),
+        "the session's folder is gone"
+    );
     assert_eq!(
         git(&top, &["status", "--porcelain", "--untracked-files=all"]),
         "",
@@ -261,7 +264,10 @@ async fn a_dropped_query_keeps_what_an_isolated_subagent_wrote() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(worktrees(&top), vec![top.clone(), path.clone()]);
     assert_eq!(branches(&top), vec!["main".to_owned(), branch]);
-    assert_eq!(std::fs::read_to_string(path.join("sub/new")).unwrap(), "new\n");
+    assert_eq!(
+        std::fs::read_to_string(path.join("sub/new")).unwrap(),
+        "new\n"
+    );
 }
 
 #[tokio::test]
