@@ -58,13 +58,13 @@ impl Marks {
     }
 
     /// A foreground command that leaves one process behind and waits for
-    /// another (`hang`) or returns after a second.
+    /// another (`hang`) or returns after two seconds.
     fn foreground_command(&self, hang: bool) -> String {
         let (f, g) = (self.bin(1), self.bin(2));
         if hang {
             format!("{f} 600 & {g} 600")
         } else {
-            format!("{f} 600 & {g} 600 & sleep 1; echo started")
+            format!("{f} 600 & {g} 600 & sleep 2; echo started")
         }
     }
 
@@ -330,7 +330,7 @@ async fn a_timed_out_subagent_leaves_no_process() {
         &json!({"turns": [{"tool_calls": [marks.background(), marks.foreground(true)]}, {"text": "never"}]}),
         &ends,
     );
-    let agent = h.agent(worker_config(Duration::from_secs(5)));
+    let agent = h.agent(worker_config(Duration::from_secs(10)));
     let (watch, events, worker) =
         run_watched(agent.query("go", QueryOverrides::default()), &marks).await;
     assert_eq!(worker.status, TaskStatus::TimedOut);

@@ -412,7 +412,7 @@ async fn simultaneous_isolated_subagents_each_get_a_worktree_settled_on_every_ex
     spender.budget.tool_calls = Some(1);
     let mut config = root_with(vec![isolated("iso"), looper, spender]);
     config.subagent.max_concurrent = 7;
-    config.subagent.timeout = Duration::from_secs(8);
+    config.subagent.timeout = Duration::from_secs(12);
     let agent = h.agent(config);
     let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "done");
@@ -471,4 +471,71 @@ async fn simultaneous_isolated_subagents_each_get_a_worktree_settled_on_every_ex
     kept_branches.sort();
     assert_eq!(listed, kept_branches);
     assert!(!top.join("keep.txt").exists());
+}
+
+#[tokio::test]
+async fn an_existing_branch_of_the_same_name_fails_the_task_and_is_left_alone() {
+    let (h, top) = in_repo(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("iso")]}, {"text": "reported"}]}],
+        "iso": [{"turns": [{"text": "never"}]}]
+    }}));
+    let agent = h.agent(root_with(vec![isolated("iso")]));
+    let (path, branch) = expected(&top, &agent, "root.0001-iso");
+    git(&top, &["branch", &branch]);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "reported");
+    let results = finished(&events);
+    assert_eq!(results[0].status, TaskStatus::Failed);
+    assert_eq!(
+        results[0].error.as_deref(),
+        Some(
+            format!(
+                "agent root.0001-iso cannot run in a git worktree: branch {branch} already exists in the repository at {}",
+                top.display()
+            )
+            .as_str()
+        )
+    );
+    assert!(h.provider.of_type("iso").is_empty());
+    assert_eq!(branches(&top), vec!["main".to_owned(), branch]);
+    assert_eq!(worktrees(&top), vec![top.clone()]);
+    assert!(!path.exists());
+}
+
+#[tokio::test]
+async fn a_failed_worktree_add_leaves_no_branch_behind() {
+    let (h, top) = in_repo(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("iso")]}, {"text": "reported"}]}],
+        "iso": [{"turns": [{"text": "never"}]}]
+    }}));
+    let agent = h.agent(root_with(vec![isolated("iso")]));
+    let (path, branch) = expected(&top, &agent, "root.0001-iso");
+    // A file where the session's folder of worktrees goes: git makes the
+    // branch, then fails to make the folder.
+    std::fs::create_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
+    std::fs::write(path.parent().unwrap(), "in the way\n").unwrap();
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "reported");
+    let results = finished(&events);
+    assert_eq!(results[0].status, TaskStatus::Failed);
+    let error = results[0].error.clone().unwrap();
+    let prefix = format!(
+        "agent root.0001-iso cannot run in a git worktree: `git worktree add --quiet -b {branch} {} ",
+        path.display()
+    );
+    assert!(error.starts_with(&prefix), "{error}");
+    assert!(
+        error.contains(&format!(
+            " in {} failed (exit code 128): fatal: ",
+            top.display()
+        )),
+        "{error}"
+    );
+    assert!(h.provider.of_type("iso").is_empty());
+    assert_eq!(branches(&top), vec!["main"]);
+    assert_eq!(worktrees(&top), vec![top.clone()]);
+    assert_eq!(
+        std::fs::read_to_string(path.parent().unwrap()).unwrap(),
+        "in the way\n"
+    );
 }
