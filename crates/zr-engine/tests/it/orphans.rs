@@ -79,6 +79,8 @@ impl Marks {
 struct Found {
     pid: u32,
     name: String,
+    /// Named so itself (else: a shell with the name in its command line).
+    own: bool,
     state: char,
     parent: u32,
 }
@@ -107,13 +109,12 @@ fn scan(names: &[String]) -> Vec<Found> {
         let parent = rest.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&cmdline).into_owned();
-        if let Some(name) = names
-            .iter()
-            .find(|n| comm == n.as_str() || cmdline.contains(n.as_str()))
-        {
+        let named = names.iter().find(|n| comm == n.as_str());
+        if let Some(name) = named.or_else(|| names.iter().find(|n| cmdline.contains(n.as_str()))) {
             found.push(Found {
                 pid,
                 name: name.clone(),
+                own: named.is_some(),
                 state,
                 parent,
             });
@@ -122,7 +123,8 @@ fn scan(names: &[String]) -> Vec<Found> {
     found
 }
 
-/// Notes every name seen alive (not a zombie) until dropped.
+/// Notes every command seen running (alive, not a zombie; the process
+/// itself, not a shell naming it) until dropped.
 struct Watch {
     seen: Arc<Mutex<BTreeSet<String>>>,
     stop: Arc<AtomicBool>,
@@ -138,7 +140,7 @@ impl Watch {
             move || {
                 while !stop.load(Ordering::Relaxed) {
                     for f in scan(&names) {
-                        if f.state != 'Z' {
+                        if f.own && f.state != 'Z' {
                             seen.lock().unwrap().insert(f.name);
                         }
                     }
@@ -274,13 +276,12 @@ fn harness(worker: &Value, ends: &Arc<Ends>) -> Harness {
     )
 }
 
-/// Runs the query to its end with a watch on `marks`; the worker's result.
-async fn run_watched(query: Query, marks: &Marks) -> (Watch, Vec<Event>, zr_engine::TaskResult) {
-    let watch = Watch::new(marks);
+/// Runs the query to its end; the worker's result.
+async fn run_to_end(query: Query) -> (Vec<Event>, zr_engine::TaskResult) {
     let (events, result) = run(query).await;
     assert_eq!(result.unwrap().output, "reported");
     let worker = finished(&events).remove(0);
-    (watch, events, worker)
+    (events, worker)
 }
 
 #[tokio::test]
@@ -292,8 +293,8 @@ async fn a_completed_subagent_leaves_no_process() {
         &ends,
     );
     let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let (watch, events, worker) =
-        run_watched(agent.query("go", QueryOverrides::default()), &marks).await;
+    let watch = Watch::new(&marks);
+    let (events, worker) = run_to_end(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(worker.status, TaskStatus::Completed);
     assert_clean(&marks, &watch, &background_log(&events), &ends).await;
 }
@@ -308,8 +309,8 @@ async fn a_failed_subagent_leaves_no_process() {
         &ends,
     );
     let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let (watch, events, worker) =
-        run_watched(agent.query("go", QueryOverrides::default()), &marks).await;
+    let watch = Watch::new(&marks);
+    let (events, worker) = run_to_end(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(worker.status, TaskStatus::Failed);
     assert!(
         worker
@@ -331,8 +332,8 @@ async fn a_timed_out_subagent_leaves_no_process() {
         &ends,
     );
     let agent = h.agent(worker_config(Duration::from_secs(10)));
-    let (watch, events, worker) =
-        run_watched(agent.query("go", QueryOverrides::default()), &marks).await;
+    let watch = Watch::new(&marks);
+    let (events, worker) = run_to_end(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(worker.status, TaskStatus::TimedOut);
     assert_clean(&marks, &watch, &background_log(&events), &ends).await;
 }
@@ -398,8 +399,10 @@ struct Explodes {
     bash: Arc<dyn ToolHandler>,
     background: String,
     foreground: String,
-    names: Vec<String>,
-    log: Mutex<Option<PathBuf>>,
+    /// The test's watch: the tool panics once it saw all commands run.
+    seen: Arc<Mutex<BTreeSet<String>>>,
+    /// Where the background command's log went.
+    log: Arc<Mutex<Option<PathBuf>>>,
 }
 
 impl ToolHandler for Explodes {
@@ -427,7 +430,7 @@ impl ToolHandler for Explodes {
                 .call(call(json!({"command": self.foreground})), ctx);
             tokio::pin!(foreground);
             let running = async {
-                while scan(&self.names[1..]).len() < 2 {
+                while self.seen.lock().unwrap().len() < 3 {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
             };
@@ -444,8 +447,9 @@ impl ToolHandler for Explodes {
 async fn a_tool_that_panics_while_its_commands_run_leaves_no_process() {
     let marks = Marks::new("pan");
     let ends = Arc::new(Ends::default());
+    let watch = Watch::new(&marks);
     let tool = custom("explode", false);
-    let slot = Arc::new(Mutex::new(None::<Arc<Explodes>>));
+    let log = Arc::new(Mutex::new(None));
     let h = Harness::with_runtime(
         &json!({"agents": {
             "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "reported"}]}],
@@ -463,10 +467,9 @@ async fn a_tool_that_panics_while_its_commands_run_leaves_no_process() {
                 bash,
                 background: format!("{} 600", marks.bin(0)),
                 foreground: marks.foreground_command(true),
-                names: marks.names.to_vec(),
-                log: Mutex::new(None),
+                seen: Arc::clone(&watch.seen),
+                log: Arc::clone(&log),
             });
-            *slot.lock().unwrap() = Some(Arc::clone(&handler));
             r.with_tool(Arc::clone(&tool), handler)
                 .with_observer(Arc::clone(&ends) as Arc<dyn zr_engine::AgentObserver>)
         },
@@ -477,8 +480,7 @@ async fn a_tool_that_panics_while_its_commands_run_leaves_no_process() {
         ..AgentCapabilities::default()
     };
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker));
-    let (watch, events, worker) =
-        run_watched(agent.query("go", QueryOverrides::default()), &marks).await;
+    let (events, worker) = run_to_end(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(
         (worker.status, worker.output.as_str()),
         (TaskStatus::Completed, "survived")
@@ -494,7 +496,6 @@ async fn a_tool_that_panics_while_its_commands_run_leaves_no_process() {
         failure,
         "tool 'explode' panicked: exploded while its Bash call ran"
     );
-    let handler = slot.lock().unwrap().clone().unwrap();
-    let log = handler.log.lock().unwrap().clone().unwrap();
+    let log = log.lock().unwrap().clone().unwrap();
     assert_clean(&marks, &watch, &log, &ends).await;
 }
