@@ -11,13 +11,15 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use zr_types::{AgentId, Message, Usage};
+use zr_caps::Isolation;
+use zr_types::{AgentId, Message, Usage, error_chain};
 
 use crate::event::EventKind;
 use crate::hooks::{self, HookAgent};
 use crate::run::{AgentRun, Progress, push_user_text};
-use crate::session::{Cleanup, QueryCtx};
+use crate::session::QueryCtx;
 use crate::task::{self, TaskResult, TaskStatus};
+use crate::worktree::Scope;
 use crate::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
 
 /// What the progress side request asks.
@@ -231,7 +233,12 @@ fn notification_text(result: &TaskResult) -> String {
 /// Starts `run` in the background and returns the call's result for it at
 /// once (status [`TaskStatus::Background`]). `result` holds the task's
 /// index, type and description; `start` is when the call started.
-pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> TaskResult {
+pub(crate) fn launch(
+    ctx: &QueryCtx,
+    mut run: AgentRun,
+    mut result: TaskResult,
+    isolation: Isolation,
+) -> TaskResult {
     let session = Arc::clone(&ctx.session);
     let id = run.id.clone();
     let parent = run.parent.clone().unwrap_or_else(AgentId::root);
@@ -266,13 +273,23 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         hook_agent: None,
     };
     let task = tokio::spawn(async move {
-        let cleanup = Cleanup::new(Arc::clone(&ctx.session), run.id.clone());
+        // Cleanup and worktree, settled on every path (also when this task
+        // is dropped).
+        let scope = Scope::new(&ctx.session, &run.id, isolation);
         if let Some(observer) = ctx.session.runtime.observer() {
             observer.agent_started(&ctx.session.id, &run.id, run.tools.pool());
         }
         let hook_agent = hooks::agent_of(&ctx, &run);
         hooks::subagent_start(&ctx, &hook_agent, &finisher.parent).await;
         finisher.hook_agent = Some(hook_agent.clone());
+        if let Err(error) = scope.enter(&mut run).await {
+            let mut result = finisher.template.clone();
+            result.error = Some(error_chain(&error));
+            result.worktree = scope.finish().await;
+            let result = finisher.end(result);
+            hooks::subagent_stop(&ctx, &hook_agent, &result).await;
+            return;
+        }
         ctx.sink
             .send(&run.id, &run.agent_type, EventKind::SubagentRunning);
         let ticker = ProgressTicker::new(&ctx, &run);
@@ -285,8 +302,10 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         };
         let mut result = finisher.template.clone();
         task::fill_from_outcome(&mut result, outcome);
+        // Its processes are gone and its worktree settled before its
+        // parent hears of its end.
+        result.worktree = scope.finish().await;
         let result = finisher.end(result);
-        cleanup.run().await;
         hooks::subagent_stop(&ctx, &hook_agent, &result).await;
     });
     if let Some(entry) = lock(&registry.entries).get_mut(&id) {

@@ -1,5 +1,6 @@
 //! Errors of the engine and of its model providers.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use thiserror::Error;
@@ -190,6 +191,82 @@ pub enum EngineError {
         /// Why.
         #[source]
         source: zr_tools::CronStoreError,
+    },
+    /// An isolated subagent (`isolation: worktree`) could not get its git
+    /// worktree; it did not run.
+    #[error("agent {agent} cannot run in a git worktree")]
+    Worktree {
+        /// The agent.
+        agent: AgentId,
+        /// Why.
+        #[source]
+        source: WorktreeError,
+    },
+}
+
+/// Making an isolated subagent's git worktree failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum WorktreeError {
+    /// `git` could not be started.
+    #[error("cannot run git (is it installed and on the PATH of the runtime's environment?)")]
+    GitMissing {
+        /// The error of the spawn.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The delegating agent's folder is not inside a git work tree.
+    #[error("{} is not inside a git work tree: {stderr}", dir.display())]
+    NotARepository {
+        /// The folder.
+        dir: PathBuf,
+        /// What git said.
+        stderr: String,
+    },
+    /// The repository has no commit to start a worktree from.
+    #[error("the repository at {} has no commit yet; a worktree starts from one", repo.display())]
+    NoCommit {
+        /// The repository's top folder.
+        repo: PathBuf,
+    },
+    /// The agent's branch exists already (left by an earlier run).
+    #[error("branch {branch} already exists in the repository at {}", repo.display())]
+    BranchExists {
+        /// The repository's top folder.
+        repo: PathBuf,
+        /// The branch.
+        branch: String,
+    },
+    /// A git command failed.
+    #[error("`git {args}` in {} failed ({status}): {stderr}", dir.display())]
+    Git {
+        /// Where it ran.
+        dir: PathBuf,
+        /// Its arguments.
+        args: String,
+        /// `exit code N` or `killed by a signal`.
+        status: String,
+        /// What it wrote to stderr (at most a few KiB).
+        stderr: String,
+    },
+    /// A git command did not finish in time; it was killed.
+    #[error("`git {args}` in {} did not finish within {} s", dir.display(), after.as_secs())]
+    GitTimedOut {
+        /// Where it ran.
+        dir: PathBuf,
+        /// Its arguments.
+        args: String,
+        /// The limit.
+        after: Duration,
+    },
+    /// A folder or file for the worktree could not be made.
+    #[error("cannot create {}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
     },
 }
 

@@ -124,6 +124,7 @@ mod scripted;
 mod session;
 mod task;
 mod tools;
+mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
@@ -131,7 +132,7 @@ pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use background::BackgroundAgent;
 pub use compact::CompactionConfig;
 pub use cron::{CronHandle, CronScheduler, Fired};
-pub use error::{EngineError, ProviderError};
+pub use error::{EngineError, ProviderError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
 pub use http::{HttpSettings, RetryPolicy};
@@ -144,3 +145,4 @@ pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
 pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use task::{TaskResult, TaskStatus};
+pub use worktree::WorktreeInfo;

@@ -26,8 +26,9 @@ use crate::event::EventKind;
 use crate::hooks;
 use crate::permission::{self, Denials};
 use crate::run::{AgentRun, Progress, RunOutcome};
-use crate::session::{Cleanup, QueryCtx};
+use crate::session::QueryCtx;
 use crate::tools::AgentTools;
+use crate::worktree::{Scope, WorktreeInfo, isolation_of};
 
 /// How a subagent's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -105,6 +106,10 @@ pub struct TaskResult {
     /// What went wrong, for every status but `completed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// For an isolated subagent (`isolation: worktree`) that ran: its
+    /// worktree, and whether it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
 }
 
 fn millis<S: Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -310,6 +315,7 @@ async fn run_task(
         usage: Usage::default(),
         duration: Duration::ZERO,
         error: None,
+        worktree: None,
     };
     let run = match prepare(ctx, parent, call, &task) {
         Ok(run) => run,
@@ -334,22 +340,25 @@ async fn run_task(
         },
     );
     if run.background {
-        let mut result = background::launch(ctx, run, result);
+        let isolation = isolation_of(&ctx.session.config, task.subagent_type.as_ref());
+        let mut result = background::launch(ctx, run, result, isolation);
         result.duration = start.elapsed();
         return result;
     }
     if let Some(observer) = ctx.session.runtime.observer() {
         observer.agent_started(&ctx.session.id, &id, run.tools.pool());
     }
-    let cleanup = Cleanup::new(Arc::clone(&ctx.session), id.clone());
+    let isolation = isolation_of(&ctx.session.config, task.subagent_type.as_ref());
+    let scope = Scope::new(&ctx.session, &id, isolation);
     // After the cleanup is armed: a query dropped during a slow hook still
     // ends the agent for the observer.
     let hook_agent = hooks::agent_of(ctx, &run);
     hooks::subagent_start(ctx, &hook_agent, &parent.id).await;
     let started = AtomicBool::new(false);
     let work = {
-        let started = &started;
+        let (started, scope) = (&started, &scope);
         let (id, ty) = (id.clone(), Arc::clone(&ty));
+        let mut run = run;
         async move {
             // A closed semaphore cannot happen (it is never closed); run
             // anyway rather than fail the task.
@@ -361,12 +370,16 @@ async fn run_task(
                 return None;
             }
             started.store(true, Ordering::Relaxed);
+            if let Err(error) = scope.enter(&mut run).await {
+                return Some(Err(error));
+            }
             ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
-            Some(run.run(ctx).await)
+            Some(Ok(run.run(ctx).await))
         }
     };
     match tokio::time::timeout_at(deadline, work).await {
-        Ok(Some(outcome)) => fill_from_outcome(&mut result, outcome),
+        Ok(Some(Err(error))) => result.error = Some(error_chain(&error)),
+        Ok(Some(Ok(outcome))) => fill_from_outcome(&mut result, outcome),
         Ok(None) | Err(_) => {
             {
                 let progress = progress
@@ -388,7 +401,7 @@ async fn run_task(
             });
         }
     }
-    cleanup.run().await;
+    result.worktree = scope.finish().await;
     result.duration = start.elapsed();
     hooks::subagent_stop(ctx, &hook_agent, &result).await;
     ctx.sink.send(
@@ -644,6 +657,9 @@ fn report(results: &[TaskResult], timeout: Duration) -> String {
         );
         if let Some(error) = &r.error {
             let _ = writeln!(text, "    {error}");
+        }
+        if let Some(worktree) = &r.worktree {
+            let _ = writeln!(text, "    {}", worktree.describe());
         }
         for line in r.output.lines().take(5) {
             let _ = writeln!(text, "    > {line}");

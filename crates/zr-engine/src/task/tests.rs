@@ -139,6 +139,7 @@ fn the_report_gives_each_task_a_line_in_order() {
         },
         duration: Duration::from_millis(1500),
         error: (status != TaskStatus::Completed).then(|| "it stopped".to_owned()),
+        worktree: None,
     };
     let text = report(
         &[
@@ -172,6 +173,7 @@ fn the_report_survives_huge_usage_figures() {
         },
         duration: Duration::ZERO,
         error: None,
+        worktree: None,
     };
     let text = report(&[huge], Duration::from_secs(1));
     assert!(text.contains(&format!("{} tokens", u64::MAX)), "{text}");

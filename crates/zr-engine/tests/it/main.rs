@@ -14,6 +14,8 @@ mod fork_cache;
 mod history;
 mod hooks;
 mod openai;
+mod orphans;
 mod permissions;
 mod replay;
 mod support;
+mod worktree;
