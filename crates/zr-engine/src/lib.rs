@@ -105,17 +105,19 @@ mod find_tool;
 mod http;
 mod openai;
 mod provider;
+mod resume;
 mod run;
 mod runtime;
 mod scripted;
 mod session;
 mod task;
 mod tools;
+mod transcript;
 
 pub use agent::{Agent, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
-pub use error::{EngineError, ProviderError};
+pub use error::{EngineError, ProviderError, TranscriptError};
 pub use event::{Event, EventKind};
 pub use http::{HttpSettings, RetryPolicy};
 pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
