@@ -10,4 +10,5 @@ mod exit_paths;
 mod history;
 mod openai;
 mod replay;
+mod resume;
 mod support;
