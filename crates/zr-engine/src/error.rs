@@ -186,7 +186,9 @@ pub enum EngineError {
         message: String,
     },
     /// Resuming needs transcripts, and the configuration writes none.
-    #[error("transcripts are off: set AgentConfig::sessions_dir to the folder the session was written to")]
+    #[error(
+        "transcripts are off: set AgentConfig::sessions_dir to the folder the session was written to"
+    )]
     TranscriptsOff,
     /// An agent's transcript could not be read back.
     #[error("cannot resume agent {agent} of session {session}")]

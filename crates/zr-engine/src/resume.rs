@@ -26,7 +26,10 @@ pub(crate) const CONTINUE_NOTE: &str = "Your previous run was interrupted. Tool 
 /// with the user's message (a turn cut short before the model answered)
 /// stays as it is; else [`CONTINUE_NOTE`] is added.
 pub(crate) fn continue_history(history: &mut Vec<Message>) {
-    if history.last().is_none_or(|m| m.role == MessageRole::Assistant) {
+    if history
+        .last()
+        .is_none_or(|m| m.role == MessageRole::Assistant)
+    {
         crate::run::push_user_text(history, CONTINUE_NOTE);
     }
 }
@@ -158,8 +161,7 @@ impl Agent {
         let ctx = QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx));
         let id = agent.clone();
         let root_loaded = self.loaded();
-        let task =
-            handle.spawn(async move { subagent::run(&ctx, id, prompt, &root_loaded).await });
+        let task = handle.spawn(async move { subagent::run(&ctx, id, prompt, &root_loaded).await });
         Query::spawned(rx, task, session)
     }
 }

@@ -2,9 +2,9 @@
 //! query.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;

@@ -58,8 +58,11 @@ pub(crate) struct Writer {
     state: State,
     /// Messages of the history on disk.
     messages: usize,
-    /// Blocks of the last of them on disk.
-    last_blocks: usize,
+    /// The last of them as it is on disk: a history extends the file only
+    /// if its message at the same place starts with the same blocks (a
+    /// root query that failed leaves its prompt on disk, not in the
+    /// history).
+    last: Option<Message>,
     /// A run started and has not written its `finished` record.
     in_run: bool,
 }
@@ -79,7 +82,7 @@ impl Transcripts {
                 path,
                 state: State::New,
                 messages: 0,
-                last_blocks: 0,
+                last: None,
                 in_run: false,
             }))
         });
@@ -97,7 +100,7 @@ impl Transcripts {
             path,
             state: State::Failed,
             messages: loaded.history.len(),
-            last_blocks: loaded.history.last().map_or(0, |m| m.content.len()),
+            last: loaded.history.last().cloned(),
             in_run: false,
         };
         let opened = OpenOptions::new()
@@ -140,7 +143,7 @@ impl Writer {
     fn replace(&mut self, history: &[Message]) -> std::io::Result<()> {
         self.append(&RecordOut::HistoryReplaced { history })?;
         self.messages = history.len();
-        self.last_blocks = history.last().map_or(0, |m| m.content.len());
+        self.last = history.last().cloned();
         Ok(())
     }
 
@@ -148,21 +151,23 @@ impl Writer {
     /// the last message, then new messages. A history that does not extend
     /// what is on disk is written whole.
     fn sync(&mut self, history: &[Message]) -> std::io::Result<()> {
-        let extends = match self.messages.checked_sub(1) {
-            None => true,
-            Some(last) => history
-                .get(last)
-                .is_some_and(|m| m.content.len() >= self.last_blocks),
+        let at = self.messages.checked_sub(1).and_then(|i| history.get(i));
+        let extends = match (&self.last, at) {
+            (None, _) => self.messages == 0,
+            (Some(last), Some(now)) => {
+                now.role == last.role && now.content.starts_with(&last.content)
+            }
+            (Some(_), None) => false,
         };
         if !extends {
             return self.replace(history);
         }
-        if let Some(last) = self.messages.checked_sub(1).and_then(|i| history.get(i))
-            && let Some(extra) = last.content.get(self.last_blocks..)
+        if let (Some(last), Some(now)) = (&self.last, at)
+            && let Some(extra) = now.content.get(last.content.len()..)
             && !extra.is_empty()
         {
             let message = Message {
-                role: last.role,
+                role: now.role,
                 content: extra.to_vec(),
             };
             self.append(&RecordOut::Message { message: &message })?;
@@ -171,7 +176,7 @@ impl Writer {
             self.append(&RecordOut::Message { message })?;
         }
         self.messages = history.len();
-        self.last_blocks = history.last().map_or(0, |m| m.content.len());
+        self.last = history.last().cloned();
         Ok(())
     }
 
@@ -274,14 +279,15 @@ pub(crate) fn sync(ctx: &QueryCtx, run: &AgentRun) {
 /// Writes `run`'s history whole, replacing what the transcript held: for
 /// code that rewrites the history rather than appending to it
 /// (compaction).
-#[allow(dead_code, reason = "for compaction, which calls it after it rewrites a history")]
+#[allow(
+    dead_code,
+    reason = "for compaction, which calls it after it rewrites a history"
+)]
 pub(crate) fn replace_history(ctx: &QueryCtx, run: &AgentRun) {
     let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &run.id) else {
         return;
     };
-    lock(&writer).guard(ctx, (&run.id, &run.agent_type), |w| {
-        w.replace(&run.history)
-    });
+    lock(&writer).guard(ctx, (&run.id, &run.agent_type), |w| w.replace(&run.history));
 }
 
 /// The run of agent `id` ended with `outcome`: its last messages, then a

@@ -37,7 +37,12 @@ fn root_tools(session: &Session, loaded: &[ToolName]) -> Result<AgentTools, Engi
         agent: root.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(&root, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(
+        &root,
+        Arc::new(pool),
+        &session.engine_tools,
+        &session.runtime,
+    )?;
     tools.load(loaded);
     Ok(tools)
 }
@@ -214,7 +219,9 @@ fn rebuild(
         tools,
         history,
         max_turns: header.max_turns,
-        budget: definition.as_ref().map_or_else(Budget::default, |d| d.budget),
+        budget: definition
+            .as_ref()
+            .map_or_else(Budget::default, |d| d.budget),
         progress: Arc::new(Mutex::new(Progress::default())),
         parent: header.parent.clone(),
         cwd,

@@ -204,7 +204,7 @@ fn merge_roles(history: &mut Vec<Message>, repairs: &mut Repairs) {
     *history = merged;
 }
 
-fn uses(message: &Message) -> BTreeSet<String> {
+pub(super) fn uses_of(message: &Message) -> BTreeSet<String> {
     message
         .content
         .iter()
@@ -217,7 +217,7 @@ fn uses(message: &Message) -> BTreeSet<String> {
         .collect()
 }
 
-fn results(message: &Message) -> BTreeSet<String> {
+pub(super) fn results_of(message: &Message) -> BTreeSet<String> {
     message
         .content
         .iter()
@@ -232,8 +232,8 @@ fn results(message: &Message) -> BTreeSet<String> {
 
 fn drop_unmatched(history: &mut [Message], repairs: &mut Repairs) {
     let empty = BTreeSet::new();
-    let asked: Vec<BTreeSet<String>> = history.iter().map(uses).collect();
-    let answered: Vec<BTreeSet<String>> = history.iter().map(results).collect();
+    let asked: Vec<BTreeSet<String>> = history.iter().map(uses_of).collect();
+    let answered: Vec<BTreeSet<String>> = history.iter().map(results_of).collect();
     for (i, message) in history.iter_mut().enumerate() {
         let next = answered.get(i + 1).unwrap_or(&empty);
         let previous = i

@@ -66,7 +66,10 @@ fn text(t: &str) -> ContentBlock {
 fn conversation() -> Vec<Message> {
     vec![
         Message::user_text("look at a"),
-        msg(MessageRole::Assistant, vec![text("looking"), use_block("t1")]),
+        msg(
+            MessageRole::Assistant,
+            vec![text("looking"), use_block("t1")],
+        ),
         msg(MessageRole::User, vec![result_block("t1")]),
         Message::assistant_text("a holds contents"),
     ]
@@ -182,7 +185,11 @@ fn a_file_without_a_header_or_with_two_is_refused() {
     newer.version = VERSION + 1;
     assert!(matches!(
         parse_str(&line(&RecordOut::Header(&newer))),
-        Err(TranscriptError::UnsupportedVersion { version: 2, supported: 1, .. })
+        Err(TranscriptError::UnsupportedVersion {
+            version: 2,
+            supported: 1,
+            ..
+        })
     ));
 }
 
@@ -191,18 +198,27 @@ fn tool_calls_without_results_are_dropped_and_an_emptied_message_with_them() {
     // Killed while the calls ran: the answer is on disk, the results not.
     let mut history = vec![
         Message::user_text("look"),
-        msg(MessageRole::Assistant, vec![text("looking"), use_block("t1")]),
+        msg(
+            MessageRole::Assistant,
+            vec![text("looking"), use_block("t1")],
+        ),
     ];
     let repairs = repair(&mut history);
     assert_eq!(
         history,
-        vec![Message::user_text("look"), Message::assistant_text("looking")]
+        vec![
+            Message::user_text("look"),
+            Message::assistant_text("looking")
+        ]
     );
     assert_eq!(repairs.calls, 1);
 
     let mut history = vec![
         Message::user_text("look"),
-        msg(MessageRole::Assistant, vec![use_block("t1"), use_block("t2")]),
+        msg(
+            MessageRole::Assistant,
+            vec![use_block("t1"), use_block("t2")],
+        ),
         msg(MessageRole::User, vec![result_block("t2")]),
         Message::user_text("then this"),
     ];
@@ -212,7 +228,10 @@ fn tool_calls_without_results_are_dropped_and_an_emptied_message_with_them() {
         vec![
             Message::user_text("look"),
             msg(MessageRole::Assistant, vec![use_block("t2")]),
-            msg(MessageRole::User, vec![result_block("t2"), text("then this")]),
+            msg(
+                MessageRole::User,
+                vec![result_block("t2"), text("then this")]
+            ),
         ]
     );
     assert_eq!((repairs.calls, repairs.merged), (1, 1));
@@ -237,7 +256,10 @@ fn results_without_their_call_and_empty_messages_are_dropped() {
         msg(MessageRole::User, vec![text("look"), text("")]),
         msg(MessageRole::Assistant, vec![]),
         msg(MessageRole::Assistant, vec![text("ok")]),
-        msg(MessageRole::User, vec![result_block("ghost"), text("go on")]),
+        msg(
+            MessageRole::User,
+            vec![result_block("ghost"), text("go on")],
+        ),
         msg(MessageRole::Assistant, vec![text("")]),
     ];
     let repairs = repair(&mut history);
@@ -266,7 +288,7 @@ fn writer(path: &Path) -> Writer {
         path: path.to_owned(),
         state: State::New,
         messages: 0,
-        last_blocks: 0,
+        last: None,
         in_run: false,
     }
 }
@@ -285,11 +307,7 @@ fn the_writer_appends_what_the_history_gained_and_replaces_what_it_lost() {
     // its own, merged when read.
     history.push(msg(MessageRole::User, vec![text("one")]));
     w.sync(&history).unwrap();
-    history
-        .last_mut()
-        .unwrap()
-        .content
-        .push(text("two"));
+    history.last_mut().unwrap().content.push(text("two"));
     w.sync(&history).unwrap();
     w.sync(&history).unwrap();
     let loaded = read(&path).unwrap();
@@ -302,7 +320,12 @@ fn the_writer_appends_what_the_history_gained_and_replaces_what_it_lost() {
     w.sync(&short).unwrap();
     assert_eq!(read(&path).unwrap().history, short);
     let raw = std::fs::read_to_string(&path).unwrap();
-    assert!(raw.lines().last().unwrap().starts_with(r#"{"kind":"history_replaced""#));
+    assert!(
+        raw.lines()
+            .last()
+            .unwrap()
+            .starts_with(r#"{"kind":"history_replaced""#)
+    );
 }
 
 #[test]
@@ -313,4 +336,82 @@ fn a_new_writer_never_writes_into_an_existing_file() {
     let error = writer(&path).open_new(&header()).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's\n");
+}
+
+fn block() -> impl proptest::strategy::Strategy<Value = ContentBlock> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(text("")),
+        (0u8..4).prop_map(|n| text(&format!("words {n}"))),
+        (0u8..3).prop_map(|n| use_block(&format!("t{n}"))),
+        (0u8..3).prop_map(|n| result_block(&format!("t{n}"))),
+    ]
+}
+
+fn history() -> impl proptest::strategy::Strategy<Value = Vec<Message>> {
+    use proptest::prelude::*;
+    proptest::collection::vec(
+        (
+            prop_oneof![Just(MessageRole::User), Just(MessageRole::Assistant)],
+            proptest::collection::vec(block(), 0..4),
+        )
+            .prop_map(|(role, content)| Message { role, content }),
+        0..8,
+    )
+}
+
+/// What providers require, but for the first role.
+fn valid(history: &[Message]) -> Result<(), String> {
+    for (i, m) in history.iter().enumerate() {
+        if m.content.is_empty() {
+            return Err(format!("message {i} is empty"));
+        }
+        if i > 0 && history[i - 1].role == m.role {
+            return Err(format!("message {i} has the role of the one before"));
+        }
+        let next = history.get(i + 1);
+        let previous = i.checked_sub(1).map(|p| &history[p]);
+        for b in &m.content {
+            let ok = match b {
+                ContentBlock::Text { text } => !text.is_empty(),
+                ContentBlock::ToolUse { id, .. } => {
+                    m.role == MessageRole::Assistant
+                        && next.is_some_and(|n| super::read::results_of(n).contains(id))
+                }
+                ContentBlock::ToolResult { tool_use_id, .. } => {
+                    m.role == MessageRole::User
+                        && previous.is_some_and(|p| super::read::uses_of(p).contains(tool_use_id))
+                }
+                ContentBlock::Thinking { .. } => true,
+            };
+            if !ok {
+                return Err(format!("message {i}: {b:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn texts(history: &[Message]) -> Vec<String> {
+    history
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } if !text.is_empty() => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #[test]
+    fn prop_repair_makes_any_history_valid_keeps_its_texts_and_is_idempotent(history in history()) {
+        let mut repaired = history.clone();
+        repair(&mut repaired);
+        proptest::prop_assert_eq!(valid(&repaired), Ok(()));
+        proptest::prop_assert_eq!(texts(&repaired), texts(&history));
+        let mut again = repaired.clone();
+        proptest::prop_assert_eq!(repair(&mut again), Repairs::default());
+        proptest::prop_assert_eq!(again, repaired);
+    }
 }

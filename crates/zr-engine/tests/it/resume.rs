@@ -17,7 +17,9 @@ use zr_engine::{
 use zr_tools::BuiltinTools;
 use zr_types::{AgentId, Message, MessageRole, SessionId};
 
-use crate::support::{Recording, finished, processes_with, root_with_worker, run, task_call, wait_gone};
+use crate::support::{
+    Recording, finished, processes_with, root_with_worker, run, task_call, wait_gone,
+};
 
 /// Names the folder of the child process's project.
 const CHILD_DIR: &str = "ZR_RESUME_TEST_DIR";
@@ -86,7 +88,10 @@ fn text_of(message: &Message) -> String {
 
 /// The session folder the child made under `dir/sessions`.
 fn session_of(dir: &Path) -> Option<SessionId> {
-    let entry = std::fs::read_dir(dir.join("sessions")).ok()?.flatten().next()?;
+    let entry = std::fs::read_dir(dir.join("sessions"))
+        .ok()?
+        .flatten()
+        .next()?;
     entry.file_name().to_str()?.parse().ok()
 }
 
@@ -131,7 +136,10 @@ fn run_and_kill(dir: &Path, mode: &str, records_wanted: usize) -> (SessionId, Ve
             child.0.try_wait().unwrap().is_none(),
             "the child ended before it was killed"
         );
-        assert!(Instant::now() < deadline, "the child wrote its records within a minute");
+        assert!(
+            Instant::now() < deadline,
+            "the child wrote its records within a minute"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let pid = child.0.id();
@@ -198,7 +206,9 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     assert_eq!(before_records[0]["parent"], Value::Null);
     // A kill in the middle of a write leaves a torn last line.
     let mut torn = before.clone();
-    torn.extend_from_slice(br#"{"kind":"message","message":{"role":"assistant","content":[{"type":"te"#);
+    torn.extend_from_slice(
+        br#"{"kind":"message","message":{"role":"assistant","content":[{"type":"te"#,
+    );
     std::fs::write(&root_path, &torn).unwrap();
 
     let (provider, runtime) = scripted(
@@ -210,7 +220,11 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     );
     let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
     assert_eq!(agent.session_id(), &session);
-    assert_eq!(agent.history(), written, "nothing before the torn line is lost");
+    assert_eq!(
+        agent.history(),
+        written,
+        "nothing before the torn line is lost"
+    );
     let result = agent
         .continue_interrupted(QueryOverrides::default())
         .finish()
@@ -221,7 +235,10 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
         (TaskStatus::Completed, "The answer is 42.")
     );
     let request = provider.of_type("root").remove(0);
-    assert_eq!(request.messages, written, "the interrupted turn is re-run as it was");
+    assert_eq!(
+        request.messages, written,
+        "the interrupted turn is re-run as it was"
+    );
     assert_eq!(request.system, "root");
 
     // The transcript: the bytes before the kill, untouched; the torn tail
@@ -238,7 +255,11 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     );
     assert_eq!(
         (&tail[1]["kind"], &tail[1]["status"], &tail[1]["output"]),
-        (&json!("finished"), &json!("completed"), &json!("The answer is 42."))
+        (
+            &json!("finished"),
+            &json!("completed"),
+            &json!("The answer is 42.")
+        )
     );
 
     // The subagent finished before the kill; any result can be resumed.
@@ -254,7 +275,9 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     assert_eq!(results[0].agent_id.as_ref(), Some(&worker));
     assert_eq!(results[0].agent_type, "worker");
     assert!(
-        !events.iter().any(|e| matches!(e.kind, EventKind::ResumeWarning { .. })),
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::ResumeWarning { .. })),
         "nothing changed: no warning"
     );
     let request = provider.of_type("worker").remove(0);
@@ -268,15 +291,27 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
             Message::user_text("double it"),
         ]
     );
-    let worker_records = records(&dir.path().join(format!("sessions/{session}/root.0001-worker.jsonl")));
-    let kinds: Vec<&str> = worker_records.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    let worker_records = records(
+        &dir.path()
+            .join(format!("sessions/{session}/root.0001-worker.jsonl")),
+    );
+    let kinds: Vec<&str> = worker_records
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(
         kinds,
-        ["header", "message", "message", "finished", "message", "message", "finished"]
+        [
+            "header", "message", "message", "finished", "message", "message", "finished"
+        ]
     );
     assert_eq!(worker_records[0]["parent"], "root");
     assert_eq!(worker_records[0]["agent_type"], "worker");
-    assert!(worker_records[0]["definition_hash"].as_str().is_some_and(|h| h.len() == 16));
+    assert!(
+        worker_records[0]["definition_hash"]
+            .as_str()
+            .is_some_and(|h| h.len() == 16)
+    );
 }
 
 #[tokio::test]
@@ -299,7 +334,11 @@ async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
         Message::user_text("find the answer"),
         Message::assistant_text("running it"),
     ];
-    assert_eq!(agent.history(), kept, "the call without a result is dropped, its text kept");
+    assert_eq!(
+        agent.history(),
+        kept,
+        "the call without a result is dropped, its text kept"
+    );
     let result = agent
         .continue_interrupted(QueryOverrides::default())
         .finish()
@@ -324,7 +363,15 @@ async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
         .collect();
     assert_eq!(
         kinds,
-        ["header", "message", "message", "history_replaced", "message", "message", "finished"]
+        [
+            "header",
+            "message",
+            "message",
+            "history_replaced",
+            "message",
+            "message",
+            "finished"
+        ]
     );
 }
 
@@ -362,7 +409,9 @@ fn edit_header(path: &Path, edit: impl FnOnce(&mut Value)) {
 #[tokio::test]
 async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
     let (dir, session) = one_delegation(Some("worker")).await;
-    let path = dir.path().join(format!("sessions/{session}/root.0001-worker.jsonl"));
+    let path = dir
+        .path()
+        .join(format!("sessions/{session}/root.0001-worker.jsonl"));
     edit_header(&path, |h| {
         h["agent_type"] = json!("ghost");
         h["cwd"] = json!("/nonexistent/zr-worktree-gone");
@@ -429,7 +478,11 @@ async fn a_fork_resumes_with_its_parents_prompt_from_the_parents_transcript() {
     let fork: AgentId = "root.0001-fork".parse().unwrap();
     let (events, result) = run(agent.resume_subagent(&fork, Some("more".to_owned()))).await;
     assert_eq!(result.unwrap().output, "fork again");
-    assert!(!events.iter().any(|e| matches!(e.kind, EventKind::ResumeWarning { .. })));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::ResumeWarning { .. }))
+    );
     let request = provider.of_type("fork").remove(0);
     assert_eq!(request.system, "the parent's prompt on disk");
     let last = request.messages.last().unwrap();
@@ -462,7 +515,13 @@ async fn resume_errors_name_what_is_wrong() {
     assert!(matches!(off, EngineError::TranscriptsOff), "{off:?}");
     let missing = Agent::resume(Arc::clone(&runtime), config(dir.path()), &session).unwrap_err();
     assert!(
-        matches!(&missing, EngineError::Resume { source: TranscriptError::Io { .. }, .. }),
+        matches!(
+            &missing,
+            EngineError::Resume {
+                source: TranscriptError::Io { .. },
+                ..
+            }
+        ),
         "{missing:?}"
     );
 
@@ -480,5 +539,94 @@ async fn resume_errors_name_what_is_wrong() {
             "cannot resume agent root of session {session}: transcript {}, line 3: not a valid record: expected value at line 1 column 1",
             path.display()
         )
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_or_failed_query_leaves_the_transcript_equal_to_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {"root": [{"turns": [
+            {"delay_ms": 60_000, "text": "never"},
+            {"stop_reason": "max_tokens"},
+            {"text": "ok"}
+        ]}]}}),
+    );
+    let agent = Agent::new(runtime, config(dir.path()));
+    let query = agent.query("slow", QueryOverrides::default());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while provider.requests.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the request was made");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    query.cancel().await;
+    let failed = agent.prompt("fails").await.unwrap_err();
+    assert!(matches!(failed, EngineError::NoAnswer { .. }), "{failed:?}");
+    let result = agent.prompt("again").await.unwrap();
+    assert_eq!(result.output, "ok");
+    let history = agent.history();
+    assert_eq!(
+        history,
+        [Message::user_text("again"), Message::assistant_text("ok")]
+    );
+    let session = agent.session_id().clone();
+    drop(agent);
+    let (_, runtime) = scripted(dir.path(), &json!({"agents": {}}));
+    let resumed = Agent::resume(runtime, config(dir.path()), &session).unwrap();
+    assert_eq!(resumed.history(), history);
+}
+
+#[tokio::test]
+async fn a_transcript_that_cannot_be_written_warns_once_and_the_agents_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [task_call("worker")]},
+                {"text": "ok"},
+                {"text": "second"}
+            ]}],
+            "worker": [{"turns": [{"text": "w"}]}]
+        }}),
+    );
+    // The sessions folder is a file: no transcript can be made.
+    let blocked = dir.path().join("not-a-folder");
+    std::fs::write(&blocked, "").unwrap();
+    let mut config = root_with_worker();
+    config.sessions_dir = Some(blocked.clone());
+    let agent = Agent::new(runtime, config);
+    let (mut events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "ok");
+    let (more, result) = run(agent.query("more", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "second");
+    events.extend(more);
+    let session = agent.session_id().clone();
+    let errors: Vec<(String, PathBuf, String)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::TranscriptError { path, error } => {
+                Some((e.agent.to_string(), path.clone(), error.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    let error = "Not a directory (os error 20)".to_owned();
+    assert_eq!(
+        errors,
+        [
+            (
+                "root".to_owned(),
+                blocked.join(format!("{session}/root.jsonl")),
+                error.clone()
+            ),
+            (
+                "root.0001-worker".to_owned(),
+                blocked.join(format!("{session}/root.0001-worker.jsonl")),
+                error
+            ),
+        ],
+        "one per transcript, across queries"
     );
 }
