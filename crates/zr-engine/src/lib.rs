@@ -80,6 +80,19 @@
 //! [`TaskStatus`]; a type's optional token and tool-call budgets end it
 //! with [`TaskStatus::BudgetExhausted`].
 //!
+//! # Transcripts and resume
+//!
+//! With [`AgentConfig::sessions_dir`] set, every agent appends JSONL
+//! records to `<dir>/<session>/<agent>.jsonl`: a header (type, parent,
+//! definition hash, system prompt, model, folder), each message of its
+//! history, and a `finished` record. [`Agent::resume`] rebuilds a session's
+//! root from its transcript (a torn last line ignored, unanswered tool
+//! calls and empty messages dropped); [`Agent::continue_interrupted`]
+//! finishes a turn that a killed process cut short, and
+//! [`Agent::resume_subagent`] runs any subagent of the session again from
+//! its own transcript. A transcript that cannot be written never stops an
+//! agent ([`EventKind::TranscriptError`]).
+//!
 //! # Invariants
 //!
 //! - The engine never filters, renames or adds tools on its own. It
