@@ -177,6 +177,12 @@ impl Agent {
         let task = handle.spawn(async move {
             let guard = busy;
             let result = run_root(&ctx, history, loaded, prompt, overrides).await;
+            if result.is_err() {
+                // A failed query adds nothing to the history, nor in the
+                // transcript.
+                let kept = lock(&state).history.clone();
+                crate::transcript::forget_query(&ctx, &kept);
+            }
             result.map(|(result, history, loaded)| {
                 let mut state = lock(&state);
                 // A query dropped by its host keeps nothing (another may

@@ -140,7 +140,14 @@ impl Writer {
         file.write_all(&line)
     }
 
+    fn is_open(&self) -> bool {
+        matches!(self.state, State::Open(_))
+    }
+
     fn replace(&mut self, history: &[Message]) -> std::io::Result<()> {
+        if !self.is_open() {
+            return Ok(());
+        }
         self.append(&RecordOut::HistoryReplaced { history })?;
         self.messages = history.len();
         self.last = history.last().cloned();
@@ -151,6 +158,10 @@ impl Writer {
     /// the last message, then new messages. A history that does not extend
     /// what is on disk is written whole.
     fn sync(&mut self, history: &[Message]) -> std::io::Result<()> {
+        // Nothing is counted as written before the header is.
+        if !self.is_open() {
+            return Ok(());
+        }
         let at = self.messages.checked_sub(1).and_then(|i| history.get(i));
         let extends = match (&self.last, at) {
             (None, _) => self.messages == 0,
@@ -288,6 +299,17 @@ pub(crate) fn replace_history(ctx: &QueryCtx, run: &AgentRun) {
         return;
     };
     lock(&writer).guard(ctx, (&run.id, &run.agent_type), |w| w.replace(&run.history));
+}
+
+/// The root's query failed, so the root keeps `history`, its history
+/// from before the query: the transcript says so too (a session resumed
+/// from it continues from the same history as the live root would).
+pub(crate) fn forget_query(ctx: &QueryCtx, history: &[Message]) {
+    let root = AgentId::root();
+    let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &root) else {
+        return;
+    };
+    lock(&writer).guard(ctx, (&root, &Arc::from("root")), |w| w.sync(history));
 }
 
 /// The run of agent `id` ended with `outcome`: its last messages, then a

@@ -630,3 +630,83 @@ async fn a_transcript_that_cannot_be_written_warns_once_and_the_agents_go_on() {
         "one per transcript, across queries"
     );
 }
+
+fn script_turn() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(json!({"text": "words"})),
+        Just(json!({"thinking": "hmm", "text": "thought"})),
+        Just(json!({"stop_reason": "max_tokens"})),
+        Just(json!({"text": "", "tool_calls": [{"name": "Nope"}]})),
+        Just(json!({"tool_calls": [task_call("worker")]})),
+        Just(json!({"text": "forking", "tool_calls": [
+            {"name": "Task", "input": {"description": "d", "prompt": "p"}},
+            {"name": "Nope", "input": {"x": 1}}
+        ]})),
+    ]
+}
+
+/// Runs `queries` root queries over `root` turns (subagents answer with
+/// `sub` turns), whatever they end with, and checks that the session
+/// resumed from disk has the root's history and that every subagent's
+/// transcript ends with its `finished` record.
+fn check_transcripts_match(root: Vec<Value>, sub: Vec<Value>, max_turns: u32, queries: usize) {
+    // In memory where there is such a folder: the property is about what
+    // is written, and each `finished` record is synced to disk.
+    let shm = Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let script = json!({"agents": {
+        "root": [{"turns": root, "summary": "summary"}],
+        "*": [{"turns": sub, "summary": "sub summary"}]
+    }});
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (_, runtime) = scripted(dir.path(), &script);
+        let mut config = config(dir.path());
+        config.max_turns = max_turns;
+        let agent = Agent::new(runtime, config.clone());
+        for q in 0..queries {
+            let _ = agent.prompt(format!("query {q}")).await;
+        }
+        let (_, runtime) = scripted(dir.path(), &json!({"agents": {}}));
+        let resumed = Agent::resume(runtime, config, agent.session_id()).unwrap();
+        assert_eq!(resumed.history(), agent.history());
+        let folder = dir.path().join(format!("sessions/{}", agent.session_id()));
+        for entry in std::fs::read_dir(folder).unwrap().flatten() {
+            let records = records(&entry.path());
+            if entry.file_name() != "root.jsonl" {
+                assert_eq!(records.last().unwrap()["kind"], "finished", "{entry:?}");
+            }
+        }
+    });
+}
+
+#[test]
+fn prop_a_resumed_root_has_the_history_it_had() {
+    use proptest::collection::vec;
+    // Each case runs a whole session on disk (3 to 10 ms on a loaded
+    // machine): a fiftieth of the configured cases (200 under CI), at
+    // least 16.
+    let mut config = proptest::test_runner::Config::default();
+    config.cases = (config.cases / 50).max(16);
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let inputs = (
+        vec(script_turn(), 0..6),
+        vec(script_turn(), 0..3),
+        1u32..4,
+        1usize..4,
+    );
+    runner
+        .run(&inputs, |(root, sub, max_turns, queries)| {
+            check_transcripts_match(root, sub, max_turns, queries);
+            Ok(())
+        })
+        .unwrap();
+}
