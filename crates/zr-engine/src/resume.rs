@@ -42,8 +42,9 @@ fn resume_error(session: &SessionId, agent: &AgentId, source: TranscriptError) -
     }
 }
 
-/// Logs what reading `loaded` ignored or repaired.
+/// Logs what was read, and what reading `loaded` ignored or repaired.
 fn log_repairs(agent: &AgentId, path: &Path, loaded: &Loaded) {
+    tracing::info!(%agent, path = %path.display(), records = loaded.records, messages = loaded.history.len(), interrupted = loaded.finished.is_none(), "resuming from the transcript");
     if loaded.torn {
         tracing::warn!(%agent, path = %path.display(), "the transcript's last line is torn; it is ignored");
     }
