@@ -113,6 +113,16 @@ impl Agent {
         Ok(Self::restored(state, loaded.history))
     }
 
+    /// Whether the agent was resumed from a transcript whose last run was
+    /// cut short (no `finished` record after its last message: the process
+    /// was killed, or the query cancelled) and no query has run since;
+    /// [`Agent::continue_interrupted`] finishes it. Always `false` for an
+    /// agent made with [`Agent::new`].
+    #[must_use]
+    pub fn interrupted(&self) -> bool {
+        self.session().transcripts.cut_short(&AgentId::root())
+    }
+
     /// Runs the root on its history without a new prompt: after
     /// [`Agent::resume`], this finishes the turn a kill cut short. When the
     /// history ends with the model's message (its unanswered tool calls
@@ -144,6 +154,7 @@ impl Agent {
     /// `continue_interrupted`).
     ///
     /// The query fails with [`EngineError::TranscriptsOff`],
+    /// [`EngineError::Busy`] (the subagent is running),
     /// [`EngineError::Resume`] (the transcript cannot be read),
     /// [`EngineError::Resolve`] or [`EngineError::MissingHandler`].
     ///

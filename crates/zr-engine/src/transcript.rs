@@ -65,6 +65,9 @@ pub(crate) struct Writer {
     last: Option<Message>,
     /// A run started and has not written its `finished` record.
     in_run: bool,
+    /// Reopened from a transcript whose last run was cut short, and no run
+    /// has started since.
+    cut_short: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -84,6 +87,7 @@ impl Transcripts {
                 messages: 0,
                 last: None,
                 in_run: false,
+                cut_short: false,
             }))
         });
         Some(Arc::clone(writer))
@@ -102,6 +106,7 @@ impl Transcripts {
             messages: loaded.history.len(),
             last: loaded.history.last().cloned(),
             in_run: false,
+            cut_short: loaded.finished.is_none() && !loaded.history.is_empty(),
         };
         let opened = OpenOptions::new()
             .append(true)
@@ -122,6 +127,19 @@ impl Transcripts {
             }
         }
         lock(&self.open).insert(agent.clone(), Arc::new(Mutex::new(writer)));
+    }
+
+    /// Whether `agent` was reopened from a transcript whose last run was
+    /// cut short, and no run of it has started since.
+    pub(crate) fn cut_short(&self, agent: &AgentId) -> bool {
+        let writer = lock(&self.open).get(agent).cloned();
+        writer.is_some_and(|w| lock(&w).cut_short)
+    }
+
+    /// Whether a run of `agent` writes its transcript now.
+    pub(crate) fn running(&self, agent: &AgentId) -> bool {
+        let writer = lock(&self.open).get(agent).cloned();
+        writer.is_some_and(|w| lock(&w).in_run)
     }
 
     /// Forgets `agent`'s writer (closing its file).
@@ -275,6 +293,7 @@ pub(crate) fn begin(ctx: &QueryCtx, run: &AgentRun) {
             w.replace(&run.history)?;
         }
         w.in_run = true;
+        w.cut_short = false;
         w.sync(&run.history)
     });
 }
@@ -309,7 +328,15 @@ pub(crate) fn forget_query(ctx: &QueryCtx, history: &[Message]) {
     let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &root) else {
         return;
     };
-    lock(&writer).guard(ctx, (&root, &Arc::from("root")), |w| w.sync(history));
+    lock(&writer).guard(ctx, (&root, &Arc::from("root")), |w| {
+        if !w.is_open() {
+            return Ok(());
+        }
+        w.append(&RecordOut::QueryFailed { history })?;
+        w.messages = history.len();
+        w.last = history.last().cloned();
+        Ok(())
+    });
 }
 
 /// The run of agent `id` ended with `outcome`: its last messages, then a

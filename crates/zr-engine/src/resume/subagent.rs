@@ -164,6 +164,9 @@ fn rebuild(
     let path = session
         .transcript_path(id)
         .ok_or(EngineError::TranscriptsOff)?;
+    if session.transcripts.running(id) {
+        return Err(EngineError::Busy { agent: id.clone() });
+    }
     let loaded = transcript::read(&path).map_err(|e| resume_error(&session.id, id, e))?;
     log_repairs(id, &path, &loaded);
     let header = &loaded.header;

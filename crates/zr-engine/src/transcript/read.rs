@@ -138,6 +138,8 @@ pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, TranscriptError
                 finished = None;
             }
             (Record::Finished(f), true) => finished = Some(f),
+            // The run ended (its `finished` record is before this one).
+            (Record::QueryFailed { history: kept }, true) => history = kept,
         }
         records += 1;
         offset = next;

@@ -28,6 +28,11 @@ pub(crate) enum Record {
     /// The agent's run ended (not written when it was stopped from outside:
     /// timed out, cancelled, killed).
     Finished(Finished),
+    /// The root's query failed (after its `finished` record): the history
+    /// is back to what it was before the query, as the root keeps it.
+    QueryFailed {
+        history: Vec<Message>,
+    },
 }
 
 /// One line of a transcript, as written (borrowing what it holds).
@@ -38,6 +43,7 @@ pub(crate) enum RecordOut<'a> {
     Message { message: &'a Message },
     HistoryReplaced { history: &'a [Message] },
     Finished(&'a Finished),
+    QueryFailed { history: &'a [Message] },
 }
 
 /// Who the agent is and what it was started with.

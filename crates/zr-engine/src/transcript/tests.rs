@@ -118,6 +118,23 @@ fn a_finished_record_counts_only_after_the_last_message() {
 }
 
 #[test]
+fn a_failed_query_restores_the_history_and_stays_finished() {
+    let finished = Finished {
+        status: "failed".to_owned(),
+        output: String::new(),
+        turns: 1,
+        usage: Usage::default(),
+    };
+    let mut text = file_of(&conversation());
+    text.push_str(&line(&RecordOut::Finished(&finished)));
+    let kept = &conversation()[..3];
+    text.push_str(&line(&RecordOut::QueryFailed { history: kept }));
+    let loaded = parse_str(&text).unwrap();
+    assert_eq!(loaded.history, kept);
+    assert_eq!(loaded.finished, Some(finished));
+}
+
+#[test]
 fn a_torn_last_line_is_ignored_and_nothing_before_it_is_lost() {
     let whole = file_of(&conversation());
     let next = line(&RecordOut::Message {
@@ -290,6 +307,7 @@ fn writer(path: &Path) -> Writer {
         messages: 0,
         last: None,
         in_run: false,
+        cut_short: false,
     }
 }
 

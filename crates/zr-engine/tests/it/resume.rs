@@ -225,6 +225,7 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
         written,
         "nothing before the torn line is lost"
     );
+    assert!(agent.interrupted());
     let result = agent
         .continue_interrupted(QueryOverrides::default())
         .finish()
@@ -234,6 +235,7 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
         (result.status, result.output.as_str()),
         (TaskStatus::Completed, "The answer is 42.")
     );
+    assert!(!agent.interrupted());
     let request = provider.of_type("root").remove(0);
     assert_eq!(
         request.messages, written,
@@ -339,6 +341,7 @@ async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
         kept,
         "the call without a result is dropped, its text kept"
     );
+    assert!(agent.interrupted());
     let result = agent
         .continue_interrupted(QueryOverrides::default())
         .finish()
@@ -575,6 +578,56 @@ async fn a_cancelled_or_failed_query_leaves_the_transcript_equal_to_the_history(
     let (_, runtime) = scripted(dir.path(), &json!({"agents": {}}));
     let resumed = Agent::resume(runtime, config(dir.path()), &session).unwrap();
     assert_eq!(resumed.history(), history);
+    assert!(!resumed.interrupted(), "its last query finished");
+    let path = dir.path().join(format!("sessions/{session}/root.jsonl"));
+    let kinds: Vec<String> = records(&path)
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "header",
+            "message",
+            // The cancelled query's prompt replaced by the failed one's.
+            "history_replaced",
+            "finished",
+            "query_failed",
+            "message",
+            "message",
+            "finished"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_running_subagent_is_not_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "ok"}]}],
+            "worker": [{"turns": [{"delay_ms": 60_000, "text": "late"}]}]
+        }}),
+    );
+    let agent = Agent::new(runtime, config(dir.path()));
+    let query = agent.query("go", QueryOverrides::default());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while provider.of_type("worker").is_empty() {
+        assert!(Instant::now() < deadline, "the worker's request was made");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let busy = agent
+        .resume_subagent(&worker, None)
+        .finish()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&busy, EngineError::Busy { agent } if *agent == worker),
+        "{busy:?}"
+    );
+    query.cancel().await;
 }
 
 #[tokio::test]
@@ -678,6 +731,7 @@ fn check_transcripts_match(root: Vec<Value>, sub: Vec<Value>, max_turns: u32, qu
         let (_, runtime) = scripted(dir.path(), &json!({"agents": {}}));
         let resumed = Agent::resume(runtime, config, agent.session_id()).unwrap();
         assert_eq!(resumed.history(), agent.history());
+        assert!(!resumed.interrupted(), "every query ended");
         let folder = dir.path().join(format!("sessions/{}", agent.session_id()));
         for entry in std::fs::read_dir(folder).unwrap().flatten() {
             let records = records(&entry.path());
