@@ -191,9 +191,16 @@ impl Writer {
         if !extends {
             return self.replace(history);
         }
-        if let (Some(last), Some(now)) = (&self.last, at)
-            && let Some(extra) = now.content.get(last.content.len()..)
-            && !extra.is_empty()
+        let extra = match (&self.last, at) {
+            (Some(last), Some(now)) => now.content.get(last.content.len()..).unwrap_or_default(),
+            _ => &[],
+        };
+        let new = history.get(self.messages..).unwrap_or_default();
+        if extra.is_empty() && new.is_empty() {
+            return Ok(());
+        }
+        if !extra.is_empty()
+            && let Some(now) = at
         {
             let message = Message {
                 role: now.role,
@@ -201,7 +208,7 @@ impl Writer {
             };
             self.append(&RecordOut::Message { message: &message })?;
         }
-        for message in history.get(self.messages..).unwrap_or_default() {
+        for message in new {
             self.append(&RecordOut::Message { message })?;
         }
         self.messages = history.len();
