@@ -145,6 +145,12 @@ impl Agent {
     /// Must be called within a Tokio runtime; otherwise the query fails
     /// with [`EngineError::NoRuntime`].
     pub fn query(&self, prompt: impl Into<String>, overrides: QueryOverrides) -> Query {
+        self.start(Some(prompt.into()), overrides)
+    }
+
+    /// A query with `prompt`, or with none: the root continues its history
+    /// (see [`Agent::continue_interrupted`]).
+    pub(crate) fn start(&self, prompt: Option<String>, overrides: QueryOverrides) -> Query {
         let (tx, rx) = mpsc::unbounded_channel();
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return Query::failed(rx, EngineError::NoRuntime);
@@ -174,7 +180,6 @@ impl Agent {
             EventSink::new(Instant::now(), tx),
         );
         let state = Arc::clone(&self.state);
-        let prompt = prompt.into();
         // Made outside the task: dropped with it even if it never ran.
         let ending = QueryEnd {
             ctx: ctx.clone(),
@@ -187,6 +192,12 @@ impl Agent {
             // move only that field's copy).
             let mut ending = ending;
             let result = run_root(&ctx, history, loaded, prompt, overrides).await;
+            if result.is_err() {
+                // A failed query adds nothing to the history, nor in the
+                // transcript.
+                let kept = lock(&state).history.clone();
+                crate::transcript::forget_query(&ctx, &kept);
+            }
             result.map(|(result, history, loaded)| {
                 let mut state = lock(&state);
                 // A query dropped by its host keeps nothing (another may
@@ -224,6 +235,27 @@ impl Agent {
     /// - [`EngineError::Panicked`]: the engine itself panicked (a bug).
     pub async fn prompt(&self, prompt: impl Into<String>) -> Result<QueryResult, EngineError> {
         self.query(prompt, QueryOverrides::default()).finish().await
+    }
+
+    /// A root agent of the existing session `session` with `history`.
+    pub(crate) fn restored(session: Session, history: Vec<Message>) -> Self {
+        Self {
+            session: Arc::new(session),
+            state: Arc::new(Mutex::new(RootState {
+                history,
+                ..RootState::default()
+            })),
+        }
+    }
+
+    /// The session every agent of this root shares.
+    pub(crate) fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// The tools the root loaded through FindTool.
+    pub(crate) fn loaded(&self) -> Vec<ToolName> {
+        lock(&self.state).loaded.clone()
     }
 }
 
@@ -349,7 +381,7 @@ async fn run_root(
     ctx: &QueryCtx,
     mut history: Vec<Message>,
     loaded: Vec<ToolName>,
-    prompt: String,
+    prompt: Option<String>,
     overrides: QueryOverrides,
 ) -> Result<(QueryResult, Vec<Message>, Vec<ToolName>), EngineError> {
     let start = Instant::now();
@@ -382,7 +414,10 @@ async fn run_root(
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
     }
-    crate::run::push_user_text(&mut history, &prompt);
+    match &prompt {
+        Some(prompt) => crate::run::push_user_text(&mut history, prompt),
+        None => crate::resume::continue_history(&mut history),
+    }
     let run = AgentRun {
         id: root.clone(),
         agent_type: Arc::from("root"),
@@ -438,7 +473,22 @@ pub struct Query {
 }
 
 impl Query {
-    fn failed(rx: mpsc::UnboundedReceiver<Event>, error: EngineError) -> Self {
+    /// A query running as `task`, its events coming through `rx`.
+    pub(crate) fn spawned(
+        rx: mpsc::UnboundedReceiver<Event>,
+        task: JoinHandle<Result<QueryResult, EngineError>>,
+        session: Arc<Session>,
+    ) -> Self {
+        Self {
+            rx,
+            task: Some(task),
+            early: None,
+            session: Some(session),
+            release: None,
+        }
+    }
+
+    pub(crate) fn failed(rx: mpsc::UnboundedReceiver<Event>, error: EngineError) -> Self {
         Self {
             rx,
             task: None,

@@ -165,6 +165,7 @@ pub(crate) fn replace_history(ctx: &QueryCtx, run: &mut AgentRun, replacement: &
     );
     // A fork's history no longer starts with its parent's request.
     run.cache_prefix = None;
+    crate::transcript::replace_history(ctx, run);
     tracing::info!(
         agent = %run.id,
         messages = split,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 use zr_resolve::ResolveError;
-use zr_types::{AgentId, ToolName};
+use zr_types::{AgentId, SessionId, ToolName};
 
 /// A model request failed for good (after any retries).
 #[derive(Debug, Error)]
@@ -202,6 +202,22 @@ pub enum EngineError {
         #[source]
         source: WorktreeError,
     },
+    /// Resuming needs transcripts, and the configuration writes none.
+    #[error(
+        "transcripts are off: set AgentConfig::sessions_dir to the folder the session was written to"
+    )]
+    TranscriptsOff,
+    /// An agent's transcript could not be read back.
+    #[error("cannot resume agent {agent} of session {session}")]
+    Resume {
+        /// The session.
+        session: SessionId,
+        /// The agent.
+        agent: AgentId,
+        /// Why.
+        #[source]
+        source: TranscriptError,
+    },
 }
 
 /// Making an isolated subagent's git worktree failed.
@@ -278,4 +294,57 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".to_owned())
+}
+
+/// A transcript file could not be read back. A torn last line is not an
+/// error (it is ignored); everything else that is wrong names the file and,
+/// where there is one, the line (1-based).
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum TranscriptError {
+    /// The file could not be read.
+    #[error("cannot read the transcript {}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line before the last one is not a record.
+    #[error("transcript {}, line {line}: not a valid record", path.display())]
+    InvalidLine {
+        /// The file.
+        path: PathBuf,
+        /// The line.
+        line: usize,
+        /// What the JSON reader said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file holds no complete first record, or its first record is not
+    /// a header.
+    #[error("transcript {} does not start with a header record", path.display())]
+    MissingHeader {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A header after the first line (two agents wrote one file).
+    #[error("transcript {}, line {line}: a second header", path.display())]
+    SecondHeader {
+        /// The file.
+        path: PathBuf,
+        /// The line.
+        line: usize,
+    },
+    /// The file was written by a newer version of the format.
+    #[error("transcript {} has format version {version}; this version reads up to {supported}", path.display())]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The file's version.
+        version: u32,
+        /// The newest version this code reads.
+        supported: u32,
+    },
 }

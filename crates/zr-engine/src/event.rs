@@ -1,5 +1,6 @@
 //! Events: the one stream through which a host follows a query.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -156,6 +157,22 @@ pub enum EventKind {
         before_tokens: u64,
         /// What went wrong.
         reason: String,
+    },
+    /// The agent's transcript could not be written; the agent goes on, and
+    /// its transcript stays as it was before this record (sent once per
+    /// transcript: nothing more is written to it).
+    TranscriptError {
+        /// The transcript file.
+        path: PathBuf,
+        /// The error and its causes.
+        error: String,
+    },
+    /// Resuming the agent changed something it was written with (an
+    /// unknown type run as general-purpose, a missing folder replaced by
+    /// its parent's, a definition that changed since).
+    ResumeWarning {
+        /// What changed, and why.
+        message: String,
     },
 }
 

@@ -88,6 +88,19 @@
 //! [`CronHandle`] yields each [`Fired`] query. Runs of a recurring prompt
 //! missed while zr was down fire once, with a note in the prompt.
 //!
+//! # Transcripts and resume
+//!
+//! With [`AgentConfig::sessions_dir`] set, every agent appends JSONL
+//! records to `<dir>/<session>/<agent>.jsonl`: a header (type, parent,
+//! definition hash, system prompt, model, folder), each message of its
+//! history, and a `finished` record. [`Agent::resume`] rebuilds a session's
+//! root from its transcript (a torn last line ignored, unanswered tool
+//! calls and empty messages dropped); [`Agent::continue_interrupted`]
+//! finishes a turn that a killed process cut short, and
+//! [`Agent::resume_subagent`] runs any subagent of the session again from
+//! its own transcript. A transcript that cannot be written never stops an
+//! agent ([`EventKind::TranscriptError`]).
+//!
 //! # Invariants
 //!
 //! - The engine never filters, renames or adds tools on its own. It
@@ -118,12 +131,14 @@ mod http;
 mod openai;
 mod permission;
 mod provider;
+mod resume;
 mod run;
 mod runtime;
 mod scripted;
 mod session;
 mod task;
 mod tools;
+mod transcript;
 mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
@@ -132,7 +147,7 @@ pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use background::BackgroundAgent;
 pub use compact::CompactionConfig;
 pub use cron::{CronHandle, CronScheduler, Fired};
-pub use error::{EngineError, ProviderError, WorktreeError};
+pub use error::{EngineError, ProviderError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
 pub use http::{HttpSettings, RetryPolicy};

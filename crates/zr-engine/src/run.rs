@@ -159,6 +159,7 @@ impl AgentRun {
         turn: u32,
         tool_choice: ToolChoice,
     ) -> Result<ModelResponse, ProviderError> {
+        crate::transcript::sync(ctx, self);
         let request = self.request(turn, tool_choice, ctx);
         let mut stream = ctx.session.runtime.provider().stream(request);
         lock(&self.progress).partial.clear();
@@ -266,7 +267,11 @@ impl AgentRun {
     /// budget is reached, or the provider fails.
     pub(crate) async fn run(self, ctx: &QueryCtx) -> RunOutcome {
         let span = tracing::info_span!("agent", agent = %self.id, agent_type = %self.agent_type);
-        self.run_inner(ctx).instrument(span).await
+        crate::transcript::begin(ctx, &self);
+        let (id, agent_type) = (self.id.clone(), Arc::clone(&self.agent_type));
+        let outcome = self.run_inner(ctx).instrument(span).await;
+        crate::transcript::finish(ctx, &id, &agent_type, &outcome);
+        outcome
     }
 
     async fn run_inner(mut self, ctx: &QueryCtx) -> RunOutcome {
@@ -307,6 +312,7 @@ impl AgentRun {
                 .collect();
             let final_text = text_of(&response.content);
             self.push_answer(response.content);
+            crate::transcript::sync(ctx, &self);
             if calls.is_empty() {
                 // An empty answer to the end of a turn is an answer; an
                 // empty one cut off (output limit, full context window,

@@ -19,6 +19,7 @@ use crate::hooks::Hooks;
 use crate::permission::{Grants, PermissionConfig};
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::EngineTools;
+use crate::transcript::Transcripts;
 
 /// The root's turn limit unless set otherwise.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
@@ -139,6 +140,7 @@ pub(crate) struct Session {
     pub(crate) grants: Grants,
     /// Where cut tool results are written in full.
     pub(crate) spill: Spill,
+    pub(crate) transcripts: Transcripts,
 }
 
 impl Session {
@@ -164,11 +166,11 @@ impl Session {
             router: Arc::new(EventRouter::default()),
             grants: Grants::default(),
             spill,
+            transcripts: Transcripts::default(),
         }
     }
 
     /// Where `agent`'s transcript is written, when transcripts are on.
-    #[allow(dead_code, reason = "scaffold: used by transcripts and hooks")]
     pub(crate) fn transcript_path(&self, agent: &AgentId) -> Option<PathBuf> {
         self.config
             .sessions_dir
@@ -181,6 +183,12 @@ impl Session {
         self.child_seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
+    /// Numbers the next subagents after `seq` (a resumed session's
+    /// existing ones).
+    pub(crate) fn skip_children(&self, seq: u32) {
+        self.child_seq.fetch_max(seq, Ordering::Relaxed);
+    }
+
     /// Forgets everything kept for `agent`: kills its background shells,
     /// drops its read ledger and todo list, tells the observer.
     pub(crate) async fn agent_finished(&self, agent: &AgentId) {
@@ -191,6 +199,7 @@ impl Session {
         if let Some(observer) = self.runtime.observer() {
             observer.agent_finished(&self.id, agent);
         }
+        self.transcripts.close(agent);
     }
 
     /// Remembers a cleanup started from a destructor, so that

@@ -455,7 +455,7 @@ fn describe(status: TaskStatus) -> String {
     }
 }
 
-fn derived_kind(agent_type: &AgentType) -> DerivedKind {
+pub(crate) fn derived_kind(agent_type: &AgentType) -> DerivedKind {
     match agent_type {
         AgentType::Explore => DerivedKind::Explore,
         AgentType::Plan => DerivedKind::Plan,

@@ -17,5 +17,6 @@ mod openai;
 mod orphans;
 mod permissions;
 mod replay;
+mod resume;
 mod support;
 mod worktree;

@@ -1,0 +1,83 @@
+//! The records of a transcript file: one JSON object a line, tagged by
+//! `kind`; the first is the header.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use zr_types::{AgentId, Message, SessionId, Usage};
+
+/// The format version this code writes and the newest it reads.
+pub(crate) const VERSION: u32 = 1;
+
+/// One line of a transcript, as read back.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Record {
+    Header(Header),
+    /// A message appended to the history. Two messages of the same role in
+    /// a row are one message (blocks added to the last user message, as
+    /// `push_user_text` does, are written as a message of their own).
+    Message {
+        message: Message,
+    },
+    /// The whole history, replacing what the records before it built
+    /// (compaction; a root query that was cancelled).
+    HistoryReplaced {
+        history: Vec<Message>,
+    },
+    /// The agent's run ended (not written when it was stopped from outside:
+    /// timed out, cancelled, killed).
+    Finished(Finished),
+    /// The root's query failed (after its `finished` record): the history
+    /// is back to what it was before the query, as the root keeps it.
+    QueryFailed {
+        history: Vec<Message>,
+    },
+}
+
+/// One line of a transcript, as written (borrowing what it holds).
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum RecordOut<'a> {
+    Header(&'a Header),
+    Message { message: &'a Message },
+    HistoryReplaced { history: &'a [Message] },
+    Finished(&'a Finished),
+    QueryFailed { history: &'a [Message] },
+}
+
+/// Who the agent is and what it was started with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Header {
+    pub(crate) version: u32,
+    pub(crate) session: SessionId,
+    pub(crate) agent: AgentId,
+    /// `root`, `fork` or the subagent type's name.
+    pub(crate) agent_type: String,
+    pub(crate) parent: Option<AgentId>,
+    /// `stable_hash` (16 hex digits) of the subagent type's definition as
+    /// JSON; `None` for the root and forks.
+    #[serde(default)]
+    pub(crate) definition_hash: Option<String>,
+    /// The system prompt the agent ran with (a fork's is its parent's).
+    pub(crate) system_prompt: String,
+    pub(crate) model: String,
+    /// The folder its tools worked in.
+    pub(crate) cwd: PathBuf,
+    /// `cwd` again when it differs from the runtime's folder (a worktree).
+    #[serde(default)]
+    pub(crate) worktree: Option<PathBuf>,
+    /// Milliseconds since the Unix epoch.
+    pub(crate) created_ms: u64,
+    pub(crate) max_turns: u32,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Finished {
+    /// A [`TaskStatus`](crate::TaskStatus) as the model sees it.
+    pub(crate) status: String,
+    pub(crate) output: String,
+    pub(crate) turns: u32,
+    pub(crate) usage: Usage,
+}
