@@ -1,5 +1,7 @@
-//! Engine overhead with the scripted provider: the cost of one turn, and a
-//! fan-out of 1,000 subagents that make three tool calls each.
+//! Engine overhead with the scripted provider: the cost of one turn (also
+//! with transcripts written, and with a permission handler and a hook
+//! asked about every call), and a fan-out of 1,000 subagents that make
+//! three tool calls each.
 //!
 //! `ZR_BENCH_ONCE=fanout cargo bench -p zr-engine --bench engine` runs the
 //! fan-out once and prints its wall time, CPU time and peak memory
@@ -13,7 +15,10 @@ use criterion::{BatchSize, Criterion, criterion_group};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use zr_caps::{AgentDefinition, RuntimeSettings};
-use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider, TaskStatus};
+use zr_engine::{
+    Agent, AgentConfig, Decision, Hook, Hooks, PermissionConfig, PermissionHandler,
+    PermissionRequest, RuntimeEnvironment, ScriptedProvider, TaskStatus,
+};
 use zr_tools::BuiltinTools;
 use zr_types::{
     Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
@@ -34,6 +39,22 @@ impl ToolHandler for Noop {
     }
 }
 
+/// Allows every call it is asked about.
+#[derive(Debug)]
+struct AllowAll;
+
+impl PermissionHandler for AllowAll {
+    fn can_use_tool<'a>(&'a self, _: &'a PermissionRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async { Decision::Allow })
+    }
+}
+
+/// A hook with every default: called, does nothing.
+#[derive(Debug)]
+struct Pass;
+
+impl Hook for Pass {}
+
 const USAGE: Usage = Usage {
     input_tokens: 100,
     output_tokens: 20,
@@ -47,9 +68,24 @@ fn noop_calls(n: usize) -> Vec<Value> {
         .collect()
 }
 
+/// What the turn benchmarks add to a session.
+#[derive(Debug, Clone, Copy)]
+enum Extra {
+    Nothing,
+    /// `sessions_dir` set: every agent writes its transcript.
+    Transcripts,
+    /// `noop` is not read-only, so the permission handler is asked about
+    /// every call; a hook sees each call before and after.
+    Permissions,
+}
+
 /// A fresh session over `script`, with the `noop` tool and a `worker`
 /// subagent type.
 fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
+    agent_with(script, max_concurrent, Extra::Nothing)
+}
+
+fn agent_with(script: &Value, max_concurrent: usize, extra: Extra) -> (TempDir, Agent) {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
     let settings = RuntimeSettings {
@@ -59,7 +95,10 @@ fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
     };
     let noop = Arc::new(
         ToolDefinition::new("noop".parse().unwrap(), "does nothing", ToolOrigin::Custom)
-            .with_annotations(Annotations::read_only()),
+            .with_annotations(Annotations {
+                read_only: !matches!(extra, Extra::Permissions),
+                ..Annotations::default()
+            }),
     );
     let runtime = RuntimeEnvironment::new(
         provider,
@@ -73,6 +112,14 @@ fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
     config.options.custom_tools = vec![noop];
     config.subagent.max_concurrent = max_concurrent;
     config.subagent.timeout = Duration::from_secs(3_600);
+    match extra {
+        Extra::Nothing => {}
+        Extra::Transcripts => config.sessions_dir = Some(dir.path().join("sessions")),
+        Extra::Permissions => {
+            config.permissions = PermissionConfig::with_handler(Arc::new(AllowAll));
+            config.hooks = Hooks::new().with(Arc::new(Pass));
+        }
+    }
     (dir, Agent::new(Arc::new(runtime), config))
 }
 
@@ -130,6 +177,35 @@ fn bench(c: &mut Criterion) {
                 |(dir, agent)| {
                     let result = rt.block_on(agent.prompt("go")).unwrap();
                     assert_eq!(result.turns, turns as u32 + 1);
+                    (dir, agent)
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    let script = turns_script(TURNS);
+    for (name, extra) in [
+        ("transcripts", Extra::Transcripts),
+        ("permission_handler_and_hook", Extra::Permissions),
+    ] {
+        // What is measured really happens.
+        let (dir, agent) = agent_with(&script, 3, extra);
+        rt.block_on(agent.prompt("go")).unwrap();
+        if let Extra::Transcripts = extra {
+            let root = dir
+                .path()
+                .join("sessions")
+                .join(agent.session_id().as_str())
+                .join("root.jsonl");
+            let records = std::fs::read_to_string(&root).unwrap().lines().count();
+            assert!(records > 2 * TURNS, "{records} records in {}", root.display());
+        }
+        group.bench_function(format!("query_of_{}_turns_with_{name}", TURNS + 1), |b| {
+            b.iter_batched(
+                || agent_with(&script, 3, extra),
+                |(dir, agent)| {
+                    let result = rt.block_on(agent.prompt("go")).unwrap();
+                    assert_eq!(result.turns, TURNS as u32 + 1);
                     (dir, agent)
                 },
                 BatchSize::PerIteration,

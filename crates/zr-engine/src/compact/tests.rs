@@ -1,3 +1,6 @@
+//! Tests of compaction: the split point, the summary request's room, cutting
+//! oversized results on line and character boundaries, and the marker.
+
 use std::path::Path;
 
 use proptest::prelude::*;
