@@ -198,7 +198,11 @@ fn bench(c: &mut Criterion) {
                 .join(agent.session_id().as_str())
                 .join("root.jsonl");
             let records = std::fs::read_to_string(&root).unwrap().lines().count();
-            assert!(records > 2 * TURNS, "{records} records in {}", root.display());
+            assert!(
+                records > 2 * TURNS,
+                "{records} records in {}",
+                root.display()
+            );
         }
         group.bench_function(format!("query_of_{}_turns_with_{name}", TURNS + 1), |b| {
             b.iter_batched(
