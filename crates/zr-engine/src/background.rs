@@ -6,7 +6,11 @@
 //! waits for them.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -16,7 +20,7 @@ use zr_types::{AgentId, Message, Usage};
 use crate::event::EventKind;
 use crate::hooks::{self, HookAgent};
 use crate::run::{AgentRun, Progress, push_user_text};
-use crate::session::{Cleanup, QueryCtx};
+use crate::session::{Cleanup, QueryCtx, Session};
 use crate::task::{self, TaskResult, TaskStatus};
 use crate::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
 
@@ -84,8 +88,12 @@ struct Entry {
 pub(crate) struct Registry {
     entries: Mutex<BTreeMap<AgentId, Entry>>,
     notifications: Mutex<Vec<Notification>>,
-    /// How many run.
+    /// How many agents' tasks are not over yet (their cleanup and
+    /// SubagentStop hooks included).
     running: watch::Sender<usize>,
+    /// Set when the session ends: an agent launched later is stopped at
+    /// once (a query may outlive its [`crate::Agent`]).
+    closed: AtomicBool,
 }
 
 impl Default for Registry {
@@ -94,6 +102,7 @@ impl Default for Registry {
             entries: Mutex::default(),
             notifications: Mutex::default(),
             running: watch::Sender::new(0),
+            closed: AtomicBool::new(false),
         }
     }
 }
@@ -121,16 +130,21 @@ impl Registry {
         lock(&self.entries).get_mut(id).and_then(|e| e.task.take())
     }
 
-    /// Stops every background agent (the session ends).
+    /// Stops every background agent, and those launched from now on (the
+    /// session ends).
     pub(crate) fn abort_all(&self) {
-        for entry in lock(&self.entries).values_mut() {
+        let mut entries = lock(&self.entries);
+        self.closed.store(true, Ordering::Relaxed);
+        for entry in entries.values_mut() {
             if let Some(task) = entry.task.take() {
                 task.abort();
             }
         }
     }
 
-    /// Waits until no background agent runs.
+    /// Waits until no background agent runs: each one's task is over, its
+    /// cleanup and SubagentStop hooks done (or, for a task that was
+    /// stopped, spawned as session cleanups).
     pub(crate) async fn wait_idle(&self) {
         let mut running = self.running.subscribe();
         // `wait_for` fails only when the sender is gone, and the registry
@@ -182,7 +196,6 @@ impl Registry {
             parent: parent.clone(),
             text: notification_text(result),
         });
-        self.running.send_modify(|n| *n = n.saturating_sub(1));
         true
     }
 }
@@ -251,6 +264,7 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         },
     );
     registry.running.send_modify(|n| *n += 1);
+    let running = Running(Arc::clone(&session));
     let ctx = QueryCtx::new(
         Arc::clone(&session),
         ctx.sink.background(Arc::clone(&session.router)),
@@ -265,7 +279,7 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         done: false,
         hook_agent: None,
     };
-    let task = tokio::spawn(async move {
+    let work = async move {
         let cleanup = Cleanup::new(Arc::clone(&ctx.session), run.id.clone());
         if let Some(observer) = ctx.session.runtime.observer() {
             observer.agent_started(&ctx.session.id, &run.id, run.tools.pool());
@@ -288,10 +302,22 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         let result = finisher.end(result);
         cleanup.run().await;
         hooks::subagent_stop(&ctx, &hook_agent, &result).await;
-    });
-    if let Some(entry) = lock(&registry.entries).get_mut(&id) {
-        // Unless it already ended (a tiny task on another worker thread).
-        if entry.result.is_none() {
+    };
+    let tracked = Tracked {
+        work: Box::pin(work),
+        _running: running,
+    };
+    let mut entries = lock(&registry.entries);
+    if registry.closed.load(Ordering::Relaxed) {
+        drop(entries);
+        // The session ended while the query that launched it ran on: it
+        // ends (cancelled) before it starts.
+        drop(tracked);
+    } else {
+        // Under the lock: `abort_all` sees the task, and the agent cannot
+        // have ended (`finish` takes the lock).
+        let task = tokio::spawn(tracked);
+        if let Some(entry) = entries.get_mut(&id) {
             entry.task = Some(task);
         }
     }
@@ -300,6 +326,35 @@ pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> T
         "Started in the background as {id}. Its result will come to you in a message when it finishes; do not wait or poll for it."
     );
     result
+}
+
+/// A background agent's task: `work`, counted as running until it is
+/// over or dropped. Fields drop in order: whatever dropping `work` leaves
+/// to the session (the cleanup, the SubagentStop hooks of a stopped agent)
+/// is pushed before the count goes down.
+struct Tracked {
+    work: Pin<Box<dyn Future<Output = ()> + Send>>,
+    _running: Running,
+}
+
+impl Future for Tracked {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.work.as_mut().poll(cx)
+    }
+}
+
+/// Counts one background agent out of [`Registry::running`] when dropped.
+struct Running(Arc<Session>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0
+            .background
+            .running
+            .send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 /// Ends a background agent exactly once: normally with its result; when

@@ -398,13 +398,17 @@ async fn the_end_of_the_session_stops_its_background_agents() {
     }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
     agent.prompt("go").await.unwrap();
+    // Seen once is enough: a second look may fall in the moment when bash
+    // execs the command and its command line reads empty.
+    let mut seen = false;
     for _ in 0..300 {
         if !crate::support::processes_with(marker).is_empty() {
+            seen = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(!crate::support::processes_with(marker).is_empty());
+    assert!(seen, "the worker's command started");
     drop(agent);
     assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
 }
@@ -567,4 +571,92 @@ async fn cancelling_the_query_that_started_a_background_agent_does_not_stop_it()
         (result.status, result.output.as_str()),
         (TaskStatus::Completed, "survived")
     );
+}
+
+/// A SubagentStop hook that takes a while, then notes the agent.
+#[derive(Debug, Default)]
+struct SlowStop {
+    stopped: Mutex<Vec<AgentId>>,
+}
+
+impl zr_engine::Hook for SlowStop {
+    fn subagent_stop<'a>(
+        &'a self,
+        agent: &'a zr_engine::HookAgent,
+        _result: &'a zr_engine::TaskResult,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            self.stopped.lock().unwrap().push(agent.agent.clone());
+        })
+    }
+}
+
+#[tokio::test]
+async fn wait_background_returns_only_once_the_agents_stop_hooks_are_done() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [bg_task("quick")]}, {"text": "started"}]}],
+        "worker": [{"turns": [{"text": "done"}]}]
+    }}));
+    let hook = Arc::new(SlowStop::default());
+    let mut config = AgentConfig::new("root").with_sub_agent(worker_with(None));
+    config.hooks = zr_engine::Hooks::new().with(Arc::clone(&hook) as Arc<dyn zr_engine::Hook>);
+    let agent = h.agent(config);
+    assert_eq!(agent.prompt("go").await.unwrap().output, "started");
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the worker ends");
+    let id: AgentId = "root.0001-worker".parse().unwrap();
+    assert_eq!(*hook.stopped.lock().unwrap(), vec![id.clone()]);
+    assert_eq!(
+        agent.background_agent(&id).unwrap().result.unwrap().output,
+        "done"
+    );
+}
+
+#[tokio::test]
+async fn a_background_agent_launched_after_the_session_ended_is_stopped_at_once() {
+    let marker = "sleep 600.3131";
+    let gate_tool = custom("gate", false);
+    let gate = Arc::new(Semaphore::new(0));
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "gate"}]},
+                {"tool_calls": [bg_task("late")]},
+                {"text": "started"}
+            ]}],
+            "worker": [{"turns": [{"tool_calls": [bash_forever(marker)]}, {"text": "never"}]}]
+        }}),
+        |r| {
+            r.with_tool(
+                Arc::clone(&gate_tool),
+                Arc::new(Gate {
+                    open: Arc::clone(&gate),
+                }),
+            )
+        },
+    );
+    let agent = h
+        .agent(with_custom(AgentConfig::new("root"), &gate_tool).with_sub_agent(worker_with(None)));
+    let query = agent.query("go", QueryOverrides::default());
+    // The session ends while its query still runs; the query then starts
+    // a background agent, which nothing could ever stop.
+    drop(agent);
+    gate.add_permits(1);
+    let (events, result) = run(query).await;
+    assert_eq!(result.unwrap().output, "started");
+    let ends: Vec<(String, TaskStatus)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SubagentFinished { result } => Some((e.agent.to_string(), result.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        vec![("root.0001-worker".to_owned(), TaskStatus::Cancelled)]
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(crate::support::processes_with(marker), Vec::<u32>::new());
 }
