@@ -428,7 +428,6 @@ struct ProgressTicker<'a> {
     agent_type: Arc<str>,
     model: String,
     system: String,
-    tools: Vec<Arc<zr_types::ToolDefinition>>,
     progress: Arc<Mutex<Progress>>,
 }
 
@@ -440,7 +439,6 @@ impl<'a> ProgressTicker<'a> {
             agent_type: Arc::clone(&run.agent_type),
             model: run.model.clone(),
             system: run.system.clone(),
-            tools: run.tools.advertised(),
             progress: Arc::clone(&run.progress),
         }
     }
@@ -453,14 +451,14 @@ impl<'a> ProgressTicker<'a> {
         let mut last_len = 0;
         loop {
             tokio::time::sleep(every).await;
-            let Some(history) = lock(&self.progress).snapshot.clone() else {
+            let Some((history, tools)) = lock(&self.progress).snapshot.clone() else {
                 continue;
             };
             if history.len() < MIN_MESSAGES_FOR_PROGRESS || history.len() == last_len {
                 continue;
             }
             last_len = history.len();
-            match self.summarise(history).await {
+            match self.summarise(history, tools).await {
                 Some(summary) => {
                     self.ctx.session.background.set_summary(&self.id, &summary);
                     self.ctx.sink.send(
@@ -474,16 +472,22 @@ impl<'a> ProgressTicker<'a> {
         }
     }
 
-    /// One tools-disabled side request; `None` when it fails (the agent
+    /// One tools-disabled side request, the agent's latest request (its
+    /// `messages` and `tools`) plus the question, so that a provider's
+    /// cache serves the prefix; `None` when it fails (the agent
     /// runs on; the next tick tries again).
-    async fn summarise(&self, mut messages: Vec<Message>) -> Option<String> {
+    async fn summarise(
+        &self,
+        mut messages: Vec<Message>,
+        tools: Vec<Arc<zr_types::ToolDefinition>>,
+    ) -> Option<String> {
         use futures_util::StreamExt as _;
         push_user_text(&mut messages, PROGRESS_REQUEST);
         let turn = lock(&self.progress).turns;
         let request = ModelRequest {
             model: self.model.clone(),
             system: self.system.clone(),
-            tools: self.tools.clone(),
+            tools,
             messages,
             max_tokens: 64,
             tool_choice: ToolChoice::None,

@@ -660,3 +660,82 @@ async fn a_background_agent_launched_after_the_session_ended_is_stopped_at_once(
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(crate::support::processes_with(marker), Vec::<u32>::new());
 }
+
+#[tokio::test]
+async fn a_progress_request_repeats_the_agents_last_request_with_the_tools_it_loaded() {
+    // The side request is the agent's last request plus one question, so
+    // the provider's cache serves its prefix: also after FindTool loaded a
+    // tool.
+    let slow = custom("slow", true);
+    let db = Arc::new(
+        ToolDefinition::new(
+            "mcp__db__query".parse().unwrap(),
+            "Run a SQL query on the database",
+            zr_types::ToolOrigin::Connection {
+                server: "db".parse().unwrap(),
+            },
+        )
+        .with_annotations(zr_types::Annotations::read_only()),
+    );
+    // A background fork: it has its parent's pool, FindTool included.
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "Task", "input": {"description": "crawl", "prompt": "crawl", "run_in_background": true}}]},
+                {"text": "ok"}
+            ]}],
+            "fork": [{
+                "turns": [
+                    {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
+                    {"tool_calls": [{"name": "slow"}]},
+                    {"tool_calls": [{"name": "slow"}]},
+                    {"text": "crawled"}
+                ],
+                "summary": "Crawling"
+            }]
+        }}),
+        |r| {
+            r.with_tool(Arc::clone(&slow), Arc::new(Slow { ms: 250 }))
+                .with_tool(Arc::clone(&db), Arc::new(crate::support::Echo))
+        },
+    );
+    let mut config = with_custom(AgentConfig::new("root"), &slow);
+    config.options.mcp_tools = vec![Arc::clone(&db)];
+    config.subagent = SubagentConfig {
+        progress_interval: Some(Duration::from_millis(60)),
+        ..SubagentConfig::default()
+    };
+    let agent = h.agent(config);
+    agent.prompt("go").await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the worker ends");
+    let worker = h.provider.of_type("fork");
+    let names = |r: &zr_engine::ModelRequest| crate::support::tool_names(r);
+    assert!(names(&worker[0]).iter().all(|n| n != "mcp__db__query"));
+    let mut last = None;
+    let mut sides = 0;
+    for request in &worker {
+        if request.tool_choice != ToolChoice::None {
+            last = Some(request);
+            continue;
+        }
+        sides += 1;
+        let last = last.expect("a side request follows one of the agent's");
+        assert_eq!(names(request), names(last));
+        assert_eq!(request.system, last.system);
+        // The conversation so far (the question joins its last message).
+        let n = last.messages.len();
+        assert_eq!(request.messages[..n - 1], last.messages[..n - 1]);
+        let blocks = &last.messages[n - 1].content;
+        assert_eq!(request.messages[n - 1].content[..blocks.len()], blocks[..]);
+    }
+    assert!(sides >= 1, "no progress request was made");
+    assert!(
+        worker
+            .iter()
+            .any(|r| r.tool_choice == ToolChoice::None
+                && names(r).iter().any(|n| n == "mcp__db__query")),
+        "a progress request after the load shows the loaded tool"
+    );
+}
