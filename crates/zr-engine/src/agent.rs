@@ -255,7 +255,8 @@ impl Agent {
         true
     }
 
-    /// Waits until no background agent of the session runs.
+    /// Waits until no background agent of the session runs: each one has
+    /// ended, its processes are gone and its SubagentStop hooks returned.
     pub async fn wait_background(&self) {
         self.session.background.wait_idle().await;
         self.session.wait_cleanups().await;

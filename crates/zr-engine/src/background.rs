@@ -152,8 +152,7 @@ impl Registry {
         let _ = running.wait_for(|n| *n == 0).await;
     }
 
-    /// The notifications waiting for `parent`, oldest first, as texts
-    /// for its conversation.
+    /// Takes the notifications waiting for `parent`, oldest first.
     pub(crate) fn take_notifications(&self, parent: &AgentId) -> Vec<Notification> {
         let mut all = lock(&self.notifications);
         let (mine, others): (Vec<_>, Vec<_>) = all.drain(..).partition(|n| &n.parent == parent);
@@ -243,7 +242,7 @@ fn notification_text(result: &TaskResult) -> String {
 
 /// Starts `run` in the background and returns the call's result for it at
 /// once (status [`TaskStatus::Background`]). `result` holds the task's
-/// index, type and description; `start` is when the call started.
+/// index, id, type and description.
 pub(crate) fn launch(ctx: &QueryCtx, run: AgentRun, mut result: TaskResult) -> TaskResult {
     let session = Arc::clone(&ctx.session);
     let id = run.id.clone();

@@ -159,7 +159,6 @@ impl Session {
     }
 
     /// Where `agent`'s transcript is written, when transcripts are on.
-    #[allow(dead_code, reason = "scaffold: used by transcripts and hooks")]
     pub(crate) fn transcript_path(&self, agent: &AgentId) -> Option<PathBuf> {
         self.config
             .sessions_dir

@@ -387,6 +387,13 @@ async fn the_host_stops_a_background_agent_and_its_processes_and_the_parent_is_t
 
     agent.prompt("and?").await.unwrap();
     assert!(last_texts(&h, 2).contains("finished with status cancelled"));
+    let note = crate::support::notification(&h.provider.of_type("root")[2]);
+    assert_eq!(note["agent_id"], "root.0001-worker");
+    assert_eq!(note["status"], "cancelled");
+    assert_eq!(
+        note["error"],
+        "stopped before it finished (by the host, or the session ended); the output is what it wrote so far"
+    );
 }
 
 #[tokio::test]
@@ -737,5 +744,52 @@ async fn a_progress_request_repeats_the_agents_last_request_with_the_tools_it_lo
             .any(|r| r.tool_choice == ToolChoice::None
                 && names(r).iter().any(|n| n == "mcp__db__query")),
         "a progress request after the load shows the loaded tool"
+    );
+}
+
+#[tokio::test]
+async fn the_background_events_end_with_the_session_after_its_agents_stop() {
+    let gate_tool = custom("gate", false);
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [bg_task("held")]}, {"text": "started"}]}],
+            "worker": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "never"}]}]
+        }}),
+        |r| {
+            r.with_tool(
+                Arc::clone(&gate_tool),
+                Arc::new(Gate {
+                    open: Arc::new(Semaphore::new(0)),
+                }),
+            )
+        },
+    );
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
+    let mut events = agent.background_events();
+    agent.prompt("go").await.unwrap();
+    // The worker is inside its tool.
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.next())
+            .await
+            .expect("the worker calls its tool")
+            .expect("the session is alive");
+        if matches!(event.kind, EventKind::ToolCallStarted { .. }) {
+            break;
+        }
+    }
+    drop(agent);
+    let rest: Vec<Event> = tokio::time::timeout(Duration::from_secs(30), events.collect())
+        .await
+        .expect("the stream ends with the session");
+    let ends: Vec<(String, TaskStatus)> = rest
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SubagentFinished { result } => Some((e.agent.to_string(), result.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        vec![("root.0001-worker".to_owned(), TaskStatus::Cancelled)]
     );
 }
