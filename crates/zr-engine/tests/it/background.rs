@@ -79,6 +79,13 @@ impl AgentObserver for OnFinish {
     }
 }
 
+/// Waits (at most 30 s) until the session's background agents have ended.
+async fn wait_all(agent: &zr_engine::Agent) {
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the background agents end within 30 s");
+}
+
 fn bg_task(description: &str) -> Value {
     json!({"name": "Task", "input": {"description": description, "prompt": "work", "subagent_type": "worker", "run_in_background": true}})
 }
@@ -251,9 +258,7 @@ async fn a_background_agent_outlives_the_query_and_its_result_comes_with_the_nex
     assert_eq!(list[0].parent, AgentId::root());
 
     gate.add_permits(1);
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let done = agent.background_agents();
     assert_eq!(
         done[0].result.as_ref().unwrap().status,
@@ -313,9 +318,7 @@ async fn progress_summaries_come_at_the_configured_interval_once_the_conversatio
     let agent = h.agent(config);
     let mut events = agent.background_events();
     agent.prompt("go").await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let mut progress = Vec::new();
     while let Ok(Some(event)) =
         tokio::time::timeout(Duration::from_millis(200), events.next()).await
@@ -459,9 +462,7 @@ async fn a_type_defined_as_background_runs_in_the_background_from_multitask() {
     assert_eq!(results["results"][1]["status"], "completed");
     assert_eq!(results["results"][1]["output"], "worked");
     gate.add_permits(1);
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the watcher ends");
+    wait_all(&agent).await;
     assert_eq!(
         agent.background_agents()[0].result.as_ref().unwrap().output,
         "watched"
@@ -504,9 +505,7 @@ async fn a_notification_taken_by_a_cancelled_query_comes_again_with_the_next() {
     }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
     agent.prompt("go").await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let query = agent.query("second", QueryOverrides::default());
     for _ in 0..500 {
         if h.provider.of_type("root").len() == 3 {
@@ -570,9 +569,7 @@ async fn cancelling_the_query_that_started_a_background_agent_does_not_stop_it()
     query.cancel().await;
     assert!(agent.background_agents()[0].is_running());
     gate.add_permits(1);
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let result = agent.background_agents()[0].result.clone().unwrap();
     assert_eq!(
         (result.status, result.output.as_str()),
@@ -610,9 +607,7 @@ async fn wait_background_returns_only_once_the_agents_stop_hooks_are_done() {
     config.hooks = zr_engine::Hooks::new().with(Arc::clone(&hook) as Arc<dyn zr_engine::Hook>);
     let agent = h.agent(config);
     assert_eq!(agent.prompt("go").await.unwrap().output, "started");
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let id: AgentId = "root.0001-worker".parse().unwrap();
     assert_eq!(*hook.stopped.lock().unwrap(), vec![id.clone()]);
     assert_eq!(
@@ -714,9 +709,7 @@ async fn a_progress_request_repeats_the_agents_last_request_with_the_tools_it_lo
     };
     let agent = h.agent(config);
     agent.prompt("go").await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let worker = h.provider.of_type("fork");
     let names = |r: &zr_engine::ModelRequest| crate::support::tool_names(r);
     assert!(names(&worker[0]).iter().all(|n| n != "mcp__db__query"));
