@@ -786,3 +786,47 @@ async fn the_background_events_end_with_the_session_after_its_agents_stop() {
         vec![("root.0001-worker".to_owned(), TaskStatus::Cancelled)]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_many_threads_a_quick_agent_ends_once_and_its_end_is_seen_before_wait_background_returns()
+ {
+    // A worker that answers at once may end on another thread before the
+    // call that launched it has returned.
+    for round in 0..30 {
+        let h = Harness::new(&json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [bg_task("quick")]}, {"text": "started"}]}],
+            "worker": [{"turns": [{"text": "quick findings"}]}]
+        }}));
+        let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
+        let (events, result, later) = crate::support::run_and_wait(&agent, "go").await;
+        assert_eq!(result.unwrap().output, "started", "round {round}");
+        let ends: Vec<(String, String)> = events
+            .iter()
+            .chain(&later)
+            .filter_map(|e| match &e.kind {
+                EventKind::SubagentFinished { result } => {
+                    Some((e.agent.to_string(), result.output.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        // Seen by the subscriber (and, if the query still ran, in its
+        // stream too), always with the one result.
+        assert!(
+            !ends.is_empty()
+                && ends
+                    .iter()
+                    .all(|(id, output)| id == "root.0001-worker" && output == "quick findings"),
+            "round {round}: {ends:?}"
+        );
+        let later_ends = later
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::SubagentFinished { .. }))
+            .count();
+        assert_eq!(later_ends, 1, "round {round}: the subscriber saw one end");
+        let id: AgentId = "root.0001-worker".parse().unwrap();
+        let view = agent.background_agent(&id).unwrap();
+        assert_eq!(view.result.unwrap().status, TaskStatus::Completed);
+        assert!(!agent.stop_background(&id).await, "round {round}");
+    }
+}
