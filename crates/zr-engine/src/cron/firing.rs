@@ -23,7 +23,8 @@ pub(super) struct Due {
     /// Earlier occurrences of a recurring job that are not run (0 for a
     /// one-shot).
     pub(super) missed: u64,
-    /// Whether counting stopped at [`MAX_COUNTED`].
+    /// Whether more occurrences were due than [`MAX_COUNTED`], which were
+    /// not counted (`missed` is then a lower bound).
     pub(super) capped: bool,
 }
 
@@ -52,9 +53,11 @@ pub(super) fn due(job: &CronJob, now: DateTime<Utc>) -> Option<Due> {
             _ => break,
         }
     }
-    let capped = count == MAX_COUNTED;
-    if capped {
-        latest = latest_until(job, latest, now);
+    let mut capped = false;
+    if count == MAX_COUNTED {
+        let last = latest_until(job, latest, now);
+        capped = last > latest;
+        latest = last;
     }
     Some(Due {
         first,

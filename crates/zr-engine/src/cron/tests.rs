@@ -100,6 +100,16 @@ fn counting_missed_runs_stops_at_the_cap() {
         prompt(&every_minute, &d, at(31, 0, 0), at(31, 0, 0))
             .ends_with(" for 2026-01-31 00:00 UTC; more than 999 earlier runs were missed while zr was not running.)"),
     );
+    // Exactly as many as are counted: not capped.
+    let d = due(&every_minute, at(1, 16, 40)).unwrap();
+    assert_eq!(
+        (d.missed, d.capped, d.scheduled_for),
+        (MAX_COUNTED - 1, false, at(1, 16, 40))
+    );
+    assert!(
+        prompt(&every_minute, &d, at(1, 16, 40), at(1, 16, 40))
+            .ends_with("; 999 earlier runs were missed while zr was not running.)")
+    );
     // Between two occurrences, and with jitter: the latest one before now.
     let mut jittered = job("*/5 * * * *", true, at(1, 0, 0));
     jittered.jitter_seconds = 120;
