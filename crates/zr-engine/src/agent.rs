@@ -274,7 +274,10 @@ impl Agent {
 }
 
 /// The events of a session's background agents
-/// ([`Agent::background_events`]); ends when the [`Agent`] is dropped.
+/// ([`Agent::background_events`]); ends when the [`Agent`] is dropped,
+/// after the `SubagentFinished` events (status `cancelled`) of the
+/// background agents that stopped with it. (A [`Query`] still held keeps
+/// the session, and the stream, open.)
 #[derive(Debug)]
 pub struct BackgroundEvents {
     rx: mpsc::UnboundedReceiver<Event>,
