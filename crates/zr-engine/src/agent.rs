@@ -287,7 +287,8 @@ impl Agent {
         true
     }
 
-    /// Waits until no background agent of the session runs.
+    /// Waits until no background agent of the session runs: each one has
+    /// ended, its processes are gone and its SubagentStop hooks returned.
     pub async fn wait_background(&self) {
         self.session.background.wait_idle().await;
         self.session.wait_cleanups().await;
@@ -305,7 +306,10 @@ impl Agent {
 }
 
 /// The events of a session's background agents
-/// ([`Agent::background_events`]); ends when the [`Agent`] is dropped.
+/// ([`Agent::background_events`]); ends when the [`Agent`] is dropped,
+/// after the `SubagentFinished` events (status `cancelled`) of the
+/// background agents that stopped with it. (A [`Query`] still held keeps
+/// the session, and the stream, open.)
 #[derive(Debug)]
 pub struct BackgroundEvents {
     rx: mpsc::UnboundedReceiver<Event>,

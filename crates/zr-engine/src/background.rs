@@ -6,7 +6,11 @@
 //! waits for them.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -17,7 +21,7 @@ use zr_types::{AgentId, Message, Usage, error_chain};
 use crate::event::EventKind;
 use crate::hooks::{self, HookAgent};
 use crate::run::{AgentRun, Progress, push_user_text};
-use crate::session::QueryCtx;
+use crate::session::{QueryCtx, Session};
 use crate::task::{self, TaskResult, TaskStatus};
 use crate::worktree::Scope;
 use crate::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
@@ -86,8 +90,12 @@ struct Entry {
 pub(crate) struct Registry {
     entries: Mutex<BTreeMap<AgentId, Entry>>,
     notifications: Mutex<Vec<Notification>>,
-    /// How many run.
+    /// How many agents' tasks are not over yet (their cleanup and
+    /// SubagentStop hooks included).
     running: watch::Sender<usize>,
+    /// Set when the session ends: an agent launched later is stopped at
+    /// once (a query may outlive its [`crate::Agent`]).
+    closed: AtomicBool,
 }
 
 impl Default for Registry {
@@ -96,6 +104,7 @@ impl Default for Registry {
             entries: Mutex::default(),
             notifications: Mutex::default(),
             running: watch::Sender::new(0),
+            closed: AtomicBool::new(false),
         }
     }
 }
@@ -123,16 +132,21 @@ impl Registry {
         lock(&self.entries).get_mut(id).and_then(|e| e.task.take())
     }
 
-    /// Stops every background agent (the session ends).
+    /// Stops every background agent, and those launched from now on (the
+    /// session ends).
     pub(crate) fn abort_all(&self) {
-        for entry in lock(&self.entries).values_mut() {
+        let mut entries = lock(&self.entries);
+        self.closed.store(true, Ordering::Relaxed);
+        for entry in entries.values_mut() {
             if let Some(task) = entry.task.take() {
                 task.abort();
             }
         }
     }
 
-    /// Waits until no background agent runs.
+    /// Waits until no background agent runs: each one's task is over, its
+    /// cleanup and SubagentStop hooks done (or, for a task that was
+    /// stopped, spawned as session cleanups).
     pub(crate) async fn wait_idle(&self) {
         let mut running = self.running.subscribe();
         // `wait_for` fails only when the sender is gone, and the registry
@@ -140,8 +154,7 @@ impl Registry {
         let _ = running.wait_for(|n| *n == 0).await;
     }
 
-    /// The notifications waiting for `parent`, oldest first, as texts
-    /// for its conversation.
+    /// Takes the notifications waiting for `parent`, oldest first.
     pub(crate) fn take_notifications(&self, parent: &AgentId) -> Vec<Notification> {
         let mut all = lock(&self.notifications);
         let (mine, others): (Vec<_>, Vec<_>) = all.drain(..).partition(|n| &n.parent == parent);
@@ -184,7 +197,6 @@ impl Registry {
             parent: parent.clone(),
             text: notification_text(result),
         });
-        self.running.send_modify(|n| *n = n.saturating_sub(1));
         true
     }
 }
@@ -232,7 +244,7 @@ fn notification_text(result: &TaskResult) -> String {
 
 /// Starts `run` in the background and returns the call's result for it at
 /// once (status [`TaskStatus::Background`]). `result` holds the task's
-/// index, type and description; `start` is when the call started.
+/// index, id, type and description.
 pub(crate) fn launch(
     ctx: &QueryCtx,
     mut run: AgentRun,
@@ -258,6 +270,7 @@ pub(crate) fn launch(
         },
     );
     registry.running.send_modify(|n| *n += 1);
+    let running = Running(Arc::clone(&session));
     let ctx = QueryCtx::new(
         Arc::clone(&session),
         ctx.sink.background(Arc::clone(&session.router)),
@@ -272,7 +285,7 @@ pub(crate) fn launch(
         done: false,
         hook_agent: None,
     };
-    let task = tokio::spawn(async move {
+    let work = async move {
         // Cleanup and worktree, settled on every path (also when this task
         // is dropped).
         let scope = Scope::new(&ctx.session, &run.id, isolation);
@@ -307,10 +320,22 @@ pub(crate) fn launch(
         result.worktree = scope.finish().await;
         let result = finisher.end(result);
         hooks::subagent_stop(&ctx, &hook_agent, &result).await;
-    });
-    if let Some(entry) = lock(&registry.entries).get_mut(&id) {
-        // Unless it already ended (a tiny task on another worker thread).
-        if entry.result.is_none() {
+    };
+    let tracked = Tracked {
+        work: Box::pin(work),
+        _running: running,
+    };
+    let mut entries = lock(&registry.entries);
+    if registry.closed.load(Ordering::Relaxed) {
+        drop(entries);
+        // The session ended while the query that launched it ran on: it
+        // ends (cancelled) before it starts.
+        drop(tracked);
+    } else {
+        // Under the lock: `abort_all` sees the task, and the agent cannot
+        // have ended (`finish` takes the lock).
+        let task = tokio::spawn(tracked);
+        if let Some(entry) = entries.get_mut(&id) {
             entry.task = Some(task);
         }
     }
@@ -319,6 +344,35 @@ pub(crate) fn launch(
         "Started in the background as {id}. Its result will come to you in a message when it finishes; do not wait or poll for it."
     );
     result
+}
+
+/// A background agent's task: `work`, counted as running until it is
+/// over or dropped. Fields drop in order: whatever dropping `work` leaves
+/// to the session (the cleanup, the SubagentStop hooks of a stopped agent)
+/// is pushed before the count goes down.
+struct Tracked {
+    work: Pin<Box<dyn Future<Output = ()> + Send>>,
+    _running: Running,
+}
+
+impl Future for Tracked {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.work.as_mut().poll(cx)
+    }
+}
+
+/// Counts one background agent out of [`Registry::running`] when dropped.
+struct Running(Arc<Session>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0
+            .background
+            .running
+            .send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 /// Ends a background agent exactly once: normally with its result; when
@@ -392,7 +446,6 @@ struct ProgressTicker<'a> {
     agent_type: Arc<str>,
     model: String,
     system: String,
-    tools: Vec<Arc<zr_types::ToolDefinition>>,
     progress: Arc<Mutex<Progress>>,
 }
 
@@ -404,7 +457,6 @@ impl<'a> ProgressTicker<'a> {
             agent_type: Arc::clone(&run.agent_type),
             model: run.model.clone(),
             system: run.system.clone(),
-            tools: run.tools.advertised(),
             progress: Arc::clone(&run.progress),
         }
     }
@@ -417,14 +469,14 @@ impl<'a> ProgressTicker<'a> {
         let mut last_len = 0;
         loop {
             tokio::time::sleep(every).await;
-            let Some(history) = lock(&self.progress).snapshot.clone() else {
+            let Some((history, tools)) = lock(&self.progress).snapshot.clone() else {
                 continue;
             };
             if history.len() < MIN_MESSAGES_FOR_PROGRESS || history.len() == last_len {
                 continue;
             }
             last_len = history.len();
-            match self.summarise(history).await {
+            match self.summarise(history, tools).await {
                 Some(summary) => {
                     self.ctx.session.background.set_summary(&self.id, &summary);
                     self.ctx.sink.send(
@@ -438,16 +490,22 @@ impl<'a> ProgressTicker<'a> {
         }
     }
 
-    /// One tools-disabled side request; `None` when it fails (the agent
+    /// One tools-disabled side request, the agent's latest request (its
+    /// `messages` and `tools`) plus the question, so that a provider's
+    /// cache serves the prefix; `None` when it fails (the agent
     /// runs on; the next tick tries again).
-    async fn summarise(&self, mut messages: Vec<Message>) -> Option<String> {
+    async fn summarise(
+        &self,
+        mut messages: Vec<Message>,
+        tools: Vec<Arc<zr_types::ToolDefinition>>,
+    ) -> Option<String> {
         use futures_util::StreamExt as _;
         push_user_text(&mut messages, PROGRESS_REQUEST);
         let turn = lock(&self.progress).turns;
         let request = ModelRequest {
             model: self.model.clone(),
             system: self.system.clone(),
-            tools: self.tools.clone(),
+            tools,
             messages,
             max_tokens: 64,
             tool_choice: ToolChoice::None,

@@ -35,7 +35,8 @@ pub struct Fired {
     pub scheduled_for: DateTime<Utc>,
     /// Earlier occurrences of a recurring job that are not run: they fell
     /// due while zr was not running or while another query ran, and this
-    /// one firing stands for them all (counted up to 1000).
+    /// one firing stands for them all (at most 999 are counted; the prompt
+    /// then says "more than 999").
     pub missed: u64,
     /// The prompt the query was sent: the job's prompt, followed by a note
     /// in parentheses when the firing is more than a minute late or stands

@@ -13,6 +13,7 @@ use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};
 
 use crate::TaskResult;
 use crate::error::panic_message;
+use crate::permission;
 use crate::run::AgentRun;
 use crate::session::QueryCtx;
 
@@ -41,8 +42,9 @@ pub enum PreToolUse {
     /// the host's events see; the model's own `tool_use` block in its
     /// history keeps the input it wrote.
     Rewrite(Value),
-    /// Do not run the call; the reason is what the model is told. Counts as
-    /// a permission denial of the agent.
+    /// Do not run the call; the reason is what the model is told (a blank
+    /// one: "the hook gave no reason"). Counts as a permission denial of
+    /// the agent.
     Deny(String),
 }
 
@@ -216,8 +218,9 @@ pub(crate) async fn pre_tool_use(
             Ok(PreToolUse::Rewrite(input)) => call.input = input,
             Ok(PreToolUse::Deny(reason)) => {
                 return Err(format!(
-                    "tool '{}' was not run: a PreToolUse hook denied it: {reason}",
-                    call.name
+                    "tool '{}' was not run: a PreToolUse hook denied it: {}",
+                    call.name,
+                    permission::reason_of(&reason, "hook")
                 ));
             }
             Err(panicked) => {

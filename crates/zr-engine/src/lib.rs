@@ -1,5 +1,6 @@
 //! The zr query engine: agent loop, model providers, Task and MultiTask
-//! delegation, FindTool, budgets and events.
+//! delegation, FindTool, budgets and events, background subagents,
+//! permissions, hooks and scheduled prompts.
 //!
 //! # Building and running an agent
 //!
@@ -79,6 +80,34 @@
 //! call returns one [`TaskResult`] per task, in input order, with a
 //! [`TaskStatus`]; a type's optional token and tool-call budgets end it
 //! with [`TaskStatus::BudgetExhausted`].
+//!
+//! # Background subagents
+//!
+//! `Task` with `run_in_background: true` (or a task of a type whose
+//! definition says `background: true`) returns at once, with
+//! [`TaskStatus::Background`] and the agent's id. The agent runs on, bound
+//! to the session rather than the query: its parent gets its
+//! [`TaskResult`] in a message before its next model request (in this
+//! query or the next), and every [`SubagentConfig::progress_interval`] a
+//! tools-disabled side request gives an [`EventKind::SubagentProgress`].
+//! The host follows them with [`Agent::background_events`], inspects them
+//! ([`Agent::background_agents`], [`BackgroundAgent`]), stops one
+//! ([`Agent::stop_background`]) or waits for all
+//! ([`Agent::wait_background`]); dropping the [`Agent`] stops them all.
+//!
+//! # Permissions and hooks
+//!
+//! Each agent has a permission mode ([`AgentConfig::permission_mode`] for
+//! the root; a subagent's is never wider than its parent's). A tool call
+//! passes the [`Hook::pre_tool_use`] hooks (which may deny it or rewrite
+//! its input), then its mode and the host's [`PermissionHandler`]
+//! ([`PermissionConfig`]; [`Decision::Ask`] asks the user through the
+//! ask-user service, which a background agent cannot), then runs, then the
+//! [`Hook::post_tool_use`] hooks. A refused call is an error result for the
+//! model and an [`EventKind::PermissionDenied`] event; 3 denials in a row
+//! or 20 in all stop the agent with [`TaskStatus::Denied`].
+//! [`Hook::subagent_start`] and [`Hook::subagent_stop`] frame each
+//! subagent's run.
 //!
 //! # Scheduled prompts
 //!

@@ -61,7 +61,8 @@ pub enum Decision {
     /// Run this call, and every later call of the same tool by the same
     /// agent in this session without asking again.
     AllowForSession,
-    /// Refuse; the reason is what the model is told.
+    /// Refuse; the reason is what the model is told (a blank one: "the
+    /// host gave no reason").
     Deny(String),
     /// Ask the user: in the foreground through the ask-user service; in the
     /// background the call is denied, or bubbled up to the host when
@@ -285,6 +286,15 @@ pub(crate) fn ran(agent: &AgentRun) {
     agent.denials.allowed();
 }
 
+/// `reason` as the model reads it: a blank one says that `who` gave none.
+pub(crate) fn reason_of<'a>(reason: &'a str, who: &str) -> std::borrow::Cow<'a, str> {
+    if reason.trim().is_empty() {
+        format!("the {who} gave no reason").into()
+    } else {
+        reason.into()
+    }
+}
+
 fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
     format!("permission to run '{tool}' was denied: {why}")
 }
@@ -367,7 +377,7 @@ pub(crate) async fn check(
             session.grants.insert(&agent.id, name);
             Ok(())
         }
-        Decision::Deny(reason) => Err(denied(name, reason)),
+        Decision::Deny(reason) => Err(denied(name, reason_of(&reason, "host"))),
         // Ask was answered above; Allow.
         _ => Ok(()),
     }

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 use zr_caps::{Budget, PermissionMode};
-use zr_types::{AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall, Usage};
+use zr_types::{
+    AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall, ToolDefinition, Usage,
+};
 
 use crate::event::EventKind;
 use crate::exec;
@@ -49,7 +51,6 @@ pub(crate) struct AgentRun {
     pub(crate) budget: Budget,
     pub(crate) progress: Arc<Mutex<Progress>>,
     /// The delegating agent; `None` for the root.
-    #[allow(dead_code, reason = "scaffold: read by transcripts and hooks")]
     pub(crate) parent: Option<AgentId>,
     /// The folder the agent's tools work in (a worktree for isolated
     /// subagents, else the runtime's).
@@ -77,9 +78,9 @@ pub(crate) struct Progress {
     pub(crate) text: Vec<String>,
     /// The text of the turn being streamed.
     pub(crate) partial: String,
-    /// A background agent's conversation as of its latest request, for
-    /// progress summaries; `None` for the others.
-    pub(crate) snapshot: Option<Vec<Message>>,
+    /// A background agent's conversation and advertised tools as of its
+    /// latest request, for progress summaries; `None` for the others.
+    pub(crate) snapshot: Option<(Vec<Message>, Vec<Arc<ToolDefinition>>)>,
 }
 
 impl Progress {
@@ -283,7 +284,8 @@ impl AgentRun {
             }
             crate::compact::before_request(&mut self, ctx, &mut context).await;
             if self.background {
-                lock(&self.progress).snapshot = Some(self.history.clone());
+                lock(&self.progress).snapshot =
+                    Some((self.history.clone(), self.tools.advertised()));
             }
             if turn >= self.max_turns {
                 return self.summarise(ctx, turn).await;

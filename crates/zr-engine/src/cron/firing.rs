@@ -23,7 +23,8 @@ pub(super) struct Due {
     /// Earlier occurrences of a recurring job that are not run (0 for a
     /// one-shot).
     pub(super) missed: u64,
-    /// Whether counting stopped at [`MAX_COUNTED`].
+    /// Whether more occurrences were due than [`MAX_COUNTED`], which were
+    /// not counted (`missed` is then a lower bound).
     pub(super) capped: bool,
 }
 
@@ -52,12 +53,39 @@ pub(super) fn due(job: &CronJob, now: DateTime<Utc>) -> Option<Due> {
             _ => break,
         }
     }
+    let mut capped = false;
+    if count == MAX_COUNTED {
+        let last = latest_until(job, latest, now);
+        capped = last > latest;
+        latest = last;
+    }
     Some(Due {
         first,
         scheduled_for: latest,
         missed: count - 1,
-        capped: count == MAX_COUNTED,
+        capped,
     })
+}
+
+/// The latest occurrence of `job` no later than `now`, given `known`, one
+/// of them: a binary search over the time before it (`next_fire_after` only
+/// grows with its argument), so that a long downtime costs a few dozen
+/// look-ups, not one per occurrence.
+fn latest_until(job: &CronJob, known: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
+    let (mut lo, mut hi) = (known, now);
+    while hi - lo > TimeDelta::seconds(1) {
+        let mid = lo + (hi - lo) / 2;
+        if job.next_fire_after(mid).is_some_and(|next| next <= now) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    // Occurrences are at least a minute apart: the one after `lo` is the
+    // last one, if it is not `known` itself.
+    job.next_fire_after(lo)
+        .filter(|next| *next <= now)
+        .map_or(known, |next| next.max(known))
 }
 
 /// The prompt of a firing: the job's prompt, and when the firing is late

@@ -93,10 +93,33 @@ fn counting_missed_runs_stops_at_the_cap() {
     let every_minute = job("* * * * *", true, at(1, 0, 0));
     let d = due(&every_minute, at(31, 0, 0)).unwrap();
     assert_eq!((d.missed, d.capped), (MAX_COUNTED - 1, true));
+    // The firing still stands for the latest occurrence, not the last one
+    // counted.
+    assert_eq!(d.scheduled_for, at(31, 0, 0));
     assert!(
         prompt(&every_minute, &d, at(31, 0, 0), at(31, 0, 0))
-            .ends_with("; more than 999 earlier runs were missed while zr was not running.)"),
+            .ends_with(" for 2026-01-31 00:00 UTC; more than 999 earlier runs were missed while zr was not running.)"),
     );
+    // Exactly as many as are counted: not capped.
+    let d = due(&every_minute, at(1, 16, 40)).unwrap();
+    assert_eq!(
+        (d.missed, d.capped, d.scheduled_for),
+        (MAX_COUNTED - 1, false, at(1, 16, 40))
+    );
+    assert!(
+        prompt(&every_minute, &d, at(1, 16, 40), at(1, 16, 40))
+            .ends_with("; 999 earlier runs were missed while zr was not running.)")
+    );
+    // Between two occurrences, and with jitter: the latest one before now.
+    let mut jittered = job("*/5 * * * *", true, at(1, 0, 0));
+    jittered.jitter_seconds = 120;
+    // Its offset within the five minutes (at most two: before 00:03).
+    let first = jittered.next_fire_after(at(1, 0, 0)).unwrap();
+    let offset = chrono::TimeDelta::seconds((first - at(1, 0, 0)).num_seconds() % 300);
+    let d = due(&jittered, at(31, 0, 3)).unwrap();
+    assert!(d.capped);
+    let latest = at(31, 0, 0) + offset;
+    assert_eq!(d.scheduled_for, latest);
 }
 
 #[test]

@@ -79,6 +79,13 @@ impl AgentObserver for OnFinish {
     }
 }
 
+/// Waits (at most 30 s) until the session's background agents have ended.
+async fn wait_all(agent: &zr_engine::Agent) {
+    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
+        .await
+        .expect("the background agents end within 30 s");
+}
+
 fn bg_task(description: &str) -> Value {
     json!({"name": "Task", "input": {"description": description, "prompt": "work", "subagent_type": "worker", "run_in_background": true}})
 }
@@ -251,9 +258,7 @@ async fn a_background_agent_outlives_the_query_and_its_result_comes_with_the_nex
     assert_eq!(list[0].parent, AgentId::root());
 
     gate.add_permits(1);
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let done = agent.background_agents();
     assert_eq!(
         done[0].result.as_ref().unwrap().status,
@@ -313,9 +318,7 @@ async fn progress_summaries_come_at_the_configured_interval_once_the_conversatio
     let agent = h.agent(config);
     let mut events = agent.background_events();
     agent.prompt("go").await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let mut progress = Vec::new();
     while let Ok(Some(event)) =
         tokio::time::timeout(Duration::from_millis(200), events.next()).await
@@ -387,6 +390,13 @@ async fn the_host_stops_a_background_agent_and_its_processes_and_the_parent_is_t
 
     agent.prompt("and?").await.unwrap();
     assert!(last_texts(&h, 2).contains("finished with status cancelled"));
+    let note = crate::support::notification(&h.provider.of_type("root")[2]);
+    assert_eq!(note["agent_id"], "root.0001-worker");
+    assert_eq!(note["status"], "cancelled");
+    assert_eq!(
+        note["error"],
+        "stopped before it finished (by the host, or the session ended); the output is what it wrote so far"
+    );
 }
 
 #[tokio::test]
@@ -398,13 +408,17 @@ async fn the_end_of_the_session_stops_its_background_agents() {
     }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
     agent.prompt("go").await.unwrap();
+    // Seen once is enough: a second look may fall in the moment when bash
+    // execs the command and its command line reads empty.
+    let mut seen = false;
     for _ in 0..300 {
         if !crate::support::processes_with(marker).is_empty() {
+            seen = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(!crate::support::processes_with(marker).is_empty());
+    assert!(seen, "the worker's command started");
     drop(agent);
     assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
 }
@@ -448,9 +462,7 @@ async fn a_type_defined_as_background_runs_in_the_background_from_multitask() {
     assert_eq!(results["results"][1]["status"], "completed");
     assert_eq!(results["results"][1]["output"], "worked");
     gate.add_permits(1);
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the watcher ends");
+    wait_all(&agent).await;
     assert_eq!(
         agent.background_agents()[0].result.as_ref().unwrap().output,
         "watched"
@@ -493,9 +505,7 @@ async fn a_notification_taken_by_a_cancelled_query_comes_again_with_the_next() {
     }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
     agent.prompt("go").await.unwrap();
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let query = agent.query("second", QueryOverrides::default());
     for _ in 0..500 {
         if h.provider.of_type("root").len() == 3 {
@@ -559,12 +569,264 @@ async fn cancelling_the_query_that_started_a_background_agent_does_not_stop_it()
     query.cancel().await;
     assert!(agent.background_agents()[0].is_running());
     gate.add_permits(1);
-    tokio::time::timeout(Duration::from_secs(30), agent.wait_background())
-        .await
-        .expect("the worker ends");
+    wait_all(&agent).await;
     let result = agent.background_agents()[0].result.clone().unwrap();
     assert_eq!(
         (result.status, result.output.as_str()),
         (TaskStatus::Completed, "survived")
     );
+}
+
+/// A SubagentStop hook that takes a while, then notes the agent.
+#[derive(Debug, Default)]
+struct SlowStop {
+    stopped: Mutex<Vec<AgentId>>,
+}
+
+impl zr_engine::Hook for SlowStop {
+    fn subagent_stop<'a>(
+        &'a self,
+        agent: &'a zr_engine::HookAgent,
+        _result: &'a zr_engine::TaskResult,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            self.stopped.lock().unwrap().push(agent.agent.clone());
+        })
+    }
+}
+
+#[tokio::test]
+async fn wait_background_returns_only_once_the_agents_stop_hooks_are_done() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [bg_task("quick")]}, {"text": "started"}]}],
+        "worker": [{"turns": [{"text": "done"}]}]
+    }}));
+    let hook = Arc::new(SlowStop::default());
+    let mut config = AgentConfig::new("root").with_sub_agent(worker_with(None));
+    config.hooks = zr_engine::Hooks::new().with(Arc::clone(&hook) as Arc<dyn zr_engine::Hook>);
+    let agent = h.agent(config);
+    assert_eq!(agent.prompt("go").await.unwrap().output, "started");
+    wait_all(&agent).await;
+    let id: AgentId = "root.0001-worker".parse().unwrap();
+    assert_eq!(*hook.stopped.lock().unwrap(), vec![id.clone()]);
+    assert_eq!(
+        agent.background_agent(&id).unwrap().result.unwrap().output,
+        "done"
+    );
+}
+
+#[tokio::test]
+async fn a_background_agent_launched_after_the_session_ended_is_stopped_at_once() {
+    let marker = "sleep 600.3131";
+    let gate_tool = custom("gate", false);
+    let gate = Arc::new(Semaphore::new(0));
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "gate"}]},
+                {"tool_calls": [bg_task("late")]},
+                {"text": "started"}
+            ]}],
+            "worker": [{"turns": [{"tool_calls": [bash_forever(marker)]}, {"text": "never"}]}]
+        }}),
+        |r| {
+            r.with_tool(
+                Arc::clone(&gate_tool),
+                Arc::new(Gate {
+                    open: Arc::clone(&gate),
+                }),
+            )
+        },
+    );
+    let agent = h
+        .agent(with_custom(AgentConfig::new("root"), &gate_tool).with_sub_agent(worker_with(None)));
+    let query = agent.query("go", QueryOverrides::default());
+    // The session ends while its query still runs; the query then starts
+    // a background agent, which nothing could ever stop.
+    drop(agent);
+    gate.add_permits(1);
+    let (events, result) = run(query).await;
+    assert_eq!(result.unwrap().output, "started");
+    let ends: Vec<(String, TaskStatus)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SubagentFinished { result } => Some((e.agent.to_string(), result.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        vec![("root.0001-worker".to_owned(), TaskStatus::Cancelled)]
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(crate::support::processes_with(marker), Vec::<u32>::new());
+}
+
+#[tokio::test]
+async fn a_progress_request_repeats_the_agents_last_request_with_the_tools_it_loaded() {
+    // The side request is the agent's last request plus one question, so
+    // the provider's cache serves its prefix: also after FindTool loaded a
+    // tool.
+    let slow = custom("slow", true);
+    let db = Arc::new(
+        ToolDefinition::new(
+            "mcp__db__query".parse().unwrap(),
+            "Run a SQL query on the database",
+            zr_types::ToolOrigin::Connection {
+                server: "db".parse().unwrap(),
+            },
+        )
+        .with_annotations(zr_types::Annotations::read_only()),
+    );
+    // A background fork: it has its parent's pool, FindTool included.
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "Task", "input": {"description": "crawl", "prompt": "crawl", "run_in_background": true}}]},
+                {"text": "ok"}
+            ]}],
+            "fork": [{
+                "turns": [
+                    {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
+                    {"tool_calls": [{"name": "slow"}]},
+                    {"tool_calls": [{"name": "slow"}]},
+                    {"text": "crawled"}
+                ],
+                "summary": "Crawling"
+            }]
+        }}),
+        |r| {
+            r.with_tool(Arc::clone(&slow), Arc::new(Slow { ms: 250 }))
+                .with_tool(Arc::clone(&db), Arc::new(crate::support::Echo))
+        },
+    );
+    let mut config = with_custom(AgentConfig::new("root"), &slow);
+    config.options.mcp_tools = vec![Arc::clone(&db)];
+    config.subagent = SubagentConfig {
+        progress_interval: Some(Duration::from_millis(60)),
+        ..SubagentConfig::default()
+    };
+    let agent = h.agent(config);
+    agent.prompt("go").await.unwrap();
+    wait_all(&agent).await;
+    let worker = h.provider.of_type("fork");
+    let names = |r: &zr_engine::ModelRequest| crate::support::tool_names(r);
+    assert!(names(&worker[0]).iter().all(|n| n != "mcp__db__query"));
+    let mut last = None;
+    let mut sides = 0;
+    for request in &worker {
+        if request.tool_choice != ToolChoice::None {
+            last = Some(request);
+            continue;
+        }
+        sides += 1;
+        let last = last.expect("a side request follows one of the agent's");
+        assert_eq!(names(request), names(last));
+        assert_eq!(request.system, last.system);
+        // The conversation so far (the question joins its last message).
+        let n = last.messages.len();
+        assert_eq!(request.messages[..n - 1], last.messages[..n - 1]);
+        let blocks = &last.messages[n - 1].content;
+        assert_eq!(request.messages[n - 1].content[..blocks.len()], blocks[..]);
+    }
+    assert!(sides >= 1, "no progress request was made");
+    assert!(
+        worker
+            .iter()
+            .any(|r| r.tool_choice == ToolChoice::None
+                && names(r).iter().any(|n| n == "mcp__db__query")),
+        "a progress request after the load shows the loaded tool"
+    );
+}
+
+#[tokio::test]
+async fn the_background_events_end_with_the_session_after_its_agents_stop() {
+    let gate_tool = custom("gate", false);
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [bg_task("held")]}, {"text": "started"}]}],
+            "worker": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "never"}]}]
+        }}),
+        |r| {
+            r.with_tool(
+                Arc::clone(&gate_tool),
+                Arc::new(Gate {
+                    open: Arc::new(Semaphore::new(0)),
+                }),
+            )
+        },
+    );
+    let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
+    let mut events = agent.background_events();
+    agent.prompt("go").await.unwrap();
+    // The worker is inside its tool.
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), events.next())
+            .await
+            .expect("the worker calls its tool")
+            .expect("the session is alive");
+        if matches!(event.kind, EventKind::ToolCallStarted { .. }) {
+            break;
+        }
+    }
+    drop(agent);
+    let rest: Vec<Event> = tokio::time::timeout(Duration::from_secs(30), events.collect())
+        .await
+        .expect("the stream ends with the session");
+    let ends: Vec<(String, TaskStatus)> = rest
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SubagentFinished { result } => Some((e.agent.to_string(), result.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        vec![("root.0001-worker".to_owned(), TaskStatus::Cancelled)]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_many_threads_a_quick_agent_ends_once_and_its_end_is_seen_before_wait_background_returns()
+ {
+    // A worker that answers at once may end on another thread before the
+    // call that launched it has returned.
+    for round in 0..30 {
+        let h = Harness::new(&json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [bg_task("quick")]}, {"text": "started"}]}],
+            "worker": [{"turns": [{"text": "quick findings"}]}]
+        }}));
+        let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
+        let (events, result, later) = crate::support::run_and_wait(&agent, "go").await;
+        assert_eq!(result.unwrap().output, "started", "round {round}");
+        let ends: Vec<(String, String)> = events
+            .iter()
+            .chain(&later)
+            .filter_map(|e| match &e.kind {
+                EventKind::SubagentFinished { result } => {
+                    Some((e.agent.to_string(), result.output.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        // Seen by the subscriber (and, if the query still ran, in its
+        // stream too), always with the one result.
+        assert!(
+            !ends.is_empty()
+                && ends
+                    .iter()
+                    .all(|(id, output)| id == "root.0001-worker" && output == "quick findings"),
+            "round {round}: {ends:?}"
+        );
+        let later_ends = later
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::SubagentFinished { .. }))
+            .count();
+        assert_eq!(later_ends, 1, "round {round}: the subscriber saw one end");
+        let id: AgentId = "root.0001-worker".parse().unwrap();
+        let view = agent.background_agent(&id).unwrap();
+        assert_eq!(view.result.unwrap().status, TaskStatus::Completed);
+        assert!(!agent.stop_background(&id).await, "round {round}");
+    }
 }

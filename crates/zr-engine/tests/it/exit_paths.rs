@@ -255,6 +255,43 @@ async fn a_fork_advertises_what_its_parent_loaded() {
     assert_all_requests_valid(&h);
 }
 
+#[tokio::test]
+async fn a_fork_started_in_the_turn_that_loads_a_tool_repeats_its_parents_last_request() {
+    // FindTool's loads take effect after the turn's calls: the fork shows
+    // what its parent's last request showed, and the parent shows the new
+    // tool from its next request on.
+    let (h, config) = with_db_query(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [
+                    {"name": "FindTool", "input": {"query": "select:mcp__db__query"}},
+                    {"name": "Task", "input": {"description": "d", "prompt": "look"}}
+                ]},
+                {"text": "done"}
+            ]}],
+            "fork": [{"turns": [{"text": "forked"}]}]
+        }}),
+        Arc::new(Echo),
+    );
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let root = h.provider.of_type("root");
+    let fork = h.provider.of_type("fork");
+    assert!(!tool_names(&root[0]).contains(&"mcp__db__query".to_owned()));
+    assert!(tool_names(&root[1]).contains(&"mcp__db__query".to_owned()));
+    assert_eq!(
+        tool_names(&fork[0]),
+        tool_names(&root[0]),
+        "prompt-cache parity"
+    );
+    assert_eq!(fork[0].system, root[0].system);
+    let shared = root[0].messages.len();
+    assert_eq!(fork[0].cache_prefix, Some(shared));
+    assert_eq!(fork[0].messages[..shared], root[0].messages[..]);
+    assert_all_requests_valid(&h);
+}
+
 /// Every path that ends an agent early or refuses calls leaves a valid
 /// conversation in every request and in the root's history.
 #[tokio::test]

@@ -648,3 +648,47 @@ async fn a_panicking_permission_handler_denies_the_call_and_the_engine_goes_on()
         ["permission to run 'Write' was denied: the permission handler panicked: the policy broke"]
     );
 }
+
+/// Denies every call with an empty reason.
+#[derive(Debug)]
+struct SilentHook;
+
+impl Hook for SilentHook {
+    fn pre_tool_use<'a>(
+        &'a self,
+        _: &'a HookAgent,
+        call: &'a ToolCall,
+    ) -> BoxFuture<'a, PreToolUse> {
+        let verdict = if call.name == "Bash" {
+            PreToolUse::Deny(" ".to_owned())
+        } else {
+            PreToolUse::Continue
+        };
+        Box::pin(async move { verdict })
+    }
+}
+
+#[tokio::test]
+async fn a_denial_without_a_reason_tells_the_model_that_none_was_given() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"tool_calls": [write_call("a.txt", "a"), {"name": "Bash", "input": {"command": "echo ran > b.txt"}}]},
+        {"text": "done"}
+    ]}]}}));
+    let policy = Policy::new(|_| Decision::Deny(String::new()));
+    let mut config = with_policy(AgentConfig::new("root"), &policy);
+    config.hooks = Hooks::new().with(Arc::new(SilentHook));
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let expected = [
+        "permission to run 'Write' was denied: the host gave no reason",
+        "tool 'Bash' was not run: a PreToolUse hook denied it: the hook gave no reason",
+    ];
+    assert_eq!(denials_of(&events, "root"), expected);
+    assert_eq!(
+        tool_results(&h.provider.of_type("root")[1]),
+        expected.map(|r| (true, r.to_owned()))
+    );
+    assert!(!h.dir.path().join("a.txt").exists());
+    assert!(!h.dir.path().join("b.txt").exists());
+}
