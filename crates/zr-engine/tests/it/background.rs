@@ -43,6 +43,22 @@ impl ToolHandler for Gate {
     }
 }
 
+/// A harness over `script` with the custom tool `gate`, which answers a
+/// call only when the returned semaphore gets a permit.
+fn gated(script: &Value) -> (Harness, Arc<ToolDefinition>, Arc<Semaphore>) {
+    let tool = custom("gate", false);
+    let gate = Arc::new(Semaphore::new(0));
+    let h = Harness::with_runtime(script, |r| {
+        r.with_tool(
+            Arc::clone(&tool),
+            Arc::new(Gate {
+                open: Arc::clone(&gate),
+            }),
+        )
+    });
+    (h, tool, gate)
+}
+
 /// A tool that takes `ms` milliseconds.
 #[derive(Debug)]
 struct Slow {
@@ -222,29 +238,17 @@ use zr_engine::AgentConfig;
 
 #[tokio::test]
 async fn a_background_agent_outlives_the_query_and_its_result_comes_with_the_next_one() {
-    let gate_tool = custom("gate", false);
-    let gate = Arc::new(Semaphore::new(0));
-    let h = Harness::with_runtime(
-        &json!({"agents": {
-            "root": [{"turns": [
-                {"tool_calls": [bg_task("slow job")]},
-                {"text": "started it"},
-                {"text": "thanks"}
-            ]}],
-            "worker": [{"turns": [
-                {"tool_calls": [{"name": "gate"}]},
-                {"text": "late findings"}
-            ]}]
-        }}),
-        |r| {
-            r.with_tool(
-                Arc::clone(&gate_tool),
-                Arc::new(Gate {
-                    open: Arc::clone(&gate),
-                }),
-            )
-        },
-    );
+    let (h, gate_tool, gate) = gated(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [bg_task("slow job")]},
+            {"text": "started it"},
+            {"text": "thanks"}
+        ]}],
+        "worker": [{"turns": [
+            {"tool_calls": [{"name": "gate"}]},
+            {"text": "late findings"}
+        ]}]
+    }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
     let mut between = agent.background_events();
     let first = agent.prompt("start").await.unwrap();
@@ -425,29 +429,17 @@ async fn the_end_of_the_session_stops_its_background_agents() {
 
 #[tokio::test]
 async fn a_type_defined_as_background_runs_in_the_background_from_multitask() {
-    let gate_tool = custom("gate", false);
-    let gate = Arc::new(Semaphore::new(0));
-    let h = Harness::with_runtime(
-        &json!({"agents": {
-            "root": [{"turns": [
-                {"tool_calls": [{"name": "MultiTask", "input": {"tasks": [
-                    {"description": "watch", "prompt": "w", "subagent_type": "watcher"},
-                    {"description": "now", "prompt": "n", "subagent_type": "worker"}
-                ]}}]},
-                {"text": "ok"}
-            ]}],
-            "watcher": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "watched"}]}],
-            "worker": [{"turns": [{"text": "worked"}]}]
-        }}),
-        |r| {
-            r.with_tool(
-                Arc::clone(&gate_tool),
-                Arc::new(Gate {
-                    open: Arc::clone(&gate),
-                }),
-            )
-        },
-    );
+    let (h, gate_tool, gate) = gated(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "MultiTask", "input": {"tasks": [
+                {"description": "watch", "prompt": "w", "subagent_type": "watcher"},
+                {"description": "now", "prompt": "n", "subagent_type": "worker"}
+            ]}}]},
+            {"text": "ok"}
+        ]}],
+        "watcher": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "watched"}]}],
+        "worker": [{"turns": [{"text": "worked"}]}]
+    }}));
     let mut watcher = sub_agent("watcher", AgentType::GeneralPurpose);
     watcher.background = true;
     watcher.capabilities.custom_tools = Some(vec![Arc::clone(&gate_tool)]);
@@ -534,25 +526,13 @@ async fn a_notification_taken_by_a_cancelled_query_comes_again_with_the_next() {
 
 #[tokio::test]
 async fn cancelling_the_query_that_started_a_background_agent_does_not_stop_it() {
-    let gate_tool = custom("gate", false);
-    let gate = Arc::new(Semaphore::new(0));
-    let h = Harness::with_runtime(
-        &json!({"agents": {
-            "root": [{"turns": [
-                {"tool_calls": [bg_task("survivor")]},
-                {"delay_ms": 60000, "text": "never"}
-            ]}],
-            "worker": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "survived"}]}]
-        }}),
-        |r| {
-            r.with_tool(
-                Arc::clone(&gate_tool),
-                Arc::new(Gate {
-                    open: Arc::clone(&gate),
-                }),
-            )
-        },
-    );
+    let (h, gate_tool, gate) = gated(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [bg_task("survivor")]},
+            {"delay_ms": 60000, "text": "never"}
+        ]}],
+        "worker": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "survived"}]}]
+    }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
     let query = agent.query("go", QueryOverrides::default());
     for _ in 0..500 {
@@ -619,26 +599,14 @@ async fn wait_background_returns_only_once_the_agents_stop_hooks_are_done() {
 #[tokio::test]
 async fn a_background_agent_launched_after_the_session_ended_is_stopped_at_once() {
     let marker = "sleep 600.3131";
-    let gate_tool = custom("gate", false);
-    let gate = Arc::new(Semaphore::new(0));
-    let h = Harness::with_runtime(
-        &json!({"agents": {
-            "root": [{"turns": [
-                {"tool_calls": [{"name": "gate"}]},
-                {"tool_calls": [bg_task("late")]},
-                {"text": "started"}
-            ]}],
-            "worker": [{"turns": [{"tool_calls": [bash_forever(marker)]}, {"text": "never"}]}]
-        }}),
-        |r| {
-            r.with_tool(
-                Arc::clone(&gate_tool),
-                Arc::new(Gate {
-                    open: Arc::clone(&gate),
-                }),
-            )
-        },
-    );
+    let (h, gate_tool, gate) = gated(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "gate"}]},
+            {"tool_calls": [bg_task("late")]},
+            {"text": "started"}
+        ]}],
+        "worker": [{"turns": [{"tool_calls": [bash_forever(marker)]}, {"text": "never"}]}]
+    }}));
     let agent = h
         .agent(with_custom(AgentConfig::new("root"), &gate_tool).with_sub_agent(worker_with(None)));
     let query = agent.query("go", QueryOverrides::default());
@@ -742,21 +710,10 @@ async fn a_progress_request_repeats_the_agents_last_request_with_the_tools_it_lo
 
 #[tokio::test]
 async fn the_background_events_end_with_the_session_after_its_agents_stop() {
-    let gate_tool = custom("gate", false);
-    let h = Harness::with_runtime(
-        &json!({"agents": {
-            "root": [{"turns": [{"tool_calls": [bg_task("held")]}, {"text": "started"}]}],
-            "worker": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "never"}]}]
-        }}),
-        |r| {
-            r.with_tool(
-                Arc::clone(&gate_tool),
-                Arc::new(Gate {
-                    open: Arc::new(Semaphore::new(0)),
-                }),
-            )
-        },
-    );
+    let (h, gate_tool, _gate) = gated(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [bg_task("held")]}, {"text": "started"}]}],
+        "worker": [{"turns": [{"tool_calls": [{"name": "gate"}]}, {"text": "never"}]}]
+    }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
     let mut events = agent.background_events();
     agent.prompt("go").await.unwrap();
