@@ -59,6 +59,19 @@ fn gated(script: &Value) -> (Harness, Arc<ToolDefinition>, Arc<Semaphore>) {
     (h, tool, gate)
 }
 
+/// Each agent whose end is among `events`, with its status.
+fn ends(events: &[Event]) -> Vec<(String, TaskStatus)> {
+    crate::support::finished(events)
+        .into_iter()
+        .map(|r| {
+            (
+                r.agent_id.map(|id| id.to_string()).unwrap_or_default(),
+                r.status,
+            )
+        })
+        .collect()
+}
+
 /// A tool that takes `ms` milliseconds.
 #[derive(Debug)]
 struct Slow {
@@ -616,15 +629,8 @@ async fn a_background_agent_launched_after_the_session_ended_is_stopped_at_once(
     gate.add_permits(1);
     let (events, result) = run(query).await;
     assert_eq!(result.unwrap().output, "started");
-    let ends: Vec<(String, TaskStatus)> = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::SubagentFinished { result } => Some((e.agent.to_string(), result.status)),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        ends,
+        ends(&events),
         vec![("root.0001-worker".to_owned(), TaskStatus::Cancelled)]
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -731,15 +737,8 @@ async fn the_background_events_end_with_the_session_after_its_agents_stop() {
     let rest: Vec<Event> = tokio::time::timeout(Duration::from_secs(30), events.collect())
         .await
         .expect("the stream ends with the session");
-    let ends: Vec<(String, TaskStatus)> = rest
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::SubagentFinished { result } => Some((e.agent.to_string(), result.status)),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        ends,
+        ends(&rest),
         vec![("root.0001-worker".to_owned(), TaskStatus::Cancelled)]
     );
 }
