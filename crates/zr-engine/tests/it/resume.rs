@@ -764,3 +764,40 @@ fn prop_a_resumed_root_has_the_history_it_had() {
         })
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_timed_out_subagent_is_resumed_in_the_same_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "ok"}]}],
+            "worker": [{"turns": [
+                {"delay_ms": 60_000, "text": "late"},
+                {"text": "finished on resume"}
+            ]}]
+        }}),
+    );
+    let mut config = config(dir.path());
+    config.subagent.timeout = Duration::from_secs(2);
+    let agent = Agent::new(runtime, config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "ok");
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let results = finished(&events);
+    assert_eq!(
+        (results[0].agent_id.as_ref(), results[0].status),
+        (Some(&worker), TaskStatus::TimedOut)
+    );
+    // Its run was stopped, so it is not running any more: it resumes.
+    let (events, result) = run(agent.resume_subagent(&worker, None)).await;
+    let result = result.unwrap();
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "finished on resume")
+    );
+    assert_eq!(finished(&events)[0].status, TaskStatus::Completed);
+    let request = provider.of_type("worker").remove(1);
+    // Cut short before its model answered: it goes on from its prompt.
+    assert_eq!(request.messages, [Message::user_text("p")]);
+}
