@@ -149,7 +149,9 @@ impl Agent {
     /// again from the current configuration. It works in its recorded
     /// folder, or in its parent's when that folder is gone. Each such
     /// change is a [`EventKind::ResumeWarning`]. It runs in the foreground
-    /// within the `subagent.timeout` budget and appends to its transcript.
+    /// within the `subagent.timeout` budget, with the SubagentStart and
+    /// SubagentStop hooks of a new subagent, and appends to its
+    /// transcript.
     /// The root's id continues the root (as `query` or
     /// `continue_interrupted`).
     ///

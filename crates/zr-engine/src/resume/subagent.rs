@@ -13,6 +13,7 @@ use super::{continue_history, log_repairs, resume_error};
 use crate::agent::QueryResult;
 use crate::error::EngineError;
 use crate::event::EventKind;
+use crate::hooks;
 use crate::run::{AgentRun, Progress, push_user_text};
 use crate::session::{Cleanup, QueryCtx, Session};
 use crate::task::derived_kind;
@@ -262,7 +263,7 @@ pub(super) async fn run(
         &id,
         &ty,
         EventKind::SubagentStarted {
-            parent,
+            parent: parent.clone(),
             description: "resumed".to_owned(),
             index: 0,
             background: false,
@@ -273,6 +274,9 @@ pub(super) async fn run(
         observer.agent_started(&session.id, &id, run.tools.pool());
     }
     let cleanup = Cleanup::new(Arc::clone(session), id.clone());
+    // After the cleanup is armed, as for a new subagent.
+    let hook_agent = hooks::agent_of(ctx, &run);
+    hooks::subagent_start(ctx, &hook_agent, &parent).await;
     ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
     let progress = Arc::clone(&run.progress);
     let timeout = session.config.subagent.timeout;
@@ -307,6 +311,7 @@ pub(super) async fn run(
     }
     cleanup.run().await;
     result.duration = start.elapsed();
+    hooks::subagent_stop(ctx, &hook_agent, &result).await;
     ctx.sink.send(
         &id,
         &ty,

@@ -24,6 +24,8 @@ type Decide = Box<dyn Fn(&ToolCall) -> PreToolUse + Send + Sync>;
 struct Recorder {
     log: Mutex<Vec<String>>,
     agents: Mutex<Vec<HookAgent>>,
+    /// Whether each call's transcript file existed when the hook ran.
+    transcripts: Mutex<Vec<bool>>,
     decide: Decide,
 }
 
@@ -38,13 +40,16 @@ impl Recorder {
         Arc::new(Self {
             log: Mutex::new(Vec::new()),
             agents: Mutex::new(Vec::new()),
+            transcripts: Mutex::new(Vec::new()),
             decide: Box::new(decide),
         })
     }
 
     fn note(&self, agent: &HookAgent, line: String) {
+        let exists = agent.transcript_path.as_ref().is_some_and(|p| p.is_file());
         self.log.lock().unwrap().push(line);
         self.agents.lock().unwrap().push(agent.clone());
+        self.transcripts.lock().unwrap().push(exists);
     }
 
     fn log(&self) -> Vec<String> {
@@ -191,6 +196,12 @@ async fn each_hook_fires_with_the_agents_id_type_and_transcript_path() {
             ("root.0001-worker".to_owned(), "worker".to_owned(), worker),
             ("root".to_owned(), "root".to_owned(), root),
         ]
+    );
+    // A new subagent's transcript is made when its run starts, after
+    // SubagentStart (a queued agent has none yet).
+    assert_eq!(
+        *hook.transcripts.lock().unwrap(),
+        [true, false, true, true, true, true]
     );
 }
 
@@ -378,5 +389,53 @@ async fn a_panicking_hook_denies_the_call_and_the_engine_goes_on() {
                 "tool 'Write' was not run: the PreToolUse hook panicked: the hook broke".to_owned()
             ),
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_subagent_runs_its_start_and_stop_hooks_with_its_transcript() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
+        "worker": [{"turns": [
+            {"text": "first"},
+            {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.md"}}]},
+            {"text": "resumed"}
+        ]}]
+    }}));
+    let hook = Recorder::new(|_| PreToolUse::Continue);
+    let sessions = h.dir.path().join(".zr/sessions");
+    let mut config = with_hook(root_with_worker(), &hook);
+    config.sessions_dir = Some(sessions.clone());
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "root done");
+    let before = hook.log().len();
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let (events, result) = run(agent.resume_subagent(&worker, Some("more".to_owned()))).await;
+    assert_eq!(result.unwrap().output, "resumed");
+    assert_eq!(finished(&events).len(), 1);
+    assert_eq!(
+        hook.log()[before..],
+        [
+            "SubagentStart root.0001-worker worker parent=root".to_owned(),
+            r#"PreToolUse root.0001-worker worker Glob {"pattern":"*.md"}"#.to_owned(),
+            r#"PostToolUse root.0001-worker worker Glob {"pattern":"*.md"} error=false"#.to_owned(),
+            r#"SubagentStop root.0001-worker worker completed "resumed""#.to_owned(),
+        ]
+    );
+    let path = sessions
+        .join(agent.session_id().as_str())
+        .join("root.0001-worker.jsonl");
+    let agents = hook.agents.lock().unwrap()[before..].to_vec();
+    assert!(
+        agents
+            .iter()
+            .all(|a| a.transcript_path.as_ref() == Some(&path)),
+        "{agents:?}"
+    );
+    assert_eq!(
+        hook.transcripts.lock().unwrap()[before..],
+        [true; 4],
+        "its transcript is there at every hook"
     );
 }
