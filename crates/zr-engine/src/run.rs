@@ -49,7 +49,6 @@ pub(crate) struct AgentRun {
     pub(crate) budget: Budget,
     pub(crate) progress: Arc<Mutex<Progress>>,
     /// The delegating agent; `None` for the root.
-    #[allow(dead_code, reason = "scaffold: read by transcripts and hooks")]
     pub(crate) parent: Option<AgentId>,
     /// The folder the agent's tools work in (a worktree for isolated
     /// subagents, else the runtime's).

@@ -316,10 +316,6 @@ pub(crate) fn sync(ctx: &QueryCtx, run: &AgentRun) {
 /// Writes `run`'s history whole, replacing what the transcript held: for
 /// code that rewrites the history rather than appending to it
 /// (compaction).
-#[allow(
-    dead_code,
-    reason = "for compaction, which calls it after it rewrites a history"
-)]
 pub(crate) fn replace_history(ctx: &QueryCtx, run: &AgentRun) {
     let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &run.id) else {
         return;
