@@ -237,12 +237,14 @@ impl Agent {
         self.query(prompt, QueryOverrides::default()).finish().await
     }
 
-    /// A root agent of the existing session `session` with `history`.
-    pub(crate) fn restored(session: Session, history: Vec<Message>) -> Self {
+    /// A root agent of the existing session `session` with `history` and
+    /// the tools it `loaded`.
+    pub(crate) fn restored(session: Session, history: Vec<Message>, loaded: Vec<ToolName>) -> Self {
         Self {
             session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState {
                 history,
+                loaded,
                 ..RootState::default()
             })),
         }

@@ -9,7 +9,7 @@ use zr_caps::{AgentDefinition, AgentType, Budget};
 use zr_resolve::Role;
 use zr_types::{AgentId, AgentName, ToolName, error_chain, stable_hash};
 
-use super::{continue_history, log_repairs, resume_error};
+use super::{called_tools, continue_history, log_repairs, resume_error};
 use crate::agent::QueryResult;
 use crate::agent::root_tools;
 use crate::error::EngineError;
@@ -158,7 +158,8 @@ fn rebuild(
         },
         None => Role::Fork { background: false },
     };
-    let tools = subagent_tools(session, id, definition.as_ref(), role, &parent)?;
+    let mut tools = subagent_tools(session, id, definition.as_ref(), role, &parent)?;
+    tools.load(&called_tools(&loaded.history));
     let mut history = loaded.history.clone();
     match &prompt {
         Some(prompt) => push_user_text(&mut history, prompt),

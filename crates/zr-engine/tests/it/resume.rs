@@ -893,3 +893,37 @@ async fn a_background_agent_killed_with_its_process_resumes_after_the_session() 
         ]
     );
 }
+
+#[tokio::test]
+async fn a_resumed_root_keeps_the_deferred_tools_it_had_loaded_and_called() {
+    let (h, mut config) = crate::support::with_db_query(
+        &json!({"agents": {"root": [{"turns": [
+            {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 1}}]},
+            {"text": "found"},
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
+            {"text": "again"}
+        ]}]}}),
+        Arc::new(crate::support::Echo),
+    );
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config.clone());
+    assert_eq!(agent.prompt("go").await.unwrap().output, "found");
+    let session = agent.session_id().clone();
+    drop(agent);
+
+    let resumed = Agent::resume(Arc::clone(&h.runtime), config, &session).unwrap();
+    let (_, result) = run(resumed.query("again", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "again");
+    let requests = h.provider.of_type("root");
+    assert!(
+        crate::support::tool_names(&requests[3])
+            .iter()
+            .any(|t| t == "mcp__db__query"),
+        "advertised again after the resume"
+    );
+    assert_eq!(
+        crate::support::tool_results(&requests[4]).pop(),
+        Some((false, r#"mcp__db__query {"n":2}"#.to_owned()))
+    );
+}
