@@ -135,9 +135,6 @@ fn rebuild(
     let path = session
         .transcript_path(id)
         .ok_or(EngineError::TranscriptsOff)?;
-    if session.transcripts.running(id) {
-        return Err(EngineError::Busy { agent: id.clone() });
-    }
     let loaded = transcript::read(&path).map_err(|e| resume_error(&session.id, id, e))?;
     log_repairs(id, &path, &loaded);
     let header = &loaded.header;
@@ -165,7 +162,10 @@ fn rebuild(
         Some(prompt) => push_user_text(&mut history, prompt),
         None => continue_history(&mut history),
     }
-    session.transcripts.reopen(session, id, &loaded);
+    // Last: a busy agent's transcript is not touched.
+    if !session.transcripts.claim(session, id, &loaded) {
+        return Err(EngineError::Busy { agent: id.clone() });
+    }
     let run = AgentRun {
         id: id.clone(),
         agent_type: Arc::from(label.as_str()),

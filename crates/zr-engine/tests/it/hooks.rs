@@ -439,3 +439,47 @@ async fn a_resumed_subagent_runs_its_start_and_stop_hooks_with_its_transcript() 
         "its transcript is there at every hook"
     );
 }
+
+/// A SubagentStart hook that takes its time.
+#[derive(Debug)]
+struct SlowStart;
+
+impl Hook for SlowStart {
+    fn subagent_start<'a>(&'a self, _: &'a HookAgent, _: &'a AgentId) -> BoxFuture<'a, ()> {
+        Box::pin(tokio::time::sleep(std::time::Duration::from_millis(300)))
+    }
+}
+
+#[tokio::test]
+async fn a_subagent_resumed_twice_at_once_runs_once_the_other_is_busy() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
+        "worker": [{"turns": [{"text": "first"}, {"text": "resumed"}, {"text": "twice"}]}]
+    }}));
+    let mut config = root_with_worker();
+    config.hooks = Hooks::new().with(Arc::new(SlowStart) as _);
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config);
+    assert_eq!(agent.prompt("go").await.unwrap().output, "root done");
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let one = agent.resume_subagent(&worker, Some("more".to_owned()));
+    let two = agent.resume_subagent(&worker, Some("more".to_owned()));
+    let (one, two) = tokio::join!(one.finish(), two.finish());
+    let mut outcomes: Vec<String> = [one, two]
+        .into_iter()
+        .map(|r| match r {
+            Ok(result) => result.output,
+            Err(error) => zr_types::error_chain(&error),
+        })
+        .collect();
+    outcomes.sort();
+    assert_eq!(
+        outcomes,
+        [
+            "agent root.0001-worker is already running a query; wait for it to finish or cancel it"
+                .to_owned(),
+            "resumed".to_owned()
+        ]
+    );
+    assert_eq!(h.provider.of_type("worker").len(), 2, "one more request");
+}
