@@ -483,3 +483,39 @@ async fn a_subagent_resumed_twice_at_once_runs_once_the_other_is_busy() {
     );
     assert_eq!(h.provider.of_type("worker").len(), 2, "one more request");
 }
+
+#[tokio::test]
+async fn a_resumed_subagent_is_clamped_to_the_roots_mode() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
+        "worker": [{"turns": [
+            {"text": "planned"},
+            {"tool_calls": [write_call("out.txt", "x")]},
+            {"text": "could not write"}
+        ]}]
+    }}));
+    let hook = Recorder::new(|_| PreToolUse::Continue);
+    let mut worker = sub_agent("worker", AgentType::GeneralPurpose);
+    worker.permission_mode = Some(zr_caps::PermissionMode::BypassPermissions);
+    let mut config = with_hook(AgentConfig::new("root").with_sub_agent(worker), &hook);
+    config.permission_mode = zr_caps::PermissionMode::Plan;
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config);
+    assert_eq!(agent.prompt("go").await.unwrap().output, "root done");
+    let before = hook.agents.lock().unwrap().len();
+    let id: AgentId = "root.0001-worker".parse().unwrap();
+    let (events, result) = run(agent.resume_subagent(&id, Some("write it".to_owned()))).await;
+    assert_eq!(result.unwrap().output, "could not write");
+    let modes: Vec<zr_caps::PermissionMode> = hook.agents.lock().unwrap()[before..]
+        .iter()
+        .map(|a| a.mode)
+        .collect();
+    assert_eq!(modes, [zr_caps::PermissionMode::Plan; 3]);
+    assert_eq!(
+        denials_of(&events, "root.0001-worker"),
+        [
+            "tool 'Write' was not run: agent root.0001-worker is in plan mode, where only read-only tools run; describe the change in your plan instead"
+        ]
+    );
+    assert!(!h.dir.path().join("out.txt").exists());
+}
