@@ -542,18 +542,6 @@ async fn a_big_task_result_is_cut_as_text_and_its_json_kept_whole() {
     assert_eq!(whole["status"], json!("completed"));
 }
 
-/// The `kind` of each complete record of the transcript at `path`.
-fn record_kinds(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let record: Value = serde_json::from_str(line).unwrap();
-            record["kind"].as_str().unwrap().to_owned()
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_compacted_root_resumes_with_the_compacted_history() {
     let (h, mut config) = probe_harness(Some(SUMMARY), low_threshold());
@@ -566,7 +554,7 @@ async fn a_compacted_root_resumes_with_the_compacted_history() {
     let session = agent.session_id().clone();
     let path = h.dir.path().join(format!("sessions/{session}/root.jsonl"));
     assert_eq!(
-        record_kinds(&path),
+        crate::support::record_kinds(&path),
         [
             "header",
             "message",

@@ -18,7 +18,7 @@ use zr_tools::BuiltinTools;
 use zr_types::{AgentId, Message, MessageRole, SessionId};
 
 use crate::support::{
-    Recording, finished, processes_with, root_with_worker, run, task_call, wait_gone,
+    Recording, finished, processes_with, record_kinds, root_with_worker, run, task_call, wait_gone,
 };
 
 /// Names the folder of the child process's project.
@@ -387,12 +387,8 @@ async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
     let root_path = dir.path().join(format!("sessions/{session}/root.jsonl"));
     let after = std::fs::read(&root_path).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
-    let kinds: Vec<String> = records(&root_path)
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
-        kinds,
+        record_kinds(&root_path),
         [
             "header",
             "message",
@@ -607,12 +603,8 @@ async fn a_cancelled_or_failed_query_leaves_the_transcript_equal_to_the_history(
     assert_eq!(resumed.history(), history);
     assert!(!resumed.interrupted(), "its last query finished");
     let path = dir.path().join(format!("sessions/{session}/root.jsonl"));
-    let kinds: Vec<String> = records(&path)
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
-        kinds,
+        record_kinds(&path),
         [
             "header",
             "message",
@@ -882,12 +874,8 @@ async fn a_background_agent_killed_with_its_process_resumes_after_the_session() 
     assert_eq!(request.system, "You are the worker agent.");
     let after = std::fs::read(&worker_path).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
-    let kinds: Vec<String> = records(&worker_path)
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
-        kinds,
+        record_kinds(&worker_path),
         [
             "header", "message", "message", "message", "message", "finished"
         ]
