@@ -237,12 +237,14 @@ impl Agent {
         self.query(prompt, QueryOverrides::default()).finish().await
     }
 
-    /// A root agent of the existing session `session` with `history`.
-    pub(crate) fn restored(session: Session, history: Vec<Message>) -> Self {
+    /// A root agent of the existing session `session` with `history` and
+    /// the tools it `loaded`.
+    pub(crate) fn restored(session: Session, history: Vec<Message>, loaded: Vec<ToolName>) -> Self {
         Self {
             session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState {
                 history,
+                loaded,
                 ..RootState::default()
             })),
         }
@@ -381,22 +383,16 @@ impl Drop for BusyGuard {
     }
 }
 
-async fn run_root(
-    ctx: &QueryCtx,
-    mut history: Vec<Message>,
-    loaded: Vec<ToolName>,
-    prompt: Option<String>,
-    overrides: QueryOverrides,
-) -> Result<(QueryResult, Vec<Message>, Vec<ToolName>), EngineError> {
-    let start = Instant::now();
-    let session = &ctx.session;
+/// The root's pool for a query whose capabilities `overrides` (C1), with
+/// the tools it `loaded` through FindTool.
+pub(crate) fn root_tools(
+    session: &Session,
+    overrides: Option<&AgentCapabilities>,
+    loaded: &[ToolName],
+) -> Result<AgentTools, EngineError> {
     let config = &session.config;
     let root = AgentId::root();
-    let capabilities = merge_root(
-        &config.options,
-        &config.capabilities,
-        overrides.capabilities.as_ref(),
-    );
+    let capabilities = merge_root(&config.options, &config.capabilities, overrides);
     let input = ResolveInput::new(
         Role::Root,
         &session.builtins,
@@ -414,7 +410,22 @@ async fn run_root(
         &session.engine_tools,
         &session.runtime,
     )?;
-    tools.load(&loaded);
+    tools.load(loaded);
+    Ok(tools)
+}
+
+async fn run_root(
+    ctx: &QueryCtx,
+    mut history: Vec<Message>,
+    loaded: Vec<ToolName>,
+    prompt: Option<String>,
+    overrides: QueryOverrides,
+) -> Result<(QueryResult, Vec<Message>, Vec<ToolName>), EngineError> {
+    let start = Instant::now();
+    let session = &ctx.session;
+    let config = &session.config;
+    let root = AgentId::root();
+    let tools = root_tools(session, overrides.capabilities.as_ref(), &loaded)?;
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
     }

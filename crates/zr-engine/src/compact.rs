@@ -80,17 +80,23 @@ impl ContextUse {
 
 /// Compacts `run`'s history before its next request when the context it
 /// used is above the threshold. A failed summary request leaves the history
-/// as it was (a warning and [`EventKind::CompactionFailed`]).
-pub(crate) async fn before_request(run: &mut AgentRun, ctx: &QueryCtx, used: &mut ContextUse) {
+/// as it was (a warning and [`EventKind::CompactionFailed`]). Returns
+/// whether it compacted (the summary's usage is then booked to the agent,
+/// which may have spent its token budget).
+pub(crate) async fn before_request(
+    run: &mut AgentRun,
+    ctx: &QueryCtx,
+    used: &mut ContextUse,
+) -> bool {
     let config = ctx.session.config.compaction;
     if !config.enabled {
-        return;
+        return false;
     }
     let before = used
         .last
         .unwrap_or_else(|| estimate(&run.system).saturating_add(estimate_messages(&run.history)));
     if before <= config.threshold {
-        return;
+        return false;
     }
     let Some(split) = split_point(&run.history, config.keep_recent) else {
         tracing::debug!(
@@ -98,7 +104,7 @@ pub(crate) async fn before_request(run: &mut AgentRun, ctx: &QueryCtx, used: &mu
             before,
             "context above the compaction threshold, but no older history to summarise"
         );
-        return;
+        return false;
     };
     match summarise(run, ctx, split, config).await {
         Ok((summary, usage)) => {
@@ -117,6 +123,7 @@ pub(crate) async fn before_request(run: &mut AgentRun, ctx: &QueryCtx, used: &mu
             replace_history(ctx, run, &replacement);
             // Known only after the next response; nothing to compact before it.
             used.last = Some(after);
+            true
         }
         Err(reason) => {
             tracing::warn!(agent = %run.id, before, %reason, "compaction failed; the history is kept as it is");
@@ -128,6 +135,7 @@ pub(crate) async fn before_request(run: &mut AgentRun, ctx: &QueryCtx, used: &mu
                     reason,
                 },
             );
+            false
         }
     }
 }

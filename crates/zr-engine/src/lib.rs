@@ -127,8 +127,26 @@
 //! calls and empty messages dropped); [`Agent::continue_interrupted`]
 //! finishes a turn that a killed process cut short, and
 //! [`Agent::resume_subagent`] runs any subagent of the session again from
-//! its own transcript. A transcript that cannot be written never stops an
-//! agent ([`EventKind::TranscriptError`]).
+//! its own transcript (in its recorded folder, or in its parent's when a
+//! worktree it ran in is gone). A transcript that cannot be written never
+//! stops an agent ([`EventKind::TranscriptError`]).
+//!
+//! # Compaction
+//!
+//! Every agent's context use is tracked; above
+//! [`CompactionConfig::threshold`] the older part of its history is
+//! replaced by a summary that the model writes with tools disabled
+//! ([`EventKind::Compacted`]; the transcript records the new history, so a
+//! resumed agent continues from it). Tool results larger than
+//! [`CompactionConfig::max_tool_result_bytes`] are cut to their head and
+//! tail with a marker naming the file that holds them whole.
+//!
+//! # Worktree isolation
+//!
+//! A subagent type with `isolation: worktree` runs in a fresh git worktree
+//! on its own branch (`zr/<session>/<agent>`). Afterwards an unchanged
+//! worktree is removed with its branch; a changed one is kept and reported
+//! in [`TaskResult::worktree`].
 //!
 //! # Invariants
 //!

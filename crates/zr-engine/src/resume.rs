@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
-use zr_types::{AgentId, Message, MessageRole, SessionId};
+use zr_types::{AgentId, ContentBlock, Message, MessageRole, SessionId, ToolName};
 
 use crate::agent::{Agent, Query, QueryOverrides};
 use crate::error::{EngineError, TranscriptError};
@@ -32,6 +32,27 @@ pub(crate) fn continue_history(history: &mut Vec<Message>) {
     {
         crate::run::push_user_text(history, CONTINUE_NOTE);
     }
+}
+
+/// The tools `history` called, in the order of their first call. Loading
+/// them again gives a resumed agent back the deferred tools it had loaded
+/// through FindTool and used (`AgentTools::load` passes over the others);
+/// the transcript does not record the loading itself.
+pub(crate) fn called_tools(history: &[Message]) -> Vec<ToolName> {
+    let mut names: Vec<ToolName> = Vec::new();
+    let calls = history
+        .iter()
+        .filter(|m| m.role == MessageRole::Assistant)
+        .flat_map(|m| &m.content);
+    for block in calls {
+        if let ContentBlock::ToolUse { name, .. } = block
+            && let Ok(name) = name.parse::<ToolName>()
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    names
 }
 
 fn resume_error(session: &SessionId, agent: &AgentId, source: TranscriptError) -> EngineError {
@@ -78,7 +99,9 @@ impl Agent {
     /// transcript in `config.sessions_dir`: the same session id, the
     /// history the transcript holds (a torn last line ignored; tool calls
     /// without results, results without calls and empty messages dropped),
-    /// new subagents numbered after the existing ones. Queries continue the
+    /// the deferred tools it loaded through FindTool and called loaded
+    /// again (one it loaded but never called must be loaded anew), new
+    /// subagents numbered after the existing ones. Queries continue the
     /// history and append to the same transcript.
     ///
     /// A query cut short (the process killed mid-turn) is finished with
@@ -110,7 +133,8 @@ impl Agent {
         log_repairs(&root, &path, &loaded);
         state.skip_children(last_child(&dir.join(session.as_str())));
         state.transcripts.reopen(&state, &root, &loaded);
-        Ok(Self::restored(state, loaded.history))
+        let tools = called_tools(&loaded.history);
+        Ok(Self::restored(state, loaded.history, tools))
     }
 
     /// Whether the agent was resumed from a transcript whose last run was
@@ -149,7 +173,9 @@ impl Agent {
     /// again from the current configuration. It works in its recorded
     /// folder, or in its parent's when that folder is gone. Each such
     /// change is a [`EventKind::ResumeWarning`]. It runs in the foreground
-    /// within the `subagent.timeout` budget and appends to its transcript.
+    /// within the `subagent.timeout` budget, with the SubagentStart and
+    /// SubagentStop hooks of a new subagent, and appends to its
+    /// transcript.
     /// The root's id continues the root (as `query` or
     /// `continue_interrupted`).
     ///

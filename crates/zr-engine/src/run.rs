@@ -282,7 +282,13 @@ impl AgentRun {
             for text in ctx.notifications_for(&self.id) {
                 push_user_text(&mut self.history, &text);
             }
-            crate::compact::before_request(&mut self, ctx, &mut context).await;
+            // The summary's usage may spend the token budget: no request then.
+            if crate::compact::before_request(&mut self, ctx, &mut context).await
+                && self.over_token_budget()
+            {
+                let output = self.written();
+                return self.outcome(TaskStatus::BudgetExhausted, output, None);
+            }
             if self.background {
                 lock(&self.progress).snapshot =
                     Some((self.history.clone(), self.tools.advertised()));

@@ -26,7 +26,7 @@ use crate::event::EventKind;
 use crate::hooks;
 use crate::permission::{self, Denials};
 use crate::run::{AgentRun, Progress, RunOutcome};
-use crate::session::QueryCtx;
+use crate::session::{QueryCtx, Session};
 use crate::tools::AgentTools;
 use crate::worktree::{Scope, WorktreeInfo, isolation_of};
 
@@ -304,19 +304,7 @@ async fn run_task(
         .subagent_type
         .as_ref()
         .map_or_else(|| "fork".to_owned(), |n| n.as_str().to_owned());
-    let mut result = TaskResult {
-        index,
-        agent_id: None,
-        agent_type,
-        description: task.description.clone(),
-        status: TaskStatus::Failed,
-        output: String::new(),
-        turns: 0,
-        usage: Usage::default(),
-        duration: Duration::ZERO,
-        error: None,
-        worktree: None,
-    };
+    let mut result = TaskResult::pending(index, agent_type, task.description.clone());
     let run = match prepare(ctx, parent, call, &task) {
         Ok(run) => run,
         Err(error) => {
@@ -381,14 +369,7 @@ async fn run_task(
         Ok(Some(Err(error))) => result.error = Some(error_chain(&error)),
         Ok(Some(Ok(outcome))) => fill_from_outcome(&mut result, outcome),
         Ok(None) | Err(_) => {
-            {
-                let progress = progress
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                result.output = progress.written();
-                result.turns = progress.turns;
-                result.usage = progress.usage;
-            }
+            fill_from_progress(&mut result, &progress);
             let ran = started.load(Ordering::Relaxed);
             result.status = TaskStatus::TimedOut;
             let secs = timeout.as_secs_f64();
@@ -412,6 +393,37 @@ async fn run_task(
         },
     );
     result
+}
+
+impl TaskResult {
+    /// The result of task `index` before its agent ran: `failed`, nothing
+    /// done yet.
+    pub(crate) fn pending(index: usize, agent_type: String, description: String) -> Self {
+        Self {
+            index,
+            agent_id: None,
+            agent_type,
+            description,
+            status: TaskStatus::Failed,
+            output: String::new(),
+            turns: 0,
+            usage: Usage::default(),
+            duration: Duration::ZERO,
+            error: None,
+            worktree: None,
+        }
+    }
+}
+
+/// Copies what an agent stopped from outside (timed out, cancelled) did
+/// so far into its task's result: what it wrote, its turns and usage.
+pub(crate) fn fill_from_progress(result: &mut TaskResult, progress: &Mutex<Progress>) {
+    let progress = progress
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    result.output = progress.written();
+    result.turns = progress.turns;
+    result.usage = progress.usage;
 }
 
 /// Copies how an agent's run ended into its task's result.
@@ -495,28 +507,7 @@ fn prepare(
         ),
     };
     let id = parent.id.child(seq, label);
-    let empty = zr_caps::AgentCapabilities::default();
-    let capabilities = derive(
-        &config.options,
-        definition.map_or(&empty, |d| &d.capabilities),
-    );
-    let parent_pool = Arc::clone(parent.tools.pool());
-    let input = ResolveInput::new(
-        role,
-        &session.builtins,
-        &capabilities,
-        &config.skills,
-        &config.policy,
-    )
-    .with_parent(&parent_pool);
-    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
-        agent: id.clone(),
-        source,
-    })?;
-    let mut tools = AgentTools::new(&id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
-    if definition.is_none() {
-        tools.inherit_loaded(&parent.tools);
-    }
+    let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
         Some(d) => typed(d, parent, task),
         None => fork(parent, call, task),
@@ -543,15 +534,59 @@ fn prepare(
     })
 }
 
-type Start = (String, String, u32, Budget, Vec<Message>);
+/// The pool of the subagent `id` of the agent with `parent` tools: its
+/// type's capabilities (none for a fork) derived (C2) and resolved in
+/// `role` against the parent's pool; a fork also keeps what the parent
+/// loaded.
+pub(crate) fn subagent_tools(
+    session: &Session,
+    id: &AgentId,
+    definition: Option<&AgentDefinition>,
+    role: Role,
+    parent: &AgentTools,
+) -> Result<AgentTools, EngineError> {
+    let config = &session.config;
+    let empty = zr_caps::AgentCapabilities::default();
+    let capabilities = derive(
+        &config.options,
+        definition.map_or(&empty, |d| &d.capabilities),
+    );
+    let parent_pool = Arc::clone(parent.pool());
+    let input = ResolveInput::new(
+        role,
+        &session.builtins,
+        &capabilities,
+        &config.skills,
+        &config.policy,
+    )
+    .with_parent(&parent_pool);
+    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
+        agent: id.clone(),
+        source,
+    })?;
+    let mut tools = AgentTools::new(id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    if definition.is_none() {
+        tools.inherit_loaded(parent);
+    }
+    Ok(tools)
+}
 
-/// A typed subagent: its own prompt, an empty history but for the task.
-fn typed(definition: &AgentDefinition, parent: &AgentRun, task: &TaskInput) -> Start {
+/// A typed subagent's system prompt: its definition's prompt, then its
+/// `append_prompt`.
+pub(crate) fn system_prompt(definition: &AgentDefinition) -> String {
     let mut system = definition.prompt.clone();
     if let Some(extra) = &definition.append_prompt {
         system.push_str("\n\n");
         system.push_str(extra);
     }
+    system
+}
+
+type Start = (String, String, u32, Budget, Vec<Message>);
+
+/// A typed subagent: its own prompt, an empty history but for the task.
+fn typed(definition: &AgentDefinition, parent: &AgentRun, task: &TaskInput) -> Start {
+    let system = system_prompt(definition);
     let model = match &definition.model {
         ModelChoice::Inherit => parent.model.clone(),
         ModelChoice::Id(id) => id.clone(),

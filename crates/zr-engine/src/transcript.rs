@@ -68,6 +68,8 @@ pub(crate) struct Writer {
     /// Reopened from a transcript whose last run was cut short, and no run
     /// has started since.
     cut_short: bool,
+    /// Claimed for a resumed subagent whose run has not begun yet.
+    claimed: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -88,6 +90,7 @@ impl Transcripts {
                 last: None,
                 in_run: false,
                 cut_short: false,
+                claimed: false,
             }))
         });
         Some(Arc::clone(writer))
@@ -97,16 +100,58 @@ impl Transcripts {
     /// `loaded`: a torn tail is cut off, and a history the reader had to
     /// repair is written whole, so that the file says what the agent has.
     pub(crate) fn reopen(&self, session: &Session, agent: &AgentId, loaded: &Loaded) {
-        let Some(path) = session.transcript_path(agent) else {
-            return;
-        };
-        let mut writer = Writer {
+        if let Some(writer) = Writer::reopened(session, agent, loaded) {
+            lock(&self.open).insert(agent.clone(), Arc::new(Mutex::new(writer)));
+        }
+    }
+
+    /// For a subagent about to run again from its transcript: `false` when
+    /// a run of `agent` writes it now, or another claim's run has not
+    /// ended (nothing is touched then); else reopens it as
+    /// [`Transcripts::reopen`] does, and `agent` counts as running until its
+    /// run ends or its writer is closed.
+    pub(crate) fn claim(&self, session: &Session, agent: &AgentId, loaded: &Loaded) -> bool {
+        // Checked and claimed under one lock: two claims never both win.
+        let mut open = lock(&self.open);
+        if open.get(agent).is_some_and(|w| {
+            let w = lock(w);
+            w.in_run || w.claimed
+        }) {
+            return false;
+        }
+        if let Some(mut writer) = Writer::reopened(session, agent, loaded) {
+            writer.claimed = true;
+            open.insert(agent.clone(), Arc::new(Mutex::new(writer)));
+        }
+        true
+    }
+
+    /// Whether `agent` was reopened from a transcript whose last run was
+    /// cut short, and no run of it has started since.
+    pub(crate) fn cut_short(&self, agent: &AgentId) -> bool {
+        let writer = lock(&self.open).get(agent).cloned();
+        writer.is_some_and(|w| lock(&w).cut_short)
+    }
+
+    /// Forgets `agent`'s writer (closing its file).
+    pub(crate) fn close(&self, agent: &AgentId) {
+        lock(&self.open).remove(agent);
+    }
+}
+
+impl Writer {
+    /// The writer of `agent`'s existing transcript, read back as `loaded`
+    /// (see [`Transcripts::reopen`]); `None` when transcripts are off.
+    fn reopened(session: &Session, agent: &AgentId, loaded: &Loaded) -> Option<Self> {
+        let path = session.transcript_path(agent)?;
+        let mut writer = Self {
             path,
             state: State::Failed,
             messages: loaded.history.len(),
             last: loaded.history.last().cloned(),
             in_run: false,
             cut_short: loaded.finished.is_none() && !loaded.history.is_empty(),
+            claimed: false,
         };
         let opened = OpenOptions::new()
             .append(true)
@@ -126,29 +171,9 @@ impl Transcripts {
                 tracing::warn!(path = %writer.path.display(), error = %error_chain(&error), "cannot reopen the transcript; it is not written further");
             }
         }
-        lock(&self.open).insert(agent.clone(), Arc::new(Mutex::new(writer)));
+        Some(writer)
     }
 
-    /// Whether `agent` was reopened from a transcript whose last run was
-    /// cut short, and no run of it has started since.
-    pub(crate) fn cut_short(&self, agent: &AgentId) -> bool {
-        let writer = lock(&self.open).get(agent).cloned();
-        writer.is_some_and(|w| lock(&w).cut_short)
-    }
-
-    /// Whether a run of `agent` writes its transcript now.
-    pub(crate) fn running(&self, agent: &AgentId) -> bool {
-        let writer = lock(&self.open).get(agent).cloned();
-        writer.is_some_and(|w| lock(&w).in_run)
-    }
-
-    /// Forgets `agent`'s writer (closing its file).
-    pub(crate) fn close(&self, agent: &AgentId) {
-        lock(&self.open).remove(agent);
-    }
-}
-
-impl Writer {
     fn append(&mut self, record: &RecordOut<'_>) -> std::io::Result<()> {
         let State::Open(file) = &mut self.state else {
             return Ok(());
@@ -301,6 +326,7 @@ pub(crate) fn begin(ctx: &QueryCtx, run: &AgentRun) {
         }
         w.in_run = true;
         w.cut_short = false;
+        w.claimed = false;
         w.sync(&run.history)
     });
 }
@@ -316,10 +342,6 @@ pub(crate) fn sync(ctx: &QueryCtx, run: &AgentRun) {
 /// Writes `run`'s history whole, replacing what the transcript held: for
 /// code that rewrites the history rather than appending to it
 /// (compaction).
-#[allow(
-    dead_code,
-    reason = "for compaction, which calls it after it rewrites a history"
-)]
 pub(crate) fn replace_history(ctx: &QueryCtx, run: &AgentRun) {
     let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &run.id) else {
         return;

@@ -204,7 +204,12 @@ impl Scope {
             w.created = true;
         }
         drop(serial);
-        let cwd = path.join(&place.rel);
+        // `join("")` would add a trailing separator to every path shown.
+        let cwd = if place.rel.as_os_str().is_empty() {
+            path.clone()
+        } else {
+            path.join(&place.rel)
+        };
         if !tokio::fs::metadata(&cwd).await.is_ok_and(|m| m.is_dir()) {
             // The parent works in a folder that HEAD does not have
             // (untracked or ignored): the agent gets it empty.

@@ -47,9 +47,13 @@ impl Spill {
 
     /// Writes `bytes` to a new file named after the agent and the call;
     /// returns its path. Blocking.
-    fn write(&self, agent: &AgentId, call_id: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    pub(super) fn write(
+        &self,
+        agent: &AgentId,
+        call_id: &str,
+        bytes: &[u8],
+    ) -> std::io::Result<PathBuf> {
         self.make_dir()?;
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         let call: String = call_id
             .chars()
             .map(|c| {
@@ -61,11 +65,22 @@ impl Spill {
             })
             .take(64)
             .collect();
-        let path = self.dir.join(format!("{agent}-{seq}-{call}.txt"));
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
+        // A resumed session numbers from 1 again, and some providers
+        // repeat call ids across processes: a number whose file exists is
+        // skipped, never written over.
+        let (path, mut file) = loop {
+            let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+            let path = self.dir.join(format!("{agent}-{seq}-{call}.txt"));
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => break (path, file),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        };
         file.write_all(bytes)?;
         file.flush()?;
         Ok(path)

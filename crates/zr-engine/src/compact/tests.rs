@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use zr_types::{ContentBlock, Message, MessageRole, ToolResultContent};
 
-use super::cut::{cut, marker};
+use super::cut::{Spill, cut, marker};
 use super::{fit, splice, split_point};
 
 fn user(text: &str) -> Message {
@@ -114,6 +114,33 @@ fn the_marker_names_the_file_or_the_failure() {
         marker(900, 1000, 12, Err("disk full")),
         "[... cut 900 of 1000 bytes here; the full output could not be saved (disk full) ...]"
     );
+}
+
+#[test]
+fn a_resumed_session_never_writes_over_its_earlier_tool_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let session: zr_types::SessionId = "s-0000000000001-00000002".parse().unwrap();
+    let root = zr_types::AgentId::root();
+    // Call ids repeat across processes with some providers (scripted,
+    // local servers); a resumed session numbers its files from 1 again.
+    let before = Spill::new(&session, Some(dir.path()))
+        .write(&root, "call_0", b"before")
+        .unwrap();
+    let again = Spill::new(&session, Some(dir.path()));
+    let after = again.write(&root, "call_0", b"after").unwrap();
+    let next = again.write(&root, "call_1", b"next").unwrap();
+    let folder = dir.path().join(session.as_str()).join("tool-results");
+    assert_eq!(
+        (before.clone(), after.clone(), next.clone()),
+        (
+            folder.join("root-1-call_0.txt"),
+            folder.join("root-2-call_0.txt"),
+            folder.join("root-3-call_1.txt")
+        )
+    );
+    assert_eq!(std::fs::read(&before).unwrap(), b"before");
+    assert_eq!(std::fs::read(&after).unwrap(), b"after");
+    assert_eq!(std::fs::read(&next).unwrap(), b"next");
 }
 
 #[test]

@@ -3,49 +3,25 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, Budget, derive, merge_root};
-use zr_resolve::{ResolveInput, ResolvedPool, Role, resolve};
-use zr_types::{AgentId, AgentName, ToolName, Usage, error_chain, stable_hash};
+use zr_caps::{AgentDefinition, AgentType, Budget};
+use zr_resolve::Role;
+use zr_types::{AgentId, AgentName, ToolName, error_chain, stable_hash};
 
-use super::{continue_history, log_repairs, resume_error};
+use super::{called_tools, continue_history, log_repairs, resume_error};
 use crate::agent::QueryResult;
+use crate::agent::root_tools;
 use crate::error::EngineError;
 use crate::event::EventKind;
+use crate::hooks;
 use crate::run::{AgentRun, Progress, push_user_text};
 use crate::session::{Cleanup, QueryCtx, Session};
-use crate::task::derived_kind;
-use crate::tools::AgentTools;
+use crate::task::{
+    derived_kind, fill_from_outcome, fill_from_progress, subagent_tools, system_prompt,
+};
 use crate::transcript::{self, Header};
 use crate::{TaskResult, TaskStatus};
-
-/// The root's pool, resolved as its queries resolve it (no overrides),
-/// with what it loaded.
-fn root_tools(session: &Session, loaded: &[ToolName]) -> Result<AgentTools, EngineError> {
-    let config = &session.config;
-    let root = AgentId::root();
-    let capabilities = merge_root(&config.options, &config.capabilities, None);
-    let input = ResolveInput::new(
-        Role::Root,
-        &session.builtins,
-        &capabilities,
-        &config.skills,
-        &config.policy,
-    );
-    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
-        agent: root.clone(),
-        source,
-    })?;
-    let mut tools = AgentTools::new(
-        &root,
-        Arc::new(pool),
-        &session.engine_tools,
-        &session.runtime,
-    )?;
-    tools.load(loaded);
-    Ok(tools)
-}
 
 fn definition_hash(definition: &AgentDefinition) -> Option<String> {
     serde_json::to_vec(definition)
@@ -119,15 +95,10 @@ fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind 
             })
         }
     };
-    let mut system = definition.prompt.clone();
-    if let Some(extra) = &definition.append_prompt {
-        system.push_str("\n\n");
-        system.push_str(extra);
-    }
     Kind {
         label: definition.name.as_str().to_owned(),
+        system: system_prompt(&definition),
         definition: Some(definition),
-        system,
     }
 }
 
@@ -164,9 +135,6 @@ fn rebuild(
     let path = session
         .transcript_path(id)
         .ok_or(EngineError::TranscriptsOff)?;
-    if session.transcripts.running(id) {
-        return Err(EngineError::Busy { agent: id.clone() });
-    }
     let loaded = transcript::read(&path).map_err(|e| resume_error(&session.id, id, e))?;
     log_repairs(id, &path, &loaded);
     let header = &loaded.header;
@@ -178,7 +146,8 @@ fn rebuild(
     } = kind(session, header, &mut warnings);
     let cwd = folder(session, header, &mut warnings);
     let config = &session.config;
-    let parent = root_tools(session, root_loaded)?;
+    // The root's pool as its queries resolve it (no overrides).
+    let parent = root_tools(session, None, root_loaded)?;
     let role = match &definition {
         Some(d) => Role::Derived {
             kind: derived_kind(&d.agent_type),
@@ -186,34 +155,17 @@ fn rebuild(
         },
         None => Role::Fork { background: false },
     };
-    let empty = AgentCapabilities::default();
-    let capabilities = derive(
-        &config.options,
-        definition.as_ref().map_or(&empty, |d| &d.capabilities),
-    );
-    let parent_pool: Arc<ResolvedPool> = Arc::clone(parent.pool());
-    let input = ResolveInput::new(
-        role,
-        &session.builtins,
-        &capabilities,
-        &config.skills,
-        &config.policy,
-    )
-    .with_parent(&parent_pool);
-    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
-        agent: id.clone(),
-        source,
-    })?;
-    let mut tools = AgentTools::new(id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
-    if definition.is_none() {
-        tools.inherit_loaded(&parent);
-    }
+    let mut tools = subagent_tools(session, id, definition.as_ref(), role, &parent)?;
+    tools.load(&called_tools(&loaded.history));
     let mut history = loaded.history.clone();
     match &prompt {
         Some(prompt) => push_user_text(&mut history, prompt),
         None => continue_history(&mut history),
     }
-    session.transcripts.reopen(session, id, &loaded);
+    // Last: a busy agent's transcript is not touched.
+    if !session.transcripts.claim(session, id, &loaded) {
+        return Err(EngineError::Busy { agent: id.clone() });
+    }
     let run = AgentRun {
         id: id.clone(),
         agent_type: Arc::from(label.as_str()),
@@ -262,7 +214,7 @@ pub(super) async fn run(
         &id,
         &ty,
         EventKind::SubagentStarted {
-            parent,
+            parent: parent.clone(),
             description: "resumed".to_owned(),
             index: 0,
             background: false,
@@ -273,32 +225,19 @@ pub(super) async fn run(
         observer.agent_started(&session.id, &id, run.tools.pool());
     }
     let cleanup = Cleanup::new(Arc::clone(session), id.clone());
+    // After the cleanup is armed, as for a new subagent.
+    let hook_agent = hooks::agent_of(ctx, &run);
+    hooks::subagent_start(ctx, &hook_agent, &parent).await;
     ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
     let progress = Arc::clone(&run.progress);
     let timeout = session.config.subagent.timeout;
-    let mut result = TaskResult {
-        index: 0,
-        agent_id: Some(id.clone()),
-        agent_type: ty.to_string(),
-        description: "resumed".to_owned(),
-        status: TaskStatus::Failed,
-        output: String::new(),
-        turns: 0,
-        usage: Usage::default(),
-        duration: Duration::ZERO,
-        error: None,
-        worktree: None,
-    };
+    let mut result = TaskResult::pending(0, ty.to_string(), "resumed".to_owned());
+    result.agent_id = Some(id.clone());
     match tokio::time::timeout(timeout, run.run(ctx)).await {
-        Ok(outcome) => crate::task::fill_from_outcome(&mut result, outcome),
+        Ok(outcome) => fill_from_outcome(&mut result, outcome),
         Err(_) => {
-            let progress = progress
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            fill_from_progress(&mut result, &progress);
             result.status = TaskStatus::TimedOut;
-            result.output = progress.written();
-            result.turns = progress.turns;
-            result.usage = progress.usage;
             result.error = Some(format!(
                 "did not finish within the {:.0} s budget and was stopped; the output is what it wrote so far",
                 timeout.as_secs_f64()
@@ -307,6 +246,7 @@ pub(super) async fn run(
     }
     cleanup.run().await;
     result.duration = start.elapsed();
+    hooks::subagent_stop(ctx, &hook_agent, &result).await;
     ctx.sink.send(
         &id,
         &ty,

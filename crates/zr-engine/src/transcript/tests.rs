@@ -308,6 +308,7 @@ fn writer(path: &Path) -> Writer {
         last: None,
         in_run: false,
         cut_short: false,
+        claimed: false,
     }
 }
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, RuntimeSettings};
 use zr_engine::{
     Agent, AgentConfig, CompactionConfig, EventKind, ModelEvent, ModelProvider, ModelRequest,
-    ModelResponse, ModelStream, QueryOverrides, RuntimeEnvironment, ToolChoice,
+    ModelResponse, ModelStream, QueryOverrides, RuntimeEnvironment, TaskStatus, ToolChoice,
 };
 use zr_tools::BuiltinTools;
 use zr_types::{
@@ -540,4 +540,145 @@ async fn a_big_task_result_is_cut_as_text_and_its_json_kept_whole() {
     let whole: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(whole["output"], json!(report));
     assert_eq!(whole["status"], json!("completed"));
+}
+
+#[tokio::test]
+async fn a_compacted_root_resumes_with_the_compacted_history() {
+    let (h, mut config) = probe_harness(Some(SUMMARY), low_threshold());
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config.clone());
+    let result = agent.prompt("run the probes").await.unwrap();
+    assert_eq!(result.output, "done");
+    let history = agent.history();
+    assert_eq!(history.len(), 6);
+    let session = agent.session_id().clone();
+    let path = h.dir.path().join(format!("sessions/{session}/root.jsonl"));
+    assert_eq!(
+        crate::support::record_kinds(&path),
+        [
+            "header",
+            "message",
+            "message",
+            "message",
+            "message",
+            // The compaction, before the third turn's request.
+            "history_replaced",
+            "message",
+            "message",
+            "message",
+            "finished"
+        ]
+    );
+    drop(agent);
+    let resumed = Agent::resume(Arc::clone(&h.runtime), config, &session).unwrap();
+    assert_eq!(resumed.history(), history);
+    assert!(!resumed.interrupted(), "its query finished");
+}
+
+#[tokio::test]
+async fn the_root_compacts_at_the_start_of_its_next_query_and_resumes_compacted() {
+    // The first answer alone is over the threshold (a quarter of its bytes).
+    let long = "x".repeat(6000);
+    let h = Harness::new(&json!({"agents": {"root": [{
+        "turns": [{"text": long}, {"text": "second answer"}],
+        "summary": SUMMARY
+    }]}}));
+    let mut config = AgentConfig::new("root");
+    config.compaction = low_threshold();
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config.clone());
+    let (events, result) = run(agent.query("first", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, long);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Compacted { .. })),
+        "nothing to compact before the first request"
+    );
+    let (events, result) = run(agent.query("second", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "second answer");
+    let compacted: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Compacted { messages, .. } => Some(*messages),
+            _ => None,
+        })
+        .collect();
+    // The first prompt is summarised; the long answer is among the last two
+    // messages, kept verbatim.
+    assert_eq!(compacted, [1]);
+    let summary = Message::user_text(format!(
+        "[Summary of the earlier conversation, written by you when the context was nearly full. The messages it replaces are gone; what follows it is verbatim.]\n\n{SUMMARY}"
+    ));
+    let expected = vec![
+        summary,
+        Message::assistant_text(long.clone()),
+        Message::user_text("second"),
+        Message::assistant_text("second answer"),
+    ];
+    let reqs = requests(&h);
+    assert_eq!(
+        reqs.iter().map(|r| r.tool_choice).collect::<Vec<_>>(),
+        [ToolChoice::Auto, ToolChoice::None, ToolChoice::Auto]
+    );
+    assert_eq!(reqs[1].messages.len(), 1);
+    assert_eq!(
+        reqs[1].messages[0].content[0],
+        ContentBlock::Text {
+            text: "first".into()
+        }
+    );
+    assert_eq!(reqs[2].messages[..], expected[..3]);
+    assert_eq!(agent.history(), expected);
+
+    let session = agent.session_id().clone();
+    drop(agent);
+    let resumed = Agent::resume(Arc::clone(&h.runtime), config, &session).unwrap();
+    assert_eq!(resumed.history(), expected);
+}
+
+#[tokio::test]
+async fn a_summary_that_spends_the_token_budget_stops_the_subagent_before_its_next_request() {
+    // The worker's turn used 1,530 tokens of its 1,531; the summary spends
+    // the rest.
+    let mut worker = crate::support::sub_agent("worker", zr_caps::AgentType::GeneralPurpose);
+    worker.budget.tokens = Some(1531);
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [crate::support::task_call("worker")]},
+            {"text": "ok"}
+        ]}],
+        "worker": [{
+            "turns": [
+                {"text": "looking", "tool_calls": [{"name": "Glob", "input": {"pattern": "*.none"}}], "usage": usage(1500, 30)},
+                {"text": "over the budget"}
+            ],
+            "summary": SUMMARY
+        }]
+    }}));
+    let mut config = AgentConfig::new("root").with_sub_agent(worker);
+    config.compaction = CompactionConfig {
+        threshold: 1000,
+        keep_recent: 1,
+        ..CompactionConfig::default()
+    };
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "ok");
+    let results = crate::support::finished(&events);
+    assert_eq!(
+        (
+            results[0].status,
+            results[0].output.as_str(),
+            results[0].turns
+        ),
+        (TaskStatus::BudgetExhausted, "looking", 1)
+    );
+    assert!(results[0].usage.total() >= 1531, "{:?}", results[0].usage);
+    let worker_choices: Vec<ToolChoice> = requests(&h)
+        .iter()
+        .filter(|r| r.origin.agent_type == "worker")
+        .map(|r| r.tool_choice)
+        .collect();
+    assert_eq!(worker_choices, [ToolChoice::Auto, ToolChoice::None]);
 }

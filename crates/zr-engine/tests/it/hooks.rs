@@ -24,6 +24,8 @@ type Decide = Box<dyn Fn(&ToolCall) -> PreToolUse + Send + Sync>;
 struct Recorder {
     log: Mutex<Vec<String>>,
     agents: Mutex<Vec<HookAgent>>,
+    /// Whether each call's transcript file existed when the hook ran.
+    transcripts: Mutex<Vec<bool>>,
     decide: Decide,
 }
 
@@ -38,13 +40,16 @@ impl Recorder {
         Arc::new(Self {
             log: Mutex::new(Vec::new()),
             agents: Mutex::new(Vec::new()),
+            transcripts: Mutex::new(Vec::new()),
             decide: Box::new(decide),
         })
     }
 
     fn note(&self, agent: &HookAgent, line: String) {
+        let exists = agent.transcript_path.as_ref().is_some_and(|p| p.is_file());
         self.log.lock().unwrap().push(line);
         self.agents.lock().unwrap().push(agent.clone());
+        self.transcripts.lock().unwrap().push(exists);
     }
 
     fn log(&self) -> Vec<String> {
@@ -191,6 +196,12 @@ async fn each_hook_fires_with_the_agents_id_type_and_transcript_path() {
             ("root.0001-worker".to_owned(), "worker".to_owned(), worker),
             ("root".to_owned(), "root".to_owned(), root),
         ]
+    );
+    // A new subagent's transcript is made when its run starts, after
+    // SubagentStart (a queued agent has none yet).
+    assert_eq!(
+        *hook.transcripts.lock().unwrap(),
+        [true, false, true, true, true, true]
     );
 }
 
@@ -379,4 +390,132 @@ async fn a_panicking_hook_denies_the_call_and_the_engine_goes_on() {
             ),
         ]
     );
+}
+
+#[tokio::test]
+async fn a_resumed_subagent_runs_its_start_and_stop_hooks_with_its_transcript() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
+        "worker": [{"turns": [
+            {"text": "first"},
+            {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.md"}}]},
+            {"text": "resumed"}
+        ]}]
+    }}));
+    let hook = Recorder::new(|_| PreToolUse::Continue);
+    let sessions = h.dir.path().join(".zr/sessions");
+    let mut config = with_hook(root_with_worker(), &hook);
+    config.sessions_dir = Some(sessions.clone());
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "root done");
+    let before = hook.log().len();
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let (events, result) = run(agent.resume_subagent(&worker, Some("more".to_owned()))).await;
+    assert_eq!(result.unwrap().output, "resumed");
+    assert_eq!(finished(&events).len(), 1);
+    assert_eq!(
+        hook.log()[before..],
+        [
+            "SubagentStart root.0001-worker worker parent=root".to_owned(),
+            r#"PreToolUse root.0001-worker worker Glob {"pattern":"*.md"}"#.to_owned(),
+            r#"PostToolUse root.0001-worker worker Glob {"pattern":"*.md"} error=false"#.to_owned(),
+            r#"SubagentStop root.0001-worker worker completed "resumed""#.to_owned(),
+        ]
+    );
+    let path = sessions
+        .join(agent.session_id().as_str())
+        .join("root.0001-worker.jsonl");
+    let agents = hook.agents.lock().unwrap()[before..].to_vec();
+    assert!(
+        agents
+            .iter()
+            .all(|a| a.transcript_path.as_ref() == Some(&path)),
+        "{agents:?}"
+    );
+    assert_eq!(
+        hook.transcripts.lock().unwrap()[before..],
+        [true; 4],
+        "its transcript is there at every hook"
+    );
+}
+
+/// A SubagentStart hook that takes its time.
+#[derive(Debug)]
+struct SlowStart;
+
+impl Hook for SlowStart {
+    fn subagent_start<'a>(&'a self, _: &'a HookAgent, _: &'a AgentId) -> BoxFuture<'a, ()> {
+        Box::pin(tokio::time::sleep(std::time::Duration::from_millis(300)))
+    }
+}
+
+#[tokio::test]
+async fn a_subagent_resumed_twice_at_once_runs_once_the_other_is_busy() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
+        "worker": [{"turns": [{"text": "first"}, {"text": "resumed"}, {"text": "twice"}]}]
+    }}));
+    let mut config = root_with_worker();
+    config.hooks = Hooks::new().with(Arc::new(SlowStart) as _);
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config);
+    assert_eq!(agent.prompt("go").await.unwrap().output, "root done");
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let one = agent.resume_subagent(&worker, Some("more".to_owned()));
+    let two = agent.resume_subagent(&worker, Some("more".to_owned()));
+    let (one, two) = tokio::join!(one.finish(), two.finish());
+    let mut outcomes: Vec<String> = [one, two]
+        .into_iter()
+        .map(|r| match r {
+            Ok(result) => result.output,
+            Err(error) => zr_types::error_chain(&error),
+        })
+        .collect();
+    outcomes.sort();
+    assert_eq!(
+        outcomes,
+        [
+            "agent root.0001-worker is already running a query; wait for it to finish or cancel it"
+                .to_owned(),
+            "resumed".to_owned()
+        ]
+    );
+    assert_eq!(h.provider.of_type("worker").len(), 2, "one more request");
+}
+
+#[tokio::test]
+async fn a_resumed_subagent_is_clamped_to_the_roots_mode() {
+    let h = Harness::new(&json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
+        "worker": [{"turns": [
+            {"text": "planned"},
+            {"tool_calls": [write_call("out.txt", "x")]},
+            {"text": "could not write"}
+        ]}]
+    }}));
+    let hook = Recorder::new(|_| PreToolUse::Continue);
+    let mut worker = sub_agent("worker", AgentType::GeneralPurpose);
+    worker.permission_mode = Some(zr_caps::PermissionMode::BypassPermissions);
+    let mut config = with_hook(AgentConfig::new("root").with_sub_agent(worker), &hook);
+    config.permission_mode = zr_caps::PermissionMode::Plan;
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config);
+    assert_eq!(agent.prompt("go").await.unwrap().output, "root done");
+    let before = hook.agents.lock().unwrap().len();
+    let id: AgentId = "root.0001-worker".parse().unwrap();
+    let (events, result) = run(agent.resume_subagent(&id, Some("write it".to_owned()))).await;
+    assert_eq!(result.unwrap().output, "could not write");
+    let modes: Vec<zr_caps::PermissionMode> = hook.agents.lock().unwrap()[before..]
+        .iter()
+        .map(|a| a.mode)
+        .collect();
+    assert_eq!(modes, [zr_caps::PermissionMode::Plan; 3]);
+    assert_eq!(
+        denials_of(&events, "root.0001-worker"),
+        [
+            "tool 'Write' was not run: agent root.0001-worker is in plan mode, where only read-only tools run; describe the change in your plan instead"
+        ]
+    );
+    assert!(!h.dir.path().join("out.txt").exists());
 }

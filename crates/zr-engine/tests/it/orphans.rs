@@ -499,3 +499,85 @@ async fn a_tool_that_panics_while_its_commands_run_leaves_no_process() {
     let log = log.lock().unwrap().clone().unwrap();
     assert_clean(&marks, &watch, &log, &ends).await;
 }
+
+/// A harness whose root starts the worker in the background, then answers
+/// `reported`; the worker starts the three commands and hangs.
+fn background_harness(marks: &Marks, ends: &Arc<Ends>) -> Harness {
+    Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "Task", "input": {
+                    "description": "d", "prompt": "p", "subagent_type": "worker",
+                    "run_in_background": true
+                }}]},
+                {"text": "reported"}
+            ]}],
+            "worker": [{"turns": [
+                {"tool_calls": [marks.background(), marks.foreground(true)]},
+                {"text": "never"}
+            ]}]
+        }}),
+        |r| r.with_observer(Arc::clone(ends) as Arc<dyn zr_engine::AgentObserver>),
+    )
+}
+
+/// Runs the root's query (the worker goes on in the background) and
+/// waits until the worker's commands all run; the background events so
+/// far.
+async fn background_running(agent: &zr_engine::Agent, watch: &Watch) -> Vec<Event> {
+    let mut background = agent.background_events();
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "reported");
+    let mut events = Vec::new();
+    let wait = async {
+        loop {
+            tokio::select! {
+                event = background.next() => events.push(event.expect("the session lives")),
+                () = watch.all_running() => return,
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .unwrap();
+    // The background call's result came before the hanging call started.
+    while !events.iter().any(|e| {
+        matches!(&e.kind, EventKind::ToolCallFinished { summary, .. } if summary.starts_with("Started in the background"))
+    }) {
+        let next = tokio::time::timeout(Duration::from_secs(60), background.next());
+        events.push(next.await.unwrap().unwrap());
+    }
+    events
+}
+
+#[tokio::test]
+async fn a_background_agent_stopped_by_the_host_leaves_no_process() {
+    let marks = Marks::new("bgs");
+    let ends = Arc::new(Ends::default());
+    let h = background_harness(&marks, &ends);
+    let agent = h.agent(worker_config(Duration::from_secs(300)));
+    let watch = Watch::new(&marks);
+    let events = background_running(&agent, &watch).await;
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    assert!(agent.stop_background(&worker).await);
+    assert_eq!(
+        ends.of("root.0001-worker"),
+        1,
+        "stopping waited for the cleanup"
+    );
+    let result = agent.background_agent(&worker).unwrap().result.unwrap();
+    assert_eq!(result.status, TaskStatus::Cancelled);
+    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+}
+
+#[tokio::test]
+async fn a_background_agent_cut_by_the_end_of_its_session_leaves_no_process() {
+    let marks = Marks::new("bge");
+    let ends = Arc::new(Ends::default());
+    let h = background_harness(&marks, &ends);
+    let agent = h.agent(worker_config(Duration::from_secs(300)));
+    let watch = Watch::new(&marks);
+    let events = background_running(&agent, &watch).await;
+    drop(agent);
+    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+}

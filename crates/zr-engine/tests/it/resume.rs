@@ -18,7 +18,7 @@ use zr_tools::BuiltinTools;
 use zr_types::{AgentId, Message, MessageRole, SessionId};
 
 use crate::support::{
-    Recording, finished, processes_with, root_with_worker, run, task_call, wait_gone,
+    Recording, finished, processes_with, record_kinds, root_with_worker, run, task_call, wait_gone,
 };
 
 /// Names the folder of the child process's project.
@@ -109,6 +109,16 @@ impl Drop for ChildGuard {
 /// waits until the root's transcript has `records` complete records, kills
 /// it with SIGKILL, and returns the session and the transcript's bytes.
 fn run_and_kill(dir: &Path, mode: &str, records_wanted: usize) -> (SessionId, Vec<u8>) {
+    run_and_kill_at(dir, mode, "root", records_wanted)
+}
+
+/// [`run_and_kill`], waiting for `records` of `agent`'s transcript.
+fn run_and_kill_at(
+    dir: &Path,
+    mode: &str,
+    agent: &str,
+    records_wanted: usize,
+) -> (SessionId, Vec<u8>) {
     let child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -127,7 +137,7 @@ fn run_and_kill(dir: &Path, mode: &str, records_wanted: usize) -> (SessionId, Ve
     let deadline = Instant::now() + Duration::from_secs(60);
     let session = loop {
         if let Some(session) = session_of(dir) {
-            let path = dir.join(format!("sessions/{session}/root.jsonl"));
+            let path = dir.join(format!("sessions/{session}/{agent}.jsonl"));
             if records(&path).len() >= records_wanted {
                 break session;
             }
@@ -155,7 +165,7 @@ fn run_and_kill(dir: &Path, mode: &str, records_wanted: usize) -> (SessionId, Ve
         !Path::new(&format!("/proc/{pid}")).exists(),
         "the child is reaped"
     );
-    let bytes = std::fs::read(dir.join(format!("sessions/{session}/root.jsonl"))).unwrap();
+    let bytes = std::fs::read(dir.join(format!("sessions/{session}/{agent}.jsonl"))).unwrap();
     (session, bytes)
 }
 
@@ -166,11 +176,26 @@ async fn child_runs_until_killed() {
         return;
     };
     let dir = PathBuf::from(dir);
-    let script = if std::env::var(CHILD_MODE).as_deref() == Ok("tool") {
+    let mode = std::env::var(CHILD_MODE).unwrap_or_default();
+    let script = if mode == "tool" {
         json!({"agents": {"root": [{"turns": [
             {"text": "running it", "tool_calls": [{"name": "Bash", "input": {"command": SLEEP}}]},
             {"text": "never"}
         ]}]}})
+    } else if mode == "background" {
+        json!({"agents": {
+            "root": [{"turns": [
+                {"tool_calls": [{"name": "Task", "input": {
+                    "description": "d", "prompt": "p", "subagent_type": "worker",
+                    "run_in_background": true
+                }}]},
+                {"text": "it runs in the background"}
+            ]}],
+            "worker": [{"turns": [
+                {"text": "step one", "tool_calls": [{"name": "Bash", "input": {"command": "echo one"}}]},
+                {"delay_ms": 60_000, "text": "too late"}
+            ]}]
+        }})
     } else {
         json!({"agents": {
             "root": [{"turns": [
@@ -183,6 +208,8 @@ async fn child_runs_until_killed() {
     let (_, runtime) = scripted(&dir, &script);
     let agent = Agent::new(runtime, config(&dir));
     let _ = agent.prompt("find the answer").await;
+    // A background agent runs on after the query: wait with it.
+    agent.wait_background().await;
     panic!("the test kills this process before its query ends");
 }
 
@@ -360,12 +387,8 @@ async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
     let root_path = dir.path().join(format!("sessions/{session}/root.jsonl"));
     let after = std::fs::read(&root_path).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
-    let kinds: Vec<String> = records(&root_path)
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
-        kinds,
+        record_kinds(&root_path),
         [
             "header",
             "message",
@@ -580,12 +603,8 @@ async fn a_cancelled_or_failed_query_leaves_the_transcript_equal_to_the_history(
     assert_eq!(resumed.history(), history);
     assert!(!resumed.interrupted(), "its last query finished");
     let path = dir.path().join(format!("sessions/{session}/root.jsonl"));
-    let kinds: Vec<String> = records(&path)
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
-        kinds,
+        record_kinds(&path),
         [
             "header",
             "message",
@@ -763,4 +782,136 @@ fn prop_a_resumed_root_has_the_history_it_had() {
             Ok(())
         })
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_timed_out_subagent_is_resumed_in_the_same_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "ok"}]}],
+            "worker": [{"turns": [
+                {"delay_ms": 60_000, "text": "late"},
+                {"text": "finished on resume"}
+            ]}]
+        }}),
+    );
+    let mut config = config(dir.path());
+    config.subagent.timeout = Duration::from_secs(2);
+    let agent = Agent::new(runtime, config);
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "ok");
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let results = finished(&events);
+    assert_eq!(
+        (results[0].agent_id.as_ref(), results[0].status),
+        (Some(&worker), TaskStatus::TimedOut)
+    );
+    // Its run was stopped, so it is not running any more: it resumes.
+    let (events, result) = run(agent.resume_subagent(&worker, None)).await;
+    let result = result.unwrap();
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "finished on resume")
+    );
+    assert_eq!(finished(&events)[0].status, TaskStatus::Completed);
+    let request = provider.of_type("worker").remove(1);
+    // Cut short before its model answered: it goes on from its prompt.
+    assert_eq!(request.messages, [Message::user_text("p")]);
+}
+
+#[tokio::test]
+async fn a_background_agent_killed_with_its_process_resumes_after_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    // Header, prompt, the answer with its Bash call, the call's result:
+    // written before the request that the kill interrupts.
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let (session, before) = run_and_kill_at(dir.path(), "background", worker.as_str(), 4);
+    let worker_path = dir
+        .path()
+        .join(format!("sessions/{session}/{worker}.jsonl"));
+    let before_records = records(&worker_path);
+    assert_eq!(before_records.len(), 4, "{before_records:?}");
+    assert_eq!(before_records[0]["agent_type"], "worker");
+    assert_eq!(before_records[0]["parent"], "root");
+    let written = messages(&before_records);
+
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {"worker": [{"turns": [{"text": "finished after the kill"}]}]}}),
+    );
+    let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
+    // The root's query had finished before the kill.
+    assert!(!agent.interrupted());
+    let history = agent.history();
+    assert_eq!(history.len(), 4);
+    assert_eq!(history[0], Message::user_text("find the answer"));
+    assert_eq!(
+        history[3],
+        Message::assistant_text("it runs in the background")
+    );
+    let started = serde_json::to_string(&history[2]).unwrap();
+    assert!(
+        started.contains(r#""status":"background""#)
+            && started.contains("Started in the background as root.0001-worker."),
+        "{started}"
+    );
+    let (events, result) = run(agent.resume_subagent(&worker, None)).await;
+    let result = result.unwrap();
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "finished after the kill")
+    );
+    let results = finished(&events);
+    assert_eq!(
+        (results[0].agent_id.as_ref(), results[0].agent_type.as_str()),
+        (Some(&worker), "worker")
+    );
+    // It goes on from its tool's result, as it was before the kill.
+    let request = provider.of_type("worker").remove(0);
+    assert_eq!(request.messages, written);
+    assert_eq!(request.system, "You are the worker agent.");
+    let after = std::fs::read(&worker_path).unwrap();
+    assert_eq!(&after[..before.len()], &before[..]);
+    assert_eq!(
+        record_kinds(&worker_path),
+        [
+            "header", "message", "message", "message", "message", "finished"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_root_keeps_the_deferred_tools_it_had_loaded_and_called() {
+    let (h, mut config) = crate::support::with_db_query(
+        &json!({"agents": {"root": [{"turns": [
+            {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 1}}]},
+            {"text": "found"},
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
+            {"text": "again"}
+        ]}]}}),
+        Arc::new(crate::support::Echo),
+    );
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config.clone());
+    assert_eq!(agent.prompt("go").await.unwrap().output, "found");
+    let session = agent.session_id().clone();
+    drop(agent);
+
+    let resumed = Agent::resume(Arc::clone(&h.runtime), config, &session).unwrap();
+    let (_, result) = run(resumed.query("again", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "again");
+    let requests = h.provider.of_type("root");
+    assert!(
+        crate::support::tool_names(&requests[3])
+            .iter()
+            .any(|t| t == "mcp__db__query"),
+        "advertised again after the resume"
+    );
+    assert_eq!(
+        crate::support::tool_results(&requests[4]).pop(),
+        Some((false, r#"mcp__db__query {"n":2}"#.to_owned()))
+    );
 }

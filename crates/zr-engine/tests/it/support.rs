@@ -490,3 +490,16 @@ pub(crate) fn notification(request: &ModelRequest) -> Value {
         .unwrap_or_else(|| panic!("no notification in {text:?}"));
     serde_json::from_str(json).expect("the notification holds JSON")
 }
+
+/// The `kind` of each complete record (a line with its newline) of the
+/// transcript at `path`.
+pub(crate) fn record_kinds(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.split_inclusive('\n')
+        .filter(|line| line.ends_with('\n'))
+        .map(|line| {
+            let record: Value = serde_json::from_str(line).unwrap();
+            record["kind"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}

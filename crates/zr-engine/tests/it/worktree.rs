@@ -584,3 +584,98 @@ async fn an_isolated_background_agent_reports_its_kept_worktree_and_removes_an_u
     assert!(branches(&top).contains(&branch));
     assert_eq!(worktrees(&top), vec![top.clone(), path]);
 }
+
+/// The warnings of a resumed agent's query.
+fn resume_warnings(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ResumeWarning { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The header of `agent`'s transcript in the session of `root`.
+fn header_of(dir: &Path, root: &Agent, agent: &str) -> Value {
+    let path = dir.join(format!("sessions/{}/{agent}.jsonl", root.session_id()));
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_subagent_resumes_in_its_kept_worktree_and_in_its_parents_folder_once_removed() {
+    let (h, top) = in_repo(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [task_call("iso"), task_call("look")]},
+            {"text": "done"}
+        ]}],
+        "iso": [{"turns": [
+            {"tool_calls": [bash("echo new > new.txt")]},
+            {"text": "wrote"},
+            {"tool_calls": [bash("pwd; cat new.txt")]},
+            {"text": "resumed in the worktree"}
+        ]}],
+        "look": [{"turns": [
+            {"tool_calls": [bash("pwd")]},
+            {"text": "looked"},
+            {"tool_calls": [bash("pwd")]},
+            {"text": "resumed in the parent's folder"}
+        ]}]
+    }}));
+    let mut config = root_with(vec![isolated("iso"), isolated("look")]);
+    config.subagent.max_concurrent = 1;
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config.clone());
+    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let (kept, _) = expected(&top, &agent, "root.0001-iso");
+    let (removed, _) = expected(&top, &agent, "root.0002-look");
+    let results = by_index(&events);
+    assert_eq!(
+        results
+            .iter()
+            .map(|r| r.worktree.as_ref().map(|w| (w.changed, w.kept)))
+            .collect::<Vec<_>>(),
+        [Some((true, true)), Some((false, false))]
+    );
+    assert!(kept.is_dir() && !removed.exists());
+    // Each header records the worktree the agent ran in.
+    for (id, path) in [("root.0001-iso", &kept), ("root.0002-look", &removed)] {
+        let header = header_of(h.dir.path(), &agent, id);
+        // Exactly its path (no trailing separator).
+        assert_eq!(header["cwd"], json!(path), "{id}");
+        assert_eq!(header["worktree"], json!(path), "{id}");
+    }
+    let session = agent.session_id().clone();
+    drop(agent);
+
+    let resumed = Agent::resume(Arc::clone(&h.runtime), config, &session).unwrap();
+    let iso: zr_types::AgentId = "root.0001-iso".parse().unwrap();
+    let (events, result) = run(resumed.resume_subagent(&iso, Some("again".to_owned()))).await;
+    assert_eq!(result.unwrap().output, "resumed in the worktree");
+    assert_eq!(resume_warnings(&events), Vec::<String>::new());
+    assert_eq!(
+        tool_results(&h.provider.of_type("iso")[3]).pop(),
+        Some((false, format!("{}\nnew\n[exit code 0]", kept.display())))
+    );
+
+    let look: zr_types::AgentId = "root.0002-look".parse().unwrap();
+    let (events, result) = run(resumed.resume_subagent(&look, Some("again".to_owned()))).await;
+    assert_eq!(result.unwrap().output, "resumed in the parent's folder");
+    assert_eq!(
+        resume_warnings(&events),
+        [format!(
+            "the agent's folder {} is gone; it resumes in its parent's, {}",
+            removed.display(),
+            h.dir.path().display()
+        )]
+    );
+    assert_eq!(
+        tool_results(&h.provider.of_type("look")[3]).pop(),
+        Some((false, format!("{}\n[exit code 0]", h.dir.path().display())))
+    );
+    // Nothing of the removed worktree came back.
+    assert!(!removed.exists());
+    assert_eq!(worktrees(&top), [top.clone(), kept]);
+}
