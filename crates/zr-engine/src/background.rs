@@ -416,12 +416,7 @@ impl Drop for Finisher {
             return;
         }
         let mut result = self.template.clone();
-        {
-            let progress = lock(&self.progress);
-            result.output = progress.written();
-            result.turns = progress.turns;
-            result.usage = progress.usage;
-        }
+        task::fill_from_progress(&mut result, &self.progress);
         result.status = TaskStatus::Cancelled;
         result.error = Some(
             "stopped before it finished (by the host, or the session ended); the output is what it wrote so far".to_owned(),

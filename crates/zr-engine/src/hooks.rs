@@ -26,6 +26,9 @@ pub struct HookAgent {
     pub agent_type: String,
     /// Its transcript file; `None` when transcripts are off
     /// ([`AgentConfig::sessions_dir`](crate::AgentConfig::sessions_dir)).
+    /// At a new subagent's SubagentStart the file does not exist yet: it is
+    /// created when the agent starts running (in its worktree, if
+    /// isolated).
     pub transcript_path: Option<PathBuf>,
     /// Its effective permission mode.
     pub mode: PermissionMode,
