@@ -473,6 +473,14 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
 async fn every_agent_and_every_tool_call_has_a_tracing_span() {
     use tracing_subscriber::layer::SubscriberExt as _;
     let spans = Spans::default();
+    // tracing-core caches whether a callsite is enabled when the callsite is
+    // first hit. While exactly one dispatcher is registered it asks only the
+    // hitting thread's default, so a span first hit on another test's thread
+    // while this (thread-local) subscriber was the only one would stay
+    // disabled for good and this test would see no spans. A second live
+    // dispatcher makes every first hit ask all registered ones (the
+    // workaround of tokio-rs/tracing#3611, open for tracing-core 0.1.36).
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
     let h = Harness::new(&json!({"agents": {
