@@ -68,6 +68,12 @@ impl Default for CompactionConfig {
 #[derive(Debug, Default)]
 pub(crate) struct ContextUse {
     last: Option<u64>,
+    /// Summary requests that failed in a row.
+    failures: u32,
+    /// Requests to make before the next attempt after a failure: 1, 2, 4,
+    /// then 8 (a summary request that keeps failing must not double the
+    /// cost of every turn).
+    skip: u32,
 }
 
 impl ContextUse {
@@ -106,8 +112,14 @@ pub(crate) async fn before_request(
         );
         return false;
     };
+    if used.skip > 0 {
+        used.skip -= 1;
+        tracing::debug!(agent = %run.id, before, left = used.skip, "compaction failed lately; not tried before this request");
+        return false;
+    }
     match summarise(run, ctx, split, config).await {
         Ok((summary, usage)) => {
+            used.failures = 0;
             book(run, ctx, usage);
             let after = before
                 .saturating_sub(estimate_messages(&run.history[..split]))
@@ -126,6 +138,8 @@ pub(crate) async fn before_request(
             true
         }
         Err(reason) => {
+            used.failures = used.failures.saturating_add(1);
+            used.skip = 1 << (used.failures - 1).min(3);
             tracing::warn!(agent = %run.id, before, %reason, "compaction failed; the history is kept as it is");
             ctx.sink.send(
                 &run.id,

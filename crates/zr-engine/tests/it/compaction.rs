@@ -276,6 +276,38 @@ async fn a_failed_summary_request_keeps_the_history_and_the_agent_goes_on() {
     assert_eq!(agent.history().len(), 8);
 }
 
+#[tokio::test]
+async fn a_summary_request_that_keeps_failing_is_tried_again_ever_more_rarely() {
+    // Every turn leaves the context over the threshold; the script has no
+    // `summary`, so every summary request fails.
+    let probe = custom("probe", true);
+    let mut turns: Vec<Value> = (1..=7)
+        .map(|n| json!({"text": format!("step {n}"), "tool_calls": [{"name": "probe", "input": {"n": n}}], "usage": usage(1500, 10)}))
+        .collect();
+    turns.push(json!({"text": "done", "usage": usage(1500, 10)}));
+    let h = Harness::with_runtime(&json!({"agents": {"root": [{"turns": turns}]}}), |r| {
+        r.with_tool(Arc::clone(&probe), Arc::new(Echo))
+    });
+    let mut config = AgentConfig::new("root");
+    config.capabilities = AgentCapabilities {
+        custom_tools: Some(vec![probe]),
+        ..AgentCapabilities::default()
+    };
+    config.compaction = low_threshold();
+    let agent = h.agent(config);
+    let (events, result) = run(agent.query("run the probes", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    use ToolChoice::{Auto as A, None as N};
+    // Tried before the 2nd request, then after 1, 2 and 4 more requests.
+    assert_eq!(choices(&h), vec![A, N, A, A, N, A, A, A, N, A, A]);
+    let failed = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::CompactionFailed { .. }))
+        .count();
+    assert_eq!(failed, 3);
+    assert_all_requests_valid(&h);
+}
+
 /// Returns a large text: numbered lines with multi-byte characters.
 #[derive(Debug)]
 struct Big(Arc<String>);
