@@ -155,6 +155,10 @@
 //!   `advertised` pool (plus what the agent loaded through `FindTool`),
 //!   runs only `executable` tools (plus loaded ones), and answers any other
 //!   name with an error result naming the agent, without running anything.
+//!   Permissions and hooks refuse calls when they are made; they never
+//!   change what a request advertises. Side requests (progress summaries,
+//!   compaction, the turn-limit summary) carry the agent's tools too, with
+//!   tools disabled.
 //! - A tool in a pool without a handler is an error
 //!   ([`EngineError::MissingHandler`]) before the first model request.
 //! - Every `tool_use` in a conversation gets its `tool_result` in the next
