@@ -373,6 +373,17 @@ fn bash_forever(marker: &str) -> Value {
     json!({"name": "Bash", "input": {"command": marker}})
 }
 
+/// Waits (five seconds at most) until the root sent `n` model requests;
+/// the caller checks what came.
+async fn wait_root_requests(h: &Harness, n: usize) {
+    for _ in 0..500 {
+        if h.provider.of_type("root").len() == n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Checks a process with `marker` in its command line is seen within six
 /// seconds. Seen once is enough: a second look may fall in the moment
 /// when bash execs the command and its command line reads empty.
@@ -509,12 +520,7 @@ async fn a_notification_taken_by_a_cancelled_query_comes_again_with_the_next() {
     agent.prompt("go").await.unwrap();
     wait_all(&agent).await;
     let query = agent.query("second", QueryOverrides::default());
-    for _ in 0..500 {
-        if h.provider.of_type("root").len() == 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_root_requests(&h, 3).await;
     assert!(
         last_texts(&h, 2).contains("quick findings"),
         "the cancelled query took it"
@@ -545,12 +551,7 @@ async fn cancelling_the_query_that_started_a_background_agent_does_not_stop_it()
     }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
     let query = agent.query("go", QueryOverrides::default());
-    for _ in 0..500 {
-        if h.provider.of_type("root").len() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_root_requests(&h, 2).await;
     assert_eq!(
         h.provider.of_type("root").len(),
         2,
