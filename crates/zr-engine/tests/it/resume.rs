@@ -334,16 +334,12 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
             Message::user_text("double it"),
         ]
     );
-    let worker_records = records(
-        &dir.path()
-            .join(format!("sessions/{session}/root.0001-worker.jsonl")),
-    );
-    let kinds: Vec<&str> = worker_records
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap())
-        .collect();
+    let worker_path = dir
+        .path()
+        .join(format!("sessions/{session}/root.0001-worker.jsonl"));
+    let worker_records = records(&worker_path);
     assert_eq!(
-        kinds,
+        record_kinds(&worker_path),
         [
             "header", "message", "message", "finished", "message", "message", "finished"
         ]
