@@ -373,6 +373,32 @@ fn bash_forever(marker: &str) -> Value {
     json!({"name": "Bash", "input": {"command": marker}})
 }
 
+/// Waits (five seconds at most) until the root sent `n` model requests;
+/// the caller checks what came.
+async fn wait_root_requests(h: &Harness, n: usize) {
+    for _ in 0..500 {
+        if h.provider.of_type("root").len() == n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Checks a process with `marker` in its command line is seen within six
+/// seconds. Seen once is enough: a second look may fall in the moment
+/// when bash execs the command and its command line reads empty.
+async fn assert_started(marker: &str) {
+    let mut seen = false;
+    for _ in 0..300 {
+        if !crate::support::processes_with(marker).is_empty() {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(seen, "the worker's command started");
+}
+
 #[tokio::test]
 async fn the_host_stops_a_background_agent_and_its_processes_and_the_parent_is_told() {
     let marker = "sleep 600.4242";
@@ -387,15 +413,7 @@ async fn the_host_stops_a_background_agent_and_its_processes_and_the_parent_is_t
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
     agent.prompt("go").await.unwrap();
     let id: AgentId = "root.0001-worker".parse().unwrap();
-    let mut seen = false;
-    for _ in 0..300 {
-        if !crate::support::processes_with(marker).is_empty() {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(seen, "the worker's command started");
+    assert_started(marker).await;
     assert!(agent.stop_background(&id).await);
     assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
     let result = agent.background_agent(&id).unwrap().result.unwrap();
@@ -425,17 +443,7 @@ async fn the_end_of_the_session_stops_its_background_agents() {
     }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(None)));
     agent.prompt("go").await.unwrap();
-    // Seen once is enough: a second look may fall in the moment when bash
-    // execs the command and its command line reads empty.
-    let mut seen = false;
-    for _ in 0..300 {
-        if !crate::support::processes_with(marker).is_empty() {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(seen, "the worker's command started");
+    assert_started(marker).await;
     drop(agent);
     assert_eq!(wait_gone(marker).await, Vec::<u32>::new());
 }
@@ -512,12 +520,7 @@ async fn a_notification_taken_by_a_cancelled_query_comes_again_with_the_next() {
     agent.prompt("go").await.unwrap();
     wait_all(&agent).await;
     let query = agent.query("second", QueryOverrides::default());
-    for _ in 0..500 {
-        if h.provider.of_type("root").len() == 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_root_requests(&h, 3).await;
     assert!(
         last_texts(&h, 2).contains("quick findings"),
         "the cancelled query took it"
@@ -548,12 +551,7 @@ async fn cancelling_the_query_that_started_a_background_agent_does_not_stop_it()
     }}));
     let agent = h.agent(AgentConfig::new("root").with_sub_agent(worker_with(Some(&gate_tool))));
     let query = agent.query("go", QueryOverrides::default());
-    for _ in 0..500 {
-        if h.provider.of_type("root").len() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_root_requests(&h, 2).await;
     assert_eq!(
         h.provider.of_type("root").len(),
         2,

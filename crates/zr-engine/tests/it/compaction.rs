@@ -11,8 +11,9 @@ use futures_util::stream;
 use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, RuntimeSettings};
 use zr_engine::{
-    Agent, AgentConfig, CompactionConfig, EventKind, ModelEvent, ModelProvider, ModelRequest,
-    ModelResponse, ModelStream, QueryOverrides, RuntimeEnvironment, TaskStatus, ToolChoice,
+    Agent, AgentConfig, CompactionConfig, Event, EventKind, ModelEvent, ModelProvider,
+    ModelRequest, ModelResponse, ModelStream, QueryOverrides, QueryResult, RuntimeEnvironment,
+    TaskStatus, ToolChoice,
 };
 use zr_tools::BuiltinTools;
 use zr_types::{
@@ -90,16 +91,18 @@ fn tool_result_of(message: &Message) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn above_the_threshold_the_older_history_becomes_one_summary() {
-    let (h, config) = probe_harness(Some(SUMMARY), low_threshold());
+/// Runs the probes with a low threshold, the summary request answered
+/// with `summary` (or failed if `None`): checks the query ends with `done`
+/// after four turns, with exactly one tools-disabled request, right after
+/// the turn that went over the threshold.
+async fn run_probes_over_the_threshold(
+    summary: Option<&str>,
+) -> (Harness, Agent, Vec<Event>, QueryResult) {
+    let (h, config) = probe_harness(summary, low_threshold());
     let agent = h.agent(config);
     let (events, result) = run(agent.query("run the probes", QueryOverrides::default())).await;
     let result = result.unwrap();
     assert_eq!((result.output.as_str(), result.turns), ("done", 4));
-
-    // Exactly one tools-disabled request, right after the turn that went
-    // over the threshold.
     assert_eq!(
         choices(&h),
         vec![
@@ -110,6 +113,12 @@ async fn above_the_threshold_the_older_history_becomes_one_summary() {
             ToolChoice::Auto
         ]
     );
+    (h, agent, events, result)
+}
+
+#[tokio::test]
+async fn above_the_threshold_the_older_history_becomes_one_summary() {
+    let (h, agent, events, result) = run_probes_over_the_threshold(Some(SUMMARY)).await;
     let reqs = requests(&h);
     let (second, summary_request, third, fourth) = (&reqs[1], &reqs[2], &reqs[3], &reqs[4]);
 
@@ -225,21 +234,7 @@ async fn below_the_threshold_nothing_changes() {
 async fn a_failed_summary_request_keeps_the_history_and_the_agent_goes_on() {
     // No `summary` in the script: the scripted provider fails the
     // tools-disabled request.
-    let (h, config) = probe_harness(None, low_threshold());
-    let agent = h.agent(config);
-    let (events, result) = run(agent.query("run the probes", QueryOverrides::default())).await;
-    let result = result.unwrap();
-    assert_eq!((result.output.as_str(), result.turns), ("done", 4));
-    assert_eq!(
-        choices(&h),
-        vec![
-            ToolChoice::Auto,
-            ToolChoice::Auto,
-            ToolChoice::None,
-            ToolChoice::Auto,
-            ToolChoice::Auto
-        ]
-    );
+    let (h, agent, events, result) = run_probes_over_the_threshold(None).await;
     let reqs = requests(&h);
     // The third turn's request carries the whole history.
     assert_eq!(reqs[3].messages.len(), 5);

@@ -2,12 +2,13 @@
 //! rewrite) and PostToolUse, with each agent's id, type and transcript
 //! path; a panicking hook.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use zr_caps::AgentType;
 use zr_engine::{
-    AgentConfig, Decision, EventKind, Hook, HookAgent, Hooks, PermissionConfig, PreToolUse,
+    Agent, AgentConfig, Decision, EventKind, Hook, HookAgent, Hooks, PermissionConfig, PreToolUse,
     QueryOverrides, TaskResult,
 };
 use zr_types::{AgentId, BoxFuture, ContentBlock, MessageRole, ToolCall, ToolOutput};
@@ -130,14 +131,14 @@ fn with_hook(config: AgentConfig, hook: &Arc<Recorder>) -> AgentConfig {
     config
 }
 
-#[tokio::test]
-async fn each_hook_fires_with_the_agents_id_type_and_transcript_path() {
+/// The root delegates to a worker scripted with `worker_turns`, under a
+/// hook that lets every call go on, with transcripts in `.zr/sessions`;
+/// checks the root answers `root done`. The harness, the agent, the hook
+/// and the transcripts' folder.
+async fn delegate_under_hook(worker_turns: Value) -> (Harness, Agent, Arc<Recorder>, PathBuf) {
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
-        "worker": [{"turns": [
-            {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.md"}}]},
-            {"text": "found it"}
-        ]}]
+        "worker": [{"turns": worker_turns}]
     }}));
     let hook = Recorder::new(|_| PreToolUse::Continue);
     let sessions = h.dir.path().join(".zr/sessions");
@@ -146,6 +147,16 @@ async fn each_hook_fires_with_the_agents_id_type_and_transcript_path() {
     let agent = h.agent(config);
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "root done");
+    (h, agent, hook, sessions)
+}
+
+#[tokio::test]
+async fn each_hook_fires_with_the_agents_id_type_and_transcript_path() {
+    let (_h, agent, hook, sessions) = delegate_under_hook(json!([
+        {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.md"}}]},
+        {"text": "found it"}
+    ]))
+    .await;
     let task_input = r#"{"description":"d","prompt":"p","subagent_type":"worker"}"#;
     assert_eq!(
         hook.log(),
@@ -394,21 +405,12 @@ async fn a_panicking_hook_denies_the_call_and_the_engine_goes_on() {
 
 #[tokio::test]
 async fn a_resumed_subagent_runs_its_start_and_stop_hooks_with_its_transcript() {
-    let h = Harness::new(&json!({"agents": {
-        "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
-        "worker": [{"turns": [
-            {"text": "first"},
-            {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.md"}}]},
-            {"text": "resumed"}
-        ]}]
-    }}));
-    let hook = Recorder::new(|_| PreToolUse::Continue);
-    let sessions = h.dir.path().join(".zr/sessions");
-    let mut config = with_hook(root_with_worker(), &hook);
-    config.sessions_dir = Some(sessions.clone());
-    let agent = h.agent(config);
-    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
-    assert_eq!(result.unwrap().output, "root done");
+    let (_h, agent, hook, sessions) = delegate_under_hook(json!([
+        {"text": "first"},
+        {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.md"}}]},
+        {"text": "resumed"}
+    ]))
+    .await;
     let before = hook.log().len();
     let worker: AgentId = "root.0001-worker".parse().unwrap();
     let (events, result) = run(agent.resume_subagent(&worker, Some("more".to_owned()))).await;

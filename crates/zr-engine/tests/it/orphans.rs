@@ -276,6 +276,60 @@ fn harness(worker: &Value, ends: &Arc<Ends>) -> Harness {
     )
 }
 
+/// One test's commands, observer of ends, harness, agent and watch.
+struct Case {
+    marks: Marks,
+    ends: Arc<Ends>,
+    /// Kept alive: it owns the run's folder.
+    _harness: Harness,
+    agent: zr_engine::Agent,
+    watch: Watch,
+}
+
+impl Case {
+    /// A case whose harness `harness` builds; the worker times out after
+    /// `timeout`.
+    fn new(
+        tag: &str,
+        timeout: Duration,
+        harness: impl FnOnce(&Marks, &Arc<Ends>) -> Harness,
+    ) -> Self {
+        let marks = Marks::new(tag);
+        let ends = Arc::new(Ends::default());
+        let h = harness(&marks, &ends);
+        let agent = h.agent(worker_config(timeout));
+        let watch = Watch::new(&marks);
+        Self {
+            marks,
+            ends,
+            _harness: h,
+            agent,
+            watch,
+        }
+    }
+
+    /// A case whose worker starts the three commands (the foreground call
+    /// hangs if `hang`), then answers `then`, or fails if `None`.
+    fn worker(tag: &str, hang: bool, then: Option<&str>, timeout: Duration) -> Self {
+        Self::new(tag, timeout, |marks, ends| {
+            let mut turns =
+                vec![json!({"tool_calls": [marks.background(), marks.foreground(hang)]})];
+            turns.extend(then.map(|t| json!({"text": t})));
+            harness(&json!({ "turns": turns }), ends)
+        })
+    }
+
+    async fn assert_clean(&self, events: &[Event]) {
+        assert_clean(
+            &self.marks,
+            &self.watch,
+            &background_log(events),
+            &self.ends,
+        )
+        .await;
+    }
+}
+
 /// Runs the query to its end; the worker's result.
 async fn run_to_end(query: Query) -> (Vec<Event>, zr_engine::TaskResult) {
     let (events, result) = run(query).await;
@@ -286,31 +340,17 @@ async fn run_to_end(query: Query) -> (Vec<Event>, zr_engine::TaskResult) {
 
 #[tokio::test]
 async fn a_completed_subagent_leaves_no_process() {
-    let marks = Marks::new("cmp");
-    let ends = Arc::new(Ends::default());
-    let h = harness(
-        &json!({"turns": [{"tool_calls": [marks.background(), marks.foreground(false)]}, {"text": "done"}]}),
-        &ends,
-    );
-    let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let watch = Watch::new(&marks);
-    let (events, worker) = run_to_end(agent.query("go", QueryOverrides::default())).await;
+    let case = Case::worker("cmp", false, Some("done"), Duration::from_secs(300));
+    let (events, worker) = run_to_end(case.agent.query("go", QueryOverrides::default())).await;
     assert_eq!(worker.status, TaskStatus::Completed);
-    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+    case.assert_clean(&events).await;
 }
 
 #[tokio::test]
 async fn a_failed_subagent_leaves_no_process() {
-    let marks = Marks::new("fai");
-    let ends = Arc::new(Ends::default());
     // The script has no second turn: the provider fails.
-    let h = harness(
-        &json!({"turns": [{"tool_calls": [marks.background(), marks.foreground(false)]}]}),
-        &ends,
-    );
-    let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let watch = Watch::new(&marks);
-    let (events, worker) = run_to_end(agent.query("go", QueryOverrides::default())).await;
+    let case = Case::worker("fai", false, None, Duration::from_secs(300));
+    let (events, worker) = run_to_end(case.agent.query("go", QueryOverrides::default())).await;
     assert_eq!(worker.status, TaskStatus::Failed);
     assert!(
         worker
@@ -320,31 +360,27 @@ async fn a_failed_subagent_leaves_no_process() {
             .starts_with("scripted provider: "),
         "{worker:?}"
     );
-    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+    case.assert_clean(&events).await;
 }
 
 #[tokio::test]
 async fn a_timed_out_subagent_leaves_no_process() {
-    let marks = Marks::new("tmo");
-    let ends = Arc::new(Ends::default());
-    let h = harness(
-        &json!({"turns": [{"tool_calls": [marks.background(), marks.foreground(true)]}, {"text": "never"}]}),
-        &ends,
-    );
-    let agent = h.agent(worker_config(Duration::from_secs(10)));
-    let watch = Watch::new(&marks);
-    let (events, worker) = run_to_end(agent.query("go", QueryOverrides::default())).await;
+    let case = Case::worker("tmo", true, Some("never"), Duration::from_secs(10));
+    let (events, worker) = run_to_end(case.agent.query("go", QueryOverrides::default())).await;
     assert_eq!(worker.status, TaskStatus::TimedOut);
-    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+    case.assert_clean(&events).await;
 }
 
 /// Reads events until the worker's commands all run; returns them.
-async fn until_running(query: &mut Query, watch: &Watch) -> Vec<Event> {
+async fn until_running(
+    events_of: &mut (impl futures_util::Stream<Item = Event> + Unpin),
+    watch: &Watch,
+) -> Vec<Event> {
     let mut events = Vec::new();
     let wait = async {
         loop {
             tokio::select! {
-                event = query.next() => events.push(event.expect("the query runs")),
+                event = events_of.next() => events.push(event.expect("the events go on")),
                 () = watch.all_running() => return,
             }
         }
@@ -357,39 +393,25 @@ async fn until_running(query: &mut Query, watch: &Watch) -> Vec<Event> {
 
 #[tokio::test]
 async fn a_cancelled_subagent_leaves_no_process() {
-    let marks = Marks::new("can");
-    let ends = Arc::new(Ends::default());
-    let h = harness(
-        &json!({"turns": [{"tool_calls": [marks.background(), marks.foreground(true)]}, {"text": "never"}]}),
-        &ends,
-    );
-    let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let watch = Watch::new(&marks);
-    let mut query = agent.query("go", QueryOverrides::default());
-    let events = until_running(&mut query, &watch).await;
+    let case = Case::worker("can", true, Some("never"), Duration::from_secs(300));
+    let mut query = case.agent.query("go", QueryOverrides::default());
+    let events = until_running(&mut query, &case.watch).await;
     query.cancel().await;
     assert_eq!(
-        ends.of("root.0001-worker"),
+        case.ends.of("root.0001-worker"),
         1,
         "cancel waited for the cleanup"
     );
-    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+    case.assert_clean(&events).await;
 }
 
 #[tokio::test]
 async fn a_subagent_of_a_dropped_query_leaves_no_process() {
-    let marks = Marks::new("drp");
-    let ends = Arc::new(Ends::default());
-    let h = harness(
-        &json!({"turns": [{"tool_calls": [marks.background(), marks.foreground(true)]}, {"text": "never"}]}),
-        &ends,
-    );
-    let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let watch = Watch::new(&marks);
-    let mut query = agent.query("go", QueryOverrides::default());
-    let events = until_running(&mut query, &watch).await;
+    let case = Case::worker("drp", true, Some("never"), Duration::from_secs(300));
+    let mut query = case.agent.query("go", QueryOverrides::default());
+    let events = until_running(&mut query, &case.watch).await;
     drop(query);
-    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+    case.assert_clean(&events).await;
 }
 
 /// A custom tool that starts a background command and a foreground one
@@ -528,18 +550,7 @@ async fn background_running(agent: &zr_engine::Agent, watch: &Watch) -> Vec<Even
     let mut background = agent.background_events();
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "reported");
-    let mut events = Vec::new();
-    let wait = async {
-        loop {
-            tokio::select! {
-                event = background.next() => events.push(event.expect("the session lives")),
-                () = watch.all_running() => return,
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(60), wait)
-        .await
-        .unwrap();
+    let mut events = until_running(&mut background, watch).await;
     // The background call's result came before the hanging call started.
     while !events.iter().any(|e| {
         matches!(&e.kind, EventKind::ToolCallFinished { summary, .. } if summary.starts_with("Started in the background"))
@@ -552,31 +563,34 @@ async fn background_running(agent: &zr_engine::Agent, watch: &Watch) -> Vec<Even
 
 #[tokio::test]
 async fn a_background_agent_stopped_by_the_host_leaves_no_process() {
-    let marks = Marks::new("bgs");
-    let ends = Arc::new(Ends::default());
-    let h = background_harness(&marks, &ends);
-    let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let watch = Watch::new(&marks);
-    let events = background_running(&agent, &watch).await;
+    let case = Case::new("bgs", Duration::from_secs(300), background_harness);
+    let events = background_running(&case.agent, &case.watch).await;
     let worker: AgentId = "root.0001-worker".parse().unwrap();
-    assert!(agent.stop_background(&worker).await);
+    assert!(case.agent.stop_background(&worker).await);
     assert_eq!(
-        ends.of("root.0001-worker"),
+        case.ends.of("root.0001-worker"),
         1,
         "stopping waited for the cleanup"
     );
-    let result = agent.background_agent(&worker).unwrap().result.unwrap();
+    let result = case
+        .agent
+        .background_agent(&worker)
+        .unwrap()
+        .result
+        .unwrap();
     assert_eq!(result.status, TaskStatus::Cancelled);
-    assert_clean(&marks, &watch, &background_log(&events), &ends).await;
+    case.assert_clean(&events).await;
 }
 
 #[tokio::test]
 async fn a_background_agent_cut_by_the_end_of_its_session_leaves_no_process() {
-    let marks = Marks::new("bge");
-    let ends = Arc::new(Ends::default());
-    let h = background_harness(&marks, &ends);
-    let agent = h.agent(worker_config(Duration::from_secs(300)));
-    let watch = Watch::new(&marks);
+    let Case {
+        marks,
+        ends,
+        _harness,
+        agent,
+        watch,
+    } = Case::new("bge", Duration::from_secs(300), background_harness);
     let events = background_running(&agent, &watch).await;
     drop(agent);
     assert_clean(&marks, &watch, &background_log(&events), &ends).await;

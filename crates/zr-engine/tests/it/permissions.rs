@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, PermissionMode, RuntimeSettings};
 use zr_engine::{
-    AgentConfig, Decision, EventKind, Hook, HookAgent, Hooks, ModelProvider, PermissionConfig,
-    PreToolUse, QueryOverrides, RuntimeEnvironment, TaskStatus,
+    AgentConfig, Decision, Event, EventKind, Hook, HookAgent, Hooks, ModelProvider,
+    PermissionConfig, PreToolUse, QueryOverrides, RuntimeEnvironment, TaskStatus,
 };
 use zr_tools::{AskUserService, BuiltinTools, Question, ServiceError, UserAnswer};
 use zr_types::{BoxFuture, ToolCall};
@@ -196,16 +196,33 @@ async fn twenty_denials_in_total_stop_the_root_even_with_allowed_calls_between()
     );
 }
 
-#[tokio::test]
-async fn bubbling_reaches_the_host_with_the_agents_path_and_a_session_approval_is_remembered() {
+/// The root starts the background agent `bg`, which writes `writes`
+/// (file, content) one call a turn, under `policy` with bubbling on; runs
+/// it all to its end and checks the root answers `root done`. The harness
+/// and the background agents' events.
+async fn bubbled_writes(writes: &[(&str, &str)], policy: &Arc<Policy>) -> (Harness, Vec<Event>) {
+    let mut turns: Vec<Value> = writes
+        .iter()
+        .map(|(file, content)| json!({"tool_calls": [write_call(file, content)]}))
+        .collect();
+    turns.push(json!({"text": "bg done"}));
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [{"tool_calls": [task_call("bg")]}, {"text": "root done"}]}],
-        "bg": [{"turns": [
-            {"tool_calls": [write_call("one.txt", "1")]},
-            {"tool_calls": [write_call("two.txt", "2")]},
-            {"text": "bg done"}
-        ]}]
+        "bg": [{"turns": turns}]
     }}));
+    let mut config = with_policy(
+        AgentConfig::new("root").with_sub_agent(background("bg")),
+        policy,
+    );
+    config.permissions.bubble_background = true;
+    let agent = h.agent(config);
+    let (_, result, events) = run_and_wait(&agent, "go").await;
+    assert_eq!(result.unwrap().output, "root done");
+    (h, events)
+}
+
+#[tokio::test]
+async fn bubbling_reaches_the_host_with_the_agents_path_and_a_session_approval_is_remembered() {
     let policy = Policy::new(|request| {
         if request.bubbled {
             Decision::AllowForSession
@@ -213,14 +230,7 @@ async fn bubbling_reaches_the_host_with_the_agents_path_and_a_session_approval_i
             Decision::Ask
         }
     });
-    let mut config = with_policy(
-        AgentConfig::new("root").with_sub_agent(background("bg")),
-        &policy,
-    );
-    config.permissions.bubble_background = true;
-    let agent = h.agent(config);
-    let (_, result, events) = run_and_wait(&agent, "go").await;
-    assert_eq!(result.unwrap().output, "root done");
+    let (h, events) = bubbled_writes(&[("one.txt", "1"), ("two.txt", "2")], &policy).await;
     assert_eq!(finished(&events)[0].status, TaskStatus::Completed);
     assert_eq!(
         std::fs::read_to_string(h.dir.path().join("one.txt")).unwrap(),
@@ -250,15 +260,6 @@ async fn bubbling_reaches_the_host_with_the_agents_path_and_a_session_approval_i
 
 #[tokio::test]
 async fn a_bubbled_approval_for_once_is_asked_again_and_a_bubbled_ask_is_denied() {
-    let h = Harness::new(&json!({"agents": {
-        "root": [{"turns": [{"tool_calls": [task_call("bg")]}, {"text": "root done"}]}],
-        "bg": [{"turns": [
-            {"tool_calls": [write_call("one.txt", "1")]},
-            {"tool_calls": [write_call("two.txt", "2")]},
-            {"tool_calls": [write_call("three.txt", "3")]},
-            {"text": "bg done"}
-        ]}]
-    }}));
     let policy =
         Policy::new(
             |request| match (request.bubbled, request.input["file_path"].as_str()) {
@@ -267,14 +268,11 @@ async fn a_bubbled_approval_for_once_is_asked_again_and_a_bubbled_ask_is_denied(
                 (true, _) => Decision::Allow,
             },
         );
-    let mut config = with_policy(
-        AgentConfig::new("root").with_sub_agent(background("bg")),
+    let (h, events) = bubbled_writes(
+        &[("one.txt", "1"), ("two.txt", "2"), ("three.txt", "3")],
         &policy,
-    );
-    config.permissions.bubble_background = true;
-    let agent = h.agent(config);
-    let (_, result, events) = run_and_wait(&agent, "go").await;
-    assert_eq!(result.unwrap().output, "root done");
+    )
+    .await;
     assert!(h.dir.path().join("one.txt").exists() && h.dir.path().join("two.txt").exists());
     assert!(!h.dir.path().join("three.txt").exists());
     let bubbled: Vec<bool> = policy.seen().iter().map(|r| r.bubbled).collect();

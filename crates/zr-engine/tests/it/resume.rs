@@ -213,6 +213,29 @@ async fn child_runs_until_killed() {
     panic!("the test kills this process before its query ends");
 }
 
+/// Resumes the killed `session` in `dir` over `script`: checks it comes
+/// back interrupted with `history` (else fails with `what`), then
+/// continues the interrupted turn to its end.
+async fn resume_and_continue(
+    dir: &Path,
+    session: &SessionId,
+    script: &Value,
+    history: &[Message],
+    what: &str,
+) -> (Arc<Recording>, Agent, zr_engine::QueryResult) {
+    let (provider, runtime) = scripted(dir, script);
+    let agent = Agent::resume(runtime, config(dir), session).unwrap();
+    assert_eq!(agent.session_id(), session);
+    assert_eq!(agent.history(), history, "{what}");
+    assert!(agent.interrupted());
+    let result = agent
+        .continue_interrupted(QueryOverrides::default())
+        .finish()
+        .await
+        .unwrap();
+    (provider, agent, result)
+}
+
 #[tokio::test]
 async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     let dir = tempfile::tempdir().unwrap();
@@ -238,26 +261,17 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     );
     std::fs::write(&root_path, &torn).unwrap();
 
-    let (provider, runtime) = scripted(
+    let (provider, agent, result) = resume_and_continue(
         dir.path(),
+        &session,
         &json!({"agents": {
             "root": [{"turns": [{"text": "The answer is 42."}]}],
             "worker": [{"turns": [{"text": "doubled: 84"}]}]
         }}),
-    );
-    let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
-    assert_eq!(agent.session_id(), &session);
-    assert_eq!(
-        agent.history(),
-        written,
-        "nothing before the torn line is lost"
-    );
-    assert!(agent.interrupted());
-    let result = agent
-        .continue_interrupted(QueryOverrides::default())
-        .finish()
-        .await
-        .unwrap();
+        &written,
+        "nothing before the torn line is lost",
+    )
+    .await;
     assert_eq!(
         (result.status, result.output.as_str()),
         (TaskStatus::Completed, "The answer is 42.")
@@ -320,16 +334,12 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
             Message::user_text("double it"),
         ]
     );
-    let worker_records = records(
-        &dir.path()
-            .join(format!("sessions/{session}/root.0001-worker.jsonl")),
-    );
-    let kinds: Vec<&str> = worker_records
-        .iter()
-        .map(|r| r["kind"].as_str().unwrap())
-        .collect();
+    let worker_path = dir
+        .path()
+        .join(format!("sessions/{session}/root.0001-worker.jsonl"));
+    let worker_records = records(&worker_path);
     assert_eq!(
-        kinds,
+        record_kinds(&worker_path),
         [
             "header", "message", "message", "finished", "message", "message", "finished"
         ]
@@ -354,26 +364,18 @@ async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
     }
     assert_eq!(wait_gone(SLEEP).await, Vec::<u32>::new());
 
-    let (provider, runtime) = scripted(
-        dir.path(),
-        &json!({"agents": {"root": [{"turns": [{"text": "finished without the command"}]}]}}),
-    );
-    let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
     let kept = [
         Message::user_text("find the answer"),
         Message::assistant_text("running it"),
     ];
-    assert_eq!(
-        agent.history(),
-        kept,
-        "the call without a result is dropped, its text kept"
-    );
-    assert!(agent.interrupted());
-    let result = agent
-        .continue_interrupted(QueryOverrides::default())
-        .finish()
-        .await
-        .unwrap();
+    let (provider, _agent, result) = resume_and_continue(
+        dir.path(),
+        &session,
+        &json!({"agents": {"root": [{"turns": [{"text": "finished without the command"}]}]}}),
+        &kept,
+        "the call without a result is dropped, its text kept",
+    )
+    .await;
     assert_eq!(result.output, "finished without the command");
     let request = provider.of_type("root").remove(0);
     assert_eq!(request.messages.len(), 3);
