@@ -183,6 +183,7 @@ mod run;
 mod runtime;
 mod scripted;
 mod session;
+mod sync;
 mod task;
 mod tools;
 mod transcript;
