@@ -19,6 +19,7 @@ use crate::permission::Denials;
 use crate::run::{AgentRun, Progress};
 use crate::runtime::RuntimeEnvironment;
 use crate::session::{AgentConfig, Cleanup, QueryCtx, Session};
+use crate::sync::lock;
 use crate::tools::AgentTools;
 use crate::{EngineError, TaskStatus};
 
@@ -351,12 +352,6 @@ impl Drop for Agent {
         self.session.background.abort_all();
         drop(Cleanup::new(Arc::clone(&self.session), AgentId::root()));
     }
-}
-
-fn lock(state: &Mutex<RootState>) -> std::sync::MutexGuard<'_, RootState> {
-    state
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Marks the root free again however query number `query` ends: its task

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,7 @@ use crate::event::EventKind;
 use crate::hooks::{self, HookAgent};
 use crate::run::{AgentRun, Progress, push_user_text};
 use crate::session::{QueryCtx, Session};
+use crate::sync::lock;
 use crate::task::{self, TaskResult, TaskStatus};
 use crate::worktree::Scope;
 use crate::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
@@ -107,10 +108,6 @@ impl Default for Registry {
             closed: AtomicBool::new(false),
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Registry {

@@ -270,12 +270,7 @@ async fn summarise(
         tracing::info!(agent = %run.id, left_out, "older tool results left out of the summary request");
     }
     push_user_text(&mut messages, SUMMARY_PROMPT);
-    let turn = run
-        .progress
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .turns
-        + 1;
+    let turn = crate::sync::lock(&run.progress).turns + 1;
     let request = ModelRequest {
         model: run.model.clone(),
         system: run.system.clone(),
@@ -313,10 +308,7 @@ async fn summarise(
 /// usage (and so its token budget) and the query's total. It is not a turn.
 fn book(run: &AgentRun, ctx: &QueryCtx, usage: Usage) {
     let agent = {
-        let mut progress = run
-            .progress
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut progress = crate::sync::lock(&run.progress);
         progress.usage = progress.usage.plus(usage);
         progress.usage
     };

@@ -296,6 +296,17 @@ pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "no message".to_owned())
 }
 
+/// Runs `future`; a panic while it runs is caught and given back as its
+/// message. Callers wrap the call in an `async` block so that a panic while
+/// the callee makes its future is caught too.
+pub(crate) async fn catch_panic<F: std::future::Future>(future: F) -> Result<F::Output, String> {
+    use futures_util::FutureExt as _;
+    std::panic::AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .map_err(|panic| panic_message(panic.as_ref()))
+}
+
 /// A transcript file could not be read back. A torn last line is not an
 /// error (it is ignored); everything else that is wrong names the file and,
 /// where there is one, the line (1-based).

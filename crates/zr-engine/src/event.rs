@@ -245,9 +245,7 @@ struct RouterInner {
 
 impl EventRouter {
     fn lock(&self) -> std::sync::MutexGuard<'_, RouterInner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::lock(&self.inner)
     }
 
     fn send(&self, event: Event) {

@@ -1,18 +1,17 @@
 //! Running one model turn's tool calls: read-only calls side by side,
 //! the others one at a time, results in call order.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures_util::{FutureExt as _, StreamExt as _, stream};
+use futures_util::{StreamExt as _, stream};
 use tracing::Instrument as _;
 use zr_types::{
     AgentId, ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput,
     ToolResultContent, error_chain,
 };
 
-use crate::error::panic_message;
+use crate::error::catch_panic;
 use crate::event::EventKind;
 use crate::find_tool;
 use crate::hooks;
@@ -181,17 +180,10 @@ async fn run_handler(
     );
     // The call itself inside the caught future: a handler may panic while
     // making its future, before any poll.
-    let failure = match AssertUnwindSafe(async { handler.call(call.clone(), tool_ctx).await })
-        .catch_unwind()
-        .await
-    {
+    let failure = match catch_panic(async { handler.call(call.clone(), tool_ctx).await }).await {
         Ok(Ok(output)) => return output,
         Ok(Err(error)) => error_chain(&error),
-        Err(panic) => format!(
-            "tool '{}' panicked: {}",
-            call.name,
-            panic_message(panic.as_ref())
-        ),
+        Err(panic) => format!("tool '{}' panicked: {panic}", call.name),
     };
     tracing::warn!(tool = %call.name, error = %failure, "tool call could not be carried out");
     ctx.sink.send(

@@ -2,17 +2,15 @@
 //! (which may deny a call or rewrite its input) and PostToolUse.
 
 use std::fmt;
-use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use futures_util::FutureExt as _;
 use serde_json::Value;
 use zr_caps::PermissionMode;
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};
 
 use crate::TaskResult;
-use crate::error::panic_message;
+use crate::error::catch_panic;
 use crate::permission;
 use crate::run::AgentRun;
 use crate::session::QueryCtx;
@@ -188,14 +186,10 @@ fn hooks(ctx: &QueryCtx) -> &[Arc<dyn Hook>] {
 /// Runs the hook call `work`; a panic, while it makes its future or while
 /// that runs, is logged as a panic of the hook `what`.
 async fn guarded<'a, T>(what: &str, work: impl FnOnce() -> BoxFuture<'a, T>) -> Result<T, String> {
-    AssertUnwindSafe(async move { work().await })
-        .catch_unwind()
+    catch_panic(async move { work().await })
         .await
         .map_err(|panic| {
-            let message = format!(
-                "the {what} hook panicked: {}",
-                panic_message(panic.as_ref())
-            );
+            let message = format!("the {what} hook panicked: {panic}");
             tracing::warn!(hook = what, error = %message, "hook panicked");
             message
         })

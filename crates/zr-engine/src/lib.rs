@@ -187,6 +187,7 @@ mod run;
 mod runtime;
 mod scripted;
 mod session;
+mod sync;
 mod task;
 mod tools;
 mod transcript;

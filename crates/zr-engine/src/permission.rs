@@ -11,19 +11,18 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
-use futures_util::FutureExt as _;
 use serde_json::Value;
 use zr_caps::PermissionMode;
 use zr_tools::{Question, QuestionOption, ServiceError};
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolName, ToolOrigin, ToolOutput};
 
-use crate::error::panic_message;
+use crate::error::catch_panic;
 use crate::event::EventKind;
 use crate::run::AgentRun;
 use crate::session::QueryCtx;
+use crate::sync::lock;
 use crate::tools::{Callable, Runner};
 
 /// A tool call that needs the host's permission.
@@ -195,17 +194,11 @@ pub(crate) struct Grants(Mutex<BTreeSet<(AgentId, ToolName)>>);
 
 impl Grants {
     fn contains(&self, agent: &AgentId, tool: &ToolName) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&(agent.clone(), tool.clone()))
+        lock(&self.0).contains(&(agent.clone(), tool.clone()))
     }
 
     fn insert(&self, agent: &AgentId, tool: &ToolName) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert((agent.clone(), tool.clone()));
+        lock(&self.0).insert((agent.clone(), tool.clone()));
     }
 }
 
@@ -223,7 +216,7 @@ pub(crate) struct Denials(Mutex<Counts>);
 
 impl Denials {
     fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.0)
     }
 
     /// Why the agent was stopped, if it was.
@@ -388,16 +381,12 @@ async fn ask_handler(
     handler: &Arc<dyn PermissionHandler>,
     request: &PermissionRequest,
 ) -> Result<Decision, String> {
-    AssertUnwindSafe(async { handler.can_use_tool(request).await })
-        .catch_unwind()
+    catch_panic(async { handler.can_use_tool(request).await })
         .await
         .map_err(|panic| {
             denied(
                 &request.tool,
-                format_args!(
-                    "the permission handler panicked: {}",
-                    panic_message(panic.as_ref())
-                ),
+                format_args!("the permission handler panicked: {panic}"),
             )
         })
 }
@@ -445,18 +434,9 @@ async fn ask_user(ctx: &QueryCtx, request: &PermissionRequest) -> Result<Decisio
         multi_select: false,
     };
     let service = Arc::clone(service);
-    let answers = AssertUnwindSafe(async { service.ask(vec![question]).await })
-        .catch_unwind()
+    let answers = catch_panic(async { service.ask(vec![question]).await })
         .await
-        .map_err(|panic| {
-            denied(
-                tool,
-                format_args!(
-                    "the ask-user service panicked: {}",
-                    panic_message(panic.as_ref())
-                ),
-            )
-        })?;
+        .map_err(|panic| denied(tool, format_args!("the ask-user service panicked: {panic}")))?;
     let answers = match answers {
         Ok(answers) => answers,
         Err(ServiceError::NoAnswer) => return Err(denied(tool, "the user did not answer")),

@@ -14,6 +14,7 @@ use crate::event::EventKind;
 use crate::exec;
 use crate::permission::Denials;
 use crate::session::QueryCtx;
+use crate::sync::lock;
 use crate::tools::AgentTools;
 use crate::{
     ModelEvent, ModelRequest, ModelResponse, ProviderError, RequestOrigin, TaskStatus, ToolChoice,
@@ -110,12 +111,6 @@ pub(crate) struct RunOutcome {
     /// Why the agent was stopped for too many permission denials (status
     /// `denied`).
     pub(crate) denied: Option<String>,
-}
-
-fn lock(progress: &Mutex<Progress>) -> std::sync::MutexGuard<'_, Progress> {
-    progress
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The text blocks of `content`, in order.

@@ -148,10 +148,7 @@ impl ScriptedProvider {
             .agents
             .get(ty)
             .or_else(|| self.script.agents.get("*"))?;
-        let mut chosen = self
-            .chosen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut chosen = crate::sync::lock(&self.chosen);
         let (index, served) = chosen
             .entry(request.origin.agent.clone())
             .or_insert_with(|| {

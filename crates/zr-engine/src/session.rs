@@ -205,22 +205,14 @@ impl Session {
     /// Remembers a cleanup started from a destructor, so that
     /// [`Session::wait_cleanups`] can wait for it.
     pub(crate) fn push_cleanup(&self, handle: JoinHandle<()>) {
-        let mut cleanups = self
-            .cleanups
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cleanups = crate::sync::lock(&self.cleanups);
         cleanups.retain(|h| !h.is_finished());
         cleanups.push(handle);
     }
 
     /// Waits for every cleanup started from a destructor.
     pub(crate) async fn wait_cleanups(&self) {
-        let handles = std::mem::take(
-            &mut *self
-                .cleanups
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let handles = std::mem::take(&mut *crate::sync::lock(&self.cleanups));
         for handle in handles {
             let _ = handle.await;
         }
@@ -304,37 +296,23 @@ impl QueryCtx {
     pub(crate) fn notifications_for(&self, agent: &AgentId) -> Vec<String> {
         let taken = self.session.background.take_notifications(agent);
         let texts = taken.iter().map(|n| n.text().to_owned()).collect();
-        self.delivered
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend(taken);
+        crate::sync::lock(&self.delivered).extend(taken);
         texts
     }
 
     /// The notifications delivered so far, forgotten here.
     pub(crate) fn take_delivered(&self) -> Vec<Notification> {
-        std::mem::take(
-            &mut *self
-                .delivered
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut *crate::sync::lock(&self.delivered))
     }
 
     /// Adds `usage` to the query's total and returns the new total.
     pub(crate) fn add_usage(&self, usage: Usage) -> Usage {
-        let mut total = self
-            .total
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut total = crate::sync::lock(&self.total);
         *total = total.plus(usage);
         *total
     }
 
     pub(crate) fn total_usage(&self) -> Usage {
-        *self
-            .total
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        *crate::sync::lock(&self.total)
     }
 }

@@ -418,9 +418,7 @@ impl TaskResult {
 /// Copies what an agent stopped from outside (timed out, cancelled) did
 /// so far into its task's result: what it wrote, its turns and usage.
 pub(crate) fn fill_from_progress(result: &mut TaskResult, progress: &Mutex<Progress>) {
-    let progress = progress
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let progress = crate::sync::lock(progress);
     result.output = progress.written();
     result.turns = progress.turns;
     result.usage = progress.usage;

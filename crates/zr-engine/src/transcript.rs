@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use zr_types::{AgentId, Message, error_chain, stable_hash};
@@ -30,6 +30,7 @@ use zr_types::{AgentId, Message, error_chain, stable_hash};
 use crate::event::EventKind;
 use crate::run::{AgentRun, RunOutcome};
 use crate::session::{QueryCtx, Session};
+use crate::sync::lock;
 
 pub(crate) use read::{Loaded, read, read_header};
 pub(crate) use record::Header;
@@ -70,10 +71,6 @@ pub(crate) struct Writer {
     cut_short: bool,
     /// Claimed for a resumed subagent whose run has not begun yet.
     claimed: bool,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Transcripts {

@@ -16,7 +16,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use serde::{Serialize, Serializer};
 use zr_caps::Isolation;
@@ -25,6 +25,7 @@ use zr_types::{AgentId, AgentName};
 use crate::error::{EngineError, WorktreeError};
 use crate::run::AgentRun;
 use crate::session::{AgentConfig, Cleanup, Session};
+use crate::sync::lock;
 use git::{Git, path_from};
 
 /// Where worktrees go, under the top folder of the delegating agent's
@@ -107,7 +108,7 @@ pub(crate) struct Scope {
 }
 
 fn slot(worktree: &Mutex<Option<Worktree>>) -> MutexGuard<'_, Option<Worktree>> {
-    worktree.lock().unwrap_or_else(PoisonError::into_inner)
+    lock(worktree)
 }
 
 impl Scope {
@@ -364,7 +365,7 @@ static REPO_LOCKS: Mutex<BTreeMap<PathBuf, Weak<tokio::sync::Mutex<()>>>> =
     Mutex::new(BTreeMap::new());
 
 fn repo_lock(common: &Path) -> Arc<tokio::sync::Mutex<()>> {
-    let mut locks = REPO_LOCKS.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut locks = lock(&REPO_LOCKS);
     locks.retain(|_, lock| lock.strong_count() > 0);
     if let Some(lock) = locks.get(common).and_then(Weak::upgrade) {
         return lock;

@@ -88,10 +88,7 @@ impl Spill {
 
     fn make_dir(&self) -> std::io::Result<()> {
         // Held only for the synchronous creation, never across an await.
-        let mut made = self
-            .made
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut made = crate::sync::lock(&self.made);
         if *made {
             return Ok(());
         }
