@@ -1,84 +1,29 @@
-//! The `zr` command.
+//! The `zr` command: a project folder's agents, run from a terminal.
 //!
-//! For now it has one command, `zr resolve --scenario FILE`, which prints
-//! every agent's resolved tool pool of a scenario file as a table or JSON.
+//! See `zr --help` and the README. Exit codes: 0 done, 1 the run failed
+//! (or ended other than `completed`), 2 the command line or a project file
+//! is wrong (nothing ran), 130 interrupted by Ctrl-C.
 
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::path::PathBuf;
+mod cli;
+mod config;
+mod error;
+mod project;
+mod provider;
+mod render;
+mod resolve;
+mod run;
+mod session;
+
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use clap::{Parser, Subcommand, ValueEnum};
-use zr_resolve::Scenario;
+use clap::{CommandFactory as _, Parser as _};
 
-/// zr: agents that delegate work to subagents, each with its own tools.
-#[derive(Debug, Parser)]
-#[command(name = "zr", version, about, long_about = None)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Show which tools each agent can see and run, and why others are gone.
-    Resolve(ResolveArgs),
-}
-
-#[derive(Debug, clap::Args)]
-struct ResolveArgs {
-    /// A scenario file (JSON): builtins, options, capabilities, skills,
-    /// policy and subagents. No MCP server is started.
-    #[arg(long, value_name = "FILE")]
-    scenario: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-    /// Show only this agent (`root` or a subagent's name).
-    #[arg(long, value_name = "NAME")]
-    agent: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Format {
-    /// A readable table per agent.
-    Table,
-    /// The JSON documented in DESIGN.md.
-    Json,
-}
-
-fn resolve(args: &ResolveArgs) -> anyhow::Result<String> {
-    tracing::debug!(scenario = %args.scenario.display(), "reading scenario");
-    let text = std::fs::read_to_string(&args.scenario)
-        .with_context(|| format!("cannot read scenario file {}", args.scenario.display()))?;
-    let scenario = Scenario::from_json(&text)
-        .with_context(|| format!("invalid scenario file {}", args.scenario.display()))?;
-    let mut report = scenario
-        .resolve()
-        .with_context(|| format!("cannot resolve scenario {}", args.scenario.display()))?;
-    tracing::debug!(agents = report.agents.len(), "resolved every agent");
-    if let Some(agent) = &args.agent {
-        let names: Vec<&str> = report.agents.iter().map(|a| a.agent.as_str()).collect();
-        let Some(only) = report.only(agent) else {
-            bail!(
-                "no agent '{agent}' in {}; agents: {}",
-                args.scenario.display(),
-                names.join(", ")
-            );
-        };
-        report = only;
-    }
-    Ok(match args.format {
-        Format::Table => report.to_string(),
-        Format::Json => {
-            let mut json = serde_json::to_string_pretty(&report)?;
-            json.push('\n');
-            json
-        }
-    })
-}
+use crate::cli::{Cli, Command};
+use crate::error::{CliError, EXIT_OK};
+use crate::project::Project;
 
 /// Logs go to standard error, filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`);
 /// standard output carries only the command's result.
@@ -93,20 +38,68 @@ fn init_logging() {
         .init();
 }
 
+/// Runs the command; `Ok` holds the exit code.
+async fn dispatch(cli: Cli) -> Result<u8, CliError> {
+    let project = || Project::locate(cli.project.as_deref());
+    match &cli.command {
+        Command::Run(args) => run::run(project()?, args).await,
+        Command::Resume(args) => run::resume(project()?, args).await,
+        Command::Resolve(args) => {
+            let out = match &args.scenario {
+                Some(path) => resolve::scenario(args, path)?,
+                None => {
+                    return Err(CliError::usage(
+                        "resolving the project is not built yet",
+                        "pass --scenario FILE",
+                    ));
+                }
+            };
+            print!("{out}");
+            Ok(EXIT_OK)
+        }
+        Command::Completions(args) => {
+            clap_complete::generate(
+                args.shell,
+                &mut Cli::command(),
+                "zr",
+                &mut std::io::stdout(),
+            );
+            Ok(EXIT_OK)
+        }
+        Command::Init(_)
+        | Command::Agents(_)
+        | Command::Skills(_)
+        | Command::Mcp(_)
+        | Command::Sessions(_) => Err(CliError::usage(
+            "this command is not built yet",
+            "see issue 8",
+        )),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let result = match &cli.command {
-        Command::Resolve(args) => resolve(args),
-    };
-    match result {
-        Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(error::EXIT_FAILED);
         }
+    };
+    let result = runtime.block_on(dispatch(cli));
+    // Children (MCP servers, shells) were stopped by the drops inside
+    // `dispatch`; do not wait on stray blocking tasks.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(CliError::Interrupted) => ExitCode::from(error::EXIT_INTERRUPTED),
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            eprintln!("error: {}", session::error_chain(&err));
+            ExitCode::from(err.exit_code())
         }
     }
 }

@@ -101,10 +101,10 @@ fn unknown_agent_lists_the_agents() {
         "--agent",
         "nobody",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "error: no agent 'nobody' in examples/research-team.json; agents: root, researcher, writer, helper\n"
+        "error: no agent 'nobody' in examples/research-team.json\n  help: agents: root, researcher, writer, helper\n"
     );
     assert!(stdout(&out).is_empty());
 }
@@ -137,7 +137,7 @@ fn bad_scenarios_exit_non_zero_naming_the_json_path() {
     for (name, text, expected) in cases {
         let path = scratch(name, text);
         let out = zr(&["resolve", "--scenario", path.to_str().expect("utf-8 path")]);
-        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert_eq!(out.status.code(), Some(2), "{name}");
         let err = stderr(&out);
         assert!(err.contains(expected), "{name}: {err}");
         assert!(
@@ -161,7 +161,7 @@ fn missing_file_is_a_clear_error() {
 
 #[test]
 fn usage_errors_exit_with_clap_code() {
-    let out = zr(&["resolve"]);
+    let out = zr(&["resolve", "--format", "yaml"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--scenario <FILE>"));
+    assert!(stderr(&out).contains("invalid value 'yaml' for '--format <FORMAT>'"));
 }

@@ -1,0 +1,212 @@
+//! The command line: every command, flag and help text (clap derive).
+//! `zr completions SHELL` is generated from this definition.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// zr: agents that delegate work to subagents, each with its own context,
+/// tools, skills and budget.
+///
+/// Run `zr init` in a project folder, then `zr run "PROMPT"`. Settings live
+/// in `zr.toml`, MCP servers in `.mcp.json`, agent types in `.zr/agents/`,
+/// skills in `.zr/skills/` and transcripts in `.zr/sessions/`.
+#[derive(Debug, Parser)]
+#[command(name = "zr", version, about, long_about, propagate_version = true)]
+#[command(after_help = "Logs go to standard error; set ZR_LOG=debug for more.")]
+pub(crate) struct Cli {
+    /// The project folder (default: the nearest folder upwards with a
+    /// zr.toml, else the current folder).
+    #[arg(long, short = 'C', global = true, value_name = "DIR")]
+    pub(crate) project: Option<PathBuf>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Create zr.toml, .mcp.json and the .zr folders with commented
+    /// defaults, an example agent type and an example skill.
+    Init(InitArgs),
+    /// Run a prompt: the root agent and its subagents, with live progress,
+    /// then the answer.
+    Run(RunArgs),
+    /// Continue a session from its transcripts (after Ctrl-C, a crash or a
+    /// finished run).
+    Resume(ResumeArgs),
+    /// Show which tools each agent can see and run, and why others are gone.
+    Resolve(ResolveArgs),
+    /// List the agent types, or show one.
+    Agents(AgentsArgs),
+    /// List the skills, or show one.
+    Skills(SkillsArgs),
+    /// The project's MCP servers.
+    Mcp(McpArgs),
+    /// List the sessions in .zr/sessions with their status and cost.
+    Sessions(SessionsArgs),
+    /// Print a shell completion script (e.g. `zr completions bash >
+    /// ~/.local/share/bash-completion/completions/zr`).
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// Overwrite files that already exist (otherwise they are kept).
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+/// How a run's progress is shown.
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
+    /// Print every event as one JSON object per line (NDJSON) instead of
+    /// progress and the answer.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Print nothing but the answer.
+    #[arg(long, short, conflicts_with = "json")]
+    pub(crate) quiet: bool,
+}
+
+/// Which model answers.
+#[derive(Debug, Args)]
+pub(crate) struct ProviderArgs {
+    /// The provider (default: zr.toml's `[model] provider`, else the first
+    /// of ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENAI_BASE_URL set).
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderKind>,
+    /// The script for `--provider scripted` (JSON; see
+    /// examples/research-team/script.json).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) script: Option<PathBuf>,
+    /// The model name (default: zr.toml's `[model] name`).
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// What to ask the root agent.
+    #[arg(value_name = "PROMPT")]
+    pub(crate) prompt: String,
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+    /// The root's turn limit (default: zr.toml's `[agent] max_turns`).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_turns: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResumeArgs {
+    /// The session id `zr run` printed (see `zr sessions`).
+    #[arg(value_name = "SESSION")]
+    pub(crate) session: String,
+    /// Run this subagent again (its id, e.g. `root.0001-explore`) instead
+    /// of the root.
+    #[arg(long, value_name = "ID")]
+    pub(crate) agent: Option<String>,
+    /// A new prompt; without one, an interrupted run is finished.
+    #[arg(value_name = "PROMPT")]
+    pub(crate) prompt: Option<String>,
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResolveArgs {
+    /// A scenario file (JSON) instead of the project: builtins, options,
+    /// capabilities, skills, policy and subagents. No MCP server is
+    /// started.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) scenario: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+    /// Show only this agent (`root`, `fork` or an agent type's name).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AgentsArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<ShowCommand>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SkillsArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<ShowCommand>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ShowCommand {
+    /// Show one in full.
+    Show {
+        /// Its name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    #[command(subcommand)]
+    pub(crate) command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Connect to every server in .mcp.json and show its status and its
+    /// tools with their flags.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SessionsArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+/// Output format of the inspecting commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// Readable text.
+    Table,
+    /// JSON.
+    Json,
+}
+
+/// The model providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ProviderKind {
+    /// The Anthropic Messages API (ANTHROPIC_API_KEY).
+    Anthropic,
+    /// OpenAI Chat Completions or a local server speaking it
+    /// (OPENAI_API_KEY, OPENAI_BASE_URL).
+    Openai,
+    /// Replies from a script file, offline (`--script FILE`).
+    Scripted,
+}

@@ -1,0 +1,130 @@
+//! The command's errors and its exit codes.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Exit code: the work was done.
+pub(crate) const EXIT_OK: u8 = 0;
+/// Exit code: the run failed (the model, a server, the agent).
+pub(crate) const EXIT_FAILED: u8 = 1;
+/// Exit code: the command line, a project file or the environment is
+/// wrong; nothing ran.
+pub(crate) const EXIT_USAGE: u8 = 2;
+/// Exit code: interrupted by Ctrl-C (128 + SIGINT).
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
+
+/// Everything that can go wrong in a command; each says what, where, and
+/// what to do.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub(crate) enum CliError {
+    /// A file could not be read or written.
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        /// What was being done: `read`, `write`, `read scenario file`, ...
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A project file is wrong.
+    #[error("{}:{line}:{column}: {}{message}\n  help: {help}", path.display(), key_prefix(key))]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (0: unknown).
+        line: usize,
+        /// 1-based column (0: unknown).
+        column: usize,
+        /// The dotted key (`subagents.max_concurrent`), empty when the
+        /// problem is not in one key.
+        key: String,
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        help: String,
+    },
+    /// Something the user must set or change before anything can run (no
+    /// provider, an unknown agent, a missing script).
+    #[error("{message}\n  help: {help}")]
+    Usage {
+        /// What is wrong.
+        message: String,
+        /// What to do.
+        help: String,
+    },
+    /// The engine failed.
+    #[error(transparent)]
+    Engine(Box<zr_engine::EngineError>),
+    /// A provider could not be set up.
+    #[error(transparent)]
+    Provider(Box<zr_engine::ProviderError>),
+    /// An MCP server or `.mcp.json` failed.
+    #[error(transparent)]
+    Mcp(Box<zr_mcp::McpError>),
+    /// `.mcp.json` is wrong.
+    #[error(transparent)]
+    McpConfig(Box<zr_mcp::ConfigError>),
+    /// A scenario file is wrong.
+    #[error("invalid scenario file {}", path.display())]
+    Scenario {
+        /// The file.
+        path: PathBuf,
+        /// The problem.
+        #[source]
+        source: Box<zr_resolve::ScenarioError>,
+    },
+    /// Ctrl-C.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+fn key_prefix(key: &str) -> String {
+    if key.is_empty() {
+        String::new()
+    } else {
+        format!("{key}: ")
+    }
+}
+
+impl CliError {
+    /// A [`CliError::Usage`].
+    pub(crate) fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
+        Self::Usage {
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
+    /// The exit code for this error.
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            Self::Config { .. }
+            | Self::Usage { .. }
+            | Self::McpConfig(_)
+            | Self::Scenario { .. } => EXIT_USAGE,
+            Self::Interrupted => EXIT_INTERRUPTED,
+            Self::Io { .. } | Self::Engine(_) | Self::Provider(_) | Self::Mcp(_) => EXIT_FAILED,
+        }
+    }
+}
+
+macro_rules! boxed_from {
+    ($($variant:ident: $ty:ty),*) => {$(
+        impl From<$ty> for CliError {
+            fn from(e: $ty) -> Self {
+                Self::$variant(Box::new(e))
+            }
+        }
+    )*};
+}
+
+boxed_from!(
+    Engine: zr_engine::EngineError,
+    Provider: zr_engine::ProviderError,
+    Mcp: zr_mcp::McpError,
+    McpConfig: zr_mcp::ConfigError
+);

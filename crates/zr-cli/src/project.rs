@@ -1,0 +1,114 @@
+//! A project folder: where it is, and what its files say (`zr.toml`,
+//! `.mcp.json`, `.zr/agents/`, `.zr/skills/`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use zr_mcp::McpConfig;
+use zr_skills::{AgentRegistry, AgentTypesView, Diagnostic, Roots, SkillRegistry, SkillsView};
+
+use crate::config::ZrConfig;
+use crate::error::CliError;
+
+/// The settings file's name.
+pub(crate) const CONFIG_FILE: &str = "zr.toml";
+/// The MCP servers file's name.
+pub(crate) const MCP_FILE: &str = ".mcp.json";
+
+/// A loaded project.
+#[derive(Debug)]
+pub(crate) struct Project {
+    /// The project folder (absolute).
+    pub(crate) root: PathBuf,
+    /// `zr.toml` (the defaults when there is none).
+    pub(crate) config: ZrConfig,
+    /// `.mcp.json` (no servers when there is none).
+    pub(crate) mcp: McpConfig,
+    /// The skill registry (the `Skill` tool reads through its roots).
+    pub(crate) skills: SkillRegistry,
+    /// The skills found.
+    pub(crate) skills_view: Arc<SkillsView>,
+    /// The agent types found (builtins, then files).
+    pub(crate) agents: Arc<AgentTypesView>,
+}
+
+impl Project {
+    /// The project folder: `explicit`, else the nearest folder upwards from
+    /// the current one with a `zr.toml`, else the current folder.
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::Io`] when the current folder is unknown, or `explicit`
+    /// is not a folder.
+    pub(crate) fn locate(explicit: Option<&Path>) -> Result<PathBuf, CliError> {
+        let cwd = std::env::current_dir().map_err(|source| CliError::Io {
+            action: "read the current folder",
+            path: PathBuf::from("."),
+            source,
+        })?;
+        if let Some(dir) = explicit {
+            let dir = cwd.join(dir);
+            return match std::fs::metadata(&dir) {
+                Ok(m) if m.is_dir() => Ok(dir),
+                Ok(_) => Err(CliError::usage(
+                    format!("--project {}: not a folder", dir.display()),
+                    "pass the project's folder",
+                )),
+                Err(source) => Err(CliError::Io {
+                    action: "open",
+                    path: dir,
+                    source,
+                }),
+            };
+        }
+        Ok(cwd
+            .ancestors()
+            .find(|dir| dir.join(CONFIG_FILE).is_file())
+            .unwrap_or(&cwd)
+            .to_path_buf())
+    }
+
+    /// Loads the project at `root`: its settings, MCP servers, agent types
+    /// and skills. Broken agent and skill files do not stop the load: they
+    /// are in [`Project::diagnostics`].
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::Config`] for a broken `zr.toml`, [`CliError::McpConfig`]
+    /// for a broken `.mcp.json`.
+    pub(crate) fn load(root: PathBuf) -> Result<Self, CliError> {
+        let config = ZrConfig::load(&root.join(CONFIG_FILE))?;
+        let mcp_path = root.join(MCP_FILE);
+        let mcp = if mcp_path.is_file() {
+            McpConfig::load(&mcp_path, &|v| std::env::var(v).ok())?
+        } else {
+            McpConfig::default()
+        };
+        let home = zr_skills::home_dir();
+        let skills = SkillRegistry::new(Roots::skills(&root, home.as_deref()));
+        let skills_view = skills.view();
+        let agents = AgentRegistry::new(Roots::agents(&root, home.as_deref())).view();
+        Ok(Self {
+            root,
+            config,
+            mcp,
+            skills,
+            skills_view,
+            agents,
+        })
+    }
+
+    /// Problems in agent and skill files (each names the file, line and
+    /// what to fix).
+    pub(crate) fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.agents
+            .diagnostics()
+            .iter()
+            .chain(self.skills_view.diagnostics())
+    }
+
+    /// `.zr/sessions`: one folder of JSONL transcripts per session.
+    pub(crate) fn sessions_dir(&self) -> PathBuf {
+        self.root.join(".zr").join("sessions")
+    }
+}

@@ -1,0 +1,150 @@
+//! Which model answers: the command line, then `zr.toml`'s `[model]`, then
+//! the environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
+//! `OPENAI_BASE_URL`).
+
+use std::sync::Arc;
+
+use zr_engine::{
+    AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
+    ScriptedProvider,
+};
+
+use crate::cli::{ProviderArgs, ProviderKind};
+use crate::error::CliError;
+use crate::project::Project;
+
+/// The default model of each provider.
+pub(crate) const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// The default model of the OpenAI provider.
+pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+
+/// The chosen provider and model.
+#[derive(Debug)]
+pub(crate) struct Chosen {
+    /// Which provider.
+    pub(crate) kind: ProviderKind,
+    /// The provider.
+    pub(crate) provider: Arc<dyn ModelProvider>,
+    /// The model name sent with each request.
+    pub(crate) model: String,
+}
+
+/// What to tell a user who set no provider.
+pub(crate) const NO_PROVIDER_HELP: &str = "set ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local server speaking the OpenAI API), or `provider` under [model] in zr.toml; to run offline: --provider scripted --script FILE";
+
+/// Chooses the provider for `args` in `project`, reading variables through
+/// `env`.
+///
+/// # Errors
+///
+/// [`CliError::Usage`] when no provider is set, a key is missing or the
+/// script cannot be read; [`CliError::Provider`] when the provider cannot
+/// be built.
+pub(crate) fn choose(
+    project: &Project,
+    args: &ProviderArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Chosen, CliError> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty());
+    let model_config = &project.config.model;
+    let kind = args
+        .provider
+        .or(model_config.provider)
+        .or_else(|| {
+            if args.script.is_some() {
+                Some(ProviderKind::Scripted)
+            } else if var("ANTHROPIC_API_KEY").is_some() {
+                Some(ProviderKind::Anthropic)
+            } else if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() {
+                Some(ProviderKind::Openai)
+            } else {
+                None
+            }
+        })
+        .ok_or_else(|| CliError::usage("no model provider is set", NO_PROVIDER_HELP))?;
+    let model = args.model.clone().or_else(|| model_config.name.clone());
+    match kind {
+        ProviderKind::Scripted => {
+            let script = args
+                .script
+                .clone()
+                .or_else(|| model_config.script.as_ref().map(|s| project.root.join(s)))
+                .ok_or_else(|| {
+                    CliError::usage(
+                        "the scripted provider needs a script",
+                        "pass --script FILE, or set `script` under [model] in zr.toml",
+                    )
+                })?;
+            let text = std::fs::read_to_string(&script).map_err(|source| CliError::Io {
+                action: "read script",
+                path: script.clone(),
+                source,
+            })?;
+            let provider = ScriptedProvider::from_json(&text).map_err(|e| {
+                CliError::usage(
+                    format!("invalid script {}: {e}", script.display()),
+                    "see examples/research-team/script.json for the format",
+                )
+            })?;
+            Ok(Chosen {
+                kind,
+                provider: Arc::new(provider),
+                model: model.unwrap_or_else(|| "scripted".to_owned()),
+            })
+        }
+        ProviderKind::Anthropic => {
+            let key_var = model_config
+                .api_key_env
+                .clone()
+                .unwrap_or_else(|| "ANTHROPIC_API_KEY".to_owned());
+            let key = var(&key_var).ok_or_else(|| {
+                CliError::usage(
+                    format!("the Anthropic provider needs an API key, and {key_var} is not set"),
+                    format!("export {key_var}=... (or set `api_key_env` under [model] in zr.toml)"),
+                )
+            })?;
+            let mut config = AnthropicConfig::new(key);
+            if let Some(url) = model_config
+                .base_url
+                .clone()
+                .or_else(|| var("ANTHROPIC_BASE_URL"))
+            {
+                config = config.with_base_url(url);
+            }
+            Ok(Chosen {
+                kind,
+                provider: Arc::new(AnthropicProvider::new(config)?),
+                model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_owned()),
+            })
+        }
+        ProviderKind::Openai => {
+            let key_var = model_config
+                .api_key_env
+                .clone()
+                .unwrap_or_else(|| "OPENAI_API_KEY".to_owned());
+            let url = model_config
+                .base_url
+                .clone()
+                .or_else(|| var("OPENAI_BASE_URL"));
+            let key = var(&key_var);
+            if key.is_none() && url.is_none() {
+                return Err(CliError::usage(
+                    format!(
+                        "the OpenAI provider needs {key_var}, or OPENAI_BASE_URL for a local server"
+                    ),
+                    format!("export {key_var}=... or OPENAI_BASE_URL=http://127.0.0.1:PORT/v1"),
+                ));
+            }
+            let mut config =
+                OpenAiConfig::new(url.unwrap_or_else(|| OpenAiConfig::DEFAULT_BASE_URL.to_owned()));
+            if let Some(key) = key {
+                config = config.with_api_key(key);
+            }
+            Ok(Chosen {
+                kind,
+                provider: Arc::new(OpenAiProvider::new(config)?),
+                model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_owned()),
+            })
+        }
+    }
+}

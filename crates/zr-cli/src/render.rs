@@ -1,0 +1,52 @@
+//! How a run shows itself: a live tree of agents on a terminal
+//! ([`tree`]), plain progress lines otherwise ([`plain`]), or every event
+//! as NDJSON ([`json`]). All three follow the same [`AgentTable`].
+
+pub(crate) mod json;
+pub(crate) mod plain;
+pub(crate) mod state;
+pub(crate) mod tree;
+
+use std::io::IsTerminal as _;
+
+use zr_engine::{Event, QueryResult};
+use zr_types::SessionId;
+
+pub(crate) use state::AgentTable;
+
+use crate::cli::OutputArgs;
+
+/// Follows a run's events and shows them.
+pub(crate) trait Renderer: Send {
+    /// One event of the run.
+    fn event(&mut self, event: &Event);
+    /// Called every [`TICK`] while the run goes on (the tree redraws its
+    /// elapsed times).
+    fn tick(&mut self) {}
+    /// The run ended: with `result`, or without (failed or interrupted).
+    /// The tree collapses into its summary here; the answer is printed by
+    /// the caller afterwards (except in JSON mode, where it is an event).
+    fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>);
+    /// Whether the caller prints the answer to standard output after
+    /// [`Renderer::finish`].
+    fn prints_answer(&self) -> bool {
+        true
+    }
+}
+
+/// How often [`Renderer::tick`] is called.
+pub(crate) const TICK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The renderer for `output`: JSON to standard output, else the live tree
+/// when standard error is a terminal, else plain lines on standard error.
+pub(crate) fn choose(output: &OutputArgs) -> Box<dyn Renderer> {
+    if output.json {
+        Box::new(json::JsonRenderer::new(std::io::stdout()))
+    } else if output.quiet {
+        Box::new(plain::PlainRenderer::new(std::io::sink()))
+    } else if std::io::stderr().is_terminal() {
+        Box::new(tree::TreeRenderer::new(std::io::stderr()))
+    } else {
+        Box::new(plain::PlainRenderer::new(std::io::stderr()))
+    }
+}

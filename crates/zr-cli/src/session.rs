@@ -1,0 +1,324 @@
+//! From a project to a runnable agent: MCP servers connected through
+//! leases and their tools materialised, agent types and skills loaded, the
+//! runtime and the root's configuration built from `zr.toml`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zr_caps::{AgentDefinition, RuntimeSettings, ToolPattern};
+use zr_engine::{AgentConfig, AgentObserver, ModelProvider, RuntimeEnvironment};
+use zr_mcp::{HubOptions, Lease, McpHub, McpTool};
+use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
+use zr_skills::SkillTool;
+use zr_tools::BuiltinTools;
+use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
+
+use crate::config::{LazySetting, ZrConfig};
+use crate::error::CliError;
+use crate::project::{CONFIG_FILE, Project};
+
+/// The root's system prompt when `zr.toml` sets none.
+pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are zr's root agent, working in the user's project folder. \
+Delegate self-contained pieces of work to subagents with Task (one) or MultiTask (several at once): \
+each gets its own context and returns only its conclusion. Answer the user concisely.";
+
+/// Everything a run holds open: the MCP hub and its leases (servers stop
+/// when the last lease and the hub are dropped), and what the agent is
+/// built from.
+#[derive(Debug)]
+pub(crate) struct Workspace {
+    /// The runtime every agent of the session shares.
+    pub(crate) runtime: Arc<RuntimeEnvironment>,
+    /// The root's configuration.
+    pub(crate) config: AgentConfig,
+    /// The MCP servers.
+    pub(crate) hub: McpHub,
+    /// One lease per connected server, in `.mcp.json` order.
+    pub(crate) leases: Vec<Lease>,
+    /// Servers that could not be started, with the error.
+    pub(crate) failed_servers: Vec<(String, String)>,
+}
+
+/// Grants each agent the skills of its resolved pool, and revokes them when
+/// it ends.
+#[derive(Debug)]
+struct SkillGrants(Arc<SkillTool>);
+
+impl AgentObserver for SkillGrants {
+    fn agent_started(&self, _: &SessionId, agent: &AgentId, pool: &ResolvedPool) {
+        self.0.grant(agent.clone(), pool.skills().iter().cloned());
+    }
+
+    fn agent_finished(&self, _: &SessionId, agent: &AgentId) {
+        self.0.revoke(agent);
+    }
+}
+
+impl Workspace {
+    /// Connects the project's MCP servers (a server that fails is left
+    /// out, with its error in `failed_servers`), then builds the runtime
+    /// on `provider` and the root's configuration.
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::Config`] for a value of `zr.toml` the engine refuses
+    /// (a bad tool pattern or permission mode).
+    pub(crate) async fn open(
+        project: &Project,
+        provider: Arc<dyn ModelProvider>,
+        model: String,
+    ) -> Result<Self, CliError> {
+        let hub = McpHub::new(project.mcp.clone(), HubOptions::new(&project.root));
+        let mut leases = Vec::new();
+        let mut failed_servers = Vec::new();
+        let mut server_tools: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
+        for server in project.mcp.servers() {
+            let name = server.name.to_string();
+            tracing::info!(server = %name, "starting MCP server");
+            let tools = match hub.acquire(&name).await {
+                Ok(lease) => match lease.tools().await {
+                    Ok(tools) => {
+                        leases.push(lease);
+                        tools
+                    }
+                    Err(e) => {
+                        failed_servers.push((name, error_chain(&e)));
+                        continue;
+                    }
+                },
+                Err(e) => {
+                    failed_servers.push((name, error_chain(&e)));
+                    continue;
+                }
+            };
+            server_tools.insert(name, tools);
+        }
+
+        let settings = RuntimeSettings {
+            model,
+            cwd: project.root.clone(),
+            env: Default::default(),
+        };
+        let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
+        let mut runtime = RuntimeEnvironment::new(
+            provider,
+            settings,
+            BuiltinTools::new(project.root.join(".zr").join("cron.json")),
+        )
+        .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
+        .with_observer(Arc::new(SkillGrants(skill_tool)));
+        if let Some(max_tokens) = project.config.model.max_tokens {
+            runtime = runtime.with_max_tokens(max_tokens);
+        }
+        let mut all_mcp: Vec<Arc<ToolDefinition>> = Vec::new();
+        for server in project.mcp.servers() {
+            for tool in server_tools.get(server.name.as_str()).into_iter().flatten() {
+                runtime = runtime.with_tool(Arc::clone(&tool.definition), tool.handler.clone());
+                all_mcp.push(Arc::clone(&tool.definition));
+            }
+        }
+
+        let config = root_config(project, &server_tools, all_mcp)?;
+        Ok(Self {
+            runtime: Arc::new(runtime),
+            config,
+            hub,
+            leases,
+            failed_servers,
+        })
+    }
+}
+
+/// The root's configuration from `zr.toml`, the agent types (with their
+/// `mcpServers` materialised into connection tools) and the skills.
+fn root_config(
+    project: &Project,
+    server_tools: &BTreeMap<String, Vec<McpTool>>,
+    all_mcp: Vec<Arc<ToolDefinition>>,
+) -> Result<AgentConfig, CliError> {
+    let file = &project.config;
+    let mut config = AgentConfig::new(
+        file.agent
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+    );
+    if let Some(turns) = file.agent.max_turns {
+        config.max_turns = turns;
+    }
+    config.options.mcp_tools = all_mcp;
+    config.options.allowed_tools = patterns(project, "tools.allow", file.tools.allow.as_ref())?;
+    config.options.disallowed_tools = patterns(project, "tools.deny", file.tools.deny.as_ref())?;
+    config.skills = project.skills_view.definitions().to_vec();
+    config.sessions_dir = Some(project.sessions_dir());
+    config.policy = policy(project, file)?;
+    apply_subagents(&mut config, file);
+    apply_compaction(&mut config, file);
+    if let Some(mode) = &file.permissions.mode {
+        config.permission_mode = mode.parse().map_err(|_| {
+            config_key_error(
+                project,
+                "permissions.mode",
+                format!("unknown permission mode '{mode}'"),
+                "use one of default, plan, dontAsk, acceptEdits, bypassPermissions",
+            )
+        })?;
+    }
+    for entry in project.agents.types() {
+        let mut definition: AgentDefinition = (*entry.definition).clone();
+        if let Some(servers) = &definition.mcp_servers {
+            let tools: Vec<Arc<ToolDefinition>> = servers
+                .iter()
+                .flat_map(|s| server_tools.get(s.as_str()).into_iter().flatten())
+                .map(|t| Arc::clone(&t.definition))
+                .collect();
+            let mut connection = definition
+                .capabilities
+                .connection_tools
+                .take()
+                .unwrap_or_default();
+            connection.extend(tools);
+            definition.capabilities.connection_tools = Some(connection);
+        }
+        config = config.with_sub_agent(definition);
+    }
+    Ok(config)
+}
+
+fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
+    let s = &file.subagents;
+    if let Some(enabled) = s.enabled {
+        config.subagent.enabled = enabled;
+        config.policy.delegation = enabled;
+    }
+    if let Some(n) = s.max_concurrent {
+        config.subagent.max_concurrent = n;
+    }
+    if let Some(secs) = s.timeout_secs {
+        config.subagent.timeout = Duration::from_secs(secs);
+    }
+    if let Some(secs) = s.progress_interval_secs {
+        config.subagent.progress_interval = (secs > 0).then(|| Duration::from_secs(secs));
+    }
+}
+
+fn apply_compaction(config: &mut AgentConfig, file: &ZrConfig) {
+    let c = &file.compaction;
+    if let Some(enabled) = c.enabled {
+        config.compaction.enabled = enabled;
+    }
+    if let Some(window) = c.context_window {
+        config.compaction.context_window = window;
+    }
+    if let Some(threshold) = c.threshold {
+        config.compaction.threshold = threshold;
+    }
+    if let Some(bytes) = c.max_tool_result_bytes {
+        config.compaction.max_tool_result_bytes = Some(bytes);
+    }
+}
+
+fn policy(project: &Project, file: &ZrConfig) -> Result<ResolvePolicy, CliError> {
+    let mut policy = ResolvePolicy::default();
+    match &file.policy.lazy {
+        None => {}
+        Some(LazySetting::Bytes(bytes)) => policy.lazy = LazyPolicy::Auto { bytes: *bytes },
+        Some(LazySetting::Word(w)) if w == "always" => policy.lazy = LazyPolicy::Always,
+        Some(LazySetting::Word(w)) if w == "never" => policy.lazy = LazyPolicy::Never,
+        Some(LazySetting::Word(w)) => {
+            return Err(config_key_error(
+                project,
+                "policy.lazy",
+                format!("unknown value '{w}'"),
+                "use \"always\", \"never\" or a number of bytes",
+            ));
+        }
+    }
+    if let Some(list) = &file.policy.derived_blocklist {
+        policy.derived_blocklist = names(project, "policy.derived_blocklist", list)?;
+    }
+    if let Some(list) = &file.policy.background_allowlist {
+        policy.background_allowlist = names(project, "policy.background_allowlist", list)?;
+    }
+    Ok(policy)
+}
+
+fn names(project: &Project, key: &str, list: &[String]) -> Result<Vec<ToolName>, CliError> {
+    list.iter()
+        .map(|n| {
+            n.parse().map_err(|e: zr_types::NameError| {
+                config_key_error(
+                    project,
+                    key,
+                    format!("'{n}': {e}"),
+                    "write a tool name such as Read or mcp__server__tool",
+                )
+            })
+        })
+        .collect()
+}
+
+fn patterns(
+    project: &Project,
+    key: &str,
+    list: Option<&Vec<String>>,
+) -> Result<Option<Vec<ToolPattern>>, CliError> {
+    list.map(|list| {
+        list.iter()
+            .map(|p| {
+                p.parse().map_err(|e: zr_caps::PatternError| {
+                    config_key_error(
+                        project,
+                        key,
+                        format!("'{p}': {e}"),
+                        "write a tool name or a pattern such as mcp__github__*",
+                    )
+                })
+            })
+            .collect()
+    })
+    .transpose()
+}
+
+/// A [`CliError::Config`] for a value of `key` that parsed but is not
+/// valid, at the line where `key` is written.
+pub(crate) fn config_key_error(
+    project: &Project,
+    key: &str,
+    message: String,
+    help: &str,
+) -> CliError {
+    let path = project.root.join(CONFIG_FILE);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let (line, column) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(leaf)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map_or((0, 0), |(i, l)| (i + 1, l.len() - l.trim_start().len() + 1));
+    CliError::Config {
+        path,
+        line,
+        column,
+        key: key.to_owned(),
+        message,
+        help: help.to_owned(),
+    }
+}
+
+/// An error and its causes on one line.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
