@@ -33,10 +33,7 @@ impl AgentObserver for Grants {
 }
 
 fn everything_js() -> PathBuf {
-    let deps = std::env::var_os("ZR_DEPS_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
-        PathBuf::from,
-    );
+    let deps = crate::support::deps_dir();
     let path = deps.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         path.exists(),

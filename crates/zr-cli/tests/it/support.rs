@@ -1,0 +1,108 @@
+//! Helpers shared by the CLI tests: the `zr` command with a clean
+//! environment, project folders, output as text.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// The repository's root.
+pub(crate) fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the repository exists")
+}
+
+/// Where `cargo xtask deps` installed the MCP servers (`ZR_DEPS_DIR`, else
+/// `.deps` in the repository).
+pub(crate) fn deps_dir() -> PathBuf {
+    std::env::var_os("ZR_DEPS_DIR").map_or_else(|| repo().join(".deps"), PathBuf::from)
+}
+
+/// An empty folder used as `$HOME`, so that no user-level agent types or
+/// skills of the machine leak into a test.
+pub(crate) fn empty_home() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("zr-cli-empty-home");
+    std::fs::create_dir_all(&dir).expect("home folder");
+    dir
+}
+
+/// The `zr` binary with a clean environment: no provider variables, no
+/// `ZR_LOG`, `$HOME` an empty folder, no colour.
+pub(crate) fn zr() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_zr"));
+    for var in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ZR_LOG",
+        "RUST_LOG",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("HOME", empty_home()).env("NO_COLOR", "1");
+    cmd
+}
+
+/// `zr ARGS` run in the repository's root.
+pub(crate) fn zr_in_repo(args: &[&str]) -> Output {
+    zr().args(args)
+        .current_dir(repo())
+        .output()
+        .expect("the zr binary runs")
+}
+
+/// A project folder in a temporary directory, removed when dropped.
+#[derive(Debug)]
+pub(crate) struct TempProject {
+    dir: tempfile::TempDir,
+}
+
+impl TempProject {
+    /// An empty project folder.
+    pub(crate) fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temporary folder"),
+        }
+    }
+
+    /// Its path.
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `text` to `rel` inside it, creating folders.
+    pub(crate) fn write(&self, rel: &str, text: &str) -> &Self {
+        let path = self.dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("a file has a folder")).expect("folders");
+        std::fs::write(&path, text).expect("file written");
+        self
+    }
+
+    /// `zr ARGS` run inside it.
+    pub(crate) fn zr(&self, args: &[&str]) -> Output {
+        zr().args(args)
+            .current_dir(self.path())
+            .output()
+            .expect("the zr binary runs")
+    }
+}
+
+/// Standard output as text.
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("utf-8 output")
+}
+
+/// Standard error as text.
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("utf-8 output")
+}
+
+/// A file under the test's scratch folder.
+pub(crate) fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("zr-cli-it");
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("scratch file");
+    path
+}
