@@ -10,6 +10,9 @@
 mod cli;
 mod config;
 mod error;
+mod init;
+mod mcp_config;
+mod permissions;
 mod project;
 mod provider;
 mod render;
@@ -66,8 +69,11 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             );
             Ok(EXIT_OK)
         }
-        Command::Init(_)
-        | Command::Agents(_)
+        Command::Init(args) => {
+            print!("{}", init::init(cli.project.as_deref(), args)?);
+            Ok(EXIT_OK)
+        }
+        Command::Agents(_)
         | Command::Skills(_)
         | Command::Mcp(_)
         | Command::Sessions(_) => Err(CliError::usage(

@@ -132,7 +132,7 @@ impl Workspace {
 
 /// The root's configuration from `zr.toml`, the agent types (with their
 /// `mcpServers` materialised into connection tools) and the skills.
-fn root_config(
+pub(crate) fn root_config(
     project: &Project,
     server_tools: &BTreeMap<String, Vec<McpTool>>,
     all_mcp: Vec<Arc<ToolDefinition>>,
@@ -160,11 +160,12 @@ fn root_config(
             config_key_error(
                 project,
                 "permissions.mode",
-                format!("unknown permission mode '{mode}'"),
-                "use one of default, plan, dontAsk, acceptEdits, bypassPermissions",
+                format!("unknown permission mode \"{mode}\""),
+                &crate::config::suggest(mode, &MODES),
             )
         })?;
     }
+    crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
     for entry in project.agents.types() {
         let mut definition: AgentDefinition = (*entry.definition).clone();
         if let Some(servers) = &definition.mcp_servers {
@@ -185,6 +186,16 @@ fn root_config(
     }
     Ok(config)
 }
+
+/// The permission modes zr.toml accepts.
+const MODES: [&str; 6] = [
+    "default",
+    "plan",
+    "dontAsk",
+    "acceptEdits",
+    "bypassPermissions",
+    "auto",
+];
 
 fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
     let s = &file.subagents;
@@ -230,8 +241,11 @@ fn policy(project: &Project, file: &ZrConfig) -> Result<ResolvePolicy, CliError>
             return Err(config_key_error(
                 project,
                 "policy.lazy",
-                format!("unknown value '{w}'"),
-                "use \"always\", \"never\" or a number of bytes",
+                format!("unknown value \"{w}\""),
+                &format!(
+                    "{} (or a number of bytes)",
+                    crate::config::suggest(w, &["always", "never"])
+                ),
             ));
         }
     }
