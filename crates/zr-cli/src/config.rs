@@ -199,7 +199,8 @@ fn config_error(path: &Path, text: &str, key: &str, error: &toml::de::Error) -> 
 /// What is wrong and how to fix it, from the parser's `message` about
 /// `key`.
 fn describe(key: &str, message: &str) -> (String, String) {
-    const DEFAULTS: &str = "`zr init` in an empty folder writes a zr.toml showing every key with its default";
+    const DEFAULTS: &str =
+        "`zr init` in an empty folder writes a zr.toml showing every key with its default";
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let unknown = rest.split('`').next().unwrap_or_default();
         let known = expected_names(message);
@@ -221,7 +222,10 @@ fn describe(key: &str, message: &str) -> (String, String) {
     if let Some(rest) = message.strip_prefix("unknown variant `") {
         let unknown = rest.split('`').next().unwrap_or_default();
         let known = expected_names(message);
-        return (format!("unknown value \"{unknown}\""), suggest(unknown, &known));
+        return (
+            format!("unknown value \"{unknown}\""),
+            suggest(unknown, &known),
+        );
     }
     if message.contains("untagged enum LazySetting") {
         return (
@@ -251,7 +255,8 @@ fn describe(key: &str, message: &str) -> (String, String) {
     if key.is_empty() {
         return (
             format!("invalid TOML: {}", message.replace('\n', "; ")),
-            "fix the syntax: `key = value` lines under `[table]` headers, strings in double quotes".to_owned(),
+            "fix the syntax: `key = value` lines under `[table]` headers, strings in double quotes"
+                .to_owned(),
         );
     }
     (

@@ -28,7 +28,8 @@ pub(crate) const SKILL_FILE: &str = ".zr/skills/release-notes/SKILL.md";
 /// The sessions folder.
 pub(crate) const SESSIONS_DIR: &str = ".zr/sessions/";
 /// What `.gitignore` gets: what zr writes while it runs.
-pub(crate) const GITIGNORE_ENTRIES: [&str; 3] = [".zr/sessions/", ".zr/worktrees/", ".zr/cron.json"];
+pub(crate) const GITIGNORE_ENTRIES: [&str; 3] =
+    [".zr/sessions/", ".zr/worktrees/", ".zr/cron.json"];
 
 /// What happened to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

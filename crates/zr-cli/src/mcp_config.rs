@@ -40,7 +40,12 @@ pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {
             let (key, line, column, message) = match server {
                 Some((server, rest)) => {
                     let (line, column) = find(&text, &format!("\"{server}\""));
-                    (format!("mcpServers.{server}"), line, column, rest.to_owned())
+                    (
+                        format!("mcpServers.{server}"),
+                        line,
+                        column,
+                        rest.to_owned(),
+                    )
                 }
                 None => (String::new(), 0, 0, message),
             };

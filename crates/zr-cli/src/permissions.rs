@@ -11,22 +11,31 @@
 //! - `acceptEdits` also runs `Write` and `Edit`, `bypassPermissions` runs
 //!   everything not denied;
 //! - otherwise (`default`, `dontAsk`, `auto`) a tool matching `allow` runs
-//!   and any other is refused with the reason "not allowed in zr.toml
-//!   [permissions]; add it to allow". The model reads the reason, and the
-//!   progress output shows the denial.
+//!   and any other is refused with the reason "'Bash' is not in zr.toml
+//!   `[permissions]` allow; add it there to let it run". The model reads
+//!   the reason, and the progress output shows the denial.
+//!
+//! `TodoWrite` (the agent's own list) runs too unless denied. Without a
+//! `[permissions]` table, a project therefore runs read-only tools,
+//! `TodoWrite` and `Task`/`MultiTask`/`FindTool` (never asked about), and
+//! nothing else; `zr init`'s zr.toml says how to allow more.
 
 use std::sync::Arc;
 
 use zr_caps::ToolPattern;
 use zr_engine::{
-    AgentConfig, Decision, Hook, HookAgent, PermissionConfig, PermissionHandler,
-    PermissionRequest, PreToolUse,
+    AgentConfig, Decision, Hook, HookAgent, PermissionConfig, PermissionHandler, PermissionRequest,
+    PreToolUse,
 };
 use zr_types::{BoxFuture, ToolCall};
 
 use crate::error::CliError;
 use crate::project::Project;
 use crate::session::config_key_error;
+
+/// Tools that are not read-only but change nothing outside the agent
+/// itself: they run unless `deny` lists them.
+const HARMLESS: [&str; 1] = ["TodoWrite"];
 
 /// The `[permissions]` lists, as the permission handler and a hook.
 #[derive(Debug, Clone, Default)]
@@ -73,7 +82,7 @@ impl ConfigPermissions {
     pub(crate) fn decide(&self, tool: &str) -> Decision {
         if let Some(reason) = self.denied(tool) {
             Decision::Deny(reason)
-        } else if self.allow.iter().any(|p| p.matches_name(tool)) {
+        } else if HARMLESS.contains(&tool) || self.allow.iter().any(|p| p.matches_name(tool)) {
             Decision::Allow
         } else {
             Decision::Deny(format!(
@@ -83,7 +92,11 @@ impl ConfigPermissions {
     }
 }
 
-fn parse(project: &Project, key: &str, list: Option<&[String]>) -> Result<Vec<ToolPattern>, CliError> {
+fn parse(
+    project: &Project,
+    key: &str,
+    list: Option<&[String]>,
+) -> Result<Vec<ToolPattern>, CliError> {
     list.unwrap_or_default()
         .iter()
         .map(|p| {

@@ -87,14 +87,20 @@ fn bad_permission_pattern() {
 fn broken_mcp_json_names_the_file() {
     let project = TempProject::new();
     project
-        .write(".mcp.json", "{\"mcpServers\": {\"fs\": {\"command\": 3}}}\n")
+        .write(
+            ".mcp.json",
+            "{\"mcpServers\": {\"fs\": {\"command\": 3}}}\n",
+        )
         .write("s.json", SCRIPT);
     let out = project.zr(&["run", "--script", "s.json", "go"]);
     let err = stderr(&out).replace(&project.path().display().to_string(), "[PROJECT]");
     assert_eq!(out.status.code(), Some(2), "{err}");
     insta::assert_snapshot!("mcp_wrong_type", err);
 
-    project.write(".mcp.json", "{\"mcpServers\": {\n  \"fs\": {\"command\": \"x\",}\n}}\n");
+    project.write(
+        ".mcp.json",
+        "{\"mcpServers\": {\n  \"fs\": {\"command\": \"x\",}\n}}\n",
+    );
     let out = project.zr(&["run", "--script", "s.json", "go"]);
     let err = stderr(&out).replace(&project.path().display().to_string(), "[PROJECT]");
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -105,7 +111,10 @@ fn broken_mcp_json_names_the_file() {
 fn broken_agent_and_skill_files_are_warnings_and_the_run_goes_on() {
     let project = TempProject::new();
     project
-        .write(".zr/agents/broken.md", "---\nname: broken\n---\nno description\n")
+        .write(
+            ".zr/agents/broken.md",
+            "---\nname: broken\n---\nno description\n",
+        )
         .write(
             ".zr/skills/bad-skill/SKILL.md",
             "---\nname: other-name\ndescription: x\n---\nbody\n",

@@ -21,12 +21,23 @@ fn zr_run_help() {
 #[test]
 fn every_command_has_help_with_a_description() {
     for command in [
-        "init", "run", "resume", "resolve", "agents", "skills", "mcp", "sessions", "completions",
+        "init",
+        "run",
+        "resume",
+        "resolve",
+        "agents",
+        "skills",
+        "mcp",
+        "sessions",
+        "completions",
     ] {
         let text = help(&[command, "--help"]);
         let first = text.lines().next().unwrap_or_default();
         assert!(first.len() > 20, "{command}: {first}");
-        assert!(text.contains(&format!("Usage: zr {command}")), "{command}:\n{text}");
+        assert!(
+            text.contains(&format!("Usage: zr {command}")),
+            "{command}:\n{text}"
+        );
     }
 }
 
@@ -50,5 +61,9 @@ fn completions_for_bash_zsh_and_fish_mention_the_commands() {
 fn an_unknown_shell_is_a_usage_error() {
     let out = TempProject::new().zr(&["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("invalid value 'tcsh'"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("invalid value 'tcsh'"),
+        "{}",
+        stderr(&out)
+    );
 }

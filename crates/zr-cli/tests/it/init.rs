@@ -30,7 +30,10 @@ fn init_creates_every_file_of_a_project() {
         "# zr: transcripts, worktrees and scheduled prompts\n.zr/sessions/\n.zr/worktrees/\n.zr/cron.json\n"
     );
     // The new project runs: its files load without a warning.
-    project.write("script.json", r#"{"agents": {"root": [{"turns": [{"text": "hi"}]}]}}"#);
+    project.write(
+        "script.json",
+        r#"{"agents": {"root": [{"turns": [{"text": "hi"}]}]}}"#,
+    );
     let run = project.zr(&["run", "--script", "script.json", "hello"]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     assert_eq!(stdout(&run), "hi\n");
@@ -74,7 +77,10 @@ fn init_in_a_folder_it_cannot_write_names_the_path() {
     let err = stderr(&out);
     let folder = project.path().join(".zr/agents");
     assert!(
-        err.starts_with(&format!("error: cannot create the folder {}: ", folder.display())),
+        err.starts_with(&format!(
+            "error: cannot create the folder {}: ",
+            folder.display()
+        )),
         "{err}"
     );
     // What could be written before the error was written.

@@ -19,7 +19,9 @@ const BASH: &str = r#"{"command": "echo hi > made.txt"}"#;
 /// the root, whether made.txt exists).
 fn run(toml: &str, tool: &str, input: &str) -> (Vec<String>, bool) {
     let project = TempProject::new();
-    project.write("zr.toml", toml).write("s.json", &script(tool, input));
+    project
+        .write("zr.toml", toml)
+        .write("s.json", &script(tool, input));
     let out = project.zr(&["run", "--script", "s.json", "go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "done\n");
@@ -36,7 +38,9 @@ fn a_tool_not_in_allow_is_denied_in_default_mode() {
     let (lines, made) = run("", "Bash", BASH);
     assert_eq!(
         lines,
-        ["[root] Bash denied: permission to run 'Bash' was denied: 'Bash' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"]
+        [
+            "[root] Bash denied: permission to run 'Bash' was denied: 'Bash' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
+        ]
     );
     assert!(!made);
 }
@@ -50,7 +54,11 @@ fn allow_lets_it_run() {
 
 #[test]
 fn bypass_permissions_runs_it() {
-    let (lines, made) = run("[permissions]\nmode = \"bypassPermissions\"\n", "Bash", BASH);
+    let (lines, made) = run(
+        "[permissions]\nmode = \"bypassPermissions\"\n",
+        "Bash",
+        BASH,
+    );
     assert_eq!(lines, Vec::<String>::new());
     assert!(made);
 }
@@ -61,17 +69,25 @@ fn deny_beats_allow_and_the_mode() {
     let (lines, made) = run(toml, "Bash", BASH);
     assert_eq!(
         lines,
-        ["[root] Bash denied: tool 'Bash' was not run: a PreToolUse hook denied it: it matches \"Ba*\" in zr.toml [permissions] deny; remove it from there to let it run"]
+        [
+            "[root] Bash denied: tool 'Bash' was not run: a PreToolUse hook denied it: it matches \"Ba*\" in zr.toml [permissions] deny; remove it from there to let it run"
+        ]
     );
     assert!(!made);
 }
 
 #[test]
 fn deny_refuses_a_read_only_tool() {
-    let (lines, _) = run("[permissions]\ndeny = [\"Glob\"]\n", "Glob", r#"{"pattern": "*"}"#);
+    let (lines, _) = run(
+        "[permissions]\ndeny = [\"Glob\"]\n",
+        "Glob",
+        r#"{"pattern": "*"}"#,
+    );
     assert_eq!(
         lines,
-        ["[root] Glob denied: tool 'Glob' was not run: a PreToolUse hook denied it: it matches \"Glob\" in zr.toml [permissions] deny; remove it from there to let it run"]
+        [
+            "[root] Glob denied: tool 'Glob' was not run: a PreToolUse hook denied it: it matches \"Glob\" in zr.toml [permissions] deny; remove it from there to let it run"
+        ]
     );
 }
 
@@ -98,4 +114,17 @@ fn the_denial_is_an_event_in_json() {
         denied[0]["reason"],
         "permission to run 'Bash' was denied: 'Bash' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
     );
+}
+
+#[test]
+fn todo_write_runs_without_an_allow_entry() {
+    let input = r#"{"todos": [{"content": "look", "status": "pending", "activeForm": "Looking"}]}"#;
+    let (lines, _) = run("", "TodoWrite", input);
+    assert_eq!(lines, Vec::<String>::new());
+    let (lines, _) = run(
+        "[permissions]\ndeny = [\"TodoWrite\"]\n",
+        "TodoWrite",
+        input,
+    );
+    assert_eq!(lines.len(), 1, "{lines:?}");
 }

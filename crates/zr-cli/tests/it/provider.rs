@@ -4,7 +4,7 @@
 //! engine's own fixtures, byte for byte).
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -36,70 +36,84 @@ struct Server {
 
 impl Server {
     fn start(sse: Vec<u8>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let url = format!(
+            "http://{}",
+            listener.local_addr().expect("the listener's address")
+        );
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&requests);
         // Ends with the test process (blocked in accept).
         std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
-                let mut headers = Vec::new();
-                loop {
-                    let mut h = String::new();
-                    reader.read_line(&mut h).unwrap();
-                    let h = h.trim_end();
-                    if h.is_empty() {
-                        break;
-                    }
-                    let (n, v) = h.split_once(':').unwrap();
-                    headers.push((n.trim().to_owned(), v.trim().to_owned()));
-                }
-                let len: usize = headers
-                    .iter()
-                    .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-                    .map_or(0, |(_, v)| v.parse().unwrap());
-                let mut body = vec![0; len];
-                reader.read_exact(&mut body).unwrap();
-                seen.lock().unwrap().push(Request {
-                    path,
-                    headers,
-                    body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-                });
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                    sse.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&sse);
-                let _ = stream.flush();
+            for stream in listener.incoming().flatten() {
+                // A broken connection is the client's problem: the test
+                // sees it in zr's output and in the requests recorded.
+                let _ = serve(stream, &sse, &seen);
             }
         });
         Self { url, requests }
     }
 
     fn requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
+        self.requests.lock().expect("requests lock").clone()
     }
 }
 
+/// Reads one request from `stream`, records it, answers with `sse`.
+fn serve(mut stream: TcpStream, sse: &[u8], seen: &Mutex<Vec<Request>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 {
+            break;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = h.split_once(':') {
+            headers.push((n.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body)?;
+    seen.lock().expect("requests lock").push(Request {
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        sse.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(sse)?;
+    stream.flush()
+}
+
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(repo().join("crates/zr-engine/tests/it/fixtures").join(name)).unwrap()
+    std::fs::read(repo().join("crates/zr-engine/tests/it/fixtures").join(name))
+        .expect("the engine's SSE fixture")
 }
 
 /// The text of the last user message of an Anthropic or OpenAI request.
 fn last_user_text(body: &Value) -> String {
     let message = body["messages"]
         .as_array()
-        .unwrap()
+        .expect("messages")
         .iter()
         .rev()
         .find(|m| m["role"] == "user")
-        .unwrap();
+        .expect("a user message");
     match &message["content"] {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks
@@ -180,7 +194,7 @@ fn chosen(toml: &str, args: &[&str], anthropic_key: bool) -> &'static str {
     if anthropic_key {
         cmd.env("ANTHROPIC_API_KEY", "sk-ant-test");
     }
-    let out = cmd.output().unwrap();
+    let out = cmd.output().expect("zr runs");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Hello, world\n");
     match (anthropic.requests().len(), openai.requests().len()) {
@@ -198,13 +212,19 @@ fn the_environment_chooses_anthropic_first_then_openai() {
 
 #[test]
 fn zr_toml_beats_the_environment() {
-    assert_eq!(chosen("[model]\nprovider = \"openai\"\n", &[], true), "openai");
+    assert_eq!(
+        chosen("[model]\nprovider = \"openai\"\n", &[], true),
+        "openai"
+    );
 }
 
 #[test]
 fn the_flag_beats_zr_toml() {
     let toml = "[model]\nprovider = \"openai\"\n";
-    assert_eq!(chosen(toml, &["--provider", "anthropic"], true), "anthropic");
+    assert_eq!(
+        chosen(toml, &["--provider", "anthropic"], true),
+        "anthropic"
+    );
 }
 
 /// `zr run` refused for its provider: exit 2, the message on stderr.
