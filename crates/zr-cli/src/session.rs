@@ -305,14 +305,26 @@ pub(crate) fn config_key_error(
 ) -> CliError {
     let path = project.root.join(CONFIG_FILE);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));
+    // The line of `leaf = ...` under the `[table]` header.
+    let mut current = String::new();
     let (line, column) = text
         .lines()
         .enumerate()
         .find(|(_, l)| {
-            l.trim_start()
-                .strip_prefix(leaf)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
+            let l = l.trim_start();
+            if let Some(header) = l.strip_prefix('[') {
+                current = header
+                    .split(']')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned();
+                return false;
+            }
+            current == table
+                && l.strip_prefix(leaf)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
         })
         .map_or((0, 0), |(i, l)| (i + 1, l.len() - l.trim_start().len() + 1));
     CliError::Config {

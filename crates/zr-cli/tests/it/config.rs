@@ -127,3 +127,19 @@ fn broken_agent_and_skill_files_are_warnings_and_the_run_goes_on() {
     let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
     insta::assert_snapshot!(warnings.join("\n"));
 }
+
+#[test]
+fn a_value_error_points_at_the_key_in_its_own_table() {
+    let err = refused(
+        "[tools]\nallow = [\"Read\"]\n\n[permissions]\nallow = [\"Read\", \"two words\"]\n",
+    );
+    assert!(
+        err.starts_with("error: [PROJECT]/zr.toml:5:1: permissions.allow: 'two words': "),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_string_where_a_list_belongs() {
+    insta::assert_snapshot!(refused("[tools]\ndeny = \"WebFetch\"\n"));
+}

@@ -264,3 +264,32 @@ fn a_custom_key_variable_that_is_not_set() {
 fn scripted_without_a_script() {
     insta::assert_snapshot!(refused("", &["--provider", "scripted"]));
 }
+
+#[test]
+fn base_url_and_key_variable_from_zr_toml() {
+    let server = Server::start(fixture("openai/text.sse"));
+    let project = TempProject::new();
+    project.write(
+        "zr.toml",
+        &format!(
+            "[model]\nprovider = \"openai\"\nname = \"local-model\"\nbase_url = \"{}/v1\"\napi_key_env = \"TEAM_KEY\"\n",
+            server.url
+        ),
+    );
+    let out = crate::support::zr()
+        .args(["run", "hi"])
+        .env("TEAM_KEY", "team-secret")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .current_dir(project.path())
+        .output()
+        .expect("zr runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello, world\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer team-secret")
+    );
+    assert_eq!(requests[0].body["model"], "local-model");
+}
