@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// skills in `.zr/skills/` and transcripts in `.zr/sessions/`.
 #[derive(Debug, Parser)]
 #[command(name = "zr", version, about, long_about, propagate_version = true)]
-#[command(after_help = "Logs go to standard error; set ZR_LOG=debug for more.")]
+#[command(after_help = TOP_EXAMPLES)]
 pub(crate) struct Cli {
     /// The project folder (default: the nearest folder upwards with a
     /// zr.toml, else the current folder).
@@ -30,22 +30,26 @@ pub(crate) enum Command {
     Init(InitArgs),
     /// Run a prompt: the root agent and its subagents, with live progress,
     /// then the answer.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// Continue a session from its transcripts (after Ctrl-C, a crash or a
     /// finished run).
+    #[command(after_help = RESUME_EXAMPLES)]
     Resume(ResumeArgs),
     /// Show which tools each agent can see and run, and why others are gone.
+    #[command(after_help = RESOLVE_EXAMPLES)]
     Resolve(ResolveArgs),
     /// List the agent types, or show one.
     Agents(AgentsArgs),
     /// List the skills, or show one.
     Skills(SkillsArgs),
-    /// The project's MCP servers.
+    /// Show the project's MCP servers and their tools (`zr mcp list`).
     Mcp(McpArgs),
     /// List the sessions in .zr/sessions with their status and cost.
     Sessions(SessionsArgs),
-    /// Print a shell completion script (e.g. `zr completions bash >
-    /// ~/.local/share/bash-completion/completions/zr`).
+    /// Print a shell completion script for bash, zsh, fish, elvish or
+    /// PowerShell.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions(CompletionsArgs),
 }
 
@@ -79,7 +83,8 @@ pub(crate) struct ProviderArgs {
     /// examples/research-team/script.json).
     #[arg(long, value_name = "FILE")]
     pub(crate) script: Option<PathBuf>,
-    /// The model name (default: zr.toml's `[model] name`).
+    /// The model name (default: zr.toml's `[model] name`, else the
+    /// provider's default).
     #[arg(long)]
     pub(crate) model: Option<String>,
 }
@@ -210,3 +215,51 @@ pub(crate) enum ProviderKind {
     /// Replies from a script file, offline (`--script FILE`).
     Scripted,
 }
+
+/// `zr run --help`'s examples.
+const RUN_EXAMPLES: &str = "\
+Examples:
+  zr run \"Which modules have no tests? Look at each one in parallel.\"
+  zr run --json \"Summarise the README\" > events.ndjson
+  zr run --provider scripted --script script.json \"Try it offline\"
+  zr run -q --model claude-opus-4-1 \"Review the last commit\"
+
+Progress goes to standard error (a live tree on a terminal, lines
+otherwise), the answer to standard output. Ctrl-C stops every agent and
+prints the session id for `zr resume`.
+Exit codes: 0 done, 1 the run failed, 2 wrong usage or project file,
+130 interrupted.";
+
+/// `zr resume --help`'s examples.
+const RESUME_EXAMPLES: &str = "\
+Examples:
+  zr resume s-019ad5f3c2e10-5f1c2a9b          finish an interrupted run
+  zr resume s-019ad5f3c2e10-5f1c2a9b \"And the tests?\"
+  zr resume s-019ad5f3c2e10-5f1c2a9b --agent root.0001-explore \"Look deeper\"
+
+`zr sessions` lists the sessions with their status.";
+
+/// `zr resolve --help`'s examples.
+const RESOLVE_EXAMPLES: &str = "\
+Examples:
+  zr resolve                          every agent of this project
+  zr resolve --agent explore          one agent type
+  zr resolve --format json | jq .
+  zr resolve --scenario examples/research-team.json";
+
+/// `zr --help`'s examples.
+const TOP_EXAMPLES: &str = "\
+Examples:
+  zr init                          create zr.toml, .mcp.json and .zr/
+  zr run \"Where is the config parsed? Explain it briefly.\"
+  zr resolve --agent explore       the tools an explore subagent gets
+  zr sessions                      past runs, to `zr resume`
+
+Logs go to standard error; set ZR_LOG=debug for more.";
+
+/// `zr completions --help`'s examples.
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  zr completions bash > ~/.local/share/bash-completion/completions/zr
+  zr completions zsh > ~/.zfunc/_zr       (with fpath+=~/.zfunc in ~/.zshrc)
+  zr completions fish > ~/.config/fish/completions/zr.fish";

@@ -173,14 +173,158 @@ fn config_error(path: &Path, text: &str, key: &str, error: &toml::de::Error) -> 
     let (line, column) = error
         .span()
         .map_or((0, 0), |span| line_column(text, span.start));
+    let raw = error.message().trim();
+    let (message, help) = describe(key, raw);
+    let key = match raw.strip_prefix("unknown field `") {
+        Some(rest) => {
+            let unknown = rest.split('`').next().unwrap_or_default();
+            match key {
+                "" => unknown.to_owned(),
+                k if k.ends_with(unknown) => k.to_owned(),
+                k => format!("{k}.{unknown}"),
+            }
+        }
+        None => key.to_owned(),
+    };
     CliError::Config {
         path: path.to_path_buf(),
         line,
         column,
-        key: key.to_owned(),
-        message: error.message().trim().to_owned(),
-        help: "fix the value or remove the key to use its default; `zr init --force` in an empty folder shows every key with its default".to_owned(),
+        key,
+        message,
+        help,
     }
+}
+
+/// What is wrong and how to fix it, from the parser's `message` about
+/// `key`.
+fn describe(key: &str, message: &str) -> (String, String) {
+    const DEFAULTS: &str =
+        "`zr init` in an empty folder writes a zr.toml showing every key with its default";
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let unknown = rest.split('`').next().unwrap_or_default();
+        let known = expected_names(message);
+        let section = key
+            .strip_suffix(unknown)
+            .map_or(key, |k| k.trim_end_matches('.'));
+        let (what, place) = if section.is_empty() {
+            ("table", "zr.toml".to_owned())
+        } else {
+            ("key", format!("[{section}]"))
+        };
+        let list = known.join(", ");
+        let help = match closest(unknown, &known) {
+            Some(best) => format!("did you mean `{best}`? the {what}s of {place} are: {list}"),
+            None => format!("remove it; the {what}s of {place} are: {list}"),
+        };
+        return (format!("unknown {what} `{unknown}`"), help);
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        let unknown = rest.split('`').next().unwrap_or_default();
+        let known = expected_names(message);
+        return (
+            format!("unknown value \"{unknown}\""),
+            suggest(unknown, &known),
+        );
+    }
+    if message.contains("untagged enum LazySetting") {
+        return (
+            "expected \"always\", \"never\" or a number of bytes".to_owned(),
+            "write lazy = \"always\", lazy = \"never\" or lazy = 20000 (defer MCP tools above 20000 bytes of definitions)".to_owned(),
+        );
+    }
+    if let Some((found, expected)) = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|rest| rest.split_once(", expected "))
+    {
+        let (expected, how) = match expected {
+            "u8" | "u16" | "u32" | "u64" | "usize" => {
+                ("a whole number", "write a number without quotes, e.g. 3")
+            }
+            "a boolean" => ("true or false", "write true or false without quotes"),
+            "a string" => ("a string", "write the value in double quotes"),
+            "a sequence" => ("a list", "write a list such as [\"Read\", \"Grep\"]"),
+            other => (other, "fix the value"),
+        };
+        return (
+            format!("expected {expected}, found {found}"),
+            format!("{how}, or remove the key to use its default; {DEFAULTS}"),
+        );
+    }
+    if key.is_empty() {
+        return (
+            format!("invalid TOML: {}", message.replace('\n', "; ")),
+            "fix the syntax: `key = value` lines under `[table]` headers, strings in double quotes"
+                .to_owned(),
+        );
+    }
+    (
+        message.to_owned(),
+        format!("fix the value or remove the key to use its default; {DEFAULTS}"),
+    )
+}
+
+/// "use one of "a", "b"", led by "did you mean "a"?" when `word` is a
+/// likely typo of one of `known`.
+pub(crate) fn suggest(word: &str, known: &[&str]) -> String {
+    let list = known
+        .iter()
+        .map(|k| format!("\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match closest(word, known) {
+        Some(best) => format!("did you mean \"{best}\"? use one of {list}"),
+        None => format!("use one of {list}"),
+    }
+}
+
+/// The names listed in a parser message's "expected one of `a`, `b`".
+pub(crate) fn expected_names(message: &str) -> Vec<&str> {
+    message
+        .split_once("expected ")
+        .map(|(_, list)| list.split('`').skip(1).step_by(2).collect())
+        .unwrap_or_default()
+}
+
+/// The name in `known` closest to `word`, if it is close enough to be a
+/// typo (at most a third of its letters differ).
+fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(&word.to_lowercase(), &k.to_lowercase()), *k))
+        .filter(|(d, k)| *d <= (k.chars().count() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Edit distance in characters, a swap of two neighbours counting as one
+/// edit (optimal string alignment).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let width = b.len() + 1;
+    // d[i * width + j]: the distance of a[..i] and b[..j].
+    let mut d: Vec<usize> = vec![0; (a.len() + 1) * width];
+    for (i, cell) in d.iter_mut().step_by(width).enumerate() {
+        *cell = i;
+    }
+    for (j, cell) in d.iter_mut().take(width).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
 }
 
 /// The 1-based line and column of byte `offset` in `text`.

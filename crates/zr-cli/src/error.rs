@@ -31,7 +31,7 @@ pub(crate) enum CliError {
         source: std::io::Error,
     },
     /// A project file is wrong.
-    #[error("{}:{line}:{column}: {}{message}\n  help: {help}", path.display(), key_prefix(key))]
+    #[error("{}: {}{message}\n  help: {help}", location(path, *line, *column), key_prefix(key))]
     Config {
         /// The file.
         path: PathBuf,
@@ -80,6 +80,15 @@ pub(crate) enum CliError {
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,
+}
+
+/// `file:line:column`, or just the file when the line is unknown.
+fn location(path: &std::path::Path, line: usize, column: usize) -> String {
+    match (line, column) {
+        (0, _) => path.display().to_string(),
+        (line, 0) => format!("{}:{line}", path.display()),
+        (line, column) => format!("{}:{line}:{column}", path.display()),
+    }
 }
 
 fn key_prefix(key: &str) -> String {

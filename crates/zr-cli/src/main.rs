@@ -3,6 +3,11 @@
 //! See `zr --help` and the README. Exit codes: 0 done, 1 the run failed
 //! (or ended other than `completed`), 2 the command line or a project file
 //! is wrong (nothing ran), 130 interrupted by Ctrl-C.
+//!
+//! zr never asks for permission while it runs: zr.toml's `[permissions]`
+//! decides (read-only tools run; other tools only when `allow` lists them
+//! or the mode lets them; `deny` refuses in every mode). See
+//! [`permissions`].
 
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -10,6 +15,9 @@
 mod cli;
 mod config;
 mod error;
+mod init;
+mod mcp_config;
+mod permissions;
 mod project;
 mod provider;
 mod render;
@@ -66,14 +74,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             );
             Ok(EXIT_OK)
         }
-        Command::Init(_)
-        | Command::Agents(_)
-        | Command::Skills(_)
-        | Command::Mcp(_)
-        | Command::Sessions(_) => Err(CliError::usage(
-            "this command is not built yet",
-            "see issue 8",
-        )),
+        Command::Init(args) => {
+            print!("{}", init::init(cli.project.as_deref(), args)?);
+            Ok(EXIT_OK)
+        }
+        Command::Agents(_) | Command::Skills(_) | Command::Mcp(_) | Command::Sessions(_) => Err(
+            CliError::usage("this command is not built yet", "see issue 8"),
+        ),
     }
 }
 

@@ -80,7 +80,8 @@ impl Project {
         let config = ZrConfig::load(&root.join(CONFIG_FILE))?;
         let mcp_path = root.join(MCP_FILE);
         let mcp = if mcp_path.is_file() {
-            McpConfig::load(&mcp_path, &|v| std::env::var(v).ok())?
+            McpConfig::load(&mcp_path, &|v| std::env::var(v).ok())
+                .map_err(|e| crate::mcp_config::error(&mcp_path, e))?
         } else {
             McpConfig::default()
         };

@@ -142,9 +142,18 @@ fn exit_code(result: &QueryResult) -> u8 {
     }
 }
 
+/// Problems in agent and skill files, as `warning: FILE:LINE: ...` lines
+/// on standard error (paths relative to the project); the run goes on
+/// without the files that could not be loaded.
 fn warn_diagnostics(project: &Project) {
     for d in project.diagnostics() {
-        tracing::warn!("{d}");
+        let text = d.display_relative(&project.root).to_string();
+        let (marker, note) = match d.severity {
+            zr_skills::Severity::Error => (": error: ", " (the file is left out)"),
+            _ => (": warning: ", ""),
+        };
+        let text = text.replacen(marker, ": ", 1);
+        eprintln!("warning: {text}{note}");
     }
 }
 

@@ -132,7 +132,7 @@ impl Workspace {
 
 /// The root's configuration from `zr.toml`, the agent types (with their
 /// `mcpServers` materialised into connection tools) and the skills.
-fn root_config(
+pub(crate) fn root_config(
     project: &Project,
     server_tools: &BTreeMap<String, Vec<McpTool>>,
     all_mcp: Vec<Arc<ToolDefinition>>,
@@ -160,11 +160,12 @@ fn root_config(
             config_key_error(
                 project,
                 "permissions.mode",
-                format!("unknown permission mode '{mode}'"),
-                "use one of default, plan, dontAsk, acceptEdits, bypassPermissions",
+                format!("unknown permission mode \"{mode}\""),
+                &crate::config::suggest(mode, &MODES),
             )
         })?;
     }
+    crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
     for entry in project.agents.types() {
         let mut definition: AgentDefinition = (*entry.definition).clone();
         if let Some(servers) = &definition.mcp_servers {
@@ -185,6 +186,16 @@ fn root_config(
     }
     Ok(config)
 }
+
+/// The permission modes zr.toml accepts.
+const MODES: [&str; 6] = [
+    "default",
+    "plan",
+    "dontAsk",
+    "acceptEdits",
+    "bypassPermissions",
+    "auto",
+];
 
 fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
     let s = &file.subagents;
@@ -230,8 +241,11 @@ fn policy(project: &Project, file: &ZrConfig) -> Result<ResolvePolicy, CliError>
             return Err(config_key_error(
                 project,
                 "policy.lazy",
-                format!("unknown value '{w}'"),
-                "use \"always\", \"never\" or a number of bytes",
+                format!("unknown value \"{w}\""),
+                &format!(
+                    "{} (or a number of bytes)",
+                    crate::config::suggest(w, &["always", "never"])
+                ),
             ));
         }
     }
@@ -291,14 +305,26 @@ pub(crate) fn config_key_error(
 ) -> CliError {
     let path = project.root.join(CONFIG_FILE);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));
+    // The line of `leaf = ...` under the `[table]` header.
+    let mut current = String::new();
     let (line, column) = text
         .lines()
         .enumerate()
         .find(|(_, l)| {
-            l.trim_start()
-                .strip_prefix(leaf)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
+            let l = l.trim_start();
+            if let Some(header) = l.strip_prefix('[') {
+                current = header
+                    .split(']')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned();
+                return false;
+            }
+            current == table
+                && l.strip_prefix(leaf)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
         })
         .map_or((0, 0), |(i, l)| (i + 1, l.len() - l.trim_start().len() + 1));
     CliError::Config {

@@ -24,9 +24,17 @@ fn a_wrong_type_names_line_column_and_key() {
 fn an_unknown_key_is_refused() {
     let text = "[model]\nnmae = \"x\"\n";
     let err = ZrConfig::parse(Path::new("zr.toml"), text).unwrap_err();
-    let CliError::Config { line, message, .. } = &err else {
+    let CliError::Config {
+        line,
+        key,
+        message,
+        help,
+        ..
+    } = &err
+    else {
         panic!("{err:?}")
     };
-    assert_eq!(*line, 2);
-    assert!(message.contains("unknown field `nmae`"), "{message}");
+    assert_eq!((*line, key.as_str()), (2, "model.nmae"));
+    assert_eq!(message, "unknown key `nmae`");
+    assert!(help.starts_with("did you mean `name`?"), "{help}");
 }

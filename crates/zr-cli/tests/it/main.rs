@@ -1,6 +1,11 @@
 //! The `zr` binary, run as a child process: every command's output and
 //! exit codes; and every crate wired together through the engine.
 
+mod config;
+mod help;
+mod init;
+mod permissions;
+mod provider;
 mod run;
 mod scenario;
 mod support;

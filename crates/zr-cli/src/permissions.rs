@@ -1,0 +1,134 @@
+//! `zr.toml` `[permissions]`: which tool calls run, decided from the
+//! `allow` and `deny` lists of tool names or patterns.
+//!
+//! zr cannot ask a question while it draws the agent tree (and nobody may
+//! be at the terminal), so it never asks; the lists decide:
+//!
+//! - a tool matching `deny` is refused, in every mode, read-only tools
+//!   included (a PreToolUse hook), with a reason naming zr.toml;
+//! - read-only tools run (the engine's mode rules; in `plan` mode only
+//!   they run);
+//! - `acceptEdits` also runs `Write` and `Edit`, `bypassPermissions` runs
+//!   everything not denied;
+//! - otherwise (`default`, `dontAsk`, `auto`) a tool matching `allow` runs
+//!   and any other is refused with the reason "'Bash' is not in zr.toml
+//!   `[permissions]` allow; add it there to let it run". The model reads
+//!   the reason, and the progress output shows the denial.
+//!
+//! `TodoWrite` (the agent's own list) runs too unless denied. Without a
+//! `[permissions]` table, a project therefore runs read-only tools,
+//! `TodoWrite` and `Task`/`MultiTask`/`FindTool` (never asked about), and
+//! nothing else; `zr init`'s zr.toml says how to allow more.
+
+use std::sync::Arc;
+
+use zr_caps::ToolPattern;
+use zr_engine::{
+    AgentConfig, Decision, Hook, HookAgent, PermissionConfig, PermissionHandler, PermissionRequest,
+    PreToolUse,
+};
+use zr_types::{BoxFuture, ToolCall};
+
+use crate::error::CliError;
+use crate::project::Project;
+use crate::session::config_key_error;
+
+/// Tools that are not read-only but change nothing outside the agent
+/// itself: they run unless `deny` lists them.
+const HARMLESS: [&str; 1] = ["TodoWrite"];
+
+/// The `[permissions]` lists, as the permission handler and a hook.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ConfigPermissions {
+    allow: Vec<ToolPattern>,
+    deny: Vec<ToolPattern>,
+}
+
+impl ConfigPermissions {
+    /// The lists of `project`'s zr.toml.
+    ///
+    /// # Errors
+    ///
+    /// [`CliError::Config`] for an entry that is not a tool name or pattern.
+    pub(crate) fn from_project(project: &Project) -> Result<Self, CliError> {
+        let p = &project.config.permissions;
+        Ok(Self {
+            allow: parse(project, "permissions.allow", p.allow.as_deref())?,
+            deny: parse(project, "permissions.deny", p.deny.as_deref())?,
+        })
+    }
+
+    /// Installs the lists into `config`: the handler always, the hook when
+    /// something is denied.
+    pub(crate) fn install(self, config: &mut AgentConfig) {
+        let this = Arc::new(self);
+        config.permissions = PermissionConfig {
+            handler: Some(this.clone()),
+            ..config.permissions.clone()
+        };
+        if !this.deny.is_empty() {
+            config.hooks = std::mem::take(&mut config.hooks).with(this);
+        }
+    }
+
+    /// Why `tool` is refused by the deny list, if it is.
+    fn denied(&self, tool: &str) -> Option<String> {
+        self.deny.iter().find(|p| p.matches_name(tool)).map(|p| {
+            format!("it matches \"{p}\" in zr.toml [permissions] deny; remove it from there to let it run")
+        })
+    }
+
+    /// The decision about `tool` (a call the mode leaves to the host).
+    pub(crate) fn decide(&self, tool: &str) -> Decision {
+        if let Some(reason) = self.denied(tool) {
+            Decision::Deny(reason)
+        } else if HARMLESS.contains(&tool) || self.allow.iter().any(|p| p.matches_name(tool)) {
+            Decision::Allow
+        } else {
+            Decision::Deny(format!(
+                "'{tool}' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
+            ))
+        }
+    }
+}
+
+fn parse(
+    project: &Project,
+    key: &str,
+    list: Option<&[String]>,
+) -> Result<Vec<ToolPattern>, CliError> {
+    list.unwrap_or_default()
+        .iter()
+        .map(|p| {
+            p.parse().map_err(|e: zr_caps::PatternError| {
+                config_key_error(
+                    project,
+                    key,
+                    format!("'{p}': {e}"),
+                    "write a tool name or a pattern such as Bash or mcp__github__*",
+                )
+            })
+        })
+        .collect()
+}
+
+impl PermissionHandler for ConfigPermissions {
+    fn can_use_tool<'a>(&'a self, request: &'a PermissionRequest) -> BoxFuture<'a, Decision> {
+        let decision = self.decide(request.tool.as_str());
+        Box::pin(async move { decision })
+    }
+}
+
+impl Hook for ConfigPermissions {
+    fn pre_tool_use<'a>(
+        &'a self,
+        _agent: &'a HookAgent,
+        call: &'a ToolCall,
+    ) -> BoxFuture<'a, PreToolUse> {
+        let verdict = match self.denied(call.name.as_str()) {
+            Some(reason) => PreToolUse::Deny(reason),
+            None => PreToolUse::Continue,
+        };
+        Box::pin(async move { verdict })
+    }
+}

@@ -1,0 +1,130 @@
+//! zr.toml `[permissions]`: a call the lists do not allow is denied (the
+//! progress output shows it, the tool does not run); `allow` lets it run;
+//! `deny` refuses even read-only tools; the modes still apply.
+
+use crate::support::{TempProject, stderr, stdout};
+
+/// The root calls `tool` with `input`, then answers "done".
+fn script(tool: &str, input: &str) -> String {
+    format!(
+        r#"{{"agents": {{"root": [{{"turns": [
+            {{"tool_calls": [{{"name": "{tool}", "input": {input}}}]}},
+            {{"text": "done"}}]}}]}}}}"#
+    )
+}
+
+const BASH: &str = r#"{"command": "echo hi > made.txt"}"#;
+
+/// Runs the script in a project with `toml`; returns (stderr lines from
+/// the root, whether made.txt exists).
+fn run(toml: &str, tool: &str, input: &str) -> (Vec<String>, bool) {
+    let project = TempProject::new();
+    project
+        .write("zr.toml", toml)
+        .write("s.json", &script(tool, input));
+    let out = project.zr(&["run", "--script", "s.json", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "done\n");
+    let lines = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("denied"))
+        .map(str::to_owned)
+        .collect();
+    (lines, project.path().join("made.txt").exists())
+}
+
+#[test]
+fn a_tool_not_in_allow_is_denied_in_default_mode() {
+    let (lines, made) = run("", "Bash", BASH);
+    assert_eq!(
+        lines,
+        [
+            "[root] Bash denied: permission to run 'Bash' was denied: 'Bash' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
+        ]
+    );
+    assert!(!made);
+}
+
+#[test]
+fn allow_lets_it_run() {
+    let (lines, made) = run("[permissions]\nallow = [\"Bash\"]\n", "Bash", BASH);
+    assert_eq!(lines, Vec::<String>::new());
+    assert!(made);
+}
+
+#[test]
+fn bypass_permissions_runs_it() {
+    let (lines, made) = run(
+        "[permissions]\nmode = \"bypassPermissions\"\n",
+        "Bash",
+        BASH,
+    );
+    assert_eq!(lines, Vec::<String>::new());
+    assert!(made);
+}
+
+#[test]
+fn deny_beats_allow_and_the_mode() {
+    let toml = "[permissions]\nmode = \"bypassPermissions\"\nallow = [\"*\"]\ndeny = [\"Ba*\"]\n";
+    let (lines, made) = run(toml, "Bash", BASH);
+    assert_eq!(
+        lines,
+        [
+            "[root] Bash denied: tool 'Bash' was not run: a PreToolUse hook denied it: it matches \"Ba*\" in zr.toml [permissions] deny; remove it from there to let it run"
+        ]
+    );
+    assert!(!made);
+}
+
+#[test]
+fn deny_refuses_a_read_only_tool() {
+    let (lines, _) = run(
+        "[permissions]\ndeny = [\"Glob\"]\n",
+        "Glob",
+        r#"{"pattern": "*"}"#,
+    );
+    assert_eq!(
+        lines,
+        [
+            "[root] Glob denied: tool 'Glob' was not run: a PreToolUse hook denied it: it matches \"Glob\" in zr.toml [permissions] deny; remove it from there to let it run"
+        ]
+    );
+}
+
+#[test]
+fn read_only_tools_run_without_an_allow_entry() {
+    let (lines, _) = run("", "Glob", r#"{"pattern": "*"}"#);
+    assert_eq!(lines, Vec::<String>::new());
+}
+
+#[test]
+fn the_denial_is_an_event_in_json() {
+    let project = TempProject::new();
+    project.write("s.json", &script("Bash", BASH));
+    let out = project.zr(&["run", "--json", "--script", "s.json", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let denied: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["type"] == "permission_denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{}", stdout(&out));
+    assert_eq!(denied[0]["tool"], "Bash");
+    assert_eq!(
+        denied[0]["reason"],
+        "permission to run 'Bash' was denied: 'Bash' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
+    );
+}
+
+#[test]
+fn todo_write_runs_without_an_allow_entry() {
+    let input = r#"{"todos": [{"content": "look", "status": "pending", "activeForm": "Looking"}]}"#;
+    let (lines, _) = run("", "TodoWrite", input);
+    assert_eq!(lines, Vec::<String>::new());
+    let (lines, _) = run(
+        "[permissions]\ndeny = [\"TodoWrite\"]\n",
+        "TodoWrite",
+        input,
+    );
+    assert_eq!(lines.len(), 1, "{lines:?}");
+}

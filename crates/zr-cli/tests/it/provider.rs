@@ -1,0 +1,295 @@
+//! The provider choice (flag > zr.toml > environment), its error messages,
+//! and real wire tests: `zr run` against a loopback HTTP server speaking
+//! the Anthropic Messages and OpenAI Chat Completions SSE formats (the
+//! engine's own fixtures, byte for byte).
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::support::{TempProject, repo, stderr, stdout};
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+struct Request {
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A loopback HTTP/1.1 server answering every POST with `sse`.
+struct Server {
+    url: String,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Server {
+    fn start(sse: Vec<u8>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let url = format!(
+            "http://{}",
+            listener.local_addr().expect("the listener's address")
+        );
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&requests);
+        // Ends with the test process (blocked in accept).
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                // A broken connection is the client's problem: the test
+                // sees it in zr's output and in the requests recorded.
+                let _ = serve(stream, &sse, &seen);
+            }
+        });
+        Self { url, requests }
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        self.requests.lock().expect("requests lock").clone()
+    }
+}
+
+/// Reads one request from `stream`, records it, answers with `sse`.
+fn serve(mut stream: TcpStream, sse: &[u8], seen: &Mutex<Vec<Request>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 {
+            break;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = h.split_once(':') {
+            headers.push((n.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body)?;
+    seen.lock().expect("requests lock").push(Request {
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        sse.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(sse)?;
+    stream.flush()
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(repo().join("crates/zr-engine/tests/it/fixtures").join(name))
+        .expect("the engine's SSE fixture")
+}
+
+/// The text of the last user message of an Anthropic or OpenAI request.
+fn last_user_text(body: &Value) -> String {
+    let message = body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("a user message");
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn anthropic_over_the_wire_with_the_model_from_zr_toml() {
+    let server = Server::start(fixture("anthropic/text.sse"));
+    let project = TempProject::new();
+    project.write("zr.toml", "[model]\nname = \"claude-from-toml\"\n");
+    let out = crate::support::zr()
+        .args(["run", "say hello"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello, world\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let r = &requests[0];
+    assert_eq!(r.path, "/v1/messages");
+    assert_eq!(r.header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(r.header("authorization"), None);
+    assert_eq!(r.body["model"], "claude-from-toml");
+    assert_eq!(r.body["stream"], true);
+    assert_eq!(last_user_text(&r.body), "say hello");
+}
+
+#[test]
+fn openai_over_the_wire_with_the_model_from_zr_toml() {
+    let server = Server::start(fixture("openai/text.sse"));
+    let project = TempProject::new();
+    project.write("zr.toml", "[model]\nname = \"gpt-from-toml\"\n");
+    let out = crate::support::zr()
+        .args(["run", "say hello"])
+        .env("OPENAI_API_KEY", "sk-openai-test")
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello, world\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let r = &requests[0];
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.header("authorization"), Some("Bearer sk-openai-test"));
+    assert_eq!(r.header("x-api-key"), None);
+    assert_eq!(r.body["model"], "gpt-from-toml");
+    assert_eq!(r.body["stream"], true);
+    assert_eq!(last_user_text(&r.body), "say hello");
+}
+
+/// Runs `zr run` with both providers' servers in the environment and
+/// `args`; returns which server got the request.
+fn chosen(toml: &str, args: &[&str], anthropic_key: bool) -> &'static str {
+    let anthropic = Server::start(fixture("anthropic/text.sse"));
+    let openai = Server::start(fixture("openai/text.sse"));
+    let project = TempProject::new();
+    project.write("zr.toml", toml);
+    let mut cmd = crate::support::zr();
+    cmd.arg("run")
+        .args(args)
+        .arg("hi")
+        .env("ANTHROPIC_BASE_URL", &anthropic.url)
+        .env("OPENAI_API_KEY", "sk-openai-test")
+        .env("OPENAI_BASE_URL", format!("{}/v1", openai.url))
+        .current_dir(project.path());
+    if anthropic_key {
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-test");
+    }
+    let out = cmd.output().expect("zr runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello, world\n");
+    match (anthropic.requests().len(), openai.requests().len()) {
+        (1, 0) => "anthropic",
+        (0, 1) => "openai",
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_environment_chooses_anthropic_first_then_openai() {
+    assert_eq!(chosen("", &[], true), "anthropic");
+    assert_eq!(chosen("", &[], false), "openai");
+}
+
+#[test]
+fn zr_toml_beats_the_environment() {
+    assert_eq!(
+        chosen("[model]\nprovider = \"openai\"\n", &[], true),
+        "openai"
+    );
+}
+
+#[test]
+fn the_flag_beats_zr_toml() {
+    let toml = "[model]\nprovider = \"openai\"\n";
+    assert_eq!(
+        chosen(toml, &["--provider", "anthropic"], true),
+        "anthropic"
+    );
+}
+
+/// `zr run` refused for its provider: exit 2, the message on stderr.
+fn refused(toml: &str, args: &[&str]) -> String {
+    let project = TempProject::new();
+    project.write("zr.toml", toml);
+    let out = project.zr(&[&["run"], args, &["hi"]].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    stderr(&out)
+}
+
+#[test]
+fn no_provider_says_what_to_set() {
+    insta::assert_snapshot!(refused("", &[]));
+}
+
+#[test]
+fn anthropic_without_a_key() {
+    insta::assert_snapshot!(refused("", &["--provider", "anthropic"]));
+}
+
+#[test]
+fn openai_without_a_key_or_url() {
+    insta::assert_snapshot!(refused("[model]\nprovider = \"openai\"\n", &[]));
+}
+
+#[test]
+fn a_custom_key_variable_that_is_not_set() {
+    insta::assert_snapshot!(refused(
+        "[model]\nprovider = \"anthropic\"\napi_key_env = \"TEAM_KEY\"\n",
+        &[]
+    ));
+}
+
+#[test]
+fn scripted_without_a_script() {
+    insta::assert_snapshot!(refused("", &["--provider", "scripted"]));
+}
+
+#[test]
+fn base_url_and_key_variable_from_zr_toml() {
+    let server = Server::start(fixture("openai/text.sse"));
+    let project = TempProject::new();
+    project.write(
+        "zr.toml",
+        &format!(
+            "[model]\nprovider = \"openai\"\nname = \"local-model\"\nbase_url = \"{}/v1\"\napi_key_env = \"TEAM_KEY\"\n",
+            server.url
+        ),
+    );
+    let out = crate::support::zr()
+        .args(["run", "hi"])
+        .env("TEAM_KEY", "team-secret")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .current_dir(project.path())
+        .output()
+        .expect("zr runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello, world\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer team-secret")
+    );
+    assert_eq!(requests[0].body["model"], "local-model");
+}
