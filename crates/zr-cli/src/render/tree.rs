@@ -65,7 +65,10 @@ enum Size {
     /// Standard error's size, read at each draw (it may change).
     Stderr,
     /// A fixed size (tests).
-    #[cfg_attr(not(test), expect(dead_code, reason = "only tests draw at a fixed size"))]
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "only tests draw at a fixed size")
+    )]
     Fixed(usize, usize),
 }
 
@@ -308,7 +311,7 @@ impl<W: Write> TreeRenderer<W> {
             turns += u64::from(row.turns);
             tokens += row.tokens;
             if id != "root" {
-                lines.push(summary_line(id, row, now));
+                lines.push(summary_line(id, row, now, result.is_none()));
             }
         }
         if let Some(r) = result {
@@ -448,10 +451,12 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
     line
 }
 
-/// One subagent's line in the summary.
-fn summary_line(id: &str, row: &AgentRow, now: Duration) -> Line {
+/// One subagent's line in the summary; `stopped`: the run ended without a
+/// result, so agents that had not ended were stopped with it.
+fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line {
     let depth = id.matches('.').count().saturating_sub(1);
     let (glyph, status, style) = match &row.phase {
+        Phase::Queued | Phase::Running if stopped => ("✗", "stopped".to_owned(), Style::Yellow),
         Phase::Queued => ("·", "queued".to_owned(), Style::Yellow),
         Phase::Running => ("▸", "running".to_owned(), Style::Cyan),
         Phase::Done(s) => (done_glyph(*s), s.as_str().to_owned(), status_style(*s)),

@@ -4,4 +4,5 @@
 mod run;
 mod scenario;
 mod support;
+mod tree;
 mod wiring;

@@ -105,13 +105,7 @@ fn finished(at: u64, agent: &str, status: TaskStatus, turns: u32) -> Event {
 }
 
 fn text(at: u64, agent: &str, t: &str) -> Event {
-    event(
-        at,
-        agent,
-        EventKind::TextDelta {
-            text: t.to_owned(),
-        },
-    )
+    event(at, agent, EventKind::TextDelta { text: t.to_owned() })
 }
 
 /// A run in the middle: the root delegated to an explore agent (running a
@@ -315,8 +309,8 @@ fn an_interrupted_run_leaves_a_summary_and_the_cursor() {
     assert_eq!(
         rows(&parser),
         [
-            "▸ explore  look at the files  running · 1 turn · 1.5k tok · 1.9s",
-            "  · explore  deeper  queued · 0 turns · 0 tok · 1.6s",
+            "✗ explore  look at the files  stopped · 1 turn · 1.5k tok · 1.9s",
+            "  ✗ explore  deeper  stopped · 0 turns · 0 tok · 1.6s",
             "✓ worker [bg]  crawl  completed · 2 turns · 0 tok · 0.7s",
             "total error: interrupted · 4 agents · 5 turns · 1.6k tok · 2.1s",
             "session s-00123456789ab-deadbeef (zr resume s-00123456789ab-deadbeef)",
