@@ -74,8 +74,8 @@ impl Terminal {
         // end once the child (and whatever it started) closed the terminal.
         drop(cmd);
         let screen = Arc::new(Mutex::new(vt100::Parser::new(
-            ROWS.try_into().unwrap(),
-            COLS.try_into().unwrap(),
+            ROWS.try_into().expect("ROWS is not 0"),
+            COLS.try_into().expect("COLS is not 0"),
             0,
         )));
         let mut master = File::from(pty.master);
@@ -84,7 +84,7 @@ impl Terminal {
             let mut buf = [0_u8; 4096];
             // Linux answers EIO once no one has the slave side open.
             while let Ok(n @ 1..) = master.read(&mut buf) {
-                parser.lock().unwrap().process(&buf[..n]);
+                parser.lock().expect("screen lock").process(&buf[..n]);
             }
         });
         Self {
@@ -97,7 +97,7 @@ impl Terminal {
     /// The screen's rows, trailing spaces and empty rows at the end
     /// removed; and whether the cursor is hidden.
     fn rows(&self) -> (Vec<String>, bool) {
-        let parser = self.screen.lock().unwrap();
+        let parser = self.screen.lock().expect("screen lock");
         let screen = parser.screen();
         let mut rows: Vec<String> = screen
             .rows(0, COLS)
