@@ -308,19 +308,15 @@ impl<W: Write> TreeRenderer<W> {
         let mut tokens = 0_u64;
         for (id, row) in self.table.rows() {
             agents += 1;
-            turns += u64::from(row.turns);
             tokens += row.tokens;
-            if id != "root" {
+            if id == "root" {
+                // The result counts the root's turns too (the events may
+                // not have told all of them).
+                turns += u64::from(result.map_or(row.turns, |r| r.turns.max(row.turns)));
+            } else {
+                turns += u64::from(row.turns);
                 lines.push(summary_line(id, row, now, result.is_none()));
             }
-        }
-        if let Some(r) = result {
-            turns += u64::from(r.turns).saturating_sub(
-                self.table
-                    .rows()
-                    .find(|(id, _)| *id == "root")
-                    .map_or(0, |(_, row)| u64::from(row.turns)),
-            );
         }
         if let Some(total) = result.map(|r| &r.total_usage).or(self.total.as_ref()) {
             tokens = usage_tokens(total);

@@ -192,6 +192,28 @@ fn each_draw_replaces_the_last_one() {
 }
 
 #[test]
+fn events_only_mark_the_tree_and_ticks_draw_it() {
+    let mut tree = TreeRenderer::fixed(Vec::new(), 100, 20, false);
+    for e in &running_events() {
+        tree.event(e);
+    }
+    assert!(tree.out().is_empty(), "nothing drawn before a tick");
+    tree.tick();
+    let once = tree.out().len();
+    assert_eq!(rows(&screen(tree.out(), 20, 100)).len(), 4);
+    // Agents run: each tick redraws (their times go on).
+    tree.tick();
+    assert!(tree.out().len() > once);
+    // Nothing runs and nothing happened: no redraw.
+    let mut idle = TreeRenderer::fixed(Vec::new(), 100, 20, false);
+    idle.event(&finished(10, WORKER, TaskStatus::Completed, 1));
+    idle.tick();
+    let once = idle.out().len();
+    idle.tick();
+    assert_eq!(idle.out().len(), once);
+}
+
+#[test]
 fn lines_are_cut_to_the_width_and_never_wrap() {
     let mut tree = TreeRenderer::fixed(Vec::new(), 40, 20, false);
     drive(&mut tree, &running_events());
