@@ -22,7 +22,6 @@ pub(crate) enum Phase {
 #[derive(Debug, Clone)]
 pub(crate) struct AgentRow {
     /// `root`, `fork` or the type's name.
-    #[expect(dead_code, reason = "the tree renderer will read it")]
     pub(crate) agent_type: String,
     /// The task's description (empty for the root).
     pub(crate) description: String,
@@ -97,7 +96,6 @@ impl AgentTable {
     }
 
     /// The agents in id order.
-    #[expect(dead_code, reason = "the tree renderer will read it")]
     pub(crate) fn rows(&self) -> impl Iterator<Item = (&str, &AgentRow)> {
         self.rows.iter().map(|(id, row)| (id.as_str(), row))
     }

@@ -9,4 +9,5 @@ mod provider;
 mod run;
 mod scenario;
 mod support;
+mod tree;
 mod wiring;
