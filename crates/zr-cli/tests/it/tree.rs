@@ -202,6 +202,9 @@ fn normalise_word(word: &str, tokens: bool) -> String {
 fn project() -> TempProject {
     let project = TempProject::new();
     project.write("script.json", SCRIPT);
+    // The background worker's Bash must run: zr never asks, so it is
+    // allowed here.
+    project.write("zr.toml", "[permissions]\nallow = [\"Bash\"]\n");
     project
 }
 
