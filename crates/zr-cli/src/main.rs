@@ -3,6 +3,10 @@
 //! See `zr --help` and the README. Exit codes: 0 done, 1 the run failed
 //! (or ended other than `completed`), 2 the command line or a project file
 //! is wrong (nothing ran), 130 interrupted by Ctrl-C.
+//!
+//! `zr run` and `zr resume` show progress as plain lines on standard error
+//! when it is not a terminal ([`render::plain`]); `--json` prints every
+//! event as NDJSON on standard output, in the format of [`render::json`].
 
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
