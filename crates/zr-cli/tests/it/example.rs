@@ -254,7 +254,7 @@ fn the_example_runs_offline_with_plain_progress_and_the_answer() {
 }
 
 /// One `--json` line, checked and reduced to what does not depend on the
-/// repository's contents: agent, type, tool or description, and status.
+/// repository's contents: agent, type, turn, tool or description, and status.
 fn event_line(value: &Value) -> Option<(String, String)> {
     let agent = value["agent"].as_str().unwrap_or("").to_owned();
     let ty = value["type"].as_str().expect("every line has a type");
@@ -267,6 +267,11 @@ fn event_line(value: &Value) -> Option<(String, String)> {
         "subagent_finished" => format!(
             "{agent} subagent_finished {}",
             value["result"]["status"].as_str().expect("a string field")
+        ),
+        "turn_finished" => format!(
+            "{agent} turn_finished {} {}",
+            value["turn"],
+            value["stop_reason"].as_str().expect("a string field")
         ),
         "tool_call_started" => {
             format!(
@@ -296,6 +301,43 @@ fn event_line(value: &Value) -> Option<(String, String)> {
         _ => return None,
     };
     Some((agent, text))
+}
+
+/// The read-only calls of one turn run side by side, so one may finish
+/// before the next starts or after: in each run of an agent's
+/// consecutive `tool_call_*` lines (one turn's calls: its `turn_finished`
+/// line comes before them, the next one after), the starts (in call
+/// order) come first, then the ends, sorted.
+fn calls_in_order(lines: Vec<String>) -> Vec<String> {
+    let call = |line: &str| {
+        let mut words = line.split(' ');
+        let agent = words.next().unwrap_or("").to_owned();
+        let kind = words.next().unwrap_or("");
+        kind.starts_with("tool_call_").then_some(agent)
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut run: Vec<String> = Vec::new();
+    let flush = |run: &mut Vec<String>, out: &mut Vec<String>| {
+        let (starts, mut ends): (Vec<String>, Vec<String>) = run
+            .drain(..)
+            .partition(|l| l.contains(" tool_call_started "));
+        ends.sort();
+        out.extend(starts);
+        out.extend(ends);
+    };
+    for line in lines {
+        let agent = call(&line);
+        if agent.is_none() || run.first().and_then(|l| call(l)) != agent {
+            flush(&mut run, &mut out);
+        }
+        if agent.is_some() {
+            run.push(line);
+        } else {
+            out.push(line);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
 }
 
 #[test]
@@ -364,7 +406,9 @@ fn the_example_with_json_prints_every_event_as_ndjson() {
     assert_eq!(skill["agent"], "root.0004-writer");
     assert_eq!(skill["summary"], "loaded skill research-brief");
 
-    let events = in_agent_order(values.iter().filter_map(event_line).collect());
+    let events = calls_in_order(in_agent_order(
+        values.iter().filter_map(event_line).collect(),
+    ));
     insta::assert_snapshot!("example_json_events", events.join("\n"));
 }
 
