@@ -40,3 +40,15 @@ fn an_event_line_starts_with_type_then_time_and_agent() {
         "{\"type\":\"tool_call_started\",\"at_ms\":12,\"agent\":\"root.0001-explore\",\"agent_type\":\"explore\",\"call_id\":\"c1\",\"tool\":\"Glob\",\"input\":{\"pattern\":\"*.rs\"}}\n"
     );
 }
+
+#[test]
+fn a_run_without_a_result_ends_with_an_error_result_line() {
+    let mut out = Vec::new();
+    let mut renderer = JsonRenderer::new(&mut out);
+    let session = "s-001a22d178c73-b32470d3".parse().unwrap();
+    renderer.finish(&session, None, None);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "{\"type\":\"result\",\"session\":\"s-001a22d178c73-b32470d3\",\"status\":\"error\",\"error\":\"interrupted\"}\n"
+    );
+}
