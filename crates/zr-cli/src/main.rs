@@ -8,6 +8,10 @@
 //! decides (read-only tools run; other tools only when `allow` lists them
 //! or the mode lets them; `deny` refuses in every mode). See
 //! [`permissions`].
+//!
+//! `zr run` and `zr resume` show progress as plain lines on standard error
+//! when it is not a terminal ([`render::plain`]); `--json` prints every
+//! event as NDJSON on standard output, in the format of [`render::json`].
 
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]

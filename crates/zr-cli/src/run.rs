@@ -164,6 +164,8 @@ fn warn_servers(workspace: &Workspace) {
         "MCP servers"
     );
     for (server, error) in &workspace.failed_servers {
-        tracing::warn!("MCP server '{server}' is left out: {error}");
+        eprintln!(
+            "warning: MCP server '{server}' is left out, the run goes on without its tools: {error}\n  help: check its entry in .mcp.json (`zr mcp list`); the examples' servers are installed by `cargo xtask deps`"
+        );
     }
 }
