@@ -181,6 +181,7 @@ mod hooks;
 mod http;
 mod openai;
 mod permission;
+mod preview;
 mod provider;
 mod resume;
 mod run;
