@@ -136,7 +136,7 @@ pub(crate) struct AgentsArgs {
     #[command(subcommand)]
     pub(crate) command: Option<ShowCommand>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
     pub(crate) format: Format,
 }
 
@@ -145,7 +145,7 @@ pub(crate) struct SkillsArgs {
     #[command(subcommand)]
     pub(crate) command: Option<ShowCommand>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
     pub(crate) format: Format,
 }
 
