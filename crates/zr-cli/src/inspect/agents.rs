@@ -35,11 +35,7 @@ fn source(entry: &AgentTypeEntry, project: &Project) -> String {
     match &entry.source {
         AgentSource::Builtin => "built-in".to_owned(),
         AgentSource::File { path, scope } => {
-            format!(
-                "{} {}",
-                scope_name(*scope),
-                shown_path(path, &project.root)
-            )
+            format!("{} {}", scope_name(*scope), shown_path(path, &project.root))
         }
     }
 }
@@ -203,8 +199,7 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
             out
         }
         Format::Json => {
-            let definition =
-                serde_json::to_value(&*entry.definition).unwrap_or(Value::Null);
+            let definition = serde_json::to_value(&*entry.definition).unwrap_or(Value::Null);
             let extras: Vec<Value> = entry
                 .extras
                 .iter()

@@ -89,11 +89,7 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
     let builtins = default_builtins();
     let input = ResolveInput::new(Role::Root, &builtins, &caps, &[], &policy);
     let deferred: BTreeSet<String> = match resolve(&input) {
-        Ok(pool) => pool
-            .deferred()
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect(),
+        Ok(pool) => pool.deferred().iter().map(|t| t.name.to_string()).collect(),
         Err(e) => {
             tracing::warn!(error = %error_chain(&e), "cannot tell which MCP tools are deferred");
             BTreeSet::new()
@@ -190,7 +186,7 @@ fn text(project: &Project, statuses: &[Status], deferred: &BTreeSet<String>) -> 
                     .map(|t| {
                         let flags = flags(t, deferred);
                         vec![
-                            format!("  {}", t.name),
+                            format!("    {}", t.name),
                             if flags.is_empty() {
                                 "-".to_owned()
                             } else {
