@@ -120,3 +120,6 @@ pub(crate) fn broken<'a>(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -78,7 +78,7 @@ fn fields(project: &Project, s: &Skill) -> Value {
 
 /// The text after the front matter (`---` ... `---`), without the blank
 /// lines that start it.
-fn body_of(text: &str) -> &str {
+pub(super) fn body_of(text: &str) -> &str {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     if lines.next().map(str::trim_end) != Some("---") {
