@@ -430,3 +430,40 @@ fn resolve_an_unknown_agent_of_the_project_lists_the_agents() {
         "error: no agent 'nobody' in this project\n  help: agents: root, explore, general-purpose, guide, plan, verification, fork\n"
     );
 }
+
+/// The processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+        .filter(|line| line.contains(marker))
+        .collect()
+}
+
+#[test]
+fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
+    let p = TempProject::new();
+    // Two servers that never answer the handshake: waited for at once,
+    // each for the hub's 5 s handshake limit, not one after the other.
+    p.write("zr.toml", "").write(
+        ".mcp.json",
+        r#"{"mcpServers": {
+  "silent": {"command": "sleep", "args": ["987651"]},
+  "mute": {"command": "sleep", "args": ["987652"]}
+}}"#,
+    );
+    let start = Instant::now();
+    let out = p.zr(&["mcp", "list"]);
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "silent: failed (stdio: sleep 987651)\n  error: MCP server 'silent' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n\nmute: failed (stdio: sleep 987652)\n  error: MCP server 'mute' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n"
+    );
+    assert!(took < Duration::from_secs(9), "took {took:?}");
+    assert_eq!(processes_with("sleep 98765"), Vec::<String>::new());
+}
