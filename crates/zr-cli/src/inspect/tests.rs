@@ -1,3 +1,6 @@
+//! Unit tests of the inspecting commands' helpers: tables, summaries,
+//! paths and skill bodies.
+
 use std::path::Path;
 
 use super::skills::body_of;
