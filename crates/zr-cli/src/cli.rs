@@ -141,7 +141,7 @@ pub(crate) struct AgentsArgs {
     #[command(subcommand)]
     pub(crate) command: Option<ShowCommand>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
     pub(crate) format: Format,
 }
 
@@ -150,7 +150,7 @@ pub(crate) struct SkillsArgs {
     #[command(subcommand)]
     pub(crate) command: Option<ShowCommand>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
     pub(crate) format: Format,
 }
 

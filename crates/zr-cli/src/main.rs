@@ -20,6 +20,7 @@ mod cli;
 mod config;
 mod error;
 mod init;
+mod inspect;
 mod mcp_config;
 mod permissions;
 mod project;
@@ -59,12 +60,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Resolve(args) => {
             let out = match &args.scenario {
                 Some(path) => resolve::scenario(args, path)?,
-                None => {
-                    return Err(CliError::usage(
-                        "resolving the project is not built yet",
-                        "pass --scenario FILE",
-                    ));
-                }
+                None => resolve::project(&Project::load(project()?)?, args).await?,
             };
             print!("{out}");
             Ok(EXIT_OK)
@@ -78,13 +74,19 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             );
             Ok(EXIT_OK)
         }
+        Command::Agents(args) => inspect::agents::run(&Project::load(project()?)?, args),
+        Command::Skills(args) => inspect::skills::run(&Project::load(project()?)?, args),
+        Command::Mcp(cli::McpArgs {
+            command: cli::McpCommand::List { format },
+        }) => inspect::mcp::list(&Project::load(project()?)?, *format).await,
         Command::Init(args) => {
             print!("{}", init::init(cli.project.as_deref(), args)?);
             Ok(EXIT_OK)
         }
-        Command::Agents(_) | Command::Skills(_) | Command::Mcp(_) | Command::Sessions(_) => Err(
-            CliError::usage("this command is not built yet", "see issue 8"),
-        ),
+        Command::Sessions(_) => Err(CliError::usage(
+            "this command is not built yet",
+            "see issue 8",
+        )),
     }
 }
 

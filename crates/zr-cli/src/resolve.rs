@@ -1,9 +1,15 @@
 //! `zr resolve`: every agent's resolved tool pool, from a scenario file or
 //! from the project itself.
 
+use std::sync::Arc;
+
+use zr_engine::{Agent, Script, ScriptedProvider};
+use zr_resolve::{Scenario, ScenarioReport};
+
 use crate::cli::{Format, ResolveArgs};
 use crate::error::CliError;
-use zr_resolve::{Scenario, ScenarioReport};
+use crate::project::{MCP_FILE, Project};
+use crate::session::Workspace;
 
 /// `zr resolve --scenario FILE`.
 ///
@@ -52,4 +58,41 @@ pub(crate) fn print_report(
             json
         }
     })
+}
+
+/// `zr resolve` on the project: its MCP servers started as `zr run` starts
+/// them, then every agent's pool as the engine resolves it (root, each
+/// agent type, fork). No model is asked. Servers that fail to start and
+/// broken agent or skill files are warnings on standard error; the pools
+/// are resolved without them.
+///
+/// # Errors
+///
+/// [`CliError::Config`] for a value of `zr.toml` the engine refuses,
+/// [`CliError::Engine`] when the resolver refuses an agent's tool sources,
+/// [`CliError::Usage`] for an unknown `--agent`.
+pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<String, CliError> {
+    for d in project.diagnostics() {
+        eprintln!("{}", d.display_relative(&project.root));
+    }
+    // Nothing is sent to a model: an empty script stands in for one.
+    let provider = Arc::new(ScriptedProvider::new(Script::default()));
+    let model = project
+        .config
+        .model
+        .name
+        .clone()
+        .unwrap_or_else(|| "unset".to_owned());
+    let workspace = Workspace::open(project, provider, model).await?;
+    for (server, error) in &workspace.failed_servers {
+        eprintln!(
+            "warning: MCP server '{server}' did not start, its tools are left out: {error}\n  help: fix its entry in {MCP_FILE}; `zr mcp list` shows every server's status"
+        );
+    }
+    let mut config = workspace.config.clone();
+    config.sessions_dir = None;
+    let agent = Agent::new(Arc::clone(&workspace.runtime), config);
+    let report = agent.preview_pools()?;
+    tracing::debug!(agents = report.agents.len(), "resolved every agent");
+    print_report(report, args, "this project")
 }

@@ -230,7 +230,7 @@ fn apply_compaction(config: &mut AgentConfig, file: &ZrConfig) {
     }
 }
 
-fn policy(project: &Project, file: &ZrConfig) -> Result<ResolvePolicy, CliError> {
+pub(crate) fn policy(project: &Project, file: &ZrConfig) -> Result<ResolvePolicy, CliError> {
     let mut policy = ResolvePolicy::default();
     match &file.policy.lazy {
         None => {}

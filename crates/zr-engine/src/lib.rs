@@ -21,6 +21,8 @@
 //! `root.0001-explore`, ...). [`Query::finish`] waits for the
 //! [`QueryResult`]; [`Agent::prompt`] does both at once. Each query
 //! continues the root's conversation; one runs at a time.
+//! [`Agent::preview_pools`] resolves, without running anything, the pool
+//! each agent would get (root, every subagent type, a fork).
 //!
 //! ```
 //! # use std::sync::Arc;
@@ -181,6 +183,7 @@ mod hooks;
 mod http;
 mod openai;
 mod permission;
+mod preview;
 mod provider;
 mod resume;
 mod run;

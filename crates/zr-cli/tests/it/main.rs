@@ -5,6 +5,7 @@ mod config;
 mod example;
 mod help;
 mod init;
+mod inspect;
 mod permissions;
 mod provider;
 mod run;

@@ -16,6 +16,7 @@ mod hooks;
 mod openai;
 mod orphans;
 mod permissions;
+mod preview;
 mod replay;
 mod resume;
 mod support;

@@ -1,0 +1,125 @@
+//! The inspecting commands `zr agents`, `zr skills` and `zr mcp list`, and
+//! what they share: aligned tables, paths shown relative to the project,
+//! diagnostics and JSON.
+
+pub(crate) mod agents;
+pub(crate) mod mcp;
+pub(crate) mod skills;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use zr_skills::{Diagnostic, Scope};
+
+use crate::project::Project;
+
+/// `path` relative to the project folder when under it (with `/`
+/// separators), else as it is.
+pub(crate) fn shown_path(path: &Path, root: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// The first line of `text`, at most `max` characters (cut ones end in
+/// `...`).
+pub(crate) fn summary(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    if line.chars().count() <= max && !text.trim().contains('\n') {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(max.saturating_sub(3)).collect();
+    format!("{}...", cut.trim_end())
+}
+
+/// Rows under a header, each column padded to its widest cell (the last
+/// column is not padded), two spaces apart.
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                let pad = widths[i].saturating_sub(cell.chars().count());
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Pretty JSON and a final newline.
+pub(crate) fn json_text(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// A diagnostic as JSON: file (relative to the project), line, severity
+/// and what to fix.
+pub(crate) fn diagnostic_json(d: &Diagnostic, root: &Path) -> Value {
+    json!({
+        "path": shown_path(&d.path, root),
+        "line": d.line,
+        "severity": d.severity.to_string(),
+        "message": d.problem.to_string(),
+    })
+}
+
+/// Prints `diagnostics` on standard error, one `PATH:LINE: severity: what
+/// to fix` line each.
+pub(crate) fn print_diagnostics<'a>(
+    project: &Project,
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+) {
+    for d in diagnostics {
+        eprintln!("{}", d.display_relative(&project.root));
+    }
+}
+
+/// `project` or `user` (or `custom`), as the source column shows it.
+pub(crate) fn scope_name(scope: Scope) -> String {
+    scope.to_string()
+}
+
+/// The diagnostics of files named `name` (`name.md` or a `name` folder)
+/// that did not load: why `show NAME` finds nothing.
+pub(crate) fn broken<'a>(
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+    name: &str,
+) -> Vec<&'a Diagnostic> {
+    diagnostics
+        .into_iter()
+        .filter(|d| d.severity == zr_skills::Severity::Error)
+        .filter(|d| {
+            let stem = d.path.file_stem().and_then(|s| s.to_str());
+            let folder = d
+                .path
+                .parent()
+                .and_then(|p| p.file_name())
+                .and_then(|s| s.to_str());
+            stem == Some(name) || (stem == Some("SKILL") && folder == Some(name))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,253 @@
+//! `zr agents` and `zr agents show NAME`: the agent types the project
+//! loads (built-in, project and user files) and the files that are broken.
+
+use serde_json::{Value, json};
+use zr_caps::{AgentDefinition, AgentType, Isolation, ModelChoice};
+use zr_skills::{AgentSource, AgentTypeEntry};
+
+use super::{
+    broken, diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
+};
+use crate::cli::{AgentsArgs, Format, ShowCommand};
+use crate::error::{CliError, EXIT_OK};
+use crate::project::Project;
+
+/// `zr agents [show NAME]`.
+///
+/// # Errors
+///
+/// [`CliError::Usage`] when `show` names no loaded type (a broken file or
+/// an unknown name).
+pub(crate) fn run(project: &Project, args: &AgentsArgs) -> Result<u8, CliError> {
+    match &args.command {
+        None => {
+            print!("{}", list(project, args.format));
+            if args.format == Format::Table {
+                print_diagnostics(project, project.agents.diagnostics());
+            }
+        }
+        Some(ShowCommand::Show { name }) => print!("{}", show(project, name, args.format)?),
+    }
+    Ok(EXIT_OK)
+}
+
+fn source(entry: &AgentTypeEntry, project: &Project) -> String {
+    match &entry.source {
+        AgentSource::Builtin => "built-in".to_owned(),
+        AgentSource::File { path, scope } => {
+            format!("{} {}", scope_name(*scope), shown_path(path, &project.root))
+        }
+    }
+}
+
+fn source_json(entry: &AgentTypeEntry, project: &Project) -> Value {
+    match &entry.source {
+        AgentSource::Builtin => json!({"kind": "built-in", "path": null}),
+        AgentSource::File { path, scope } => {
+            json!({"kind": scope_name(*scope), "path": shown_path(path, &project.root)})
+        }
+    }
+}
+
+/// The built-in kind, or `custom`.
+fn kind(d: &AgentDefinition) -> String {
+    match &d.agent_type {
+        AgentType::Custom(_) => "custom".to_owned(),
+        builtin => builtin.to_string(),
+    }
+}
+
+fn model(d: &AgentDefinition) -> String {
+    match &d.model {
+        ModelChoice::Inherit => "inherit".to_owned(),
+        ModelChoice::Id(id) => id.clone(),
+    }
+}
+
+fn flags(d: &AgentDefinition) -> String {
+    let mut flags = Vec::new();
+    if d.background {
+        flags.push("background".to_owned());
+    }
+    if d.isolation == Isolation::Worktree {
+        flags.push("worktree".to_owned());
+    }
+    if let Some(mode) = d.permission_mode {
+        flags.push(format!("mode={mode}"));
+    }
+    if flags.is_empty() {
+        "-".to_owned()
+    } else {
+        flags.join(",")
+    }
+}
+
+fn joined<T: std::fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What the type declares about its tools (its kind narrows further; `zr
+/// resolve --agent NAME` shows the resolved pool).
+fn tools(d: &AgentDefinition) -> String {
+    let caps = &d.capabilities;
+    let mut parts = vec![match &caps.allowed_tools {
+        None => "builtins".to_owned(),
+        Some(list) if list.is_empty() => "no builtins".to_owned(),
+        Some(list) => joined(list),
+    }];
+    if let Some(deny) = caps.disallowed_tools.as_deref().filter(|l| !l.is_empty()) {
+        parts.push(format!("deny {}", joined(deny)));
+    }
+    if let Some(servers) = d.mcp_servers.as_deref().filter(|l| !l.is_empty()) {
+        parts.push(format!("mcp {}", joined(servers)));
+    }
+    if let Some(skills) = caps.skills.as_deref().filter(|l| !l.is_empty()) {
+        parts.push(format!("skills {}", joined(skills)));
+    }
+    parts.join("; ")
+}
+
+fn list(project: &Project, format: Format) -> String {
+    let types = project.agents.types();
+    match format {
+        Format::Table => {
+            let rows: Vec<Vec<String>> = types
+                .iter()
+                .map(|e| {
+                    let d = &e.definition;
+                    vec![
+                        d.name.to_string(),
+                        kind(d),
+                        source(e, project),
+                        model(d),
+                        flags(d),
+                        tools(d),
+                        summary(&d.description, 60),
+                    ]
+                })
+                .collect();
+            table(
+                &[
+                    "NAME",
+                    "KIND",
+                    "SOURCE",
+                    "MODEL",
+                    "FLAGS",
+                    "TOOLS",
+                    "DESCRIPTION",
+                ],
+                &rows,
+            )
+        }
+        Format::Json => {
+            let agents: Vec<Value> = types
+                .iter()
+                .map(|e| {
+                    let d = &e.definition;
+                    json!({
+                        "name": d.name.to_string(),
+                        "kind": kind(d),
+                        "source": source_json(e, project),
+                        "description": d.description,
+                        "model": model(d),
+                        "background": d.background,
+                        "isolation": d.isolation,
+                        "permission_mode": d.permission_mode.map(|m| m.to_string()),
+                        "tools": tools(d),
+                    })
+                })
+                .collect();
+            let diagnostics: Vec<Value> = project
+                .agents
+                .diagnostics()
+                .iter()
+                .map(|d| diagnostic_json(d, &project.root))
+                .collect();
+            json_text(&json!({"agents": agents, "diagnostics": diagnostics}))
+        }
+    }
+}
+
+fn show(project: &Project, name: &str, format: Format) -> Result<String, CliError> {
+    let Some(entry) = project.agents.get(name) else {
+        return Err(not_found(project, name));
+    };
+    let own: Vec<_> = project
+        .agents
+        .diagnostics()
+        .iter()
+        .filter(|d| matches!(&entry.source, AgentSource::File { path, .. } if *path == d.path))
+        .collect();
+    Ok(match format {
+        Format::Table => {
+            print_diagnostics(project, own.iter().copied());
+            let mut out = format!("source: {}\n", source(entry, project));
+            out.push_str(&entry.definition.to_string());
+            if let Some(color) = &entry.color {
+                out.push_str(&format!("  color: {color:?}\n"));
+            }
+            if let Some(memory) = &entry.memory {
+                out.push_str(&format!("  memory: {memory:?}\n"));
+            }
+            for extra in &entry.extras {
+                out.push_str(&format!("  other {}: {}\n", extra.key, extra.value));
+            }
+            out
+        }
+        Format::Json => {
+            let definition = serde_json::to_value(&*entry.definition).unwrap_or(Value::Null);
+            let extras: Vec<Value> = entry
+                .extras
+                .iter()
+                .map(|x| json!({"key": x.key, "value": x.value, "line": x.line}))
+                .collect();
+            json_text(&json!({
+                "name": entry.definition.name.to_string(),
+                "source": source_json(entry, project),
+                "definition": definition,
+                "color": entry.color,
+                "memory": entry.memory,
+                "extras": extras,
+                "diagnostics": own.iter().map(|d| diagnostic_json(d, &project.root)).collect::<Vec<_>>(),
+            }))
+        }
+    })
+}
+
+/// No loaded type `name`: its file is broken, or there is none.
+fn not_found(project: &Project, name: &str) -> CliError {
+    let names: Vec<String> = project
+        .agents
+        .types()
+        .iter()
+        .map(|e| e.definition.name.to_string())
+        .collect();
+    let broken = broken(project.agents.diagnostics(), name);
+    if broken.is_empty() {
+        return CliError::usage(
+            format!("no agent type '{name}'"),
+            format!(
+                "agent types: {}; add one as .zr/agents/{name}.md",
+                names.join(", ")
+            ),
+        );
+    }
+    let lines: Vec<String> = broken
+        .iter()
+        .map(|d| format!("  {}", d.display_relative(&project.root)))
+        .collect();
+    CliError::usage(
+        format!(
+            "agent type '{name}' did not load, its file is broken:\n{}",
+            lines.join("\n")
+        ),
+        format!(
+            "fix the file as the lines above say; loaded agent types: {}",
+            names.join(", ")
+        ),
+    )
+}

@@ -1,0 +1,255 @@
+//! `zr mcp list`: connects to every server of `.mcp.json` at once, each
+//! within a time limit, and shows its status and its tools with their
+//! flags.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use zr_caps::{AgentCapabilities, AgentOptions, merge_root};
+use zr_mcp::{HubOptions, McpHub, ServerConfig, TransportConfig};
+use zr_resolve::{ResolveInput, Role, default_builtins, resolve};
+use zr_types::ToolDefinition;
+
+use super::{json_text, table};
+use crate::cli::Format;
+use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
+use crate::project::{MCP_FILE, Project};
+use crate::session::{error_chain, policy};
+
+/// How long one server may take to start, answer the handshake and list
+/// its tools.
+pub(crate) const SERVER_TIME_LIMIT: Duration = Duration::from_secs(30);
+
+/// One server's outcome.
+#[derive(Debug)]
+struct Status {
+    config: ServerConfig,
+    outcome: Result<Connected, String>,
+}
+
+/// A server that answered.
+#[derive(Debug)]
+struct Connected {
+    protocol: Option<String>,
+    implementation: Option<(String, String)>,
+    tools: Vec<Arc<ToolDefinition>>,
+}
+
+/// `zr mcp list`: exit 0 when every server connects (or there is none),
+/// 1 when one fails.
+///
+/// # Errors
+///
+/// [`CliError::Config`] for a `[policy]` value of `zr.toml` that is wrong.
+pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliError> {
+    let policy = policy(project, &project.config)?;
+    let hub = McpHub::new(project.mcp.clone(), HubOptions::new(&project.root));
+    let statuses: Vec<Status> =
+        futures_util::future::join_all(project.mcp.servers().iter().map(|server| {
+            let hub = hub.clone();
+            async move {
+                let name = server.name.to_string();
+                let work = async {
+                    let lease = hub.acquire(&name).await.map_err(|e| error_chain(&e))?;
+                    let tools = lease.tools().await.map_err(|e| error_chain(&e))?;
+                    Ok(Connected {
+                        protocol: lease.protocol_version(),
+                        implementation: lease.server_implementation(),
+                        tools: tools.into_iter().map(|t| t.definition).collect(),
+                    })
+                };
+                let outcome = match tokio::time::timeout(SERVER_TIME_LIMIT, work).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(format!(
+                        "no answer within {}s (start, handshake and tools/list)",
+                        SERVER_TIME_LIMIT.as_secs()
+                    )),
+                };
+                Status {
+                    config: server.clone(),
+                    outcome,
+                }
+            }
+        }))
+        .await;
+
+    // Deferred as the root's pool has them: the resolver's lazy rule on
+    // every connected server's tools under the project's [policy].
+    let options = AgentOptions {
+        mcp_tools: statuses
+            .iter()
+            .filter_map(|s| s.outcome.as_ref().ok())
+            .flat_map(|c| c.tools.iter().cloned())
+            .collect(),
+        ..AgentOptions::default()
+    };
+    let caps = merge_root(&options, &AgentCapabilities::default(), None);
+    let builtins = default_builtins();
+    let input = ResolveInput::new(Role::Root, &builtins, &caps, &[], &policy);
+    let deferred: BTreeSet<String> = match resolve(&input) {
+        Ok(pool) => pool.deferred().iter().map(|t| t.name.to_string()).collect(),
+        Err(e) => {
+            tracing::warn!(error = %error_chain(&e), "cannot tell which MCP tools are deferred");
+            BTreeSet::new()
+        }
+    };
+
+    match format {
+        Format::Table => print!("{}", text(project, &statuses, &deferred)),
+        Format::Json => print!("{}", json_of(&statuses, &deferred)),
+    }
+    let failed = statuses.iter().any(|s| s.outcome.is_err());
+    Ok(if failed { EXIT_FAILED } else { EXIT_OK })
+}
+
+fn transport(config: &ServerConfig) -> String {
+    match &config.transport {
+        TransportConfig::Stdio(s) => {
+            let mut line = s.command.clone();
+            for arg in &s.args {
+                line.push(' ');
+                line.push_str(arg);
+            }
+            format!("stdio: {line}")
+        }
+        TransportConfig::Http(h) => format!("http: {}", h.url),
+        other => format!("{other:?}"),
+    }
+}
+
+fn help(config: &ServerConfig) -> String {
+    match &config.transport {
+        TransportConfig::Stdio(s) => format!(
+            "check that `{}` runs from the project folder and speaks MCP on stdio, or fix the server's entry in {MCP_FILE}",
+            s.command
+        ),
+        TransportConfig::Http(h) => format!(
+            "check that a server is listening at {} and speaks streamable HTTP, or fix the server's entry in {MCP_FILE}",
+            h.url
+        ),
+        _ => format!("fix the server's entry in {MCP_FILE}"),
+    }
+}
+
+/// `read-only`, `destructive` (`destructive by default` when the server
+/// does not say), `idempotent`, `deferred`.
+fn flags(tool: &ToolDefinition, deferred: &BTreeSet<String>) -> Vec<&'static str> {
+    let mut flags = Vec::new();
+    let a = &tool.annotations;
+    if tool.is_read_only() {
+        flags.push("read-only");
+    }
+    match a.destructive {
+        Some(true) if !a.read_only => flags.push("destructive"),
+        None if a.is_destructive() => flags.push("destructive by default"),
+        _ => {}
+    }
+    if a.idempotent == Some(true) {
+        flags.push("idempotent");
+    }
+    if deferred.contains(tool.name.as_str()) {
+        flags.push("deferred");
+    }
+    flags
+}
+
+fn text(project: &Project, statuses: &[Status], deferred: &BTreeSet<String>) -> String {
+    if statuses.is_empty() {
+        return format!(
+            "no MCP servers in {}\n",
+            project.root.join(MCP_FILE).display()
+        );
+    }
+    let mut out = String::new();
+    for (i, s) in statuses.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let name = &s.config.name;
+        match &s.outcome {
+            Ok(c) => {
+                let server = c
+                    .implementation
+                    .as_ref()
+                    .map_or_else(|| "unknown".to_owned(), |(n, v)| format!("{n} {v}"));
+                let protocol = c.protocol.as_deref().unwrap_or("unknown");
+                out.push_str(&format!(
+                    "{name}: connected ({}; server {server}; protocol {protocol})\n",
+                    transport(&s.config)
+                ));
+                out.push_str(&format!("  tools ({}):\n", c.tools.len()));
+                let rows: Vec<Vec<String>> = c
+                    .tools
+                    .iter()
+                    .map(|t| {
+                        let flags = flags(t, deferred);
+                        vec![
+                            format!("    {}", t.name),
+                            if flags.is_empty() {
+                                "-".to_owned()
+                            } else {
+                                flags.join(", ")
+                            },
+                        ]
+                    })
+                    .collect();
+                let body = table(&["", ""], &rows);
+                // Skip the empty header line.
+                out.extend(body.lines().skip(1).map(|l| format!("{l}\n")));
+            }
+            Err(error) => {
+                out.push_str(&format!(
+                    "{name}: failed ({})\n  error: {error}\n  help: {}\n",
+                    transport(&s.config),
+                    help(&s.config)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn json_of(statuses: &[Status], deferred: &BTreeSet<String>) -> String {
+    let servers: Vec<Value> = statuses
+        .iter()
+        .map(|s| {
+            let mut v = json!({
+                "name": s.config.name.to_string(),
+                "transport": transport(&s.config),
+            });
+            match &s.outcome {
+                Ok(c) => {
+                    v["status"] = "connected".into();
+                    v["protocol_version"] = c.protocol.clone().into();
+                    v["server"] = c
+                        .implementation
+                        .as_ref()
+                        .map_or(Value::Null, |(n, ver)| json!({"name": n, "version": ver}));
+                    v["tools"] = c
+                        .tools
+                        .iter()
+                        .map(|t| {
+                            json!({
+                                "name": t.name.to_string(),
+                                "description": t.description,
+                                "read_only": t.is_read_only(),
+                                "destructive": !t.is_read_only() && t.annotations.is_destructive(),
+                                "idempotent": t.annotations.idempotent == Some(true),
+                                "deferred": deferred.contains(t.name.as_str()),
+                            })
+                        })
+                        .collect();
+                }
+                Err(error) => {
+                    v["status"] = "failed".into();
+                    v["error"] = error.clone().into();
+                    v["help"] = help(&s.config).into();
+                }
+            }
+            v
+        })
+        .collect();
+    json_text(&json!({ "servers": servers }))
+}

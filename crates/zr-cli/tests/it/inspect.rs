@@ -1,0 +1,469 @@
+//! `zr resolve` on a project, `zr agents`, `zr skills` and `zr mcp list`:
+//! real MCP servers (server-everything over stdio and streamable HTTP), a
+//! server that cannot start, broken agent and skill files, unknown names.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{TempProject, deps_dir, stderr, stdout};
+
+fn everything_js() -> PathBuf {
+    let path =
+        deps_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
+        path.display()
+    );
+    path
+}
+
+/// A project with server-everything over stdio, a server whose command
+/// does not exist, a file agent type, a broken one, a skill and a broken
+/// one.
+fn project() -> TempProject {
+    let p = TempProject::new();
+    p.write("zr.toml", "")
+        .write(
+            ".mcp.json",
+            &format!(
+                r#"{{"mcpServers": {{
+  "everything": {{"command": "node", "args": [{:?}]}},
+  "broken": {{"command": "zr-test-no-such-command"}}
+}}}}"#,
+                everything_js().display().to_string()
+            ),
+        )
+        .write(
+            ".zr/agents/scout.md",
+            "---\nname: scout\ndescription: Finds things in the code base.\ntools: Read, Grep, Glob\nmcpServers: [everything]\nbackground: true\n---\nYou scout.\n",
+        )
+        .write(
+            ".zr/agents/broken.md",
+            "---\nname: broken\ndescription: [unclosed\n---\nx\n",
+        )
+        .write(
+            ".zr/skills/notes/SKILL.md",
+            "---\nname: notes\ndescription: Writes notes.\nlicense: MIT\nmetadata:\n  owner: docs\n---\n\n# Notes\n\nWrite them down.\n",
+        )
+        .write(".zr/skills/bad/SKILL.md", "---\nname: wrong\n---\nbody\n");
+    p
+}
+
+const AGENT_DIAGNOSTIC: &str = ".zr/agents/broken.md:3: error: invalid YAML in the front matter (column 14): unclosed bracket '['\n";
+const SKILL_DIAGNOSTICS: &str = ".zr/skills/bad/SKILL.md:1: error: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>'\n.zr/skills/bad/SKILL.md:2: error: 'name' is 'wrong' but the folder is 'bad'; a skill's name must equal its folder: rename one of them\n";
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_str(&stdout(out)).expect("valid JSON on stdout")
+}
+
+// --- zr agents ---
+
+#[test]
+fn agents_lists_builtin_and_file_types_and_reports_broken_files() {
+    let p = project();
+    let out = p.zr(&["agents"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), AGENT_DIAGNOSTIC);
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn agents_json_has_every_type_and_the_diagnostics() {
+    let p = project();
+    let out = p.zr(&["agents", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let v = json(&out);
+    let names: Vec<&str> = v["agents"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|a| a["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "explore",
+            "general-purpose",
+            "guide",
+            "plan",
+            "scout",
+            "verification"
+        ]
+    );
+    let scout = &v["agents"][4];
+    assert_eq!(
+        scout["source"],
+        serde_json::json!({"kind": "project", "path": ".zr/agents/scout.md"})
+    );
+    assert_eq!(scout["background"], true);
+    assert_eq!(v["agents"][0]["source"]["kind"], "built-in");
+    assert_eq!(
+        v["diagnostics"],
+        serde_json::json!([{
+            "path": ".zr/agents/broken.md",
+            "line": 3,
+            "severity": "error",
+            "message": "invalid YAML in the front matter (column 14): unclosed bracket '['"
+        }])
+    );
+}
+
+#[test]
+fn agents_show_prints_the_whole_definition() {
+    let p = project();
+    let out = p.zr(&["agents", "show", "scout"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+
+    let out = p.zr(&["agents", "show", "scout", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["name"], "scout");
+    assert_eq!(v["definition"]["prompt"], "You scout.");
+    assert_eq!(v["source"]["path"], ".zr/agents/scout.md");
+}
+
+#[test]
+fn agents_show_of_a_broken_or_unknown_type_exits_2_with_help() {
+    let p = project();
+    let out = p.zr(&["agents", "show", "broken"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert_eq!(
+        stderr(&out),
+        "error: agent type 'broken' did not load, its file is broken:\n  .zr/agents/broken.md:3: error: invalid YAML in the front matter (column 14): unclosed bracket '['\n  help: fix the file as the lines above say; loaded agent types: explore, general-purpose, guide, plan, scout, verification\n"
+    );
+
+    let out = p.zr(&["agents", "show", "nobody"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert_eq!(
+        stderr(&out),
+        "error: no agent type 'nobody'\n  help: agent types: explore, general-purpose, guide, plan, scout, verification; add one as .zr/agents/nobody.md\n"
+    );
+}
+
+// --- zr skills ---
+
+#[test]
+fn skills_lists_and_shows_and_reports_broken_files() {
+    let p = project();
+    let out = p.zr(&["skills"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), SKILL_DIAGNOSTICS);
+    assert_eq!(
+        stdout(&out),
+        "NAME   SOURCE   FOLDER            DESCRIPTION\nnotes  project  .zr/skills/notes  Writes notes.\n"
+    );
+
+    let out = p.zr(&["skills", "show", "notes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+
+    let out = p.zr(&["skills", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["skills"][0]["name"], "notes");
+    assert_eq!(v["skills"][0]["metadata"]["owner"], "docs");
+    assert_eq!(v["skills"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(2));
+
+    let out = p.zr(&["skills", "show", "notes", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(&out)["body"], "# Notes\n\nWrite them down.\n");
+}
+
+#[test]
+fn skills_show_of_a_broken_or_unknown_skill_exits_2_with_help() {
+    let p = project();
+    let out = p.zr(&["skills", "show", "bad"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    let lines: String = SKILL_DIAGNOSTICS
+        .lines()
+        .map(|l| format!("  {l}\n"))
+        .collect();
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: skill 'bad' did not load, its file is broken:\n{lines}  help: fix the file as the lines above say; loaded skills: notes\n"
+        )
+    );
+
+    let out = p.zr(&["skills", "show", "nobody"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: no skill 'nobody'\n  help: skills: notes; add one as .zr/skills/nobody/SKILL.md\n"
+    );
+}
+
+// --- zr mcp list ---
+
+/// Temporary paths, ports and the server's version, which change between
+/// machines and dependency updates.
+fn filters(p: &TempProject) -> Vec<(String, String)> {
+    vec![
+        (
+            regex_escape(&everything_js().display().to_string()),
+            "[EVERYTHING_JS]".to_owned(),
+        ),
+        (
+            regex_escape(&p.path().display().to_string()),
+            "[PROJECT]".to_owned(),
+        ),
+        (
+            r"mcp-servers/everything \d+\.\d+\.\d+".to_owned(),
+            "mcp-servers/everything [VERSION]".to_owned(),
+        ),
+        (
+            r"127\.0\.0\.1:\d+".to_owned(),
+            "127.0.0.1:[PORT]".to_owned(),
+        ),
+    ]
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn mcp_list_shows_each_server_and_fails_for_one_that_does_not_start() {
+    let p = project();
+    let out = p.zr(&["mcp", "list"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    let f = filters(&p);
+    insta::with_settings!({filters => f.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect::<Vec<_>>()}, {
+        insta::assert_snapshot!(stdout(&out));
+    });
+}
+
+#[test]
+fn mcp_list_json_and_the_lazy_policy() {
+    let p = project();
+    // Only the working server, and no tool deferred.
+    p.write("zr.toml", "[policy]\nlazy = \"never\"\n").write(
+        ".mcp.json",
+        &format!(
+            r#"{{"mcpServers": {{"everything": {{"command": "node", "args": [{:?}]}}}}}}"#,
+            everything_js().display().to_string()
+        ),
+    );
+    let out = p.zr(&["mcp", "list", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let server = &v["servers"][0];
+    assert_eq!(server["status"], "connected");
+    assert_eq!(server["server"]["name"], "mcp-servers/everything");
+    assert!(server["protocol_version"].is_string(), "{server}");
+    let tools = server["tools"].as_array().expect("tools");
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "mcp__everything__echo")
+        .expect("echo is listed");
+    assert_eq!(echo["read_only"], true);
+    assert!(tools.iter().all(|t| t["deferred"] == false), "{server}");
+
+    // The default policy defers every MCP tool.
+    p.write("zr.toml", "");
+    let out = p.zr(&["mcp", "list", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let tools = v["servers"][0]["tools"].as_array().expect("tools").clone();
+    assert!(!tools.is_empty());
+    assert!(tools.iter().all(|t| t["deferred"] == true), "{v}");
+}
+
+#[test]
+fn mcp_list_without_servers_says_so() {
+    let p = TempProject::new();
+    p.write("zr.toml", "");
+    let out = p.zr(&["mcp", "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).replace(&p.path().display().to_string(), "[PROJECT]"),
+        "no MCP servers in [PROJECT]/.mcp.json\n"
+    );
+}
+
+/// server-everything over streamable HTTP on a free loopback port; killed
+/// when dropped.
+struct HttpServer(Child, u16);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_http_everything() -> HttpServer {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Command::new("node")
+        .arg(everything_js())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("node starts");
+    let server = HttpServer(child, port);
+    let start = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "server-everything did not listen on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
+
+#[test]
+fn mcp_list_connects_to_a_streamable_http_server() {
+    let server = start_http_everything();
+    let p = TempProject::new();
+    p.write("zr.toml", "").write(
+        ".mcp.json",
+        &format!(
+            r#"{{"mcpServers": {{"remote": {{"type": "http", "url": "http://127.0.0.1:{}/mcp"}}}}}}"#,
+            server.1
+        ),
+    );
+    let out = p.zr(&["mcp", "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let first = text.lines().next().unwrap_or_default().to_owned();
+    let f = filters(&p);
+    insta::with_settings!({filters => f.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect::<Vec<_>>()}, {
+        insta::assert_snapshot!(first);
+    });
+    assert!(
+        text.contains("\n    mcp__remote__echo  "),
+        "the tools are named after the server: {text}"
+    );
+}
+
+// --- zr resolve on the project ---
+
+#[test]
+fn resolve_the_project_with_its_real_servers() {
+    let p = project();
+    let out = p.zr(&["resolve", "--agent", "scout"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "{AGENT_DIAGNOSTIC}{SKILL_DIAGNOSTICS}warning: MCP server 'broken' did not start, its tools are left out: MCP server 'broken': cannot start 'zr-test-no-such-command': No such file or directory (os error 2)\n  help: fix its entry in .mcp.json; `zr mcp list` shows every server's status\n"
+        )
+    );
+    insta::assert_snapshot!(stdout(&out));
+
+    let out = p.zr(&["resolve", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let agents: Vec<(&str, &str, bool)> = v["agents"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|a| {
+            (
+                a["agent"].as_str().expect("a name"),
+                a["role"].as_str().expect("a role"),
+                a["background"].as_bool().expect("a flag"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        agents,
+        [
+            ("root", "root", false),
+            ("explore", "explore", false),
+            ("general-purpose", "general-purpose", false),
+            ("guide", "explore", false),
+            ("plan", "plan", false),
+            ("scout", "custom", true),
+            ("verification", "general-purpose", false),
+            ("fork", "fork", false),
+        ]
+    );
+    // The root defers the MCP tools (the default lazy policy).
+    let deferred: Vec<&str> = v["agents"][0]["deferred"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(deferred.contains(&"mcp__everything__echo"), "{deferred:?}");
+}
+
+#[test]
+fn resolve_an_unknown_agent_of_the_project_lists_the_agents() {
+    let p = TempProject::new();
+    p.write("zr.toml", "");
+    let out = p.zr(&["resolve", "--agent", "nobody"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert_eq!(
+        stderr(&out),
+        "error: no agent 'nobody' in this project\n  help: agents: root, explore, general-purpose, guide, plan, verification, fork\n"
+    );
+}
+
+/// The processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+        .filter(|line| line.contains(marker))
+        .collect()
+}
+
+#[test]
+fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
+    let p = TempProject::new();
+    // Two servers that never answer the handshake: waited for at once,
+    // each for the hub's 5 s handshake limit, not one after the other.
+    p.write("zr.toml", "").write(
+        ".mcp.json",
+        r#"{"mcpServers": {
+  "silent": {"command": "sleep", "args": ["987651"]},
+  "mute": {"command": "sleep", "args": ["987652"]}
+}}"#,
+    );
+    let start = Instant::now();
+    let out = p.zr(&["mcp", "list"]);
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "silent: failed (stdio: sleep 987651)\n  error: MCP server 'silent' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n\nmute: failed (stdio: sleep 987652)\n  error: MCP server 'mute' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n"
+    );
+    assert!(took < Duration::from_secs(9), "took {took:?}");
+    assert_eq!(processes_with("sleep 98765"), Vec::<String>::new());
+}
