@@ -426,3 +426,54 @@ fn without_the_pinned_servers_the_example_warns_and_runs_on_builtins() {
     // The same answer: the script goes on whatever the tools answer.
     assert_eq!(stdout(&out), scripted_answer());
 }
+
+/// Every agent of the example resolves without a warning: its files say
+/// nothing the resolver has to ignore (an MCP tool in `tools:` would be
+/// one: the allow list constrains builtins only).
+#[test]
+fn the_example_resolves_without_warnings() {
+    filesystem_server();
+    let out = zr()
+        .args(["-C", EXAMPLE, "resolve", "--format", "json"])
+        .current_dir(repo())
+        .env("ZR_DEPS_DIR", deps_dir())
+        .output()
+        .expect("the zr binary runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let agents = report["agents"].as_array().expect("agents");
+    let names: Vec<&str> = agents.iter().filter_map(|a| a["agent"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "root",
+            "explore",
+            "general-purpose",
+            "guide",
+            "plan",
+            "verification",
+            "writer",
+            "fork"
+        ]
+    );
+    for agent in agents {
+        assert_eq!(
+            agent["warnings"],
+            Value::Array(vec![]),
+            "{}",
+            agent["agent"]
+        );
+    }
+    let explore = &agents[1];
+    let deferred: Vec<&str> = explore["deferred"]
+        .as_array()
+        .expect("deferred")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        deferred.contains(&"mcp__fs__list_directory"),
+        "{deferred:?}"
+    );
+}
