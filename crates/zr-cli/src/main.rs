@@ -16,6 +16,8 @@ mod render;
 mod resolve;
 mod run;
 mod session;
+mod sessions;
+mod signal;
 
 use std::process::ExitCode;
 
@@ -66,14 +68,17 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             );
             Ok(EXIT_OK)
         }
-        Command::Init(_)
-        | Command::Agents(_)
-        | Command::Skills(_)
-        | Command::Mcp(_)
-        | Command::Sessions(_) => Err(CliError::usage(
-            "this command is not built yet",
-            "see issue 8",
-        )),
+        Command::Sessions(args) => {
+            let (out, warnings) = sessions::command(&project()?, args)?;
+            for warning in warnings {
+                eprintln!("warning: {warning}");
+            }
+            print!("{out}");
+            Ok(EXIT_OK)
+        }
+        Command::Init(_) | Command::Agents(_) | Command::Skills(_) | Command::Mcp(_) => Err(
+            CliError::usage("this command is not built yet", "see issue 8"),
+        ),
     }
 }
 
@@ -97,6 +102,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(CliError::Interrupted) => ExitCode::from(error::EXIT_INTERRUPTED),
+        Err(err @ CliError::Stopped { .. }) => ExitCode::from(err.exit_code()),
         Err(err) => {
             eprintln!("error: {}", session::error_chain(&err));
             ExitCode::from(err.exit_code())

@@ -5,3 +5,5 @@ mod run;
 mod scenario;
 mod support;
 mod wiring;
+mod sessions;
+mod signal;
