@@ -1,3 +1,5 @@
+//! Reading transcripts tolerantly, statuses, prices and costs.
+
 use std::path::Path;
 
 use super::*;

@@ -3,7 +3,7 @@
 
 mod run;
 mod scenario;
-mod support;
-mod wiring;
 mod sessions;
 mod signal;
+mod support;
+mod wiring;

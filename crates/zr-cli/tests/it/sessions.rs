@@ -2,6 +2,8 @@
 //! answers: after a finished run with a new prompt, `--agent`, and every
 //! error with its exit code and help.
 
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 

@@ -2,6 +2,8 @@
 //! session named with `zr resume`, no process of the run left behind, the
 //! transcripts on disk, and `zr resume` finishing the run.
 
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Output, Stdio};
