@@ -42,7 +42,9 @@ pub(crate) enum Command {
     Skills(SkillsArgs),
     /// The project's MCP servers.
     Mcp(McpArgs),
-    /// List the sessions in .zr/sessions with their status and cost.
+    /// List the sessions in .zr/sessions, newest first: status, prompt,
+    /// agents, turns, tokens and cost (an estimate from the list prices of
+    /// known models; tokens of runs cut short are not recorded).
     Sessions(SessionsArgs),
     /// Print a shell completion script (e.g. `zr completions bash >
     /// ~/.local/share/bash-completion/completions/zr`).

@@ -2,7 +2,8 @@
 //!
 //! See `zr --help` and the README. Exit codes: 0 done, 1 the run failed
 //! (or ended other than `completed`), 2 the command line or a project file
-//! is wrong (nothing ran), 130 interrupted by Ctrl-C.
+//! is wrong (nothing ran), 130 interrupted by Ctrl-C (143 by SIGTERM, 129
+//! by SIGHUP).
 
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]

@@ -384,12 +384,26 @@ fn table(sessions: &[SessionSummary]) -> String {
     out
 }
 
-/// The help for a session id that has no folder: the most recent sessions,
-/// or that there are none.
-pub(crate) fn unknown_session_help(root: &Path) -> String {
+/// The help for a session id that has no folder: the sessions it is the
+/// start of, else the most recent sessions, or that there are none.
+/// `typed` is what the user wrote: sessions whose id starts with it come
+/// first, as "did you mean".
+pub(crate) fn unknown_session_help(root: &Path, typed: &str) -> String {
     let (sessions, _) = list(&sessions_dir(root), root);
     if sessions.is_empty() {
         return "this project has no sessions yet; `zr run PROMPT` starts one".to_owned();
+    }
+    let typed = typed.trim();
+    let matching: Vec<&str> = sessions
+        .iter()
+        .map(|s| s.id.as_str())
+        .filter(|id| typed.len() >= 3 && id.starts_with(typed))
+        .collect();
+    if !matching.is_empty() {
+        return format!(
+            "did you mean {}? `zr sessions` lists them all",
+            matching.join(" or ")
+        );
     }
     let recent: Vec<String> = sessions
         .iter()

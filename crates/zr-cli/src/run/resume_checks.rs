@@ -31,7 +31,7 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
             format!("'{}' is not a session id: {e}", args.session),
             format!(
                 "session ids look like s-0199c0ffee123-0a1b2c3d; {}",
-                sessions::unknown_session_help(root)
+                sessions::unknown_session_help(root, &args.session)
             ),
         )
     })?;
@@ -42,7 +42,7 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
                 "no session {id} in {}",
                 Path::new(".zr").join("sessions").display()
             ),
-            sessions::unknown_session_help(root),
+            sessions::unknown_session_help(root, &args.session),
         ));
     }
     let agent = match &args.agent {

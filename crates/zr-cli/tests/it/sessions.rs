@@ -280,8 +280,10 @@ fn resume_errors_say_what_exists_and_exit_2() {
     );
 
     let id = priced_run(&project);
-    let cases: [&[&str]; 5] = [
+    let prefix = &id[..8];
+    let cases: [&[&str]; 6] = [
         &["resume", "nope"],
+        &["resume", prefix],
         &["resume", "s-0000000000000-00000000"],
         &["resume", &id, "--agent", "root.0009-explore"],
         &["resume", &id, "--agent", "not an id"],
@@ -294,5 +296,8 @@ fn resume_errors_say_what_exists_and_exit_2() {
         assert_eq!(stdout(&out), "");
         transcript.push_str(&format!("$ zr {}\n{}\n", args.join(" "), stderr(&out)));
     }
-    insta::assert_snapshot!(redact(&transcript, &[(id.as_str(), "[SESSION]")]));
+    insta::assert_snapshot!(redact(
+        &transcript,
+        &[(id.as_str(), "[SESSION]"), (prefix, "[PREFIX]")]
+    ));
 }

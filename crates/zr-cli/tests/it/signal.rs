@@ -19,9 +19,17 @@ const PATIENCE: Duration = Duration::from_secs(90);
 
 /// The root starts a background shell and a subagent whose Bash call
 /// hangs; both run `slow.sh` from the project folder, so their command
-/// lines name the test's unique temporary path.
-fn script(project: &Path) -> String {
+/// lines name the test's unique temporary path. With `stubborn`, the
+/// subagent first starts a background shell that ignores SIGTERM, so that
+/// stopping it takes the engine's grace period before SIGKILL.
+fn script(project: &Path, stubborn: bool) -> String {
     let slow = project.join("slow.sh").display().to_string();
+    let mut calls = Vec::new();
+    if stubborn {
+        let stubborn = project.join("stubborn.sh").display().to_string();
+        calls.push(serde_json::json!({"name": "Bash", "input": {"command": format!("sh {stubborn}"), "run_in_background": true}}));
+    }
+    calls.push(serde_json::json!({"name": "Bash", "input": {"command": format!("sh {slow} foreground"), "timeout": 600_000}}));
     serde_json::json!({"agents": {
         "root": [{"turns": [
             {"tool_calls": [
@@ -31,7 +39,7 @@ fn script(project: &Path) -> String {
             {"text": "never reached"}
         ]}],
         "general-purpose": [{"turns": [
-            {"tool_calls": [{"name": "Bash", "input": {"command": format!("sh {slow} foreground"), "timeout": 600_000}}]},
+            {"tool_calls": calls},
             {"text": "slept"}
         ]}]
     }})
@@ -40,7 +48,7 @@ fn script(project: &Path) -> String {
 
 /// A project with server-everything (its command line also names the
 /// project's path) and the hanging script.
-fn project() -> TempProject {
+fn project(stubborn: bool) -> TempProject {
     let project = TempProject::new();
     let everything =
         deps_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -56,7 +64,8 @@ fn project() -> TempProject {
     project
         .write(".mcp.json", &mcp.to_string())
         .write("slow.sh", "sleep 600\n")
-        .write("script.json", &script(project.path()))
+        .write("stubborn.sh", "trap '' TERM\nsleep 600\n")
+        .write("script.json", &script(project.path(), stubborn))
         .write(
             "resume.json",
             r#"{"agents": {"root": [{"turns": [{"text": "finished after the interruption"}]}]}}"#,
@@ -150,7 +159,11 @@ fn resume_hint(err: &str) -> String {
 /// the subagent's shell (with its `sleep`) are alive, sends `signals`
 /// (spaced a little), and returns the output and every process the run
 /// had started.
-fn interrupted_run(project: &TempProject, signals: &[Signal]) -> (Output, BTreeSet<i32>) {
+fn interrupted_run(
+    project: &TempProject,
+    signals: &[Signal],
+    stubborn: bool,
+) -> (Output, BTreeSet<i32>) {
     let child = zr_process()
         .args(["run", "--script", "script.json", "wait for the shells"])
         .current_dir(project.path())
@@ -169,12 +182,15 @@ fn interrupted_run(project: &TempProject, signals: &[Signal]) -> (Output, BTreeS
         lines.iter().any(|l| l.contains("server-everything"))
             && lines.iter().any(|l| l.contains("slow.sh background"))
             && lines.iter().any(|l| l.contains("slow.sh foreground"))
-            && sleeping == 2
+            && (!stubborn || lines.iter().any(|l| l.contains("stubborn.sh")))
+            && sleeping == if stubborn { 3 } else { 2 }
     });
     let started = descendants(zr);
     for (i, &signal) in signals.iter().enumerate() {
         if i > 0 {
-            std::thread::sleep(Duration::from_millis(20));
+            // Well within the 2 s the engine gives a background shell
+            // between SIGTERM and SIGKILL.
+            std::thread::sleep(Duration::from_millis(300));
         }
         kill(Pid::from_raw(zr), signal).unwrap();
     }
@@ -212,8 +228,8 @@ fn assert_nothing_left(project: &TempProject, started: &BTreeSet<i32>) {
 
 #[test]
 fn ctrl_c_kills_every_process_and_the_session_resumes() {
-    let project = project();
-    let (out, started) = interrupted_run(&project, &[Signal::SIGINT]);
+    let project = project(false);
+    let (out, started) = interrupted_run(&project, &[Signal::SIGINT], false);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(
@@ -266,11 +282,15 @@ fn ctrl_c_kills_every_process_and_the_session_resumes() {
 
 #[test]
 fn a_second_ctrl_c_stops_at_once_and_still_kills_every_process() {
-    let project = project();
-    let (out, started) = interrupted_run(&project, &[Signal::SIGINT, Signal::SIGINT]);
+    let project = project(true);
+    let (out, started) = interrupted_run(&project, &[Signal::SIGINT, Signal::SIGINT], true);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert_nothing_left(&project, &started);
+    assert!(
+        err.contains("SIGINT: not waiting for the agents to stop; killing their processes"),
+        "the second Ctrl-C came while the stubborn shell had its grace period: {err}"
+    );
     let session = resume_hint(&err);
     assert!(
         project
@@ -284,8 +304,8 @@ fn a_second_ctrl_c_stops_at_once_and_still_kills_every_process() {
 
 #[test]
 fn sigterm_stops_the_run_like_ctrl_c_with_exit_code_143() {
-    let project = project();
-    let (out, started) = interrupted_run(&project, &[Signal::SIGTERM]);
+    let project = project(false);
+    let (out, started) = interrupted_run(&project, &[Signal::SIGTERM], false);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(143), "{err}");
     assert_nothing_left(&project, &started);
@@ -294,4 +314,15 @@ fn sigterm_stops_the_run_like_ctrl_c_with_exit_code_143() {
     let resumed = project.zr(&["resume", "--script", "resume.json", &session]);
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(stdout(&resumed), "finished after the interruption\n");
+}
+
+#[test]
+fn sighup_stops_the_run_like_ctrl_c_with_exit_code_129() {
+    let project = project(false);
+    let (out, started) = interrupted_run(&project, &[Signal::SIGHUP], false);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(129), "{err}");
+    assert_nothing_left(&project, &started);
+    assert!(err.contains("SIGHUP: stopping the agents"), "{err}");
+    resume_hint(&err);
 }
