@@ -14,6 +14,7 @@ use crate::project::Project;
 use crate::provider;
 use crate::render::{self, Renderer};
 use crate::session::Workspace;
+use crate::sessions;
 use crate::signal::Signals;
 
 mod resume_checks;
@@ -32,6 +33,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
+    let _running = sessions::RunningMark::create(&project.sessions_dir(), agent.session_id());
     let overrides = QueryOverrides {
         max_turns: args.max_turns,
         ..QueryOverrides::default()
@@ -64,6 +66,7 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
         workspace.config.clone(),
         &session.id,
     )?;
+    let _running = sessions::RunningMark::create(&project.sessions_dir(), &session.id);
     let query = match &session.agent {
         Some(id) => agent.resume_subagent(id, args.prompt.clone()),
         None => match &args.prompt {

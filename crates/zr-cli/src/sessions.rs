@@ -8,6 +8,7 @@
 //! file and line.
 
 mod price;
+mod running;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use crate::cli::{Format, SessionsArgs};
 use crate::error::CliError;
 
 pub(crate) use price::price_of;
+pub(crate) use running::{RunningMark, running_pid};
 
 /// Where the sessions of the project at `root` are.
 pub(crate) fn sessions_dir(root: &Path) -> PathBuf {
@@ -35,8 +37,9 @@ pub(crate) struct SessionSummary {
     /// the root's header).
     pub(crate) started_ms: Option<u64>,
     /// `completed`, `failed`, `max_turns`, ... (the root's last `finished`
-    /// record), `interrupted` (cut short: Ctrl-C, a kill, or still
-    /// running) or `empty` (no root transcript with a message).
+    /// record), `running` (a live `zr` process runs it), `interrupted`
+    /// (cut short: Ctrl-C, a kill, a crash) or `empty` (no root
+    /// transcript with a message).
     pub(crate) status: String,
     /// The first line of the root's first prompt.
     pub(crate) prompt: String,
@@ -149,9 +152,12 @@ fn summarise(
         }
     }
     models.sort();
+    let running = running_pid(folder).is_some();
     let status = match &root {
+        Some(r) if r.ended.is_none() && running => "running".to_owned(),
         Some(r) if r.messages == 0 => "empty".to_owned(),
         Some(r) => r.ended.clone().unwrap_or_else(|| "interrupted".to_owned()),
+        None if running => "running".to_owned(),
         None => "empty".to_owned(),
     };
     SessionSummary {

@@ -23,8 +23,9 @@ pub(crate) struct Target {
 ///
 /// # Errors
 ///
-/// [`CliError::Usage`] for a malformed or unknown session id, a malformed
-/// or unknown agent id, or a finished session without a prompt.
+/// [`CliError::Usage`] for a malformed or unknown session id, a session
+/// another `zr` process runs now, a malformed or unknown agent id, or a
+/// finished session without a prompt.
 pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> {
     let id: SessionId = args.session.parse().map_err(|e| {
         CliError::usage(
@@ -43,6 +44,14 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
                 Path::new(".zr").join("sessions").display()
             ),
             sessions::unknown_session_help(root, &args.session),
+        ));
+    }
+    if let Some(pid) = sessions::running_pid(&folder) {
+        return Err(CliError::usage(
+            format!("session {id} is running now, in zr process {pid}"),
+            format!(
+                "wait for it to end, or stop it (Ctrl-C in its terminal, or kill -INT {pid}), then resume it"
+            ),
         ));
     }
     let agent = match &args.agent {

@@ -186,6 +186,7 @@ fn interrupted_run(
             && sleeping == if stubborn { 3 } else { 2 }
     });
     let started = descendants(zr);
+    check_while_running(project);
     for (i, &signal) in signals.iter().enumerate() {
         if i > 0 {
             // Well within the 2 s the engine gives a background shell
@@ -196,6 +197,24 @@ fn interrupted_run(
     }
     let out = wait_output(child);
     (out, started)
+}
+
+/// While the run goes on: `zr sessions` shows it running, and `zr resume`
+/// refuses to run it a second time.
+fn check_while_running(project: &TempProject) {
+    let listed = project.zr(&["sessions", "--format", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(rows[0]["status"], "running", "{rows}");
+    let session = rows[0]["id"].as_str().unwrap();
+    let refused = project.zr(&["resume", "--script", "resume.json", session]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!(
+            "error: session {session} is running now, in zr process "
+        )),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 /// Within a few seconds nothing the run started is left: no process
