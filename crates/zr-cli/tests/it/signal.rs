@@ -345,3 +345,46 @@ fn sighup_stops_the_run_like_ctrl_c_with_exit_code_129() {
     assert!(err.contains("SIGHUP: stopping the agents"), "{err}");
     resume_hint(&err);
 }
+
+#[test]
+fn ctrl_c_while_an_mcp_server_starts_stops_it_and_exits_130() {
+    let project = TempProject::new();
+    let hang = project.path().join("hang.sh").display().to_string();
+    project
+        .write("hang.sh", "sleep 600\n")
+        .write(
+            ".mcp.json",
+            &serde_json::json!({"mcpServers": {"stuck": {"command": "sh", "args": [hang]}}})
+                .to_string(),
+        )
+        .write(
+            "script.json",
+            r#"{"agents": {"root": [{"turns": [{"text": "never"}]}]}}"#,
+        );
+    let child = zr_process()
+        .args(["run", "--script", "script.json", "go"])
+        .current_dir(project.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let zr = i32::try_from(child.id()).unwrap();
+    wait_until("the server that never answers runs", || {
+        descendants(zr)
+            .into_iter()
+            .any(|pid| cmdline(pid).is_some_and(|c| c.starts_with("sleep 600")))
+    });
+    let started = descendants(zr);
+    kill(Pid::from_raw(zr), Signal::SIGINT).unwrap();
+    let out = wait_output(child);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "SIGINT: stopped while starting, before the run began\n"
+    );
+    assert_nothing_left(&project, &started);
+    assert!(
+        !project.path().join(".zr").exists(),
+        "no session was started"
+    );
+}
