@@ -80,6 +80,14 @@ pub(crate) enum CliError {
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,
+    /// Stopped by a signal other than Ctrl-C (SIGTERM, SIGHUP).
+    #[error("stopped by {signal}")]
+    Stopped {
+        /// The signal's name.
+        signal: &'static str,
+        /// The exit code (128 + the signal's number).
+        code: u8,
+    },
 }
 
 /// `file:line:column`, or just the file when the line is unknown.
@@ -116,6 +124,7 @@ impl CliError {
             | Self::McpConfig(_)
             | Self::Scenario { .. } => EXIT_USAGE,
             Self::Interrupted => EXIT_INTERRUPTED,
+            Self::Stopped { code, .. } => *code,
             Self::Io { .. } | Self::Engine(_) | Self::Provider(_) | Self::Mcp(_) => EXIT_FAILED,
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! See `zr --help` and the README. Exit codes: 0 done, 1 the run failed
 //! (or ended other than `completed`), 2 the command line or a project file
-//! is wrong (nothing ran), 130 interrupted by Ctrl-C.
+//! is wrong (nothing ran), 130 interrupted by Ctrl-C (143 by SIGTERM, 129
+//! by SIGHUP).
 //!
 //! zr never asks for permission while it runs: zr.toml's `[permissions]`
 //! decides (read-only tools run; other tools only when `allow` lists them
@@ -29,6 +30,8 @@ mod render;
 mod resolve;
 mod run;
 mod session;
+mod sessions;
+mod signal;
 
 use std::process::ExitCode;
 
@@ -83,10 +86,14 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             print!("{}", init::init(cli.project.as_deref(), args)?);
             Ok(EXIT_OK)
         }
-        Command::Sessions(_) => Err(CliError::usage(
-            "this command is not built yet",
-            "see issue 8",
-        )),
+        Command::Sessions(args) => {
+            let (out, warnings) = sessions::command(&project()?, args)?;
+            for warning in warnings {
+                eprintln!("warning: {warning}");
+            }
+            print!("{out}");
+            Ok(EXIT_OK)
+        }
     }
 }
 
@@ -110,6 +117,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(CliError::Interrupted) => ExitCode::from(error::EXIT_INTERRUPTED),
+        Err(err @ CliError::Stopped { .. }) => ExitCode::from(err.exit_code()),
         Err(err) => {
             eprintln!("error: {}", session::error_chain(&err));
             ExitCode::from(err.exit_code())

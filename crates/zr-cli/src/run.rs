@@ -14,6 +14,10 @@ use crate::project::Project;
 use crate::provider;
 use crate::render::{self, Renderer};
 use crate::session::Workspace;
+use crate::sessions;
+use crate::signal::Signals;
+
+mod resume_checks;
 
 /// `zr run PROMPT`.
 ///
@@ -25,22 +29,26 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
-    let workspace = Workspace::open(&project, chosen.provider, chosen.model).await?;
+    let mut signals = Signals::install();
+    let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
+    let _running = sessions::RunningMark::create(&project.sessions_dir(), agent.session_id());
     let overrides = QueryOverrides {
         max_turns: args.max_turns,
         ..QueryOverrides::default()
     };
     let query = agent.query(args.prompt.clone(), overrides);
     let mut renderer = render::choose(&args.output);
-    let outcome = drive(&agent, query, renderer.as_mut()).await;
+    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals).await;
     drop(agent);
     drop(workspace);
     outcome
 }
 
-/// `zr resume SESSION [--agent ID] [PROMPT]`.
+/// `zr resume SESSION [--agent ID] [PROMPT]`: the session's root (or
+/// `--agent`) continues from its transcript; with no prompt, the turn an
+/// interruption cut short is finished.
 ///
 /// # Errors
 ///
@@ -48,65 +56,92 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
 pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliError> {
     let project = Project::load(root)?;
     warn_diagnostics(&project);
-    let session = args.session.parse().map_err(|e| {
-        CliError::usage(
-            format!("'{}' is not a session id: {e}", args.session),
-            "`zr sessions` lists the sessions of this project",
-        )
-    })?;
+    let session = resume_checks::check(&project.root, args)?;
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
-    let workspace = Workspace::open(&project, chosen.provider, chosen.model).await?;
+    let mut signals = Signals::install();
+    let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::resume(
         Arc::clone(&workspace.runtime),
         workspace.config.clone(),
-        &session,
+        &session.id,
     )?;
-    let query = match &args.agent {
-        Some(id) => {
-            let id = id.parse().map_err(|e| {
-                CliError::usage(
-                    format!("'{id}' is not an agent id: {e}"),
-                    "agent ids look like root.0001-explore; see the session's folder in .zr/sessions",
-                )
-            })?;
-            agent.resume_subagent(&id, args.prompt.clone())
-        }
+    let _running = sessions::RunningMark::create(&project.sessions_dir(), &session.id);
+    let query = match &session.agent {
+        Some(id) => agent.resume_subagent(id, args.prompt.clone()),
         None => match &args.prompt {
             Some(prompt) => agent.query(prompt.clone(), QueryOverrides::default()),
-            None => agent.continue_interrupted(QueryOverrides::default()),
+            None if agent.interrupted() => agent.continue_interrupted(QueryOverrides::default()),
+            None => return Err(resume_checks::nothing_to_continue(&session.id, "finished")),
         },
     };
     let mut renderer = render::choose(&args.output);
-    let outcome = drive(&agent, query, renderer.as_mut()).await;
+    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals).await;
     drop(agent);
     drop(workspace);
     outcome
 }
 
-/// Streams `query` into `renderer` until it ends or Ctrl-C; prints the
-/// answer; returns the exit code.
+/// Connects the MCP servers and builds the runtime; a stopping signal
+/// meanwhile drops what was started (the servers are killed) and stops.
+async fn open_workspace(
+    project: &Project,
+    chosen: provider::Chosen,
+    signals: &mut Signals,
+) -> Result<Workspace, CliError> {
+    tokio::select! {
+        workspace = Workspace::open(project, chosen.provider, chosen.model) => workspace,
+        stop = signals.recv() => {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{}: stopped while starting, before the run began", stop.name());
+            Err(stop.into())
+        }
+    }
+}
+
+/// Streams `query` into `renderer` until it ends or a signal stops it;
+/// prints the answer; returns the exit code.
+///
+/// On a signal the query is cancelled: its agents stop, the processes of
+/// their tool calls are killed and waited for, and the transcripts stay
+/// resumable; the session id is printed with the `zr resume` command. A
+/// second signal while that runs stops waiting: the caller's drops (and
+/// the runtime's shutdown) still kill every process.
 async fn drive(
     agent: &Agent,
     mut query: Query,
     renderer: &mut dyn Renderer,
+    signals: &mut Signals,
 ) -> Result<u8, CliError> {
     let session = agent.session_id().clone();
     let mut tick = tokio::time::interval(render::TICK);
-    let interrupted = loop {
+    let stopped = loop {
         tokio::select! {
             event = query.next() => match event {
                 Some(event) => renderer.event(&event),
-                None => break false,
+                None => break None,
             },
-            _ = tokio::signal::ctrl_c() => break true,
+            stop = signals.recv() => break Some(stop),
             _ = tick.tick() => renderer.tick(),
         }
     };
-    if interrupted {
-        query.cancel().await;
+    if let Some(stop) = stopped {
+        tracing::debug!(signal = stop.name(), "stopping the run");
         renderer.finish(&session, None, Some("interrupted"));
-        return Err(CliError::Interrupted);
+        say(&format!(
+            "{}: stopping the agents and their processes (again to stop at once)",
+            stop.name()
+        ));
+        tokio::select! {
+            () = query.cancel() => {}
+            again = signals.recv() => {
+                say(&format!("{}: not waiting for the agents to stop; killing their processes", again.name()));
+            }
+        }
+        say(&format!(
+            "interrupted; session {session} is saved. To continue it: zr resume {session}"
+        ));
+        return Err(stop.into());
     }
     match query.finish().await {
         Ok(result) => {
@@ -122,6 +157,14 @@ async fn drive(
             Err(e.into())
         }
     }
+}
+
+/// A line on standard error, whatever the renderer (also with `--quiet`
+/// and `--json`).
+fn say(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+    let _ = err.flush();
 }
 
 fn print_answer(result: &QueryResult) {

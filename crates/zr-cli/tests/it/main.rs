@@ -10,6 +10,8 @@ mod permissions;
 mod provider;
 mod run;
 mod scenario;
+mod sessions;
+mod signal;
 mod support;
 mod tree;
 mod wiring;

@@ -106,3 +106,22 @@ pub(crate) fn scratch(name: &str, text: &str) -> PathBuf {
     std::fs::write(&path, text).expect("scratch file");
     path
 }
+
+/// The `zr` binary as a [`std::process::Command`] with the same clean
+/// environment as [`zr`], for tests that spawn it and signal it while it
+/// runs.
+pub(crate) fn zr_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_zr"));
+    for var in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ZR_LOG",
+        "RUST_LOG",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("HOME", empty_home()).env("NO_COLOR", "1");
+    cmd
+}

@@ -1,0 +1,97 @@
+//! What `zr resume` checks before it starts anything (MCP servers, the
+//! provider): the session and agent ids exist, and there is something to
+//! continue. Each error lists what exists instead.
+
+use std::path::Path;
+
+use zr_types::{AgentId, SessionId};
+
+use crate::cli::ResumeArgs;
+use crate::error::CliError;
+use crate::sessions;
+
+/// A session (and agent) that `zr resume` can continue.
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// The session.
+    pub(crate) id: SessionId,
+    /// `--agent`, when given.
+    pub(crate) agent: Option<AgentId>,
+}
+
+/// Checks `args` against the sessions of the project at `root`.
+///
+/// # Errors
+///
+/// [`CliError::Usage`] for a malformed or unknown session id, a session
+/// another `zr` process runs now, a malformed or unknown agent id, or a
+/// finished session without a prompt.
+pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> {
+    let id: SessionId = args.session.parse().map_err(|e| {
+        CliError::usage(
+            format!("'{}' is not a session id: {e}", args.session),
+            format!(
+                "session ids look like s-0199c0ffee123-0a1b2c3d; {}",
+                sessions::unknown_session_help(root, &args.session)
+            ),
+        )
+    })?;
+    let folder = sessions::sessions_dir(root).join(id.as_str());
+    if !folder.join("root.jsonl").is_file() {
+        return Err(CliError::usage(
+            format!(
+                "no session {id} in {}",
+                Path::new(".zr").join("sessions").display()
+            ),
+            sessions::unknown_session_help(root, &args.session),
+        ));
+    }
+    if let Some(pid) = sessions::running_pid(&folder) {
+        return Err(CliError::usage(
+            format!("session {id} is running now, in zr process {pid}"),
+            format!(
+                "wait for it to end, or stop it (Ctrl-C in its terminal, or kill -INT {pid}), then resume it"
+            ),
+        ));
+    }
+    let agent = match &args.agent {
+        None => None,
+        Some(text) => {
+            let agents = sessions::agent_ids(&folder).join(", ");
+            let agent: AgentId = text.parse().map_err(|e| {
+                CliError::usage(
+                    format!("'{text}' is not an agent id: {e}"),
+                    format!("the agents of session {id}: {agents}"),
+                )
+            })?;
+            if !folder.join(format!("{agent}.jsonl")).is_file() {
+                return Err(CliError::usage(
+                    format!("session {id} has no agent {agent}"),
+                    format!("the agents of session {id}: {agents}"),
+                ));
+            }
+            Some(agent)
+        }
+    };
+    if agent.is_none() && args.prompt.is_none() {
+        let (listed, _) = sessions::list(&sessions::sessions_dir(root), root);
+        if let Some(status) = listed
+            .iter()
+            .find(|s| s.id == id.as_str())
+            .map(|s| s.status.as_str())
+            .filter(|s| *s != "interrupted")
+        {
+            return Err(nothing_to_continue(&id, status));
+        }
+    }
+    Ok(Target { id, agent })
+}
+
+/// The error for a session whose last run ended (`status`): without a new
+/// prompt there is nothing to continue.
+pub(crate) fn nothing_to_continue(id: &SessionId, status: &str) -> CliError {
+    CliError::usage(
+        format!("session {id} ended ({status}): there is no interrupted run to continue"),
+        format!("give it a new prompt: zr resume {id} \"PROMPT\""),
+    )
+}

@@ -1,0 +1,303 @@
+//! `zr sessions` (status, turns, tokens, cost) and `zr resume`'s
+//! answers: after a finished run with a new prompt, `--agent`, and every
+//! error with its exit code and help.
+
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::support::{TempProject, stderr, stdout, zr_process};
+
+/// Known usage on every reply, so that the cost can be worked out by hand.
+const PRICED: &str = r#"{"agents": {
+  "root": [{"turns": [
+    {"tool_calls": [{"name": "Task", "input": {"description": "look", "prompt": "look around", "subagent_type": "explore"}}],
+     "usage": {"input_tokens": 1000000, "output_tokens": 100000, "cache_read_input_tokens": 2000000, "cache_creation_input_tokens": 400000}},
+    {"text": "All done.", "usage": {"input_tokens": 1200000, "output_tokens": 10000}}]}],
+  "explore": [{"turns": [
+    {"text": "found it", "usage": {"input_tokens": 500000, "output_tokens": 50000}}]}]}}"#;
+
+/// The root's first request never gets its answer.
+const HANGING: &str =
+    r#"{"agents": {"root": [{"turns": [{"delay_ms": 600000, "text": "late"}]}]}}"#;
+
+/// The session folders of `project`, oldest first.
+fn session_ids(project: &TempProject) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(project.path().join(".zr/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// A completed run with the priced script and model `claude-sonnet-4-5`;
+/// its session id.
+fn priced_run(project: &TempProject) -> String {
+    project.write("priced.json", PRICED);
+    let before = session_ids_or_none(project);
+    let out = project.zr(&[
+        "run",
+        "--script",
+        "priced.json",
+        "--model",
+        "claude-sonnet-4-5",
+        "find the thing\nand more",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "All done.\n");
+    new_session(project, &before)
+}
+
+fn session_ids_or_none(project: &TempProject) -> Vec<String> {
+    if project.path().join(".zr/sessions").is_dir() {
+        session_ids(project)
+    } else {
+        Vec::new()
+    }
+}
+
+fn new_session(project: &TempProject, before: &[String]) -> String {
+    let mut new: Vec<String> = session_ids(project)
+        .into_iter()
+        .filter(|id| !before.contains(id))
+        .collect();
+    assert_eq!(new.len(), 1, "one new session: {new:?}");
+    new.remove(0)
+}
+
+/// A run interrupted by Ctrl-C while the model is thinking; its session
+/// id.
+fn interrupted_run(project: &TempProject) -> String {
+    project.write("hanging.json", HANGING);
+    let before = session_ids_or_none(project);
+    let child = zr_process()
+        .args(["run", "--script", "hanging.json", "wait forever"])
+        .current_dir(project.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let id = loop {
+        let ids = session_ids_or_none(project);
+        let prompt_written = ids.iter().find(|id| !before.contains(id)).filter(|id| {
+            std::fs::read_to_string(
+                project
+                    .path()
+                    .join(".zr/sessions")
+                    .join(id)
+                    .join("root.jsonl"),
+            )
+            .is_ok_and(|t| t.contains("wait forever"))
+        });
+        if let Some(id) = prompt_written {
+            break id.clone();
+        }
+        assert!(Instant::now() < deadline, "the run wrote its prompt");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    id
+}
+
+/// `text` with each id replaced by its name, and every
+/// `YYYY-MM-DD HH:MM:SS` by `[TIME]`.
+fn redact(text: &str, ids: &[(&str, &str)]) -> String {
+    let mut text = text.to_owned();
+    for (id, name) in ids {
+        text = text.replace(id, name);
+    }
+    let is_time = |s: &[u8]| {
+        s.len() == 19
+            && s.iter().enumerate().all(|(i, &b)| match i {
+                4 | 7 => b == b'-',
+                10 => b == b' ',
+                13 | 16 => b == b':',
+                _ => b.is_ascii_digit(),
+            })
+    };
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        if rest.len() >= 19 && rest.is_char_boundary(19) && is_time(&rest.as_bytes()[..19]) {
+            // Same width, so that the columns stay as they are.
+            out.push_str("[TIME-------------]");
+            rest = &rest[19..];
+        } else {
+            let c = rest.chars().next().unwrap();
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+#[test]
+fn sessions_lists_runs_newest_first_with_status_turns_tokens_and_cost() {
+    let project = TempProject::new();
+    let empty = project.zr(&["sessions"]);
+    assert_eq!(empty.status.code(), Some(0), "{}", stderr(&empty));
+    assert_eq!(
+        stdout(&empty),
+        "no sessions yet (`zr run PROMPT` saves one in .zr/sessions)\n"
+    );
+
+    let done = priced_run(&project);
+    let cut = interrupted_run(&project);
+    let out = project.zr(&["sessions"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let ids = [
+        (done.as_str(), "[COMPLETED-SESSION-----]"),
+        (cut.as_str(), "[INTERRUPTED-SESSION---]"),
+    ];
+    insta::assert_snapshot!(redact(&stdout(&out), &ids));
+
+    // Root: 2.2M input at $3, 110k output at $15, 2M cache reads at $0.30
+    // and 400k cache writes at $3.75 = $10.35; explore: 500k input and
+    // 50k output = $2.25. Interrupted: no finished run, no tokens.
+    let json = project.zr(&["sessions", "--format", "json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["id"], cut.as_str());
+    assert_eq!(rows[0]["status"], "interrupted");
+    assert_eq!(rows[0]["tokens"], 0);
+    assert_eq!(rows[0]["cost_usd"], 0.0);
+    assert_eq!(rows[0]["prompt"], "wait forever");
+    let row = &rows[1];
+    assert_eq!(row["id"], done.as_str());
+    assert_eq!(row["status"], "completed");
+    assert_eq!(
+        row["agents"],
+        serde_json::json!(["root", "root.0001-explore"])
+    );
+    assert_eq!(row["turns"], 3);
+    assert_eq!(
+        row["usage"],
+        serde_json::json!({"input_tokens": 2_700_000, "output_tokens": 160_000,
+            "cache_read_input_tokens": 2_000_000, "cache_creation_input_tokens": 400_000})
+    );
+    assert_eq!(row["tokens"], 5_260_000);
+    assert_eq!(row["models"], serde_json::json!(["claude-sonnet-4-5"]));
+    let cost = row["cost_usd"].as_f64().unwrap();
+    assert!((cost - 12.60).abs() < 1e-9, "{cost}");
+    assert_eq!(row["prompt"], "find the thing\nand more");
+}
+
+#[test]
+fn sessions_warns_about_a_broken_transcript_and_lists_the_rest() {
+    let project = TempProject::new();
+    let id = "s-0000000000001-00000001";
+    project.write(
+        &format!(".zr/sessions/{id}/root.jsonl"),
+        "{\"kind\":\"header\",\"model\":\"gpt-4.1\"}\n{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\nnot json\n{\"kind\":\"finished\",\"status\":\"completed\"}\n",
+    );
+    let out = project.zr(&["sessions"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "warning: .zr/sessions/{id}/root.jsonl:3: not a transcript record (expected ident at line 1 column 2); the rest of this file is ignored\n"
+        )
+    );
+    assert!(
+        stdout(&out).contains(&format!(
+            "{id}  1970-01-01 00:00:00  interrupted  1       0      0       $0.0000  hi\n"
+        )),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn resume_continues_a_finished_session_and_reruns_a_subagent() {
+    let project = TempProject::new();
+    let id = priced_run(&project);
+    project
+        .write(
+            "second.json",
+            r#"{"agents": {"root": [{"turns": [{"text": "second answer"}]}]}}"#,
+        )
+        .write(
+            "again.json",
+            r#"{"agents": {"explore": [{"turns": [{"text": "looked again"}]}]}}"#,
+        );
+    let out = project.zr(&["resume", "--script", "second.json", &id, "another question"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "second answer\n");
+    let root =
+        std::fs::read_to_string(project.path().join(format!(".zr/sessions/{id}/root.jsonl")))
+            .unwrap();
+    assert!(
+        root.contains("another question") && root.contains("second answer"),
+        "{root}"
+    );
+
+    let out = project.zr(&[
+        "resume",
+        "--script",
+        "again.json",
+        &id,
+        "--agent",
+        "root.0001-explore",
+        "look again",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "looked again\n");
+    let explore = std::fs::read_to_string(
+        project
+            .path()
+            .join(format!(".zr/sessions/{id}/root.0001-explore.jsonl")),
+    )
+    .unwrap();
+    assert!(
+        explore.contains("look again") && explore.contains("looked again"),
+        "{explore}"
+    );
+}
+
+#[test]
+fn resume_errors_say_what_exists_and_exit_2() {
+    let project = TempProject::new();
+    let none = project.zr(&["resume", "s-0000000000000-00000000"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert_eq!(
+        stderr(&none),
+        "error: no session s-0000000000000-00000000 in .zr/sessions\n  help: this project has no sessions yet; `zr run PROMPT` starts one\n"
+    );
+
+    let id = priced_run(&project);
+    let prefix = &id[..8];
+    let cases: [&[&str]; 6] = [
+        &["resume", "nope"],
+        &["resume", prefix],
+        &["resume", "s-0000000000000-00000000"],
+        &["resume", &id, "--agent", "root.0009-explore"],
+        &["resume", &id, "--agent", "not an id"],
+        &["resume", &id],
+    ];
+    let mut transcript = String::new();
+    for args in cases {
+        let out = project.zr(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "");
+        transcript.push_str(&format!("$ zr {}\n{}\n", args.join(" "), stderr(&out)));
+    }
+    insta::assert_snapshot!(redact(
+        &transcript,
+        &[(id.as_str(), "[SESSION]"), (prefix, "[PREFIX]")]
+    ));
+}
