@@ -45,9 +45,11 @@ pub(crate) enum Command {
     Skills(SkillsArgs),
     /// Show the project's MCP servers and their tools (`zr mcp list`).
     Mcp(McpArgs),
-    /// List the sessions in .zr/sessions, newest first: status, prompt,
-    /// agents, turns, tokens and cost (an estimate from the list prices of
-    /// known models; tokens of runs cut short are not recorded).
+    /// List the sessions in .zr/sessions with their status and cost.
+    ///
+    /// Newest first: status, prompt, agents, turns, tokens and cost (an
+    /// estimate from the list prices of known models; tokens of runs cut
+    /// short are not recorded).
     Sessions(SessionsArgs),
     /// Print a shell completion script for bash, zsh, fish, elvish or
     /// PowerShell.

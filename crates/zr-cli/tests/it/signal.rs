@@ -63,6 +63,8 @@ fn project(stubborn: bool) -> TempProject {
     }}});
     project
         .write(".mcp.json", &mcp.to_string())
+        // zr never asks: the shells must be allowed to run.
+        .write("zr.toml", "[permissions]\nallow = [\"Bash\"]\n")
         .write("slow.sh", "sleep 600\n")
         .write("stubborn.sh", "trap '' TERM\nsleep 600\n")
         .write("script.json", &script(project.path(), stubborn))
