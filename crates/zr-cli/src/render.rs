@@ -37,14 +37,20 @@ pub(crate) trait Renderer: Send {
 /// How often [`Renderer::tick`] is called.
 pub(crate) const TICK: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// Whether `TERM` names a terminal that cannot move its cursor.
+fn dumb_terminal() -> bool {
+    std::env::var_os("TERM").is_some_and(|t| t == "dumb")
+}
+
 /// The renderer for `output`: JSON to standard output, else the live tree
-/// when standard error is a terminal, else plain lines on standard error.
+/// when standard error is a terminal (not `TERM=dumb`), else plain lines
+/// on standard error.
 pub(crate) fn choose(output: &OutputArgs) -> Box<dyn Renderer> {
     if output.json {
         Box::new(json::JsonRenderer::new(std::io::stdout()))
     } else if output.quiet {
         Box::new(plain::PlainRenderer::new(std::io::sink()))
-    } else if std::io::stderr().is_terminal() {
+    } else if std::io::stderr().is_terminal() && !dumb_terminal() {
         Box::new(tree::TreeRenderer::new(std::io::stderr()))
     } else {
         Box::new(plain::PlainRenderer::new(std::io::stderr()))

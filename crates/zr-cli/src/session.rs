@@ -73,26 +73,32 @@ impl Workspace {
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();
         let mut server_tools: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
-        for server in project.mcp.servers() {
-            let name = server.name.to_string();
-            tracing::info!(server = %name, "starting MCP server");
-            let tools = match hub.acquire(&name).await {
-                Ok(lease) => match lease.tools().await {
-                    Ok(tools) => {
-                        leases.push(lease);
-                        tools
-                    }
-                    Err(e) => {
-                        failed_servers.push((name, error_chain(&e)));
-                        continue;
-                    }
-                },
-                Err(e) => {
-                    failed_servers.push((name, error_chain(&e)));
-                    continue;
+        // Every server starts at once: one slow handshake does not delay
+        // the others (the hub bounds each by its connect timeout).
+        let names: Vec<String> = project
+            .mcp
+            .servers()
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect();
+        let started = futures_util::future::join_all(names.iter().map(|name| {
+            let hub = &hub;
+            async move {
+                tracing::info!(server = %name, "starting MCP server");
+                let lease = hub.acquire(name).await?;
+                let tools = lease.tools().await?;
+                Ok::<_, zr_mcp::McpError>((lease, tools))
+            }
+        }))
+        .await;
+        for (name, started) in names.into_iter().zip(started) {
+            match started {
+                Ok((lease, tools)) => {
+                    leases.push(lease);
+                    server_tools.insert(name, tools);
                 }
-            };
-            server_tools.insert(name, tools);
+                Err(e) => failed_servers.push((name, error_chain(&e))),
+            }
         }
 
         let settings = RuntimeSettings {

@@ -25,3 +25,41 @@ fn a_scripted_run_delegates_and_prints_the_answer() {
         .collect();
     assert_eq!(sessions.len(), 1);
 }
+
+/// A server that never answers the handshake: it writes its pid, then,
+/// for up to 3 s, marks whether the other server is alive beside it.
+fn hanging_server(me: &str, other: &str) -> String {
+    format!(
+        "echo $$ > {me}.pid\nfor i in $(seq 30); do\n  if [ -f {other}.pid ] && kill -0 \"$(cat {other}.pid)\" 2>/dev/null; then touch {me}.saw-{other}; break; fi\n  sleep 0.1\ndone\nsleep 600\n"
+    )
+}
+
+/// The MCP servers start at once: a server whose handshake hangs does not
+/// hold the next one back until its connect timeout (5 s) ends; both are
+/// left out with a warning and the run goes on.
+#[test]
+fn mcp_servers_start_at_once_and_a_hanging_one_is_left_out() {
+    let project = TempProject::new();
+    project
+        .write("script.json", r#"{"agents": {"root": [{"turns": [{"text": "ok"}]}]}}"#)
+        .write("a.sh", &hanging_server("a", "b"))
+        .write("b.sh", &hanging_server("b", "a"))
+        .write(
+            ".mcp.json",
+            r#"{"mcpServers": {"a": {"command": "sh", "args": ["a.sh"]}, "b": {"command": "sh", "args": ["b.sh"]}}}"#,
+        );
+    let out = project.zr(&["run", "--script", "script.json", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "ok\n");
+    let err = stderr(&out);
+    for server in ["'a'", "'b'"] {
+        assert!(
+            err.contains(&format!("warning: MCP server {server}")),
+            "{err}"
+        );
+    }
+    assert!(
+        project.path().join("a.saw-b").exists() || project.path().join("b.saw-a").exists(),
+        "the two servers were never alive at the same time"
+    );
+}

@@ -48,6 +48,11 @@ impl Terminal {
     /// Starts `zr ARGS` in `project` with the pseudo-terminal as its
     /// standard input, output and error.
     fn spawn(project: &TempProject, args: &[&str]) -> Self {
+        Self::spawn_with(project, args, &[])
+    }
+
+    /// As [`Terminal::spawn`], with `env` set on top of `support::zr()`'s.
+    fn spawn_with(project: &TempProject, args: &[&str], env: &[(&str, &str)]) -> Self {
         let size = Winsize {
             ws_row: ROWS,
             ws_col: COLS,
@@ -64,6 +69,7 @@ impl Terminal {
                 None => cmd.env_remove(key),
             };
         }
+        cmd.envs(env.iter().copied());
         cmd.args(args)
             .current_dir(project.path())
             .stdin(Stdio::from(pty.slave.try_clone().expect("slave fd")))
@@ -264,4 +270,35 @@ fn ctrl_c_leaves_a_clean_screen() {
     }
     assert!(screen.contains("interrupted"), "{screen}");
     assert!(screen.contains("(zr resume s-"), "{screen}");
+}
+
+/// A terminal that cannot move its cursor (`TERM=dumb`) gets the plain
+/// progress lines, not the tree.
+#[test]
+fn a_dumb_terminal_gets_plain_lines() {
+    let project = project();
+    let mut term = Terminal::spawn_with(
+        &project,
+        &["run", "--script", "script.json", "go"],
+        &[("TERM", "dumb")],
+    );
+    let status = term.wait();
+    assert_eq!(status.code(), Some(0));
+    let (rows, hidden) = term.rows();
+    let screen = rows.join("\n");
+    assert!(!hidden, "{screen}");
+    assert!(
+        !screen.contains('▸') && !screen.contains('✓'),
+        "no tree glyphs:\n{screen}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("[root.0001-general-purpose] started in the background")),
+        "plain lines:\n{screen}"
+    );
+    assert_eq!(
+        rows.last().map(String::as_str),
+        Some("All done."),
+        "{screen}"
+    );
 }
