@@ -121,5 +121,42 @@ pub(crate) fn broken<'a>(
         .collect()
 }
 
+/// The error of `show NAME` when no `what` (`agent type`, `skill`) of
+/// that name loaded: its file is broken (the diagnostics say why), or
+/// there is none (`new_file`: where to add one). `loaded`: the names that
+/// did load.
+pub(crate) fn not_found<'a>(
+    project: &Project,
+    what: &str,
+    name: &str,
+    loaded: &[String],
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+    new_file: &str,
+) -> crate::error::CliError {
+    let names = if loaded.is_empty() {
+        "none".to_owned()
+    } else {
+        loaded.join(", ")
+    };
+    let broken = broken(diagnostics, name);
+    if broken.is_empty() {
+        return crate::error::CliError::usage(
+            format!("no {what} '{name}'"),
+            format!("{what}s: {names}; add one as {new_file}"),
+        );
+    }
+    let lines: Vec<String> = broken
+        .iter()
+        .map(|d| format!("  {}", d.display_relative(&project.root)))
+        .collect();
+    crate::error::CliError::usage(
+        format!(
+            "{what} '{name}' did not load, its file is broken:\n{}",
+            lines.join("\n")
+        ),
+        format!("fix the file as the lines above say; loaded {what}s: {names}"),
+    )
+}
+
 #[cfg(test)]
 mod tests;

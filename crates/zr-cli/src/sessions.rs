@@ -10,7 +10,6 @@
 mod price;
 mod running;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -19,6 +18,7 @@ use zr_types::Usage;
 
 use crate::cli::{Format, SessionsArgs};
 use crate::error::CliError;
+use crate::inspect::json_text;
 
 pub(crate) use price::price_of;
 pub(crate) use running::{RunningMark, running_pid};
@@ -137,7 +137,7 @@ fn summarise(
         let shown = path.strip_prefix(shown_root).unwrap_or(&path).to_owned();
         let file = read_agent(&path, &shown, warnings);
         turns += file.turns;
-        usage = add(usage, file.usage);
+        usage = usage.plus(file.usage);
         let model = file.model.clone().unwrap_or_default();
         cost = match (cost, price_of(&model)) {
             (Some(sum), Some(price)) => Some(sum + price.cost(&file.usage)),
@@ -173,19 +173,6 @@ fn summarise(
         usage,
         cost_usd: cost,
         models,
-    }
-}
-
-fn add(a: Usage, b: Usage) -> Usage {
-    Usage {
-        input_tokens: a.input_tokens.saturating_add(b.input_tokens),
-        output_tokens: a.output_tokens.saturating_add(b.output_tokens),
-        cache_read_input_tokens: a
-            .cache_read_input_tokens
-            .saturating_add(b.cache_read_input_tokens),
-        cache_creation_input_tokens: a
-            .cache_creation_input_tokens
-            .saturating_add(b.cache_creation_input_tokens),
     }
 }
 
@@ -250,7 +237,7 @@ fn apply(file: &mut AgentFile, record: &Value) {
                 .get("usage")
                 .and_then(|u| serde_json::from_value(u.clone()).ok())
                 .unwrap_or_default();
-            file.usage = add(file.usage, usage);
+            file.usage = file.usage.plus(usage);
             file.ended = Some(
                 record
                     .get("status")
@@ -302,12 +289,7 @@ pub(crate) fn format_cost(cost: Option<f64>) -> String {
 pub(crate) fn command(root: &Path, args: &SessionsArgs) -> Result<(String, Vec<String>), CliError> {
     let (sessions, warnings) = list(&sessions_dir(root), root);
     let out = match args.format {
-        Format::Json => {
-            let rows: Vec<Value> = sessions.iter().map(json_row).collect();
-            let mut text = serde_json::to_string_pretty(&rows).unwrap_or_default();
-            text.push('\n');
-            text
-        }
+        Format::Json => json_text(&Value::Array(sessions.iter().map(json_row).collect())),
         Format::Table => table(&sessions),
     };
     Ok((out, warnings))
@@ -345,10 +327,10 @@ fn table(sessions: &[SessionSummary]) -> String {
         "COST",
         "PROMPT",
     ];
-    let rows: Vec<[String; 8]> = sessions
+    let rows: Vec<Vec<String>> = sessions
         .iter()
         .map(|s| {
-            [
+            vec![
                 s.id.clone(),
                 format_started(s.started_ms),
                 s.status.clone(),
@@ -360,30 +342,7 @@ fn table(sessions: &[SessionSummary]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &[&str]| {
-        let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                let _ = write!(text, "{cell:<w$}  ");
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&header);
-    for row in &rows {
-        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        line(&cells);
-    }
+    let mut out = crate::inspect::table(&header, &rows);
     out.push_str(
         "Tokens and cost count runs that finished; cost is an estimate from list prices.\n",
     );

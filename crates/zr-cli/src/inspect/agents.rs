@@ -6,7 +6,7 @@ use zr_caps::{AgentDefinition, AgentType, Isolation, ModelChoice};
 use zr_skills::{AgentSource, AgentTypeEntry};
 
 use super::{
-    broken, diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
+    diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
 };
 use crate::cli::{AgentsArgs, Format, ShowCommand};
 use crate::error::{CliError, EXIT_OK};
@@ -226,28 +226,12 @@ fn not_found(project: &Project, name: &str) -> CliError {
         .iter()
         .map(|e| e.definition.name.to_string())
         .collect();
-    let broken = broken(project.agents.diagnostics(), name);
-    if broken.is_empty() {
-        return CliError::usage(
-            format!("no agent type '{name}'"),
-            format!(
-                "agent types: {}; add one as .zr/agents/{name}.md",
-                names.join(", ")
-            ),
-        );
-    }
-    let lines: Vec<String> = broken
-        .iter()
-        .map(|d| format!("  {}", d.display_relative(&project.root)))
-        .collect();
-    CliError::usage(
-        format!(
-            "agent type '{name}' did not load, its file is broken:\n{}",
-            lines.join("\n")
-        ),
-        format!(
-            "fix the file as the lines above say; loaded agent types: {}",
-            names.join(", ")
-        ),
+    super::not_found(
+        project,
+        "agent type",
+        name,
+        &names,
+        project.agents.diagnostics(),
+        &format!(".zr/agents/{name}.md"),
     )
 }

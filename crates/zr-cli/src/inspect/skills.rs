@@ -6,7 +6,7 @@ use zr_skills::Skill;
 use zr_types::SkillBody;
 
 use super::{
-    broken, diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
+    diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
 };
 use crate::cli::{Format, ShowCommand, SkillsArgs};
 use crate::error::{CliError, EXIT_OK};
@@ -174,27 +174,12 @@ fn not_found(project: &Project, name: &str) -> CliError {
         .iter()
         .map(|s| s.name().to_string())
         .collect();
-    let names = if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
-    };
-    let broken = broken(project.skills_view.diagnostics(), name);
-    if broken.is_empty() {
-        return CliError::usage(
-            format!("no skill '{name}'"),
-            format!("skills: {names}; add one as .zr/skills/{name}/SKILL.md"),
-        );
-    }
-    let lines: Vec<String> = broken
-        .iter()
-        .map(|d| format!("  {}", d.display_relative(&project.root)))
-        .collect();
-    CliError::usage(
-        format!(
-            "skill '{name}' did not load, its file is broken:\n{}",
-            lines.join("\n")
-        ),
-        format!("fix the file as the lines above say; loaded skills: {names}"),
+    super::not_found(
+        project,
+        "skill",
+        name,
+        &names,
+        project.skills_view.diagnostics(),
+        &format!(".zr/skills/{name}/SKILL.md"),
     )
 }

@@ -98,13 +98,9 @@ pub(crate) fn line(fields: &[(&str, Value)]) -> String {
     text
 }
 
+/// A usage object, as `zr sessions --format json` writes it too.
 fn usage(u: &Usage) -> Value {
-    json!({
-        "input_tokens": u.input_tokens,
-        "output_tokens": u.output_tokens,
-        "cache_read_input_tokens": u.cache_read_input_tokens,
-        "cache_creation_input_tokens": u.cache_creation_input_tokens,
-    })
+    json!(u)
 }
 
 fn millis(d: std::time::Duration) -> Value {

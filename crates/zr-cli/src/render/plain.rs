@@ -154,11 +154,7 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
 
     fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>) {
         if let Some(r) = result {
-            let u = &r.total_usage;
-            let tokens = u.input_tokens
-                + u.output_tokens
-                + u.cache_read_input_tokens
-                + u.cache_creation_input_tokens;
+            let tokens = r.total_usage.total();
             let subagents = match self.subagents {
                 1 => "1 subagent".to_owned(),
                 n => format!("{n} subagents"),

@@ -9,6 +9,10 @@
 //! height, so that moving up `n` lines lands exactly on the first one. The
 //! cursor is hidden while the tree is up and shown again by
 //! [`Renderer::finish`] (or when the renderer is dropped).
+//!
+//! Log lines (`tracing` warnings of the engine, the servers, ...) would
+//! break that count: while the tree is up they are held
+//! ([`super::held_logs`]) and each draw writes them above the tree.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -18,6 +22,7 @@ use unicode_width::UnicodeWidthChar as _;
 use zr_engine::{Event, EventKind, QueryResult, TaskStatus};
 use zr_types::{SessionId, Usage};
 
+use super::held_logs::{LOGS, LogHold};
 use super::state::{AgentRow, Phase};
 use super::{AgentTable, Renderer};
 
@@ -110,6 +115,9 @@ pub(crate) struct TreeRenderer<W: Write> {
     dirty: bool,
     cursor_hidden: bool,
     finished: bool,
+    /// The log lines this tree holds and writes above itself (`None`:
+    /// tests that do not hold the log).
+    logs: Option<&'static LogHold>,
 }
 
 impl<W: Write> TreeRenderer<W> {
@@ -117,7 +125,15 @@ impl<W: Write> TreeRenderer<W> {
     /// standard error; colours unless `NO_COLOR` is set.
     pub(crate) fn new(out: W) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Self::build(out, Size::Stderr, Clock::Wall(None), !no_color)
+        Self::build(out, Size::Stderr, Clock::Wall(None), !no_color).holding(&LOGS)
+    }
+
+    /// Holds the log lines written to `logs` and writes them above the
+    /// tree, until [`Renderer::finish`] (or the drop).
+    fn holding(mut self, logs: &'static LogHold) -> Self {
+        logs.hold();
+        self.logs = Some(logs);
+        self
     }
 
     /// Draws on `out` as on a terminal of `width` x `height`, times taken
@@ -141,7 +157,19 @@ impl<W: Write> TreeRenderer<W> {
             dirty: false,
             cursor_hidden: false,
             finished: false,
+            logs: None,
         }
+    }
+
+    /// As [`TreeRenderer::fixed`], holding the log lines of `logs`.
+    #[cfg(test)]
+    pub(crate) fn fixed_holding(
+        out: W,
+        width: usize,
+        height: usize,
+        logs: &'static LogHold,
+    ) -> Self {
+        Self::fixed(out, width, height, false).holding(logs)
     }
 
     /// The writer (tests read what was drawn).
@@ -269,6 +297,7 @@ impl<W: Write> TreeRenderer<W> {
             self.cursor_hidden = true;
         }
         self.erase_into(&mut buf);
+        self.held_logs_into(&mut buf, false);
         for line in &lines {
             buf.push_str(&paint(line, width, self.color));
             buf.push_str("\r\n");
@@ -285,6 +314,16 @@ impl<W: Write> TreeRenderer<W> {
             let _ = write!(buf, "\x1b[{}A", self.drawn);
         }
         buf.push_str(CLEAR_BELOW);
+    }
+
+    /// Appends the log lines held since the last draw (all of them and
+    /// the end of the hold when `release`).
+    fn held_logs_into(&self, buf: &mut String, release: bool) {
+        if let Some(logs) = self.logs {
+            let held = if release { logs.release() } else { logs.take() };
+            // Each line back to the first column, as the tree's own lines.
+            buf.push_str(&String::from_utf8_lossy(&held).replace('\n', "\r\n"));
+        }
     }
 
     fn write(&mut self, text: &str) {
@@ -308,7 +347,7 @@ impl<W: Write> TreeRenderer<W> {
         let mut tokens = 0_u64;
         for (id, row) in self.table.rows() {
             agents += 1;
-            tokens += row.tokens;
+            tokens = tokens.saturating_add(row.tokens);
             if id == "root" {
                 // The result counts the root's turns too (the events may
                 // not have told all of them).
@@ -319,7 +358,7 @@ impl<W: Write> TreeRenderer<W> {
             }
         }
         if let Some(total) = result.map(|r| &r.total_usage).or(self.total.as_ref()) {
-            tokens = usage_tokens(total);
+            tokens = total.total();
         }
         let (status, style) = match (result, error) {
             (Some(r), _) => (r.status.as_str().to_owned(), status_style(r.status)),
@@ -372,7 +411,8 @@ impl<W: Write + Send> Renderer for TreeRenderer<W> {
             .table
             .rows()
             .any(|(_, r)| !matches!(r.phase, Phase::Done(_)));
-        if self.dirty || (running && self.drawn > 0) {
+        let logs = self.logs.is_some_and(LogHold::pending);
+        if self.dirty || logs || (running && self.drawn > 0) {
             self.draw();
         }
     }
@@ -380,6 +420,7 @@ impl<W: Write + Send> Renderer for TreeRenderer<W> {
     fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>) {
         let mut buf = String::new();
         self.erase_into(&mut buf);
+        self.held_logs_into(&mut buf, true);
         self.drawn = 0;
         for line in self.summary(session, result, error) {
             buf.push_str(&line);
@@ -394,8 +435,13 @@ impl<W: Write + Send> Renderer for TreeRenderer<W> {
 
 impl<W: Write> Drop for TreeRenderer<W> {
     fn drop(&mut self) {
+        let mut buf = String::new();
+        self.held_logs_into(&mut buf, true);
         if self.cursor_hidden {
-            let _ = self.out.write_all(SHOW_CURSOR.as_bytes());
+            buf.push_str(SHOW_CURSOR);
+        }
+        if !buf.is_empty() {
+            let _ = self.out.write_all(buf.as_bytes());
             let _ = self.out.flush();
         }
     }
@@ -522,10 +568,6 @@ fn tokens_text(n: u64) -> String {
     } else {
         format!("{}.{}M tok", n / 1_000_000, n % 1_000_000 / 100_000)
     }
-}
-
-fn usage_tokens(u: &Usage) -> u64 {
-    u.input_tokens + u.output_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
 }
 
 /// `1 turn`, `2 turns`.
