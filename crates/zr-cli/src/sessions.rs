@@ -120,7 +120,9 @@ pub(crate) fn started_from_id(id: &str) -> Option<u64> {
     u64::from_str_radix(ms, 16).ok()
 }
 
-fn summarise(
+/// The session `id` in `folder`; `shown_root`: what the paths in
+/// `warnings` are relative to.
+pub(crate) fn summarise(
     id: &str,
     folder: &Path,
     shown_root: &Path,
