@@ -118,8 +118,10 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => ExitCode::from(code),
-        Err(CliError::Interrupted) => ExitCode::from(error::EXIT_INTERRUPTED),
-        Err(err @ CliError::Stopped { .. }) => ExitCode::from(err.exit_code()),
+        // The run already said how it stopped.
+        Err(err @ (CliError::Interrupted | CliError::Stopped { .. })) => {
+            ExitCode::from(err.exit_code())
+        }
         Err(err) => {
             eprintln!("error: {}", zr_types::error_chain(&err));
             ExitCode::from(err.exit_code())
