@@ -255,12 +255,17 @@ fn short(value: &Value) -> String {
     one_line(&text, MAX_VALUE)
 }
 
+/// `text` with each control character (newline, tab, escape) as a
+/// space.
+pub(crate) fn flat(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// `text` on one line, cut to `max` characters.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let flat = flat(text);
     if flat.chars().count() <= max {
         flat
     } else {

@@ -23,6 +23,9 @@ use zr_engine::{Event, EventKind, QueryResult, TaskStatus};
 use zr_types::{SessionId, Usage};
 
 use super::held_logs::{LOGS, LogHold};
+// Text from a model or a server goes through `flat`: no control
+// character moves the cursor.
+use super::plain::flat;
 use super::state::{AgentRow, Phase};
 use super::{AgentTable, Renderer};
 
@@ -283,7 +286,7 @@ impl<W: Write> TreeRenderer<W> {
         let room = width.saturating_sub(1 + label.len());
         Some(vec![
             (Style::Dim, label.to_owned()),
-            (Style::Plain, tail_to_width(&clean(text), room)),
+            (Style::Plain, tail_to_width(&flat(text), room)),
         ])
     }
 
@@ -362,7 +365,7 @@ impl<W: Write> TreeRenderer<W> {
         }
         let (status, style) = match (result, error) {
             (Some(r), _) => (r.status.as_str().to_owned(), status_style(r.status)),
-            (None, Some(e)) => (format!("error: {}", clean(e)), Style::Red),
+            (None, Some(e)) => (format!("error: {}", flat(e)), Style::Red),
             (None, None) => ("ended".to_owned(), Style::Plain),
         };
         lines.push(vec![
@@ -451,11 +454,7 @@ impl<W: Write> Drop for TreeRenderer<W> {
 fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
     let depth = id.matches('.').count();
     let mut line: Line = vec![(Style::Plain, "  ".repeat(depth))];
-    let (glyph, status, style) = match &row.phase {
-        Phase::Queued => ("·", "queued".to_owned(), Style::Yellow),
-        Phase::Running => ("▸", "running".to_owned(), Style::Cyan),
-        Phase::Done(s) => (done_glyph(*s), s.as_str().to_owned(), status_style(*s)),
-    };
+    let (glyph, status, style) = look(&row.phase, false);
     line.push((style, format!("{glyph} ")));
     line.push((Style::Bold, row.agent_type.clone()));
     if row.background {
@@ -465,7 +464,7 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
     line.push((style, status));
     if let Some(tool) = &row.tool {
         line.push((Style::Plain, " ".to_owned()));
-        line.push((Style::Bold, clean(tool)));
+        line.push((Style::Bold, flat(tool)));
     }
     let time = if row.phase == Phase::Queued {
         String::new()
@@ -482,7 +481,7 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
     ));
     if !row.description.is_empty() {
         line.push((Style::Plain, "  ".to_owned()));
-        line.push((Style::Plain, clean(&row.description)));
+        line.push((Style::Plain, flat(&row.description)));
     }
     if matches!(row.phase, Phase::Done(_)) {
         // A finished agent: one dim line.
@@ -497,12 +496,7 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
 /// result, so agents that had not ended were stopped with it.
 fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line {
     let depth = id.matches('.').count().saturating_sub(1);
-    let (glyph, status, style) = match &row.phase {
-        Phase::Queued | Phase::Running if stopped => ("✗", "stopped".to_owned(), Style::Yellow),
-        Phase::Queued => ("·", "queued".to_owned(), Style::Yellow),
-        Phase::Running => ("▸", "running".to_owned(), Style::Cyan),
-        Phase::Done(s) => (done_glyph(*s), s.as_str().to_owned(), status_style(*s)),
-    };
+    let (glyph, status, style) = look(&row.phase, stopped);
     let mut line: Line = vec![
         (Style::Plain, "  ".repeat(depth)),
         (style, format!("{glyph} ")),
@@ -512,7 +506,7 @@ fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line 
         line.push((Style::Plain, " [bg]".to_owned()));
     }
     if !row.description.is_empty() {
-        line.push((Style::Plain, format!("  {}", clean(&row.description))));
+        line.push((Style::Plain, format!("  {}", flat(&row.description))));
     }
     line.push((Style::Plain, "  ".to_owned()));
     line.push((style, status));
@@ -526,6 +520,17 @@ fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line 
         ),
     ));
     line
+}
+
+/// An agent's glyph, status word and style; `stopped`: the run ended
+/// without a result, so an agent that had not ended was stopped.
+fn look(phase: &Phase, stopped: bool) -> (&'static str, String, Style) {
+    match phase {
+        Phase::Queued | Phase::Running if stopped => ("✗", "stopped".to_owned(), Style::Yellow),
+        Phase::Queued => ("·", "queued".to_owned(), Style::Yellow),
+        Phase::Running => ("▸", "running".to_owned(), Style::Cyan),
+        Phase::Done(s) => (done_glyph(*s), s.as_str().to_owned(), status_style(*s)),
+    }
 }
 
 fn done_glyph(status: TaskStatus) -> &'static str {
@@ -581,14 +586,6 @@ fn count(n: u64, what: &str) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// `text` with control characters (newlines, escapes) as spaces: nothing
-/// from a model or a server moves the cursor.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// Appends `text` to `buf`, keeping its last [`TEXT_TAIL`] characters.
