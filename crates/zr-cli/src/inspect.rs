@@ -9,7 +9,7 @@ pub(crate) mod skills;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use zr_skills::{Diagnostic, Scope};
+use zr_skills::Diagnostic;
 
 use crate::project::Project;
 
@@ -93,11 +93,6 @@ pub(crate) fn print_diagnostics<'a>(
     for d in diagnostics {
         eprintln!("{}", d.display_relative(&project.root));
     }
-}
-
-/// `project` or `user` (or `custom`), as the source column shows it.
-pub(crate) fn scope_name(scope: Scope) -> String {
-    scope.to_string()
 }
 
 /// The diagnostics of files named `name` (`name.md` or a `name` folder)

@@ -5,9 +5,7 @@ use serde_json::{Value, json};
 use zr_caps::{AgentDefinition, AgentType, Isolation, ModelChoice};
 use zr_skills::{AgentSource, AgentTypeEntry};
 
-use super::{
-    diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
-};
+use super::{diagnostic_json, json_text, print_diagnostics, shown_path, summary, table};
 use crate::cli::{AgentsArgs, Format, ShowCommand};
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
@@ -35,7 +33,7 @@ fn source(entry: &AgentTypeEntry, project: &Project) -> String {
     match &entry.source {
         AgentSource::Builtin => "built-in".to_owned(),
         AgentSource::File { path, scope } => {
-            format!("{} {}", scope_name(*scope), shown_path(path, &project.root))
+            format!("{scope} {}", shown_path(path, &project.root))
         }
     }
 }
@@ -44,7 +42,7 @@ fn source_json(entry: &AgentTypeEntry, project: &Project) -> Value {
     match &entry.source {
         AgentSource::Builtin => json!({"kind": "built-in", "path": null}),
         AgentSource::File { path, scope } => {
-            json!({"kind": scope_name(*scope), "path": shown_path(path, &project.root)})
+            json!({"kind": scope.to_string(), "path": shown_path(path, &project.root)})
         }
     }
 }

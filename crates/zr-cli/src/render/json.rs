@@ -12,7 +12,7 @@
 //! - `at_ms`: milliseconds since the run started.
 //! - `agent`: the agent's id, its path in the tree: `root`,
 //!   `root.0001-explore`, `root.0001-explore.0001-worker`.
-//! - `agent_type`: `root`, `fork` or the subagent type's name.
+//! - `agent_type`: `root`, `fork` or the agent type's name (`zr agents`).
 //!
 //! | `type` | fields |
 //! | --- | --- |
