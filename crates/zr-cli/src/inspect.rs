@@ -66,8 +66,9 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Pretty JSON and a final newline.
-pub(crate) fn json_text(value: &Value) -> String {
+/// Pretty JSON and a final newline (the JSON of every command but
+/// `--json`'s NDJSON).
+pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text

@@ -52,11 +52,7 @@ pub(crate) fn print_report(
     }
     Ok(match args.format {
         Format::Table => report.to_string(),
-        Format::Json => {
-            let mut json = serde_json::to_string_pretty(&report).unwrap_or_default();
-            json.push('\n');
-            json
-        }
+        Format::Json => crate::inspect::json_text(&report),
     })
 }
 
