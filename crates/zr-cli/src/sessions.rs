@@ -136,7 +136,7 @@ pub(crate) fn summarise(
     let mut root = None;
     for agent in &agents {
         let path = folder.join(format!("{agent}.jsonl"));
-        let shown = path.strip_prefix(shown_root).unwrap_or(&path).to_owned();
+        let shown = crate::inspect::shown_path(&path, shown_root);
         let file = read_agent(&path, &shown, warnings);
         turns += file.turns;
         usage = usage.plus(file.usage);
@@ -179,12 +179,12 @@ pub(crate) fn summarise(
 }
 
 /// Reads one transcript; `shown` is the path warnings name.
-fn read_agent(path: &Path, shown: &Path, warnings: &mut Vec<String>) -> AgentFile {
+fn read_agent(path: &Path, shown: &str, warnings: &mut Vec<String>) -> AgentFile {
     let mut file = AgentFile::default();
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) => {
-            warnings.push(format!("cannot read {}: {e}", shown.display()));
+            warnings.push(format!("cannot read {shown}: {e}"));
             return file;
         }
     };
@@ -202,7 +202,7 @@ fn read_agent(path: &Path, shown: &Path, warnings: &mut Vec<String>) -> AgentFil
             Err(e) => {
                 warnings.push(format!(
                     "{}:{}: not a transcript record ({e}); the rest of this file is ignored",
-                    shown.display(),
+                    shown,
                     index + 1
                 ));
                 break;
