@@ -110,6 +110,6 @@ impl Project {
 
     /// `.zr/sessions`: one folder of JSONL transcripts per session.
     pub(crate) fn sessions_dir(&self) -> PathBuf {
-        crate::sessions::sessions_dir(&self.root)
+        self.root.join(".zr").join("sessions")
     }
 }

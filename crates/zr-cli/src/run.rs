@@ -152,7 +152,7 @@ async fn drive(
             Ok(exit_code(&result))
         }
         Err(e) => {
-            let text = zr_types::error_chain(&e);
+            let text = crate::session::error_chain(&e);
             renderer.finish(&session, None, Some(&text));
             Err(e.into())
         }

@@ -12,7 +12,9 @@ use zr_mcp::{HubOptions, Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
 use zr_skills::SkillTool;
 use zr_tools::BuiltinTools;
-use zr_types::{AgentId, SessionId, ToolDefinition, ToolName, error_chain};
+// An error and its causes on one line (zr_types' own).
+pub(crate) use zr_types::error_chain;
+use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
 
 use crate::config::{LazySetting, ZrConfig};
 use crate::error::CliError;
