@@ -47,9 +47,9 @@ pub(crate) enum Command {
     Mcp(McpArgs),
     /// List the sessions in .zr/sessions with their status and cost.
     ///
-    /// Newest first: status, prompt, agents, turns, tokens and cost (an
-    /// estimate from the list prices of known models; tokens of runs cut
-    /// short are not recorded).
+    /// Newest first: status, prompt, agents, turns, tokens (input, output
+    /// and prompt cache) and cost (an estimate from the list prices of
+    /// known models; tokens of runs cut short are not recorded).
     Sessions(SessionsArgs),
     /// Print a shell completion script for bash, zsh, fish, elvish or
     /// PowerShell.

@@ -65,9 +65,6 @@ pub(crate) enum CliError {
     /// An MCP server or `.mcp.json` failed.
     #[error(transparent)]
     Mcp(Box<zr_mcp::McpError>),
-    /// `.mcp.json` is wrong.
-    #[error(transparent)]
-    McpConfig(Box<zr_mcp::ConfigError>),
     /// A scenario file is wrong.
     #[error("invalid scenario file {}", path.display())]
     Scenario {
@@ -119,10 +116,7 @@ impl CliError {
     /// The exit code for this error.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Config { .. }
-            | Self::Usage { .. }
-            | Self::McpConfig(_)
-            | Self::Scenario { .. } => EXIT_USAGE,
+            Self::Config { .. } | Self::Usage { .. } | Self::Scenario { .. } => EXIT_USAGE,
             Self::Interrupted => EXIT_INTERRUPTED,
             Self::Stopped { code, .. } => *code,
             Self::Io { .. } | Self::Engine(_) | Self::Provider(_) | Self::Mcp(_) => EXIT_FAILED,
@@ -143,6 +137,5 @@ macro_rules! boxed_from {
 boxed_from!(
     Engine: zr_engine::EngineError,
     Provider: zr_engine::ProviderError,
-    Mcp: zr_mcp::McpError,
-    McpConfig: zr_mcp::ConfigError
+    Mcp: zr_mcp::McpError
 );

@@ -9,7 +9,7 @@ pub(crate) mod skills;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use zr_skills::{Diagnostic, Scope};
+use zr_skills::Diagnostic;
 
 use crate::project::Project;
 
@@ -66,8 +66,9 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Pretty JSON and a final newline.
-pub(crate) fn json_text(value: &Value) -> String {
+/// Pretty JSON and a final newline (the JSON of every command but
+/// `--json`'s NDJSON).
+pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
@@ -95,11 +96,6 @@ pub(crate) fn print_diagnostics<'a>(
     }
 }
 
-/// `project` or `user` (or `custom`), as the source column shows it.
-pub(crate) fn scope_name(scope: Scope) -> String {
-    scope.to_string()
-}
-
 /// The diagnostics of files named `name` (`name.md` or a `name` folder)
 /// that did not load: why `show NAME` finds nothing.
 pub(crate) fn broken<'a>(
@@ -119,6 +115,43 @@ pub(crate) fn broken<'a>(
             stem == Some(name) || (stem == Some("SKILL") && folder == Some(name))
         })
         .collect()
+}
+
+/// The error of `show NAME` when no `what` (`agent type`, `skill`) of
+/// that name loaded: its file is broken (the diagnostics say why), or
+/// there is none (`new_file`: where to add one). `loaded`: the names that
+/// did load.
+pub(crate) fn not_found<'a>(
+    project: &Project,
+    what: &str,
+    name: &str,
+    loaded: &[String],
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+    new_file: &str,
+) -> crate::error::CliError {
+    let names = if loaded.is_empty() {
+        "none".to_owned()
+    } else {
+        loaded.join(", ")
+    };
+    let broken = broken(diagnostics, name);
+    if broken.is_empty() {
+        return crate::error::CliError::usage(
+            format!("no {what} '{name}'"),
+            format!("{what}s: {names}; add one as {new_file}"),
+        );
+    }
+    let lines: Vec<String> = broken
+        .iter()
+        .map(|d| format!("  {}", d.display_relative(&project.root)))
+        .collect();
+    crate::error::CliError::usage(
+        format!(
+            "{what} '{name}' did not load, its file is broken:\n{}",
+            lines.join("\n")
+        ),
+        format!("fix the file as the lines above say; loaded {what}s: {names}"),
+    )
 }
 
 #[cfg(test)]

@@ -41,14 +41,15 @@ use crate::cli::{Cli, Command};
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
 
-/// Logs go to standard error, filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`);
-/// standard output carries only the command's result.
+/// Logs go to standard error (above the live tree while it is drawn),
+/// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`); standard output carries
+/// only the command's result.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| render::held_logs::LogWriter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
@@ -117,10 +118,12 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => ExitCode::from(code),
-        Err(CliError::Interrupted) => ExitCode::from(error::EXIT_INTERRUPTED),
-        Err(err @ CliError::Stopped { .. }) => ExitCode::from(err.exit_code()),
+        // The run already said how it stopped.
+        Err(err @ (CliError::Interrupted | CliError::Stopped { .. })) => {
+            ExitCode::from(err.exit_code())
+        }
         Err(err) => {
-            eprintln!("error: {}", session::error_chain(&err));
+            eprintln!("error: {}", zr_types::error_chain(&err));
             ExitCode::from(err.exit_code())
         }
     }

@@ -10,7 +10,6 @@ const SHAPE: &str = "the file holds {\"mcpServers\": {\"NAME\": {\"command\": \"
 
 /// `error` of `McpConfig::load(path)` naming the file.
 pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
     match error {
         zr_mcp::ConfigError::Read { path, source } => CliError::Io {
             action: "read",
@@ -33,6 +32,8 @@ pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {
             }
         }
         other => {
+            // The file parsed: its text, read again, locates the server.
+            let text = std::fs::read_to_string(path).unwrap_or_default();
             let message = other.to_string();
             let server = message
                 .strip_prefix("MCP server '")

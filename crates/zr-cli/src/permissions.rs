@@ -31,7 +31,7 @@ use zr_types::{BoxFuture, ToolCall};
 
 use crate::error::CliError;
 use crate::project::Project;
-use crate::session::config_key_error;
+use crate::session::patterns;
 
 /// Tools that are not read-only but change nothing outside the agent
 /// itself: they run unless `deny` lists them.
@@ -53,8 +53,8 @@ impl ConfigPermissions {
     pub(crate) fn from_project(project: &Project) -> Result<Self, CliError> {
         let p = &project.config.permissions;
         Ok(Self {
-            allow: parse(project, "permissions.allow", p.allow.as_deref())?,
-            deny: parse(project, "permissions.deny", p.deny.as_deref())?,
+            allow: patterns(project, "permissions.allow", p.allow.as_deref())?.unwrap_or_default(),
+            deny: patterns(project, "permissions.deny", p.deny.as_deref())?.unwrap_or_default(),
         })
     }
 
@@ -90,26 +90,6 @@ impl ConfigPermissions {
             ))
         }
     }
-}
-
-fn parse(
-    project: &Project,
-    key: &str,
-    list: Option<&[String]>,
-) -> Result<Vec<ToolPattern>, CliError> {
-    list.unwrap_or_default()
-        .iter()
-        .map(|p| {
-            p.parse().map_err(|e: zr_caps::PatternError| {
-                config_key_error(
-                    project,
-                    key,
-                    format!("'{p}': {e}"),
-                    "write a tool name or a pattern such as Bash or mcp__github__*",
-                )
-            })
-        })
-        .collect()
 }
 
 impl PermissionHandler for ConfigPermissions {

@@ -74,8 +74,8 @@ impl Project {
     ///
     /// # Errors
     ///
-    /// [`CliError::Config`] for a broken `zr.toml`, [`CliError::McpConfig`]
-    /// for a broken `.mcp.json`.
+    /// [`CliError::Config`] for a broken `zr.toml` or `.mcp.json`,
+    /// [`CliError::Io`] for one that cannot be read.
     pub(crate) fn load(root: PathBuf) -> Result<Self, CliError> {
         let config = ZrConfig::load(&root.join(CONFIG_FILE))?;
         let mcp_path = root.join(MCP_FILE);

@@ -1,7 +1,12 @@
 //! How a run shows itself: a live tree of agents on a terminal
 //! ([`tree`]), plain progress lines otherwise ([`plain`]), or every event
 //! as NDJSON ([`json`]). All three follow the same [`AgentTable`].
+//!
+//! "Tokens" in the tree, the plain lines and `zr sessions` are
+//! [`Usage::total`](zr_types::Usage::total): input and output tokens and
+//! the prompt cache's reads and writes; `--json` gives the four counts.
 
+pub(crate) mod held_logs;
 pub(crate) mod json;
 pub(crate) mod plain;
 pub(crate) mod state;

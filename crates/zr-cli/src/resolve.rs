@@ -52,11 +52,7 @@ pub(crate) fn print_report(
     }
     Ok(match args.format {
         Format::Table => report.to_string(),
-        Format::Json => {
-            let mut json = serde_json::to_string_pretty(&report).unwrap_or_default();
-            json.push('\n');
-            json
-        }
+        Format::Json => crate::inspect::json_text(&report),
     })
 }
 
@@ -72,9 +68,7 @@ pub(crate) fn print_report(
 /// [`CliError::Engine`] when the resolver refuses an agent's tool sources,
 /// [`CliError::Usage`] for an unknown `--agent`.
 pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<String, CliError> {
-    for d in project.diagnostics() {
-        eprintln!("{}", d.display_relative(&project.root));
-    }
+    crate::inspect::print_diagnostics(project, project.diagnostics());
     // Nothing is sent to a model: an empty script stands in for one.
     let provider = Arc::new(ScriptedProvider::new(Script::default()));
     let model = project

@@ -12,6 +12,8 @@ use zr_mcp::{HubOptions, Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
 use zr_skills::SkillTool;
 use zr_tools::BuiltinTools;
+// An error and its causes on one line (zr_types' own).
+pub(crate) use zr_types::error_chain;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
 
 use crate::config::{LazySetting, ZrConfig};
@@ -154,8 +156,8 @@ pub(crate) fn root_config(
         config.max_turns = turns;
     }
     config.options.mcp_tools = all_mcp;
-    config.options.allowed_tools = patterns(project, "tools.allow", file.tools.allow.as_ref())?;
-    config.options.disallowed_tools = patterns(project, "tools.deny", file.tools.deny.as_ref())?;
+    config.options.allowed_tools = patterns(project, "tools.allow", file.tools.allow.as_deref())?;
+    config.options.disallowed_tools = patterns(project, "tools.deny", file.tools.deny.as_deref())?;
     config.skills = project.skills_view.definitions().to_vec();
     config.sessions_dir = Some(project.sessions_dir());
     config.policy = policy(project, file)?;
@@ -279,10 +281,15 @@ fn names(project: &Project, key: &str, list: &[String]) -> Result<Vec<ToolName>,
         .collect()
 }
 
-fn patterns(
+/// The tool patterns of the zr.toml list at `key` (`None` when unset).
+///
+/// # Errors
+///
+/// [`CliError::Config`] at the entry that is not a tool name or pattern.
+pub(crate) fn patterns(
     project: &Project,
     key: &str,
-    list: Option<&Vec<String>>,
+    list: Option<&[String]>,
 ) -> Result<Option<Vec<ToolPattern>>, CliError> {
     list.map(|list| {
         list.iter()
@@ -292,7 +299,7 @@ fn patterns(
                         project,
                         key,
                         format!("'{p}': {e}"),
-                        "write a tool name or a pattern such as mcp__github__*",
+                        "write a tool name or a pattern such as Bash or mcp__github__*",
                     )
                 })
             })
@@ -303,12 +310,7 @@ fn patterns(
 
 /// A [`CliError::Config`] for a value of `key` that parsed but is not
 /// valid, at the line where `key` is written.
-pub(crate) fn config_key_error(
-    project: &Project,
-    key: &str,
-    message: String,
-    help: &str,
-) -> CliError {
+fn config_key_error(project: &Project, key: &str, message: String, help: &str) -> CliError {
     let path = project.root.join(CONFIG_FILE);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));
@@ -341,16 +343,4 @@ pub(crate) fn config_key_error(
         message,
         help: help.to_owned(),
     }
-}
-
-/// An error and its causes on one line.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

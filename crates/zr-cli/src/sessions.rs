@@ -10,7 +10,6 @@
 mod price;
 mod running;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -19,6 +18,7 @@ use zr_types::Usage;
 
 use crate::cli::{Format, SessionsArgs};
 use crate::error::CliError;
+use crate::inspect::json_text;
 
 pub(crate) use price::price_of;
 pub(crate) use running::{RunningMark, running_pid};
@@ -120,7 +120,9 @@ pub(crate) fn started_from_id(id: &str) -> Option<u64> {
     u64::from_str_radix(ms, 16).ok()
 }
 
-fn summarise(
+/// The session `id` in `folder`; `shown_root`: what the paths in
+/// `warnings` are relative to.
+pub(crate) fn summarise(
     id: &str,
     folder: &Path,
     shown_root: &Path,
@@ -134,10 +136,10 @@ fn summarise(
     let mut root = None;
     for agent in &agents {
         let path = folder.join(format!("{agent}.jsonl"));
-        let shown = path.strip_prefix(shown_root).unwrap_or(&path).to_owned();
+        let shown = crate::inspect::shown_path(&path, shown_root);
         let file = read_agent(&path, &shown, warnings);
         turns += file.turns;
-        usage = add(usage, file.usage);
+        usage = usage.plus(file.usage);
         let model = file.model.clone().unwrap_or_default();
         cost = match (cost, price_of(&model)) {
             (Some(sum), Some(price)) => Some(sum + price.cost(&file.usage)),
@@ -176,26 +178,13 @@ fn summarise(
     }
 }
 
-fn add(a: Usage, b: Usage) -> Usage {
-    Usage {
-        input_tokens: a.input_tokens.saturating_add(b.input_tokens),
-        output_tokens: a.output_tokens.saturating_add(b.output_tokens),
-        cache_read_input_tokens: a
-            .cache_read_input_tokens
-            .saturating_add(b.cache_read_input_tokens),
-        cache_creation_input_tokens: a
-            .cache_creation_input_tokens
-            .saturating_add(b.cache_creation_input_tokens),
-    }
-}
-
 /// Reads one transcript; `shown` is the path warnings name.
-fn read_agent(path: &Path, shown: &Path, warnings: &mut Vec<String>) -> AgentFile {
+fn read_agent(path: &Path, shown: &str, warnings: &mut Vec<String>) -> AgentFile {
     let mut file = AgentFile::default();
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) => {
-            warnings.push(format!("cannot read {}: {e}", shown.display()));
+            warnings.push(format!("cannot read {shown}: {e}"));
             return file;
         }
     };
@@ -213,7 +202,7 @@ fn read_agent(path: &Path, shown: &Path, warnings: &mut Vec<String>) -> AgentFil
             Err(e) => {
                 warnings.push(format!(
                     "{}:{}: not a transcript record ({e}); the rest of this file is ignored",
-                    shown.display(),
+                    shown,
                     index + 1
                 ));
                 break;
@@ -250,7 +239,7 @@ fn apply(file: &mut AgentFile, record: &Value) {
                 .get("usage")
                 .and_then(|u| serde_json::from_value(u.clone()).ok())
                 .unwrap_or_default();
-            file.usage = add(file.usage, usage);
+            file.usage = file.usage.plus(usage);
             file.ended = Some(
                 record
                     .get("status")
@@ -302,12 +291,7 @@ pub(crate) fn format_cost(cost: Option<f64>) -> String {
 pub(crate) fn command(root: &Path, args: &SessionsArgs) -> Result<(String, Vec<String>), CliError> {
     let (sessions, warnings) = list(&sessions_dir(root), root);
     let out = match args.format {
-        Format::Json => {
-            let rows: Vec<Value> = sessions.iter().map(json_row).collect();
-            let mut text = serde_json::to_string_pretty(&rows).unwrap_or_default();
-            text.push('\n');
-            text
-        }
+        Format::Json => json_text(&Value::Array(sessions.iter().map(json_row).collect())),
         Format::Table => table(&sessions),
     };
     Ok((out, warnings))
@@ -345,10 +329,10 @@ fn table(sessions: &[SessionSummary]) -> String {
         "COST",
         "PROMPT",
     ];
-    let rows: Vec<[String; 8]> = sessions
+    let rows: Vec<Vec<String>> = sessions
         .iter()
         .map(|s| {
-            [
+            vec![
                 s.id.clone(),
                 format_started(s.started_ms),
                 s.status.clone(),
@@ -360,30 +344,7 @@ fn table(sessions: &[SessionSummary]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &[&str]| {
-        let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                let _ = write!(text, "{cell:<w$}  ");
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&header);
-    for row in &rows {
-        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        line(&cells);
-    }
+    let mut out = crate::inspect::table(&header, &rows);
     out.push_str(
         "Tokens and cost count runs that finished; cost is an estimate from list prices.\n",
     );

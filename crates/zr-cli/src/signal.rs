@@ -34,7 +34,7 @@ impl Stop {
     /// process the signal killed.
     pub(crate) fn exit_code(self) -> u8 {
         match self {
-            Self::Interrupt => 130,
+            Self::Interrupt => crate::error::EXIT_INTERRUPTED,
             Self::Terminate => 143,
             Self::Hangup => 129,
         }

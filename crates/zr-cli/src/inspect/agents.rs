@@ -5,9 +5,7 @@ use serde_json::{Value, json};
 use zr_caps::{AgentDefinition, AgentType, Isolation, ModelChoice};
 use zr_skills::{AgentSource, AgentTypeEntry};
 
-use super::{
-    broken, diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
-};
+use super::{diagnostic_json, json_text, print_diagnostics, shown_path, summary, table};
 use crate::cli::{AgentsArgs, Format, ShowCommand};
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
@@ -35,7 +33,7 @@ fn source(entry: &AgentTypeEntry, project: &Project) -> String {
     match &entry.source {
         AgentSource::Builtin => "built-in".to_owned(),
         AgentSource::File { path, scope } => {
-            format!("{} {}", scope_name(*scope), shown_path(path, &project.root))
+            format!("{scope} {}", shown_path(path, &project.root))
         }
     }
 }
@@ -44,7 +42,7 @@ fn source_json(entry: &AgentTypeEntry, project: &Project) -> Value {
     match &entry.source {
         AgentSource::Builtin => json!({"kind": "built-in", "path": null}),
         AgentSource::File { path, scope } => {
-            json!({"kind": scope_name(*scope), "path": shown_path(path, &project.root)})
+            json!({"kind": scope.to_string(), "path": shown_path(path, &project.root)})
         }
     }
 }
@@ -226,28 +224,12 @@ fn not_found(project: &Project, name: &str) -> CliError {
         .iter()
         .map(|e| e.definition.name.to_string())
         .collect();
-    let broken = broken(project.agents.diagnostics(), name);
-    if broken.is_empty() {
-        return CliError::usage(
-            format!("no agent type '{name}'"),
-            format!(
-                "agent types: {}; add one as .zr/agents/{name}.md",
-                names.join(", ")
-            ),
-        );
-    }
-    let lines: Vec<String> = broken
-        .iter()
-        .map(|d| format!("  {}", d.display_relative(&project.root)))
-        .collect();
-    CliError::usage(
-        format!(
-            "agent type '{name}' did not load, its file is broken:\n{}",
-            lines.join("\n")
-        ),
-        format!(
-            "fix the file as the lines above say; loaded agent types: {}",
-            names.join(", ")
-        ),
+    super::not_found(
+        project,
+        "agent type",
+        name,
+        &names,
+        project.agents.diagnostics(),
+        &format!(".zr/agents/{name}.md"),
     )
 }

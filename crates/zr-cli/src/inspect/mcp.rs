@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, AgentOptions, merge_root};
 use zr_mcp::{HubOptions, McpHub, ServerConfig, TransportConfig};
 use zr_resolve::{ResolveInput, Role, default_builtins, resolve};
-use zr_types::ToolDefinition;
+use zr_types::{ToolDefinition, error_chain};
 
 use super::{json_text, table};
 use crate::cli::Format;
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::{MCP_FILE, Project};
-use crate::session::{error_chain, policy};
+use crate::session::policy;
 
 /// How long one server may take to start, answer the handshake and list
 /// its tools.

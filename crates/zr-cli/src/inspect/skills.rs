@@ -5,9 +5,7 @@ use serde_json::{Value, json};
 use zr_skills::Skill;
 use zr_types::SkillBody;
 
-use super::{
-    broken, diagnostic_json, json_text, print_diagnostics, scope_name, shown_path, summary, table,
-};
+use super::{diagnostic_json, json_text, print_diagnostics, shown_path, summary, table};
 use crate::cli::{Format, ShowCommand, SkillsArgs};
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
@@ -40,7 +38,7 @@ fn list(project: &Project, format: Format) -> String {
                 .map(|s| {
                     vec![
                         s.name().to_string(),
-                        scope_name(s.root.scope),
+                        s.root.scope.to_string(),
                         shown_path(s.folder(), &project.root),
                         summary(&s.definition.description, 60),
                     ]
@@ -66,7 +64,7 @@ fn fields(project: &Project, s: &Skill) -> Value {
     json!({
         "name": s.name().to_string(),
         "description": s.definition.description,
-        "source": scope_name(s.root.scope),
+        "source": s.root.scope.to_string(),
         "folder": shown_path(s.folder(), &project.root),
         "file": shown_path(s.file(), &project.root),
         "allowed_tools": s.definition.allowed_tools,
@@ -123,7 +121,7 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
             out.push_str(&format!(
                 "  source: {} ({})\n",
                 shown_path(&skill.root.path, &project.root),
-                scope_name(skill.root.scope)
+                skill.root.scope
             ));
             out.push_str(&format!(
                 "  file: {}\n",
@@ -174,27 +172,12 @@ fn not_found(project: &Project, name: &str) -> CliError {
         .iter()
         .map(|s| s.name().to_string())
         .collect();
-    let names = if names.is_empty() {
-        "none".to_owned()
-    } else {
-        names.join(", ")
-    };
-    let broken = broken(project.skills_view.diagnostics(), name);
-    if broken.is_empty() {
-        return CliError::usage(
-            format!("no skill '{name}'"),
-            format!("skills: {names}; add one as .zr/skills/{name}/SKILL.md"),
-        );
-    }
-    let lines: Vec<String> = broken
-        .iter()
-        .map(|d| format!("  {}", d.display_relative(&project.root)))
-        .collect();
-    CliError::usage(
-        format!(
-            "skill '{name}' did not load, its file is broken:\n{}",
-            lines.join("\n")
-        ),
-        format!("fix the file as the lines above say; loaded skills: {names}"),
+    super::not_found(
+        project,
+        "skill",
+        name,
+        &names,
+        project.skills_view.diagnostics(),
+        &format!(".zr/skills/{name}/SKILL.md"),
     )
 }

@@ -12,7 +12,7 @@
 //! - `at_ms`: milliseconds since the run started.
 //! - `agent`: the agent's id, its path in the tree: `root`,
 //!   `root.0001-explore`, `root.0001-explore.0001-worker`.
-//! - `agent_type`: `root`, `fork` or the subagent type's name.
+//! - `agent_type`: `root`, `fork` or the agent type's name (`zr agents`).
 //!
 //! | `type` | fields |
 //! | --- | --- |
@@ -98,13 +98,9 @@ pub(crate) fn line(fields: &[(&str, Value)]) -> String {
     text
 }
 
+/// A usage object, as `zr sessions --format json` writes it too.
 fn usage(u: &Usage) -> Value {
-    json!({
-        "input_tokens": u.input_tokens,
-        "output_tokens": u.output_tokens,
-        "cache_read_input_tokens": u.cache_read_input_tokens,
-        "cache_creation_input_tokens": u.cache_creation_input_tokens,
-    })
+    json!(u)
 }
 
 fn millis(d: std::time::Duration) -> Value {

@@ -154,11 +154,7 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
 
     fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>) {
         if let Some(r) = result {
-            let u = &r.total_usage;
-            let tokens = u.input_tokens
-                + u.output_tokens
-                + u.cache_read_input_tokens
-                + u.cache_creation_input_tokens;
+            let tokens = r.total_usage.total();
             let subagents = match self.subagents {
                 1 => "1 subagent".to_owned(),
                 n => format!("{n} subagents"),
@@ -259,12 +255,17 @@ fn short(value: &Value) -> String {
     one_line(&text, MAX_VALUE)
 }
 
+/// `text` with each control character (newline, tab, escape) as a
+/// space.
+pub(crate) fn flat(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// `text` on one line, cut to `max` characters.
 pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let flat = flat(text);
     if flat.chars().count() <= max {
         flat
     } else {

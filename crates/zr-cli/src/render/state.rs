@@ -33,7 +33,9 @@ pub(crate) struct AgentRow {
     pub(crate) tool: Option<String>,
     /// Model requests finished.
     pub(crate) turns: u32,
-    /// Tokens used (input, output and cache).
+    /// Tokens used: [`Usage::total`](zr_types::Usage::total), cache
+    /// reads and writes included (what "tokens" means in every renderer
+    /// and in `zr sessions`).
     pub(crate) tokens: u64,
     /// When it started (since the run started).
     pub(crate) started: Duration,
@@ -78,10 +80,7 @@ impl AgentTable {
             EventKind::SubagentRunning => row.phase = Phase::Running,
             EventKind::TurnFinished { turn, .. } => row.turns = *turn,
             EventKind::Usage { agent, .. } => {
-                row.tokens = agent.input_tokens
-                    + agent.output_tokens
-                    + agent.cache_read_input_tokens
-                    + agent.cache_creation_input_tokens;
+                row.tokens = agent.total();
             }
             EventKind::ToolCallStarted { tool, .. } => row.tool = Some(tool.clone()),
             EventKind::ToolCallFinished { .. } | EventKind::ToolFailed { .. } => row.tool = None,

@@ -9,6 +9,10 @@
 //! height, so that moving up `n` lines lands exactly on the first one. The
 //! cursor is hidden while the tree is up and shown again by
 //! [`Renderer::finish`] (or when the renderer is dropped).
+//!
+//! Log lines (`tracing` warnings of the engine, the servers, ...) would
+//! break that count: while the tree is up they are held
+//! ([`super::held_logs`]) and each draw writes them above the tree.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -18,6 +22,10 @@ use unicode_width::UnicodeWidthChar as _;
 use zr_engine::{Event, EventKind, QueryResult, TaskStatus};
 use zr_types::{SessionId, Usage};
 
+use super::held_logs::{LOGS, LogHold};
+// Text from a model or a server goes through `flat`: no control
+// character moves the cursor.
+use super::plain::flat;
 use super::state::{AgentRow, Phase};
 use super::{AgentTable, Renderer};
 
@@ -110,6 +118,9 @@ pub(crate) struct TreeRenderer<W: Write> {
     dirty: bool,
     cursor_hidden: bool,
     finished: bool,
+    /// The log lines this tree holds and writes above itself (`None`:
+    /// tests that do not hold the log).
+    logs: Option<&'static LogHold>,
 }
 
 impl<W: Write> TreeRenderer<W> {
@@ -117,7 +128,15 @@ impl<W: Write> TreeRenderer<W> {
     /// standard error; colours unless `NO_COLOR` is set.
     pub(crate) fn new(out: W) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Self::build(out, Size::Stderr, Clock::Wall(None), !no_color)
+        Self::build(out, Size::Stderr, Clock::Wall(None), !no_color).holding(&LOGS)
+    }
+
+    /// Holds the log lines written to `logs` and writes them above the
+    /// tree, until [`Renderer::finish`] (or the drop).
+    fn holding(mut self, logs: &'static LogHold) -> Self {
+        logs.hold();
+        self.logs = Some(logs);
+        self
     }
 
     /// Draws on `out` as on a terminal of `width` x `height`, times taken
@@ -141,7 +160,19 @@ impl<W: Write> TreeRenderer<W> {
             dirty: false,
             cursor_hidden: false,
             finished: false,
+            logs: None,
         }
+    }
+
+    /// As [`TreeRenderer::fixed`], holding the log lines of `logs`.
+    #[cfg(test)]
+    pub(crate) fn fixed_holding(
+        out: W,
+        width: usize,
+        height: usize,
+        logs: &'static LogHold,
+    ) -> Self {
+        Self::fixed(out, width, height, false).holding(logs)
     }
 
     /// The writer (tests read what was drawn).
@@ -255,7 +286,7 @@ impl<W: Write> TreeRenderer<W> {
         let room = width.saturating_sub(1 + label.len());
         Some(vec![
             (Style::Dim, label.to_owned()),
-            (Style::Plain, tail_to_width(&clean(text), room)),
+            (Style::Plain, tail_to_width(&flat(text), room)),
         ])
     }
 
@@ -269,6 +300,7 @@ impl<W: Write> TreeRenderer<W> {
             self.cursor_hidden = true;
         }
         self.erase_into(&mut buf);
+        self.held_logs_into(&mut buf, false);
         for line in &lines {
             buf.push_str(&paint(line, width, self.color));
             buf.push_str("\r\n");
@@ -285,6 +317,16 @@ impl<W: Write> TreeRenderer<W> {
             let _ = write!(buf, "\x1b[{}A", self.drawn);
         }
         buf.push_str(CLEAR_BELOW);
+    }
+
+    /// Appends the log lines held since the last draw (all of them and
+    /// the end of the hold when `release`).
+    fn held_logs_into(&self, buf: &mut String, release: bool) {
+        if let Some(logs) = self.logs {
+            let held = if release { logs.release() } else { logs.take() };
+            // Each line back to the first column, as the tree's own lines.
+            buf.push_str(&String::from_utf8_lossy(&held).replace('\n', "\r\n"));
+        }
     }
 
     fn write(&mut self, text: &str) {
@@ -308,7 +350,7 @@ impl<W: Write> TreeRenderer<W> {
         let mut tokens = 0_u64;
         for (id, row) in self.table.rows() {
             agents += 1;
-            tokens += row.tokens;
+            tokens = tokens.saturating_add(row.tokens);
             if id == "root" {
                 // The result counts the root's turns too (the events may
                 // not have told all of them).
@@ -319,11 +361,11 @@ impl<W: Write> TreeRenderer<W> {
             }
         }
         if let Some(total) = result.map(|r| &r.total_usage).or(self.total.as_ref()) {
-            tokens = usage_tokens(total);
+            tokens = total.total();
         }
         let (status, style) = match (result, error) {
             (Some(r), _) => (r.status.as_str().to_owned(), status_style(r.status)),
-            (None, Some(e)) => (format!("error: {}", clean(e)), Style::Red),
+            (None, Some(e)) => (format!("error: {}", flat(e)), Style::Red),
             (None, None) => ("ended".to_owned(), Style::Plain),
         };
         lines.push(vec![
@@ -372,7 +414,8 @@ impl<W: Write + Send> Renderer for TreeRenderer<W> {
             .table
             .rows()
             .any(|(_, r)| !matches!(r.phase, Phase::Done(_)));
-        if self.dirty || (running && self.drawn > 0) {
+        let logs = self.logs.is_some_and(LogHold::pending);
+        if self.dirty || logs || (running && self.drawn > 0) {
             self.draw();
         }
     }
@@ -380,6 +423,7 @@ impl<W: Write + Send> Renderer for TreeRenderer<W> {
     fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>) {
         let mut buf = String::new();
         self.erase_into(&mut buf);
+        self.held_logs_into(&mut buf, true);
         self.drawn = 0;
         for line in self.summary(session, result, error) {
             buf.push_str(&line);
@@ -394,8 +438,13 @@ impl<W: Write + Send> Renderer for TreeRenderer<W> {
 
 impl<W: Write> Drop for TreeRenderer<W> {
     fn drop(&mut self) {
+        let mut buf = String::new();
+        self.held_logs_into(&mut buf, true);
         if self.cursor_hidden {
-            let _ = self.out.write_all(SHOW_CURSOR.as_bytes());
+            buf.push_str(SHOW_CURSOR);
+        }
+        if !buf.is_empty() {
+            let _ = self.out.write_all(buf.as_bytes());
             let _ = self.out.flush();
         }
     }
@@ -405,11 +454,7 @@ impl<W: Write> Drop for TreeRenderer<W> {
 fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
     let depth = id.matches('.').count();
     let mut line: Line = vec![(Style::Plain, "  ".repeat(depth))];
-    let (glyph, status, style) = match &row.phase {
-        Phase::Queued => ("·", "queued".to_owned(), Style::Yellow),
-        Phase::Running => ("▸", "running".to_owned(), Style::Cyan),
-        Phase::Done(s) => (done_glyph(*s), s.as_str().to_owned(), status_style(*s)),
-    };
+    let (glyph, status, style) = look(&row.phase, false);
     line.push((style, format!("{glyph} ")));
     line.push((Style::Bold, row.agent_type.clone()));
     if row.background {
@@ -419,7 +464,7 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
     line.push((style, status));
     if let Some(tool) = &row.tool {
         line.push((Style::Plain, " ".to_owned()));
-        line.push((Style::Bold, clean(tool)));
+        line.push((Style::Bold, flat(tool)));
     }
     let time = if row.phase == Phase::Queued {
         String::new()
@@ -436,7 +481,7 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
     ));
     if !row.description.is_empty() {
         line.push((Style::Plain, "  ".to_owned()));
-        line.push((Style::Plain, clean(&row.description)));
+        line.push((Style::Plain, flat(&row.description)));
     }
     if matches!(row.phase, Phase::Done(_)) {
         // A finished agent: one dim line.
@@ -451,12 +496,7 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
 /// result, so agents that had not ended were stopped with it.
 fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line {
     let depth = id.matches('.').count().saturating_sub(1);
-    let (glyph, status, style) = match &row.phase {
-        Phase::Queued | Phase::Running if stopped => ("✗", "stopped".to_owned(), Style::Yellow),
-        Phase::Queued => ("·", "queued".to_owned(), Style::Yellow),
-        Phase::Running => ("▸", "running".to_owned(), Style::Cyan),
-        Phase::Done(s) => (done_glyph(*s), s.as_str().to_owned(), status_style(*s)),
-    };
+    let (glyph, status, style) = look(&row.phase, stopped);
     let mut line: Line = vec![
         (Style::Plain, "  ".repeat(depth)),
         (style, format!("{glyph} ")),
@@ -466,7 +506,7 @@ fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line 
         line.push((Style::Plain, " [bg]".to_owned()));
     }
     if !row.description.is_empty() {
-        line.push((Style::Plain, format!("  {}", clean(&row.description))));
+        line.push((Style::Plain, format!("  {}", flat(&row.description))));
     }
     line.push((Style::Plain, "  ".to_owned()));
     line.push((style, status));
@@ -480,6 +520,17 @@ fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line 
         ),
     ));
     line
+}
+
+/// An agent's glyph, status word and style; `stopped`: the run ended
+/// without a result, so an agent that had not ended was stopped.
+fn look(phase: &Phase, stopped: bool) -> (&'static str, String, Style) {
+    match phase {
+        Phase::Queued | Phase::Running if stopped => ("✗", "stopped".to_owned(), Style::Yellow),
+        Phase::Queued => ("·", "queued".to_owned(), Style::Yellow),
+        Phase::Running => ("▸", "running".to_owned(), Style::Cyan),
+        Phase::Done(s) => (done_glyph(*s), s.as_str().to_owned(), status_style(*s)),
+    }
 }
 
 fn done_glyph(status: TaskStatus) -> &'static str {
@@ -524,10 +575,6 @@ fn tokens_text(n: u64) -> String {
     }
 }
 
-fn usage_tokens(u: &Usage) -> u64 {
-    u.input_tokens + u.output_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
-}
-
 /// `1 turn`, `2 turns`.
 fn count(n: u64, what: &str) -> String {
     if n == 1 {
@@ -539,14 +586,6 @@ fn count(n: u64, what: &str) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// `text` with control characters (newlines, escapes) as spaces: nothing
-/// from a model or a server moves the cursor.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// Appends `text` to `buf`, keeping its last [`TEXT_TAIL`] characters.

@@ -74,14 +74,11 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
         }
     };
     if agent.is_none() && args.prompt.is_none() {
-        let (listed, _) = sessions::list(&sessions::sessions_dir(root), root);
-        if let Some(status) = listed
-            .iter()
-            .find(|s| s.id == id.as_str())
-            .map(|s| s.status.as_str())
-            .filter(|s| *s != "interrupted")
-        {
-            return Err(nothing_to_continue(&id, status));
+        // Only this session's transcripts are read (warnings about them
+        // are for `zr sessions`).
+        let status = sessions::summarise(id.as_str(), &folder, root, &mut Vec::new()).status;
+        if status != "interrupted" {
+            return Err(nothing_to_continue(&id, &status));
         }
     }
     Ok(Target { id, agent })

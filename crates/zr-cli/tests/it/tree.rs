@@ -302,3 +302,43 @@ fn a_dumb_terminal_gets_plain_lines() {
         "{screen}"
     );
 }
+
+/// A log line while the tree is up (here the engine's warning about a tool
+/// that could not be carried out) is written above the tree: it stays on
+/// the screen and the tree's redraws leave no stale line behind.
+#[test]
+fn a_warning_while_the_tree_is_up_stays_above_it() {
+    let project = TempProject::new();
+    project.write(
+        "script.json",
+        r#"{"agents": {"root": [{"turns": [
+          {"delay_ms": 400, "tool_calls": [{"name": "FindTool", "input": {"query": "select:CronList"}}]},
+          {"delay_ms": 400, "tool_calls": [{"name": "CronList", "input": {}}]},
+          {"delay_ms": 600, "text": "All done."}]}]}}"#,
+    );
+    project.write("zr.toml", "[permissions]\nallow = [\"CronList\"]\n");
+    // A folder where the cron store's file belongs: CronList cannot read it.
+    std::fs::create_dir_all(project.path().join(".zr/cron.json")).unwrap();
+    let mut term = Terminal::spawn(&project, &["run", "--script", "script.json", "go"]);
+    assert_eq!(term.wait().code(), Some(0));
+    let (rows, _) = term.rows();
+    let screen = rows.join("\n");
+    let warnings = rows
+        .iter()
+        .filter(|r| r.contains("WARN tool call could not be carried out tool=CronList"))
+        .count();
+    assert_eq!(warnings, 1, "the warning, once:\n{screen}");
+    assert!(
+        !rows.iter().any(|r| r.starts_with("▸ root")),
+        "no stale tree line:\n{screen}"
+    );
+    assert!(
+        rows.iter().any(|r| r.starts_with("total completed")),
+        "{screen}"
+    );
+    assert_eq!(
+        rows.last().map(String::as_str),
+        Some("All done."),
+        "{screen}"
+    );
+}

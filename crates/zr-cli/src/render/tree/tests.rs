@@ -391,3 +391,36 @@ fn tokens_read_short() {
     assert_eq!(tokens_text(12_345), "12.3k tok");
     assert_eq!(tokens_text(2_500_000), "2.5M tok");
 }
+
+/// A log line written while the tree is up lands above the tree at the
+/// next draw, and the tree stays whole below it (it is not drawn over).
+#[test]
+fn log_lines_are_written_above_the_tree() {
+    static LOGS: crate::render::held_logs::LogHold = crate::render::held_logs::LogHold::new();
+    let mut tree = TreeRenderer::fixed_holding(Vec::new(), 100, 20, &LOGS);
+    drive(&mut tree, &running_events());
+    assert!(
+        LOGS.keep(b"WARN request failed\n"),
+        "the tree holds the log"
+    );
+    assert!(LOGS.pending());
+    tree.tick();
+    assert!(!LOGS.pending(), "the draw wrote it");
+    let drawn = rows(&screen(tree.out(), 20, 100));
+    assert_eq!(drawn.len(), 5, "{drawn:#?}");
+    assert_eq!(drawn[0], "WARN request failed");
+    assert!(drawn[1].starts_with("▸ root  running"), "{drawn:#?}");
+    // Held after the last draw: written before the summary, then the log
+    // is no longer held.
+    assert!(LOGS.keep(b"WARN second\n"));
+    tree.finish(&session(), None, Some("interrupted"));
+    assert!(!LOGS.keep(b"not held\n"), "finish ends the hold");
+    let done = rows(&screen(tree.out(), 20, 100));
+    assert_eq!(done[0], "WARN request failed");
+    assert_eq!(done[1], "WARN second");
+    assert!(
+        done[2].contains("explore  look at the files  stopped"),
+        "{done:#?}"
+    );
+    assert!(!done.iter().any(|r| r.starts_with("▸ root")), "{done:#?}");
+}
