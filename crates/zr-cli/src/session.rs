@@ -71,6 +71,9 @@ impl Workspace {
         provider: Arc<dyn ModelProvider>,
         model: String,
     ) -> Result<Self, CliError> {
+        // zr.toml's values are checked before any server starts: a typo
+        // costs nothing (the same build runs again below with the tools).
+        root_config(project, &BTreeMap::new(), Vec::new())?;
         let hub = McpHub::new(project.mcp.clone(), HubOptions::new(&project.root));
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();

@@ -63,3 +63,32 @@ fn mcp_servers_start_at_once_and_a_hanging_one_is_left_out() {
         "the two servers were never alive at the same time"
     );
 }
+
+/// A value of zr.toml the engine refuses (here a bad tool pattern) stops
+/// the run before any MCP server starts.
+#[test]
+fn a_bad_setting_stops_the_run_before_any_server_starts() {
+    let project = TempProject::new();
+    project
+        .write(
+            "script.json",
+            r#"{"agents": {"root": [{"turns": [{"text": "ok"}]}]}}"#,
+        )
+        .write("server.sh", "touch started\nsleep 600\n")
+        .write(
+            ".mcp.json",
+            r#"{"mcpServers": {"s": {"command": "sh", "args": ["server.sh"]}}}"#,
+        )
+        .write("zr.toml", "[tools]\ndeny = [\"Bash(\"]\n");
+    let out = project.zr(&["run", "--script", "script.json", "hi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("zr.toml:2:1: tools.deny"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !project.path().join("started").exists(),
+        "the server was started"
+    );
+}
