@@ -1,0 +1,215 @@
+//! Defects a demanding user found by trying every command: each test
+//! failed before its fix.
+
+use crate::support::{TempProject, stderr, stdout};
+
+const OK_SCRIPT: &str = r#"{"agents": {"root": [{"turns": [{"text": "ok"}]}]}}"#;
+
+/// The sessions recorded in the project (none when the folder is absent).
+fn sessions(project: &TempProject) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(project.path().join(".zr/sessions")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = dir
+        .map(|e| {
+            e.expect("a folder entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.starts_with("s-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// An empty (or blank) prompt is a usage error: nothing runs, no session
+/// is written, no model is asked (a real API would refuse the request
+/// after the MCP servers were started, or bill an empty turn).
+#[test]
+fn an_empty_prompt_is_a_usage_error() {
+    let project = TempProject::new();
+    project.write("script.json", OK_SCRIPT);
+    for prompt in ["", "  \n\t "] {
+        let out = project.zr(&["run", "--script", "script.json", prompt]);
+        assert_eq!(out.status.code(), Some(2), "{prompt:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "");
+        assert_eq!(
+            stderr(&out),
+            "error: the prompt is empty\n  help: give the task in words: zr run \"PROMPT\"\n",
+            "{prompt:?}"
+        );
+    }
+    assert_eq!(sessions(&project), Vec::<String>::new());
+
+    // `zr resume SESSION ""` too (without a prompt it finishes an
+    // interrupted run; an empty one is a mistake).
+    let out = project.zr(&["run", "--script", "script.json", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let session = sessions(&project).pop().expect("one session");
+    let out = project.zr(&["resume", "--script", "script.json", &session, " "]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: the prompt is empty\n  help: give the task in words: zr resume {session} \"PROMPT\", or no prompt to finish an interrupted run\n"
+        )
+    );
+}
+
+/// `-C` naming a folder that does not exist is a mistake on the command
+/// line: exit 2 with what to do, as documented (it was exit 1, no help).
+#[test]
+fn a_missing_project_folder_is_a_usage_error() {
+    let project = TempProject::new();
+    for args in [
+        &["-C", "nowhere", "run", "hi"][..],
+        &["-C", "nowhere", "agents"][..],
+        &["-C", "nowhere", "sessions"][..],
+    ] {
+        let out = project.zr(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: --project {}: no such folder\n  help: pass an existing project folder, or create one with `zr -C nowhere init`\n",
+                project.path().join("nowhere").display()
+            ),
+            "{args:?}"
+        );
+    }
+}
+
+/// A background agent the root started is not dropped when the root
+/// answers: the run waits for it (its progress is shown, its work is done,
+/// its transcript is written), then exits. (Before, the process exited at
+/// once: no file, no transcript, no word of it.) The agent's model answers
+/// after 1 s, well after the root's answer, so that its tool call comes
+/// while zr waits.
+#[test]
+fn a_run_waits_for_its_background_agents() {
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "[permissions]\nallow = [\"Bash\"]\n")
+        .write(
+            "script.json",
+            r#"{"agents": {
+  "root": [{"turns": [
+    {"tool_calls": [{"name": "Task", "input": {"description": "slow job", "prompt": "write the file", "subagent_type": "general-purpose", "run_in_background": true}}]},
+    {"text": "started it"}]}],
+  "general-purpose": [{"turns": [
+    {"delay_ms": 1000, "tool_calls": [{"name": "Bash", "input": {"command": "echo done > bg.txt"}}]},
+    {"text": "wrote bg.txt"}]}]}}"#,
+        );
+    let out = project.zr(&["run", "--script", "script.json", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "started it\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("[root.0001-general-purpose] Bash echo done > bg.txt\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[root.0001-general-purpose] finished: completed, 2 turns"),
+        "{err}"
+    );
+    assert!(
+        err.contains("waiting for 1 background agent: root.0001-general-purpose (slow job)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("bg.txt")).expect("the agent's file"),
+        "done\n"
+    );
+    let session = sessions(&project).pop().expect("one session");
+    assert!(
+        project
+            .path()
+            .join(".zr/sessions")
+            .join(&session)
+            .join("root.0001-general-purpose.jsonl")
+            .is_file(),
+        "the background agent's transcript"
+    );
+}
+
+/// Ctrl-C while zr waits for a background agent: the root's answer is
+/// still printed, the agent's shell is killed, its transcript is kept, and
+/// the exit code is 130.
+#[test]
+fn ctrl_c_while_waiting_for_a_background_agent_keeps_the_answer() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let project = TempProject::new();
+    let marker = project.path().join("bg-started");
+    let script = serde_json::json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "Task", "input": {"description": "slow job", "prompt": "sleep", "subagent_type": "general-purpose", "run_in_background": true}}]},
+            {"text": "the root's answer"}]}],
+        "general-purpose": [{"turns": [
+            {"tool_calls": [{"name": "Bash", "input": {"command": format!("touch {m}; exec -a {m} sleep 600", m = marker.display()), "timeout": 600_000}}]},
+            {"text": "never reached"}]}]}});
+    project
+        .write("zr.toml", "[permissions]\nallow = [\"Bash\"]\n")
+        .write("script.json", &script.to_string());
+    let mut child = crate::support::zr_process()
+        .args(["run", "--script", "script.json", "go"])
+        .current_dir(project.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("zr starts");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the background agent never ran");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = i32::try_from(child.id()).expect("a pid");
+    kill(Pid::from_raw(pid), Signal::SIGINT).expect("SIGINT sent");
+    let status = child.wait().expect("zr ends");
+    let (mut out, mut err) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .expect("piped")
+        .read_to_string(&mut out)
+        .expect("stdout");
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert_eq!(out, "the root's answer\n", "{err}");
+    assert!(
+        err.contains("SIGINT: stopping the background agents and their processes"),
+        "{err}"
+    );
+    assert!(err.contains("interrupted; session s-"), "{err}");
+    // No `sleep 600` of this test is left (its argv[0] is the marker's
+    // path).
+    let needle = marker.display().to_string();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&needle))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+    let session = sessions(&project).pop().expect("one session");
+    assert!(
+        project
+            .path()
+            .join(".zr/sessions")
+            .join(&session)
+            .join("root.0001-general-purpose.jsonl")
+            .is_file(),
+        "the background agent's transcript"
+    );
+}
