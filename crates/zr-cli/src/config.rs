@@ -54,6 +54,7 @@ pub(crate) struct RootConfig {
     /// The root's system prompt.
     pub(crate) system_prompt: Option<String>,
     /// The root's turn limit.
+    #[serde(deserialize_with = "at_least_one")]
     pub(crate) max_turns: Option<u32>,
 }
 
@@ -64,8 +65,10 @@ pub(crate) struct SubagentsConfig {
     /// Whether the root may delegate at all.
     pub(crate) enabled: Option<bool>,
     /// Subagents of one call running at once.
+    #[serde(deserialize_with = "at_least_one")]
     pub(crate) max_concurrent: Option<usize>,
     /// Seconds one Task/MultiTask call may take, queueing included.
+    #[serde(deserialize_with = "at_least_one")]
     pub(crate) timeout_secs: Option<u64>,
     /// Seconds between progress summaries of background agents (0: off).
     pub(crate) progress_interval_secs: Option<u64>,
@@ -334,6 +337,21 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
 }
+
+/// A whole number of at least 1, for limits where 0 would stop every run
+/// before it starts (a turn limit, a concurrency, a time budget).
+fn at_least_one<'de, D, T>(de: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + PartialEq + From<u8>,
+{
+    let value = T::deserialize(de)?;
+    if value == T::from(0) {
+        return Err(serde::de::Error::custom("must be at least 1, found 0"));
+    }
+    Ok(Some(value))
+}
+
 
 #[cfg(test)]
 mod tests;

@@ -213,3 +213,40 @@ fn ctrl_c_while_waiting_for_a_background_agent_keeps_the_answer() {
         "the background agent's transcript"
     );
 }
+
+/// A turn limit or a concurrency of 0 is refused where it is written
+/// (before, `max_turns = 0` ran and failed with "no reply ... tools are
+/// disabled", and `max_concurrent = 0` was taken silently).
+#[test]
+fn zero_limits_are_refused_with_file_line_and_key() {
+    let project = TempProject::new();
+    project.write("script.json", OK_SCRIPT);
+    for (toml, place) in [
+        ("[agent]\nmax_turns = 0\n", "2:13: agent.max_turns"),
+        ("[subagents]\nmax_concurrent = 0\n", "2:18: subagents.max_concurrent"),
+        ("[subagents]\ntimeout_secs = 0\n", "2:16: subagents.timeout_secs"),
+    ] {
+        project.write("zr.toml", toml);
+        let out = project.zr(&["run", "--script", "script.json", "hi"]);
+        assert_eq!(out.status.code(), Some(2), "{toml}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: {}/zr.toml:{place}: must be at least 1, found 0\n  help: fix the value or remove the key to use its default; `zr init` in an empty folder writes a zr.toml showing every key with its default\n",
+                project.path().display()
+            ),
+            "{toml}"
+        );
+    }
+    assert_eq!(sessions(&project), Vec::<String>::new());
+
+    project.write("zr.toml", "");
+    let out = project.zr(&["run", "--script", "script.json", "--max-turns", "0", "hi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("error: invalid value '0' for '--max-turns <N>': "),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(sessions(&project), Vec::<String>::new());
+}
