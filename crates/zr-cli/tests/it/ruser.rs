@@ -223,8 +223,14 @@ fn zero_limits_are_refused_with_file_line_and_key() {
     project.write("script.json", OK_SCRIPT);
     for (toml, place) in [
         ("[agent]\nmax_turns = 0\n", "2:13: agent.max_turns"),
-        ("[subagents]\nmax_concurrent = 0\n", "2:18: subagents.max_concurrent"),
-        ("[subagents]\ntimeout_secs = 0\n", "2:16: subagents.timeout_secs"),
+        (
+            "[subagents]\nmax_concurrent = 0\n",
+            "2:18: subagents.max_concurrent",
+        ),
+        (
+            "[subagents]\ntimeout_secs = 0\n",
+            "2:16: subagents.timeout_secs",
+        ),
     ] {
         project.write("zr.toml", toml);
         let out = project.zr(&["run", "--script", "script.json", "hi"]);
@@ -249,4 +255,31 @@ fn zero_limits_are_refused_with_file_line_and_key() {
         stderr(&out)
     );
     assert_eq!(sessions(&project), Vec::<String>::new());
+}
+
+/// An HTTP MCP server that is not there: `zr mcp list` says so in its
+/// own words, without the MCP library's internal log line (`ERROR worker
+/// quit with fatal: Transport channel closed, when Client(reqwest::Error
+/// { ... })`) printed first.
+#[test]
+fn an_unreachable_http_server_has_no_raw_library_log_line() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        listener.local_addr().expect("its address").port()
+    };
+    let project = TempProject::new();
+    project.write(
+        ".mcp.json",
+        &format!(r#"{{"mcpServers": {{"web": {{"type": "http", "url": "http://127.0.0.1:{port}/mcp"}}}}}}"#),
+    );
+    let out = project.zr(&["mcp", "list"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "nothing but the listing");
+    let listing = stdout(&out);
+    assert!(
+        listing.starts_with(&format!(
+            "web: failed (http: http://127.0.0.1:{port}/mcp)\n"
+        )),
+        "{listing}"
+    );
 }
