@@ -352,6 +352,5 @@ where
     Ok(Some(value))
 }
 
-
 #[cfg(test)]
 mod tests;
