@@ -283,3 +283,31 @@ fn an_unreachable_http_server_has_no_raw_library_log_line() {
         "{listing}"
     );
 }
+
+/// A script file that is not there is a mistake on the command line (or
+/// in zr.toml): exit 2 with what to do, as for a script that does not
+/// parse (it was exit 1 with no help).
+#[test]
+fn a_missing_script_is_a_usage_error() {
+    let project = TempProject::new();
+    let out = project.zr(&["run", "--script", "nope.json", "hi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: cannot read script nope.json: No such file or directory (os error 2)\n  help: pass the path of a script file (relative to the current folder); see examples/research-team/script.json for the format\n"
+    );
+    project.write(
+        "zr.toml",
+        "[model]\nprovider = \"scripted\"\nscript = \"gone.json\"\n",
+    );
+    let out = project.zr(&["run", "hi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: cannot read script {}/gone.json: No such file or directory (os error 2)\n  help: fix `script` under [model] in zr.toml (relative to the project folder); see examples/research-team/script.json for the format\n",
+            project.path().display()
+        )
+    );
+    assert_eq!(sessions(&project), Vec::<String>::new());
+}
