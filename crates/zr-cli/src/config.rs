@@ -139,19 +139,13 @@ impl ZrConfig {
     ///
     /// # Errors
     ///
-    /// [`CliError::Io`] when the file cannot be read, [`CliError::Config`]
-    /// naming the line, column and key of a problem.
+    /// [`CliError::Config`] when the file cannot be read, or naming the
+    /// line, column and key of a problem.
     pub(crate) fn load(path: &Path) -> Result<Self, CliError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(source) => {
-                return Err(CliError::Io {
-                    action: "read",
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
+            Err(source) => return Err(unreadable(path, &source)),
         };
         Self::parse(path, &text)
     }
@@ -350,6 +344,19 @@ where
         return Err(serde::de::Error::custom("must be at least 1, found 0"));
     }
     Ok(Some(value))
+}
+
+/// A project file (`zr.toml`, `.mcp.json`) that exists but cannot be read:
+/// a project-file error (exit 2) naming it.
+pub(crate) fn unreadable(path: &Path, source: &std::io::Error) -> CliError {
+    CliError::Config {
+        path: path.to_path_buf(),
+        line: 0,
+        column: 0,
+        key: String::new(),
+        message: format!("cannot read it: {source}"),
+        help: "make it a readable file, or remove it to use the defaults".to_owned(),
+    }
 }
 
 #[cfg(test)]

@@ -12,11 +12,7 @@ const SHAPE: &str = "the file holds {\"mcpServers\": {\"NAME\": {\"command\": \"
 pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     match error {
-        zr_mcp::ConfigError::Read { path, source } => CliError::Io {
-            action: "read",
-            path,
-            source,
-        },
+        zr_mcp::ConfigError::Read { path, source } => crate::config::unreadable(&path, &source),
         zr_mcp::ConfigError::Json { source } => {
             let message = source.to_string();
             let message = message

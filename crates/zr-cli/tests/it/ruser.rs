@@ -311,3 +311,23 @@ fn a_missing_script_is_a_usage_error() {
     );
     assert_eq!(sessions(&project), Vec::<String>::new());
 }
+
+/// A project file that exists but cannot be read (here a folder where
+/// zr.toml belongs, which fails for root too) is a project-file error:
+/// exit 2, the file, and what to do (it was exit 1 with no help). An
+/// unreadable .mcp.json says the same (checked by hand: the tests may run
+/// as root, who reads every file).
+#[test]
+fn an_unreadable_project_file_is_a_project_file_error() {
+    let project = TempProject::new();
+    std::fs::create_dir(project.path().join("zr.toml")).expect("a folder");
+    let out = project.zr(&["agents"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}/zr.toml: cannot read it: Is a directory (os error 21)\n  help: make it a readable file, or remove it to use the defaults\n",
+            project.path().display()
+        )
+    );
+}
