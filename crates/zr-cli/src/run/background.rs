@@ -7,20 +7,29 @@ use std::io::Write as _;
 
 use futures_util::{FutureExt as _, StreamExt as _};
 use zr_engine::{Agent, BackgroundEvents, Event};
+use zr_types::AgentId;
 
 use crate::render::{self, Renderer};
 use crate::signal::{Signals, Stop};
 
 /// The events of the session's background agents, followed from the
 /// start of the query: while the query runs they also come through its
-/// stream (in the same order), so those already seen there are dropped;
+/// stream (in the same order), so the copies seen there are dropped here;
 /// what is left once the query ended is new.
 #[derive(Debug)]
 pub(super) struct Follow {
     events: BackgroundEvents,
-    /// Received here, not yet seen in the query's stream.
+    /// Received here, not (yet) seen in the query's stream.
     pending: VecDeque<Event>,
+    /// Subagent events seen in the query's stream whose copy has not come
+    /// here (yet): the stream may deliver an event before the router has
+    /// handed it to this subscriber. At most [`UNMATCHED`] of them; most
+    /// are events of foreground subagents, which never come here.
+    unmatched: VecDeque<Event>,
 }
+
+/// How many subagent events of the query's stream [`Follow`] remembers.
+const UNMATCHED: usize = 256;
 
 impl Follow {
     /// Subscribes to `agent`'s background events.
@@ -28,22 +37,33 @@ impl Follow {
         Self {
             events: agent.background_events(),
             pending: VecDeque::new(),
+            unmatched: VecDeque::new(),
         }
     }
 
-    /// `event` came through the query's stream: its copy here (and any
-    /// earlier ones, which the stream also carried) are forgotten.
+    /// `event` came through the query's stream: its copy here is
+    /// forgotten, now or when it arrives.
     pub(super) fn seen(&mut self, event: &Event) {
         self.receive();
         if let Some(i) = self.pending.iter().position(|e| e == event) {
             self.pending.drain(..=i);
+        } else if event.agent != AgentId::root() {
+            if self.unmatched.len() == UNMATCHED {
+                self.unmatched.pop_front();
+            }
+            self.unmatched.push_back(event.clone());
         }
     }
 
-    /// Moves what arrived so far into `pending`.
+    /// Takes what arrived so far: copies of events seen in the query's
+    /// stream are dropped, the others wait in `pending`.
     fn receive(&mut self) {
         while let Some(Some(event)) = self.events.next().now_or_never() {
-            self.pending.push_back(event);
+            match self.unmatched.iter().position(|e| *e == event) {
+                // The events before it were of foreground agents.
+                Some(i) => drop(self.unmatched.drain(..=i)),
+                None => self.pending.push_back(event),
+            }
         }
     }
 }

@@ -331,3 +331,46 @@ fn an_unreadable_project_file_is_a_project_file_error() {
         )
     );
 }
+
+/// A background agent that finishes while the root still works: each of
+/// its lines is shown once (its events come through the query's stream
+/// and through zr's subscription to background events; the copies are
+/// matched, whichever comes first).
+#[test]
+fn a_background_agent_that_ends_during_the_query_is_shown_once() {
+    let project = TempProject::new();
+    project.write("notes.txt", "hello\n").write(
+        "script.json",
+        r#"{"agents": {
+  "root": [{"turns": [
+    {"tool_calls": [{"name": "Task", "input": {"description": "bg1", "prompt": "quick", "subagent_type": "explore", "run_in_background": true}}]},
+    {"delay_ms": 300, "tool_calls": [{"name": "Read", "input": {"file_path": "notes.txt"}}]},
+    {"delay_ms": 300, "text": "root end"}]}],
+  "explore": [{"turns": [
+    {"tool_calls": [{"name": "Read", "input": {"file_path": "notes.txt"}}]},
+    {"text": "bg1 done"}]}]}}"#,
+    );
+    // A few runs: the order in which the two copies arrive varies.
+    for _ in 0..5 {
+        let out = project.zr(&["run", "--script", "script.json", "go"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "root end\n");
+        let err = stderr(&out);
+        // The token count depends on the temporary path's length.
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("[root.0001-explore]"))
+            .map(|l| l.split(" turns, ").next().unwrap_or(l))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "[root.0001-explore] started in the background (explore): bg1",
+                "[root.0001-explore] Read notes.txt",
+                "[root.0001-explore] finished: completed, 2",
+            ],
+            "{err}"
+        );
+        assert!(!err.contains("waiting for"), "{err}");
+    }
+}
