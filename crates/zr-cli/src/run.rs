@@ -152,7 +152,7 @@ async fn drive(
         tokio::select! {
             () = async {
                 query.cancel().await;
-                background::stop_all(agent).await;
+                let _ = background::stop_all(agent).await;
             } => {}
             again = signals.recv() => {
                 say(&format!("{}: not waiting for the agents to stop; killing their processes", again.name()));
@@ -167,13 +167,14 @@ async fn drive(
         Ok(result) => {
             // The root answered; its background agents may still work.
             let late = background::wait(follow, agent, renderer, signals, announce).await;
+            let mut stopped = Vec::new();
             if let Some(stop) = late {
                 say(&format!(
                     "{}: stopping the background agents and their processes (again to stop at once)",
                     stop.name()
                 ));
                 tokio::select! {
-                    () = background::stop_all(agent) => {}
+                    ids = background::stop_all(agent) => stopped = ids,
                     again = signals.recv() => {
                         say(&format!("{}: not waiting for the agents to stop; killing their processes", again.name()));
                     }
@@ -185,9 +186,21 @@ async fn drive(
             }
             match late {
                 Some(stop) => {
-                    say(&format!(
-                        "interrupted; session {session} is saved. To continue it: zr resume {session}"
-                    ));
+                    // The root finished: what can go on is a stopped agent.
+                    let ids: Vec<String> = stopped.iter().map(ToString::to_string).collect();
+                    let hint = match ids.as_slice() {
+                        [one] => format!(
+                            "To continue its background agent: zr resume {session} --agent {one}"
+                        ),
+                        [] => format!(
+                            "To continue a background agent: zr resume {session} --agent ID"
+                        ),
+                        many => format!(
+                            "To continue a background agent: zr resume {session} --agent ID (one of {})",
+                            many.join(", ")
+                        ),
+                    };
+                    say(&format!("interrupted; session {session} is saved. {hint}"));
                     Err(stop.into())
                 }
                 None => Ok(exit_code(&result)),

@@ -125,13 +125,15 @@ pub(super) async fn wait(
 }
 
 /// Stops every background agent that still runs and waits until their
-/// processes are gone.
-pub(super) async fn stop_all(agent: &Agent) {
+/// processes are gone; returns their ids.
+pub(super) async fn stop_all(agent: &Agent) -> Vec<AgentId> {
+    let mut stopped = Vec::new();
     for running in agent.background_agents() {
-        if running.is_running() {
-            agent.stop_background(&running.id).await;
+        if running.is_running() && agent.stop_background(&running.id).await {
+            stopped.push(running.id);
         }
     }
+    stopped
 }
 
 fn say(text: &str) {

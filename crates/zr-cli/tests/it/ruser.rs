@@ -191,7 +191,6 @@ fn ctrl_c_while_waiting_for_a_background_agent_keeps_the_answer() {
         err.contains("SIGINT: stopping the background agents and their processes"),
         "{err}"
     );
-    assert!(err.contains("interrupted; session s-"), "{err}");
     // No `sleep 600` of this test is left (its argv[0] is the marker's
     // path).
     let needle = marker.display().to_string();
@@ -203,6 +202,13 @@ fn ctrl_c_while_waiting_for_a_background_agent_keeps_the_answer() {
         .collect();
     assert_eq!(left, Vec::<String>::new());
     let session = sessions(&project).pop().expect("one session");
+    // The root finished: the hint names the agent that can go on.
+    assert!(
+        err.ends_with(&format!(
+            "interrupted; session {session} is saved. To continue its background agent: zr resume {session} --agent root.0001-general-purpose\n"
+        )),
+        "{err}"
+    );
     assert!(
         project
             .path()
