@@ -103,7 +103,7 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) output: OutputArgs,
     /// The root's turn limit (default: zr.toml's `[agent] max_turns`).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_turns: Option<u32>,
 }
 

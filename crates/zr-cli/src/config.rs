@@ -54,6 +54,7 @@ pub(crate) struct RootConfig {
     /// The root's system prompt.
     pub(crate) system_prompt: Option<String>,
     /// The root's turn limit.
+    #[serde(deserialize_with = "at_least_one")]
     pub(crate) max_turns: Option<u32>,
 }
 
@@ -64,8 +65,10 @@ pub(crate) struct SubagentsConfig {
     /// Whether the root may delegate at all.
     pub(crate) enabled: Option<bool>,
     /// Subagents of one call running at once.
+    #[serde(deserialize_with = "at_least_one")]
     pub(crate) max_concurrent: Option<usize>,
     /// Seconds one Task/MultiTask call may take, queueing included.
+    #[serde(deserialize_with = "at_least_one")]
     pub(crate) timeout_secs: Option<u64>,
     /// Seconds between progress summaries of background agents (0: off).
     pub(crate) progress_interval_secs: Option<u64>,
@@ -136,19 +139,13 @@ impl ZrConfig {
     ///
     /// # Errors
     ///
-    /// [`CliError::Io`] when the file cannot be read, [`CliError::Config`]
-    /// naming the line, column and key of a problem.
+    /// [`CliError::Config`] when the file cannot be read, or naming the
+    /// line, column and key of a problem.
     pub(crate) fn load(path: &Path) -> Result<Self, CliError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(source) => {
-                return Err(CliError::Io {
-                    action: "read",
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
+            Err(source) => return Err(unreadable(path, &source)),
         };
         Self::parse(path, &text)
     }
@@ -333,6 +330,33 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
+}
+
+/// A whole number of at least 1, for limits where 0 would stop every run
+/// before it starts (a turn limit, a concurrency, a time budget).
+fn at_least_one<'de, D, T>(de: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + PartialEq + From<u8>,
+{
+    let value = T::deserialize(de)?;
+    if value == T::from(0) {
+        return Err(serde::de::Error::custom("must be at least 1, found 0"));
+    }
+    Ok(Some(value))
+}
+
+/// A project file (`zr.toml`, `.mcp.json`) that exists but cannot be read:
+/// a project-file error (exit 2) naming it.
+pub(crate) fn unreadable(path: &Path, source: &std::io::Error) -> CliError {
+    CliError::Config {
+        path: path.to_path_buf(),
+        line: 0,
+        column: 0,
+        key: String::new(),
+        message: format!("cannot read it: {source}"),
+        help: "make it a readable file, or remove it to use the defaults".to_owned(),
+    }
 }
 
 #[cfg(test)]

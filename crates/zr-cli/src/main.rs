@@ -42,11 +42,14 @@ use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
 
 /// Logs go to standard error (above the live tree while it is drawn),
-/// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`); standard output carries
-/// only the command's result.
+/// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`);
+/// standard output carries only the command's result. By default the MCP
+/// library (`rmcp`) is silent: zr-mcp reports its failures as errors that
+/// say what to do, and its own lines are internal (`ERROR worker quit with
+/// fatal: ... reqwest::Error { ... }`).
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| render::held_logs::LogWriter)

@@ -11,11 +11,7 @@ const SHAPE: &str = "the file holds {\"mcpServers\": {\"NAME\": {\"command\": \"
 /// `error` of `McpConfig::load(path)` naming the file.
 pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {
     match error {
-        zr_mcp::ConfigError::Read { path, source } => CliError::Io {
-            action: "read",
-            path,
-            source,
-        },
+        zr_mcp::ConfigError::Read { path, source } => crate::config::unreadable(&path, &source),
         zr_mcp::ConfigError::Json { source } => {
             let message = source.to_string();
             let message = message

@@ -38,22 +38,32 @@ impl Project {
     ///
     /// # Errors
     ///
-    /// [`CliError::Io`] when the current folder is unknown, or `explicit`
-    /// is not a folder.
+    /// [`CliError::Usage`] when `explicit` does not exist or is not a
+    /// folder, [`CliError::Io`] when it or the current folder cannot be
+    /// read.
     pub(crate) fn locate(explicit: Option<&Path>) -> Result<PathBuf, CliError> {
         let cwd = std::env::current_dir().map_err(|source| CliError::Io {
             action: "read the current folder",
             path: PathBuf::from("."),
             source,
         })?;
-        if let Some(dir) = explicit {
-            let dir = cwd.join(dir);
+        if let Some(given) = explicit {
+            let dir = cwd.join(given);
             return match std::fs::metadata(&dir) {
                 Ok(m) if m.is_dir() => Ok(dir),
                 Ok(_) => Err(CliError::usage(
                     format!("--project {}: not a folder", dir.display()),
                     "pass the project's folder",
                 )),
+                Err(source) if source.kind() == std::io::ErrorKind::NotFound => {
+                    Err(CliError::usage(
+                        format!("--project {}: no such folder", dir.display()),
+                        format!(
+                            "pass an existing project folder, or create one with `zr -C {} init`",
+                            quoted(given)
+                        ),
+                    ))
+                }
                 Err(source) => Err(CliError::Io {
                     action: "open",
                     path: dir,
@@ -111,5 +121,15 @@ impl Project {
     /// `.zr/sessions`: one folder of JSONL transcripts per session.
     pub(crate) fn sessions_dir(&self) -> PathBuf {
         self.root.join(".zr").join("sessions")
+    }
+}
+
+/// A path as the user wrote it, quoted when it holds a space.
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text.contains(char::is_whitespace) {
+        format!("\"{text}\"")
+    } else {
+        text
     }
 }

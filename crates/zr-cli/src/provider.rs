@@ -75,10 +75,16 @@ pub(crate) fn choose(
                         "pass --script FILE, or set `script` under [model] in zr.toml",
                     )
                 })?;
-            let text = std::fs::read_to_string(&script).map_err(|source| CliError::Io {
-                action: "read script",
-                path: script.clone(),
-                source,
+            let text = std::fs::read_to_string(&script).map_err(|e| {
+                let fix = if args.script.is_some() {
+                    "pass the path of a script file (relative to the current folder)"
+                } else {
+                    "fix `script` under [model] in zr.toml (relative to the project folder)"
+                };
+                CliError::usage(
+                    format!("cannot read script {}: {e}", script.display()),
+                    format!("{fix}; see examples/research-team/script.json for the format"),
+                )
             })?;
             let provider = ScriptedProvider::from_json(&text).map_err(|e| {
                 CliError::usage(

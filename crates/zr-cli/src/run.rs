@@ -17,6 +17,7 @@ use crate::session::Workspace;
 use crate::sessions;
 use crate::signal::Signals;
 
+mod background;
 mod resume_checks;
 
 /// `zr run PROMPT`.
@@ -25,6 +26,9 @@ mod resume_checks;
 ///
 /// Any [`CliError`]; Ctrl-C is [`CliError::Interrupted`].
 pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
+    if args.prompt.trim().is_empty() {
+        return Err(empty_prompt("zr run \"PROMPT\""));
+    }
     let project = Project::load(root)?;
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
@@ -40,7 +44,8 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     };
     let query = agent.query(args.prompt.clone(), overrides);
     let mut renderer = render::choose(&args.output);
-    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals).await;
+    let announce = !args.output.json && !args.output.quiet;
+    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals, announce).await;
     drop(agent);
     drop(workspace);
     outcome
@@ -54,6 +59,12 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
 ///
 /// Any [`CliError`]; Ctrl-C is [`CliError::Interrupted`].
 pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliError> {
+    if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        return Err(empty_prompt(&format!(
+            "zr resume {} \"PROMPT\", or no prompt to finish an interrupted run",
+            args.session
+        )));
+    }
     let project = Project::load(root)?;
     warn_diagnostics(&project);
     let session = resume_checks::check(&project.root, args)?;
@@ -76,7 +87,8 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
         },
     };
     let mut renderer = render::choose(&args.output);
-    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals).await;
+    let announce = !args.output.json && !args.output.quiet;
+    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals, announce).await;
     drop(agent);
     drop(workspace);
     outcome
@@ -112,13 +124,18 @@ async fn drive(
     mut query: Query,
     renderer: &mut dyn Renderer,
     signals: &mut Signals,
+    announce: bool,
 ) -> Result<u8, CliError> {
     let session = agent.session_id().clone();
     let mut tick = tokio::time::interval(render::TICK);
+    let mut follow = background::Follow::new(agent);
     let stopped = loop {
         tokio::select! {
             event = query.next() => match event {
-                Some(event) => renderer.event(&event),
+                Some(event) => {
+                    follow.seen(&event);
+                    renderer.event(&event);
+                }
                 None => break None,
             },
             stop = signals.recv() => break Some(stop),
@@ -133,7 +150,10 @@ async fn drive(
             stop.name()
         ));
         tokio::select! {
-            () = query.cancel() => {}
+            () = async {
+                query.cancel().await;
+                let _ = background::stop_all(agent).await;
+            } => {}
             again = signals.recv() => {
                 say(&format!("{}: not waiting for the agents to stop; killing their processes", again.name()));
             }
@@ -145,11 +165,46 @@ async fn drive(
     }
     match query.finish().await {
         Ok(result) => {
+            // The root answered; its background agents may still work.
+            let late = background::wait(follow, agent, renderer, signals, announce).await;
+            let mut stopped = Vec::new();
+            if let Some(stop) = late {
+                say(&format!(
+                    "{}: stopping the background agents and their processes (again to stop at once)",
+                    stop.name()
+                ));
+                tokio::select! {
+                    ids = background::stop_all(agent) => stopped = ids,
+                    again = signals.recv() => {
+                        say(&format!("{}: not waiting for the agents to stop; killing their processes", again.name()));
+                    }
+                }
+            }
             renderer.finish(&session, Some(&result), None);
             if renderer.prints_answer() {
                 print_answer(&result);
             }
-            Ok(exit_code(&result))
+            match late {
+                Some(stop) => {
+                    // The root finished: what can go on is a stopped agent.
+                    let ids: Vec<String> = stopped.iter().map(ToString::to_string).collect();
+                    let hint = match ids.as_slice() {
+                        [one] => format!(
+                            "To continue its background agent: zr resume {session} --agent {one}"
+                        ),
+                        [] => format!(
+                            "To continue a background agent: zr resume {session} --agent ID"
+                        ),
+                        many => format!(
+                            "To continue a background agent: zr resume {session} --agent ID (one of {})",
+                            many.join(", ")
+                        ),
+                    };
+                    say(&format!("interrupted; session {session} is saved. {hint}"));
+                    Err(stop.into())
+                }
+                None => Ok(exit_code(&result)),
+            }
         }
         Err(e) => {
             let text = crate::session::error_chain(&e);
@@ -211,4 +266,13 @@ fn warn_servers(workspace: &Workspace) {
             "warning: MCP server '{server}' is left out, the run goes on without its tools: {error}\n  help: check its entry in .mcp.json (`zr mcp list`); the examples' servers are installed by `cargo xtask deps`"
         );
     }
+}
+
+/// An empty or blank prompt: nothing to ask (`example`: the command to
+/// type instead).
+fn empty_prompt(example: &str) -> CliError {
+    CliError::usage(
+        "the prompt is empty",
+        format!("give the task in words: {example}"),
+    )
 }

@@ -9,6 +9,7 @@ mod inspect;
 mod permissions;
 mod provider;
 mod run;
+mod ruser;
 mod scenario;
 mod sessions;
 mod signal;
