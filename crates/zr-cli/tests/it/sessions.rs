@@ -74,7 +74,7 @@ fn new_session(project: &TempProject, before: &[String]) -> String {
 fn interrupted_run(project: &TempProject) -> String {
     project.write("hanging.json", HANGING);
     let before = session_ids_or_none(project);
-    let child = spawn_zr(
+    let mut child = spawn_zr(
         project,
         &["run", "--script", "hanging.json", "wait forever"],
     );
@@ -102,6 +102,15 @@ fn interrupted_run(project: &TempProject) -> String {
         Signal::SIGINT,
     )
     .unwrap();
+    // Bounded: a zr that ignored Ctrl-C must fail the test, not hang it.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("zr did not exit after Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     id
