@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{deps_dir, repo, stderr, stdout, zr};
+use crate::support::{dep, deps_dir, repo, stderr, stdout, zr};
 
 /// The example's folder in the repository.
 const EXAMPLE: &str = "examples/research-team";
@@ -89,14 +89,7 @@ fn checkout() -> tempfile::TempDir {
 
 /// The filesystem server of `.mcp.json`, installed by `cargo xtask deps`.
 fn filesystem_server() -> PathBuf {
-    let path =
-        deps_dir().join("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
-        path.display()
-    );
-    path
+    dep("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 }
 
 /// The README's command (plus `extra` arguments) in `checkout`, with the

@@ -3,24 +3,12 @@
 //! server that cannot start, broken agent and skill files, unknown names.
 
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{TempProject, deps_dir, stderr, stdout};
-
-fn everything_js() -> PathBuf {
-    let path =
-        deps_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
-        path.display()
-    );
-    path
-}
+use crate::support::{TempProject, everything_js, stderr, stdout};
 
 /// A project with server-everything over stdio, a server whose command
 /// does not exist, a file agent type, a broken one, a skill and a broken
@@ -66,8 +54,7 @@ fn json(out: &std::process::Output) -> Value {
 #[test]
 fn agents_lists_builtin_and_file_types_and_reports_broken_files() {
     let p = project();
-    let out = p.zr(&["agents"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["agents"]);
     assert_eq!(stderr(&out), AGENT_DIAGNOSTIC);
     insta::assert_snapshot!(stdout(&out));
 }
@@ -75,8 +62,7 @@ fn agents_lists_builtin_and_file_types_and_reports_broken_files() {
 #[test]
 fn agents_json_has_every_type_and_the_diagnostics() {
     let p = project();
-    let out = p.zr(&["agents", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["agents", "--format", "json"]);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     let v = json(&out);
     let names: Vec<&str> = v["agents"]
@@ -117,13 +103,11 @@ fn agents_json_has_every_type_and_the_diagnostics() {
 #[test]
 fn agents_show_prints_the_whole_definition() {
     let p = project();
-    let out = p.zr(&["agents", "show", "scout"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["agents", "show", "scout"]);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     insta::assert_snapshot!(stdout(&out));
 
-    let out = p.zr(&["agents", "show", "scout", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["agents", "show", "scout", "--format", "json"]);
     let v = json(&out);
     assert_eq!(v["name"], "scout");
     assert_eq!(v["definition"]["prompt"], "You scout.");
@@ -155,29 +139,25 @@ fn agents_show_of_a_broken_or_unknown_type_exits_2_with_help() {
 #[test]
 fn skills_lists_and_shows_and_reports_broken_files() {
     let p = project();
-    let out = p.zr(&["skills"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["skills"]);
     assert_eq!(stderr(&out), SKILL_DIAGNOSTICS);
     assert_eq!(
         stdout(&out),
         "NAME   SOURCE   FOLDER            DESCRIPTION\nnotes  project  .zr/skills/notes  Writes notes.\n"
     );
 
-    let out = p.zr(&["skills", "show", "notes"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["skills", "show", "notes"]);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     insta::assert_snapshot!(stdout(&out));
 
-    let out = p.zr(&["skills", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["skills", "--format", "json"]);
     let v = json(&out);
     assert_eq!(v["skills"][0]["name"], "notes");
     assert_eq!(v["skills"][0]["metadata"]["owner"], "docs");
     assert_eq!(v["skills"].as_array().map(Vec::len), Some(1));
     assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(2));
 
-    let out = p.zr(&["skills", "show", "notes", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["skills", "show", "notes", "--format", "json"]);
     assert_eq!(json(&out)["body"], "# Notes\n\nWrite them down.\n");
 }
 
@@ -266,8 +246,7 @@ fn mcp_list_json_and_the_lazy_policy() {
             everything_js().display().to_string()
         ),
     );
-    let out = p.zr(&["mcp", "list", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["mcp", "list", "--format", "json"]);
     let v = json(&out);
     let server = &v["servers"][0];
     assert_eq!(server["status"], "connected");
@@ -283,8 +262,7 @@ fn mcp_list_json_and_the_lazy_policy() {
 
     // The default policy defers every MCP tool.
     p.write("zr.toml", "");
-    let out = p.zr(&["mcp", "list", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["mcp", "list", "--format", "json"]);
     let v = json(&out);
     let tools = v["servers"][0]["tools"].as_array().expect("tools").clone();
     assert!(!tools.is_empty());
@@ -295,8 +273,7 @@ fn mcp_list_json_and_the_lazy_policy() {
 fn mcp_list_without_servers_says_so() {
     let p = TempProject::new();
     p.write("zr.toml", "");
-    let out = p.zr(&["mcp", "list"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["mcp", "list"]);
     assert_eq!(
         stdout(&out).replace(&p.path().display().to_string(), "[PROJECT]"),
         "no MCP servers in [PROJECT]/.mcp.json\n"
@@ -351,8 +328,7 @@ fn mcp_list_connects_to_a_streamable_http_server() {
             server.1
         ),
     );
-    let out = p.zr(&["mcp", "list"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["mcp", "list"]);
     let text = stdout(&out);
     let first = text.lines().next().unwrap_or_default().to_owned();
     let f = filters(&p);
@@ -370,8 +346,7 @@ fn mcp_list_connects_to_a_streamable_http_server() {
 #[test]
 fn resolve_the_project_with_its_real_servers() {
     let p = project();
-    let out = p.zr(&["resolve", "--agent", "scout"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["resolve", "--agent", "scout"]);
     assert_eq!(
         stderr(&out),
         format!(
@@ -380,8 +355,7 @@ fn resolve_the_project_with_its_real_servers() {
     );
     insta::assert_snapshot!(stdout(&out));
 
-    let out = p.zr(&["resolve", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = p.zr_ok(&["resolve", "--format", "json"]);
     let v = json(&out);
     let agents: Vec<(&str, &str, bool)> = v["agents"]
         .as_array()
@@ -433,10 +407,8 @@ fn resolve_an_unknown_agent_of_the_project_lists_the_agents() {
 
 /// The processes whose command line contains `marker`.
 fn processes_with(marker: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
+    std::fs::read_dir("/proc")
+        .expect("/proc lists the processes")
         .filter_map(Result::ok)
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
@@ -449,12 +421,21 @@ fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
     let p = TempProject::new();
     // Two servers that never answer the handshake: waited for at once,
     // each for the hub's 5 s handshake limit, not one after the other.
+    // Their command lines are this test process's own (another copy of
+    // the suite may run beside it).
+    let marker = format!("sleep 9{:07}", std::process::id());
+    let [silent, mute] = [1, 2].map(|n| format!("{marker}{n}"));
+    let arg = |command: &str| command.trim_start_matches("sleep ").to_owned();
     p.write("zr.toml", "").write(
         ".mcp.json",
-        r#"{"mcpServers": {
-  "silent": {"command": "sleep", "args": ["987651"]},
-  "mute": {"command": "sleep", "args": ["987652"]}
-}}"#,
+        &format!(
+            r#"{{"mcpServers": {{
+  "silent": {{"command": "sleep", "args": ["{}"]}},
+  "mute": {{"command": "sleep", "args": ["{}"]}}
+}}}}"#,
+            arg(&silent),
+            arg(&mute)
+        ),
     );
     let start = Instant::now();
     let out = p.zr(&["mcp", "list"]);
@@ -462,8 +443,16 @@ fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "silent: failed (stdio: sleep 987651)\n  error: MCP server 'silent' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n\nmute: failed (stdio: sleep 987652)\n  error: MCP server 'mute' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n"
+        format!(
+            "silent: failed (stdio: {silent})\n  error: MCP server 'silent' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n\nmute: failed (stdio: {mute})\n  error: MCP server 'mute' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n"
+        )
     );
     assert!(took < Duration::from_secs(9), "took {took:?}");
-    assert_eq!(processes_with("sleep 98765"), Vec::<String>::new());
+    // zr's hub SIGKILLs them as it goes but does not wait for them: on a
+    // loaded machine they may outlive zr by a moment.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(processes_with(&marker), Vec::<String>::new());
 }

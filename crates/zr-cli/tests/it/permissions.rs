@@ -126,5 +126,11 @@ fn todo_write_runs_without_an_allow_entry() {
         "TodoWrite",
         input,
     );
-    assert_eq!(lines.len(), 1, "{lines:?}");
+    // The progress line is cut to its width.
+    assert_eq!(
+        lines,
+        [
+            "[root] TodoWrite denied: tool 'TodoWrite' was not run: a PreToolUse hook denied it: it matches \"TodoWrite\" in zr.toml [permissions] deny; remove it from there to let …"
+        ]
+    );
 }

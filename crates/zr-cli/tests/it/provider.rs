@@ -125,23 +125,36 @@ fn last_user_text(body: &Value) -> String {
     }
 }
 
+/// `zr run "say hello"` against `server` in a project whose zr.toml is
+/// `toml`, with `env` set: the answer is the fixture's, and exactly one
+/// request came; returns it.
+fn say_hello(server: &Server, toml: &str, env: &[(&str, &str)]) -> Request {
+    let project = TempProject::new();
+    project.write("zr.toml", toml);
+    let out = crate::support::zr()
+        .args(["run", "say hello"])
+        .envs(env.iter().copied())
+        .current_dir(project.path())
+        .output()
+        .expect("zr runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello, world\n");
+    let mut requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    requests.remove(0)
+}
+
 #[test]
 fn anthropic_over_the_wire_with_the_model_from_zr_toml() {
     let server = Server::start(fixture("anthropic/text.sse"));
-    let project = TempProject::new();
-    project.write("zr.toml", "[model]\nname = \"claude-from-toml\"\n");
-    let out = crate::support::zr()
-        .args(["run", "say hello"])
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .current_dir(project.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "Hello, world\n");
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1, "{requests:#?}");
-    let r = &requests[0];
+    let r = &say_hello(
+        &server,
+        "[model]\nname = \"claude-from-toml\"\n",
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant-test"),
+            ("ANTHROPIC_BASE_URL", &server.url),
+        ],
+    );
     assert_eq!(r.path, "/v1/messages");
     assert_eq!(r.header("x-api-key"), Some("sk-ant-test"));
     assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
@@ -154,20 +167,14 @@ fn anthropic_over_the_wire_with_the_model_from_zr_toml() {
 #[test]
 fn openai_over_the_wire_with_the_model_from_zr_toml() {
     let server = Server::start(fixture("openai/text.sse"));
-    let project = TempProject::new();
-    project.write("zr.toml", "[model]\nname = \"gpt-from-toml\"\n");
-    let out = crate::support::zr()
-        .args(["run", "say hello"])
-        .env("OPENAI_API_KEY", "sk-openai-test")
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
-        .current_dir(project.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "Hello, world\n");
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1, "{requests:#?}");
-    let r = &requests[0];
+    let r = &say_hello(
+        &server,
+        "[model]\nname = \"gpt-from-toml\"\n",
+        &[
+            ("OPENAI_API_KEY", "sk-openai-test"),
+            ("OPENAI_BASE_URL", &format!("{}/v1", server.url)),
+        ],
+    );
     assert_eq!(r.path, "/v1/chat/completions");
     assert_eq!(r.header("authorization"), Some("Bearer sk-openai-test"));
     assert_eq!(r.header("x-api-key"), None);
@@ -268,28 +275,18 @@ fn scripted_without_a_script() {
 #[test]
 fn base_url_and_key_variable_from_zr_toml() {
     let server = Server::start(fixture("openai/text.sse"));
-    let project = TempProject::new();
-    project.write(
-        "zr.toml",
-        &format!(
-            "[model]\nprovider = \"openai\"\nname = \"local-model\"\nbase_url = \"{}/v1\"\napi_key_env = \"TEAM_KEY\"\n",
-            server.url
-        ),
+    let toml = format!(
+        "[model]\nprovider = \"openai\"\nname = \"local-model\"\nbase_url = \"{}/v1\"\napi_key_env = \"TEAM_KEY\"\n",
+        server.url
     );
-    let out = crate::support::zr()
-        .args(["run", "hi"])
-        .env("TEAM_KEY", "team-secret")
-        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-        .current_dir(project.path())
-        .output()
-        .expect("zr runs");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "Hello, world\n");
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
-    assert_eq!(
-        requests[0].header("authorization"),
-        Some("Bearer team-secret")
+    let r = say_hello(
+        &server,
+        &toml,
+        &[
+            ("TEAM_KEY", "team-secret"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ],
     );
-    assert_eq!(requests[0].body["model"], "local-model");
+    assert_eq!(r.header("authorization"), Some("Bearer team-secret"));
+    assert_eq!(r.body["model"], "local-model");
 }

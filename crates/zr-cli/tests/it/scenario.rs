@@ -1,7 +1,7 @@
 //! `zr resolve --scenario FILE`: the scenario format's table, JSON and
 //! errors.
 
-use crate::support::{scratch, stderr, stdout, zr_in_repo as zr};
+use crate::support::{TempProject, stderr, stdout, zr_in_repo as zr};
 
 #[test]
 fn resolve_prints_the_example_as_a_table() {
@@ -103,8 +103,12 @@ fn bad_scenarios_exit_non_zero_naming_the_json_path() {
         ),
         ("syntax.json", r#"{"options": "#, "EOF while parsing"),
     ];
+    // The test's own folder: another copy of the suite may write files of
+    // the same names at the same time.
+    let folder = TempProject::new();
     for (name, text, expected) in cases {
-        let path = scratch(name, text);
+        folder.write(name, text);
+        let path = folder.path().join(name);
         let out = zr(&["resolve", "--scenario", path.to_str().expect("utf-8 path")]);
         assert_eq!(out.status.code(), Some(2), "{name}");
         let err = stderr(&out);

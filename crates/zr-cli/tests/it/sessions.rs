@@ -4,13 +4,12 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers")]
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::support::{TempProject, stderr, stdout, zr_process};
+use crate::support::{TempProject, spawn_zr, stderr, stdout};
 
 /// Known usage on every reply, so that the cost can be worked out by hand.
 const PRICED: &str = r#"{"agents": {
@@ -75,13 +74,10 @@ fn new_session(project: &TempProject, before: &[String]) -> String {
 fn interrupted_run(project: &TempProject) -> String {
     project.write("hanging.json", HANGING);
     let before = session_ids_or_none(project);
-    let child = zr_process()
-        .args(["run", "--script", "hanging.json", "wait forever"])
-        .current_dir(project.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_zr(
+        project,
+        &["run", "--script", "hanging.json", "wait forever"],
+    );
     let deadline = Instant::now() + Duration::from_secs(90);
     let id = loop {
         let ids = session_ids_or_none(project);
@@ -106,6 +102,15 @@ fn interrupted_run(project: &TempProject) -> String {
         Signal::SIGINT,
     )
     .unwrap();
+    // Bounded: a zr that ignored Ctrl-C must fail the test, not hang it.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("zr did not exit after Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     id

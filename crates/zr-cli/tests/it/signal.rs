@@ -5,14 +5,17 @@
 #![allow(clippy::unwrap_used, reason = "test helpers")]
 
 use std::collections::BTreeSet;
+use std::io::Read as _;
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::support::{TempProject, deps_dir, stderr, stdout, zr_process};
+use crate::support::{TempProject, everything_js, spawn_zr, stderr, stdout};
 
 /// Generous: the machine is shared and slow.
 const PATIENCE: Duration = Duration::from_secs(90);
@@ -50,13 +53,7 @@ fn script(project: &Path, stubborn: bool) -> String {
 /// project's path) and the hanging script.
 fn project(stubborn: bool) -> TempProject {
     let project = TempProject::new();
-    let everything =
-        deps_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        everything.is_file(),
-        "{} is missing: run `cargo xtask deps`",
-        everything.display()
-    );
+    let everything = everything_js();
     let mcp = serde_json::json!({"mcpServers": {"everything": {
         "command": "node",
         "args": [everything.display().to_string(), "stdio", project.path().display().to_string()]
@@ -137,7 +134,38 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-fn wait_output(mut child: Child) -> Output {
+/// A child's standard error, read while it runs.
+struct LiveStderr {
+    text: Arc<Mutex<Vec<u8>>>,
+    reader: JoinHandle<()>,
+}
+
+impl LiveStderr {
+    /// Takes `child`'s piped standard error and reads it on a thread.
+    fn of(child: &mut Child) -> Self {
+        let mut pipe = child.stderr.take().unwrap();
+        let text = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&text);
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0_u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Self { text, reader }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.text.lock().unwrap()).into_owned()
+    }
+
+    fn contains(&self, needle: &str) -> bool {
+        self.text().contains(needle)
+    }
+}
+
+/// Waits for `child` to exit; its output, standard error from `err`.
+fn wait_output(mut child: Child, err: LiveStderr) -> Output {
     let deadline = Instant::now() + PATIENCE;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -146,7 +174,10 @@ fn wait_output(mut child: Child) -> Output {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    child.wait_with_output().unwrap()
+    let mut out = child.wait_with_output().unwrap();
+    err.reader.join().unwrap();
+    out.stderr = std::mem::take(&mut *err.text.lock().unwrap());
+    out
 }
 
 /// The session id in "To continue it: zr resume ID".
@@ -159,23 +190,28 @@ fn resume_hint(err: &str) -> String {
 
 /// Starts the run, waits until the MCP server, the background shell and
 /// the subagent's shell (with its `sleep`) are alive, sends `signals`
-/// (spaced a little), and returns the output and every process the run
-/// had started.
+/// (each after the first once zr has said it is stopping), and returns
+/// the output and every process the run had started.
 fn interrupted_run(
     project: &TempProject,
     signals: &[Signal],
     stubborn: bool,
 ) -> (Output, BTreeSet<i32>) {
-    let child = zr_process()
-        .args(["run", "--script", "script.json", "wait for the shells"])
-        .current_dir(project.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_zr(
+        project,
+        &["run", "--script", "script.json", "wait for the shells"],
+    );
+    let err = LiveStderr::of(&mut child);
     let zr = i32::try_from(child.id()).unwrap();
     let marker = project.path().display().to_string();
     wait_until("the server and both shells run", || {
+        // Left out (its handshake took longer than the hub's 5 s on a
+        // very loaded machine), it never shows up: say so at once.
+        assert!(
+            !err.contains("MCP server 'everything'"),
+            "server-everything did not start:\n{}",
+            err.text()
+        );
         let lines: Vec<String> = with_cmdline(&marker).into_iter().map(|p| p.1).collect();
         let sleeping = descendants(zr)
             .into_iter()
@@ -191,13 +227,16 @@ fn interrupted_run(
     check_while_running(project);
     for (i, &signal) in signals.iter().enumerate() {
         if i > 0 {
-            // Well within the 2 s the engine gives a background shell
-            // between SIGTERM and SIGKILL.
-            std::thread::sleep(Duration::from_millis(300));
+            // Once zr has taken the first signal (two signals before it
+            // looks may count as one), well within the 2 s the engine
+            // gives a background shell between SIGTERM and SIGKILL.
+            wait_until("zr took the first signal", || {
+                err.contains("stopping the agents and their processes")
+            });
         }
         kill(Pid::from_raw(zr), signal).unwrap();
     }
-    let out = wait_output(child);
+    let out = wait_output(child, err);
     (out, started)
 }
 
@@ -363,13 +402,8 @@ fn ctrl_c_while_an_mcp_server_starts_stops_it_and_exits_130() {
             "script.json",
             r#"{"agents": {"root": [{"turns": [{"text": "never"}]}]}}"#,
         );
-    let child = zr_process()
-        .args(["run", "--script", "script.json", "go"])
-        .current_dir(project.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_zr(&project, &["run", "--script", "script.json", "go"]);
+    let err = LiveStderr::of(&mut child);
     let zr = i32::try_from(child.id()).unwrap();
     wait_until("the server that never answers runs", || {
         descendants(zr)
@@ -378,7 +412,7 @@ fn ctrl_c_while_an_mcp_server_starts_stops_it_and_exits_130() {
     });
     let started = descendants(zr);
     kill(Pid::from_raw(zr), Signal::SIGINT).unwrap();
-    let out = wait_output(child);
+    let out = wait_output(child, err);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),

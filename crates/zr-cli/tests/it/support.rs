@@ -29,19 +29,7 @@ pub(crate) fn empty_home() -> PathBuf {
 /// The `zr` binary with a clean environment: no provider variables, no
 /// `ZR_LOG`, `$HOME` an empty folder, no colour.
 pub(crate) fn zr() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_zr"));
-    for var in [
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "ZR_LOG",
-        "RUST_LOG",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("HOME", empty_home()).env("NO_COLOR", "1");
-    cmd
+    assert_cmd::Command::from_std(zr_process())
 }
 
 /// `zr ARGS` run in the repository's root.
@@ -86,6 +74,13 @@ impl TempProject {
             .output()
             .expect("the zr binary runs")
     }
+
+    /// `zr ARGS` run inside it, which must exit with 0.
+    pub(crate) fn zr_ok(&self, args: &[&str]) -> Output {
+        let out = self.zr(args);
+        assert_eq!(out.status.code(), Some(0), "zr {args:?}: {}", stderr(&out));
+        out
+    }
 }
 
 /// Standard output as text.
@@ -98,17 +93,8 @@ pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).expect("utf-8 output")
 }
 
-/// A file under the test's scratch folder.
-pub(crate) fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("zr-cli-it");
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("scratch file");
-    path
-}
-
-/// The `zr` binary as a [`std::process::Command`] with the same clean
-/// environment as [`zr`], for tests that spawn it and signal it while it
+/// The `zr` binary as a [`std::process::Command`] with the clean
+/// environment of [`zr`], for tests that spawn it and signal it while it
 /// runs.
 pub(crate) fn zr_process() -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_zr"));
@@ -124,4 +110,33 @@ pub(crate) fn zr_process() -> std::process::Command {
     }
     cmd.env("HOME", empty_home()).env("NO_COLOR", "1");
     cmd
+}
+
+/// `zr ARGS` started in `project` with its standard output and error
+/// piped, for tests that watch or signal it while it runs.
+pub(crate) fn spawn_zr(project: &TempProject, args: &[&str]) -> std::process::Child {
+    zr_process()
+        .args(args)
+        .current_dir(project.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the zr binary starts")
+}
+
+/// The file at `rel` under [`deps_dir`], which `cargo xtask deps`
+/// installs.
+pub(crate) fn dep(rel: &str) -> PathBuf {
+    let path = deps_dir().join(rel);
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
+        path.display()
+    );
+    path
+}
+
+/// server-everything's entry point (see [`dep`]).
+pub(crate) fn everything_js() -> PathBuf {
+    dep("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }

@@ -13,7 +13,7 @@ use nix::pty::{Winsize, openpty};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::support::{TempProject, zr};
+use crate::support::{TempProject, zr_process};
 
 const ROWS: u16 = 24;
 const COLS: u16 = 100;
@@ -51,7 +51,7 @@ impl Terminal {
         Self::spawn_with(project, args, &[])
     }
 
-    /// As [`Terminal::spawn`], with `env` set on top of `support::zr()`'s.
+    /// As [`Terminal::spawn`], with `env` set on top of `zr_process()`'s.
     fn spawn_with(project: &TempProject, args: &[&str], env: &[(&str, &str)]) -> Self {
         let size = Winsize {
             ws_row: ROWS,
@@ -60,15 +60,7 @@ impl Terminal {
             ws_ypixel: 0,
         };
         let pty = openpty(Some(&size), None).expect("a pseudo-terminal");
-        // support::zr()'s program and environment, spawned by hand.
-        let template = zr();
-        let mut cmd = std::process::Command::new(template.get_program());
-        for (key, value) in template.get_envs() {
-            match value {
-                Some(value) => cmd.env(key, value),
-                None => cmd.env_remove(key),
-            };
-        }
+        let mut cmd = zr_process();
         cmd.envs(env.iter().copied());
         cmd.args(args)
             .current_dir(project.path())
@@ -130,6 +122,17 @@ impl Terminal {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits for zr to exit with `code`; the final screen's rows and the
+    /// rows as one text, after checking that the cursor is shown again.
+    fn finish(&mut self, code: i32) -> (Vec<String>, String) {
+        let status = self.wait();
+        let (rows, hidden) = self.rows();
+        let screen = rows.join("\n");
+        assert_eq!(status.code(), Some(code), "{screen}");
+        assert!(!hidden, "the cursor is shown again:\n{screen}");
+        (rows, screen)
     }
 
     /// Waits (60 s at most) for the child to exit, then for its output to
@@ -240,10 +243,7 @@ fn the_tree_shows_the_agents_then_collapses_into_a_summary() {
     assert!(running[3].starts_with("  ▸ explore  running"));
     assert!(running[3].ends_with("  count the lines"));
 
-    let status = term.wait();
-    assert_eq!(status.code(), Some(0));
-    let (rows, hidden) = term.rows();
-    assert!(!hidden, "the cursor is shown again");
+    let (rows, _) = term.finish(0);
     insta::assert_snapshot!("tree_final_screen", normalised(&rows));
 }
 
@@ -255,11 +255,7 @@ fn ctrl_c_leaves_a_clean_screen() {
     assert!(hidden);
     let pid = Pid::from_raw(i32::try_from(term.child.id()).unwrap());
     kill(pid, Signal::SIGINT).expect("SIGINT sent");
-    let status = term.wait();
-    assert_eq!(status.code(), Some(130));
-    let (rows, hidden) = term.rows();
-    let screen = rows.join("\n");
-    assert!(!hidden, "the cursor is shown again:\n{screen}");
+    let (rows, screen) = term.finish(130);
     assert!(
         !rows.iter().any(|r| r.starts_with("▸ root")),
         "no tree is left:\n{screen}"
@@ -282,11 +278,7 @@ fn a_dumb_terminal_gets_plain_lines() {
         &["run", "--script", "script.json", "go"],
         &[("TERM", "dumb")],
     );
-    let status = term.wait();
-    assert_eq!(status.code(), Some(0));
-    let (rows, hidden) = term.rows();
-    let screen = rows.join("\n");
-    assert!(!hidden, "{screen}");
+    let (rows, screen) = term.finish(0);
     assert!(
         !screen.contains('▸') && !screen.contains('✓'),
         "no tree glyphs:\n{screen}"

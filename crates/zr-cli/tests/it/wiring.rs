@@ -18,6 +18,8 @@ use zr_skills::{AgentRegistry, Roots, SkillRegistry, SkillTool};
 use zr_tools::BuiltinTools;
 use zr_types::{AgentId, SessionId, ToolDefinition};
 
+use crate::support::everything_js;
+
 /// Grants each agent the skills of its resolved pool, as the CLI does.
 #[derive(Debug)]
 struct Grants(Arc<SkillTool>);
@@ -30,17 +32,6 @@ impl AgentObserver for Grants {
     fn agent_finished(&self, _: &SessionId, agent: &AgentId) {
         self.0.revoke(agent);
     }
-}
-
-fn everything_js() -> PathBuf {
-    let deps = crate::support::deps_dir();
-    let path = deps.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
-        path.display()
-    );
-    path
 }
 
 fn write(path: PathBuf, text: &str) {
