@@ -92,8 +92,20 @@ pub(crate) fn print_diagnostics<'a>(
     diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
 ) {
     for d in diagnostics {
-        eprintln!("{}", d.display_relative(&project.root));
+        eprintln!("{}", diagnostic_line(project, d));
     }
+}
+
+/// A diagnostic as every command prints it: `warning: PATH:LINE: what to
+/// fix`, with `(the file is left out)` when the file did not load.
+pub(crate) fn diagnostic_line(project: &Project, d: &Diagnostic) -> String {
+    let text = d.display_relative(&project.root).to_string();
+    let (marker, note) = match d.severity {
+        zr_skills::Severity::Error => (": error: ", " (the file is left out)"),
+        _ => (": warning: ", ""),
+    };
+    let text = text.replacen(marker, ": ", 1);
+    format!("warning: {text}{note}")
 }
 
 /// The diagnostics of files named `name` (`name.md` or a `name` folder)

@@ -39,6 +39,11 @@ pub(crate) trait Renderer: Send {
     }
 }
 
+/// The `error` of [`Renderer::finish`] when a signal stopped the run: the
+/// caller then prints the session and how to continue it once the agents
+/// have stopped, so the renderers leave that line out.
+pub(crate) const INTERRUPTED: &str = "interrupted";
+
 /// How often [`Renderer::tick`] is called.
 pub(crate) const TICK: std::time::Duration = std::time::Duration::from_millis(100);
 

@@ -19,10 +19,13 @@ use crate::session::Workspace;
 /// [`CliError::Usage`] for an unknown `--agent`.
 pub(crate) fn scenario(args: &ResolveArgs, path: &std::path::Path) -> Result<String, CliError> {
     tracing::debug!(scenario = %path.display(), "reading scenario");
-    let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
-        action: "read scenario file",
-        path: path.to_path_buf(),
-        source,
+    // A file named on the command line that cannot be read is a usage
+    // error (exit 2), as a missing --script is.
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::usage(
+            format!("cannot read scenario file {}: {e}", path.display()),
+            "check the path (relative to the current folder)",
+        )
     })?;
     let report = Scenario::from_json(&text)
         .and_then(|s| s.resolve())

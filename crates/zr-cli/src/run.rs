@@ -144,7 +144,7 @@ async fn drive(
     };
     if let Some(stop) = stopped {
         tracing::debug!(signal = stop.name(), "stopping the run");
-        renderer.finish(&session, None, Some("interrupted"));
+        renderer.finish(&session, None, Some(render::INTERRUPTED));
         say(&format!(
             "{}: stopping the agents and their processes (again to stop at once)",
             stop.name()
@@ -244,15 +244,7 @@ fn exit_code(result: &QueryResult) -> u8 {
 /// on standard error (paths relative to the project); the run goes on
 /// without the files that could not be loaded.
 fn warn_diagnostics(project: &Project) {
-    for d in project.diagnostics() {
-        let text = d.display_relative(&project.root).to_string();
-        let (marker, note) = match d.severity {
-            zr_skills::Severity::Error => (": error: ", " (the file is left out)"),
-            _ => (": warning: ", ""),
-        };
-        let text = text.replacen(marker, ": ", 1);
-        eprintln!("warning: {text}{note}");
-    }
+    crate::inspect::print_diagnostics(project, project.diagnostics());
 }
 
 fn warn_servers(workspace: &Workspace) {

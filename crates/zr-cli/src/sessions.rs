@@ -88,6 +88,10 @@ pub(crate) fn list(dir: &Path, shown_root: &Path) -> (Vec<SessionSummary>, Vec<S
         let Some(id) = folder.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
+        // Only the engine's folders: a session id names each.
+        if id.parse::<zr_types::SessionId>().is_err() {
+            continue;
+        }
         sessions.push(summarise(id, &folder, shown_root, &mut warnings));
     }
     sessions.sort_by(|a, b| {

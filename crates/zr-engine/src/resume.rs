@@ -70,7 +70,11 @@ fn log_repairs(agent: &AgentId, path: &Path, loaded: &Loaded) {
         tracing::warn!(%agent, path = %path.display(), "the transcript's last line is torn; it is ignored");
     }
     let r = loaded.repairs;
-    if r.any() {
+    if r.any() && loaded.finished.is_none() {
+        // A run cut short leaves its last calls unanswered: dropping them
+        // is the expected repair, not news.
+        tracing::info!(%agent, path = %path.display(), calls = r.calls, results = r.results, empty = r.empty, "dropped the unanswered tool calls of the interrupted run");
+    } else if r.any() {
         tracing::warn!(%agent, path = %path.display(), calls = r.calls, results = r.results, empty = r.empty, "dropped tool calls without results, results without calls and empty messages");
     }
 }

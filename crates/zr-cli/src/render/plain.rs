@@ -170,10 +170,12 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
         if let Some(e) = error {
             self.line("root", &format!("error: {e}"));
         }
-        let _ = writeln!(
-            self.out,
-            "session {session} (continue it with: zr resume {session})"
-        );
+        if error != Some(super::INTERRUPTED) {
+            let _ = writeln!(
+                self.out,
+                "session {session} (continue it with: zr resume {session})"
+            );
+        }
         let _ = self.out.flush();
     }
 }

@@ -386,8 +386,11 @@ impl<W: Write> TreeRenderer<W> {
             .iter()
             .map(|line| paint(line, width, self.color))
             .collect();
-        // Not cut: the id must stay whole to be copied.
-        lines.push(format!("session {session} (zr resume {session})"));
+        // Not cut: the id must stay whole to be copied. After a signal the
+        // caller says it once the agents have stopped.
+        if error != Some(super::INTERRUPTED) {
+            lines.push(format!("session {session} (zr resume {session})"));
+        }
         lines
     }
 }

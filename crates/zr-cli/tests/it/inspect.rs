@@ -42,8 +42,8 @@ fn project() -> TempProject {
     p
 }
 
-const AGENT_DIAGNOSTIC: &str = ".zr/agents/broken.md:3: error: invalid YAML in the front matter (column 14): unclosed bracket '['\n";
-const SKILL_DIAGNOSTICS: &str = ".zr/skills/bad/SKILL.md:1: error: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>'\n.zr/skills/bad/SKILL.md:2: error: 'name' is 'wrong' but the folder is 'bad'; a skill's name must equal its folder: rename one of them\n";
+const AGENT_DIAGNOSTIC: &str = "warning: .zr/agents/broken.md:3: invalid YAML in the front matter (column 14): unclosed bracket '[' (the file is left out)\n";
+const SKILL_DIAGNOSTICS: &str = "warning: .zr/skills/bad/SKILL.md:1: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>' (the file is left out)\nwarning: .zr/skills/bad/SKILL.md:2: 'name' is 'wrong' but the folder is 'bad'; a skill's name must equal its folder: rename one of them (the file is left out)\n";
 
 fn json(out: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(out)).expect("valid JSON on stdout")
@@ -167,10 +167,8 @@ fn skills_show_of_a_broken_or_unknown_skill_exits_2_with_help() {
     let out = p.zr(&["skills", "show", "bad"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).is_empty());
-    let lines: String = SKILL_DIAGNOSTICS
-        .lines()
-        .map(|l| format!("  {l}\n"))
-        .collect();
+    // Inside the error, each problem is quoted as the file's diagnostic.
+    let lines = "  .zr/skills/bad/SKILL.md:1: error: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>'\n  .zr/skills/bad/SKILL.md:2: error: 'name' is 'wrong' but the folder is 'bad'; a skill's name must equal its folder: rename one of them\n";
     assert_eq!(
         stderr(&out),
         format!(

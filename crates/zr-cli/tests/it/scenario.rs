@@ -124,10 +124,14 @@ fn bad_scenarios_exit_non_zero_naming_the_json_path() {
 #[test]
 fn missing_file_is_a_clear_error() {
     let out = zr(&["resolve", "--scenario", "no/such/file.json"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
         err.starts_with("error: cannot read scenario file no/such/file.json: "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("\n  help: check the path (relative to the current folder)\n"),
         "{err}"
     );
 }

@@ -210,6 +210,8 @@ fn sessions_warns_about_a_broken_transcript_and_lists_the_rest() {
         &format!(".zr/sessions/{id}/root.jsonl"),
         "{\"kind\":\"header\",\"model\":\"gpt-4.1\"}\n{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\nnot json\n{\"kind\":\"finished\",\"status\":\"completed\"}\n",
     );
+    // A folder that is no session (not named by a session id) is not one.
+    project.write(".zr/sessions/notes/root.jsonl", "");
     let out = project.zr(&["sessions"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
@@ -225,6 +227,7 @@ fn sessions_warns_about_a_broken_transcript_and_lists_the_rest() {
         "{}",
         stdout(&out)
     );
+    assert!(!stdout(&out).contains("notes"), "{}", stdout(&out));
 }
 
 #[test]

@@ -265,7 +265,12 @@ fn ctrl_c_leaves_a_clean_screen() {
         assert_eq!(lines, 1, "{task} once, in the summary:\n{screen}");
     }
     assert!(screen.contains("interrupted"), "{screen}");
-    assert!(screen.contains("(zr resume s-"), "{screen}");
+    assert_eq!(
+        screen.matches("zr resume s-").count(),
+        1,
+        "the session is named once, after the agents stopped:\n{screen}"
+    );
+    assert!(screen.contains("To continue it: zr resume s-"), "{screen}");
 }
 
 /// A terminal that cannot move its cursor (`TERM=dumb`) gets the plain

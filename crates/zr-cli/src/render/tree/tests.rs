@@ -335,7 +335,6 @@ fn an_interrupted_run_leaves_a_summary_and_the_cursor() {
             "  ✗ explore  deeper  stopped · 0 turns · 0 tok · 1.6s",
             "✓ worker [bg]  crawl  completed · 2 turns · 0 tok · 0.7s",
             "total error: interrupted · 4 agents · 5 turns · 1.6k tok · 2.1s",
-            "session s-00123456789ab-deadbeef (zr resume s-00123456789ab-deadbeef)",
         ]
     );
     assert!(!parser.screen().hide_cursor());
