@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskStatus};
 
-use crate::cli::{ResumeArgs, RunArgs};
+use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::Project;
 use crate::provider;
@@ -43,12 +43,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
         ..QueryOverrides::default()
     };
     let query = agent.query(args.prompt.clone(), overrides);
-    let mut renderer = render::choose(&args.output);
-    let announce = !args.output.json && !args.output.quiet;
-    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals, announce).await;
-    drop(agent);
-    drop(workspace);
-    outcome
+    show(agent, workspace, query, &args.output, &mut signals).await
 }
 
 /// `zr resume SESSION [--agent ID] [PROMPT]`: the session's root (or
@@ -86,9 +81,21 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
             None => return Err(resume_checks::nothing_to_continue(&session.id, "finished")),
         },
     };
-    let mut renderer = render::choose(&args.output);
-    let announce = !args.output.json && !args.output.quiet;
-    let outcome = drive(&agent, query, renderer.as_mut(), &mut signals, announce).await;
+    show(agent, workspace, query, &args.output, &mut signals).await
+}
+
+/// Streams `query` through the renderer `output` asks for; then stops the
+/// agent (its background agents) before the MCP servers.
+async fn show(
+    agent: Agent,
+    workspace: Workspace,
+    query: Query,
+    output: &OutputArgs,
+    signals: &mut Signals,
+) -> Result<u8, CliError> {
+    let mut renderer = render::choose(output);
+    let announce = !output.json && !output.quiet;
+    let outcome = drive(&agent, query, renderer.as_mut(), signals, announce).await;
     drop(agent);
     drop(workspace);
     outcome
