@@ -26,6 +26,27 @@ pub(crate) struct ZrConfig {
     pub(crate) compaction: CompactionSettings,
     /// `[permissions]`.
     pub(crate) permissions: PermissionsConfig,
+    /// `[mcp]`: time limits of the MCP servers.
+    pub(crate) mcp: McpSettings,
+}
+
+/// The seconds an MCP server may take to start and answer the handshake
+/// when `zr.toml` says nothing: long enough for a server started through
+/// `npx` that downloads its package first.
+pub(crate) const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 30;
+/// The seconds one MCP tool call may take when `zr.toml` says nothing.
+pub(crate) const DEFAULT_CALL_TIMEOUT_SECS: u64 = 120;
+
+/// `[mcp]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct McpSettings {
+    /// Seconds a server may take to start and answer the handshake.
+    #[serde(deserialize_with = "at_least_one")]
+    pub(crate) connect_timeout_secs: Option<u64>,
+    /// Seconds one tool call may take.
+    #[serde(deserialize_with = "at_least_one")]
+    pub(crate) call_timeout_secs: Option<u64>,
 }
 
 /// `[model]`.

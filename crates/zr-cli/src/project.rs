@@ -118,6 +118,23 @@ impl Project {
             .chain(self.skills_view.diagnostics())
     }
 
+    /// The MCP hub's options: servers work in the project folder, with
+    /// `[mcp]`'s time limits.
+    pub(crate) fn hub_options(&self) -> zr_mcp::HubOptions {
+        let mcp = &self.config.mcp;
+        let secs =
+            |value: Option<u64>, default| std::time::Duration::from_secs(value.unwrap_or(default));
+        zr_mcp::HubOptions::new(&self.root)
+            .with_connect_timeout(secs(
+                mcp.connect_timeout_secs,
+                crate::config::DEFAULT_CONNECT_TIMEOUT_SECS,
+            ))
+            .with_call_timeout(secs(
+                mcp.call_timeout_secs,
+                crate::config::DEFAULT_CALL_TIMEOUT_SECS,
+            ))
+    }
+
     /// `.zr/sessions`: one folder of JSONL transcripts per session.
     pub(crate) fn sessions_dir(&self) -> PathBuf {
         self.root.join(".zr").join("sessions")

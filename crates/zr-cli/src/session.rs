@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use zr_caps::{AgentDefinition, RuntimeSettings, ToolPattern};
 use zr_engine::{AgentConfig, AgentObserver, ModelProvider, RuntimeEnvironment};
-use zr_mcp::{HubOptions, Lease, McpHub, McpTool};
+use zr_mcp::{Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
 use zr_skills::SkillTool;
 use zr_tools::BuiltinTools;
@@ -74,7 +74,7 @@ impl Workspace {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
         root_config(project, &BTreeMap::new(), Vec::new())?;
-        let hub = McpHub::new(project.mcp.clone(), HubOptions::new(&project.root));
+        let hub = McpHub::new(project.mcp.clone(), project.hub_options());
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();
         let mut server_tools: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, AgentOptions, merge_root};
-use zr_mcp::{HubOptions, McpHub, ServerConfig, TransportConfig};
+use zr_mcp::{McpHub, ServerConfig, TransportConfig};
 use zr_resolve::{ResolveInput, Role, default_builtins, resolve};
 use zr_types::{ToolDefinition, error_chain};
 
@@ -18,9 +18,9 @@ use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::{MCP_FILE, Project};
 use crate::session::policy;
 
-/// How long one server may take to start, answer the handshake and list
-/// its tools.
-pub(crate) const SERVER_TIME_LIMIT: Duration = Duration::from_secs(30);
+/// How long one server may take, after its handshake limit (`[mcp]
+/// connect_timeout_secs`), to list its tools.
+pub(crate) const LIST_TIME_LIMIT: Duration = Duration::from_secs(30);
 
 /// One server's outcome.
 #[derive(Debug)]
@@ -45,7 +45,10 @@ struct Connected {
 /// [`CliError::Config`] for a `[policy]` value of `zr.toml` that is wrong.
 pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliError> {
     let policy = policy(project, &project.config)?;
-    let hub = McpHub::new(project.mcp.clone(), HubOptions::new(&project.root));
+    let options = project.hub_options();
+    // Start, handshake and tools/list together.
+    let limit = options.connect_timeout + LIST_TIME_LIMIT;
+    let hub = McpHub::new(project.mcp.clone(), options);
     let statuses: Vec<Status> =
         futures_util::future::join_all(project.mcp.servers().iter().map(|server| {
             let hub = hub.clone();
@@ -60,11 +63,11 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
                         tools: tools.into_iter().map(|t| t.definition).collect(),
                     })
                 };
-                let outcome = match tokio::time::timeout(SERVER_TIME_LIMIT, work).await {
+                let outcome = match tokio::time::timeout(limit, work).await {
                     Ok(outcome) => outcome,
                     Err(_) => Err(format!(
                         "no answer within {}s (start, handshake and tools/list)",
-                        SERVER_TIME_LIMIT.as_secs()
+                        limit.as_secs()
                     )),
                 };
                 Status {

@@ -418,23 +418,24 @@ fn processes_with(marker: &str) -> Vec<String> {
 fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
     let p = TempProject::new();
     // Two servers that never answer the handshake: waited for at once,
-    // each for the hub's 5 s handshake limit, not one after the other.
+    // each for zr.toml's 4 s handshake limit, not one after the other.
     // Their command lines are this test process's own (another copy of
     // the suite may run beside it).
     let marker = format!("sleep 9{:07}", std::process::id());
     let [silent, mute] = [1, 2].map(|n| format!("{marker}{n}"));
     let arg = |command: &str| command.trim_start_matches("sleep ").to_owned();
-    p.write("zr.toml", "").write(
-        ".mcp.json",
-        &format!(
-            r#"{{"mcpServers": {{
+    p.write("zr.toml", "[mcp]\nconnect_timeout_secs = 4\n")
+        .write(
+            ".mcp.json",
+            &format!(
+                r#"{{"mcpServers": {{
   "silent": {{"command": "sleep", "args": ["{}"]}},
   "mute": {{"command": "sleep", "args": ["{}"]}}
 }}}}"#,
-            arg(&silent),
-            arg(&mute)
-        ),
-    );
+                arg(&silent),
+                arg(&mute)
+            ),
+        );
     let start = Instant::now();
     let out = p.zr(&["mcp", "list"]);
     let took = start.elapsed();
@@ -442,10 +443,11 @@ fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
     assert_eq!(
         stdout(&out),
         format!(
-            "silent: failed (stdio: {silent})\n  error: MCP server 'silent' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n\nmute: failed (stdio: {mute})\n  error: MCP server 'mute' did not complete the handshake within 5000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n"
+            "silent: failed (stdio: {silent})\n  error: MCP server 'silent' did not complete the handshake within 4000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n\nmute: failed (stdio: {mute})\n  error: MCP server 'mute' did not complete the handshake within 4000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n"
         )
     );
-    assert!(took < Duration::from_secs(9), "took {took:?}");
+    // One after the other would take 8 s.
+    assert!(took < Duration::from_millis(7500), "took {took:?}");
     // zr's hub SIGKILLs them as it goes but does not wait for them: on a
     // loaded machine they may outlive zr by a moment.
     let deadline = Instant::now() + Duration::from_secs(10);

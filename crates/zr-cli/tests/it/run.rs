@@ -35,8 +35,9 @@ fn hanging_server(me: &str, other: &str) -> String {
 }
 
 /// The MCP servers start at once: a server whose handshake hangs does not
-/// hold the next one back until its connect timeout (5 s) ends; both are
-/// left out with a warning and the run goes on.
+/// hold the next one back until its connect timeout (`[mcp]
+/// connect_timeout_secs`, 4 s here) ends; both are left out with a warning
+/// and the run goes on.
 #[test]
 fn mcp_servers_start_at_once_and_a_hanging_one_is_left_out() {
     let project = TempProject::new();
@@ -44,6 +45,7 @@ fn mcp_servers_start_at_once_and_a_hanging_one_is_left_out() {
         .write("script.json", r#"{"agents": {"root": [{"turns": [{"text": "ok"}]}]}}"#)
         .write("a.sh", &hanging_server("a", "b"))
         .write("b.sh", &hanging_server("b", "a"))
+        .write("zr.toml", "[mcp]\nconnect_timeout_secs = 4\n")
         .write(
             ".mcp.json",
             r#"{"mcpServers": {"a": {"command": "sh", "args": ["a.sh"]}, "b": {"command": "sh", "args": ["b.sh"]}}}"#,

@@ -205,8 +205,9 @@ fn interrupted_run(
     let zr = i32::try_from(child.id()).unwrap();
     let marker = project.path().display().to_string();
     wait_until("the server and both shells run", || {
-        // Left out (its handshake took longer than the hub's 5 s on a
-        // very loaded machine), it never shows up: say so at once.
+        // Left out (its handshake took longer than zr.toml's
+        // connect_timeout_secs on a very loaded machine), it never shows
+        // up: say so at once.
         assert!(
             !err.contains("MCP server 'everything'"),
             "server-everything did not start:\n{}",
