@@ -95,7 +95,8 @@ pub(crate) struct ProviderArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// What to ask the root agent.
+    /// What to ask the root agent; `-` reads it from standard input (e.g.
+    /// `git diff | zr run -` with the task in the piped text).
     #[arg(value_name = "PROMPT")]
     pub(crate) prompt: String,
     #[command(flatten)]

@@ -26,8 +26,15 @@ mod resume_checks;
 ///
 /// Any [`CliError`]; Ctrl-C is [`CliError::Interrupted`].
 pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
-    if args.prompt.trim().is_empty() {
-        return Err(empty_prompt("zr run \"PROMPT\""));
+    let prompt = if args.prompt == "-" {
+        read_stdin()?
+    } else {
+        args.prompt.clone()
+    };
+    if prompt.trim().is_empty() {
+        return Err(empty_prompt(
+            "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
+        ));
     }
     let project = Project::load(root)?;
     warn_diagnostics(&project);
@@ -42,8 +49,20 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
         max_turns: args.max_turns,
         ..QueryOverrides::default()
     };
-    let query = agent.query(args.prompt.clone(), overrides);
+    let query = agent.query(prompt, overrides);
     show(agent, workspace, query, &args.output, &mut signals).await
+}
+
+/// The prompt of `zr run -`: all of standard input.
+fn read_stdin() -> Result<String, CliError> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(|e| {
+        CliError::usage(
+            format!("cannot read the prompt from standard input: {e}"),
+            "pipe UTF-8 text into `zr run -`, or give the prompt as an argument",
+        )
+    })?;
+    Ok(text)
 }
 
 /// `zr resume SESSION [--agent ID] [PROMPT]`: the session's root (or

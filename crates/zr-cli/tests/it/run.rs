@@ -94,3 +94,36 @@ fn a_bad_setting_stops_the_run_before_any_server_starts() {
         "the server was started"
     );
 }
+
+/// `zr run -` takes the prompt from standard input.
+#[test]
+fn a_prompt_from_standard_input() {
+    let project = TempProject::new();
+    project.write(
+        "script.json",
+        r#"{"agents": {"root": [
+          {"match": "piped task", "turns": [{"text": "read it from the pipe"}]},
+          {"turns": [{"text": "the wrong prompt"}]}]}}"#,
+    );
+    let out = crate::support::zr()
+        .args(["run", "--script", "script.json", "-"])
+        .current_dir(project.path())
+        .write_stdin("a piped task\nwith two lines\n")
+        .output()
+        .expect("the zr binary runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "read it from the pipe\n");
+    // Nothing on standard input is an empty prompt.
+    let out = crate::support::zr()
+        .args(["run", "--script", "script.json", "-"])
+        .current_dir(project.path())
+        .write_stdin("")
+        .output()
+        .expect("the zr binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("error: the prompt is empty\n"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -36,7 +36,7 @@ fn an_empty_prompt_is_a_usage_error() {
         assert_eq!(stdout(&out), "");
         assert_eq!(
             stderr(&out),
-            "error: the prompt is empty\n  help: give the task in words: zr run \"PROMPT\"\n",
+            "error: the prompt is empty\n  help: give the task in words: zr run \"PROMPT\" (or text on standard input with `zr run -`)\n",
             "{prompt:?}"
         );
     }
