@@ -154,7 +154,9 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
 
     fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>) {
         if let Some(r) = result {
-            let tokens = r.total_usage.total();
+            // The query's total, or more when background agents worked on
+            // after the answer.
+            let tokens = r.total_usage.total().max(self.table.tokens());
             let subagents = match self.subagents {
                 1 => "1 subagent".to_owned(),
                 n => format!("{n} subagents"),

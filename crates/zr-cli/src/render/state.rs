@@ -103,4 +103,12 @@ impl AgentTable {
     pub(crate) fn get(&self, id: &AgentId) -> Option<&AgentRow> {
         self.rows.get(id.as_str())
     }
+
+    /// The tokens of every agent seen, background agents that went on
+    /// after the root's answer included.
+    pub(crate) fn tokens(&self) -> u64 {
+        self.rows
+            .values()
+            .fold(0_u64, |sum, row| sum.saturating_add(row.tokens))
+    }
 }

@@ -360,8 +360,10 @@ impl<W: Write> TreeRenderer<W> {
                 lines.push(summary_line(id, row, now, result.is_none()));
             }
         }
+        // The query's total, or the agents' sum when background agents
+        // worked on after the answer.
         if let Some(total) = result.map(|r| &r.total_usage).or(self.total.as_ref()) {
-            tokens = total.total();
+            tokens = tokens.max(total.total());
         }
         let (status, style) = match (result, error) {
             (Some(r), _) => (r.status.as_str().to_owned(), status_style(r.status)),

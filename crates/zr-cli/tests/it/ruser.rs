@@ -117,6 +117,22 @@ fn a_run_waits_for_its_background_agents() {
         err.contains("waiting for 1 background agent: root.0001-general-purpose (slow job)"),
         "{err}"
     );
+    // The final total counts the background agent's tokens, spent after
+    // the root's answer.
+    let number_before = |line_start: &str, word: &str| -> u64 {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(line_start))
+            .unwrap_or_else(|| panic!("no line {line_start}: {err}"));
+        let (head, _) = line.split_once(word).expect("the count");
+        head.rsplit(' ').next().unwrap().parse().expect("a number")
+    };
+    let background = number_before("[root.0001-general-purpose] finished:", " tokens");
+    let total = number_before("[root] finished:", " tokens");
+    assert!(
+        total > background,
+        "total {total}, background {background}: {err}"
+    );
     assert_eq!(
         std::fs::read_to_string(project.path().join("bg.txt")).expect("the agent's file"),
         "done\n"
