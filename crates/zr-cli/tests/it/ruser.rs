@@ -138,15 +138,7 @@ fn a_run_waits_for_its_background_agents() {
         "done\n"
     );
     let session = sessions(&project).pop().expect("one session");
-    assert!(
-        project
-            .path()
-            .join(".zr/sessions")
-            .join(&session)
-            .join("root.0001-general-purpose.jsonl")
-            .is_file(),
-        "the background agent's transcript"
-    );
+    assert_background_transcript(&project, &session);
 }
 
 /// Ctrl-C while zr waits for a background agent: the root's answer is
@@ -225,15 +217,7 @@ fn ctrl_c_while_waiting_for_a_background_agent_keeps_the_answer() {
         )),
         "{err}"
     );
-    assert!(
-        project
-            .path()
-            .join(".zr/sessions")
-            .join(&session)
-            .join("root.0001-general-purpose.jsonl")
-            .is_file(),
-        "the background agent's transcript"
-    );
+    assert_background_transcript(&project, &session);
 }
 
 /// A turn limit or a concurrency of 0 is refused where it is written
@@ -395,4 +379,19 @@ fn a_background_agent_that_ends_during_the_query_is_shown_once() {
         );
         assert!(!err.contains("waiting for"), "{err}");
     }
+}
+
+/// The background agent `root.0001-general-purpose` of `session` has its
+/// transcript.
+fn assert_background_transcript(project: &TempProject, session: &str) {
+    let path = project
+        .path()
+        .join(".zr/sessions")
+        .join(session)
+        .join("root.0001-general-purpose.jsonl");
+    assert!(
+        path.is_file(),
+        "the background agent's transcript {}",
+        path.display()
+    );
 }
