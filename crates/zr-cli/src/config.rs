@@ -204,14 +204,7 @@ fn config_error(path: &Path, text: &str, key: &str, error: &toml::de::Error) -> 
         }
         None => key.to_owned(),
     };
-    CliError::Config {
-        path: path.to_path_buf(),
-        line,
-        column,
-        key,
-        message,
-        help,
-    }
+    CliError::config(path, (line, column), key, message, help)
 }
 
 /// What is wrong and how to fix it, from the parser's `message` about
@@ -370,14 +363,13 @@ where
 /// A project file (`zr.toml`, `.mcp.json`) that exists but cannot be read:
 /// a project-file error (exit 2) naming it.
 pub(crate) fn unreadable(path: &Path, source: &std::io::Error) -> CliError {
-    CliError::Config {
-        path: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        key: String::new(),
-        message: format!("cannot read it: {source}"),
-        help: "make it a readable file, or remove it to use the defaults".to_owned(),
-    }
+    CliError::config(
+        path,
+        (0, 0),
+        "",
+        format!("cannot read it: {source}"),
+        "make it a readable file, or remove it to use the defaults",
+    )
 }
 
 #[cfg(test)]

@@ -74,10 +74,7 @@ pub(crate) enum CliError {
         #[source]
         source: Box<zr_resolve::ScenarioError>,
     },
-    /// Ctrl-C.
-    #[error("interrupted")]
-    Interrupted,
-    /// Stopped by a signal other than Ctrl-C (SIGTERM, SIGHUP).
+    /// Stopped by a signal: Ctrl-C (SIGINT), SIGTERM or SIGHUP.
     #[error("stopped by {signal}")]
     Stopped {
         /// The signal's name.
@@ -113,11 +110,29 @@ impl CliError {
         }
     }
 
+    /// A [`CliError::Config`] at `line` and `column` of `path` (0: not
+    /// known).
+    pub(crate) fn config(
+        path: impl Into<PathBuf>,
+        (line, column): (usize, usize),
+        key: impl Into<String>,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) -> Self {
+        Self::Config {
+            path: path.into(),
+            line,
+            column,
+            key: key.into(),
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
     /// The exit code for this error.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Self::Config { .. } | Self::Usage { .. } | Self::Scenario { .. } => EXIT_USAGE,
-            Self::Interrupted => EXIT_INTERRUPTED,
             Self::Stopped { code, .. } => *code,
             Self::Io { .. } | Self::Engine(_) | Self::Provider(_) | Self::Mcp(_) => EXIT_FAILED,
         }

@@ -122,9 +122,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         // The run already said how it stopped.
-        Err(err @ (CliError::Interrupted | CliError::Stopped { .. })) => {
-            ExitCode::from(err.exit_code())
-        }
+        Err(err @ CliError::Stopped { .. }) => ExitCode::from(err.exit_code()),
         Err(err) => {
             eprintln!("error: {}", zr_types::error_chain(&err));
             ExitCode::from(err.exit_code())

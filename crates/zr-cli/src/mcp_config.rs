@@ -18,14 +18,13 @@ pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {
                 .rsplit_once(" at line ")
                 .map_or(message.as_str(), |(m, _)| m)
                 .to_owned();
-            CliError::Config {
-                path: path.to_path_buf(),
-                line: source.line(),
-                column: source.column(),
-                key: String::new(),
-                message: format!("invalid JSON: {message}"),
-                help: format!("fix the JSON; {SHAPE}"),
-            }
+            CliError::config(
+                path,
+                (source.line(), source.column()),
+                "",
+                format!("invalid JSON: {message}"),
+                format!("fix the JSON; {SHAPE}"),
+            )
         }
         other => {
             // The file parsed: its text, read again, locates the server.
@@ -46,14 +45,13 @@ pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {
                 }
                 None => (String::new(), 0, 0, message),
             };
-            CliError::Config {
-                path: path.to_path_buf(),
-                line,
-                column,
+            CliError::config(
+                path,
+                (line, column),
                 key,
                 message,
-                help: format!("fix the server's entry; {SHAPE}"),
-            }
+                format!("fix the server's entry; {SHAPE}"),
+            )
         }
     }
 }

@@ -84,8 +84,8 @@ impl Project {
     ///
     /// # Errors
     ///
-    /// [`CliError::Config`] for a broken `zr.toml` or `.mcp.json`,
-    /// [`CliError::Io`] for one that cannot be read.
+    /// [`CliError::Config`] for a `zr.toml` or `.mcp.json` that is broken
+    /// or cannot be read.
     pub(crate) fn load(root: PathBuf) -> Result<Self, CliError> {
         let config = ZrConfig::load(&root.join(CONFIG_FILE))?;
         let mcp_path = root.join(MCP_FILE);

@@ -15,8 +15,8 @@ use crate::session::Workspace;
 ///
 /// # Errors
 ///
-/// [`CliError::Io`] or [`CliError::Scenario`] for a bad file,
-/// [`CliError::Usage`] for an unknown `--agent`.
+/// [`CliError::Usage`] for a file that cannot be read or an unknown
+/// `--agent`, [`CliError::Scenario`] for a bad file.
 pub(crate) fn scenario(args: &ResolveArgs, path: &std::path::Path) -> Result<String, CliError> {
     tracing::debug!(scenario = %path.display(), "reading scenario");
     // A file named on the command line that cannot be read is a usage

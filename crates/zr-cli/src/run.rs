@@ -24,7 +24,7 @@ mod resume_checks;
 ///
 /// # Errors
 ///
-/// Any [`CliError`]; Ctrl-C is [`CliError::Interrupted`].
+/// Any [`CliError`]; Ctrl-C, SIGTERM and SIGHUP are [`CliError::Stopped`].
 pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     let prompt = if args.prompt == "-" {
         read_stdin()?
@@ -71,7 +71,7 @@ fn read_stdin() -> Result<String, CliError> {
 ///
 /// # Errors
 ///
-/// Any [`CliError`]; Ctrl-C is [`CliError::Interrupted`].
+/// Any [`CliError`]; Ctrl-C, SIGTERM and SIGHUP are [`CliError::Stopped`].
 pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliError> {
     if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
         return Err(empty_prompt(&format!(

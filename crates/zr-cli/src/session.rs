@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zr_caps::{AgentDefinition, RuntimeSettings, ToolPattern};
+use zr_caps::{AgentDefinition, PermissionMode, RuntimeSettings, ToolPattern};
 use zr_engine::{AgentConfig, AgentObserver, ModelProvider, RuntimeEnvironment};
 use zr_mcp::{Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
@@ -172,7 +172,7 @@ pub(crate) fn root_config(
                 project,
                 "permissions.mode",
                 format!("unknown permission mode \"{mode}\""),
-                &crate::config::suggest(mode, &MODES),
+                &crate::config::suggest(mode, &PermissionMode::ALL.map(PermissionMode::as_str)),
             )
         })?;
     }
@@ -197,16 +197,6 @@ pub(crate) fn root_config(
     }
     Ok(config)
 }
-
-/// The permission modes zr.toml accepts.
-const MODES: [&str; 6] = [
-    "default",
-    "plan",
-    "dontAsk",
-    "acceptEdits",
-    "bypassPermissions",
-    "auto",
-];
 
 fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
     let s = &file.subagents;
@@ -338,12 +328,5 @@ fn config_key_error(project: &Project, key: &str, message: String, help: &str) -
                     .is_some_and(|rest| rest.trim_start().starts_with('='))
         })
         .map_or((0, 0), |(i, l)| (i + 1, l.len() - l.trim_start().len() + 1));
-    CliError::Config {
-        path,
-        line,
-        column,
-        key: key.to_owned(),
-        message,
-        help: help.to_owned(),
-    }
+    CliError::config(path, (line, column), key, message, help)
 }

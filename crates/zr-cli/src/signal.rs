@@ -43,12 +43,9 @@ impl Stop {
 
 impl From<Stop> for CliError {
     fn from(stop: Stop) -> Self {
-        match stop {
-            Stop::Interrupt => Self::Interrupted,
-            other => Self::Stopped {
-                signal: other.name(),
-                code: other.exit_code(),
-            },
+        Self::Stopped {
+            signal: stop.name(),
+            code: stop.exit_code(),
         }
     }
 }

@@ -38,8 +38,6 @@ pub(crate) struct PlainRenderer<W: Write> {
     /// Calls whose failure or denial already has its line (their
     /// `tool_call_finished` with an error result is not shown again).
     reported: BTreeSet<String>,
-    /// Subagents started.
-    subagents: usize,
 }
 
 impl<W: Write> PlainRenderer<W> {
@@ -49,7 +47,6 @@ impl<W: Write> PlainRenderer<W> {
             out,
             table: AgentTable::default(),
             reported: BTreeSet::new(),
-            subagents: 0,
         }
     }
 
@@ -70,7 +67,6 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
                 background,
                 ..
             } => {
-                self.subagents += 1;
                 let bg = if *background {
                     " in the background"
                 } else {
@@ -157,7 +153,8 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
             // The query's total, or more when background agents worked on
             // after the answer.
             let tokens = r.total_usage.total().max(self.table.tokens());
-            let subagents = match self.subagents {
+            let started = self.table.rows().filter(|(id, _)| *id != "root").count();
+            let subagents = match started {
                 1 => "1 subagent".to_owned(),
                 n => format!("{n} subagents"),
             };
