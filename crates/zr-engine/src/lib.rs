@@ -126,8 +126,11 @@
 //! definition hash, system prompt, model, folder), each message of its
 //! history, and a `finished` record. [`Agent::resume`] rebuilds a session's
 //! root from its transcript (a torn last line ignored, unanswered tool
-//! calls and empty messages dropped); [`Agent::continue_interrupted`]
-//! finishes a turn that a killed process cut short, and
+//! calls and empty messages dropped, the deferred tools it called loaded
+//! again). What was dropped is logged at `info` when the last run was cut
+//! short (its last calls were bound to go unanswered), else as a warning,
+//! as a torn line always is. [`Agent::continue_interrupted`] finishes a
+//! turn that a killed process cut short, and
 //! [`Agent::resume_subagent`] runs any subagent of the session again from
 //! its own transcript (in its recorded folder, or in its parent's when a
 //! worktree it ran in is gone). A transcript that cannot be written never

@@ -215,23 +215,19 @@ struct Counts {
 pub(crate) struct Denials(Mutex<Counts>);
 
 impl Denials {
-    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
-        lock(&self.0)
-    }
-
     /// Why the agent was stopped, if it was.
     pub(crate) fn stopped(&self) -> Option<String> {
-        self.counts().stopped.clone()
+        lock(&self.0).stopped.clone()
     }
 
     /// A call was allowed to run: the streak ends.
     fn allowed(&self) {
-        self.counts().consecutive = 0;
+        lock(&self.0).consecutive = 0;
     }
 
     /// A call was denied for `reason`; stops the agent at a limit.
     fn denied(&self, config: &PermissionConfig, reason: &str) {
-        let mut counts = self.counts();
+        let mut counts = lock(&self.0);
         counts.consecutive += 1;
         counts.total += 1;
         if counts.stopped.is_some() {

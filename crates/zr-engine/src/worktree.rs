@@ -16,7 +16,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Serialize, Serializer};
 use zr_caps::Isolation;
@@ -107,10 +107,6 @@ pub(crate) struct Scope {
     worktree: Mutex<Option<Worktree>>,
 }
 
-fn slot(worktree: &Mutex<Option<Worktree>>) -> MutexGuard<'_, Option<Worktree>> {
-    lock(worktree)
-}
-
 impl Scope {
     pub(crate) fn new(session: &Arc<Session>, agent: &AgentId, isolation: Isolation) -> Self {
         Self {
@@ -158,8 +154,8 @@ impl Scope {
                 source: std::io::ErrorKind::AlreadyExists.into(),
             });
         }
-        let lock = repo_lock(&place.common);
-        let serial = lock.lock().await;
+        let repo = repo_lock(&place.common);
+        let serial = repo.lock().await;
         let exists = git
             .output(
                 &place.top,
@@ -180,7 +176,7 @@ impl Scope {
         }
         // Recorded before git runs: if `worktree add` fails, or this future
         // is dropped while it runs, the scope removes what it left.
-        *slot(&self.worktree) = Some(Worktree {
+        *lock(&self.worktree) = Some(Worktree {
             repo: place.top.clone(),
             common: place.common.clone(),
             path: path.clone(),
@@ -201,7 +197,7 @@ impl Scope {
             ],
         )
         .await?;
-        if let Some(w) = slot(&self.worktree).as_mut() {
+        if let Some(w) = lock(&self.worktree).as_mut() {
             w.created = true;
         }
         drop(serial);
@@ -233,18 +229,18 @@ impl Scope {
         if let Some(cleanup) = self.cleanup.take() {
             cleanup.run().await;
         }
-        let worktree = slot(&self.worktree).clone()?;
+        let worktree = lock(&self.worktree).clone()?;
         let info = settle(&self.session, &worktree).await;
         // Taken only once settled: if this future is dropped on the way,
         // `Drop` settles it.
-        slot(&self.worktree).take();
+        lock(&self.worktree).take();
         info
     }
 }
 
 impl Drop for Scope {
     fn drop(&mut self) {
-        let Some(worktree) = slot(&self.worktree).take() else {
+        let Some(worktree) = lock(&self.worktree).take() else {
             // No worktree: the cleanup, if still armed, runs from its own
             // `Drop`.
             return;

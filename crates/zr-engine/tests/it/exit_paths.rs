@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use zr_caps::AgentType;
-use zr_engine::{AgentConfig, EventKind, QueryOverrides, TaskStatus};
+use zr_engine::{AgentConfig, EventKind, ModelRequest, QueryOverrides, TaskStatus};
 use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput, Usage};
 
 use crate::support::{
@@ -220,27 +220,33 @@ async fn the_final_total_is_the_root_plus_every_subagent() {
     assert_eq!(last_total, expected);
 }
 
-#[tokio::test]
-async fn a_fork_advertises_what_its_parent_loaded() {
-    let (h, config) = with_db_query(
-        &json!({"agents": {
-            "root": [{"turns": [
-                {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
-                {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 1}}, {"name": "Task", "input": {"description": "d", "prompt": "query again"}}]},
-                {"text": "done"}
-            ]}],
-            "fork": [{"turns": [
-                {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
-                {"text": "forked"}
-            ]}]
-        }}),
-        Arc::new(Echo),
-    );
+/// Runs `script`, whose root may load the deferred `mcp__db__query`
+/// (echoed) and fork, to the root's answer "done"; returns the harness and
+/// the root's and the fork's requests.
+async fn root_and_fork(script: &Value) -> (Harness, Vec<ModelRequest>, Vec<ModelRequest>) {
+    let (h, config) = with_db_query(script, Arc::new(Echo));
     let agent = h.agent(config);
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "done");
     let root = h.provider.of_type("root");
     let fork = h.provider.of_type("fork");
+    (h, root, fork)
+}
+
+#[tokio::test]
+async fn a_fork_advertises_what_its_parent_loaded() {
+    let (h, root, fork) = root_and_fork(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "FindTool", "input": {"query": "select:mcp__db__query"}}]},
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 1}}, {"name": "Task", "input": {"description": "d", "prompt": "query again"}}]},
+            {"text": "done"}
+        ]}],
+        "fork": [{"turns": [
+            {"tool_calls": [{"name": "mcp__db__query", "input": {"n": 2}}]},
+            {"text": "forked"}
+        ]}]
+    }}))
+    .await;
     assert!(tool_names(&root[1]).contains(&"mcp__db__query".to_owned()));
     assert_eq!(
         tool_names(&fork[0]),
@@ -260,24 +266,17 @@ async fn a_fork_started_in_the_turn_that_loads_a_tool_repeats_its_parents_last_r
     // FindTool's loads take effect after the turn's calls: the fork shows
     // what its parent's last request showed, and the parent shows the new
     // tool from its next request on.
-    let (h, config) = with_db_query(
-        &json!({"agents": {
-            "root": [{"turns": [
-                {"tool_calls": [
-                    {"name": "FindTool", "input": {"query": "select:mcp__db__query"}},
-                    {"name": "Task", "input": {"description": "d", "prompt": "look"}}
-                ]},
-                {"text": "done"}
-            ]}],
-            "fork": [{"turns": [{"text": "forked"}]}]
-        }}),
-        Arc::new(Echo),
-    );
-    let agent = h.agent(config);
-    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
-    assert_eq!(result.unwrap().output, "done");
-    let root = h.provider.of_type("root");
-    let fork = h.provider.of_type("fork");
+    let (h, root, fork) = root_and_fork(&json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [
+                {"name": "FindTool", "input": {"query": "select:mcp__db__query"}},
+                {"name": "Task", "input": {"description": "d", "prompt": "look"}}
+            ]},
+            {"text": "done"}
+        ]}],
+        "fork": [{"turns": [{"text": "forked"}]}]
+    }}))
+    .await;
     assert!(!tool_names(&root[0]).contains(&"mcp__db__query".to_owned()));
     assert!(tool_names(&root[1]).contains(&"mcp__db__query".to_owned()));
     assert_eq!(

@@ -917,3 +917,96 @@ async fn a_resumed_root_keeps_the_deferred_tools_it_had_loaded_and_called() {
         Some((false, r#"mcp__db__query {"n":2}"#.to_owned()))
     );
 }
+
+/// Records the level and message of each `dropped ...` log event.
+#[derive(Debug, Default, Clone)]
+struct Drops(Arc<std::sync::Mutex<Vec<(tracing::Level, String)>>>);
+
+#[derive(Default)]
+struct MessageField(String);
+
+impl tracing::field::Visit for MessageField {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Drops {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut message = MessageField::default();
+        event.record(&mut message);
+        if message.0.starts_with("dropped") {
+            let level = *event.metadata().level();
+            self.0.lock().unwrap().push((level, message.0));
+        }
+    }
+}
+
+#[tokio::test]
+async fn dropped_calls_are_logged_at_info_after_a_run_cut_short_else_as_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {"root": [{"turns": [{"text": "done"}]}]}}),
+    );
+    let agent = Agent::new(Arc::clone(&runtime), config(dir.path()));
+    assert_eq!(agent.prompt("go").await.unwrap().output, "done");
+    let session = agent.session_id().clone();
+    drop(agent);
+    let path = dir.path().join(format!("sessions/{session}/root.jsonl"));
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        record_kinds(&path),
+        ["header", "message", "message", "finished"]
+    );
+    // The answer becomes a call that never got its result.
+    let mut call: Value = serde_json::from_str(&lines[2]).unwrap();
+    call["message"] = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "call_9", "name": "Glob", "input": {"pattern": "*"}}
+    ]});
+    let call = call.to_string();
+
+    // See engine.rs: a second dispatcher keeps callsites first hit on other
+    // tests' threads from being cached as disabled.
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+    let mut seen = Vec::new();
+    for finished in [false, true] {
+        let mut records = vec![lines[0].clone(), lines[1].clone(), call.clone()];
+        if finished {
+            records.push(lines[3].clone());
+        }
+        std::fs::write(&path, records.join("\n") + "\n").unwrap();
+        let drops = Drops::default();
+        {
+            use tracing_subscriber::layer::SubscriberExt as _;
+            let _guard = tracing::subscriber::set_default(
+                tracing_subscriber::registry().with(drops.clone()),
+            );
+            let resumed =
+                Agent::resume(Arc::clone(&runtime), config(dir.path()), &session).unwrap();
+            assert_eq!(resumed.interrupted(), !finished);
+            assert_eq!(resumed.history(), [Message::user_text("go")]);
+        }
+        seen.push(drops.0.lock().unwrap().clone());
+    }
+    assert_eq!(
+        seen,
+        [
+            vec![(
+                tracing::Level::INFO,
+                "dropped the unanswered tool calls of the interrupted run".to_owned()
+            )],
+            vec![(
+                tracing::Level::WARN,
+                "dropped tool calls without results, results without calls and empty messages"
+                    .to_owned()
+            )],
+        ]
+    );
+}
