@@ -127,9 +127,9 @@
 //! history, and a `finished` record. [`Agent::resume`] rebuilds a session's
 //! root from its transcript (a torn last line ignored, unanswered tool
 //! calls and empty messages dropped, the deferred tools it called loaded
-//! again). What was dropped is logged at `info` when the last run was cut
-//! short (its last calls were bound to go unanswered), else as a warning,
-//! as a torn line always is. [`Agent::continue_interrupted`] finishes a
+//! again). Dropped calls are logged at `info` when the last run was cut
+//! short (its last calls were bound to go unanswered); a result without
+//! its call, a repair of a finished run and a torn line are warnings. [`Agent::continue_interrupted`] finishes a
 //! turn that a killed process cut short, and
 //! [`Agent::resume_subagent`] runs any subagent of the session again from
 //! its own transcript (in its recorded folder, or in its parent's when a

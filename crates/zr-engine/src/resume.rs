@@ -70,9 +70,10 @@ fn log_repairs(agent: &AgentId, path: &Path, loaded: &Loaded) {
         tracing::warn!(%agent, path = %path.display(), "the transcript's last line is torn; it is ignored");
     }
     let r = loaded.repairs;
-    if r.any() && loaded.finished.is_none() {
-        // A run cut short leaves its last calls unanswered: dropping them
-        // is the expected repair, not news.
+    if r.any() && loaded.finished.is_none() && r.results == 0 {
+        // A run cut short leaves its last calls unanswered (and a message
+        // they alone filled empty): dropping them is the expected repair,
+        // not news. A result without its call is damage: a warning.
         tracing::info!(%agent, path = %path.display(), calls = r.calls, results = r.results, empty = r.empty, "dropped the unanswered tool calls of the interrupted run");
     } else if r.any() {
         tracing::warn!(%agent, path = %path.display(), calls = r.calls, results = r.results, empty = r.empty, "dropped tool calls without results, results without calls and empty messages");

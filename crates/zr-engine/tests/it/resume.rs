@@ -975,9 +975,16 @@ async fn dropped_calls_are_logged_at_info_after_a_run_cut_short_else_as_a_warnin
     // See engine.rs: a second dispatcher keeps callsites first hit on other
     // tests' threads from being cached as disabled.
     let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+    // A result whose call is gone: damage, also in a run cut short.
+    let mut orphan: Value = serde_json::from_str(&lines[2]).unwrap();
+    orphan["message"] = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "ghost", "content": [{"type": "text", "text": "x"}], "is_error": false}
+    ]});
+    let orphan = orphan.to_string();
     let mut seen = Vec::new();
-    for finished in [false, true] {
+    for (finished, extra) in [(false, None), (true, None), (false, Some(&orphan))] {
         let mut records = vec![lines[0].clone(), lines[1].clone(), call.clone()];
+        records.extend(extra.cloned());
         if finished {
             records.push(lines[3].clone());
         }
@@ -1001,6 +1008,11 @@ async fn dropped_calls_are_logged_at_info_after_a_run_cut_short_else_as_a_warnin
             vec![(
                 tracing::Level::INFO,
                 "dropped the unanswered tool calls of the interrupted run".to_owned()
+            )],
+            vec![(
+                tracing::Level::WARN,
+                "dropped tool calls without results, results without calls and empty messages"
+                    .to_owned()
             )],
             vec![(
                 tracing::Level::WARN,
