@@ -174,25 +174,34 @@
 //!   blocks a tool (the event channel is unbounded).
 
 mod agent;
+mod agent_run;
 mod anthropic;
 mod background;
 mod compact;
+mod config;
 mod cron;
+mod effects;
 mod error;
 mod event;
 mod exec;
 mod find_tool;
+mod history;
 mod hooks;
 mod http;
+mod meta;
 mod openai;
+mod outcome;
 mod permission;
+mod pools;
 mod preview;
 mod provider;
+mod registry;
 mod resume;
 mod run;
 mod runtime;
 mod scripted;
 mod session;
+mod subagent;
 mod sync;
 mod task;
 mod tools;
@@ -202,20 +211,20 @@ mod worktree;
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
-pub use background::BackgroundAgent;
 pub use compact::CompactionConfig;
+pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use cron::{CronHandle, CronScheduler, Fired};
+pub use effects::{Effects, LocalEffects};
 pub use error::{EngineError, ProviderError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
 pub use http::{HttpSettings, RetryPolicy};
 pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
+pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use provider::{
     ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,
 };
+pub use registry::BackgroundAgent;
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
-pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
-pub use task::{TaskResult, TaskStatus};
-pub use worktree::WorktreeInfo;

@@ -9,7 +9,8 @@ use zr_resolve::ResolvedPool;
 use zr_tools::BuiltinTools;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolHandler};
 
-use crate::ModelProvider;
+use crate::effects::{Effects, LocalEffects};
+use crate::provider::ModelProvider;
 
 /// The output-token limit of each model request unless set otherwise.
 pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
@@ -85,6 +86,7 @@ pub struct RuntimeEnvironment {
     tools: ToolBox,
     observer: Option<Arc<dyn AgentObserver>>,
     max_tokens: u32,
+    effects: Arc<dyn Effects>,
 }
 
 impl RuntimeEnvironment {
@@ -110,6 +112,7 @@ impl RuntimeEnvironment {
             tools: ToolBox::default(),
             observer: None,
             max_tokens: DEFAULT_MAX_TOKENS,
+            effects: Arc::new(LocalEffects),
         }
     }
 
@@ -145,6 +148,15 @@ impl RuntimeEnvironment {
         self
     }
 
+    /// Routes the engine's effects (model requests, tool calls, subagent
+    /// runs, the clock) through `effects` instead of [`LocalEffects`]: the
+    /// seam of a durable backend (see [`Effects`] for the contract).
+    #[must_use]
+    pub fn with_effects(mut self, effects: Arc<dyn Effects>) -> Self {
+        self.effects = effects;
+        self
+    }
+
     /// Sets the output-token limit of each model request.
     #[must_use]
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
@@ -166,6 +178,11 @@ impl RuntimeEnvironment {
 
     pub(crate) fn provider(&self) -> &Arc<dyn ModelProvider> {
         &self.provider
+    }
+
+    /// The effects every agent of the runtime goes through.
+    pub(crate) fn effects(&self) -> &Arc<dyn Effects> {
+        &self.effects
     }
 
     pub(crate) fn max_tokens(&self) -> u32 {

@@ -260,7 +260,11 @@ fn last_user_text(request: &ModelRequest) -> String {
         .iter()
         .rev()
         .find(|m| m.role == MessageRole::User)
-        .map(|m| crate::run::texts(&m.content).collect::<Vec<_>>().join("\n"))
+        .map(|m| {
+            crate::history::texts(&m.content)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
         .unwrap_or_default()
 }
 
