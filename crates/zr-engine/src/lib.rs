@@ -153,6 +153,42 @@
 //! worktree is removed with its branch; a changed one is kept and reported
 //! in [`TaskResult::worktree`].
 //!
+//! # Effects
+//!
+//! Every effect of the engine (a model request, a tool call, a subagent's
+//! run, reading the clock, sleeping) goes through one [`Effects`] object,
+//! [`RuntimeEnvironment::with_effects`]; the default, [`LocalEffects`],
+//! does each here and now. A durable backend journals them (see the
+//! trait's contract: ordering, errors, cancellation, what may be retried)
+//! and runs the same loop.
+//!
+//! # Structure
+//!
+//! The crate is a stack of modules, each importing only from those below
+//! it and naming each item from the module that defines it:
+//!
+//! - plain data at the bottom: `history` (history helpers), `meta`
+//!   (`AgentMeta`, the narrow view of an agent), `outcome` (progress,
+//!   run outcomes, task results and statuses), `compact` (compaction's
+//!   plan and cutting tool results), `error`, `provider`;
+//! - `effects`, `runtime`, `event`, `registry` (the background agents),
+//!   `tools`;
+//! - the policies and stores, which take an `AgentMeta` and never the
+//!   loop: `permission`, `hooks`, `config`, `transcript`;
+//! - `session` (what every agent of a session shares; it holds the
+//!   stores, none of which imports it), then `pools` (the resolver's
+//!   answers), `agent_run` (`AgentRun` and the `Delegate` seam),
+//!   `worktree` (`Scope`);
+//! - the loop: `exec` (one turn's tool calls; it reaches Task and
+//!   MultiTask only through the agent's `Delegate`), `run` (the loop,
+//!   its one model-request function for turns and the three side
+//!   requests, and the compaction step), `subagent` (the one subagent
+//!   lifecycle);
+//! - delegation: `background`, `task` (whose `Subagents` is the root's
+//!   `Delegate`; subagents get one that refuses, so depth 1 holds by
+//!   construction);
+//! - the facade: `agent`, `resume`, `preview`, `cron`.
+//!
 //! # Invariants
 //!
 //! - The engine never filters, renames or adds tools on its own. It

@@ -25,7 +25,7 @@ pub enum TaskStatus {
     Failed,
     /// It was stopped from outside: a background agent stopped by the
     /// host or by the end of its session. (A cancelled query reports no
-    /// result for its tasks: it ends with [`EngineError::Cancelled`] or is
+    /// result for its tasks: it ends with [`EngineError::Cancelled`](crate::EngineError::Cancelled) or is
     /// dropped.)
     Cancelled,
     /// It used all its turns; the output is its summary.

@@ -138,90 +138,83 @@ pub(crate) async fn live(
     let id = subagent.run.meta.id.clone();
     let agent_type = Arc::clone(&subagent.run.meta.agent_type);
     let effects = Arc::clone(ctx.session.runtime.effects());
-    let frame = frame(ctx, subagent, limits, beside, end);
+    let steps = &mut *end;
+    let frame = async move {
+        let Subagent {
+            mut run,
+            mut result,
+            isolation,
+            start,
+        } = subagent;
+        let session = &ctx.session;
+        let id = run.meta.id.clone();
+        let parent = run.meta.parent.clone().unwrap_or_else(AgentId::root);
+        if let Some(observer) = session.runtime.observer() {
+            observer.agent_started(&session.id, &id, run.tools.pool());
+        }
+        let scope = Scope::new(session, &id, isolation);
+        // After the cleanup is armed: a query dropped during a slow hook still
+        // ends the agent for the observer.
+        let hook_agent = HookAgent::of(&run.meta, session.transcripts.path(&id));
+        let hooks = &session.config.hooks;
+        hooks.subagent_start(&hook_agent, &parent).await;
+        steps.armed(&hook_agent);
+        let Limits {
+            slots,
+            deadline,
+            timed_out,
+        } = limits;
+        let progress = Arc::clone(&run.progress);
+        let ran = AtomicBool::new(false);
+        let work = {
+            let (ran, scope) = (&ran, &scope);
+            async move {
+                // A closed semaphore cannot happen (it is never closed); run
+                // anyway rather than fail the task.
+                let _slot = match slots {
+                    Some(slots) => slots.acquire().await.ok(),
+                    None => None,
+                };
+                // The deadline's timer is polled after this future: a slot
+                // freed by a task stopped at the deadline must not start a
+                // queued one after the budget is spent.
+                if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
+                    return None;
+                }
+                ran.store(true, Ordering::Relaxed);
+                if let Err(error) = scope.enter(&mut run.meta).await {
+                    return Some(Err(error));
+                }
+                ctx.sink.emit(&run.meta, EventKind::SubagentRunning);
+                let work = run.run(ctx);
+                tokio::pin!(work);
+                let outcome = tokio::select! {
+                    outcome = &mut work => outcome,
+                    // `beside` ends only when it has nothing to do.
+                    () = beside => work.await,
+                };
+                Some(Ok(outcome))
+            }
+        };
+        let ended = match deadline {
+            Some(deadline) => effects::until(&**session.runtime.effects(), deadline, work).await,
+            None => Some(work.await),
+        };
+        match ended {
+            Some(Some(Err(error))) => result.error = Some(error_chain(&error)),
+            Some(Some(Ok(outcome))) => fill_from_outcome(&mut result, outcome),
+            Some(None) | None => {
+                fill_from_progress(&mut result, &progress);
+                result.status = TaskStatus::TimedOut;
+                result.error = Some(timed_out(ran.load(Ordering::Relaxed)));
+            }
+        }
+        result.worktree = scope.finish().await;
+        result.duration = start.elapsed();
+        steps.settled(&result);
+        hooks.subagent_stop(&hook_agent, &result).await;
+        result
+    };
     let result = effects.subagent(&id, Box::pin(frame)).await;
     end.publish(ctx, &agent_type, result)
-}
-
-async fn frame(
-    ctx: &QueryCtx,
-    subagent: Subagent,
-    limits: Limits<'_>,
-    beside: impl Future<Output = ()> + Send,
-    end: &mut dyn End,
-) -> TaskResult {
-    let Subagent {
-        mut run,
-        mut result,
-        isolation,
-        start,
-    } = subagent;
-    let session = &ctx.session;
-    let id = run.meta.id.clone();
-    let parent = run.meta.parent.clone().unwrap_or_else(AgentId::root);
-    if let Some(observer) = session.runtime.observer() {
-        observer.agent_started(&session.id, &id, run.tools.pool());
-    }
-    let scope = Scope::new(session, &id, isolation);
-    // After the cleanup is armed: a query dropped during a slow hook still
-    // ends the agent for the observer.
-    let hook_agent = HookAgent::of(&run.meta, session.transcripts.path(&id));
-    let hooks = &session.config.hooks;
-    hooks.subagent_start(&hook_agent, &parent).await;
-    end.armed(&hook_agent);
-    let Limits {
-        slots,
-        deadline,
-        timed_out,
-    } = limits;
-    let progress = Arc::clone(&run.progress);
-    let ran = AtomicBool::new(false);
-    let work = {
-        let (ran, scope) = (&ran, &scope);
-        async move {
-            // A closed semaphore cannot happen (it is never closed); run
-            // anyway rather than fail the task.
-            let _slot = match slots {
-                Some(slots) => slots.acquire().await.ok(),
-                None => None,
-            };
-            // The deadline's timer is polled after this future: a slot
-            // freed by a task stopped at the deadline must not start a
-            // queued one after the budget is spent.
-            if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
-                return None;
-            }
-            ran.store(true, Ordering::Relaxed);
-            if let Err(error) = scope.enter(&mut run.meta).await {
-                return Some(Err(error));
-            }
-            ctx.sink.emit(&run.meta, EventKind::SubagentRunning);
-            let work = run.run(ctx);
-            tokio::pin!(work);
-            let outcome = tokio::select! {
-                outcome = &mut work => outcome,
-                // `beside` ends only when it has nothing to do.
-                () = beside => work.await,
-            };
-            Some(Ok(outcome))
-        }
-    };
-    let ended = match deadline {
-        Some(deadline) => effects::until(&**session.runtime.effects(), deadline, work).await,
-        None => Some(work.await),
-    };
-    match ended {
-        Some(Some(Err(error))) => result.error = Some(error_chain(&error)),
-        Some(Some(Ok(outcome))) => fill_from_outcome(&mut result, outcome),
-        Some(None) | None => {
-            fill_from_progress(&mut result, &progress);
-            result.status = TaskStatus::TimedOut;
-            result.error = Some(timed_out(ran.load(Ordering::Relaxed)));
-        }
-    }
-    result.worktree = scope.finish().await;
-    result.duration = start.elapsed();
-    end.settled(&result);
-    hooks.subagent_stop(&hook_agent, &result).await;
-    result
 }
