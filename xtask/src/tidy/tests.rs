@@ -55,6 +55,48 @@ fn forbidden_edge_is_reported() {
 }
 
 #[test]
+fn providers_sit_on_types_alone_and_the_engine_on_providers() {
+    let found = problems(vec![
+        package("zr-types", &[]),
+        package("zr-caps", &[("zr-types", None)]),
+        package("zr-tools", &[("zr-types", None)]),
+        package("zr-providers", &[("zr-types", None), ("zr-caps", None)]),
+        package(
+            "zr-engine",
+            &[
+                ("zr-types", None),
+                ("zr-caps", None),
+                ("zr-tools", None),
+                ("zr-providers", None),
+            ],
+        ),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains("`zr-providers` -> `zr-caps`"),
+        "{found:#?}"
+    );
+    assert!(
+        found[0].contains("allowed for zr-providers: zr-types)"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn providers_may_not_reach_up_to_the_engine() {
+    let found = problems(vec![
+        package("zr-types", &[]),
+        package("zr-providers", &[("zr-types", None), ("zr-engine", None)]),
+        package("zr-engine", &[("zr-types", None)]),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].contains("`zr-providers` -> `zr-engine`"),
+        "{found:#?}"
+    );
+}
+
+#[test]
 fn build_dependencies_count_and_dev_dependencies_do_not() {
     let found = problems(vec![
         package("zr-types", &[("zr-caps", Some("dev"))]),

@@ -7,8 +7,9 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
+use crate::error::ProviderError;
 use crate::http::{Endpoint, HttpSettings, RetryPolicy};
-use crate::{ModelProvider, ModelRequest, ModelStream, ProviderError};
+use crate::provider::{ModelProvider, ModelRequest, ModelStream};
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "openai";
