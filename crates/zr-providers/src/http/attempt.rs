@@ -9,9 +9,8 @@ use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{FutureExt, Stream, StreamExt};
 
-use super::failure::Failure;
+use super::failure::{Failure, truncate};
 use super::status::failure_from_status;
-use super::truncate;
 use crate::error::ProviderError;
 use crate::provider::ModelEvent;
 

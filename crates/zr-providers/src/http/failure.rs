@@ -1,5 +1,6 @@
 //! How one attempt of a request failed, and whether another may help:
-//! what decoders, status checks and the retry driver hand each other.
+//! what decoders, status checks and the retry driver hand each other, and
+//! the shortening of what goes into their messages.
 
 use std::time::Duration;
 
@@ -28,4 +29,17 @@ impl Failure {
             retry: Some(hint),
         }
     }
+}
+
+/// Shortens `text` to at most `max` bytes (on a character boundary), marking
+/// the cut.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], text.len())
 }

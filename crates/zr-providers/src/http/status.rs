@@ -5,8 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
 
-use super::failure::Failure;
-use super::truncate;
+use super::failure::{Failure, truncate};
 use crate::error::ProviderError;
 
 /// The longest raw body kept in an error message.
