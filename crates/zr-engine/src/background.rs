@@ -17,7 +17,7 @@ use zr_types::{AgentId, ToolDefinition};
 use crate::agent_run::AgentRun;
 use crate::effects::deadline_after;
 use crate::event::EventKind;
-use crate::history::{push_user_text, texts};
+use crate::history::push_user_text;
 use crate::hooks::HookAgent;
 use crate::meta::AgentMeta;
 use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_progress};
@@ -26,6 +26,7 @@ use crate::run::model::{Ask, side_request};
 use crate::session::QueryCtx;
 use crate::subagent::{self, End, Limits, Subagent};
 use crate::sync::lock;
+use zr_types::texts;
 
 /// What the progress side request asks.
 const PROGRESS_REQUEST: &str = "Do not call any tools and do not continue the task. In at most eight words, say what you are doing right now, e.g. \"Reading the parser's tests\".";

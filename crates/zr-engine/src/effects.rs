@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 use crate::outcome::TaskResult;
-use crate::provider::{ModelProvider, ModelRequest, ModelStream};
+use zr_providers::{ModelProvider, ModelRequest, ModelStream};
 
 /// The engine's effects. Every method has a default, today's local
 /// behaviour, so an implementation overrides only what it journals.

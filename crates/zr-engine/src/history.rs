@@ -2,7 +2,7 @@
 //! roles alternate, reading the text of content blocks, readying a
 //! history to continue without a prompt, the tools a history called.
 
-use zr_types::{ContentBlock, Message, MessageRole, ToolName};
+use zr_types::{ContentBlock, Message, MessageRole, ToolName, texts};
 
 /// Adds `text` for the model as the user: into the last message when that
 /// is the user's already (tool results, say), so that roles alternate as
@@ -18,14 +18,6 @@ pub(crate) fn push_user_text(history: &mut Vec<Message>, text: &str) {
             content: vec![block],
         }),
     }
-}
-
-/// The text blocks of `content`, in order.
-pub(crate) fn texts(content: &[ContentBlock]) -> impl Iterator<Item = &str> {
-    content.iter().filter_map(|b| match b {
-        ContentBlock::Text { text } => Some(text.as_str()),
-        _ => None,
-    })
 }
 
 /// The text blocks of `content`, joined.

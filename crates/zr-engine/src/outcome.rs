@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::{Serialize, Serializer};
 use zr_types::{AgentId, Message, StopReason, ToolDefinition, ToolName, Usage, error_chain};
 
-use crate::error::ProviderError;
+use zr_providers::ProviderError;
 
 /// How a subagent's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

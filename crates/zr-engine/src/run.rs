@@ -8,15 +8,15 @@ use zr_types::{ContentBlock, Message, MessageRole, StopReason, ToolCall};
 
 use crate::agent_run::AgentRun;
 use crate::compact::ContextUse;
-use crate::error::ProviderError;
 use crate::event::EventKind;
 use crate::exec;
 use crate::history::{push_user_text, text_of};
 use crate::outcome::{RunOutcome, TaskStatus};
-use crate::provider::{ModelResponse, ToolChoice};
 use crate::session::QueryCtx;
 use crate::sync::lock;
 use model::Ask;
+use zr_providers::ProviderError;
+use zr_providers::{ModelResponse, ToolChoice};
 
 /// The message that asks an agent at its turn limit for a summary.
 const SUMMARY_REQUEST: &str = "You have used all your turns. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";

@@ -10,7 +10,7 @@ use zr_tools::BuiltinTools;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolHandler};
 
 use crate::effects::{Effects, LocalEffects};
-use crate::provider::ModelProvider;
+use zr_providers::ModelProvider;
 
 /// The output-token limit of each model request unless set otherwise.
 pub const DEFAULT_MAX_TOKENS: u32 = 8_192;

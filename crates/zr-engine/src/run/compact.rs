@@ -7,9 +7,9 @@ use zr_types::Usage;
 use crate::agent_run::AgentRun;
 use crate::compact::{self, ContextUse, Replacement};
 use crate::event::EventKind;
-use crate::history::texts;
 use crate::session::QueryCtx;
 use crate::sync::lock;
+use zr_types::texts;
 
 use super::model::{Ask, side_request};
 

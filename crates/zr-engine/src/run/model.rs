@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt as _;
 use zr_types::{ContentBlock, Message, ToolDefinition};
 
-use crate::error::ProviderError;
 use crate::event::EventKind;
 use crate::meta::AgentMeta;
 use crate::outcome::Progress;
-use crate::provider::{ModelEvent, ModelRequest, ModelResponse, RequestOrigin, ToolChoice};
 use crate::session::QueryCtx;
 use crate::sync::lock;
+use zr_providers::ProviderError;
+use zr_providers::{ModelEvent, ModelRequest, ModelResponse, RequestOrigin, ToolChoice};
 
 /// One request of an agent: what it sends besides the agent's model and
 /// system prompt.
@@ -72,7 +72,6 @@ pub(crate) async fn request(
     while let Some(item) = stream.next().await {
         match item? {
             ModelEvent::Completed(response) => return Ok(Some(response)),
-            ModelEvent::ToolUseStarted { .. } => {}
             _ if live.is_none() => {}
             ModelEvent::TextDelta { text } => {
                 if let Some(progress) = live {
@@ -100,6 +99,9 @@ pub(crate) async fn request(
                     },
                 );
             }
+            // `ToolUseStarted`, and any event a newer provider crate adds
+            // (the enum is non-exhaustive): nothing to show.
+            _ => {}
         }
     }
     Ok(None)
