@@ -105,7 +105,10 @@ pub trait Hook: Send + Sync + fmt::Debug {
     /// ...), with the result its parent gets. For a subagent the call
     /// waits for, not called when the query is cancelled or dropped; a
     /// background agent stopped by the host or by the end of the session
-    /// gets it with status `cancelled`.
+    /// gets it with status `cancelled`. It runs after the subagent's
+    /// cleanup and worktree are settled and before its result is published
+    /// (`SubagentFinished`, and for a background agent its parent's
+    /// notification).
     fn subagent_stop<'a>(
         &'a self,
         agent: &'a HookAgent,

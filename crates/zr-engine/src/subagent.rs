@@ -17,6 +17,26 @@
 //!    background agent its registry entry and its parent's notification).
 //!
 //! Steps 2 to 7 run inside [`Effects::subagent`](crate::effects::Effects::subagent).
+//!
+//! The three kinds differ only in their parameters: a foreground task has
+//! its call's slot and deadline ([`Limits`]), a background agent neither
+//! but a progress ticker beside its loop, a resumed subagent the
+//! `subagent.timeout` budget from its start and no worktree (it works in
+//! its recorded folder). Where the three used to differ in order, this is
+//! the order kept:
+//!
+//! - the observer hears `agent_started` before the scope is armed (as the
+//!   foreground did; the background did it after, with nothing between
+//!   them that could fail or wait);
+//! - the result is published after the SubagentStop hooks, for background
+//!   agents too (they used to publish first): a parent, a host and a hook
+//!   see a subagent end in the same order whatever its kind. A background
+//!   agent stopped while its SubagentStop hooks run keeps its settled
+//!   result (it is not turned into `cancelled`) and its hooks are not
+//!   called twice;
+//! - a resumed subagent's budget counts from its start, SubagentStart
+//!   hooks included, as a call's budget does (it used to count from the
+//!   loop's start).
 
 use std::future::Future;
 use std::sync::Arc;
