@@ -11,10 +11,14 @@
 //! You are a careful code reviewer. ...
 //! ```
 
+mod claude_tools;
 mod front_matter;
 mod keys;
+mod repair;
+mod tool_list;
 mod yaml;
 
+pub use claude_tools::{CLAUDE_CODE_TOOLS, ClaudeCodeTool};
 pub use front_matter::{FrontMatter, FrontMatterEntry, parse_front_matter};
 
 use std::borrow::Cow;
@@ -108,8 +112,9 @@ pub fn parse_agent_file(
     path_for_messages: &Path,
     text: &str,
 ) -> Result<ParsedAgentFile, AgentFileError> {
-    let (tree, body) = read_front(path_for_messages, text)?;
-    keys::convert(&tree, body).map_err(|(line, problem)| fail_at(path_for_messages, line, problem))
+    let (tree, body, warnings) = read_front(path_for_messages, text)?;
+    keys::convert(&tree, body, warnings)
+        .map_err(|(line, problem)| fail_at(path_for_messages, line, problem))
 }
 
 /// An error at `line` of the file at `path`.
@@ -123,22 +128,33 @@ pub(crate) fn fail_at(path: &Path, line: usize, problem: AgentFileProblem) -> Ag
 
 /// Splits `text` into its front matter, parsed as YAML, and its body;
 /// errors name `path` and the file's line.
+///
+/// A front matter that is invalid only because one-line values hold an
+/// unquoted `: ` is read with those values quoted, and each such line is
+/// returned as a warning that shows the quoted form.
 pub(crate) fn read_front(
     path: &Path,
     text: &str,
-) -> Result<(yaml::Located, String), AgentFileError> {
+) -> Result<(yaml::Located, String, Vec<AgentFileWarning>), AgentFileError> {
     let (front, body) = split(text).map_err(|problem| fail_at(path, 1, problem))?;
-    let tree = yaml::parse(&front).map_err(|e| {
-        fail_at(
-            path,
-            e.line + FRONT_MATTER_OFFSET,
-            AgentFileProblem::Yaml {
-                column: e.column,
-                message: e.message,
-            },
-        )
-    })?;
-    Ok((tree, body))
+    match yaml::parse(&front) {
+        Ok(tree) => Ok((tree, body, Vec::new())),
+        Err(e) => {
+            if let Some(repaired) = repair::quote_colon_values(&front, 1 + FRONT_MATTER_OFFSET)
+                && let Ok(tree) = yaml::parse(&repaired.text)
+            {
+                return Ok((tree, body, repaired.warnings));
+            }
+            Err(fail_at(
+                path,
+                e.line + FRONT_MATTER_OFFSET,
+                AgentFileProblem::Yaml {
+                    column: e.column,
+                    message: e.message,
+                },
+            ))
+        }
+    }
 }
 
 /// Lines before the front matter's first line: the opening `---`.
