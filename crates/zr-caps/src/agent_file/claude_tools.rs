@@ -49,7 +49,7 @@ pub const CLAUDE_CODE_TOOLS: &[ClaudeCodeTool] = &[
     maps(
         "LS",
         "Glob",
-        "Glob lists a folder's files (pattern `DIR/*`)",
+        "Glob lists a folder's files with the pattern DIR/*",
     ),
     maps("NotebookRead", "Read", "Read reads notebooks as text"),
     maps("TodoRead", "TodoWrite", "TodoWrite returns the whole list"),
@@ -76,11 +76,11 @@ pub const CLAUDE_CODE_TOOLS: &[ClaudeCodeTool] = &[
     ),
     drops(
         "ExitPlanMode",
-        "plan is a permission mode in zr (permissionMode: plan), not a tool",
+        "plan is a permission mode in zr, set with permissionMode: plan",
     ),
     drops(
         "EnterPlanMode",
-        "plan is a permission mode in zr (permissionMode: plan), not a tool",
+        "plan is a permission mode in zr, set with permissionMode: plan",
     ),
     drops(
         "ListMcpResourcesTool",

@@ -92,7 +92,11 @@ pub(super) fn tool_list(
     for (text, line) in entries {
         match text {
             Ok(text) => {
-                if let Some(pattern) = entry(text.trim(), key, kind, &mut |m| warn(line, m)) {
+                if let Some(pattern) = entry(text.trim(), key, kind, &mut |m| warn(line, m))
+                    && !patterns.contains(&pattern)
+                {
+                    // A repeat (`MultiEdit` read as `Edit` beside `Edit`)
+                    // changes nothing, so it is left out quietly.
                     patterns.push(pattern);
                 }
             }
