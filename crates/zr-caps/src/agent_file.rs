@@ -93,6 +93,22 @@ impl fmt::Display for AgentFileWarning {
 /// kind). Unknown keys are kept in [`ParsedAgentFile::extras`] with a
 /// warning each, whatever their value.
 ///
+/// Read leniently, as Claude Code reads them, each with a warning naming
+/// the line in [`ParsedAgentFile::warnings`]:
+///
+/// - a `tools` / `disallowedTools` entry that is not a usable pattern
+///   (`subagent-catalog:search`, an empty entry, a number) is dropped,
+///   only that entry; a repeated entry is kept once;
+/// - a permission rule (`Bash(git diff:*)`) never widens what the agent
+///   gets: in `tools` it is dropped (the agent gets no Bash from it), in
+///   `disallowedTools` it denies the whole tool;
+/// - Claude Code's tool names are read through [`CLAUDE_CODE_TOOLS`]:
+///   mapped to zr's name (`Agent` -> `Task`) or dropped;
+/// - `tools:` with no value is unset (every builtin), with a warning;
+/// - a front matter that is invalid YAML only because one-line plain
+///   values hold `: ` (`description: Use this agent when: ...`) is read
+///   with those values quoted; the warning shows the quoted form.
+///
 /// ```
 /// use std::path::Path;
 /// use zr_caps::parse_agent_file;
@@ -107,7 +123,7 @@ impl fmt::Display for AgentFileWarning {
 /// [`AgentFileError`], naming the file and line, when the front matter is
 /// missing or unterminated, is not valid YAML, lacks `name` or
 /// `description`, or a known key has a value of the wrong type or an
-/// invalid name, pattern or mode. Never panics, whatever the input.
+/// invalid name or mode. Never panics, whatever the input.
 pub fn parse_agent_file(
     path_for_messages: &Path,
     text: &str,

@@ -161,3 +161,22 @@ fn corpus_tables_show_the_source_and_every_diagnostic() {
         stderr(&skills)
     ));
 }
+
+#[test]
+fn the_readme_prints_the_claude_code_tool_table_row_for_row() {
+    let readme = fs::read_to_string(crate::support::repo().join("README.md")).expect("README");
+    let header = "| Claude Code | zr | why |\n| --- | --- | --- |\n";
+    let start = readme.find(header).expect("the table's header") + header.len();
+    let rows: Vec<&str> = readme[start..]
+        .lines()
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let expected: Vec<String> = zr_caps::CLAUDE_CODE_TOOLS
+        .iter()
+        .map(|t| match t.zr {
+            Some(zr) => format!("| `{}` | `{zr}` | {} |", t.name, t.why),
+            None => format!("| `{}` | dropped | {} |", t.name, t.why),
+        })
+        .collect();
+    assert_eq!(rows, expected);
+}
