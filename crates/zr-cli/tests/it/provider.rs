@@ -101,8 +101,12 @@ fn serve(mut stream: TcpStream, sse: &[u8], seen: &Mutex<Vec<Request>>) -> std::
 }
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(repo().join("crates/zr-engine/tests/it/fixtures").join(name))
-        .expect("the engine's SSE fixture")
+    std::fs::read(
+        repo()
+            .join("crates/zr-providers/tests/it/fixtures")
+            .join(name),
+    )
+    .expect("the providers' SSE fixture")
 }
 
 /// The text of the last user message of an Anthropic or OpenAI request.
