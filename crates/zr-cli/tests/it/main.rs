@@ -2,6 +2,7 @@
 //! exit codes; and every crate wired together through the engine.
 
 mod config;
+mod corpus;
 mod example;
 mod help;
 mod init;
