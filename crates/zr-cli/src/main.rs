@@ -23,6 +23,7 @@ mod error;
 mod init;
 mod inspect;
 mod mcp_config;
+mod model_aliases;
 mod permissions;
 mod project;
 mod provider;

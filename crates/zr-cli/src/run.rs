@@ -40,6 +40,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
+    warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
     let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
@@ -83,6 +84,7 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
     warn_diagnostics(&project);
     let session = resume_checks::check(&project.root, args)?;
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
+    warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
     let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
@@ -128,7 +130,12 @@ async fn open_workspace(
     signals: &mut Signals,
 ) -> Result<Workspace, CliError> {
     tokio::select! {
-        workspace = Workspace::open(project, chosen.provider, chosen.model) => workspace,
+        workspace = Workspace::open(
+            project,
+            chosen.provider,
+            chosen.model,
+            crate::model_aliases::family(Some(chosen.kind)),
+        ) => workspace,
         stop = signals.recv() => {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "{}: stopped while starting, before the run began", stop.name());
@@ -271,6 +278,19 @@ fn exit_code(result: &QueryResult) -> u8 {
 /// without the files that could not be loaded.
 fn warn_diagnostics(project: &Project) {
     crate::inspect::print_diagnostics(project, project.diagnostics());
+}
+
+/// Agent types whose `model` is an alias the chosen provider has no id
+/// for, as `warning: FILE:LINE: ...` lines (the agent runs on the
+/// session's model). A broken `[model.aliases]` is reported when the
+/// workspace opens.
+fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
+    let family = crate::model_aliases::family(Some(kind));
+    if let Ok(aliases) = crate::model_aliases::table(project, family) {
+        for line in crate::model_aliases::warnings(project, &project.agents, &aliases) {
+            eprintln!("{line}");
+        }
+    }
 }
 
 fn warn_servers(workspace: &Workspace) {

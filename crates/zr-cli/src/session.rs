@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zr_caps::{AgentDefinition, PermissionMode, RuntimeSettings, ToolPattern};
+use zr_caps::{AgentDefinition, ModelFamily, PermissionMode, RuntimeSettings, ToolPattern};
 use zr_engine::{AgentConfig, AgentObserver, ModelProvider, RuntimeEnvironment};
 use zr_mcp::{Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
@@ -70,6 +70,7 @@ impl Workspace {
         project: &Project,
         provider: Arc<dyn ModelProvider>,
         model: String,
+        family: ModelFamily,
     ) -> Result<Self, CliError> {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
@@ -130,7 +131,8 @@ impl Workspace {
             }
         }
 
-        let config = root_config(project, &server_tools, all_mcp)?;
+        let mut config = root_config(project, &server_tools, all_mcp)?;
+        config.model_aliases = crate::model_aliases::table(project, family)?;
         Ok(Self {
             runtime: Arc::new(runtime),
             config,
@@ -162,6 +164,11 @@ pub(crate) fn root_config(
     config.options.allowed_tools = patterns(project, "tools.allow", file.tools.allow.as_deref())?;
     config.options.disallowed_tools = patterns(project, "tools.deny", file.tools.deny.as_deref())?;
     config.skills = project.skills_view.definitions().to_vec();
+    if let Some(chars) = file.skills.listing_chars {
+        config.skill_listing_chars = chars;
+    }
+    config.model_aliases =
+        crate::model_aliases::table(project, crate::model_aliases::family(file.model.provider))?;
     config.sessions_dir = Some(project.sessions_dir());
     config.policy = policy(project, file)?;
     apply_subagents(&mut config, file);
@@ -303,7 +310,12 @@ pub(crate) fn patterns(
 
 /// A [`CliError::Config`] for a value of `key` that parsed but is not
 /// valid, at the line where `key` is written.
-fn config_key_error(project: &Project, key: &str, message: String, help: &str) -> CliError {
+pub(crate) fn config_key_error(
+    project: &Project,
+    key: &str,
+    message: String,
+    help: &str,
+) -> CliError {
     let path = project.root.join(CONFIG_FILE);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));

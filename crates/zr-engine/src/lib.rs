@@ -174,6 +174,7 @@
 //!   blocks a tool (the event channel is unbounded).
 
 mod agent;
+mod agent_model;
 mod anthropic;
 mod background;
 mod compact;
@@ -193,6 +194,7 @@ mod run;
 mod runtime;
 mod scripted;
 mod session;
+mod skill_listing;
 mod sync;
 mod task;
 mod tools;
@@ -217,5 +219,6 @@ pub use provider::{
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
 pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
+pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use task::{TaskResult, TaskStatus};
 pub use worktree::WorktreeInfo;

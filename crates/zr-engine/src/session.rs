@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, PermissionMode};
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, PermissionMode};
 use zr_resolve::ResolvePolicy;
 use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
 
@@ -18,6 +18,7 @@ use crate::event::{EventRouter, EventSink};
 use crate::hooks::Hooks;
 use crate::permission::{Grants, PermissionConfig};
 use crate::runtime::RuntimeEnvironment;
+use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 use crate::tools::EngineTools;
 use crate::transcript::Transcripts;
 
@@ -73,6 +74,17 @@ pub struct AgentConfig {
     pub policy: ResolvePolicy,
     /// The skills registry's view, for the resolver.
     pub skills: Vec<Arc<SkillDefinition>>,
+    /// The size limit, in characters, of the skill listing that each
+    /// agent's `Skill` tool description carries (its own skills' names and
+    /// descriptions); skills beyond it are left out and counted. Default
+    /// [`DEFAULT_SKILL_LISTING_CHARS`].
+    pub skill_listing_chars: usize,
+    /// Model aliases of subagent types (`model: sonnet`), resolved before
+    /// any request. Default: the Anthropic column of
+    /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
+    /// `ModelAliases::for_family(ModelFamily::OpenAiCompatible)` (no
+    /// mapping: a Claude alias runs on the parent's model) plus your own.
+    pub model_aliases: ModelAliases,
     /// The root's permission mode; subagents get the stricter of it and
     /// their declared one (C4).
     pub permission_mode: PermissionMode,
@@ -106,6 +118,8 @@ impl AgentConfig {
             subagent: SubagentConfig::default(),
             policy: ResolvePolicy::default(),
             skills: Vec::new(),
+            skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
+            model_aliases: ModelAliases::default(),
             permission_mode: PermissionMode::default(),
             sessions_dir: None,
             permissions: PermissionConfig::default(),
@@ -151,7 +165,11 @@ impl Session {
     ) -> Self {
         config.policy.delegation = config.subagent.enabled;
         config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
-        let engine_tools = EngineTools::new(&config.sub_agents, config.subagent.max_concurrent);
+        let engine_tools = EngineTools::new(
+            &config.sub_agents,
+            config.subagent.max_concurrent,
+            config.skill_listing_chars,
+        );
         let builtins = engine_tools.builtins(&runtime);
         let spill = Spill::new(&id, config.sessions_dir.as_deref());
         Self {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
-use zr_caps::{AgentDefinition, AgentType, Budget, ModelChoice, derive};
+use zr_caps::{AgentDefinition, AgentType, Budget, ModelAliases, derive};
 use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
 use zr_types::{
     AgentId, AgentName, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
@@ -507,7 +507,7 @@ fn prepare(
     let id = parent.id.child(seq, label);
     let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
-        Some(d) => typed(d, parent, task),
+        Some(d) => typed(&config.model_aliases, d, parent, task),
         None => fork(parent, call, task),
     };
     Ok(AgentRun {
@@ -583,12 +583,14 @@ pub(crate) fn system_prompt(definition: &AgentDefinition) -> String {
 type Start = (String, String, u32, Budget, Vec<Message>);
 
 /// A typed subagent: its own prompt, an empty history but for the task.
-fn typed(definition: &AgentDefinition, parent: &AgentRun, task: &TaskInput) -> Start {
+fn typed(
+    aliases: &ModelAliases,
+    definition: &AgentDefinition,
+    parent: &AgentRun,
+    task: &TaskInput,
+) -> Start {
     let system = system_prompt(definition);
-    let model = match &definition.model {
-        ModelChoice::Inherit => parent.model.clone(),
-        ModelChoice::Id(id) => id.clone(),
-    };
+    let model = crate::agent_model::subagent_model(aliases, definition, &parent.model);
     (
         system,
         model,

@@ -304,6 +304,13 @@ fn header(ctx: &QueryCtx, run: &AgentRun) -> Header {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         max_turns: run.max_turns,
+        // A fork starts with its parent's conversation and one message of
+        // its own (the task); every other agent with its task alone.
+        inherited_messages: if run.cache_prefix.is_some() {
+            run.history.len().saturating_sub(1)
+        } else {
+            0
+        },
     }
 }
 
