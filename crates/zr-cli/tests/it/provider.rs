@@ -3,107 +3,10 @@
 //! the Anthropic Messages and OpenAI Chat Completions SSE formats (the
 //! engine's own fixtures, byte for byte).
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
-
 use serde_json::Value;
 
-use crate::support::{TempProject, repo, stderr, stdout};
-
-/// One request the server received.
-#[derive(Debug, Clone)]
-struct Request {
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Value,
-}
-
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// A loopback HTTP/1.1 server answering every POST with `sse`.
-struct Server {
-    url: String,
-    requests: Arc<Mutex<Vec<Request>>>,
-}
-
-impl Server {
-    fn start(sse: Vec<u8>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-        let url = format!(
-            "http://{}",
-            listener.local_addr().expect("the listener's address")
-        );
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&requests);
-        // Ends with the test process (blocked in accept).
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                // A broken connection is the client's problem: the test
-                // sees it in zr's output and in the requests recorded.
-                let _ = serve(stream, &sse, &seen);
-            }
-        });
-        Self { url, requests }
-    }
-
-    fn requests(&self) -> Vec<Request> {
-        self.requests.lock().expect("requests lock").clone()
-    }
-}
-
-/// Reads one request from `stream`, records it, answers with `sse`.
-fn serve(mut stream: TcpStream, sse: &[u8], seen: &Mutex<Vec<Request>>) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 {
-            break;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = h.split_once(':') {
-            headers.push((n.trim().to_owned(), v.trim().to_owned()));
-        }
-    }
-    let len: usize = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body)?;
-    seen.lock().expect("requests lock").push(Request {
-        path,
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-    });
-    let head = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        sse.len()
-    );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(sse)?;
-    stream.flush()
-}
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(repo().join("crates/zr-engine/tests/it/fixtures").join(name))
-        .expect("the engine's SSE fixture")
-}
+use crate::loopback::{Request, Server, fixture};
+use crate::support::{TempProject, stderr, stdout};
 
 /// The text of the last user message of an Anthropic or OpenAI request.
 fn last_user_text(body: &Value) -> String {
