@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
-use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskStatus};
+use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskResult, TaskStatus};
 
 use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
@@ -214,6 +214,9 @@ async fn drive(
                 }
             }
             renderer.finish(&session, Some(&result), None);
+            for failed in &result.failed_subagents {
+                say(&failed_line(failed));
+            }
             if renderer.prints_answer() {
                 print_answer(&result);
             }
@@ -245,6 +248,20 @@ async fn drive(
             Err(e.into())
         }
     }
+}
+
+/// A subagent that failed, though the root went on: `warning: subagent
+/// ID (TYPE) failed: WHY`.
+fn failed_line(failed: &TaskResult) -> String {
+    let id = failed
+        .agent_id
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), ToString::to_string);
+    let why = failed.error.as_deref().unwrap_or("no reason given");
+    format!(
+        "warning: subagent {id} ({}) failed: {why}",
+        failed.agent_type
+    )
 }
 
 /// A line on standard error, whatever the renderer (also with `--quiet`

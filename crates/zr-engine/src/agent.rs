@@ -20,6 +20,7 @@ use crate::run::{AgentRun, Progress};
 use crate::runtime::RuntimeEnvironment;
 use crate::session::{AgentConfig, Cleanup, QueryCtx, Session};
 use crate::sync::lock;
+use crate::task::TaskResult;
 use crate::tools::AgentTools;
 use crate::{EngineError, TaskStatus};
 
@@ -54,6 +55,12 @@ pub struct QueryResult {
     pub total_usage: Usage,
     /// Wall time.
     pub duration: Duration,
+    /// The subagents of this query that ended `failed` (a model request
+    /// that failed for good, a model that stopped without an answer, a
+    /// worktree that could not be made), in the order they ended. The root
+    /// got each one's result and may have answered anyway; hosts show
+    /// these so that a `completed` root does not hide them.
+    pub failed_subagents: Vec<TaskResult>,
 }
 
 /// What the root keeps between queries.
@@ -467,6 +474,7 @@ async fn run_root(
         usage: outcome.usage,
         total_usage: ctx.total_usage(),
         duration: start.elapsed(),
+        failed_subagents: ctx.failed_subagents(),
     };
     Ok((result, outcome.history, outcome.tools.loaded_names()))
 }

@@ -19,6 +19,7 @@ use crate::hooks::Hooks;
 use crate::permission::{Grants, PermissionConfig};
 use crate::runtime::RuntimeEnvironment;
 use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+use crate::task::{TaskResult, TaskStatus};
 use crate::tools::EngineTools;
 use crate::transcript::Transcripts;
 
@@ -297,6 +298,8 @@ pub(crate) struct QueryCtx {
     /// Notifications of background agents put into this query's
     /// conversation: queued again if the query keeps nothing.
     delivered: Arc<Mutex<Vec<Notification>>>,
+    /// Subagents of the query that ended `failed`.
+    failed: Arc<Mutex<Vec<TaskResult>>>,
 }
 
 impl QueryCtx {
@@ -306,7 +309,21 @@ impl QueryCtx {
             sink,
             total: Arc::new(Mutex::new(Usage::default())),
             delivered: Arc::default(),
+            failed: Arc::default(),
         }
+    }
+
+    /// Remembers a subagent's result if it `failed`, for the query's
+    /// result.
+    pub(crate) fn note_result(&self, result: &TaskResult) {
+        if result.status == TaskStatus::Failed {
+            crate::sync::lock(&self.failed).push(result.clone());
+        }
+    }
+
+    /// The subagents of the query that failed so far.
+    pub(crate) fn failed_subagents(&self) -> Vec<TaskResult> {
+        crate::sync::lock(&self.failed).clone()
     }
 
     /// Takes the notifications waiting for `agent`, remembering them until

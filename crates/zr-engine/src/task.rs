@@ -310,6 +310,7 @@ async fn run_task(
         Err(error) => {
             result.error = Some(error_chain(&error));
             result.duration = start.elapsed();
+            ctx.note_result(&result);
             return result;
         }
     };
@@ -384,6 +385,7 @@ async fn run_task(
     }
     result.worktree = scope.finish().await;
     result.duration = start.elapsed();
+    ctx.note_result(&result);
     hooks::subagent_stop(ctx, &hook_agent, &result).await;
     ctx.sink.send(
         &id,

@@ -1,6 +1,7 @@
 //! The `zr` binary, run as a child process: every command's output and
 //! exit codes; and every crate wired together through the engine.
 
+mod aliases;
 mod builtin_flags;
 mod config;
 mod example;

@@ -261,5 +261,6 @@ pub(super) async fn run(
         usage: result.usage,
         total_usage: ctx.total_usage(),
         duration: result.duration,
+        failed_subagents: ctx.failed_subagents(),
     })
 }
