@@ -19,6 +19,7 @@
 
 mod cli;
 mod config;
+mod config_key;
 mod error;
 mod init;
 mod inspect;

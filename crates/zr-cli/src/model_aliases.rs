@@ -48,7 +48,7 @@ pub(crate) fn table(project: &Project, family: ModelFamily) -> Result<ModelAlias
     let mut aliases = ModelAliases::for_family(family);
     for (alias, id) in &project.config.model.aliases {
         if id.trim().is_empty() {
-            return Err(crate::session::config_key_error(
+            return Err(crate::config_key::config_key_error(
                 project,
                 &format!("model.aliases.{alias}"),
                 format!("the alias '{alias}' maps to a blank model id"),

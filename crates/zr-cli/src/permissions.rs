@@ -29,9 +29,9 @@ use zr_engine::{
 };
 use zr_types::{BoxFuture, ToolCall};
 
+use crate::config_key::patterns;
 use crate::error::CliError;
 use crate::project::Project;
-use crate::session::patterns;
 
 /// Tools that are not read-only but change nothing outside the agent
 /// itself: they run unless `deny` lists them.

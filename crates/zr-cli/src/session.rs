@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zr_caps::{AgentDefinition, ModelFamily, PermissionMode, RuntimeSettings, ToolPattern};
+use zr_caps::{AgentDefinition, ModelFamily, PermissionMode, RuntimeSettings};
 use zr_engine::{AgentConfig, AgentObserver, ModelProvider, RuntimeEnvironment};
 use zr_mcp::{Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
@@ -17,8 +17,9 @@ pub(crate) use zr_types::error_chain;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
 
 use crate::config::{LazySetting, ZrConfig};
+use crate::config_key::{config_key_error, patterns};
 use crate::error::CliError;
-use crate::project::{CONFIG_FILE, Project};
+use crate::project::Project;
 
 /// The root's system prompt when `zr.toml` sets none.
 pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are zr's root agent, working in the user's project folder. \
@@ -279,66 +280,4 @@ fn names(project: &Project, key: &str, list: &[String]) -> Result<Vec<ToolName>,
             })
         })
         .collect()
-}
-
-/// The tool patterns of the zr.toml list at `key` (`None` when unset).
-///
-/// # Errors
-///
-/// [`CliError::Config`] at the entry that is not a tool name or pattern.
-pub(crate) fn patterns(
-    project: &Project,
-    key: &str,
-    list: Option<&[String]>,
-) -> Result<Option<Vec<ToolPattern>>, CliError> {
-    list.map(|list| {
-        list.iter()
-            .map(|p| {
-                p.parse().map_err(|e: zr_caps::PatternError| {
-                    config_key_error(
-                        project,
-                        key,
-                        format!("'{p}': {e}"),
-                        "write a tool name or a pattern such as Bash or mcp__github__*",
-                    )
-                })
-            })
-            .collect()
-    })
-    .transpose()
-}
-
-/// A [`CliError::Config`] for a value of `key` that parsed but is not
-/// valid, at the line where `key` is written.
-pub(crate) fn config_key_error(
-    project: &Project,
-    key: &str,
-    message: String,
-    help: &str,
-) -> CliError {
-    let path = project.root.join(CONFIG_FILE);
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));
-    // The line of `leaf = ...` under the `[table]` header.
-    let mut current = String::new();
-    let (line, column) = text
-        .lines()
-        .enumerate()
-        .find(|(_, l)| {
-            let l = l.trim_start();
-            if let Some(header) = l.strip_prefix('[') {
-                current = header
-                    .split(']')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_owned();
-                return false;
-            }
-            current == table
-                && l.strip_prefix(leaf)
-                    .is_some_and(|rest| rest.trim_start().starts_with('='))
-        })
-        .map_or((0, 0), |(i, l)| (i + 1, l.len() - l.trim_start().len() + 1));
-    CliError::config(path, (line, column), key, message, help)
 }

@@ -13,7 +13,8 @@ use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use zr_types::ServerName;
 
-use crate::{McpError, StdioConfig};
+use crate::config::StdioConfig;
+use crate::error::McpError;
 
 /// The longest stderr line passed to `tracing`; the rest of a longer line is
 /// dropped (a server that never writes a newline cannot fill our memory).

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use zr_types::{ServerName, stable_hash};
 
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 pub(crate) use expand::expand;
 

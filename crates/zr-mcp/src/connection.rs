@@ -18,9 +18,9 @@ use zr_types::ServerName;
 use crate::bounded::BoundedLines;
 use crate::child::{self, KillGuard};
 use crate::client::Client;
-use crate::config::http_header;
-use crate::hub::HubOptions;
-use crate::{HttpConfig, McpError, ServerConfig, TransportConfig};
+use crate::config::{HttpConfig, ServerConfig, TransportConfig, http_header};
+use crate::error::McpError;
+use crate::options::HubOptions;
 
 /// After the process ended, how long a call that is still waiting may take
 /// to read an answer the server wrote just before exiting.

@@ -9,11 +9,12 @@ use zr_types::{
     ToolOutput,
 };
 
+use crate::config::ServerConfig;
 use crate::connection::Connection;
-use crate::hub::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, HubRef};
+use crate::error::McpError;
 use crate::materialise::materialise;
+use crate::pool::{Grant, HubRef};
 use crate::result::map_result;
-use crate::{McpError, McpHub, ServerConfig};
 
 /// A counted share of one server connection.
 ///
@@ -31,13 +32,14 @@ pub struct Lease {
 }
 
 impl Lease {
-    pub(crate) fn new(
-        hub: HubRef,
-        key: u64,
-        generation: u64,
-        conn: Arc<Connection>,
-        config: ServerConfig,
-    ) -> Self {
+    /// The lease of an already counted share of `config`'s connection.
+    pub(crate) fn new(grant: Grant, config: ServerConfig) -> Self {
+        let Grant {
+            hub,
+            key,
+            generation,
+            conn,
+        } = grant;
         Self {
             hub,
             key,
@@ -81,25 +83,21 @@ impl Lease {
     }
 
     fn call_timeout(&self) -> Duration {
-        self.config.timeout.unwrap_or_else(|| {
-            self.hub
-                .upgrade()
-                .map_or(DEFAULT_CALL_TIMEOUT, |hub| hub.options.call_timeout)
-        })
+        self.config
+            .timeout
+            .unwrap_or_else(|| self.hub.call_timeout())
     }
 
     fn max_result_bytes(&self) -> usize {
-        self.hub
-            .upgrade()
-            .map_or(DEFAULT_MAX_RESULT_BYTES, |hub| hub.options.max_result_bytes)
+        self.hub.max_result_bytes()
     }
 
     /// A new lease of the same server: the hub's live connection, or a
     /// restarted server when this one is gone (concurrent callers share one
     /// start). `None` when the hub was dropped.
     pub(crate) async fn reacquire(&self) -> Option<Result<Lease, McpError>> {
-        let hub = McpHub::upgrade(&self.hub)?;
-        Some(hub.acquire_config(self.config.clone()).await)
+        let grant = self.hub.acquire(&self.config).await?;
+        Some(grant.map(|grant| Lease::new(grant, self.config.clone())))
     }
 
     /// Whether the server currently lists a tool named `remote`.
@@ -165,9 +163,7 @@ impl Lease {
 
 impl Clone for Lease {
     fn clone(&self) -> Self {
-        if let Some(hub) = self.hub.upgrade() {
-            hub.retain(self.key, self.generation);
-        }
+        self.hub.retain(self.key, self.generation);
         Self {
             hub: self.hub.clone(),
             key: self.key,
@@ -180,9 +176,8 @@ impl Clone for Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        if let Some(hub) = self.hub.upgrade() {
-            hub.release(self.key, self.generation, &self.config.name);
-        }
+        self.hub
+            .release(self.key, self.generation, &self.config.name);
     }
 }
 

@@ -154,9 +154,12 @@ mod error;
 mod hub;
 mod lease;
 mod materialise;
+mod options;
+mod pool;
 mod result;
 
 pub use config::{HttpConfig, McpConfig, ServerConfig, StdioConfig, TransportConfig};
 pub use error::{BoxError, ConfigError, McpError};
-pub use hub::{HubOptions, McpHub};
+pub use hub::McpHub;
 pub use lease::{Lease, McpTool, McpToolHandler};
+pub use options::HubOptions;

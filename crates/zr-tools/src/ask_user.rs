@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
-use crate::ServiceError;
-use crate::registry::{Builtin, Hints, tool_failed};
+use crate::error::ServiceError;
+use crate::toolkit::{Builtin, Hints, tool_failed};
 
 /// One option of a question.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -18,10 +18,10 @@ use tokio::time::{Instant, sleep, sleep_until};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::HeadTail;
-use crate::registry::{Builtin, Hints, tool_failed};
 use crate::state::{AgentKey, AgentStates};
+use crate::toolkit::{Builtin, Hints, tool_failed};
 
-pub(crate) use background::{BackgroundShell, stop_all};
+pub(crate) use background::{BackgroundShell, BashState, stop_all};
 use process::{GroupGuard, Sig};
 
 /// Default timeout of a foreground command.
@@ -60,12 +60,12 @@ pub(crate) struct BashInput {
 /// The `Bash` tool.
 #[derive(Debug)]
 pub(crate) struct BashTool {
-    states: Arc<AgentStates>,
+    states: Arc<AgentStates<BashState>>,
     shell: PathBuf,
 }
 
 impl BashTool {
-    pub(crate) fn new(states: Arc<AgentStates>) -> Self {
+    pub(crate) fn new(states: Arc<AgentStates<BashState>>) -> Self {
         let bash = PathBuf::from("/bin/bash");
         let shell = if bash.exists() {
             bash

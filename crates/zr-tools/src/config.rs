@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
-use crate::ServiceError;
-use crate::registry::{Builtin, Hints, tool_failed};
+use crate::error::ServiceError;
+use crate::toolkit::{Builtin, Hints, tool_failed};
 
 /// The type of a configuration value.
 #[derive(Debug, Clone, PartialEq, Eq)]

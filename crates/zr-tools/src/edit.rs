@@ -11,9 +11,10 @@ use serde::Deserialize;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_line;
+use crate::ledger::{FileStamp, ReadLedger, check_fresh};
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints};
-use crate::state::{AgentKey, AgentStates, FileStamp, check_fresh};
+use crate::state::{AgentKey, AgentStates};
+use crate::toolkit::{Builtin, Hints};
 
 use matching::{Strategy, find};
 
@@ -40,11 +41,11 @@ pub(crate) struct EditInput {
 /// The `Edit` tool.
 #[derive(Debug)]
 pub(crate) struct EditTool {
-    states: Arc<AgentStates>,
+    states: Arc<AgentStates<ReadLedger>>,
 }
 
 impl EditTool {
-    pub(crate) fn new(states: Arc<AgentStates>) -> Self {
+    pub(crate) fn new(states: Arc<AgentStates<ReadLedger>>) -> Self {
         Self { states }
     }
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, blocking};
+use crate::toolkit::{Builtin, Hints, blocking};
 use crate::walk::{mtime, walker};
 
 /// Paths returned at most.

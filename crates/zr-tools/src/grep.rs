@@ -16,7 +16,7 @@ use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, blocking};
+use crate::toolkit::{Builtin, Hints, blocking};
 use crate::walk::{mtime, walker};
 
 use sink::Collect;

@@ -13,9 +13,10 @@ use serde::Deserialize;
 use zr_types::{BoxFuture, ImageSource, ToolContext, ToolError, ToolOutput, ToolResultContent};
 
 use crate::bound::cut_line;
+use crate::ledger::{FileStamp, ReadLedger};
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints, blocking};
-use crate::state::{AgentKey, AgentStates, FileStamp};
+use crate::state::{AgentKey, AgentStates};
+use crate::toolkit::{Builtin, Hints, blocking};
 
 /// Lines returned when no `limit` is given.
 pub(crate) const DEFAULT_LIMIT: usize = 2000;
@@ -45,11 +46,11 @@ pub(crate) struct ReadInput {
 /// The `Read` tool.
 #[derive(Debug)]
 pub(crate) struct ReadTool {
-    states: Arc<AgentStates>,
+    states: Arc<AgentStates<ReadLedger>>,
 }
 
 impl ReadTool {
-    pub(crate) fn new(states: Arc<AgentStates>) -> Self {
+    pub(crate) fn new(states: Arc<AgentStates<ReadLedger>>) -> Self {
         Self { states }
     }
 }

@@ -1,169 +1,42 @@
 //! The builtin registry: one definition and one handler per tool, in the
 //! order of `zr_types::DEFAULT_BUILTINS`, and the per-agent lifecycle.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use zr_types::{
-    AgentId, Annotations, BoxFuture, BuiltinSpec, DEFAULT_BUILTINS, SessionId, ToolCall,
-    ToolContext, ToolDefinition, ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
-};
+use zr_types::{AgentId, DEFAULT_BUILTINS, SessionId, ToolDefinition, ToolHandler};
 
 use crate::ask_user::{AskUserQuestionTool, AskUserService};
-use crate::bash::BashTool;
+use crate::bash::{BashState, BashTool, stop_all};
 use crate::config::{ConfigService, ConfigTool};
 use crate::cron::{CronCreateTool, CronDeleteTool, CronListTool, CronStore};
 use crate::edit::EditTool;
 use crate::glob::GlobTool;
 use crate::grep::GrepTool;
-use crate::input;
+use crate::ledger::ReadLedger;
 use crate::read::ReadTool;
 use crate::state::{AgentKey, AgentStates};
-use crate::todo::{TodoItem, TodoWriteTool};
+use crate::todo::{TodoItem, TodoList, TodoWriteTool};
+use crate::toolkit::entry;
 use crate::web_fetch::{WebFetchLimits, WebFetchTool};
 use crate::web_search::{WebSearchService, WebSearchTool};
 use crate::write::WriteTool;
 
-/// Behavioural hints beyond `read_only` (which comes from the registry).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Hints {
-    pub(crate) destructive: Option<bool>,
-    pub(crate) idempotent: Option<bool>,
-    pub(crate) open_world: Option<bool>,
-}
-
-impl Hints {
-    /// Stays on this machine; nothing else stated (tools that only look).
-    pub(crate) const LOCAL: Self = Self {
-        destructive: None,
-        idempotent: None,
-        open_world: Some(false),
-    };
-    /// Reaches outside the machine (the network, the user); nothing else stated.
-    pub(crate) const OPEN_WORLD: Self = Self {
-        open_world: Some(true),
-        ..Self::LOCAL
-    };
-
-    /// Changes something on this machine: whether it may destroy data and
-    /// whether a second identical call has no further effect.
-    pub(crate) const fn local_change(destructive: bool, idempotent: bool) -> Self {
-        Self {
-            destructive: Some(destructive),
-            idempotent: Some(idempotent),
-            open_world: Some(false),
-        }
-    }
-}
-
-/// One builtin tool: a typed input and a run function. [`Handler`] turns it
-/// into a [`ToolHandler`] that parses the model's input first.
-pub(crate) trait Builtin: Send + Sync + fmt::Debug + 'static {
-    /// The typed input; its JSON Schema is the tool's input schema.
-    type Input: DeserializeOwned + JsonSchema + Send + 'static;
-    /// The tool's name, as in `DEFAULT_BUILTINS`.
-    const NAME: &'static str;
-    /// Hints beyond read-only.
-    const HINTS: Hints;
-    /// What the model is told about the tool beyond the registry's
-    /// one-line description, which comes first in the tool's description.
-    fn details(&self) -> String;
-    /// Runs one call with parsed input.
-    fn run<'a>(
-        &'a self,
-        input: Self::Input,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
-}
-
-/// Runs blocking work (file system walks, reads, the cron file) off the
-/// async threads; a panic in it becomes `ToolError::Failed` for `tool`.
-pub(crate) async fn blocking<R: Send + 'static>(
-    tool: &str,
-    f: impl FnOnce() -> R + Send + 'static,
-) -> Result<R, ToolError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|source| tool_failed(tool, source))
-}
-
-/// `ToolError::Failed` of `tool`, caused by `source`.
-pub(crate) fn tool_failed(
-    tool: &str,
-    source: impl std::error::Error + Send + Sync + 'static,
-) -> ToolError {
-    ToolError::Failed {
-        tool: tool.to_owned(),
-        source: Box::new(source),
-    }
-}
-
-/// Adapts a [`Builtin`] to the [`ToolHandler`] contract.
-#[derive(Debug)]
-pub(crate) struct Handler<T>(pub(crate) T);
-
-impl<T: Builtin> ToolHandler for Handler<T> {
-    fn call<'a>(
-        &'a self,
-        call: ToolCall,
-        ctx: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            match input::parse::<T::Input>(T::NAME, &call.input) {
-                Ok(parsed) => self.0.run(parsed, ctx).await,
-                Err(output) => Ok(output),
-            }
-        })
-    }
-}
-
-/// The registry entry of `name`; every tool of this crate has one (a test
-/// checks it), and an unknown name gets the safe flags (not read-only, not
-/// deferred).
-fn spec_of(name: &str) -> BuiltinSpec {
-    DEFAULT_BUILTINS
-        .iter()
-        .find(|s| s.name == name)
-        .copied()
-        .unwrap_or(BuiltinSpec {
-            name: "",
-            description: "",
-            read_only: false,
-            deferred: false,
-        })
-}
-
-fn entry<T: Builtin>(tool: T) -> (ToolDefinition, Arc<dyn ToolHandler>) {
-    let spec = spec_of(T::NAME);
-    let hints = T::HINTS;
-    let name: ToolName = T::NAME
-        .parse()
-        .expect("builtin tool names are constants that meet the ToolName rules");
-    let description = format!("{} {}", spec.description, tool.details());
-    let definition = ToolDefinition::new(name, description, ToolOrigin::Builtin)
-        .with_schema(input::schema_for::<T::Input>())
-        .with_annotations(Annotations {
-            read_only: spec.read_only,
-            destructive: hints.destructive,
-            idempotent: hints.idempotent,
-            open_world: hints.open_world,
-        })
-        .with_defer(spec.deferred.then_some(true));
-    (definition, Arc::new(Handler(tool)))
-}
-
 /// The builtin tools of one runtime, sharing per-agent state and host
 /// services.
+///
+/// Each kind of per-agent state has its own map, owned by the tools that
+/// keep it: the read ledger (Read, Write, Edit), the todo list
+/// (TodoWrite) and the background commands (Bash).
 ///
 /// Build one per runtime (it is cheap to clone), hand
 /// [`BuiltinTools::tools`] to the engine, and call
 /// [`BuiltinTools::agent_finished`] when an agent ends.
 #[derive(Debug, Clone)]
 pub struct BuiltinTools {
-    states: Arc<AgentStates>,
+    ledgers: Arc<AgentStates<ReadLedger>>,
+    todo_lists: Arc<AgentStates<TodoList>>,
+    shells: Arc<AgentStates<BashState>>,
     cron: Arc<CronStore>,
     web_search: Option<Arc<dyn WebSearchService>>,
     ask_user: Option<Arc<dyn AskUserService>>,
@@ -179,7 +52,9 @@ impl BuiltinTools {
     #[must_use]
     pub fn new(cron_store: impl Into<PathBuf>) -> Self {
         Self {
-            states: Arc::default(),
+            ledgers: Arc::default(),
+            todo_lists: Arc::default(),
+            shells: Arc::default(),
             cron: Arc::new(CronStore::new(cron_store.into())),
             web_search: None,
             ask_user: None,
@@ -222,12 +97,12 @@ impl BuiltinTools {
     /// not among them.
     #[must_use]
     pub fn tools(&self) -> Vec<(ToolDefinition, Arc<dyn ToolHandler>)> {
-        let states = &self.states;
+        let ledgers = &self.ledgers;
         let mut all = vec![
-            entry(BashTool::new(Arc::clone(states))),
-            entry(ReadTool::new(Arc::clone(states))),
-            entry(WriteTool::new(Arc::clone(states))),
-            entry(EditTool::new(Arc::clone(states))),
+            entry(BashTool::new(Arc::clone(&self.shells))),
+            entry(ReadTool::new(Arc::clone(ledgers))),
+            entry(WriteTool::new(Arc::clone(ledgers))),
+            entry(EditTool::new(Arc::clone(ledgers))),
             entry(GlobTool),
             entry(GrepTool),
             entry(WebFetchTool::new(self.web_fetch.clone())),
@@ -237,7 +112,7 @@ impl BuiltinTools {
             entry(CronDeleteTool::new(Arc::clone(&self.cron))),
             entry(CronListTool::new(Arc::clone(&self.cron))),
             entry(ConfigTool::new(self.config.clone())),
-            entry(TodoWriteTool::new(Arc::clone(states))),
+            entry(TodoWriteTool::new(Arc::clone(&self.todo_lists))),
         ];
         let rank = |d: &ToolDefinition| {
             DEFAULT_BUILTINS
@@ -266,8 +141,8 @@ impl BuiltinTools {
     /// The todo list of an agent (empty when it has none).
     #[must_use]
     pub fn todos(&self, session: &SessionId, agent: &AgentId) -> Vec<TodoItem> {
-        self.states
-            .peek(&AgentKey::new(session, agent), |s| s.todos.clone())
+        self.todo_lists
+            .peek(&AgentKey::new(session, agent), |s| s.items.clone())
             .unwrap_or_default()
     }
 
@@ -275,7 +150,7 @@ impl BuiltinTools {
     /// finished but not yet collected).
     #[must_use]
     pub fn background_count(&self, session: &SessionId, agent: &AgentId) -> usize {
-        self.states
+        self.shells
             .peek(&AgentKey::new(session, agent), |s| s.background.len())
             .unwrap_or(0)
     }
@@ -286,10 +161,13 @@ impl BuiltinTools {
     /// number of background commands that were stopped. Safe to call for an
     /// agent that never used a tool.
     pub async fn agent_finished(&self, session: &SessionId, agent: &AgentId) -> usize {
-        let Some(state) = self.states.remove(&AgentKey::new(session, agent)) else {
+        let key = AgentKey::new(session, agent);
+        self.ledgers.remove(&key);
+        self.todo_lists.remove(&key);
+        let Some(shells) = self.shells.remove(&key) else {
             return 0;
         };
-        crate::bash::stop_all(state.background).await
+        stop_all(shells.background).await
     }
 }
 

@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
-use crate::registry::{Builtin, Hints};
 use crate::state::{AgentKey, AgentStates};
+use crate::toolkit::{Builtin, Hints};
 
 /// Items a list may hold.
 pub(crate) const MAX_TODOS: usize = 100;
@@ -43,6 +43,13 @@ pub struct TodoItem {
     pub active_form: Option<String>,
 }
 
+/// TodoWrite's per-agent state: the agent's list.
+#[derive(Debug, Default)]
+pub(crate) struct TodoList {
+    /// The items, as last written.
+    pub(crate) items: Vec<TodoItem>,
+}
+
 /// Input of `TodoWrite`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -54,11 +61,11 @@ pub(crate) struct TodoWriteInput {
 /// The `TodoWrite` tool.
 #[derive(Debug)]
 pub(crate) struct TodoWriteTool {
-    states: Arc<AgentStates>,
+    states: Arc<AgentStates<TodoList>>,
 }
 
 impl TodoWriteTool {
-    pub(crate) fn new(states: Arc<AgentStates>) -> Self {
+    pub(crate) fn new(states: Arc<AgentStates<TodoList>>) -> Self {
         Self { states }
     }
 }
@@ -119,7 +126,7 @@ impl Builtin for TodoWriteTool {
             let text = render(&input.todos);
             let display = text.clone();
             self.states
-                .with(&AgentKey::of(&ctx), |s| s.todos = input.todos);
+                .with(&AgentKey::of(&ctx), |s| s.items = input.todos);
             Ok(ToolOutput::text(text).with_display(display))
         })
     }

@@ -12,7 +12,7 @@ use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::read::looks_binary;
-use crate::registry::{Builtin, Hints, tool_failed};
+use crate::toolkit::{Builtin, Hints, tool_failed};
 
 /// Limits of `WebFetch`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,9 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
-use crate::ServiceError;
 use crate::bound::{cut_line, cut_text};
-use crate::registry::{Builtin, Hints, tool_failed};
+use crate::error::ServiceError;
+use crate::toolkit::{Builtin, Hints, tool_failed};
 
 /// Results shown at most.
 pub(crate) const MAX_RESULTS: usize = 20;

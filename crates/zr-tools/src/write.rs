@@ -7,9 +7,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
+use crate::ledger::{FileStamp, ReadLedger, check_fresh};
 use crate::path::resolve;
-use crate::registry::{Builtin, Hints};
-use crate::state::{AgentKey, AgentStates, FileStamp, check_fresh};
+use crate::state::{AgentKey, AgentStates};
+use crate::toolkit::{Builtin, Hints};
 
 /// Input of `Write`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -24,11 +25,11 @@ pub(crate) struct WriteInput {
 /// The `Write` tool.
 #[derive(Debug)]
 pub(crate) struct WriteTool {
-    states: Arc<AgentStates>,
+    states: Arc<AgentStates<ReadLedger>>,
 }
 
 impl WriteTool {
-    pub(crate) fn new(states: Arc<AgentStates>) -> Self {
+    pub(crate) fn new(states: Arc<AgentStates<ReadLedger>>) -> Self {
         Self { states }
     }
 }

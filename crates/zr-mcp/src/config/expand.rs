@@ -1,6 +1,6 @@
 //! `${VAR}` and `${VAR:-default}` references in `.mcp.json` values.
 
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// Why a value could not be expanded; the caller adds the server and key.
 #[derive(Debug, Clone, PartialEq, Eq)]

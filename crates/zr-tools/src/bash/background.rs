@@ -23,6 +23,15 @@ use super::process::{GroupGuard, Sig};
 /// agent ends.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
+/// Bash's per-agent state: the background commands an agent still owns.
+#[derive(Debug, Default)]
+pub(crate) struct BashState {
+    /// Background commands still owned by the agent.
+    pub(crate) background: Vec<BackgroundShell>,
+    /// The number of background commands ever started (for ids).
+    pub(crate) shells_started: u32,
+}
+
 /// A command running in the background for one agent.
 #[derive(Debug)]
 pub(crate) struct BackgroundShell {

@@ -7,7 +7,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use croner::Cron;
 use croner::parser::{CronParser, Seconds};
 
-use crate::CronStoreError;
+use crate::error::CronStoreError;
 
 /// A standard 5-field cron expression (minute, hour, day of month, month,
 /// day of week), evaluated in UTC. Day of month and day of week combine

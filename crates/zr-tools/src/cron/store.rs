@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::schedule::{Schedule, jitter_of};
-use crate::CronStoreError;
+use crate::error::CronStoreError;
 
 /// A scheduled prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

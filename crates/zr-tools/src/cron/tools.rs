@@ -9,8 +9,8 @@ use serde::Deserialize;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use super::store::{CronJob, CronStore, NewCronJob};
-use crate::CronStoreError;
-use crate::registry::{Builtin, Hints, blocking, tool_failed};
+use crate::error::CronStoreError;
+use crate::toolkit::{Builtin, Hints, blocking, tool_failed};
 
 /// Largest jitter a job may ask for.
 pub(crate) const MAX_JITTER_SECONDS: u32 = 3600;

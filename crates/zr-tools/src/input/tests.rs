@@ -91,7 +91,7 @@ fn schemas_are_deterministic_and_sorted() {
             _ => true,
         }
     }
-    let tools = crate::BuiltinTools::new("/nonexistent/cron.json");
+    let tools = crate::registry::BuiltinTools::new("/nonexistent/cron.json");
     let first: Vec<String> = tools
         .tools()
         .iter()

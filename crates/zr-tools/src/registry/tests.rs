@@ -1,6 +1,6 @@
 //! Tests that the registry matches DEFAULT_BUILTINS.
 
-use zr_types::DEFAULT_BUILTINS;
+use zr_types::{DEFAULT_BUILTINS, ToolOrigin};
 
 use super::*;
 
