@@ -28,6 +28,7 @@ mod model_aliases;
 mod permissions;
 mod project;
 mod provider;
+mod reload;
 mod render;
 mod resolve;
 mod run;

@@ -13,6 +13,7 @@ use zr_resolve::{ResolveInput, Role, resolve};
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 
 use crate::background::BackgroundAgent;
+use crate::catalog::{Catalog, RootReload};
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::permission::Denials;
@@ -389,6 +390,7 @@ impl Drop for BusyGuard {
 /// the tools it `loaded` through FindTool.
 pub(crate) fn root_tools(
     session: &Session,
+    catalog: &Catalog,
     overrides: Option<&AgentCapabilities>,
     loaded: &[ToolName],
 ) -> Result<AgentTools, EngineError> {
@@ -397,9 +399,9 @@ pub(crate) fn root_tools(
     let capabilities = merge_root(&config.options, &config.capabilities, overrides);
     let input = ResolveInput::new(
         Role::Root,
-        &session.builtins,
+        &catalog.builtins,
         &capabilities,
-        &config.skills,
+        &catalog.skills,
         &config.policy,
     );
     let pool = resolve(&input).map_err(|source| EngineError::Resolve {
@@ -409,7 +411,7 @@ pub(crate) fn root_tools(
     let mut tools = AgentTools::new(
         &root,
         Arc::new(pool),
-        &session.engine_tools,
+        &catalog.engine_tools,
         &session.runtime,
     )?;
     tools.load(loaded);
@@ -427,7 +429,12 @@ async fn run_root(
     let session = &ctx.session;
     let config = &session.config;
     let root = AgentId::root();
-    let tools = root_tools(session, overrides.capabilities.as_ref(), &loaded)?;
+    let tools = root_tools(
+        session,
+        &session.catalog.current(),
+        overrides.capabilities.as_ref(),
+        &loaded,
+    )?;
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
     }
@@ -453,6 +460,9 @@ async fn run_root(
         background: false,
         denials: Denials::default(),
         cache_prefix: None,
+        reload: Some(RootReload {
+            capabilities: overrides.capabilities,
+        }),
     };
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {

@@ -177,6 +177,7 @@ mod agent;
 mod agent_model;
 mod anthropic;
 mod background;
+mod catalog;
 mod compact;
 mod cron;
 mod error;
@@ -205,6 +206,7 @@ pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use background::BackgroundAgent;
+pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
 pub use cron::{CronHandle, CronScheduler, Fired};
 pub use error::{EngineError, ProviderError, TranscriptError, WorktreeError};

@@ -10,9 +10,10 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, PermissionMode};
 use zr_resolve::ResolvePolicy;
-use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
+use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, Usage};
 
 use crate::background::{Notification, Registry};
+use crate::catalog::{AgentTypes, AgentTypesSource, Catalog, Catalogs};
 use crate::compact::{CompactionConfig, Spill};
 use crate::event::{EventRouter, EventSink};
 use crate::hooks::Hooks;
@@ -20,7 +21,6 @@ use crate::permission::{Grants, PermissionConfig};
 use crate::runtime::RuntimeEnvironment;
 use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 use crate::task::{TaskResult, TaskStatus};
-use crate::tools::EngineTools;
 use crate::transcript::Transcripts;
 
 /// The root's turn limit unless set otherwise.
@@ -86,6 +86,10 @@ pub struct AgentConfig {
     /// `ModelAliases::for_family(ModelFamily::OpenAiCompatible)` (no
     /// mapping: a Claude alias runs on the parent's model) plus your own.
     pub model_aliases: ModelAliases,
+    /// Where the agent types and skills come from while the session runs
+    /// (hot reload): asked before each model request of the root; `None`
+    /// (the default) keeps `sub_agents` and `skills` for the whole session.
+    pub types_source: Option<Arc<dyn AgentTypesSource>>,
     /// The root's permission mode; subagents get the stricter of it and
     /// their declared one (C4).
     pub permission_mode: PermissionMode,
@@ -121,6 +125,7 @@ impl AgentConfig {
             skills: Vec::new(),
             skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
             model_aliases: ModelAliases::default(),
+            types_source: None,
             permission_mode: PermissionMode::default(),
             sessions_dir: None,
             permissions: PermissionConfig::default(),
@@ -143,8 +148,9 @@ pub(crate) struct Session {
     pub(crate) id: SessionId,
     pub(crate) runtime: Arc<RuntimeEnvironment>,
     pub(crate) config: AgentConfig,
-    pub(crate) engine_tools: EngineTools,
-    pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    /// The agent types, skills and builtin definitions now (hot reload
+    /// replaces them between the root's turns).
+    pub(crate) catalog: Catalogs,
     child_seq: AtomicU32,
     cleanups: Mutex<Vec<JoinHandle<()>>>,
     /// The session's background agents.
@@ -166,19 +172,17 @@ impl Session {
     ) -> Self {
         config.policy.delegation = config.subagent.enabled;
         config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
-        let engine_tools = EngineTools::new(
-            &config.sub_agents,
-            config.subagent.max_concurrent,
-            config.skill_listing_chars,
-        );
-        let builtins = engine_tools.builtins(&runtime);
+        let types = AgentTypes {
+            sub_agents: config.sub_agents.clone(),
+            skills: config.skills.clone(),
+        };
+        let catalog = Catalogs::new(Catalog::new(types, &runtime, &config));
         let spill = Spill::new(&id, config.sessions_dir.as_deref());
         Self {
             id,
             runtime,
             config,
-            engine_tools,
-            builtins,
+            catalog,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
             background: Registry::default(),

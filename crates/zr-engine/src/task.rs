@@ -241,7 +241,8 @@ async fn delegate_inner(
     call: &ToolCall,
     multi: bool,
 ) -> ToolOutput {
-    let tasks = match parse(&ctx.session.config.sub_agents, call, multi) {
+    let catalog = ctx.session.catalog.current();
+    let tasks = match parse(&catalog.sub_agents, call, multi) {
         Ok(tasks) => tasks,
         Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
     };
@@ -329,7 +330,7 @@ async fn run_task(
         },
     );
     if run.background {
-        let isolation = isolation_of(&ctx.session.config, task.subagent_type.as_ref());
+        let isolation = isolation_of(&ctx.session.catalog.current(), task.subagent_type.as_ref());
         let mut result = background::launch(ctx, run, result, isolation);
         result.duration = start.elapsed();
         return result;
@@ -337,7 +338,7 @@ async fn run_task(
     if let Some(observer) = ctx.session.runtime.observer() {
         observer.agent_started(&ctx.session.id, &id, run.tools.pool());
     }
-    let isolation = isolation_of(&ctx.session.config, task.subagent_type.as_ref());
+    let isolation = isolation_of(&ctx.session.catalog.current(), task.subagent_type.as_ref());
     let scope = Scope::new(&ctx.session, &id, isolation);
     // After the cleanup is armed: a query dropped during a slow hook still
     // ends the agent for the observer.
@@ -486,11 +487,12 @@ fn prepare(
 ) -> Result<AgentRun, EngineError> {
     let session = &ctx.session;
     let config = &session.config;
+    let catalog = session.catalog.current();
     let seq = session.next_child();
     let definition = task
         .subagent_type
         .as_ref()
-        .and_then(|name| config.sub_agents.get(name));
+        .and_then(|name| catalog.sub_agents.get(name));
     let (role, label) = match definition {
         Some(d) => (
             Role::Derived {
@@ -531,6 +533,7 @@ fn prepare(
             .is_none()
             .then(|| shared_prefix(parent))
             .flatten(),
+        reload: None,
     })
 }
 
@@ -546,6 +549,7 @@ pub(crate) fn subagent_tools(
     parent: &AgentTools,
 ) -> Result<AgentTools, EngineError> {
     let config = &session.config;
+    let catalog = session.catalog.current();
     let empty = zr_caps::AgentCapabilities::default();
     let capabilities = derive(
         &config.options,
@@ -554,9 +558,9 @@ pub(crate) fn subagent_tools(
     let parent_pool = Arc::clone(parent.pool());
     let input = ResolveInput::new(
         role,
-        &session.builtins,
+        &catalog.builtins,
         &capabilities,
-        &config.skills,
+        &catalog.skills,
         &config.policy,
     )
     .with_parent(&parent_pool);
@@ -564,7 +568,7 @@ pub(crate) fn subagent_tools(
         agent: id.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(id, Arc::new(pool), &catalog.engine_tools, &session.runtime)?;
     if definition.is_none() {
         tools.inherit_loaded(parent);
     }

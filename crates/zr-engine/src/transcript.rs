@@ -285,8 +285,13 @@ fn header(ctx: &QueryCtx, run: &AgentRun) -> Header {
         .parse::<zr_types::AgentName>()
         .ok()
         .filter(|_| run.parent.is_some())
-        .and_then(|name| session.config.sub_agents.get(&name))
-        .and_then(|d| serde_json::to_vec(d).ok())
+        .and_then(|name| {
+            let catalog = session.catalog.current();
+            catalog
+                .sub_agents
+                .get(&name)
+                .and_then(|d| serde_json::to_vec(d).ok())
+        })
         .map(|json| format!("{:016x}", stable_hash(&json)));
     let runtime_cwd = &session.runtime.settings().cwd;
     Header {

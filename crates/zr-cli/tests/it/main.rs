@@ -11,6 +11,7 @@ mod inspect;
 mod loopback;
 mod permissions;
 mod provider;
+mod reload;
 mod run;
 mod ruser;
 mod scenario;
