@@ -129,7 +129,9 @@ impl Agent {
     /// The configuration the agent runs with: the one it was built from,
     /// with `policy.delegation` set from `subagent.enabled` and
     /// `subagent.max_concurrent` at least 1. Its `sub_agents` are the types
-    /// that Task and MultiTask can start.
+    /// that Task and MultiTask can start (as the session was built: with a
+    /// [`types_source`](AgentConfig::types_source), the types changed
+    /// since are not in it).
     #[must_use]
     pub fn config(&self) -> &AgentConfig {
         &self.session.config
