@@ -3,7 +3,8 @@
 //! agent's `Skill` description lists exactly its own skills (the root its
 //! registry's, a typed subagent its file's `skills`, never a sibling's),
 //! that an agent without skills has no `Skill` tool, and that a fork's
-//! request repeats its parent's tools and system prompt byte for byte.
+//! request repeats its parent's tools and system prompt byte for byte; a
+//! skill written while the run goes on is listed from the root's next request.
 
 use serde_json::{Value, json};
 
@@ -136,4 +137,40 @@ fn each_request_lists_its_own_agents_skills_and_a_fork_repeats_its_parents() {
         String::from_utf8_lossy(head(&requests[4])),
         "the fork's body up to its messages equals its parent's"
     );
+}
+
+#[test]
+fn a_skill_written_during_the_run_is_listed_in_the_roots_next_request() {
+    let write_skill = "mkdir -p .zr/skills/late-skill && printf -- '---\\nname: late-skill\\ndescription: Came late.\\n---\\nLate body.\\n' > .zr/skills/late-skill/SKILL.md";
+    let server = Server::scripted(vec![
+        anthropic_answer(
+            None,
+            &[("toolu_bash", "Bash", json!({"command": write_skill}))],
+        ),
+        anthropic_answer(Some("Done."), &[]),
+    ]);
+    let project = TempProject::new();
+    project
+        .write(
+            "zr.toml",
+            "[model]\nname = \"claude-test\"\n\n[permissions]\nallow = [\"Bash\"]\n",
+        )
+        .write(
+            ".zr/skills/alpha/SKILL.md",
+            &skill("alpha", "Use for alpha work."),
+        );
+    let out = crate::support::zr()
+        .args(["run", "go"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .current_dir(project.path())
+        .output()
+        .expect("zr runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let before = skill_description(&requests[0]).expect("Skill");
+    assert_eq!(listed(&before), ["alpha"], "{before}");
+    let after = skill_description(&requests[1]).expect("Skill");
+    assert_eq!(listed(&after), ["alpha", "late-skill"], "{after}");
 }
