@@ -35,9 +35,16 @@ const LAYERS: &[(&str, Allowed)] = &[
     ("zr-skills", Allowed::Only(&["zr-types", "zr-caps"])),
     ("zr-mcp", Allowed::Only(&["zr-types"])),
     ("zr-tools", Allowed::Only(&["zr-types"])),
+    ("zr-providers", Allowed::Only(&["zr-types"])),
     (
         "zr-engine",
-        Allowed::Only(&["zr-types", "zr-caps", "zr-resolve", "zr-tools"]),
+        Allowed::Only(&[
+            "zr-types",
+            "zr-caps",
+            "zr-resolve",
+            "zr-tools",
+            "zr-providers",
+        ]),
     ),
     ("zr-cli", Allowed::Any),
     ("xtask", Allowed::Only(&[])),

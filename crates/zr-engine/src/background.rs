@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use zr_caps::Isolation;
-use zr_types::{AgentId, Message, Usage, error_chain};
+use zr_providers::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
+use zr_types::{AgentId, Message, Usage, error_chain, texts};
 
 use crate::event::EventKind;
 use crate::hooks::{self, HookAgent};
@@ -25,7 +26,6 @@ use crate::session::{QueryCtx, Session};
 use crate::sync::lock;
 use crate::task::{self, TaskResult, TaskStatus};
 use crate::worktree::Scope;
-use crate::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
 
 /// What the progress side request asks.
 const PROGRESS_REQUEST: &str = "Do not call any tools and do not continue the task. In at most eight words, say what you are doing right now, e.g. \"Reading the parser's tests\".";
@@ -519,7 +519,7 @@ impl<'a> ProgressTicker<'a> {
                         progress.usage = progress.usage.plus(response.usage);
                     }
                     self.ctx.add_usage(response.usage);
-                    let text: String = crate::run::texts(&response.content).collect();
+                    let text: String = texts(&response.content).collect();
                     let text = text.trim();
                     return (!text.is_empty()).then(|| text.to_owned());
                 }

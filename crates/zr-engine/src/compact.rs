@@ -5,12 +5,12 @@
 mod cut;
 
 use futures_util::StreamExt as _;
-use zr_types::{ContentBlock, Message, MessageRole, ToolResultContent, Usage, error_chain};
+use zr_providers::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
+use zr_types::{ContentBlock, Message, MessageRole, ToolResultContent, Usage, error_chain, texts};
 
 use crate::event::EventKind;
-use crate::run::{AgentRun, push_user_text, texts};
+use crate::run::{AgentRun, push_user_text};
 use crate::session::QueryCtx;
-use crate::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
 
 pub(crate) use cut::{Spill, limit_result};
 

@@ -1,6 +1,6 @@
-//! The zr query engine: agent loop, model providers, Task and MultiTask
-//! delegation, FindTool, budgets and events, background subagents,
-//! permissions, hooks and scheduled prompts.
+//! The zr query engine: agent loop, Task and MultiTask delegation,
+//! FindTool, budgets and events, background subagents, permissions, hooks
+//! and scheduled prompts, over the model providers of `zr-providers`.
 //!
 //! # Building and running an agent
 //!
@@ -73,18 +73,13 @@
 //!
 //! # Providers
 //!
-//! - [`ScriptedProvider`]: deterministic replies from a [`Script`] (JSON,
-//!   per agent type), for tests, benchmarks and the offline demo.
-//! - [`AnthropicProvider`] ([`AnthropicConfig`]): the Messages API over
-//!   SSE, with prompt-cache breakpoints.
-//! - [`OpenAiProvider`] ([`OpenAiConfig`]): Chat Completions over SSE, for
-//!   OpenAI and local servers that speak it.
-//!
-//! Both HTTP providers retry 408, 409, 429, 5xx and overloaded errors with
-//! [`RetryPolicy`] (full jitter, honouring `retry-after`) and fail for good
-//! on 401/403 ([`ProviderError::Auth`]) and 400/404/413/422
-//! ([`ProviderError::Rejected`]). Implement [`ModelProvider`] for any
-//! other model.
+//! The model providers live in `zr-providers`, which depends on zr-types
+//! only; the engine re-exports them so that one dependency is enough:
+//! [`ScriptedProvider`] (deterministic replies from a [`Script`]),
+//! [`AnthropicProvider`] and [`OpenAiProvider`] (over SSE, with retries as
+//! [`RetryPolicy`] says). Implement [`ModelProvider`] for any other model.
+//! A request that fails for good ends the agent with
+//! [`EngineError::Provider`], whose source is the [`ProviderError`].
 //!
 //! # Delegation
 //!
@@ -189,7 +184,6 @@
 
 mod agent;
 mod agent_model;
-mod anthropic;
 mod background;
 mod catalog;
 mod compact;
@@ -199,15 +193,11 @@ mod event;
 mod exec;
 mod find_tool;
 mod hooks;
-mod http;
-mod openai;
 mod permission;
 mod preview;
-mod provider;
 mod resume;
 mod run;
 mod runtime;
-mod scripted;
 mod session;
 mod skill_listing;
 mod sync;
@@ -218,23 +208,22 @@ mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
-pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use background::BackgroundAgent;
 pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
 pub use cron::{CronHandle, CronScheduler, Fired};
-pub use error::{EngineError, ProviderError, TranscriptError, WorktreeError};
+pub use error::{EngineError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
-pub use http::{HttpSettings, RetryPolicy};
-pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
-pub use provider::{
-    ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,
-};
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
-pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
 pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use task::{TaskResult, TaskStatus};
 pub use worktree::WorktreeInfo;
+pub use zr_providers::{
+    AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
+    ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,
+    ProviderError, RequestOrigin, RetryPolicy, Script, ScriptCall, ScriptTurn, ScriptedProvider,
+    ToolChoice,
+};

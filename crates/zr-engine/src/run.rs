@@ -6,10 +6,14 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt as _;
 use tracing::Instrument as _;
 use zr_caps::{Budget, PermissionMode};
+use zr_providers::{
+    ModelEvent, ModelRequest, ModelResponse, ProviderError, RequestOrigin, ToolChoice,
+};
 use zr_types::{
-    AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall, ToolDefinition, Usage,
+    AgentId, ContentBlock, Message, MessageRole, StopReason, ToolCall, ToolDefinition, Usage, texts,
 };
 
+use crate::TaskStatus;
 use crate::catalog::RootReload;
 use crate::event::EventKind;
 use crate::exec;
@@ -17,9 +21,6 @@ use crate::permission::Denials;
 use crate::session::QueryCtx;
 use crate::sync::lock;
 use crate::tools::AgentTools;
-use crate::{
-    ModelEvent, ModelRequest, ModelResponse, ProviderError, RequestOrigin, TaskStatus, ToolChoice,
-};
 
 /// The message that asks an agent at its turn limit for a summary.
 const SUMMARY_REQUEST: &str = "You have used all your turns. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";
@@ -117,14 +118,6 @@ pub(crate) struct RunOutcome {
     pub(crate) denied: Option<String>,
 }
 
-/// The text blocks of `content`, in order.
-pub(crate) fn texts(content: &[ContentBlock]) -> impl Iterator<Item = &str> {
-    content.iter().filter_map(|b| match b {
-        ContentBlock::Text { text } => Some(text.as_str()),
-        _ => None,
-    })
-}
-
 /// The text blocks of `content`, joined.
 fn text_of(content: &[ContentBlock]) -> String {
     texts(content).collect()
@@ -188,7 +181,9 @@ impl AgentRun {
                     );
                 }
                 ModelEvent::Completed(response) => return Ok(response),
-                ModelEvent::ToolUseStarted { .. } => {}
+                // `ToolUseStarted`, and any event a newer provider crate
+                // adds (the enum is non-exhaustive): nothing to show.
+                _ => {}
             }
         }
         Err(ProviderError::Protocol {

@@ -5,11 +5,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use zr_caps::RuntimeSettings;
+use zr_providers::ModelProvider;
 use zr_resolve::ResolvedPool;
 use zr_tools::BuiltinTools;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolHandler};
-
-use crate::ModelProvider;
 
 /// The output-token limit of each model request unless set otherwise.
 pub const DEFAULT_MAX_TOKENS: u32 = 8_192;

@@ -25,7 +25,7 @@ pub use error::{IdError, NameError, ToolError, error_chain};
 pub use handler::{BoxFuture, ToolCall, ToolContext, ToolHandler, ToolOutput};
 pub use id::{AgentId, SessionId};
 pub use message::{
-    ContentBlock, ImageSource, Message, MessageRole, StopReason, ToolResultContent, Usage,
+    ContentBlock, ImageSource, Message, MessageRole, StopReason, ToolResultContent, Usage, texts,
 };
 pub use name::{AgentName, MAX_TOOL_NAME_LEN, ServerName, SkillName, ToolName, stable_hash};
 pub use ordered::ordered_entries;

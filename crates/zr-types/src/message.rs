@@ -125,6 +125,15 @@ pub enum ContentBlock {
     },
 }
 
+/// The text blocks of `content`, in order (tool calls, tool results and
+/// thinking are skipped).
+pub fn texts(content: &[ContentBlock]) -> impl Iterator<Item = &str> {
+    content.iter().filter_map(|b| match b {
+        ContentBlock::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
+}
+
 /// Token counts of one request or of a whole agent.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default)]

@@ -55,6 +55,38 @@ fn forbidden_edge_is_reported() {
 }
 
 #[test]
+fn providers_use_types_alone_and_the_engine_uses_providers() {
+    let engine_on_providers = package("zr-engine", &[("zr-providers", None)]);
+    let providers_on_types = package("zr-providers", &[("zr-types", None)]);
+    let base = vec![
+        package("zr-types", &[]),
+        providers_on_types,
+        engine_on_providers,
+    ];
+    assert_eq!(problems(base), Vec::<String>::new());
+    // Every other workspace crate stands above the providers.
+    for above in [
+        "zr-caps",
+        "zr-resolve",
+        "zr-skills",
+        "zr-mcp",
+        "zr-tools",
+        "zr-engine",
+        "zr-cli",
+    ] {
+        let found = problems(vec![
+            package(above, &[]),
+            package("zr-providers", &[("zr-types", None), (above, None)]),
+        ]);
+        let edge = format!("`zr-providers` -> `{above}` (allowed for zr-providers: zr-types)");
+        assert!(
+            matches!(found.as_slice(), [one] if one.contains(&edge)),
+            "{above}: {found:#?}"
+        );
+    }
+}
+
+#[test]
 fn build_dependencies_count_and_dev_dependencies_do_not() {
     let found = problems(vec![
         package("zr-types", &[("zr-caps", Some("dev"))]),

@@ -143,10 +143,14 @@ fn serve(
     stream.flush()
 }
 
-/// One of the engine's SSE fixtures.
+/// One of the providers' SSE fixtures.
 pub(crate) fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(repo().join("crates/zr-engine/tests/it/fixtures").join(name))
-        .expect("the engine's SSE fixture")
+    std::fs::read(
+        repo()
+            .join("crates/zr-providers/tests/it/fixtures")
+            .join(name),
+    )
+    .expect("the providers' SSE fixture")
 }
 
 /// The SSE of one Anthropic answer: `text` (if any), then `tools` calls

@@ -43,3 +43,30 @@ fn stop_reasons_round_trip_known_and_unknown() {
     }
     assert!(serde_json::from_value::<StopReason>(json!(3)).is_err());
 }
+
+#[test]
+fn texts_are_the_text_blocks_in_order_and_nothing_else() {
+    let content = vec![
+        ContentBlock::Thinking {
+            thinking: "hmm".into(),
+            signature: None,
+        },
+        ContentBlock::Text { text: "one".into() },
+        ContentBlock::ToolUse {
+            id: "toolu_1".into(),
+            name: "Read".into(),
+            input: json!({}),
+        },
+        ContentBlock::ToolResult {
+            tool_use_id: "toolu_1".into(),
+            content: vec![ToolResultContent::Text {
+                text: "result".into(),
+            }],
+            is_error: false,
+            display: Some("shown".into()),
+        },
+        ContentBlock::Text { text: "two".into() },
+    ];
+    assert_eq!(texts(&content).collect::<Vec<_>>(), ["one", "two"]);
+    assert_eq!(texts(&[]).count(), 0);
+}

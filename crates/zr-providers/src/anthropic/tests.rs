@@ -2,8 +2,8 @@
 
 use super::decode::MessageDecoder;
 use super::*;
-use crate::ModelEvent;
 use crate::http::{Decoder, SseEvent};
+use crate::provider::ModelEvent;
 use zr_types::Message;
 
 fn feed(decoder: &mut MessageDecoder, data: &str) -> Result<Vec<ModelEvent>, ProviderError> {
@@ -186,8 +186,8 @@ fn wire_request(messages: Vec<Message>, cache_prefix: Option<usize>) -> ModelReq
         tools: vec![std::sync::Arc::new(tool)],
         messages,
         max_tokens: 100,
-        tool_choice: crate::ToolChoice::Auto,
-        origin: crate::RequestOrigin {
+        tool_choice: crate::provider::ToolChoice::Auto,
+        origin: crate::provider::RequestOrigin {
             agent: zr_types::AgentId::root(),
             agent_type: "fork".into(),
             turn: 1,
@@ -279,7 +279,7 @@ fn a_prefix_ending_in_a_message_that_is_not_sent_marks_the_last_one_sent() {
 #[test]
 fn tool_choice_comes_after_the_messages() {
     let mut request = wire_request(conversation(), Some(3));
-    request.tool_choice = crate::ToolChoice::None;
+    request.tool_choice = crate::provider::ToolChoice::None;
     let body = String::from_utf8(wire::body(&request).unwrap()).unwrap();
     assert!(
         body.ends_with(r#"}]}],"tool_choice":{"type":"none"}}"#),
@@ -311,7 +311,7 @@ proptest::proptest! {
         let parent = wire::body(&wire_request(shared.clone(), None)).unwrap();
         let mut fork = wire_request(all, Some(n));
         if tool_choice_none {
-            fork.tool_choice = crate::ToolChoice::None;
+            fork.tool_choice = crate::provider::ToolChoice::None;
         }
         let fork = wire::body(&fork).unwrap();
         // The parent's body ends with its messages: `]}`.

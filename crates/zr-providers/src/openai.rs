@@ -7,8 +7,9 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
+use crate::error::ProviderError;
 use crate::http::{Endpoint, HttpSettings, RetryPolicy};
-use crate::{ModelProvider, ModelRequest, ModelStream, ProviderError};
+use crate::provider::{ModelProvider, ModelRequest, ModelStream};
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "openai";
@@ -129,6 +130,12 @@ impl fmt::Debug for OpenAiConfig {
 /// Asks for usage in the stream (`stream_options.include_usage`); the token
 /// limit goes in [`OpenAiConfig::max_tokens_field`]. A tool result's
 /// `display` is never sent.
+///
+/// Reading the stream, streamed tool calls are told apart by id when a
+/// server reuses or omits their `index`, `reasoning_content` (local servers)
+/// becomes thinking, and input tokens are `prompt_tokens` minus the cached
+/// ones. An error object of a server-error kind, or with code 429 or 5xx,
+/// is retried.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,

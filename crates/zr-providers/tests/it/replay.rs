@@ -296,8 +296,8 @@ async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
 }
 
 /// A retry policy fast enough for tests.
-pub(crate) fn fast_retry(max_attempts: u32) -> zr_engine::RetryPolicy {
-    zr_engine::RetryPolicy {
+pub(crate) fn fast_retry(max_attempts: u32) -> zr_providers::RetryPolicy {
+    zr_providers::RetryPolicy {
         max_attempts,
         base_delay: Duration::from_millis(1),
         max_delay: Duration::from_millis(20),
@@ -305,15 +305,15 @@ pub(crate) fn fast_retry(max_attempts: u32) -> zr_engine::RetryPolicy {
 }
 
 /// A request from the root agent with one user message.
-pub(crate) fn simple_request(text: &str) -> zr_engine::ModelRequest {
-    zr_engine::ModelRequest {
+pub(crate) fn simple_request(text: &str) -> zr_providers::ModelRequest {
+    zr_providers::ModelRequest {
         model: "test-model".into(),
         system: "You are terse.".into(),
         tools: Vec::new(),
         messages: vec![zr_types::Message::user_text(text)],
         max_tokens: 1024,
-        tool_choice: zr_engine::ToolChoice::Auto,
-        origin: zr_engine::RequestOrigin {
+        tool_choice: zr_providers::ToolChoice::Auto,
+        origin: zr_providers::RequestOrigin {
             agent: zr_types::AgentId::root(),
             agent_type: "root".into(),
             turn: 1,
@@ -325,17 +325,17 @@ pub(crate) fn simple_request(text: &str) -> zr_engine::ModelRequest {
 /// Everything a stream yields before its end: the events before the last
 /// item, and the last item as the response or the error.
 pub(crate) async fn collect(
-    mut stream: zr_engine::ModelStream,
+    mut stream: zr_providers::ModelStream,
 ) -> (
-    Vec<zr_engine::ModelEvent>,
-    Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    Vec<zr_providers::ModelEvent>,
+    Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
 ) {
     use futures_util::StreamExt;
     let mut events = Vec::new();
     let outcome = tokio::time::timeout(Duration::from_secs(10), async {
         while let Some(item) = stream.next().await {
             match item {
-                Ok(zr_engine::ModelEvent::Completed(response)) => {
+                Ok(zr_providers::ModelEvent::Completed(response)) => {
                     assert!(stream.next().await.is_none(), "items after Completed");
                     return Ok(response);
                 }
@@ -354,24 +354,24 @@ pub(crate) async fn collect(
 }
 
 /// A text delta event.
-pub(crate) fn text(text: &str) -> zr_engine::ModelEvent {
-    zr_engine::ModelEvent::TextDelta { text: text.into() }
+pub(crate) fn text(text: &str) -> zr_providers::ModelEvent {
+    zr_providers::ModelEvent::TextDelta { text: text.into() }
 }
 
 /// How many `Retrying` events `events` holds.
-pub(crate) fn retries(events: &[zr_engine::ModelEvent]) -> usize {
+pub(crate) fn retries(events: &[zr_providers::ModelEvent]) -> usize {
     events
         .iter()
-        .filter(|event| matches!(event, zr_engine::ModelEvent::Retrying { .. }))
+        .filter(|event| matches!(event, zr_providers::ModelEvent::Retrying { .. }))
         .count()
 }
 
 /// Checks that a text fixture (`Hello`, `, world`) was streamed and
 /// answered, whole, with the response returned.
 pub(crate) fn assert_hello_world(
-    events: &[zr_engine::ModelEvent],
-    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
-) -> zr_engine::ModelResponse {
+    events: &[zr_providers::ModelEvent],
+    outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
+) -> zr_providers::ModelResponse {
     assert_eq!(events, [text("Hello"), text(", world")]);
     let response = outcome.expect("completed");
     assert_eq!(
@@ -389,13 +389,13 @@ pub(crate) fn assert_hello_world(
 /// second attempt streamed the text fixture: the partial text of the failed
 /// attempt is not in the answer.
 pub(crate) fn assert_partial_then_retried(
-    events: &[zr_engine::ModelEvent],
-    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    events: &[zr_providers::ModelEvent],
+    outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     reason: &str,
 ) {
     assert_eq!(events[0], text("partial"));
     assert!(
-        matches!(&events[1], zr_engine::ModelEvent::Retrying { attempt: 1, reason: said, .. } if said.contains(reason)),
+        matches!(&events[1], zr_providers::ModelEvent::Retrying { attempt: 1, reason: said, .. } if said.contains(reason)),
         "{events:?}"
     );
     assert_hello_world(&events[2..], outcome);
@@ -404,11 +404,11 @@ pub(crate) fn assert_partial_then_retried(
 /// Checks that `events` starts with the first retry, after `delay`, for a
 /// reason that mentions every one of `mentions`; returns the other events.
 pub(crate) fn assert_first_retry<'a>(
-    events: &'a [zr_engine::ModelEvent],
+    events: &'a [zr_providers::ModelEvent],
     delay: Duration,
     mentions: &[&str],
-) -> &'a [zr_engine::ModelEvent] {
-    let Some(zr_engine::ModelEvent::Retrying {
+) -> &'a [zr_providers::ModelEvent] {
+    let Some(zr_providers::ModelEvent::Retrying {
         attempt,
         delay: waited,
         reason,
@@ -427,13 +427,13 @@ pub(crate) fn assert_first_retry<'a>(
 /// Checks that `outcome` is `provider`'s error event of `kind` saying
 /// `message`.
 pub(crate) fn assert_api_error(
-    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     kind: &str,
     message: &str,
 ) {
     match outcome {
-        Err(zr_engine::ProviderError::Api {
+        Err(zr_providers::ProviderError::Api {
             provider: said_by,
             kind: said_kind,
             message: said,
@@ -448,14 +448,14 @@ pub(crate) fn assert_api_error(
 /// Checks that `outcome` is `provider`'s rejection with `status`, of `kind`,
 /// saying `message`.
 pub(crate) fn assert_rejected(
-    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     status: u16,
     kind: &str,
     message: &str,
 ) {
     match outcome {
-        Err(zr_engine::ProviderError::Rejected {
+        Err(zr_providers::ProviderError::Rejected {
             provider: said_by,
             status: said_status,
             kind: said_kind,
@@ -471,19 +471,19 @@ pub(crate) fn assert_rejected(
 /// Checks that `outcome` is `provider` giving up after `attempts` attempts,
 /// the last one cut (a transport error).
 pub(crate) fn assert_cut_until_exhausted(
-    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     attempts: u32,
 ) {
     match outcome {
-        Err(zr_engine::ProviderError::RetriesExhausted {
+        Err(zr_providers::ProviderError::RetriesExhausted {
             provider: said_by,
             attempts: made,
             last,
         }) => {
             assert_eq!((said_by, made), (provider, attempts));
             assert!(
-                matches!(*last, zr_engine::ProviderError::Transport { .. }),
+                matches!(*last, zr_providers::ProviderError::Transport { .. }),
                 "{last:?}"
             );
         }
@@ -494,13 +494,13 @@ pub(crate) fn assert_cut_until_exhausted(
 /// Checks that `outcome` is a protocol error of `provider` whose message
 /// mentions every one of `mentions`.
 pub(crate) fn assert_protocol_error(
-    outcome: Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     mentions: &[&str],
 ) {
     let error = outcome.expect_err("a protocol error");
     assert!(
-        matches!(&error, zr_engine::ProviderError::Protocol { provider: said_by, message }
+        matches!(&error, zr_providers::ProviderError::Protocol { provider: said_by, message }
             if *said_by == provider && mentions.iter().all(|mention| message.contains(mention))),
         "{error:?} should be a protocol error of {provider} mentioning {mentions:?}"
     );
@@ -508,8 +508,8 @@ pub(crate) fn assert_protocol_error(
 
 /// The first item of `stream`, which must come within 5 s.
 pub(crate) async fn first_item(
-    stream: &mut zr_engine::ModelStream,
-) -> Option<Result<zr_engine::ModelEvent, zr_engine::ProviderError>> {
+    stream: &mut zr_providers::ModelStream,
+) -> Option<Result<zr_providers::ModelEvent, zr_providers::ProviderError>> {
     use futures_util::StreamExt;
     tokio::time::timeout(Duration::from_secs(5), stream.next())
         .await
@@ -518,7 +518,7 @@ pub(crate) async fn first_item(
 
 /// Drops `stream` and checks that `server` saw the client close the
 /// connection it was stalling on.
-pub(crate) async fn assert_drop_closes(stream: zr_engine::ModelStream, server: &Replay) {
+pub(crate) async fn assert_drop_closes(stream: zr_providers::ModelStream, server: &Replay) {
     drop(stream);
     assert_eq!(
         server.wait_closed(1).await,
@@ -532,7 +532,7 @@ pub(crate) async fn assert_drop_closes(stream: zr_engine::ModelStream, server: &
 /// `cuts[0]` body bytes is retried and the answer has `usage`; with every
 /// attempt cut (after `cuts[i]` bytes for attempt `i`), it gives up after
 /// `cuts.len()` attempts, the last error a transport error.
-pub(crate) async fn check_cut_connections_are_retried<P: zr_engine::ModelProvider>(
+pub(crate) async fn check_cut_connections_are_retried<P: zr_providers::ModelProvider>(
     provider: impl Fn(&Replay, u32) -> P,
     name: &str,
     fixture_name: &str,
@@ -550,7 +550,7 @@ pub(crate) async fn check_cut_connections_are_retried<P: zr_engine::ModelProvide
     assert!(
         events
             .iter()
-            .any(|event| matches!(event, zr_engine::ModelEvent::Retrying { attempt: 1, .. })),
+            .any(|event| matches!(event, zr_providers::ModelEvent::Retrying { attempt: 1, .. })),
         "{events:?}"
     );
     assert_eq!(outcome.expect("completed").usage, usage);
@@ -569,7 +569,7 @@ pub(crate) async fn check_cut_connections_are_retried<P: zr_engine::ModelProvide
 /// Checks that `provider` (made for a server and a number of attempts)
 /// streams the text fixture `fixture_name` as `Hello`, `, world`, ending
 /// the turn with `usage`, after one `POST` to `path`; returns that request.
-pub(crate) async fn check_text_fixture<P: zr_engine::ModelProvider>(
+pub(crate) async fn check_text_fixture<P: zr_providers::ModelProvider>(
     provider: impl Fn(&Replay, u32) -> P,
     fixture_name: &str,
     usage: zr_types::Usage,
@@ -594,14 +594,14 @@ pub(crate) async fn check_text_fixture<P: zr_engine::ModelProvider>(
 /// Starts a server answering with `replies` and streams
 /// [`simple_request`] from `provider` (made for it with `attempts`
 /// attempts): the server, the events and the outcome.
-pub(crate) async fn stream_from<P: zr_engine::ModelProvider>(
+pub(crate) async fn stream_from<P: zr_providers::ModelProvider>(
     provider: impl Fn(&Replay, u32) -> P,
     attempts: u32,
     replies: Vec<Reply>,
 ) -> (
     Replay,
-    Vec<zr_engine::ModelEvent>,
-    Result<zr_engine::ModelResponse, zr_engine::ProviderError>,
+    Vec<zr_providers::ModelEvent>,
+    Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
 ) {
     let server = Replay::start(replies).await;
     let (events, outcome) = collect(provider(&server, attempts).stream(simple_request("hi"))).await;

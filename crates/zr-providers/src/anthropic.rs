@@ -7,8 +7,9 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
+use crate::error::ProviderError;
 use crate::http::{Endpoint, HttpSettings, RetryPolicy};
-use crate::{ModelProvider, ModelRequest, ModelStream, ProviderError};
+use crate::provider::{ModelProvider, ModelRequest, ModelStream};
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "anthropic";
@@ -117,6 +118,11 @@ impl fmt::Debug for AnthropicConfig {
 /// `display` is never sent, nor what
 /// the API rejects: blank text blocks, thinking blocks without a signature,
 /// and messages left without content.
+///
+/// Reading the stream, unknown event types and block kinds are skipped; a
+/// block out of order or a delta of the wrong kind is a
+/// [`ProviderError::Protocol`]. The error events `overloaded_error`,
+/// `api_error`, `rate_limit_error` and `timeout_error` are retried.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,

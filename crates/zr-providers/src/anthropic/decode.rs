@@ -6,8 +6,9 @@ use serde_json::Value;
 use zr_types::{ContentBlock, StopReason, Usage};
 
 use super::PROVIDER;
+use crate::error::ProviderError;
 use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
-use crate::{ModelEvent, ModelResponse, ProviderError};
+use crate::provider::{ModelEvent, ModelResponse};
 
 /// Error types in the stream that another attempt may cure.
 const RETRYABLE: [&str; 4] = [

@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::Stream;
 use zr_types::{AgentId, ContentBlock, Message, StopReason, ToolDefinition, Usage};
 
-use crate::ProviderError;
+use crate::error::ProviderError;
 
 /// A boxed stream of model events, owned (`'static`) so that the engine can
 /// drive it from any task.
@@ -146,6 +146,31 @@ pub enum ModelEvent {
 /// parsed. The engine ends the agent with status `failed` and the error's
 /// text.
 ///
+/// # Retries
+///
+/// Inside one stream the provider has done all the retrying that is safe,
+/// so a caller needs no retry loop of its own; an error that ends a stream
+/// is one the provider chose not to retry. A model request changes nothing
+/// but the bill, so calling `stream` again with the same request is always
+/// allowed (a durable host replaying a step may do so). Whether that can
+/// help:
+///
+/// - perhaps, later: [`ProviderError::RetriesExhausted`] (every attempt
+///   failed in a retryable way: 408, 409, 429, 5xx, an overload, a timeout,
+///   a cut connection; the last one's error is inside);
+/// - no, the same request fails the same way: [`ProviderError::Auth`],
+///   [`ProviderError::Rejected`], [`ProviderError::Api`] (an error event
+///   of a kind that is not retried), [`ProviderError::Protocol`] (a request
+///   that cannot be encoded, or a response outside the API's format),
+///   [`ProviderError::MissingEnv`], [`ProviderError::Script`], and
+///   [`ProviderError::Transport`] when the HTTP client itself cannot be
+///   built (a bad URL or header).
+///
+/// Deltas received before a [`ModelEvent::Retrying`] belong to an attempt
+/// that was abandoned: discard them. The scripted provider serves an
+/// agent's next turn on every call, so for it a second call is not a
+/// repeat of the first.
+///
 /// # Cancellation
 ///
 /// Dropping the stream cancels the request: the HTTP connection is closed,
@@ -159,7 +184,7 @@ pub enum ModelEvent {
 ///
 /// ```
 /// use futures_util::stream;
-/// use zr_engine::{ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream};
+/// use zr_providers::{ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream};
 /// use zr_types::{ContentBlock, StopReason, Usage};
 ///
 /// /// Answers every request with "ok".

@@ -5,7 +5,7 @@ use serde_json::json;
 use zr_types::Message;
 
 use super::*;
-use crate::RequestOrigin;
+use crate::provider::RequestOrigin;
 
 fn request(
     agent: &AgentId,

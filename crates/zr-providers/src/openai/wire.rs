@@ -18,7 +18,8 @@ use serde_json::Value;
 use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
 
 use super::{MaxTokensField, PROVIDER};
-use crate::{ModelRequest, ProviderError, ToolChoice};
+use crate::error::ProviderError;
+use crate::provider::{ModelRequest, ToolChoice};
 
 /// The request body as JSON bytes.
 pub(super) fn body(

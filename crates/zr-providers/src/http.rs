@@ -9,6 +9,7 @@
 
 mod attempt;
 mod endpoint;
+mod failure;
 mod status;
 
 use std::time::Duration;
@@ -16,13 +17,15 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tracing::Instrument;
 
-use crate::{ModelEvent, ModelRequest, ModelStream, ProviderError};
+use crate::error::ProviderError;
+use crate::provider::{ModelEvent, ModelRequest, ModelStream};
 
 #[cfg(test)]
 pub(crate) use attempt::decode_chunks;
-pub(crate) use attempt::{Attempt, Decoder, Failure, Request, SseEvent, attempt};
+pub(crate) use attempt::{Attempt, Decoder, Request, SseEvent, attempt};
 pub(crate) use endpoint::Endpoint;
 pub use endpoint::HttpSettings;
+pub(crate) use failure::{Failure, truncate};
 pub(crate) use status::ApiError;
 
 /// How a provider retries a request that failed in a way worth retrying
@@ -231,19 +234,6 @@ pub(crate) fn tool_input(
             ),
         })
     })
-}
-
-/// Shortens `text` to at most `max` bytes (on a character boundary), marking
-/// the cut.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}... ({} bytes)", &text[..end], text.len())
 }
 
 #[cfg(test)]

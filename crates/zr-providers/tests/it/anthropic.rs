@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use zr_engine::{
+use zr_providers::{
     AnthropicConfig, AnthropicProvider, ModelEvent, ModelProvider, ProviderError, ToolChoice,
 };
 use zr_types::{
@@ -145,7 +145,7 @@ fn tool(name: &str, description: &str) -> Arc<ToolDefinition> {
 }
 
 /// A conversation that uses every kind of block.
-pub(crate) fn rich_request() -> zr_engine::ModelRequest {
+pub(crate) fn rich_request() -> zr_providers::ModelRequest {
     let mut request = simple_request("Read the file.");
     request.tools = vec![tool("Read", "Reads a file."), tool("Glob", "Finds files.")];
     request.tool_choice = ToolChoice::None;

@@ -9,37 +9,13 @@ use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{FutureExt, Stream, StreamExt};
 
+use super::failure::{Failure, truncate};
 use super::status::failure_from_status;
-use super::truncate;
-use crate::{ModelEvent, ProviderError};
+use crate::error::ProviderError;
+use crate::provider::ModelEvent;
 
 /// The items of one attempt: events, then `Completed` or a failure.
 pub(crate) type Attempt = Pin<Box<dyn Stream<Item = Result<ModelEvent, Failure>> + Send>>;
-
-/// Why an attempt failed, and whether another attempt may help.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    /// The error reported if this is the last attempt.
-    pub(crate) error: ProviderError,
-    /// `None`: final. `Some(hint)`: worth retrying, after `hint` if the
-    /// server named a delay.
-    pub(crate) retry: Option<Option<Duration>>,
-}
-
-impl Failure {
-    /// A failure that ends the request.
-    pub(crate) fn fatal(error: ProviderError) -> Self {
-        Self { error, retry: None }
-    }
-
-    /// A failure worth retrying.
-    pub(crate) fn retry(error: ProviderError, hint: Option<Duration>) -> Self {
-        Self {
-            error,
-            retry: Some(hint),
-        }
-    }
-}
 
 /// One server-sent event.
 #[derive(Debug)]

@@ -2,16 +2,17 @@
 //! benchmarks and the offline demo.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::{StreamExt as _, stream};
 use serde::Deserialize;
 use serde_json::Value;
-use zr_types::{AgentId, ContentBlock, MessageRole, StopReason, Usage};
+use zr_types::{AgentId, ContentBlock, MessageRole, StopReason, Usage, texts};
 
-use crate::{
-    ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, ProviderError, ToolChoice,
+use crate::error::ProviderError;
+use crate::provider::{
+    ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, ToolChoice,
 };
 
 /// A script: what each agent type answers, turn by turn.
@@ -148,7 +149,9 @@ impl ScriptedProvider {
             .agents
             .get(ty)
             .or_else(|| self.script.agents.get("*"))?;
-        let mut chosen = crate::sync::lock(&self.chosen);
+        // A panic elsewhere cannot leave the map half-written (every
+        // update is one statement), so a poisoned lock is taken as it is.
+        let mut chosen = self.chosen.lock().unwrap_or_else(PoisonError::into_inner);
         let (index, served) = chosen
             .entry(request.origin.agent.clone())
             .or_insert_with(|| {
@@ -260,7 +263,7 @@ fn last_user_text(request: &ModelRequest) -> String {
         .iter()
         .rev()
         .find(|m| m.role == MessageRole::User)
-        .map(|m| crate::run::texts(&m.content).collect::<Vec<_>>().join("\n"))
+        .map(|m| texts(&m.content).collect::<Vec<_>>().join("\n"))
         .unwrap_or_default()
 }
 

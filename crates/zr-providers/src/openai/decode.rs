@@ -7,8 +7,9 @@ use serde::Deserialize;
 use zr_types::{ContentBlock, StopReason, Usage};
 
 use super::PROVIDER;
+use crate::error::ProviderError;
 use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
-use crate::{ModelEvent, ModelResponse, ProviderError};
+use crate::provider::{ModelEvent, ModelResponse};
 
 /// Error types (or codes) in the stream that another attempt may cure.
 const RETRYABLE: [&str; 7] = [

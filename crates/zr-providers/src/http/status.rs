@@ -5,9 +5,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
 
-use super::attempt::Failure;
-use super::truncate;
-use crate::ProviderError;
+use super::failure::{Failure, truncate};
+use crate::error::ProviderError;
 
 /// The longest raw body kept in an error message.
 const MAX_RAW_BODY: usize = 500;

@@ -2,8 +2,8 @@
 
 use super::decode::ChunkDecoder;
 use super::*;
-use crate::ModelEvent;
 use crate::http::{Decoder, SseEvent};
+use crate::provider::ModelEvent;
 
 fn feed(decoder: &mut ChunkDecoder, data: &str) -> Result<Vec<ModelEvent>, crate::http::Failure> {
     let mut out = Vec::new();

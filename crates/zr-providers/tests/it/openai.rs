@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use zr_engine::{
+use zr_providers::{
     MaxTokensField, ModelEvent, ModelProvider, OpenAiConfig, OpenAiProvider, ProviderError,
     RetryPolicy,
 };

@@ -7,7 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{Decoder, Request, RetryPolicy, attempt, failed, request_span, retrying};
-use crate::{ModelRequest, ModelStream, ProviderError};
+use crate::error::ProviderError;
+use crate::provider::{ModelRequest, ModelStream};
 
 /// The HTTP settings of a provider's config.
 ///

@@ -1,0 +1,7 @@
+//! Integration tests of zr-providers: the Anthropic and OpenAI providers
+//! against a loopback server that replays their real wire format.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod anthropic;
+mod openai;
+mod replay;
