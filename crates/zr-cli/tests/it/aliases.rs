@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::loopback::{Reply, Server, anthropic_answer, fixture};
+use crate::loopback::{Reply, Server, anthropic_answer, fixture, run_against};
 use crate::support::{TempProject, stderr, stdout};
 
 fn agent(name: &str, model: &str) -> String {
@@ -45,15 +45,8 @@ fn an_alias_is_sent_as_its_id_and_an_unknown_model_fails_its_subagent_visibly() 
         .write("zr.toml", "[model]\nname = \"claude-test\"\n")
         .write(".zr/agents/writer.md", &agent("writer", "opus"))
         .write(".zr/agents/nope.md", &agent("nope", "claude-nope"));
-    let out = crate::support::zr()
-        .args(["run", "go"])
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .current_dir(project.path())
-        .output()
-        .expect("zr runs");
+    let out = run_against(&project, &server, false, "go");
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(stdout(&out), "Done anyway.\n");
     let requests = server.requests();
     let models: Vec<&str> = requests
@@ -88,14 +81,8 @@ fn a_claude_alias_on_an_openai_server_warns_at_load_naming_file_and_line() {
     project
         .write("zr.toml", "[model]\nname = \"local-model\"\n")
         .write(".zr/agents/writer.md", &agent("writer", "sonnet"));
-    let out = crate::support::zr()
-        .args(["run", "say hello"])
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
-        .current_dir(project.path())
-        .output()
-        .expect("zr runs");
+    let out = run_against(&project, &server, true, "say hello");
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
         err.contains("warning: .zr/agents/writer.md:4: model 'sonnet' is a Claude alias with no id on this provider; agent 'writer' runs on the session's model"),
         "{err}"
@@ -105,14 +92,9 @@ fn a_claude_alias_on_an_openai_server_warns_at_load_naming_file_and_line() {
         "zr.toml",
         "[model]\nname = \"local-model\"\n\n[model.aliases]\nsonnet = \"local-big\"\n",
     );
-    let out = crate::support::zr()
-        .args(["run", "say hello"])
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.url))
-        .current_dir(project.path())
-        .output()
-        .expect("zr runs");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(!stderr(&out).contains("Claude alias"), "{}", stderr(&out));
+    let out = run_against(&project, &server, true, "say hello");
+    let err = stderr(&out);
+    assert!(!err.contains("Claude alias"), "{err}");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::support::repo;
+use crate::support::{TempProject, repo, stderr};
 
 /// One request the server received.
 #[derive(Debug, Clone)]
@@ -141,6 +141,27 @@ fn serve(
     stream.write_all(head.as_bytes())?;
     stream.write_all(&reply.body)?;
     stream.flush()
+}
+
+/// `zr run PROMPT` in `project` with `server` as the model API
+/// (`ANTHROPIC_BASE_URL`, or `OPENAI_BASE_URL` with `openai`); it must exit 0.
+pub(crate) fn run_against(
+    project: &TempProject,
+    server: &Server,
+    openai: bool,
+    prompt: &str,
+) -> std::process::Output {
+    let mut cmd = crate::support::zr();
+    cmd.args(["run", prompt]).current_dir(project.path());
+    if openai {
+        cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.url));
+    } else {
+        cmd.env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("ANTHROPIC_BASE_URL", &server.url);
+    }
+    let out = cmd.output().expect("zr runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
 }
 
 /// One of the providers' SSE fixtures.

@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
-use crate::loopback::{Request, Server, anthropic_answer};
-use crate::support::{TempProject, stderr, stdout};
+use crate::loopback::{Request, Server, anthropic_answer, run_against};
+use crate::support::{TempProject, stdout};
 
 fn skill(name: &str, description: &str) -> String {
     format!(
@@ -87,14 +87,7 @@ fn each_request_lists_its_own_agents_skills_and_a_fork_repeats_its_parents() {
             ".zr/agents/plain.md",
             "---\nname: plain\ndescription: Has no skills.\n---\nYou are plain.\n",
         );
-    let out = crate::support::zr()
-        .args(["run", "go"])
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .current_dir(project.path())
-        .output()
-        .expect("zr runs");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_against(&project, &server, false, "go");
     assert_eq!(stdout(&out), "All done.\n");
     let requests = server.requests();
     assert_eq!(
@@ -159,14 +152,7 @@ fn a_skill_written_during_the_run_is_listed_in_the_roots_next_request() {
             ".zr/skills/alpha/SKILL.md",
             &skill("alpha", "Use for alpha work."),
         );
-    let out = crate::support::zr()
-        .args(["run", "go"])
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .current_dir(project.path())
-        .output()
-        .expect("zr runs");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    run_against(&project, &server, false, "go");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let before = skill_description(&requests[0]).expect("Skill");
