@@ -1,8 +1,9 @@
 //! `cargo xtask bench`: every benchmark of the workspace, and the MCP echo comparison.
 //!
 //! 1. The criterion benchmarks: zr-resolve's resolver, zr-skills' registry
-//!    views, zr-tools' file and process tools and zr-engine's turn and
-//!    fan-out (reports under `target/criterion`), then one fan-out of 1,000
+//!    views, zr-tools' file and process tools, zr-engine's turn and
+//!    fan-out and `zr agents` over 400 nested agent files (reports under
+//!    `target/criterion`), then one fan-out of 1,000
 //!    subagents with its peak memory (`ZR_BENCH_ONCE=fanout`).
 //! 2. MCP `echo` calls per second over stdio against server-everything, by
 //!    zr-mcp (`cargo bench -p zr-mcp --bench echo`) and by the official
@@ -24,6 +25,7 @@ const CRITERION: &[(&str, &str)] = &[
     ("zr-skills", "reload"),
     ("zr-tools", "tools"),
     ("zr-engine", "engine"),
+    ("zr-cli", "agents"),
 ];
 
 /// Runs every benchmark; `quick` shortens criterion's times and the number of

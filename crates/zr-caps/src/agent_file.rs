@@ -11,10 +11,14 @@
 //! You are a careful code reviewer. ...
 //! ```
 
+mod claude_tools;
 mod front_matter;
 mod keys;
+mod repair;
+mod tool_list;
 mod yaml;
 
+pub use claude_tools::{CLAUDE_CODE_TOOLS, ClaudeCodeTool};
 pub use front_matter::{FrontMatter, FrontMatterEntry, parse_front_matter};
 
 use std::borrow::Cow;
@@ -89,6 +93,22 @@ impl fmt::Display for AgentFileWarning {
 /// kind). Unknown keys are kept in [`ParsedAgentFile::extras`] with a
 /// warning each, whatever their value.
 ///
+/// Read leniently, as Claude Code reads them, each with a warning naming
+/// the line in [`ParsedAgentFile::warnings`]:
+///
+/// - a `tools` / `disallowedTools` entry that is not a usable pattern
+///   (`subagent-catalog:search`, an empty entry, a number) is dropped,
+///   only that entry; a repeated entry is kept once;
+/// - a permission rule (`Bash(git diff:*)`) never widens what the agent
+///   gets: in `tools` it is dropped (the agent gets no Bash from it), in
+///   `disallowedTools` it denies the whole tool;
+/// - Claude Code's tool names are read through [`CLAUDE_CODE_TOOLS`]:
+///   mapped to zr's name (`Agent` -> `Task`) or dropped;
+/// - `tools:` with no value is unset (every builtin), with a warning;
+/// - a front matter that is invalid YAML only because one-line plain
+///   values hold `: ` (`description: Use this agent when: ...`) is read
+///   with those values quoted; the warning shows the quoted form.
+///
 /// ```
 /// use std::path::Path;
 /// use zr_caps::parse_agent_file;
@@ -103,13 +123,14 @@ impl fmt::Display for AgentFileWarning {
 /// [`AgentFileError`], naming the file and line, when the front matter is
 /// missing or unterminated, is not valid YAML, lacks `name` or
 /// `description`, or a known key has a value of the wrong type or an
-/// invalid name, pattern or mode. Never panics, whatever the input.
+/// invalid name or mode. Never panics, whatever the input.
 pub fn parse_agent_file(
     path_for_messages: &Path,
     text: &str,
 ) -> Result<ParsedAgentFile, AgentFileError> {
-    let (tree, body) = read_front(path_for_messages, text)?;
-    keys::convert(&tree, body).map_err(|(line, problem)| fail_at(path_for_messages, line, problem))
+    let (tree, body, warnings) = read_front(path_for_messages, text)?;
+    keys::convert(&tree, body, warnings)
+        .map_err(|(line, problem)| fail_at(path_for_messages, line, problem))
 }
 
 /// An error at `line` of the file at `path`.
@@ -123,22 +144,33 @@ pub(crate) fn fail_at(path: &Path, line: usize, problem: AgentFileProblem) -> Ag
 
 /// Splits `text` into its front matter, parsed as YAML, and its body;
 /// errors name `path` and the file's line.
+///
+/// A front matter that is invalid only because one-line values hold an
+/// unquoted `: ` is read with those values quoted, and each such line is
+/// returned as a warning that shows the quoted form.
 pub(crate) fn read_front(
     path: &Path,
     text: &str,
-) -> Result<(yaml::Located, String), AgentFileError> {
+) -> Result<(yaml::Located, String, Vec<AgentFileWarning>), AgentFileError> {
     let (front, body) = split(text).map_err(|problem| fail_at(path, 1, problem))?;
-    let tree = yaml::parse(&front).map_err(|e| {
-        fail_at(
-            path,
-            e.line + FRONT_MATTER_OFFSET,
-            AgentFileProblem::Yaml {
-                column: e.column,
-                message: e.message,
-            },
-        )
-    })?;
-    Ok((tree, body))
+    match yaml::parse(&front) {
+        Ok(tree) => Ok((tree, body, Vec::new())),
+        Err(e) => {
+            if let Some(repaired) = repair::quote_colon_values(&front, 1 + FRONT_MATTER_OFFSET)
+                && let Ok(tree) = yaml::parse(&repaired.text)
+            {
+                return Ok((tree, body, repaired.warnings));
+            }
+            Err(fail_at(
+                path,
+                e.line + FRONT_MATTER_OFFSET,
+                AgentFileProblem::Yaml {
+                    column: e.column,
+                    message: e.message,
+                },
+            ))
+        }
+    }
 }
 
 /// Lines before the front matter's first line: the opening `---`.

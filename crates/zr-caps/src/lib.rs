@@ -31,8 +31,8 @@ mod permission;
 mod render;
 
 pub use agent_file::{
-    AgentFileWarning, ExtraKey, FrontMatter, FrontMatterEntry, ParsedAgentFile, parse_agent_file,
-    parse_front_matter,
+    AgentFileWarning, CLAUDE_CODE_TOOLS, ClaudeCodeTool, ExtraKey, FrontMatter, FrontMatterEntry,
+    ParsedAgentFile, parse_agent_file, parse_front_matter,
 };
 pub use capabilities::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView,

@@ -1,5 +1,8 @@
 //! `zr init`: a project folder's files with commented defaults, an example
-//! agent type and an example skill.
+//! agent type and an example skill, and the agents folder's `README.md`
+//! (the format, the folders and their precedence) and
+//! `example.md.template` (DESIGN section 7's first-use files; zr-skills
+//! holds their text).
 //!
 //! Files that exist are kept unless `--force` is given; `.gitignore` is
 //! never overwritten, only missing entries are added to it.
@@ -25,6 +28,10 @@ pub(crate) const MCP_TEMPLATE: &str = "{\n  \"mcpServers\": {}\n}\n";
 pub(crate) const AGENT_FILE: &str = ".zr/agents/reviewer.md";
 /// The example skill's file.
 pub(crate) const SKILL_FILE: &str = ".zr/skills/release-notes/SKILL.md";
+/// The agents folder's README.
+pub(crate) const AGENTS_README_FILE: &str = ".zr/agents/README.md";
+/// The agents folder's template (not an agent type until copied to `.md`).
+pub(crate) const AGENTS_TEMPLATE_FILE: &str = ".zr/agents/example.md.template";
 /// The sessions folder.
 pub(crate) const SESSIONS_DIR: &str = ".zr/sessions/";
 /// What `.gitignore` gets: what zr writes while it runs.
@@ -71,6 +78,8 @@ pub(crate) fn init(dir: Option<&Path>, args: &InitArgs) -> Result<String, CliErr
         (CONFIG_FILE, CONFIG_TEMPLATE),
         (MCP_FILE, MCP_TEMPLATE),
         (AGENT_FILE, AGENT_TEMPLATE),
+        (AGENTS_README_FILE, zr_skills::AGENTS_README),
+        (AGENTS_TEMPLATE_FILE, zr_skills::AGENTS_TEMPLATE),
         (SKILL_FILE, SKILL_TEMPLATE),
     ] {
         lines.push((write_file(&root, rel, text, args.force)?, rel));

@@ -26,6 +26,19 @@ pub(crate) fn shown_path(path: &Path, root: &Path) -> String {
     }
 }
 
+/// `path` as the inspecting commands show it: relative to the project
+/// folder when under it, else `~/...` when under the home folder, else as
+/// it is.
+pub(crate) fn shown(project: &Project, path: &Path) -> String {
+    if path.starts_with(&project.root) {
+        return shown_path(path, &project.root);
+    }
+    match &project.home {
+        Some(home) if path.starts_with(home) => format!("~/{}", shown_path(path, home)),
+        _ => path.display().to_string(),
+    }
+}
+
 /// The first line of `text`, at most `max` characters (cut ones end in
 /// `...`).
 pub(crate) fn summary(text: &str, max: usize) -> String {
@@ -76,12 +89,12 @@ pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
 
 /// A diagnostic as JSON: file (relative to the project), line, severity
 /// and what to fix.
-pub(crate) fn diagnostic_json(d: &Diagnostic, root: &Path) -> Value {
+pub(crate) fn diagnostic_json(d: &Diagnostic, project: &Project) -> Value {
     json!({
-        "path": shown_path(&d.path, root),
+        "path": shown(project, &d.path),
         "line": d.line,
         "severity": d.severity.to_string(),
-        "message": d.problem.to_string(),
+        "message": d.message_in(&project.root, project.home.as_deref()).to_string(),
     })
 }
 
@@ -99,7 +112,9 @@ pub(crate) fn print_diagnostics<'a>(
 /// A diagnostic as every command prints it: `warning: PATH:LINE: what to
 /// fix`, with `(the file is left out)` when the file did not load.
 pub(crate) fn diagnostic_line(project: &Project, d: &Diagnostic) -> String {
-    let text = d.display_relative(&project.root).to_string();
+    let text = d
+        .display_in(&project.root, project.home.as_deref())
+        .to_string();
     let (marker, note) = match d.severity {
         zr_skills::Severity::Error => (": error: ", " (the file is left out)"),
         _ => (": warning: ", ""),
@@ -155,7 +170,7 @@ pub(crate) fn not_found<'a>(
     }
     let lines: Vec<String> = broken
         .iter()
-        .map(|d| format!("  {}", d.display_relative(&project.root)))
+        .map(|d| format!("  {}", d.display_in(&project.root, project.home.as_deref())))
         .collect();
     crate::error::CliError::usage(
         format!(

@@ -20,6 +20,9 @@ pub(crate) const MCP_FILE: &str = ".mcp.json";
 pub(crate) struct Project {
     /// The project folder (absolute).
     pub(crate) root: PathBuf,
+    /// The user's home folder (`$HOME`), whose `.zr`, `.claude` and
+    /// `.agents` folders hold the user's agent types and skills.
+    pub(crate) home: Option<PathBuf>,
     /// `zr.toml` (the defaults when there is none).
     pub(crate) config: ZrConfig,
     /// `.mcp.json` (no servers when there is none).
@@ -105,6 +108,7 @@ impl Project {
         let agents = agent_registry.view();
         Ok(Self {
             root,
+            home,
             config,
             mcp,
             skills,

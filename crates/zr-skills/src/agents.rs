@@ -71,9 +71,10 @@ impl assemble::Entry for AgentTypeEntry {
 /// The agent types of a set of roots plus the built-ins, re-read as files
 /// change.
 ///
-/// [`AgentRegistry::view`] lists each root's `*.md` files (not
-/// `README.md` nor hidden files such as editors' `.#x.md` locks; other
-/// names such as `example.md.template` are ignored),
+/// [`AgentRegistry::view`] lists each root's `*.md` files, sub-folders
+/// included (not `README.md` files nor hidden files and folders such as
+/// editors' `.#x.md` locks; other names such as `example.md.template` are
+/// ignored),
 /// `stat`s them and parses only the new and changed ones with
 /// [`zr_caps::parse_agent_file`]. A file whose `name` is a built-in's
 /// replaces the built-in.

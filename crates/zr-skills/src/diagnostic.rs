@@ -65,6 +65,37 @@ impl Diagnostic {
         Shown {
             diagnostic: self,
             base: Some(base),
+            home: None,
+        }
+    }
+
+    /// As [`Diagnostic::display_relative`], and paths under `home` (not
+    /// under `base`) shown as `~/...`: `~/.claude/agents/x.md:3: ...`.
+    #[must_use]
+    pub fn display_in<'a>(
+        &'a self,
+        base: &'a Path,
+        home: Option<&'a Path>,
+    ) -> impl fmt::Display + 'a {
+        Shown {
+            diagnostic: self,
+            base: Some(base),
+            home,
+        }
+    }
+
+    /// What to fix, without the location, with paths inside the sentence
+    /// shown as [`Diagnostic::display_in`] shows them.
+    #[must_use]
+    pub fn message_in<'a>(
+        &'a self,
+        base: &'a Path,
+        home: Option<&'a Path>,
+    ) -> impl fmt::Display + 'a {
+        Message {
+            problem: &self.problem,
+            base: Some(base),
+            home,
         }
     }
 
@@ -79,6 +110,7 @@ impl fmt::Display for Diagnostic {
         Shown {
             diagnostic: self,
             base: None,
+            home: None,
         }
         .fmt(f)
     }
@@ -87,26 +119,46 @@ impl fmt::Display for Diagnostic {
 struct Shown<'a> {
     diagnostic: &'a Diagnostic,
     base: Option<&'a Path>,
+    home: Option<&'a Path>,
 }
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = self.diagnostic;
-        let path = crate::render::shown_path(&d.path, self.base);
+        let path = crate::render::shown_path_in(&d.path, self.base, self.home);
         match d.line {
             Some(line) => write!(f, "{path}:{line}: {}: ", d.severity)?,
             None => write!(f, "{path}: {}: ", d.severity)?,
         }
-        // Paths inside messages are shown relative as well.
-        let rel = |p: &Path| PathBuf::from(crate::render::shown_path(p, self.base));
-        match &d.problem {
+        Message {
+            problem: &d.problem,
+            base: self.base,
+            home: self.home,
+        }
+        .fmt(f)
+    }
+}
+
+/// A problem's sentence with the paths inside it shown as the
+/// diagnostic's own path is.
+struct Message<'a> {
+    problem: &'a Problem,
+    base: Option<&'a Path>,
+    home: Option<&'a Path>,
+}
+
+impl fmt::Display for Message<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rel = |p: &Path| PathBuf::from(crate::render::shown_path_in(p, self.base, self.home));
+        match self.problem {
             Problem::Shadowed { kind, name, winner } => Problem::Shadowed {
                 kind,
                 name: name.clone(),
                 winner: rel(winner),
             }
             .fmt(f),
-            Problem::EscapesRoot { target, root } => Problem::EscapesRoot {
+            Problem::EscapesRoot { kind, target, root } => Problem::EscapesRoot {
+                kind,
                 target: rel(target),
                 root: rel(root),
             }

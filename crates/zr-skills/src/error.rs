@@ -95,9 +95,10 @@ pub enum Problem {
         /// Why it is refused.
         error: NameError,
     },
-    /// The `name` differs from the skill's folder.
+    /// The `name` differs from the skill's folder (a warning: the skill
+    /// loads under its `name`, as in Claude Code).
     #[error(
-        "'name' is '{name}' but the folder is '{folder}'; a skill's name must equal its folder: rename one of them"
+        "'name' is '{name}' but the folder is '{folder}'; the skill loads as '{name}'; rename the folder or the name so that they match"
     )]
     NameMismatch {
         /// The name in the front matter.
@@ -121,13 +122,16 @@ pub enum Problem {
         /// The keys zr reads.
         known: &'static str,
     },
-    /// A link (or the path it names) leads out of the skills root.
+    /// A link (or the path it names) leads out of its root.
     #[error(
-        "refused: it leads to {} outside the skills root {}; copy the skill into the root instead of linking it",
+        "refused: it leads to {} outside the {kind} root {}; copy {} into the root instead of linking it",
         target.display(),
-        root.display()
+        root.display(),
+        if *kind == "skills" { "the skill" } else { "the files" }
     )]
     EscapesRoot {
+        /// "skills" or "agents": which kind of root.
+        kind: &'static str,
         /// Where the link leads.
         target: PathBuf,
         /// The root it must stay in.
@@ -139,8 +143,10 @@ pub enum Problem {
     )]
     SkillFileInRoot,
     /// Folders nested deeper than zr looks.
-    #[error("folders nested deeper than {max} levels under the root are not searched for skills")]
+    #[error("folders nested deeper than {max} levels under the root are not searched for {kind}")]
     TooDeep {
+        /// "skills" or "agent types": what is not searched for.
+        kind: &'static str,
         /// The depth limit.
         max: usize,
     },
@@ -157,7 +163,8 @@ pub enum Problem {
     /// An agent-type file could not be read (C6); the problem is zr-caps'.
     #[error("{0}")]
     AgentFile(AgentFileProblem),
-    /// An agent-type file loaded, with something worth fixing.
+    /// An agent-type file (or a front matter read leniently) loaded, with
+    /// something worth fixing.
     #[error("{message}")]
     AgentFileWarning {
         /// The key concerned.

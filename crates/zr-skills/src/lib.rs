@@ -47,10 +47,14 @@
 //! | `<project>/.zr/skills` | `<project>/.zr/agents` |
 //! | `<project>/.agents/skills` | `<project>/.claude/agents` |
 //! | `<project>/.claude/skills` | `<home>/.zr/agents` |
-//! | `<home>/.zr/skills` | the built-in types |
+//! | `<home>/.zr/skills` | `<home>/.claude/agents` |
+//! | `<home>/.agents/skills` | the built-in types |
+//! | `<home>/.claude/skills` | |
 //!
-//! So existing `.agents/skills` and `.claude/skills` folders and
-//! `.claude/agents` files work unchanged. A root that is the same folder
+//! Project before user; in each, zr's own folder, then the Agent Skills
+//! folder several tools share (`.agents`), then Claude Code's. So
+//! existing `.agents/skills` and `.claude/skills` folders and
+//! `.claude/agents` files, the project's and the user's, work unchanged. A root that is the same folder
 //! as an earlier one (`.claude/skills` linked to `.agents/skills`, a
 //! common setup) is read once, under the earlier root, without warnings.
 //! A file whose `name` is a built-in type's (`general-purpose`,
@@ -69,8 +73,9 @@
 //!
 //! Name rules: `name` is lowercase ASCII letters, digits and single
 //! hyphens (no leading or trailing hyphen), at most 64 characters, and
-//! equal to the skill's folder name; `description` is non-empty and at
-//! most 1024 characters. Other keys that the Agent Skills spec or Claude
+//! should equal the skill's folder name (a skill whose `name` differs
+//! loads under its `name` with a [`Problem::NameMismatch`] warning, as in
+//! Claude Code); `description` is non-empty and at most 1024 characters. Other keys that the Agent Skills spec or Claude
 //! Code define are kept quietly in [`Skill::extras`]; unknown keys are kept
 //! with a warning.
 //!
@@ -79,8 +84,8 @@
 //! [`Problem::EscapesRoot`]; names are validated before they are ever used
 //! as paths, so `../x` cannot name a skill (not in a file, not in a call).
 //! A link inside the root that stays inside it (a linked skill folder, a
-//! linked `SKILL.md`) is followed; the skill's name must then equal the
-//! link's name, the folder it was found under. The rule is applied again
+//! linked `SKILL.md`) is followed; the folder its name is compared with
+//! is the link's name, the folder it was found under. The rule is applied again
 //! when the `Skill` tool reads a body ([`SkillTool::with_roots`]): a skill
 //! folder or `SKILL.md` replaced by a link out of the root after the view
 //! is refused at that moment too.
@@ -91,9 +96,18 @@
 //!
 //! # Agent types
 //!
-//! Every `*.md` file directly in an agents root, except `README.md` and
-//! hidden files (`.#x.md`, an editor's lock), is parsed with
-//! [`zr_caps::parse_agent_file`] (rule C6). With
+//! Every `*.md` file in an agents root or its sub-folders
+//! (`agents/**/*.md`, up to six levels down, as Claude Code reads
+//! `.claude/agents/<category>/*.md`), except `README.md` files and hidden
+//! files and folders (`.#x.md`, an editor's lock; `.git`), is parsed with
+//! [`zr_caps::parse_agent_file`] (rule C6), which reads Claude Code's
+//! files leniently (a bad `tools` entry drops that entry, Claude Code's
+//! tool names map to zr's) with a warning per leniency. Files are taken in
+//! path order, so inside one root the first path wins a duplicate name. A
+//! linked file is read where it points (an agent file is one file; nothing
+//! is read relative to it); a linked sub-folder is walked only when its
+//! target stays inside the root ([`Problem::EscapesRoot`] otherwise), and
+//! at most once (a link back up is not a loop). With
 //! [`AgentRegistry::for_project`], the first view creates
 //! `<project>/.zr/agents` if it does not exist, with a `README.md`
 //! explaining the format and an `example.md.template`; copying the

@@ -22,6 +22,18 @@ pub(crate) fn shown_path(path: &Path, base: Option<&Path>) -> String {
     }
 }
 
+/// As [`shown_path`], and a path under `home` but not under `base` as
+/// `~/...`.
+pub(crate) fn shown_path_in(path: &Path, base: Option<&Path>, home: Option<&Path>) -> String {
+    if base.is_some_and(|b| path.starts_with(b)) {
+        return shown_path(path, base);
+    }
+    match home {
+        Some(home) if path.starts_with(home) => format!("~/{}", shown_path(path, Some(home))),
+        _ => shown_path(path, base),
+    }
+}
+
 /// A view shown with paths relative to a base folder.
 #[derive(Debug, Clone, Copy)]
 pub struct Relative<'a, V> {

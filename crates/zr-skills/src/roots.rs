@@ -61,33 +61,41 @@ impl Roots {
     /// 1. `<project>/.zr/skills`
     /// 2. `<project>/.agents/skills`
     /// 3. `<project>/.claude/skills`
-    /// 4. `<home>/.zr/skills`, when `home` is given.
+    /// 4. `<home>/.zr/skills`, `<home>/.agents/skills`,
+    ///    `<home>/.claude/skills`, when `home` is given.
     ///
-    /// `home` is passed in, never read from the environment: see
-    /// [`home_dir`] for the convenience.
+    /// Project before user; in each, zr's own folder, then the Agent Skills
+    /// folder that several tools share, then Claude Code's. `home` is
+    /// passed in, never read from the environment: see [`home_dir`] for
+    /// the convenience.
     #[must_use]
     pub fn skills(project: &Path, home: Option<&Path>) -> Self {
-        Self::standard(project, &[".zr", ".agents", ".claude"], home, "skills")
+        Self::standard(project, home, &[".zr", ".agents", ".claude"], "skills")
     }
 
     /// The agent-type roots of a project, in this fixed order:
     ///
     /// 1. `<project>/.zr/agents`
     /// 2. `<project>/.claude/agents`
-    /// 3. `<home>/.zr/agents`, when `home` is given.
+    /// 3. `<home>/.zr/agents`, `<home>/.claude/agents`, when `home` is
+    ///    given.
     #[must_use]
     pub fn agents(project: &Path, home: Option<&Path>) -> Self {
-        Self::standard(project, &[".zr", ".claude"], home, "agents")
+        Self::standard(project, home, &[".zr", ".claude"], "agents")
     }
 
     /// `<project>/<dir>/<kind>` for each of `dirs` in order, then
-    /// `<home>/.zr/<kind>` when `home` is given.
-    fn standard(project: &Path, dirs: &[&str], home: Option<&Path>, kind: &str) -> Self {
-        let mut roots: Vec<Root> = dirs
-            .iter()
-            .map(|dir| Root::new(Scope::Project, project.join(dir).join(kind)))
-            .collect();
-        roots.extend(home.map(|home| Root::new(Scope::User, home.join(".zr").join(kind))));
+    /// `<home>/<dir>/<kind>` likewise when `home` is given.
+    fn standard(project: &Path, home: Option<&Path>, dirs: &[&str], kind: &str) -> Self {
+        let under = |scope, base: &Path| -> Vec<Root> {
+            dirs.iter()
+                .map(|dir| Root::new(scope, base.join(dir).join(kind)))
+                .collect()
+        };
+        let mut roots = under(Scope::Project, project);
+        if let Some(home) = home {
+            roots.extend(under(Scope::User, home));
+        }
         Self(roots)
     }
 

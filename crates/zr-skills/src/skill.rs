@@ -153,9 +153,19 @@ pub(crate) fn parse_skill(
         Ok(front) => front,
         Err(error) => return (None, vec![front_matter_diagnostic(error)]),
     };
+    let lenient = front.warnings.iter().map(|w| {
+        Diagnostic::warning(
+            file,
+            Some(w.line),
+            Problem::AgentFileWarning {
+                key: w.key.clone(),
+                message: w.message.clone(),
+            },
+        )
+    });
     let mut checker = Checker {
         file,
-        diagnostics: Vec::new(),
+        diagnostics: lenient.collect(),
         failed: false,
     };
     let skill = checker.skill(&front, folder, root);
@@ -218,14 +228,16 @@ impl Checker<'_> {
                     None
                 }
                 Ok(name) if name.as_str() != folder => {
-                    self.fail(
-                        line,
+                    // Claude Code loads such a skill under its `name`.
+                    self.diagnostics.push(Diagnostic::warning(
+                        self.file,
+                        Some(line),
                         Problem::NameMismatch {
                             name: name.to_string(),
                             folder: folder.to_owned(),
                         },
-                    );
-                    None
+                    ));
+                    Some(name)
                 }
                 Ok(name) => Some(name),
             });

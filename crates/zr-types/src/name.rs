@@ -219,33 +219,59 @@ name_type!(
 );
 
 name_type!(
-    /// The name of an agent type (`explore`, `code-reviewer`): the same rules
-    /// as [`SkillName`], so it can name a file and an id segment.
+    /// The name of an agent type (`explore`, `code-reviewer`): the rules of
+    /// [`SkillName`], widened by one: a `.` between two letters or digits
+    /// (`dotnet-framework-4.8-expert`, a shape Claude Code accepts). So a
+    /// name never starts or ends with `.`, never holds `..`, `.-` or `-.`,
+    /// and can still name a file; [`AgentId::child`](crate::AgentId::child)
+    /// turns the `.` into `-` in ids.
+    ///
+    /// ```
+    /// use zr_types::AgentName;
+    /// assert!("dotnet-framework-4.8-expert".parse::<AgentName>().is_ok());
+    /// assert!("../x".parse::<AgentName>().is_err());
+    /// assert!("x.".parse::<AgentName>().is_err());
+    /// ```
     AgentName
 );
 
+/// Where `s` has a `.` that is not between two lowercase letters or digits.
+fn stray_dot(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    (0..bytes.len())
+        .find(|&i| bytes[i] == b'.' && !(i > 0 && word(bytes.get(i - 1)) && word(bytes.get(i + 1))))
+}
+
 impl AgentName {
     fn validate(s: &str) -> Result<(), NameError> {
-        SkillName::validate(s).map_err(|e| match e {
-            NameError::Empty { .. } => NameError::Empty { kind: "agent" },
-            NameError::TooLong { name, len, max, .. } => NameError::TooLong {
+        const AGENT_ALPHABET: &str = "lowercase ASCII letters, digits, single '-' between them and '.' between two letters or digits";
+        if let Some(position) = stray_dot(s) {
+            return Err(NameError::InvalidChar {
                 kind: "agent",
-                name,
+                name: s.to_owned(),
+                ch: '.',
+                position,
+                allowed: AGENT_ALPHABET,
+            });
+        }
+        // Checked as a skill name with each (well-placed) dot read as a
+        // letter: the rest of the rules are the same.
+        let undotted = s.replace('.', "a");
+        SkillName::validate(&undotted).map_err(|e| match e {
+            NameError::Empty { .. } => NameError::Empty { kind: "agent" },
+            NameError::TooLong { len, max, .. } => NameError::TooLong {
+                kind: "agent",
+                name: s.to_owned(),
                 len,
                 max,
             },
-            NameError::InvalidChar {
-                name,
-                ch,
-                position,
-                allowed,
-                ..
-            } => NameError::InvalidChar {
+            NameError::InvalidChar { ch, position, .. } => NameError::InvalidChar {
                 kind: "agent",
-                name,
+                name: s.to_owned(),
                 ch,
                 position,
-                allowed,
+                allowed: AGENT_ALPHABET,
             },
         })
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::keys::file_line;
 use super::yaml::Node;
-use super::{fail_at, read_front};
+use super::{AgentFileWarning, fail_at, read_front};
 use crate::{AgentFileError, AgentFileProblem};
 
 /// A Markdown file's YAML front matter, read without any key rules.
@@ -15,6 +15,9 @@ pub struct FrontMatter {
     pub entries: Vec<FrontMatterEntry>,
     /// The text after the closing `---` line, trimmed.
     pub body: String,
+    /// What was read leniently (a one-line value holding an unquoted
+    /// `: `), one warning per line.
+    pub warnings: Vec<AgentFileWarning>,
 }
 
 /// One top-level key of a front matter.
@@ -63,7 +66,7 @@ pub fn parse_front_matter(
     path_for_messages: &Path,
     text: &str,
 ) -> Result<FrontMatter, AgentFileError> {
-    let (tree, body) = read_front(path_for_messages, text)?;
+    let (tree, body, warnings) = read_front(path_for_messages, text)?;
     let entries = match &tree.value {
         Node::Map(entries) => entries
             .iter()
@@ -84,5 +87,9 @@ pub fn parse_front_matter(
             ));
         }
     };
-    Ok(FrontMatter { entries, body })
+    Ok(FrontMatter {
+        entries,
+        body,
+        warnings,
+    })
 }

@@ -4,11 +4,12 @@ use std::str::FromStr;
 
 use zr_types::{AgentName, ServerName, SkillName};
 
+use super::tool_list::{ListKind, tool_list};
 use super::yaml::{Located, Node, line_of};
 use super::{AgentFileWarning, ExtraKey, FRONT_MATTER_OFFSET, ParsedAgentFile};
 use crate::{
     AgentCapabilities, AgentDefinition, AgentFileProblem, AgentType, Effort, Isolation,
-    ModelChoice, PatternError, PermissionMode, ToolPattern,
+    ModelChoice, PermissionMode,
 };
 
 /// A problem and its line in the file.
@@ -67,7 +68,11 @@ pub(super) fn file_line(node: &Located, fallback: usize) -> usize {
 }
 
 /// Turns the front matter's tree and the body into a parsed file.
-pub(super) fn convert(tree: &Located, body: String) -> Result<ParsedAgentFile, Fail> {
+pub(super) fn convert(
+    tree: &Located,
+    body: String,
+    mut warnings: Vec<AgentFileWarning>,
+) -> Result<ParsedAgentFile, Fail> {
     let entries: &[(Located, Located)] = match &tree.value {
         Node::Map(entries) => entries,
         Node::Null => &[],
@@ -82,7 +87,6 @@ pub(super) fn convert(tree: &Located, body: String) -> Result<ParsedAgentFile, F
     };
     let mut keys = Keys::default();
     let mut extras = Vec::new();
-    let mut warnings = Vec::new();
     for (key, value) in entries {
         let text = key.value.key_text();
         let slot = match text.as_str() {
@@ -140,7 +144,7 @@ fn build(
     keys: &Keys<'_>,
     body: String,
     extras: Vec<ExtraKey>,
-    warnings: Vec<AgentFileWarning>,
+    mut warnings: Vec<AgentFileWarning>,
 ) -> Result<ParsedAgentFile, Fail> {
     let name_text = required(keys.name, "name", "<lowercase-name, e.g. code-reviewer>")?;
     let name = AgentName::from_str(&name_text.1).map_err(|error| {
@@ -223,10 +227,13 @@ fn build(
         })
     })?;
     definition.capabilities = AgentCapabilities {
-        allowed_tools: list(keys.tools, "tools", |s| pattern("tools", s))?,
-        disallowed_tools: list(keys.disallowed_tools, "disallowedTools", |s| {
-            pattern("disallowedTools", s)
-        })?,
+        allowed_tools: tool_list(keys.tools, "tools", ListKind::Allow, &mut warnings)?,
+        disallowed_tools: tool_list(
+            keys.disallowed_tools,
+            "disallowedTools",
+            ListKind::Deny,
+            &mut warnings,
+        )?,
         skills: list(keys.skills, "skills", |s| {
             SkillName::from_str(s).map_err(|error| AgentFileProblem::InvalidName {
                 key: "skills",
@@ -262,11 +269,6 @@ fn unknown_key_message(key: &str) -> String {
             KNOWN_KEYS.join(", ")
         ),
     }
-}
-
-fn pattern(key: &'static str, text: &str) -> Result<ToolPattern, AgentFileProblem> {
-    ToolPattern::from_str(text)
-        .map_err(|error: PatternError| AgentFileProblem::InvalidPattern { key, error })
 }
 
 fn wrong_type(node: &Located, key: &str, expected: &'static str, found: &Node) -> Fail {

@@ -232,3 +232,5 @@ fn generic_front_matter_keeps_keys_lines_and_values() {
     let empty = parse_front_matter(Path::new("s.md"), "---\n---\n").unwrap();
     assert!(empty.entries.is_empty());
 }
+
+mod lenient;

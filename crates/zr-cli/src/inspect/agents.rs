@@ -1,11 +1,13 @@
 //! `zr agents` and `zr agents show NAME`: the agent types the project
 //! loads (built-in, project and user files) and the files that are broken.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 use zr_caps::{AgentDefinition, AgentType, Isolation, ModelAliases, ModelChoice};
-use zr_skills::{AgentSource, AgentTypeEntry};
+use zr_skills::{AgentSource, AgentTypeEntry, Roots};
 
-use super::{diagnostic_json, json_text, print_diagnostics, shown_path, summary, table};
+use super::{diagnostic_json, json_text, print_diagnostics, shown, summary, table};
 use crate::cli::{AgentsArgs, Format, ShowCommand};
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
@@ -29,21 +31,32 @@ pub(crate) fn run(project: &Project, args: &AgentsArgs) -> Result<u8, CliError> 
     Ok(EXIT_OK)
 }
 
+/// `project .claude/agents/review/x.md`, `user ~/.zr/agents/y.md`,
+/// `built-in`: whose file and where (its root is where the path starts).
 fn source(entry: &AgentTypeEntry, project: &Project) -> String {
     match &entry.source {
         AgentSource::Builtin => "built-in".to_owned(),
-        AgentSource::File { path, scope } => {
-            format!("{scope} {}", shown_path(path, &project.root))
-        }
+        AgentSource::File { path, scope } => format!("{scope} {}", shown(project, path)),
     }
+}
+
+/// The root a file was found in, as shown (`.claude/agents`).
+fn root_of(project: &Project, path: &Path) -> Option<String> {
+    Roots::agents(&project.root, project.home.as_deref())
+        .as_slice()
+        .iter()
+        .find(|root| path.starts_with(&root.path))
+        .map(|root| shown(project, &root.path))
 }
 
 fn source_json(entry: &AgentTypeEntry, project: &Project) -> Value {
     match &entry.source {
-        AgentSource::Builtin => json!({"kind": "built-in", "path": null}),
-        AgentSource::File { path, scope } => {
-            json!({"kind": scope.to_string(), "path": shown_path(path, &project.root)})
-        }
+        AgentSource::Builtin => json!({"kind": "built-in", "root": null, "path": null}),
+        AgentSource::File { path, scope } => json!({
+            "kind": scope.to_string(),
+            "root": root_of(project, path),
+            "path": shown(project, path),
+        }),
     }
 }
 
@@ -55,7 +68,8 @@ fn kind(d: &AgentDefinition) -> String {
     }
 }
 
-/// The model as the file writes it.
+/// The model as the file writes it (JSON `model`; the resolved id is
+/// `model_id`, and the table's column shows both, see `model_column`).
 fn model(d: &AgentDefinition) -> String {
     match &d.model {
         ModelChoice::Inherit => "inherit".to_owned(),
@@ -99,6 +113,13 @@ fn flags(d: &AgentDefinition) -> String {
     } else {
         flags.join(",")
     }
+}
+
+/// A list as JSON strings; `null` when unset.
+fn names<T: std::fmt::Display>(list: Option<&[T]>) -> Value {
+    list.map_or(Value::Null, |l| {
+        l.iter().map(|x| json!(x.to_string())).collect()
+    })
 }
 
 fn joined<T: std::fmt::Display>(items: &[T]) -> String {
@@ -168,6 +189,7 @@ fn list(project: &Project, format: Format) -> String {
                 .iter()
                 .map(|e| {
                     let d = &e.definition;
+                    let caps = &d.capabilities;
                     json!({
                         "name": d.name.to_string(),
                         "kind": kind(d),
@@ -178,7 +200,14 @@ fn list(project: &Project, format: Format) -> String {
                         "background": d.background,
                         "isolation": d.isolation,
                         "permission_mode": d.permission_mode.map(|m| m.to_string()),
+                        "max_turns": d.max_turns,
                         "tools": tools(d),
+                        "allowed_tools": names(caps.allowed_tools.as_deref()),
+                        "disallowed_tools": names(caps.disallowed_tools.as_deref()),
+                        "skills": names(caps.skills.as_deref()),
+                        "mcp_servers": names(d.mcp_servers.as_deref()),
+                        "color": e.color,
+                        "other_keys": e.extras.iter().map(|x| x.key.clone()).collect::<Vec<_>>(),
                     })
                 })
                 .collect();
@@ -186,7 +215,7 @@ fn list(project: &Project, format: Format) -> String {
                 .agents
                 .diagnostics()
                 .iter()
-                .map(|d| diagnostic_json(d, &project.root))
+                .map(|d| diagnostic_json(d, project))
                 .collect();
             json_text(&json!({"agents": agents, "diagnostics": diagnostics}))
         }
@@ -233,7 +262,7 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
                 "color": entry.color,
                 "memory": entry.memory,
                 "extras": extras,
-                "diagnostics": own.iter().map(|d| diagnostic_json(d, &project.root)).collect::<Vec<_>>(),
+                "diagnostics": own.iter().map(|d| diagnostic_json(d, project)).collect::<Vec<_>>(),
             }))
         }
     })

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use zr_skills::Skill;
 use zr_types::SkillBody;
 
-use super::{diagnostic_json, json_text, print_diagnostics, shown_path, summary, table};
+use super::{diagnostic_json, json_text, print_diagnostics, shown, summary, table};
 use crate::cli::{Format, ShowCommand, SkillsArgs};
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
@@ -38,8 +38,8 @@ fn list(project: &Project, format: Format) -> String {
                 .map(|s| {
                     vec![
                         s.name().to_string(),
-                        s.root.scope.to_string(),
-                        shown_path(s.folder(), &project.root),
+                        format!("{} {}", s.root.scope, shown(project, &s.root.path)),
+                        shown(project, s.folder()),
                         summary(&s.definition.description, 60),
                     ]
                 })
@@ -52,7 +52,7 @@ fn list(project: &Project, format: Format) -> String {
                 .skills_view
                 .diagnostics()
                 .iter()
-                .map(|d| diagnostic_json(d, &project.root))
+                .map(|d| diagnostic_json(d, project))
                 .collect();
             json_text(&json!({"skills": skills, "diagnostics": diagnostics}))
         }
@@ -65,8 +65,9 @@ fn fields(project: &Project, s: &Skill) -> Value {
         "name": s.name().to_string(),
         "description": s.definition.description,
         "source": s.root.scope.to_string(),
-        "folder": shown_path(s.folder(), &project.root),
-        "file": shown_path(s.file(), &project.root),
+        "root": shown(project, &s.root.path),
+        "folder": shown(project, s.folder()),
+        "file": shown(project, s.file()),
         "allowed_tools": s.definition.allowed_tools,
         "license": s.license,
         "metadata": s.metadata,
@@ -120,13 +121,10 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
             let mut out = format!("skill {}\n", d.name);
             out.push_str(&format!(
                 "  source: {} ({})\n",
-                shown_path(&skill.root.path, &project.root),
+                shown(project, &skill.root.path),
                 skill.root.scope
             ));
-            out.push_str(&format!(
-                "  file: {}\n",
-                shown_path(skill.file(), &project.root)
-            ));
+            out.push_str(&format!("  file: {}\n", shown(project, skill.file())));
             out.push_str(&format!("  description: {:?}\n", d.description));
             match &d.allowed_tools {
                 None => out.push_str("  allowed tools: unset\n"),
@@ -155,10 +153,7 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
         Format::Json => {
             let mut value = fields(project, skill);
             value["body"] = Value::String(body);
-            value["diagnostics"] = own
-                .iter()
-                .map(|d| diagnostic_json(d, &project.root))
-                .collect();
+            value["diagnostics"] = own.iter().map(|d| diagnostic_json(d, project)).collect();
             json_text(&value)
         }
     })

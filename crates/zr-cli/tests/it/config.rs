@@ -117,7 +117,7 @@ fn broken_agent_and_skill_files_are_warnings_and_the_run_goes_on() {
         )
         .write(
             ".zr/skills/bad-skill/SKILL.md",
-            "---\nname: other-name\ndescription: x\n---\nbody\n",
+            "---\nname: Other_Name\ndescription: x\n---\nbody\n",
         )
         .write("s.json", SCRIPT);
     let out = project.zr(&["run", "--script", "s.json", "go"]);

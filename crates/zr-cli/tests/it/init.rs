@@ -6,6 +6,8 @@ const CREATED: &str = "\
 created   zr.toml
 created   .mcp.json
 created   .zr/agents/reviewer.md
+created   .zr/agents/README.md
+created   .zr/agents/example.md.template
 created   .zr/skills/release-notes/SKILL.md
 created   .zr/sessions/
 created   .gitignore
@@ -23,6 +25,11 @@ fn init_creates_every_file_of_a_project() {
     assert!(read("zr.toml").starts_with("# zr.toml: this project's settings"));
     assert_eq!(read(".mcp.json"), "{\n  \"mcpServers\": {}\n}\n");
     assert!(read(".zr/agents/reviewer.md").starts_with("---\nname: reviewer\n"));
+    assert_eq!(read(".zr/agents/README.md"), zr_skills::AGENTS_README);
+    assert_eq!(
+        read(".zr/agents/example.md.template"),
+        zr_skills::AGENTS_TEMPLATE
+    );
     assert!(read(".zr/skills/release-notes/SKILL.md").starts_with("---\nname: release-notes\n"));
     assert!(project.path().join(".zr/sessions").is_dir());
     assert_eq!(
@@ -45,11 +52,17 @@ fn init_keeps_existing_files_and_force_overwrites_them() {
     let project = TempProject::new();
     project.write("zr.toml", "[model]\nname = \"mine\"\n");
     project.write(".gitignore", "target/\n/.zr/sessions");
+    project.write(".zr/agents/README.md", "# Our agents\n");
     let out = project.zr(&["init"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     insta::assert_snapshot!("init_keeps", stdout(&out));
     let read = |rel: &str| std::fs::read_to_string(project.path().join(rel)).unwrap();
     assert_eq!(read("zr.toml"), "[model]\nname = \"mine\"\n");
+    assert_eq!(read(".zr/agents/README.md"), "# Our agents\n");
+    assert_eq!(
+        read(".zr/agents/example.md.template"),
+        zr_skills::AGENTS_TEMPLATE
+    );
     assert_eq!(
         read(".gitignore"),
         "target/\n/.zr/sessions\n# zr: transcripts, worktrees and scheduled prompts\n.zr/worktrees/\n.zr/cron.json\n"
@@ -63,6 +76,7 @@ fn init_keeps_existing_files_and_force_overwrites_them() {
     assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
     insta::assert_snapshot!("init_force", stdout(&forced));
     assert!(read("zr.toml").starts_with("# zr.toml: this project's settings"));
+    assert_eq!(read(".zr/agents/README.md"), zr_skills::AGENTS_README);
     assert!(read(".gitignore").starts_with("target/\n/.zr/sessions\n"));
 }
 

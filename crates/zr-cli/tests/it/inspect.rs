@@ -43,7 +43,7 @@ fn project() -> TempProject {
 }
 
 const AGENT_DIAGNOSTIC: &str = "warning: .zr/agents/broken.md:3: invalid YAML in the front matter (column 14): unclosed bracket '[' (the file is left out)\n";
-const SKILL_DIAGNOSTICS: &str = "warning: .zr/skills/bad/SKILL.md:1: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>' (the file is left out)\nwarning: .zr/skills/bad/SKILL.md:2: 'name' is 'wrong' but the folder is 'bad'; a skill's name must equal its folder: rename one of them (the file is left out)\n";
+const SKILL_DIAGNOSTICS: &str = "warning: .zr/skills/bad/SKILL.md:1: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>' (the file is left out)\nwarning: .zr/skills/bad/SKILL.md:2: 'name' is 'wrong' but the folder is 'bad'; the skill loads as 'wrong'; rename the folder or the name so that they match\n";
 
 fn json(out: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(out)).expect("valid JSON on stdout")
@@ -85,7 +85,7 @@ fn agents_json_has_every_type_and_the_diagnostics() {
     let scout = &v["agents"][4];
     assert_eq!(
         scout["source"],
-        serde_json::json!({"kind": "project", "path": ".zr/agents/scout.md"})
+        serde_json::json!({"kind": "project", "root": ".zr/agents", "path": ".zr/agents/scout.md"})
     );
     assert_eq!(scout["background"], true);
     assert_eq!(v["agents"][0]["source"]["kind"], "built-in");
@@ -143,7 +143,7 @@ fn skills_lists_and_shows_and_reports_broken_files() {
     assert_eq!(stderr(&out), SKILL_DIAGNOSTICS);
     assert_eq!(
         stdout(&out),
-        "NAME   SOURCE   FOLDER            DESCRIPTION\nnotes  project  .zr/skills/notes  Writes notes.\n"
+        "NAME   SOURCE              FOLDER            DESCRIPTION\nnotes  project .zr/skills  .zr/skills/notes  Writes notes.\n"
     );
 
     let out = p.zr_ok(&["skills", "show", "notes"]);
@@ -168,7 +168,7 @@ fn skills_show_of_a_broken_or_unknown_skill_exits_2_with_help() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).is_empty());
     // Inside the error, each problem is quoted as the file's diagnostic.
-    let lines = "  .zr/skills/bad/SKILL.md:1: error: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>'\n  .zr/skills/bad/SKILL.md:2: error: 'name' is 'wrong' but the folder is 'bad'; a skill's name must equal its folder: rename one of them\n";
+    let lines = "  .zr/skills/bad/SKILL.md:1: error: required key 'description' is missing or empty; add 'description: <what the skill does and when to use it>'\n";
     assert_eq!(
         stderr(&out),
         format!(

@@ -4,6 +4,7 @@
 mod aliases;
 mod builtin_flags;
 mod config;
+mod corpus;
 mod example;
 mod help;
 mod init;

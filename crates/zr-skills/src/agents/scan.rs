@@ -1,10 +1,12 @@
-//! One pass over the agent-type roots: list each folder's `*.md` files when
-//! the folder changed, parse only new and changed files.
+//! One pass over the agent-type roots: list each folder (and its
+//! sub-folders, `agents/**/*.md`) when it changed, parse only new and
+//! changed files.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use zr_caps::parse_agent_file;
@@ -14,11 +16,16 @@ use crate::cache::Pass;
 use crate::stamp::{identity, io_problem, read_bounded, regular_file};
 use crate::{Diagnostic, Problem, Root, Scope};
 
-/// A folder's device and inode (`None` off Unix) and its `*.md` files.
-type Found = (Option<(u64, u64)>, Listing);
+/// How deep under a root agent files are looked for (as for skills).
+const MAX_DEPTH: usize = 6;
 
-/// What a folder's listing keeps: its `*.md` files, sorted.
-pub(super) type Listing = Arc<[OsString]>;
+/// What a folder's listing keeps: its `*.md` files and its sub-folders
+/// (not hidden), each sorted, and whether each sub-folder is a link.
+#[derive(Debug, Clone)]
+pub(super) struct Listing {
+    files: Arc<[OsString]>,
+    subdirs: Arc<[(OsString, bool)]>,
+}
 
 /// What parsing one agent-type file gave.
 pub(super) type Outcome = crate::assemble::Outcome<AgentTypeEntry>;
@@ -33,40 +40,145 @@ pub(super) struct Scan<'a> {
     pub(super) listed_roots: Vec<(u64, u64)>,
 }
 
+/// One root's walk: its canonical path (worked out at the first linked
+/// sub-folder) and the folders entered through links, to stop cycles.
+struct Walk<'r> {
+    root: &'r Root,
+    canonical: Option<PathBuf>,
+    entered: BTreeSet<PathBuf>,
+    too_deep_reported: bool,
+}
+
 impl Scan<'_> {
-    /// Lists and parses root `index`, appending each file's outcome in name
-    /// order.
+    /// Lists and parses root `index` and its sub-folders, appending each
+    /// file's outcome in path order.
     pub(super) fn root(&mut self, index: usize, root: &Root, found: &mut Vec<Arc<Outcome>>) {
-        let files = match self.listing(&root.path) {
-            Ok(Some((Some(id), _))) if self.listed_roots.contains(&id) => {
-                // The same folder as a root of higher precedence.
-                return;
-            }
-            Ok(Some((id, files))) => {
-                self.listed_roots.extend(id);
-                files
-            }
-            Ok(None) => return,
-            Err(problem) => {
+        self.pass.stats.stat_calls += 1;
+        let meta = match fs::metadata(&root.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+            Err(e) => {
+                let problem = io_problem("read the agents folder", &e);
                 self.diagnostics
                     .push(Diagnostic::error(&root.path, None, problem));
                 return;
             }
         };
-        for name in files.iter() {
-            let path = root.path.join(name);
-            found.push(self.file(index, root, &path));
+        if let Some(id) = identity(&meta) {
+            if self.listed_roots.contains(&id) {
+                // The same folder as a root of higher precedence.
+                return;
+            }
+            self.listed_roots.push(id);
+        }
+        let mut walk = Walk {
+            root,
+            canonical: None,
+            entered: BTreeSet::new(),
+            too_deep_reported: false,
+        };
+        let mut files = Vec::new();
+        self.dir(&mut walk, &root.path, Some(&meta), 0, &mut files);
+        // Path order (component by component), whatever the walk's order:
+        // inside one root the first path wins a duplicate name.
+        files.sort();
+        for path in &files {
+            found.push(self.file(index, root, path));
         }
     }
 
-    /// The identity and `*.md` files (sorted) of `dir`, `None` when it does
-    /// not exist.
-    fn listing(&mut self, dir: &Path) -> Result<Option<Found>, Problem> {
-        self.pass.stats.stat_calls += 1;
-        let meta = match fs::metadata(dir) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(io_problem("read the agents folder", &e)),
+    /// Collects the `*.md` files of `dir` and of its sub-folders.
+    fn dir(
+        &mut self,
+        walk: &mut Walk<'_>,
+        dir: &Path,
+        meta: Option<&fs::Metadata>,
+        depth: usize,
+        files: &mut Vec<PathBuf>,
+    ) {
+        let listing = match self.listing(dir, meta) {
+            Ok(listing) => listing,
+            Err(problem) => {
+                self.diagnostics.push(Diagnostic::error(dir, None, problem));
+                return;
+            }
+        };
+        files.extend(listing.files.iter().map(|name| dir.join(name)));
+        for (name, is_link) in listing.subdirs.iter() {
+            let sub = dir.join(name);
+            if depth + 1 > MAX_DEPTH {
+                if !walk.too_deep_reported {
+                    walk.too_deep_reported = true;
+                    self.diagnostics.push(Diagnostic::warning(
+                        &sub,
+                        None,
+                        Problem::TooDeep {
+                            kind: "agent types",
+                            max: MAX_DEPTH,
+                        },
+                    ));
+                }
+                continue;
+            }
+            if *is_link && !self.enter_link(walk, &sub) {
+                continue;
+            }
+            self.dir(walk, &sub, None, depth + 1, files);
+        }
+    }
+
+    /// Whether to walk `sub`, a linked folder: only when it stays inside
+    /// the root (else it is refused, with a diagnostic) and was not
+    /// entered before (a cycle).
+    fn enter_link(&mut self, walk: &mut Walk<'_>, sub: &Path) -> bool {
+        let canonical = match &walk.canonical {
+            Some(path) => path.clone(),
+            None => match fs::canonicalize(&walk.root.path) {
+                Ok(path) => {
+                    // A link back to the root itself is a cycle too.
+                    walk.entered.insert(path.clone());
+                    walk.canonical.insert(path).clone()
+                }
+                Err(e) => {
+                    let problem = io_problem("open the agents folder", &e);
+                    self.diagnostics.push(Diagnostic::error(sub, None, problem));
+                    return false;
+                }
+            },
+        };
+        match fs::canonicalize(sub) {
+            Ok(target) if target.starts_with(&canonical) => walk.entered.insert(target),
+            Ok(target) => {
+                self.diagnostics.push(Diagnostic::error(
+                    sub,
+                    None,
+                    Problem::EscapesRoot {
+                        kind: "agents",
+                        target,
+                        root: walk.root.path.clone(),
+                    },
+                ));
+                false
+            }
+            Err(e) => {
+                let problem = io_problem("follow the link", &e);
+                self.diagnostics.push(Diagnostic::error(sub, None, problem));
+                false
+            }
+        }
+    }
+
+    /// The listing of `dir` (from the cache when its stamp is unchanged);
+    /// `meta` when the caller already has it.
+    fn listing(&mut self, dir: &Path, meta: Option<&fs::Metadata>) -> Result<Listing, Problem> {
+        let owned;
+        let meta = match meta {
+            Some(meta) => meta,
+            None => {
+                self.pass.stats.stat_calls += 1;
+                owned = fs::metadata(dir).map_err(|e| io_problem("read the agents folder", &e))?;
+                &owned
+            }
         };
         if !meta.is_dir() {
             return Err(Problem::Io {
@@ -74,8 +186,7 @@ impl Scan<'_> {
                 kind: io::ErrorKind::NotADirectory,
             });
         }
-        let files = self.pass.listing(dir, &meta, || list(dir))?;
-        Ok(Some((identity(&meta), files)))
+        self.pass.listing(dir, meta, || list(dir))
     }
 
     fn file(&mut self, index: usize, root: &Root, path: &Path) -> Arc<Outcome> {
@@ -93,27 +204,37 @@ impl Scan<'_> {
     }
 }
 
-/// The `*.md` files of `dir`, sorted.
+/// The `*.md` files and the sub-folders of `dir`, each sorted. Hidden
+/// entries are editors' and systems' (Emacs' `.#x.md` lock links, macOS'
+/// `._x.md`, `.git`), never agent types; nor is a `README.md` (in any
+/// case), which collections put in every folder.
 fn list(dir: &Path) -> Result<Listing, Problem> {
     let mut files = Vec::new();
+    let mut subdirs = Vec::new();
     for entry in fs::read_dir(dir).map_err(|e| io_problem("list the agents folder", &e))? {
         let entry = entry.map_err(|e| io_problem("list the agents folder", &e))?;
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
         let name = entry.file_name();
         let text = name.to_string_lossy();
-        // Hidden files are editors' and systems' (Emacs' `.#x.md` lock
-        // links, macOS' `._x.md`), never agent types.
-        if text.ends_with(".md")
-            && !text.starts_with('.')
-            && !text.eq_ignore_ascii_case("README.md")
-        {
+        if text.starts_with('.') {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            subdirs.push((name, false));
+        } else if kind.is_symlink() && fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()) {
+            subdirs.push((name, true));
+        } else if text.ends_with(".md") && !text.eq_ignore_ascii_case("README.md") {
             files.push(name);
         }
     }
     files.sort();
-    Ok(files.into())
+    subdirs.sort();
+    Ok(Listing {
+        files: files.into(),
+        subdirs: subdirs.into(),
+    })
 }
 
 /// Reads and parses one agent-type file.

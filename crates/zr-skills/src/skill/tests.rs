@@ -86,11 +86,41 @@ fn name_rules() {
         diagnostics[0].problem.to_string().contains("at most 64"),
         "{diagnostics:?}"
     );
+    // A name that differs from its folder loads under the name, warned.
+    let (skill, diagnostics) = with("pdf", "docx");
+    assert_eq!(skill.unwrap().name().as_str(), "docx");
+    let shown: Vec<String> = diagnostics
+        .iter()
+        .map(|d| format!("{} {}: {}", d.severity, d.line.unwrap_or(0), d.problem))
+        .collect();
     assert_eq!(
-        errors("pdf", "---\nname: docx\ndescription: d\n---\n"),
+        shown,
         [
-            "2: 'name' is 'docx' but the folder is 'pdf'; a skill's name must equal its folder: rename one of them"
+            "warning 2: 'name' is 'docx' but the folder is 'pdf'; the skill loads as 'docx'; rename the folder or the name so that they match"
         ]
+    );
+}
+
+#[test]
+fn an_unquoted_colon_in_the_description_loads_with_a_warning() {
+    let (skill, diagnostics) = parse(
+        "pdf",
+        "---\nname: pdf\ndescription: Use when: the user has a PDF\n---\n",
+    );
+    assert_eq!(
+        skill.unwrap().definition.description,
+        "Use when: the user has a PDF"
+    );
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert_eq!(diagnostics[0].severity, Severity::Warning);
+    assert_eq!(diagnostics[0].line, Some(3));
+    assert!(
+        diagnostics[0]
+            .problem
+            .to_string()
+            .ends_with("quote it: description: \"Use when: the user has a PDF\""),
+        "{}",
+        diagnostics[0].problem
     );
 }
 

@@ -110,6 +110,7 @@ impl Scan<'_> {
                     path,
                     None,
                     Problem::EscapesRoot {
+                        kind: "skills",
                         target,
                         root: walk.root.path.clone(),
                     },
@@ -173,7 +174,10 @@ impl Scan<'_> {
                     self.diagnostics.push(Diagnostic::warning(
                         &sub,
                         None,
-                        Problem::TooDeep { max: MAX_DEPTH },
+                        Problem::TooDeep {
+                            kind: "skills",
+                            max: MAX_DEPTH,
+                        },
                     ));
                 }
                 continue;

@@ -34,6 +34,7 @@ pub(super) fn open_confined(path: &Path, roots: &Roots) -> Result<File, Problem>
     let target = fs::canonicalize(path).map_err(|e| io_problem("follow the link", &e))?;
     if !target.starts_with(&canonical_root) {
         return Err(Problem::EscapesRoot {
+            kind: "skills",
             target,
             root: root.path.clone(),
         });

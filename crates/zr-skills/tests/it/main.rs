@@ -1,6 +1,7 @@
 //! zr-skills integration tests: real temporary folders, fixture snapshots.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agent_folders;
 mod agents;
 mod skills;
 mod snapshots;

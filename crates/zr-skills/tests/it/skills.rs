@@ -34,6 +34,8 @@ fn the_standard_roots_are_the_documented_folders_in_order() {
             "project /p/.agents/skills",
             "project /p/.claude/skills",
             "user /h/.zr/skills",
+            "user /h/.agents/skills",
+            "user /h/.claude/skills",
         ]
     );
     assert_eq!(
@@ -42,6 +44,7 @@ fn the_standard_roots_are_the_documented_folders_in_order() {
             "project /p/.zr/agents",
             "project /p/.claude/agents",
             "user /h/.zr/agents",
+            "user /h/.claude/agents",
         ]
     );
     assert_eq!(
@@ -127,7 +130,7 @@ fn nested_skill_folders_are_found_but_not_inside_a_skill() {
 }
 
 #[test]
-fn name_rules_refuse_bad_folders_and_keep_the_rest() {
+fn name_rules_refuse_bad_names_and_keep_the_rest() {
     let p = Project::new();
     p.skill("project/.zr/skills", "good", "fine");
     p.write(
@@ -147,14 +150,15 @@ fn name_rules_refuse_bad_folders_and_keep_the_rest() {
         "---\nname: skills\ndescription: d\n---\n",
     );
     let view = registry(&p).view();
-    assert_eq!(names(&view), ["good"]);
+    // A name that differs from its folder loads under the name (warned).
+    assert_eq!(names(&view), ["good", "other"]);
     assert_eq!(
         p.shown(view.diagnostics()),
         [
             "project/.zr/skills/Bad_Name/SKILL.md:2: error: 'name': skill name 'Bad_Name' contains 'B' at position 0; allowed: lowercase ASCII letters, digits and single '-' between them",
             "project/.zr/skills/SKILL.md: warning: a SKILL.md directly in the skills root is ignored; move it into a folder named like the skill",
             "project/.zr/skills/long/SKILL.md:3: error: 'description' is 1025 characters long; at most 1024 are allowed: shorten it",
-            "project/.zr/skills/mismatch/SKILL.md:2: error: 'name' is 'other' but the folder is 'mismatch'; a skill's name must equal its folder: rename one of them",
+            "project/.zr/skills/mismatch/SKILL.md:2: warning: 'name' is 'other' but the folder is 'mismatch'; the skill loads as 'other'; rename the folder or the name so that they match",
         ]
     );
 }

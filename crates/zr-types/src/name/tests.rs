@@ -45,6 +45,23 @@ fn skill_names_follow_agent_skills_rules() {
 }
 
 #[test]
+fn agent_names_take_a_dot_between_letters_or_digits_only() {
+    for good in ["dotnet-framework-4.8-expert", "a.b", "v1.2.3", "reviewer"] {
+        assert!(good.parse::<AgentName>().is_ok(), "{good} should load");
+    }
+    for bad in [".x", "x.", "a..b", "a.-b", "a-.b", "../x", "A.b", "a_b", ""] {
+        assert!(bad.parse::<AgentName>().is_err(), "{bad} should be refused");
+    }
+    let err = "a..b".parse::<AgentName>().unwrap_err().to_string();
+    assert!(
+        err.contains("'.'") && err.contains("between two letters or digits"),
+        "{err}"
+    );
+    // Skills keep the Agent Skills rules.
+    assert!("a.b".parse::<SkillName>().is_err());
+}
+
+#[test]
 fn mcp_names_are_namespaced_and_shortened_stably() {
     let gh: ServerName = "gh".parse().unwrap();
     assert_eq!(ToolName::mcp(&gh, "x").unwrap().as_str(), "mcp__gh__x");
