@@ -13,6 +13,7 @@ use zr_resolve::{ResolveInput, Role, resolve};
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 
 use crate::background::BackgroundAgent;
+use crate::catalog::{Catalog, RootReload};
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::permission::Denials;
@@ -20,6 +21,7 @@ use crate::run::{AgentRun, Progress};
 use crate::runtime::RuntimeEnvironment;
 use crate::session::{AgentConfig, Cleanup, QueryCtx, Session};
 use crate::sync::lock;
+use crate::task::TaskResult;
 use crate::tools::AgentTools;
 use crate::{EngineError, TaskStatus};
 
@@ -54,6 +56,12 @@ pub struct QueryResult {
     pub total_usage: Usage,
     /// Wall time.
     pub duration: Duration,
+    /// The subagents of this query that ended `failed` (a model request
+    /// that failed for good, a model that stopped without an answer, a
+    /// worktree that could not be made), in the order they ended. The root
+    /// got each one's result and may have answered anyway; hosts show
+    /// these so that a `completed` root does not hide them.
+    pub failed_subagents: Vec<TaskResult>,
 }
 
 /// What the root keeps between queries.
@@ -121,7 +129,9 @@ impl Agent {
     /// The configuration the agent runs with: the one it was built from,
     /// with `policy.delegation` set from `subagent.enabled` and
     /// `subagent.max_concurrent` at least 1. Its `sub_agents` are the types
-    /// that Task and MultiTask can start.
+    /// that Task and MultiTask can start (as the session was built: with a
+    /// [`types_source`](AgentConfig::types_source), the types changed
+    /// since are not in it).
     #[must_use]
     pub fn config(&self) -> &AgentConfig {
         &self.session.config
@@ -382,6 +392,7 @@ impl Drop for BusyGuard {
 /// the tools it `loaded` through FindTool.
 pub(crate) fn root_tools(
     session: &Session,
+    catalog: &Catalog,
     overrides: Option<&AgentCapabilities>,
     loaded: &[ToolName],
 ) -> Result<AgentTools, EngineError> {
@@ -390,9 +401,9 @@ pub(crate) fn root_tools(
     let capabilities = merge_root(&config.options, &config.capabilities, overrides);
     let input = ResolveInput::new(
         Role::Root,
-        &session.builtins,
+        &catalog.builtins,
         &capabilities,
-        &config.skills,
+        &catalog.skills,
         &config.policy,
     );
     let pool = resolve(&input).map_err(|source| EngineError::Resolve {
@@ -402,7 +413,7 @@ pub(crate) fn root_tools(
     let mut tools = AgentTools::new(
         &root,
         Arc::new(pool),
-        &session.engine_tools,
+        &catalog.engine_tools,
         &session.runtime,
     )?;
     tools.load(loaded);
@@ -420,7 +431,12 @@ async fn run_root(
     let session = &ctx.session;
     let config = &session.config;
     let root = AgentId::root();
-    let tools = root_tools(session, overrides.capabilities.as_ref(), &loaded)?;
+    let tools = root_tools(
+        session,
+        &session.catalog.current(),
+        overrides.capabilities.as_ref(),
+        &loaded,
+    )?;
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
     }
@@ -446,6 +462,9 @@ async fn run_root(
         background: false,
         denials: Denials::default(),
         cache_prefix: None,
+        reload: Some(RootReload {
+            capabilities: overrides.capabilities,
+        }),
     };
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {
@@ -467,6 +486,7 @@ async fn run_root(
         usage: outcome.usage,
         total_usage: ctx.total_usage(),
         duration: start.elapsed(),
+        failed_subagents: ctx.failed_subagents(),
     };
     Ok((result, outcome.history, outcome.tools.loaded_names()))
 }

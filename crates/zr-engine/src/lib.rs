@@ -51,6 +51,20 @@
 //! # Ok(()) }
 //! ```
 //!
+//! **Skills, model aliases, hot reload.** Each agent's request carries its
+//! own skills (names and descriptions, never bodies) in the `Skill` tool's
+//! description, composed in one place (`skill_listing.rs`) from the skills
+//! the resolver gave the agent and bounded by
+//! [`AgentConfig::skill_listing_chars`] ([`DEFAULT_SKILL_LISTING_CHARS`],
+//! Claude Code's budget); the engine still adds, removes and renames no
+//! tool, and a fork advertises its parent's listing byte for byte. A
+//! subagent type's `model` alias (`sonnet`, `opus`, `haiku`) is resolved
+//! through [`AgentConfig::model_aliases`] before its first request
+//! (`agent_model.rs`). With [`AgentConfig::types_source`] set, the types
+//! and skills are asked again before each model request of the root
+//! ([`AgentTypesSource`], `catalog.rs`), so that a type added while the
+//! session runs can be started by the root's next `Task`.
+//!
 //! **Cancelling.** [`Query::cancel`] (or dropping the [`Query`]) stops
 //! every agent under the query and kills the processes their tool calls
 //! started; `cancel` waits until they are gone. The root's conversation then
@@ -169,7 +183,9 @@
 //!   blocks a tool (the event channel is unbounded).
 
 mod agent;
+mod agent_model;
 mod background;
+mod catalog;
 mod compact;
 mod cron;
 mod error;
@@ -183,6 +199,7 @@ mod resume;
 mod run;
 mod runtime;
 mod session;
+mod skill_listing;
 mod sync;
 mod task;
 mod tools;
@@ -192,6 +209,7 @@ mod worktree;
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
 pub use background::BackgroundAgent;
+pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
 pub use cron::{CronHandle, CronScheduler, Fired};
 pub use error::{EngineError, TranscriptError, WorktreeError};
@@ -200,6 +218,7 @@ pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
+pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use task::{TaskResult, TaskStatus};
 pub use worktree::WorktreeInfo;
 pub use zr_providers::{

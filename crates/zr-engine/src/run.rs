@@ -14,6 +14,7 @@ use zr_types::{
 };
 
 use crate::TaskStatus;
+use crate::catalog::RootReload;
 use crate::event::EventKind;
 use crate::exec;
 use crate::permission::Denials;
@@ -67,6 +68,9 @@ pub(crate) struct AgentRun {
     /// For a fork: how many first messages of its history were its
     /// parent's last request ([`ModelRequest::cache_prefix`]).
     pub(crate) cache_prefix: Option<usize>,
+    /// The root's: how its tools are rebuilt when the session's agent
+    /// types or skills change (hot reload). `None` for subagents.
+    pub(crate) reload: Option<RootReload>,
 }
 
 /// What an agent did so far; read when it is stopped from outside (timed
@@ -272,6 +276,7 @@ impl AgentRun {
             for text in ctx.notifications_for(&self.id) {
                 push_user_text(&mut self.history, &text);
             }
+            crate::catalog::refresh_root(ctx, &mut self);
             // The summary's usage may spend the token budget: no request then.
             if crate::compact::before_request(&mut self, ctx, &mut context).await
                 && self.over_token_budget()

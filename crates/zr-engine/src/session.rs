@@ -8,17 +8,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, PermissionMode};
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, PermissionMode};
 use zr_resolve::ResolvePolicy;
-use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, ToolDefinition, Usage};
+use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, Usage};
 
 use crate::background::{Notification, Registry};
+use crate::catalog::{AgentTypes, AgentTypesSource, Catalog, Catalogs};
 use crate::compact::{CompactionConfig, Spill};
 use crate::event::{EventRouter, EventSink};
 use crate::hooks::Hooks;
 use crate::permission::{Grants, PermissionConfig};
 use crate::runtime::RuntimeEnvironment;
-use crate::tools::EngineTools;
+use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+use crate::task::{TaskResult, TaskStatus};
 use crate::transcript::Transcripts;
 
 /// The root's turn limit unless set otherwise.
@@ -73,6 +75,21 @@ pub struct AgentConfig {
     pub policy: ResolvePolicy,
     /// The skills registry's view, for the resolver.
     pub skills: Vec<Arc<SkillDefinition>>,
+    /// The size limit, in characters, of the skill listing that each
+    /// agent's `Skill` tool description carries (its own skills' names and
+    /// descriptions); skills beyond it are left out and counted. Default
+    /// [`DEFAULT_SKILL_LISTING_CHARS`].
+    pub skill_listing_chars: usize,
+    /// Model aliases of subagent types (`model: sonnet`), resolved before
+    /// any request. Default: the Anthropic column of
+    /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
+    /// `ModelAliases::for_family(ModelFamily::OpenAiCompatible)` (no
+    /// mapping: a Claude alias runs on the parent's model) plus your own.
+    pub model_aliases: ModelAliases,
+    /// Where the agent types and skills come from while the session runs
+    /// (hot reload): asked before each model request of the root; `None`
+    /// (the default) keeps `sub_agents` and `skills` for the whole session.
+    pub types_source: Option<Arc<dyn AgentTypesSource>>,
     /// The root's permission mode; subagents get the stricter of it and
     /// their declared one (C4).
     pub permission_mode: PermissionMode,
@@ -106,6 +123,9 @@ impl AgentConfig {
             subagent: SubagentConfig::default(),
             policy: ResolvePolicy::default(),
             skills: Vec::new(),
+            skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
+            model_aliases: ModelAliases::default(),
+            types_source: None,
             permission_mode: PermissionMode::default(),
             sessions_dir: None,
             permissions: PermissionConfig::default(),
@@ -128,8 +148,9 @@ pub(crate) struct Session {
     pub(crate) id: SessionId,
     pub(crate) runtime: Arc<RuntimeEnvironment>,
     pub(crate) config: AgentConfig,
-    pub(crate) engine_tools: EngineTools,
-    pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    /// The agent types, skills and builtin definitions now (hot reload
+    /// replaces them between the root's turns).
+    pub(crate) catalog: Catalogs,
     child_seq: AtomicU32,
     cleanups: Mutex<Vec<JoinHandle<()>>>,
     /// The session's background agents.
@@ -151,15 +172,17 @@ impl Session {
     ) -> Self {
         config.policy.delegation = config.subagent.enabled;
         config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
-        let engine_tools = EngineTools::new(&config.sub_agents, config.subagent.max_concurrent);
-        let builtins = engine_tools.builtins(&runtime);
+        let types = AgentTypes {
+            sub_agents: config.sub_agents.clone(),
+            skills: config.skills.clone(),
+        };
+        let catalog = Catalogs::new(Catalog::new(types, &runtime, &config));
         let spill = Spill::new(&id, config.sessions_dir.as_deref());
         Self {
             id,
             runtime,
             config,
-            engine_tools,
-            builtins,
+            catalog,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
             background: Registry::default(),
@@ -279,6 +302,8 @@ pub(crate) struct QueryCtx {
     /// Notifications of background agents put into this query's
     /// conversation: queued again if the query keeps nothing.
     delivered: Arc<Mutex<Vec<Notification>>>,
+    /// Subagents of the query that ended `failed`.
+    failed: Arc<Mutex<Vec<TaskResult>>>,
 }
 
 impl QueryCtx {
@@ -288,7 +313,21 @@ impl QueryCtx {
             sink,
             total: Arc::new(Mutex::new(Usage::default())),
             delivered: Arc::default(),
+            failed: Arc::default(),
         }
+    }
+
+    /// Remembers a subagent's result if it `failed`, for the query's
+    /// result.
+    pub(crate) fn note_result(&self, result: &TaskResult) {
+        if result.status == TaskStatus::Failed {
+            crate::sync::lock(&self.failed).push(result.clone());
+        }
+    }
+
+    /// The subagents of the query that failed so far.
+    pub(crate) fn failed_subagents(&self) -> Vec<TaskResult> {
+        crate::sync::lock(&self.failed).clone()
     }
 
     /// Takes the notifications waiting for `agent`, remembering them until

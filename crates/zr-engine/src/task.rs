@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
-use zr_caps::{AgentDefinition, AgentType, Budget, ModelChoice, derive};
+use zr_caps::{AgentDefinition, AgentType, Budget, ModelAliases, derive};
 use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
 use zr_types::{
     AgentId, AgentName, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
@@ -241,7 +241,8 @@ async fn delegate_inner(
     call: &ToolCall,
     multi: bool,
 ) -> ToolOutput {
-    let tasks = match parse(&ctx.session.config.sub_agents, call, multi) {
+    let catalog = ctx.session.catalog.current();
+    let tasks = match parse(&catalog.sub_agents, call, multi) {
         Ok(tasks) => tasks,
         Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
     };
@@ -310,6 +311,7 @@ async fn run_task(
         Err(error) => {
             result.error = Some(error_chain(&error));
             result.duration = start.elapsed();
+            ctx.note_result(&result);
             return result;
         }
     };
@@ -328,7 +330,7 @@ async fn run_task(
         },
     );
     if run.background {
-        let isolation = isolation_of(&ctx.session.config, task.subagent_type.as_ref());
+        let isolation = isolation_of(&ctx.session.catalog.current(), task.subagent_type.as_ref());
         let mut result = background::launch(ctx, run, result, isolation);
         result.duration = start.elapsed();
         return result;
@@ -336,7 +338,7 @@ async fn run_task(
     if let Some(observer) = ctx.session.runtime.observer() {
         observer.agent_started(&ctx.session.id, &id, run.tools.pool());
     }
-    let isolation = isolation_of(&ctx.session.config, task.subagent_type.as_ref());
+    let isolation = isolation_of(&ctx.session.catalog.current(), task.subagent_type.as_ref());
     let scope = Scope::new(&ctx.session, &id, isolation);
     // After the cleanup is armed: a query dropped during a slow hook still
     // ends the agent for the observer.
@@ -384,6 +386,7 @@ async fn run_task(
     }
     result.worktree = scope.finish().await;
     result.duration = start.elapsed();
+    ctx.note_result(&result);
     hooks::subagent_stop(ctx, &hook_agent, &result).await;
     ctx.sink.send(
         &id,
@@ -484,11 +487,12 @@ fn prepare(
 ) -> Result<AgentRun, EngineError> {
     let session = &ctx.session;
     let config = &session.config;
+    let catalog = session.catalog.current();
     let seq = session.next_child();
     let definition = task
         .subagent_type
         .as_ref()
-        .and_then(|name| config.sub_agents.get(name));
+        .and_then(|name| catalog.sub_agents.get(name));
     let (role, label) = match definition {
         Some(d) => (
             Role::Derived {
@@ -507,7 +511,7 @@ fn prepare(
     let id = parent.id.child(seq, label);
     let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
-        Some(d) => typed(d, parent, task),
+        Some(d) => typed(&config.model_aliases, d, parent, task),
         None => fork(parent, call, task),
     };
     Ok(AgentRun {
@@ -529,6 +533,7 @@ fn prepare(
             .is_none()
             .then(|| shared_prefix(parent))
             .flatten(),
+        reload: None,
     })
 }
 
@@ -544,6 +549,7 @@ pub(crate) fn subagent_tools(
     parent: &AgentTools,
 ) -> Result<AgentTools, EngineError> {
     let config = &session.config;
+    let catalog = session.catalog.current();
     let empty = zr_caps::AgentCapabilities::default();
     let capabilities = derive(
         &config.options,
@@ -552,9 +558,9 @@ pub(crate) fn subagent_tools(
     let parent_pool = Arc::clone(parent.pool());
     let input = ResolveInput::new(
         role,
-        &session.builtins,
+        &catalog.builtins,
         &capabilities,
-        &config.skills,
+        &catalog.skills,
         &config.policy,
     )
     .with_parent(&parent_pool);
@@ -562,7 +568,7 @@ pub(crate) fn subagent_tools(
         agent: id.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(id, Arc::new(pool), &catalog.engine_tools, &session.runtime)?;
     if definition.is_none() {
         tools.inherit_loaded(parent);
     }
@@ -583,12 +589,14 @@ pub(crate) fn system_prompt(definition: &AgentDefinition) -> String {
 type Start = (String, String, u32, Budget, Vec<Message>);
 
 /// A typed subagent: its own prompt, an empty history but for the task.
-fn typed(definition: &AgentDefinition, parent: &AgentRun, task: &TaskInput) -> Start {
+fn typed(
+    aliases: &ModelAliases,
+    definition: &AgentDefinition,
+    parent: &AgentRun,
+    task: &TaskInput,
+) -> Start {
     let system = system_prompt(definition);
-    let model = match &definition.model {
-        ModelChoice::Inherit => parent.model.clone(),
-        ModelChoice::Id(id) => id.clone(),
-    };
+    let model = crate::agent_model::subagent_model(aliases, definition, &parent.model);
     (
         system,
         model,

@@ -285,8 +285,13 @@ fn header(ctx: &QueryCtx, run: &AgentRun) -> Header {
         .parse::<zr_types::AgentName>()
         .ok()
         .filter(|_| run.parent.is_some())
-        .and_then(|name| session.config.sub_agents.get(&name))
-        .and_then(|d| serde_json::to_vec(d).ok())
+        .and_then(|name| {
+            let catalog = session.catalog.current();
+            catalog
+                .sub_agents
+                .get(&name)
+                .and_then(|d| serde_json::to_vec(d).ok())
+        })
         .map(|json| format!("{:016x}", stable_hash(&json)));
     let runtime_cwd = &session.runtime.settings().cwd;
     Header {
@@ -304,6 +309,13 @@ fn header(ctx: &QueryCtx, run: &AgentRun) -> Header {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         max_turns: run.max_turns,
+        // A fork starts with its parent's conversation and one message of
+        // its own (the task); every other agent with its task alone.
+        inherited_messages: if run.cache_prefix.is_some() {
+            run.history.len().saturating_sub(1)
+        } else {
+            0
+        },
     }
 }
 

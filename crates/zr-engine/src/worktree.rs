@@ -22,9 +22,10 @@ use serde::{Serialize, Serializer};
 use zr_caps::Isolation;
 use zr_types::{AgentId, AgentName};
 
+use crate::catalog::Catalog;
 use crate::error::{EngineError, WorktreeError};
 use crate::run::AgentRun;
-use crate::session::{AgentConfig, Cleanup, Session};
+use crate::session::{Cleanup, Session};
 use crate::sync::lock;
 use git::{Git, path_from};
 
@@ -69,8 +70,8 @@ impl WorktreeInfo {
 }
 
 /// The isolation of the subagent type `name` (forks are never isolated).
-pub(crate) fn isolation_of(config: &AgentConfig, name: Option<&AgentName>) -> Isolation {
-    name.and_then(|n| config.sub_agents.get(n))
+pub(crate) fn isolation_of(catalog: &Catalog, name: Option<&AgentName>) -> Isolation {
+    name.and_then(|n| catalog.sub_agents.get(n))
         .map_or(Isolation::None, |d| d.isolation)
 }
 
