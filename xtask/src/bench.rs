@@ -22,6 +22,7 @@ use crate::{Metadata, cargo, cargo_metadata, deps, run_cmd};
 const CRITERION: &[(&str, &str)] = &[
     ("zr-resolve", "resolve"),
     ("zr-skills", "registry"),
+    ("zr-skills", "reload"),
     ("zr-tools", "tools"),
     ("zr-engine", "engine"),
     ("zr-cli", "agents"),

@@ -12,8 +12,9 @@
 //! [`EffectiveCapabilities`]: the root merge (C1, [`merge_root`]), derivation
 //! of subagents (C2, [`derive()`]), the permission-mode lattice (C4,
 //! [`PermissionMode`]), the 2.x -> 3.0 migration (C5, [`migrate_v2`]) and
-//! Markdown agent-type files (C6, [`parse_agent_file`]). The resolver
-//! (`zr-resolve`) consumes the result.
+//! Markdown agent-type files (C6, [`parse_agent_file`]), and the table of
+//! model aliases (`sonnet`, `opus`, `haiku`: [`MODEL_ALIASES`],
+//! [`ModelAliases`]). The resolver (`zr-resolve`) consumes the result.
 //!
 //! Architecture invariant: no I/O. Agent-type files are parsed from text the
 //! caller read.
@@ -24,6 +25,7 @@ mod definition;
 mod error;
 mod merge;
 mod migrate;
+mod model_alias;
 mod pattern;
 mod permission;
 mod render;
@@ -41,5 +43,8 @@ pub use error::{
 };
 pub use merge::{derive, merge_root};
 pub use migrate::{Migration, MigrationChange, migrate, migrate_v2, v2};
+pub use model_alias::{
+    MODEL_ALIASES, ModelAlias, ModelAliases, ModelFamily, ModelResolution, is_builtin_alias,
+};
 pub use pattern::{PatternKind, ToolPattern};
 pub use permission::PermissionMode;

@@ -1,6 +1,7 @@
 //! `zr.toml`: the project's settings, every key optional, unknown keys
 //! refused; errors name the file, line, column and key.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -28,6 +29,17 @@ pub(crate) struct ZrConfig {
     pub(crate) permissions: PermissionsConfig,
     /// `[mcp]`: time limits of the MCP servers.
     pub(crate) mcp: McpSettings,
+    /// `[skills]`: how skills are shown to the model.
+    pub(crate) skills: SkillsSettings,
+}
+
+/// `[skills]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct SkillsSettings {
+    /// The size limit, in characters, of the skill listing in each agent's
+    /// `Skill` tool description; skills beyond it are left out and counted.
+    pub(crate) listing_chars: Option<usize>,
 }
 
 /// The seconds an MCP server may take to start and answer the handshake
@@ -66,6 +78,9 @@ pub(crate) struct ModelConfig {
     pub(crate) api_key_env: Option<String>,
     /// The script of `provider = "scripted"`, relative to the project.
     pub(crate) script: Option<PathBuf>,
+    /// `[model.aliases]`: alias -> model id, added to (or overriding)
+    /// zr-caps' table for the provider.
+    pub(crate) aliases: BTreeMap<String, String>,
 }
 
 /// `[agent]`: the root agent.

@@ -27,8 +27,11 @@ pub(crate) struct Project {
     pub(crate) config: ZrConfig,
     /// `.mcp.json` (no servers when there is none).
     pub(crate) mcp: McpConfig,
-    /// The skill registry (the `Skill` tool reads through its roots).
-    pub(crate) skills: SkillRegistry,
+    /// The skill registry (the `Skill` tool reads through its roots; a
+    /// running session re-reads it, see `reload.rs`).
+    pub(crate) skills: Arc<SkillRegistry>,
+    /// The agent-type registry (a running session re-reads it).
+    pub(crate) agent_registry: Arc<AgentRegistry>,
     /// The skills found.
     pub(crate) skills_view: Arc<SkillsView>,
     /// The agent types found (builtins, then files).
@@ -99,15 +102,17 @@ impl Project {
             McpConfig::default()
         };
         let home = zr_skills::home_dir();
-        let skills = SkillRegistry::new(Roots::skills(&root, home.as_deref()));
+        let skills = Arc::new(SkillRegistry::new(Roots::skills(&root, home.as_deref())));
         let skills_view = skills.view();
-        let agents = AgentRegistry::new(Roots::agents(&root, home.as_deref())).view();
+        let agent_registry = Arc::new(AgentRegistry::new(Roots::agents(&root, home.as_deref())));
+        let agents = agent_registry.view();
         Ok(Self {
             root,
             home,
             config,
             mcp,
             skills,
+            agent_registry,
             skills_view,
             agents,
         })

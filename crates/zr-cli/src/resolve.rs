@@ -80,7 +80,9 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
         .name
         .clone()
         .unwrap_or_else(|| "unset".to_owned());
-    let workspace = Workspace::open(project, provider, model).await?;
+    let kind = crate::model_aliases::assumed_kind(project, &|v| std::env::var(v).ok());
+    let family = crate::model_aliases::family(kind);
+    let workspace = Workspace::open(project, provider, model, family).await?;
     for (server, error) in &workspace.failed_servers {
         eprintln!(
             "warning: MCP server '{server}' did not start, its tools are left out: {error}\n  help: fix its entry in {MCP_FILE}; `zr mcp list` shows every server's status"

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
-use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskStatus};
+use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskResult, TaskStatus};
 
 use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
@@ -40,6 +40,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
+    warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
     let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
@@ -83,6 +84,7 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
     warn_diagnostics(&project);
     let session = resume_checks::check(&project.root, args)?;
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
+    warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
     let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
@@ -128,7 +130,12 @@ async fn open_workspace(
     signals: &mut Signals,
 ) -> Result<Workspace, CliError> {
     tokio::select! {
-        workspace = Workspace::open(project, chosen.provider, chosen.model) => workspace,
+        workspace = Workspace::open(
+            project,
+            chosen.provider,
+            chosen.model,
+            crate::model_aliases::family(Some(chosen.kind)),
+        ) => workspace,
         stop = signals.recv() => {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "{}: stopped while starting, before the run began", stop.name());
@@ -207,6 +214,9 @@ async fn drive(
                 }
             }
             renderer.finish(&session, Some(&result), None);
+            for failed in &result.failed_subagents {
+                say(&failed_line(failed));
+            }
             if renderer.prints_answer() {
                 print_answer(&result);
             }
@@ -240,6 +250,20 @@ async fn drive(
     }
 }
 
+/// A subagent that failed, though the root went on: `warning: subagent
+/// ID (TYPE) failed: WHY`.
+fn failed_line(failed: &TaskResult) -> String {
+    let id = failed
+        .agent_id
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), ToString::to_string);
+    let why = failed.error.as_deref().unwrap_or("no reason given");
+    format!(
+        "warning: subagent {id} ({}) failed: {why}",
+        failed.agent_type
+    )
+}
+
 /// A line on standard error, whatever the renderer (also with `--quiet`
 /// and `--json`).
 fn say(text: &str) {
@@ -271,6 +295,19 @@ fn exit_code(result: &QueryResult) -> u8 {
 /// without the files that could not be loaded.
 fn warn_diagnostics(project: &Project) {
     crate::inspect::print_diagnostics(project, project.diagnostics());
+}
+
+/// Agent types whose `model` is an alias the chosen provider has no id
+/// for, as `warning: FILE:LINE: ...` lines (the agent runs on the
+/// session's model). A broken `[model.aliases]` is reported when the
+/// workspace opens.
+fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
+    let family = crate::model_aliases::family(Some(kind));
+    if let Ok(aliases) = crate::model_aliases::table(project, family) {
+        for line in crate::model_aliases::warnings(project, &project.agents, &aliases) {
+            eprintln!("{line}");
+        }
+    }
 }
 
 fn warn_servers(workspace: &Workspace) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zr_caps::{AgentDefinition, PermissionMode, RuntimeSettings};
+use zr_caps::{ModelFamily, PermissionMode, RuntimeSettings};
 use zr_engine::{AgentConfig, AgentObserver, ModelProvider, RuntimeEnvironment};
 use zr_mcp::{Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
@@ -71,6 +71,7 @@ impl Workspace {
         project: &Project,
         provider: Arc<dyn ModelProvider>,
         model: String,
+        family: ModelFamily,
     ) -> Result<Self, CliError> {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
@@ -131,7 +132,12 @@ impl Workspace {
             }
         }
 
-        let config = root_config(project, &server_tools, all_mcp)?;
+        let mut config = root_config(project, &server_tools, all_mcp)?;
+        config.model_aliases = crate::model_aliases::table(project, family)?;
+        config.types_source = Some(Arc::new(crate::reload::RegistrySource::new(
+            project,
+            crate::reload::server_definitions(&server_tools),
+        )));
         Ok(Self {
             runtime: Arc::new(runtime),
             config,
@@ -163,6 +169,11 @@ pub(crate) fn root_config(
     config.options.allowed_tools = patterns(project, "tools.allow", file.tools.allow.as_deref())?;
     config.options.disallowed_tools = patterns(project, "tools.deny", file.tools.deny.as_deref())?;
     config.skills = project.skills_view.definitions().to_vec();
+    if let Some(chars) = file.skills.listing_chars {
+        config.skill_listing_chars = chars;
+    }
+    config.model_aliases =
+        crate::model_aliases::table(project, crate::model_aliases::family(file.model.provider))?;
     config.sessions_dir = Some(project.sessions_dir());
     config.policy = policy(project, file)?;
     apply_subagents(&mut config, file);
@@ -178,23 +189,9 @@ pub(crate) fn root_config(
         })?;
     }
     crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
+    let servers = crate::reload::server_definitions(server_tools);
     for entry in project.agents.types() {
-        let mut definition: AgentDefinition = (*entry.definition).clone();
-        if let Some(servers) = &definition.mcp_servers {
-            let tools: Vec<Arc<ToolDefinition>> = servers
-                .iter()
-                .flat_map(|s| server_tools.get(s.as_str()).into_iter().flatten())
-                .map(|t| Arc::clone(&t.definition))
-                .collect();
-            let mut connection = definition
-                .capabilities
-                .connection_tools
-                .take()
-                .unwrap_or_default();
-            connection.extend(tools);
-            definition.capabilities.connection_tools = Some(connection);
-        }
-        config = config.with_sub_agent(definition);
+        config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));
     }
     Ok(config)
 }

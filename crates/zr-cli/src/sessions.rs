@@ -68,6 +68,9 @@ struct AgentFile {
     /// `query_failed` record, `None` when a message followed it.
     ended: Option<String>,
     messages: u64,
+    /// How many first message records the agent inherited (a fork's
+    /// parent's conversation): not its turns.
+    inherited: u64,
 }
 
 /// The sessions under `dir`, newest first, and a warning for each file
@@ -225,13 +228,18 @@ fn apply(file: &mut AgentFile, record: &Value) {
                 .and_then(Value::as_str)
                 .map(str::to_owned);
             file.created_ms = record.get("created_ms").and_then(Value::as_u64);
+            file.inherited = record
+                .get("inherited_messages")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
         }
         Some("message") => {
             let message = record.get("message").unwrap_or(&Value::Null);
             file.messages += 1;
             file.ended = None;
+            let own = file.messages > file.inherited;
             match message.get("role").and_then(Value::as_str) {
-                Some("assistant") => file.turns += 1,
+                Some("assistant") if own => file.turns += 1,
                 Some("user") if file.first_prompt.is_none() => {
                     file.first_prompt = first_text(message);
                 }

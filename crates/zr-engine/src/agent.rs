@@ -12,13 +12,14 @@ use zr_caps::AgentCapabilities;
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 
 use crate::agent_run::AgentRun;
+use crate::catalog::RootReload;
 use crate::config::AgentConfig;
 use crate::error::EngineError;
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::history::{continue_history, push_user_text};
 use crate::meta::AgentMeta;
-use crate::outcome::TaskStatus;
+use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::root_tools;
 use crate::registry::BackgroundAgent;
 use crate::runtime::RuntimeEnvironment;
@@ -57,6 +58,12 @@ pub struct QueryResult {
     pub total_usage: Usage,
     /// Wall time.
     pub duration: Duration,
+    /// The subagents of this query that ended `failed` (a model request
+    /// that failed for good, a model that stopped without an answer, a
+    /// worktree that could not be made), in the order they ended. The root
+    /// got each one's result and may have answered anyway; hosts show
+    /// these so that a `completed` root does not hide them.
+    pub failed_subagents: Vec<TaskResult>,
 }
 
 /// What the root keeps between queries.
@@ -126,7 +133,9 @@ impl Agent {
     /// The configuration the agent runs with: the one it was built from,
     /// with `policy.delegation` set from `subagent.enabled` and
     /// `subagent.max_concurrent` at least 1. Its `sub_agents` are the types
-    /// that Task and MultiTask can start.
+    /// that Task and MultiTask can start (as the session was built: with a
+    /// [`types_source`](AgentConfig::types_source), the types changed
+    /// since are not in it).
     #[must_use]
     pub fn config(&self) -> &AgentConfig {
         &self.session.config
@@ -394,7 +403,12 @@ async fn run_root(
     let session = &ctx.session;
     let config = &session.config;
     let root = AgentId::root();
-    let tools = root_tools(session, overrides.capabilities.as_ref(), &loaded)?;
+    let tools = root_tools(
+        session,
+        &session.catalog.current(),
+        overrides.capabilities.as_ref(),
+        &loaded,
+    )?;
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
     }
@@ -414,7 +428,12 @@ async fn run_root(
         system: config.system_prompt.clone(),
         max_turns: overrides.max_turns.unwrap_or(config.max_turns),
     };
-    let run = AgentRun::new(meta, tools, history).with_delegate(Arc::new(Subagents));
+    let reload = RootReload {
+        capabilities: overrides.capabilities,
+    };
+    let run = AgentRun::new(meta, tools, history)
+        .with_delegate(Arc::new(Subagents))
+        .with_reload(reload);
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {
         return Err(EngineError::Provider {
@@ -435,6 +454,7 @@ async fn run_root(
         usage: outcome.usage,
         total_usage: ctx.total_usage(),
         duration: start.elapsed(),
+        failed_subagents: ctx.failed_subagents(),
     };
     Ok((result, outcome.history, outcome.loaded))
 }

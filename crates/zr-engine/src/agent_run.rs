@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use zr_caps::Budget;
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
+use crate::catalog::RootReload;
 use crate::meta::AgentMeta;
 use crate::outcome::Progress;
 use crate::permission::Denials;
@@ -67,6 +68,9 @@ pub(crate) struct AgentRun {
     pub(crate) cache_prefix: Option<usize>,
     /// How its Task and MultiTask calls run.
     pub(crate) delegate: Arc<dyn Delegate>,
+    /// The root's: how its tools are rebuilt when the session's agent
+    /// types or skills change (hot reload). `None` for subagents.
+    pub(crate) reload: Option<RootReload>,
 }
 
 impl AgentRun {
@@ -83,6 +87,7 @@ impl AgentRun {
             denials: Denials::default(),
             cache_prefix: None,
             delegate: Arc::new(NoDelegation),
+            reload: None,
         }
     }
 
@@ -103,6 +108,13 @@ impl AgentRun {
     /// root's).
     pub(crate) fn with_delegate(mut self, delegate: Arc<dyn Delegate>) -> Self {
         self.delegate = delegate;
+        self
+    }
+
+    /// With its tools rebuilt as `reload` says when the session's agent
+    /// types or skills change (the root's).
+    pub(crate) fn with_reload(mut self, reload: RootReload) -> Self {
+        self.reload = Some(reload);
         self
     }
 }

@@ -6,13 +6,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, Isolation, PermissionMode};
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, PermissionMode};
 use zr_resolve::ResolvePolicy;
 use zr_types::{AgentName, SkillDefinition, stable_hash};
 
+use crate::catalog::AgentTypesSource;
 use crate::compact::CompactionConfig;
 use crate::hooks::Hooks;
 use crate::permission::PermissionConfig;
+use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 
 /// The root's turn limit unless set otherwise.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
@@ -66,6 +68,21 @@ pub struct AgentConfig {
     pub policy: ResolvePolicy,
     /// The skills registry's view, for the resolver.
     pub skills: Vec<Arc<SkillDefinition>>,
+    /// The size limit, in characters, of the skill listing that each
+    /// agent's `Skill` tool description carries (its own skills' names and
+    /// descriptions); skills beyond it are left out and counted. Default
+    /// [`DEFAULT_SKILL_LISTING_CHARS`].
+    pub skill_listing_chars: usize,
+    /// Model aliases of subagent types (`model: sonnet`), resolved before
+    /// any request. Default: the Anthropic column of
+    /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
+    /// `ModelAliases::for_family(ModelFamily::OpenAiCompatible)` (no
+    /// mapping: a Claude alias runs on the parent's model) plus your own.
+    pub model_aliases: ModelAliases,
+    /// Where the agent types and skills come from while the session runs
+    /// (hot reload): asked before each model request of the root; `None`
+    /// (the default) keeps `sub_agents` and `skills` for the whole session.
+    pub types_source: Option<Arc<dyn AgentTypesSource>>,
     /// The root's permission mode; subagents get the stricter of it and
     /// their declared one (C4).
     pub permission_mode: PermissionMode,
@@ -99,6 +116,9 @@ impl AgentConfig {
             subagent: SubagentConfig::default(),
             policy: ResolvePolicy::default(),
             skills: Vec::new(),
+            skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
+            model_aliases: ModelAliases::default(),
+            types_source: None,
             permission_mode: PermissionMode::default(),
             sessions_dir: None,
             permissions: PermissionConfig::default(),
@@ -112,15 +132,6 @@ impl AgentConfig {
     pub fn with_sub_agent(mut self, definition: AgentDefinition) -> Self {
         self.sub_agents.insert(definition.name.clone(), definition);
         self
-    }
-}
-
-impl AgentConfig {
-    /// The isolation of the subagent type `name` (forks are never
-    /// isolated).
-    pub(crate) fn isolation_of(&self, name: Option<&AgentName>) -> Isolation {
-        name.and_then(|n| self.sub_agents.get(n))
-            .map_or(Isolation::None, |d| d.isolation)
     }
 }
 

@@ -51,6 +51,20 @@
 //! # Ok(()) }
 //! ```
 //!
+//! **Skills, model aliases, hot reload.** Each agent's request carries its
+//! own skills (names and descriptions, never bodies) in the `Skill` tool's
+//! description, composed in one place (`skill_listing.rs`) from the skills
+//! the resolver gave the agent and bounded by
+//! [`AgentConfig::skill_listing_chars`] ([`DEFAULT_SKILL_LISTING_CHARS`],
+//! Claude Code's budget); the engine still adds, removes and renames no
+//! tool, and a fork advertises its parent's listing byte for byte. A
+//! subagent type's `model` alias (`sonnet`, `opus`, `haiku`) is resolved
+//! through [`AgentConfig::model_aliases`] before its first request
+//! (`agent_model.rs`). With [`AgentConfig::types_source`] set, the types
+//! and skills are asked again before each model request of the root
+//! ([`AgentTypesSource`], `catalog.rs`), so that a type added while the
+//! session runs can be started by the root's next `Task`.
+//!
 //! **Cancelling.** [`Query::cancel`] (or dropping the [`Query`]) stops
 //! every agent under the query and kills the processes their tool calls
 //! started; `cancel` waits until they are gone. The root's conversation then
@@ -168,7 +182,8 @@
 //!   plan and cutting tool results), `error` (the model providers are
 //!   zr-providers', below them all);
 //! - `effects`, `runtime`, `event`, `registry` (the background agents),
-//!   `tools`;
+//!   `agent_model` (model aliases), `tools` (with `skill_listing`),
+//!   `catalog` (the agent types and skills now; hot reload replaces it);
 //! - the policies and stores, which take an `AgentMeta` and never the
 //!   loop: `permission`, `hooks`, `config`, `transcript`;
 //! - `session` (what every agent of a session shares; it holds the
@@ -178,8 +193,8 @@
 //! - the loop: `exec` (one turn's tool calls; it reaches Task and
 //!   MultiTask only through the agent's `Delegate`), `run` (the loop,
 //!   its one model-request function for turns and the three side
-//!   requests, and the compaction step), `subagent` (the one subagent
-//!   lifecycle);
+//!   requests, the compaction step and hot reload's root refresh),
+//!   `subagent` (the one subagent lifecycle);
 //! - delegation: `background`, `task` (whose `Subagents` is the root's
 //!   `Delegate`; subagents get one that refuses, so depth 1 holds by
 //!   construction);
@@ -206,8 +221,10 @@
 //!   blocks a tool (the event channel is unbounded).
 
 mod agent;
+mod agent_model;
 mod agent_run;
 mod background;
+mod catalog;
 mod compact;
 mod config;
 mod cron;
@@ -228,6 +245,7 @@ mod resume;
 mod run;
 mod runtime;
 mod session;
+mod skill_listing;
 mod subagent;
 mod sync;
 mod task;
@@ -237,6 +255,7 @@ mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
+pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use cron::{CronHandle, CronScheduler, Fired};
@@ -248,6 +267,7 @@ pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use registry::BackgroundAgent;
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
+pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
     ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,

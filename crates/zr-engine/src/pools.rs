@@ -9,6 +9,7 @@ use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root}
 use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
 use zr_types::{AgentId, ToolName};
 
+use crate::catalog::Catalog;
 use crate::error::EngineError;
 use crate::session::Session;
 use crate::tools::AgentTools;
@@ -17,6 +18,7 @@ use crate::tools::AgentTools;
 /// the tools it `loaded` through FindTool.
 pub(crate) fn root_tools(
     session: &Session,
+    catalog: &Catalog,
     overrides: Option<&AgentCapabilities>,
     loaded: &[ToolName],
 ) -> Result<AgentTools, EngineError> {
@@ -25,9 +27,9 @@ pub(crate) fn root_tools(
     let capabilities = merge_root(&config.options, &config.capabilities, overrides);
     let input = ResolveInput::new(
         Role::Root,
-        &session.builtins,
+        &catalog.builtins,
         &capabilities,
-        &config.skills,
+        &catalog.skills,
         &config.policy,
     );
     let pool = resolve(&input).map_err(|source| EngineError::Resolve {
@@ -37,7 +39,7 @@ pub(crate) fn root_tools(
     let mut tools = AgentTools::new(
         &root,
         Arc::new(pool),
-        &session.engine_tools,
+        &catalog.engine_tools,
         &session.runtime,
     )?;
     tools.load(loaded);
@@ -66,6 +68,7 @@ pub(crate) fn subagent_tools(
     parent: &AgentTools,
 ) -> Result<AgentTools, EngineError> {
     let config = &session.config;
+    let catalog = session.catalog.current();
     let empty = zr_caps::AgentCapabilities::default();
     let capabilities = derive(
         &config.options,
@@ -74,9 +77,9 @@ pub(crate) fn subagent_tools(
     let parent_pool = Arc::clone(parent.pool());
     let input = ResolveInput::new(
         role,
-        &session.builtins,
+        &catalog.builtins,
         &capabilities,
-        &config.skills,
+        &catalog.skills,
         &config.policy,
     )
     .with_parent(&parent_pool);
@@ -84,7 +87,7 @@ pub(crate) fn subagent_tools(
         agent: id.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(id, Arc::new(pool), &session.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(id, Arc::new(pool), &catalog.engine_tools, &session.runtime)?;
     if definition.is_none() {
         tools.inherit_loaded(parent);
     }

@@ -24,14 +24,15 @@ impl Agent {
     /// registered with the runtime: what the first query would fail with.
     pub fn preview_pools(&self) -> Result<ScenarioReport, EngineError> {
         let session = self.session();
-        let root = root_tools(session, None, &self.loaded())?;
+        let catalog = session.catalog.current();
+        let root = root_tools(session, &catalog, None, &self.loaded())?;
         let mut agents = vec![AgentReport {
             agent: "root".to_owned(),
             role: Role::Root,
             pool: (**root.pool()).clone(),
         }];
         let mut seq = 0;
-        for (name, definition) in &session.config.sub_agents {
+        for (name, definition) in &catalog.sub_agents {
             seq += 1;
             let role = Role::Derived {
                 kind: derived_kind(&definition.agent_type),

@@ -2,6 +2,7 @@
 
 mod compact;
 pub(crate) mod model;
+mod reload;
 
 use tracing::Instrument as _;
 use zr_types::{ContentBlock, Message, MessageRole, StopReason, ToolCall};
@@ -14,6 +15,7 @@ use crate::history::{push_user_text, text_of};
 use crate::outcome::{RunOutcome, TaskStatus};
 use crate::session::QueryCtx;
 use crate::sync::lock;
+use crate::transcript::Start;
 use model::Ask;
 use zr_providers::ProviderError;
 use zr_providers::{ModelResponse, ToolChoice};
@@ -129,9 +131,20 @@ impl AgentRun {
             tracing::info_span!("agent", agent = %self.meta.id, agent_type = %self.meta.agent_type);
         let session = &ctx.session;
         let definition = session.definition_of(&self.meta);
+        // A fork starts with its parent's conversation and one message of
+        // its own (the task); every other agent with its task alone.
+        let inherited = if self.cache_prefix.is_some() {
+            self.history.len().saturating_sub(1)
+        } else {
+            0
+        };
+        let start = Start {
+            definition: definition.as_ref(),
+            inherited_messages: inherited,
+        };
         session
             .transcripts
-            .begin(&ctx.sink, &self.meta, &self.history, definition);
+            .begin(&ctx.sink, &self.meta, &self.history, start);
         let meta = self.meta.clone();
         let outcome = self.run_inner(ctx).instrument(span).await;
         session.transcripts.finish(&ctx.sink, &meta, &outcome);
@@ -145,6 +158,7 @@ impl AgentRun {
             for text in ctx.notifications_for(&self.meta.id) {
                 push_user_text(&mut self.history, &text);
             }
+            reload::refresh_root(ctx, &mut self);
             // The summary's usage may spend the token budget: no request then.
             if compact::before_request(&mut self, ctx, &mut context).await
                 && self.over_token_budget()

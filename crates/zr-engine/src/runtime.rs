@@ -23,6 +23,9 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
 ///
 /// `agent_finished` is called once for every agent that started, on every
 /// exit path (completed, failed, timed out, cancelled, the query dropped).
+/// The root is started again (`agent_started` with its new pool) at every
+/// query and whenever hot reload changed its pool (see
+/// [`AgentTypesSource`](crate::AgentTypesSource)).
 /// Both methods are called from async code and must not block.
 pub trait AgentObserver: Send + Sync + fmt::Debug {
     /// `agent` starts with `pool`.

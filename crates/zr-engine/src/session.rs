@@ -6,16 +6,17 @@ use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinHandle;
 use zr_caps::AgentDefinition;
-use zr_types::{AgentId, AgentName, SessionId, ToolDefinition, Usage};
+use zr_types::{AgentId, AgentName, SessionId, Usage};
 
+use crate::catalog::{AgentTypes, Catalog, Catalogs};
 use crate::compact::cut::Spill;
 use crate::config::AgentConfig;
 use crate::event::{EventRouter, EventSink};
 use crate::meta::AgentMeta;
+use crate::outcome::{TaskResult, TaskStatus};
 use crate::permission::{Gate, Grants};
 use crate::registry::{Notification, Registry};
 use crate::runtime::RuntimeEnvironment;
-use crate::tools::EngineTools;
 use crate::transcript::Transcripts;
 
 /// What every agent of a session shares.
@@ -24,8 +25,9 @@ pub(crate) struct Session {
     pub(crate) id: SessionId,
     pub(crate) runtime: Arc<RuntimeEnvironment>,
     pub(crate) config: AgentConfig,
-    pub(crate) engine_tools: EngineTools,
-    pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    /// The agent types, skills and builtin definitions now (hot reload
+    /// replaces them between the root's turns).
+    pub(crate) catalog: Catalogs,
     child_seq: AtomicU32,
     cleanups: Mutex<Vec<JoinHandle<()>>>,
     /// The session's background agents.
@@ -47,8 +49,17 @@ impl Session {
     ) -> Self {
         config.policy.delegation = config.subagent.enabled;
         config.subagent.max_concurrent = config.subagent.max_concurrent.max(1);
-        let engine_tools = EngineTools::new(&config.sub_agents, config.subagent.max_concurrent);
-        let builtins = engine_tools.builtins(&runtime);
+        let types = AgentTypes {
+            sub_agents: config.sub_agents.clone(),
+            skills: config.skills.clone(),
+        };
+        let catalog = Catalog::new(
+            types,
+            &runtime,
+            config.subagent.max_concurrent,
+            config.skill_listing_chars,
+        );
+        let catalog = Catalogs::new(catalog);
         let spill = Arc::new(Spill::new(&id, config.sessions_dir.as_deref()));
         let transcripts = Transcripts::new(
             config
@@ -63,8 +74,7 @@ impl Session {
             id,
             runtime,
             config,
-            engine_tools,
-            builtins,
+            catalog,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
             background: Arc::default(),
@@ -75,15 +85,15 @@ impl Session {
         }
     }
 
-    /// The definition of the subagent type `agent` runs as: `None` for
-    /// the root and forks.
-    pub(crate) fn definition_of(&self, agent: &AgentMeta) -> Option<&AgentDefinition> {
-        agent
+    /// The definition of the subagent type `agent` runs as, in the
+    /// current catalog: `None` for the root and forks.
+    pub(crate) fn definition_of(&self, agent: &AgentMeta) -> Option<AgentDefinition> {
+        let name = agent
             .agent_type
             .parse::<AgentName>()
             .ok()
-            .filter(|_| agent.parent.is_some())
-            .and_then(|name| self.config.sub_agents.get(&name))
+            .filter(|_| agent.parent.is_some())?;
+        self.catalog.current().sub_agents.get(&name).cloned()
     }
 
     /// What the permission check reads of the session.
@@ -196,6 +206,8 @@ pub(crate) struct QueryCtx {
     /// Notifications of background agents put into this query's
     /// conversation: queued again if the query keeps nothing.
     delivered: Arc<Mutex<Vec<Notification>>>,
+    /// Subagents of the query that ended `failed`.
+    failed: Arc<Mutex<Vec<TaskResult>>>,
 }
 
 impl QueryCtx {
@@ -205,7 +217,21 @@ impl QueryCtx {
             sink,
             total: Arc::new(Mutex::new(Usage::default())),
             delivered: Arc::default(),
+            failed: Arc::default(),
         }
+    }
+
+    /// Remembers a subagent's result if it `failed`, for the query's
+    /// result.
+    pub(crate) fn note_result(&self, result: &TaskResult) {
+        if result.status == TaskStatus::Failed {
+            crate::sync::lock(&self.failed).push(result.clone());
+        }
+    }
+
+    /// The subagents of the query that failed so far.
+    pub(crate) fn failed_subagents(&self) -> Vec<TaskResult> {
+        crate::sync::lock(&self.failed).clone()
     }
 
     /// Takes the notifications waiting for `agent`, remembering them until

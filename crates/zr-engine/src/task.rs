@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
-use zr_caps::{AgentDefinition, Budget, ModelChoice};
+use zr_caps::{AgentDefinition, Budget, ModelAliases};
 use zr_resolve::Role;
 use zr_types::{
     AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
     ToolResultContent, error_chain,
 };
 
+use crate::agent_model::subagent_model;
 use crate::agent_run::{AgentRun, Delegate};
 use crate::background;
 use crate::effects::deadline_after;
@@ -25,7 +26,7 @@ use crate::outcome::{TaskResult, TaskStatus};
 use crate::permission;
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
 use crate::session::QueryCtx;
-use crate::subagent::{self, Announce, Limits, Subagent};
+use crate::subagent::{self, Announce, End, Limits, Subagent};
 
 /// One task of a call, checked.
 #[derive(Debug, Clone)]
@@ -158,7 +159,8 @@ async fn delegate_inner(
     call: &ToolCall,
     multi: bool,
 ) -> ToolOutput {
-    let tasks = match parse(&ctx.session.config.sub_agents, call, multi) {
+    let catalog = ctx.session.catalog.current();
+    let tasks = match parse(&catalog.sub_agents, call, multi) {
         Ok(tasks) => tasks,
         Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
     };
@@ -210,6 +212,7 @@ async fn run_task(
     index: usize,
     task: TaskInput,
 ) -> TaskResult {
+    let catalog = ctx.session.catalog.current();
     let agent_type = task
         .subagent_type
         .as_ref()
@@ -220,13 +223,14 @@ async fn run_task(
         Err(error) => {
             result.error = Some(error_chain(&error));
             result.duration = budget.start.elapsed();
+            ctx.note_result(&result);
             return result;
         }
     };
     result.agent_id = Some(run.meta.id.clone());
     subagent::started(ctx, &run, &task.description, index);
     let subagent = Subagent {
-        isolation: ctx.session.config.isolation_of(task.subagent_type.as_ref()),
+        isolation: catalog.isolation_of(task.subagent_type.as_ref()),
         run,
         result,
         start: budget.start,
@@ -251,7 +255,22 @@ async fn run_task(
         deadline: Some(budget.deadline),
         timed_out: &timed_out,
     };
-    subagent::live(ctx, subagent, limits, std::future::pending(), &mut Announce).await
+    let mut end = Foreground(ctx);
+    subagent::live(ctx, subagent, limits, std::future::pending(), &mut end).await
+}
+
+/// A foreground subagent's end: a failed one is noted for the query's
+/// result before its SubagentStop hooks; `SubagentFinished` after them.
+struct Foreground<'a>(&'a QueryCtx);
+
+impl End for Foreground<'_> {
+    fn settled(&mut self, result: &TaskResult) {
+        self.0.note_result(result);
+    }
+
+    fn publish(&mut self, ctx: &QueryCtx, agent_type: &Arc<str>, result: TaskResult) -> TaskResult {
+        Announce.publish(ctx, agent_type, result)
+    }
 }
 
 /// Builds the subagent of `task`: its id, system prompt, resolved pool and
@@ -263,12 +282,12 @@ fn prepare(
     task: &TaskInput,
 ) -> Result<AgentRun, EngineError> {
     let session = &ctx.session;
-    let config = &session.config;
+    let catalog = session.catalog.current();
     let seq = session.next_child();
     let definition = task
         .subagent_type
         .as_ref()
-        .and_then(|name| config.sub_agents.get(name));
+        .and_then(|name| catalog.sub_agents.get(name));
     let (role, label) = match definition {
         Some(d) => (
             Role::Derived {
@@ -287,7 +306,7 @@ fn prepare(
     let id = parent.meta.id.child(seq, label);
     let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
-        Some(d) => typed(d, parent, task),
+        Some(d) => typed(&session.config.model_aliases, d, parent, task),
         None => fork(parent, call, task),
     };
     let meta = AgentMeta {
@@ -316,12 +335,14 @@ fn prepare(
 type Start = (String, String, u32, Budget, Vec<Message>);
 
 /// A typed subagent: its own prompt, an empty history but for the task.
-fn typed(definition: &AgentDefinition, parent: &AgentRun, task: &TaskInput) -> Start {
+fn typed(
+    aliases: &ModelAliases,
+    definition: &AgentDefinition,
+    parent: &AgentRun,
+    task: &TaskInput,
+) -> Start {
     let system = system_prompt(definition);
-    let model = match &definition.model {
-        ModelChoice::Inherit => parent.meta.model.clone(),
-        ModelChoice::Id(id) => id.clone(),
-    };
+    let model = subagent_model(aliases, definition, &parent.meta.model);
     (
         system,
         model,

@@ -13,6 +13,7 @@ use zr_types::{
 
 use crate::error::EngineError;
 use crate::runtime::RuntimeEnvironment;
+use crate::skill_listing;
 
 /// How a tool call is carried out.
 #[derive(Debug, Clone)]
@@ -33,25 +34,28 @@ pub(crate) struct EngineTools {
     pub(crate) task: Arc<ToolDefinition>,
     pub(crate) multi_task: Arc<ToolDefinition>,
     pub(crate) find_tool: Arc<ToolDefinition>,
+    /// The size limit of the skill listing in the `Skill` tool's
+    /// description ([`crate::skill_listing`]).
+    pub(crate) skill_listing_chars: usize,
 }
 
-fn builtin(
-    name: &str,
-    description: String,
-    schema: serde_json::Value,
-    read_only: bool,
-) -> Arc<ToolDefinition> {
+/// One of the engine's own tools, its read-only and deferred flags from the
+/// builtin registry ([`zr_types::builtin_spec`]), as every builtin's.
+fn builtin(name: &str, description: String, schema: serde_json::Value) -> Arc<ToolDefinition> {
+    let spec =
+        zr_types::builtin_spec(name).expect("the engine's tools are in the builtin registry");
     let name: ToolName = name
         .parse()
         .expect("the engine's tool names are valid tool names");
     let annotations = Annotations {
-        read_only,
+        read_only: spec.read_only,
         ..Annotations::default()
     };
     Arc::new(
         ToolDefinition::new(name, description, ToolOrigin::Builtin)
             .with_schema(schema)
-            .with_annotations(annotations),
+            .with_annotations(annotations)
+            .with_defer(spec.deferred.then_some(true)),
     )
 }
 
@@ -85,7 +89,11 @@ fn type_list(types: &BTreeMap<AgentName, AgentDefinition>) -> String {
 }
 
 impl EngineTools {
-    pub(crate) fn new(types: &BTreeMap<AgentName, AgentDefinition>, max_concurrent: usize) -> Self {
+    pub(crate) fn new(
+        types: &BTreeMap<AgentName, AgentDefinition>,
+        max_concurrent: usize,
+        skill_listing_chars: usize,
+    ) -> Self {
         let properties = task_properties(types);
         let types_text = type_list(types);
         let mut task_properties = properties.clone();
@@ -104,7 +112,6 @@ impl EngineTools {
                 "required": ["description", "prompt"],
                 "additionalProperties": false
             }),
-            false,
         );
         let multi_task = builtin(
             "MultiTask",
@@ -129,7 +136,6 @@ impl EngineTools {
                 "required": ["tasks"],
                 "additionalProperties": false
             }),
-            false,
         );
         let find_tool = builtin(
             "FindTool",
@@ -143,12 +149,12 @@ impl EngineTools {
                 "required": ["query"],
                 "additionalProperties": false
             }),
-            true,
         );
         Self {
             task,
             multi_task,
             find_tool,
+            skill_listing_chars,
         }
     }
 
@@ -203,6 +209,9 @@ pub(crate) struct Callable {
 #[derive(Debug, Clone)]
 pub(crate) struct AgentTools {
     pool: Arc<ResolvedPool>,
+    /// The pool's advertised tools as the model sees them: the same
+    /// definitions, the `Skill` one with this agent's skills listed.
+    pool_advertised: Vec<Arc<ToolDefinition>>,
     executable: BTreeMap<String, Callable>,
     directory: Vec<Callable>,
     loaded: Vec<Callable>,
@@ -243,8 +252,14 @@ impl AgentTools {
             .iter()
             .map(callable)
             .collect::<Result<_, EngineError>>()?;
+        let pool_advertised = pool
+            .advertised()
+            .iter()
+            .map(|d| skill_listing::advertised(d, pool.skills(), engine.skill_listing_chars))
+            .collect();
         Ok(Self {
             pool,
+            pool_advertised,
             executable,
             directory,
             loaded: Vec::new(),
@@ -256,11 +271,11 @@ impl AgentTools {
         &self.pool
     }
 
-    /// What the model is shown: the advertised pool, then the loaded tools
-    /// in the order they were loaded.
+    /// What the model is shown: the advertised pool (the `Skill` entry
+    /// listing the agent's skills), then the loaded tools in the order they
+    /// were loaded.
     pub(crate) fn advertised(&self) -> Vec<Arc<ToolDefinition>> {
-        self.pool
-            .advertised()
+        self.pool_advertised
             .iter()
             .cloned()
             .chain(self.shown.iter().cloned())

@@ -39,6 +39,16 @@ pub(crate) use read::{Loaded, read, read_header};
 pub(crate) use record::Header;
 use record::{Finished, RecordOut, VERSION};
 
+/// What a new transcript's header records beside the agent's meta.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Start<'a> {
+    /// The definition of the subagent type it runs as (`None` for the
+    /// root and forks).
+    pub(crate) definition: Option<&'a AgentDefinition>,
+    /// How many first messages of its history are its parent's (a fork).
+    pub(crate) inherited_messages: usize,
+}
+
 /// The transcripts of a session: its folder, and the open ones by agent.
 #[derive(Debug)]
 pub(crate) struct Transcripts {
@@ -313,14 +323,14 @@ impl Writer {
 }
 
 impl Transcripts {
-    fn header(&self, agent: &AgentMeta, definition: Option<&AgentDefinition>) -> Header {
+    fn header(&self, agent: &AgentMeta, start: &Start<'_>) -> Header {
         Header {
             version: VERSION,
             session: self.session.clone(),
             agent: agent.id.clone(),
             agent_type: agent.agent_type.to_string(),
             parent: agent.parent.clone(),
-            definition_hash: definition.and_then(definition_hash),
+            definition_hash: start.definition.and_then(definition_hash),
             system_prompt: agent.system.clone(),
             model: agent.model.clone(),
             cwd: agent.cwd.clone(),
@@ -331,19 +341,19 @@ impl Transcripts {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             max_turns: agent.max_turns,
+            inherited_messages: start.inherited_messages,
         }
     }
 
-    /// A run of `agent` (a subagent of type `definition`, if any) starts
-    /// with `history`: writes the header of a new transcript, or, when the
-    /// previous run of the same agent (a root query) was cut short, its
-    /// history whole; then the history so far.
+    /// A run of `agent` starts with `history`: writes the header of a new
+    /// transcript, or, when the previous run of the same agent (a root
+    /// query) was cut short, its history whole; then the history so far.
     pub(crate) fn begin(
         &self,
         sink: &EventSink,
         agent: &AgentMeta,
         history: &[Message],
-        definition: Option<&AgentDefinition>,
+        start: Start<'_>,
     ) {
         let Some(writer) = self.writer(&agent.id) else {
             return;
@@ -351,7 +361,7 @@ impl Transcripts {
         let mut writer = lock(&writer);
         writer.guard(sink, (&agent.id, &agent.agent_type), |w| {
             if matches!(w.state, State::New) {
-                w.open_new(&self.header(agent, definition))?;
+                w.open_new(&self.header(agent, &start))?;
             } else if w.in_run {
                 w.replace(history)?;
             }

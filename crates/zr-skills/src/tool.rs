@@ -68,10 +68,15 @@ impl SkillTool {
         }
     }
 
-    /// The tool's definition: name `Skill`, input `{skill, args?}`.
+    /// The tool's definition: name `Skill`, input `{skill, args?}`, its
+    /// read-only and deferred flags from the builtin registry
+    /// ([`zr_types::builtin_spec`]). The description is the generic one;
+    /// each agent's request carries it with that agent's own skills listed
+    /// (the engine composes it per agent, see `zr_engine::skill_listing`).
     #[must_use]
     pub fn definition() -> ToolDefinition {
         let name: ToolName = "Skill".parse().expect("'Skill' is a valid tool name");
+        let spec = zr_types::builtin_spec("Skill").expect("'Skill' is in the builtin registry");
         ToolDefinition::new(
             name,
             "Load a skill: its instructions, and the folder that holds its other files. \
@@ -88,11 +93,12 @@ impl SkillTool {
             "additionalProperties": false
         }))
         .with_annotations(Annotations {
-            read_only: true,
+            read_only: spec.read_only,
             destructive: Some(false),
             idempotent: Some(true),
             open_world: Some(false),
         })
+        .with_defer(spec.deferred.then_some(true))
     }
 
     /// Gives `agent` exactly `skills` (replacing an earlier grant).

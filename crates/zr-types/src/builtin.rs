@@ -78,8 +78,20 @@ pub const DEFAULT_BUILTINS: &[BuiltinSpec] = &[
         true,
     ),
     spec("TodoWrite", "Keep this agent's todo list.", false, false),
-    spec("Skill", "Load a skill's instructions.", false, false),
+    // Read-only: it only reads a skill's body, so Explore and Plan agents
+    // keep their skills (DESIGN section 4).
+    spec("Skill", "Load a skill's instructions.", true, false),
 ];
+
+/// The registry entry of the builtin `name`, if it is one. Every builtin
+/// definition (zr-tools' tools, zr-skills' `Skill`, the engine's `Task`,
+/// `MultiTask` and `FindTool`, the resolver's default registry) takes its
+/// read-only and deferred flags from here, so the resolver and the engine
+/// cannot disagree about them.
+#[must_use]
+pub fn builtin_spec(name: &str) -> Option<&'static BuiltinSpec> {
+    DEFAULT_BUILTINS.iter().find(|s| s.name == name)
+}
 
 /// Tool names that only the runtime may define: custom and connection tools
 /// cannot take them.

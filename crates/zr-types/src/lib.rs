@@ -20,7 +20,7 @@ mod ordered;
 mod skill;
 mod tool;
 
-pub use builtin::{BuiltinSpec, DEFAULT_BUILTINS, RESERVED_TOOL_NAMES};
+pub use builtin::{BuiltinSpec, DEFAULT_BUILTINS, RESERVED_TOOL_NAMES, builtin_spec};
 pub use error::{IdError, NameError, ToolError, error_chain};
 pub use handler::{BoxFuture, ToolCall, ToolContext, ToolHandler, ToolOutput};
 pub use id::{AgentId, SessionId};

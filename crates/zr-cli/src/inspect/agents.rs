@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use zr_caps::{AgentDefinition, AgentType, Isolation, ModelChoice};
+use zr_caps::{AgentDefinition, AgentType, Isolation, ModelAliases, ModelChoice};
 use zr_skills::{AgentSource, AgentTypeEntry, Roots};
 
 use super::{diagnostic_json, json_text, print_diagnostics, shown, summary, table};
@@ -68,13 +68,33 @@ fn kind(d: &AgentDefinition) -> String {
     }
 }
 
-/// The model as `zr agents` shows it (table and JSON): the one place to
-/// change when aliases resolve to ids.
+/// The model as the file writes it (JSON `model`; the resolved id is
+/// `model_id`, and the table's column shows both, see `model_column`).
 fn model(d: &AgentDefinition) -> String {
     match &d.model {
         ModelChoice::Inherit => "inherit".to_owned(),
         ModelChoice::Id(id) => id.clone(),
     }
+}
+
+/// The model column: the id the type runs on, with the alias it came
+/// from (`claude-haiku-4-5 (haiku)`).
+fn model_column(d: &AgentDefinition, aliases: &ModelAliases) -> String {
+    let id = crate::model_aliases::shown(aliases, d);
+    match &d.model {
+        ModelChoice::Id(written) if *written != id => format!("{id} ({written})"),
+        _ => id,
+    }
+}
+
+/// The aliases `zr run` would use with the provider `zr.toml` or the
+/// environment names (the table's defaults if `[model.aliases]` is broken:
+/// `zr run` reports that).
+fn aliases(project: &Project) -> ModelAliases {
+    let kind = crate::model_aliases::assumed_kind(project, &|v| std::env::var(v).ok());
+    let family = crate::model_aliases::family(kind);
+    crate::model_aliases::table(project, family)
+        .unwrap_or_else(|_| ModelAliases::for_family(family))
 }
 
 fn flags(d: &AgentDefinition) -> String {
@@ -133,6 +153,7 @@ fn tools(d: &AgentDefinition) -> String {
 
 fn list(project: &Project, format: Format) -> String {
     let types = project.agents.types();
+    let aliases = aliases(project);
     match format {
         Format::Table => {
             let rows: Vec<Vec<String>> = types
@@ -143,7 +164,7 @@ fn list(project: &Project, format: Format) -> String {
                         d.name.to_string(),
                         kind(d),
                         source(e, project),
-                        model(d),
+                        model_column(d, &aliases),
                         flags(d),
                         tools(d),
                         summary(&d.description, 60),
@@ -175,6 +196,7 @@ fn list(project: &Project, format: Format) -> String {
                         "source": source_json(e, project),
                         "description": d.description,
                         "model": model(d),
+                        "model_id": crate::model_aliases::shown(&aliases, d),
                         "background": d.background,
                         "isolation": d.isolation,
                         "permission_mode": d.permission_mode.map(|m| m.to_string()),

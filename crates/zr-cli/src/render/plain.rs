@@ -191,7 +191,8 @@ pub(crate) fn describe_call(tool: &str, input: &Value) -> String {
             let ty = fields
                 .get("subagent_type")
                 .and_then(Value::as_str)
-                .unwrap_or("general-purpose");
+                // No type means fork mode (DESIGN section 5).
+                .unwrap_or("fork");
             let bg = if fields.get("run_in_background") == Some(&Value::Bool(true)) {
                 ", in the background"
             } else {

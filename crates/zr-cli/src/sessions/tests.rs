@@ -77,6 +77,42 @@ fn a_torn_last_line_is_ignored_and_a_broken_line_warns() {
 }
 
 #[test]
+fn a_fork_counts_only_its_own_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = "s-0000000000004-00000000";
+    write(
+        dir.path(),
+        &format!("{id}/root.jsonl"),
+        &format!("{HEADER}\n{PROMPT}\n{REPLY}\n{FINISHED}\n"),
+    );
+    // The fork starts with the root's prompt and reply (inherited), then
+    // its task, then one reply of its own.
+    let fork_header = HEADER
+        .replace(
+            r#""agent":"root","agent_type":"root","parent":null"#,
+            r#""agent":"root.0001-fork","agent_type":"fork","parent":"root""#,
+        )
+        .replace(
+            r#""max_turns":5}"#,
+            r#""max_turns":2,"inherited_messages":2}"#,
+        );
+    assert!(fork_header.contains("inherited_messages"), "{fork_header}");
+    write(
+        dir.path(),
+        &format!("{id}/root.0001-fork.jsonl"),
+        &format!("{fork_header}\n{PROMPT}\n{REPLY}\n{PROMPT}\n{REPLY}\n{FINISHED}\n"),
+    );
+    let (sessions, warnings) = list(dir.path(), dir.path());
+    assert_eq!(warnings, Vec::<String>::new());
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].agents.len(), 2, "{:?}", sessions[0].agents);
+    assert_eq!(
+        sessions[0].turns, 2,
+        "the root's one turn and the fork's own one, not the inherited reply"
+    );
+}
+
+#[test]
 fn an_unknown_model_with_tokens_has_no_cost() {
     let dir = tempfile::tempdir().unwrap();
     let header = HEADER.replace("claude-sonnet-4-5", "my-local-model");

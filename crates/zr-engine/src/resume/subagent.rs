@@ -59,11 +59,12 @@ fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind 
             system,
         };
     }
+    let catalog = session.catalog.current();
     let known = header
         .agent_type
         .parse::<AgentName>()
         .ok()
-        .and_then(|name| session.config.sub_agents.get(&name));
+        .and_then(|name| catalog.sub_agents.get(&name));
     let definition = match known {
         Some(d) => {
             if definition_hash(d) != header.definition_hash {
@@ -78,7 +79,7 @@ fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind 
             let name: AgentName = "general-purpose"
                 .parse()
                 .expect("'general-purpose' is a valid agent name (lowercase letters and a hyphen)");
-            let fallback = session.config.sub_agents.get(&name).cloned();
+            let fallback = catalog.sub_agents.get(&name).cloned();
             warnings.push(format!(
                 "no subagent type '{}' in the configuration; the agent resumes as general-purpose{}",
                 header.agent_type,
@@ -148,7 +149,7 @@ fn rebuild(
     let cwd = folder(session, header, &mut warnings);
     let config = &session.config;
     // The root's pool as its queries resolve it (no overrides).
-    let parent = root_tools(session, None, root_loaded)?;
+    let parent = root_tools(session, &session.catalog.current(), None, root_loaded)?;
     let role = match &definition {
         Some(d) => Role::Derived {
             kind: derived_kind(&d.agent_type),
@@ -237,5 +238,6 @@ pub(super) async fn run(
         usage: result.usage,
         total_usage: ctx.total_usage(),
         duration: result.duration,
+        failed_subagents: ctx.failed_subagents(),
     })
 }

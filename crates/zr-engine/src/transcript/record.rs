@@ -70,6 +70,16 @@ pub(crate) struct Header {
     /// Milliseconds since the Unix epoch.
     pub(crate) created_ms: u64,
     pub(crate) max_turns: u32,
+    /// How many of the first message records are history the agent started
+    /// with rather than its own work: a fork's parent's conversation (the
+    /// `zr sessions` turn count skips them). 0 for every other agent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) inherited_messages: usize,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// How a run ended.

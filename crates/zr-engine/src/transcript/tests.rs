@@ -26,6 +26,7 @@ fn header() -> Header {
         worktree: None,
         created_ms: 1,
         max_turns: 5,
+        inherited_messages: 0,
     }
 }
 

@@ -240,9 +240,12 @@ enum RawLazy {
     Auto(usize),
 }
 
-#[derive(Deserialize, Clone, Copy)]
+#[derive(Deserialize, Clone, Copy, Default)]
 #[serde(rename_all = "kebab-case")]
 enum RawKind {
+    /// DESIGN: missing keys take their defaults; a subagent without `kind`
+    /// is general-purpose.
+    #[default]
     GeneralPurpose,
     Explore,
     Plan,
@@ -253,6 +256,7 @@ enum RawKind {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSubagent {
+    #[serde(default)]
     kind: RawKind,
     #[serde(default)]
     background: bool,

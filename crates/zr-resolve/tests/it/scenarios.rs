@@ -73,3 +73,13 @@ fn json_output_has_the_documented_shape() {
     assert_eq!(json["agents"][2]["deferred"], serde_json::json!([]));
     assert_eq!(json["agents"][0]["deferred"][5]["origin"], "mcp:gh");
 }
+
+#[test]
+fn a_subagent_without_kind_is_general_purpose() {
+    let without = r#"{"subagents": {"helper": {}}}"#;
+    let with = r#"{"subagents": {"helper": {"kind": "general-purpose"}}}"#;
+    let shown = render(without);
+    assert!(!shown.starts_with("error:"), "{shown}");
+    assert_eq!(shown, render(with));
+    assert!(shown.contains("general-purpose"), "{shown}");
+}

@@ -46,6 +46,11 @@ fn delegation_calls_show_their_tasks() {
         "Task (writer, in the background): write"
     );
     assert_eq!(
+        describe_call("Task", &json!({"description": "dig", "prompt": "p"})),
+        "Task (fork): dig",
+        "a Task without a type is a fork, not general-purpose"
+    );
+    assert_eq!(
         describe_call(
             "MultiTask",
             &json!({"tasks": [{"description": "a", "prompt": "p"}, {"description": "b", "prompt": "p"}]})

@@ -302,6 +302,7 @@ fn finish_replaces_the_tree_with_a_summary() {
             ..Usage::default()
         },
         duration: Duration::from_millis(2500),
+        failed_subagents: Vec::new(),
     };
     tree.finish(&session(), Some(&result), None);
     let parser = screen(tree.out(), 20, 100);

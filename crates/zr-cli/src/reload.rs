@@ -1,0 +1,129 @@
+//! Hot reload for `zr run` and `zr resume`: the engine asks before each
+//! model request of the root whether the agent types or skills changed,
+//! and this source answers from zr-skills' registries, whose `view()`
+//! re-reads only the files that changed and returns the same `Arc` when
+//! none did (so an unchanged project costs one stat per file and two
+//! pointer comparisons).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use zr_caps::AgentDefinition;
+use zr_engine::{AgentTypes, AgentTypesSource};
+use zr_mcp::McpTool;
+use zr_skills::{AgentRegistry, AgentTypeEntry, AgentTypesView, SkillRegistry, SkillsView};
+use zr_types::ToolDefinition;
+
+use crate::project::Project;
+
+/// Each MCP server's tool definitions, by server name.
+pub(crate) type ServerDefinitions = BTreeMap<String, Vec<Arc<ToolDefinition>>>;
+
+/// The definitions of `tools`, by server.
+pub(crate) fn server_definitions(tools: &BTreeMap<String, Vec<McpTool>>) -> ServerDefinitions {
+    tools
+        .iter()
+        .map(|(server, tools)| {
+            let definitions = tools.iter().map(|t| Arc::clone(&t.definition)).collect();
+            (server.clone(), definitions)
+        })
+        .collect()
+}
+
+/// The subagent type of `entry` as the session runs it: the servers it
+/// names (`mcpServers`) become its connection tools.
+pub(crate) fn type_definition(
+    entry: &AgentTypeEntry,
+    servers: &ServerDefinitions,
+) -> AgentDefinition {
+    let mut definition: AgentDefinition = (*entry.definition).clone();
+    if let Some(names) = &definition.mcp_servers {
+        let tools: Vec<Arc<ToolDefinition>> = names
+            .iter()
+            .flat_map(|s| servers.get(s.as_str()).into_iter().flatten())
+            .map(Arc::clone)
+            .collect();
+        let mut connection = definition
+            .capabilities
+            .connection_tools
+            .take()
+            .unwrap_or_default();
+        connection.extend(tools);
+        definition.capabilities.connection_tools = Some(connection);
+    }
+    definition
+}
+
+/// The views last seen, compared by pointer.
+#[derive(Debug)]
+struct Seen {
+    agents: Arc<AgentTypesView>,
+    skills: Arc<SkillsView>,
+}
+
+/// zr-skills' registries as the engine's [`AgentTypesSource`].
+#[derive(Debug)]
+pub(crate) struct RegistrySource {
+    agents: Arc<AgentRegistry>,
+    skills: Arc<SkillRegistry>,
+    servers: ServerDefinitions,
+    root: PathBuf,
+    seen: Mutex<Seen>,
+}
+
+impl RegistrySource {
+    /// A source over `project`'s registries; what the session was built
+    /// from (the project's views) is the baseline.
+    pub(crate) fn new(project: &Project, servers: ServerDefinitions) -> Self {
+        Self {
+            agents: Arc::clone(&project.agent_registry),
+            skills: Arc::clone(&project.skills),
+            servers,
+            root: project.root.clone(),
+            seen: Mutex::new(Seen {
+                agents: Arc::clone(&project.agents),
+                skills: Arc::clone(&project.skills_view),
+            }),
+        }
+    }
+
+    /// Logs the diagnostics of `view` that `before` did not have.
+    fn log_new_diagnostics(&self, before: &[zr_skills::Diagnostic], now: &[zr_skills::Diagnostic]) {
+        for d in now.iter().filter(|d| !before.contains(d)) {
+            tracing::warn!(
+                "{} (seen while the session runs)",
+                d.display_relative(&self.root)
+            );
+        }
+    }
+}
+
+impl AgentTypesSource for RegistrySource {
+    fn changed(&self) -> Option<AgentTypes> {
+        let agents = self.agents.view();
+        let skills = self.skills.view();
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if Arc::ptr_eq(&agents, &seen.agents) && Arc::ptr_eq(&skills, &seen.skills) {
+            return None;
+        }
+        self.log_new_diagnostics(seen.agents.diagnostics(), agents.diagnostics());
+        self.log_new_diagnostics(seen.skills.diagnostics(), skills.diagnostics());
+        let types = AgentTypes {
+            sub_agents: agents
+                .types()
+                .iter()
+                .map(|entry| {
+                    let definition = type_definition(entry, &self.servers);
+                    (definition.name.clone(), definition)
+                })
+                .collect(),
+            skills: skills.definitions().to_vec(),
+        };
+        *seen = Seen { agents, skills };
+        Some(types)
+    }
+}

@@ -1,0 +1,121 @@
+//! Model aliases over the wire: `model: opus` reaches the Anthropic API as
+//! its id; a model the API does not know (404) fails that subagent, and
+//! the run says so although the root answers; on an OpenAI-compatible
+//! server a Claude alias is a load-time warning naming file and line.
+
+use serde_json::json;
+
+use crate::loopback::{Reply, Server, anthropic_answer, fixture, run_against};
+use crate::support::{TempProject, stderr, stdout};
+
+fn agent(name: &str, model: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: The {name}.\nmodel: {model}\n---\nYou are the {name}.\n"
+    )
+}
+
+fn task(id: &str, ty: &str) -> Reply {
+    anthropic_answer(
+        None,
+        &[(
+            id,
+            "Task",
+            json!({"description": ty, "prompt": "Go.", "subagent_type": ty}),
+        )],
+    )
+}
+
+#[test]
+fn an_alias_is_sent_as_its_id_and_an_unknown_model_fails_its_subagent_visibly() {
+    let not_found = Reply {
+        status: 404,
+        body:
+            br#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}"#
+                .to_vec(),
+    };
+    let server = Server::scripted(vec![
+        task("toolu_writer", "writer"),
+        anthropic_answer(Some("written"), &[]),
+        task("toolu_nope", "nope"),
+        not_found,
+        anthropic_answer(Some("Done anyway."), &[]),
+    ]);
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "[model]\nname = \"claude-test\"\n")
+        .write(".zr/agents/writer.md", &agent("writer", "opus"))
+        .write(".zr/agents/nope.md", &agent("nope", "claude-nope"));
+    let out = run_against(&project, &server, false, "go");
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "Done anyway.\n");
+    let requests = server.requests();
+    let models: Vec<&str> = requests
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "claude-test",
+            "claude-opus-4-5",
+            "claude-test",
+            "claude-nope",
+            "claude-test"
+        ],
+        "opus is sent as its id; a 404 is not retried"
+    );
+    assert!(
+        err.contains("warning: subagent root.0002-nope (nope) failed:")
+            && err.contains("not_found_error"),
+        "{err}"
+    );
+    // The root heard of the failure as a failed task.
+    let result = requests[4].body["messages"].to_string();
+    assert!(result.contains(r#"\"status\":\"failed\""#), "{result}");
+}
+
+#[test]
+fn a_claude_alias_on_an_openai_server_warns_at_load_naming_file_and_line() {
+    let server = Server::start(fixture("openai/text.sse"));
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "[model]\nname = \"local-model\"\n")
+        .write(".zr/agents/writer.md", &agent("writer", "sonnet"));
+    let out = run_against(&project, &server, true, "say hello");
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: .zr/agents/writer.md:4: model 'sonnet' is a Claude alias with no id on this provider; agent 'writer' runs on the session's model"),
+        "{err}"
+    );
+    // With a mapping in zr.toml there is nothing to warn about.
+    project.write(
+        "zr.toml",
+        "[model]\nname = \"local-model\"\n\n[model.aliases]\nsonnet = \"local-big\"\n",
+    );
+    let out = run_against(&project, &server, true, "say hello");
+    let err = stderr(&out);
+    assert!(!err.contains("Claude alias"), "{err}");
+}
+
+#[test]
+fn zr_agents_shows_the_id_an_alias_resolves_to() {
+    let project = TempProject::new();
+    project.write(".zr/agents/writer.md", &agent("writer", "haiku"));
+    let out = project.zr_ok(&["agents"]);
+    let text = stdout(&out);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("writer"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("claude-haiku-4-5 (haiku)"), "{row}");
+    let out = project.zr_ok(&["agents", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let writer = json["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "writer")
+        .unwrap();
+    assert_eq!(writer["model"], "haiku");
+    assert_eq!(writer["model_id"], "claude-haiku-4-5");
+}

@@ -1,0 +1,25 @@
+//! Which model a typed subagent runs on: its definition's `model` with the
+//! session's aliases resolved (`sonnet` -> `claude-sonnet-4-5`), before its
+//! first request. The one place a definition's model is read.
+
+use zr_caps::{AgentDefinition, ModelAliases, ModelResolution};
+
+/// The model of a subagent of `definition` whose parent runs on `parent`:
+/// the alias's id, the id as written, or the parent's model for `inherit`
+/// and for an alias the session's provider has no id for (logged; hosts
+/// report it when the types load, not when a request fails).
+pub(crate) fn subagent_model(
+    aliases: &ModelAliases,
+    definition: &AgentDefinition,
+    parent: &str,
+) -> String {
+    if let ModelResolution::Unmapped { alias } = aliases.resolve(&definition.model) {
+        tracing::warn!(
+            agent_type = %definition.name,
+            alias,
+            model = parent,
+            "model alias has no id on this provider (set one in the session's model aliases); the agent runs on its parent's model"
+        );
+    }
+    aliases.model_for(&definition.model, parent)
+}

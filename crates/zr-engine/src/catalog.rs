@@ -1,0 +1,135 @@
+//! Hot reload: the agent types and skills a session's agents are built
+//! from, asked again of the host's [`AgentTypesSource`] before each model
+//! request of the root, so that a type or skill added, edited or removed
+//! while the session runs takes effect at the root's next request.
+//!
+//! The session keeps one current [`Catalog`]: the types (which `Task` and
+//! `MultiTask` can start, and which their descriptions list), the skills
+//! registry the resolver reads, and the builtin definitions that depend on
+//! them. Only the root's turn replaces it, so what the root was shown in a
+//! request is what its Task calls of that turn start. Subagents keep the
+//! pool they started with (DESIGN: a subagent's pool comes from the
+//! resolver once).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
+use zr_types::{AgentName, SkillDefinition, ToolDefinition};
+
+use crate::runtime::RuntimeEnvironment;
+use crate::tools::EngineTools;
+
+/// A session's agent types and skills at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct AgentTypes {
+    /// The subagent types, by name (as [`AgentConfig::sub_agents`](crate::AgentConfig::sub_agents)).
+    pub sub_agents: BTreeMap<AgentName, AgentDefinition>,
+    /// The skills registry's view (as [`AgentConfig::skills`](crate::AgentConfig::skills)).
+    pub skills: Vec<Arc<SkillDefinition>>,
+}
+
+/// Where a running session's agent types and skills come from: the host
+/// (the `zr` command wires zr-skills' registries in) answers whether they
+/// changed.
+///
+/// # Contract
+///
+/// [`AgentTypesSource::changed`] is called before each model request of
+/// the root (set it with [`AgentConfig::types_source`](crate::AgentConfig::types_source)). It returns the
+/// whole current set when anything changed since the previous call (the
+/// first call compares with what the session was built from), and `None`
+/// otherwise. It is called from async code: it must be cheap when nothing
+/// changed (a stat of each file, not a parse) and must not block for long.
+/// A panic is not caught.
+///
+/// ```
+/// # use std::sync::Mutex;
+/// # use zr_engine::{AgentTypes, AgentTypesSource};
+/// /// Types pushed by the host; taken once.
+/// #[derive(Debug, Default)]
+/// struct Pushed(Mutex<Option<AgentTypes>>);
+///
+/// impl AgentTypesSource for Pushed {
+///     fn changed(&self) -> Option<AgentTypes> {
+///         self.0.lock().unwrap().take()
+///     }
+/// }
+/// # assert!(Pushed::default().changed().is_none());
+/// ```
+pub trait AgentTypesSource: Send + Sync + fmt::Debug {
+    /// The current types and skills if they changed since the last call;
+    /// `None` when they did not.
+    fn changed(&self) -> Option<AgentTypes>;
+}
+
+/// What the session's agents are built from now.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    pub(crate) sub_agents: BTreeMap<AgentName, AgentDefinition>,
+    pub(crate) skills: Vec<Arc<SkillDefinition>>,
+    /// Task and MultiTask (their descriptions list the types), FindTool.
+    pub(crate) engine_tools: EngineTools,
+    /// Every builtin definition in registry order.
+    pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+}
+
+impl Catalog {
+    /// The catalog of `types`, whose Task and MultiTask run at most
+    /// `max_concurrent` subagents at once and whose skill listings hold at
+    /// most `skill_listing_chars` characters.
+    pub(crate) fn new(
+        types: AgentTypes,
+        runtime: &RuntimeEnvironment,
+        max_concurrent: usize,
+        skill_listing_chars: usize,
+    ) -> Self {
+        let engine_tools = EngineTools::new(&types.sub_agents, max_concurrent, skill_listing_chars);
+        let builtins = engine_tools.builtins(runtime);
+        Self {
+            sub_agents: types.sub_agents,
+            skills: types.skills,
+            engine_tools,
+            builtins,
+        }
+    }
+}
+
+impl Catalog {
+    /// The isolation of the subagent type `name` (forks are never
+    /// isolated).
+    pub(crate) fn isolation_of(&self, name: Option<&AgentName>) -> Isolation {
+        name.and_then(|n| self.sub_agents.get(n))
+            .map_or(Isolation::None, |d| d.isolation)
+    }
+}
+
+/// The session's current catalog.
+#[derive(Debug)]
+pub(crate) struct Catalogs {
+    current: Mutex<Arc<Catalog>>,
+}
+
+impl Catalogs {
+    pub(crate) fn new(catalog: Catalog) -> Self {
+        Self {
+            current: Mutex::new(Arc::new(catalog)),
+        }
+    }
+
+    pub(crate) fn current(&self) -> Arc<Catalog> {
+        Arc::clone(&crate::sync::lock(&self.current))
+    }
+
+    pub(crate) fn replace(&self, catalog: Arc<Catalog>) {
+        *crate::sync::lock(&self.current) = catalog;
+    }
+}
+
+/// What the root's tools are rebuilt from when the catalog changes: the
+/// query's capability overrides (C1).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RootReload {
+    pub(crate) capabilities: Option<AgentCapabilities>,
+}
