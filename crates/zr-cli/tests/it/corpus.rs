@@ -180,3 +180,25 @@ fn the_readme_prints_the_claude_code_tool_table_row_for_row() {
         .collect();
     assert_eq!(rows, expected);
 }
+
+#[test]
+fn the_readme_prints_the_model_alias_table_row_for_row() {
+    let readme = fs::read_to_string(crate::support::repo().join("README.md")).expect("README");
+    let header = "| alias | Anthropic | OpenAI-compatible server |\n| --- | --- | --- |\n";
+    let start = readme.find(header).expect("the table's header") + header.len();
+    let rows: Vec<&str> = readme[start..]
+        .lines()
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let mut expected: Vec<String> = zr_caps::MODEL_ALIASES
+        .iter()
+        .map(|a| {
+            format!(
+                "| `{}` | `{}` | none: the session's model, with a warning |",
+                a.alias, a.anthropic
+            )
+        })
+        .collect();
+    expected.push("| `inherit` | the parent's model | the parent's model |".to_owned());
+    assert_eq!(rows, expected);
+}
