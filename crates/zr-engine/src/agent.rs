@@ -3,27 +3,29 @@
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use futures_util::Stream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use zr_caps::{AgentCapabilities, Budget, merge_root};
-use zr_resolve::{ResolveInput, Role, resolve};
+use zr_caps::AgentCapabilities;
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 
-use crate::background::BackgroundAgent;
-use crate::catalog::{Catalog, RootReload};
+use crate::agent_run::AgentRun;
+use crate::catalog::RootReload;
+use crate::config::AgentConfig;
+use crate::error::EngineError;
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
-use crate::permission::Denials;
-use crate::run::{AgentRun, Progress};
+use crate::history::{continue_history, push_user_text};
+use crate::meta::AgentMeta;
+use crate::outcome::{TaskResult, TaskStatus};
+use crate::pools::root_tools;
+use crate::registry::BackgroundAgent;
 use crate::runtime::RuntimeEnvironment;
-use crate::session::{AgentConfig, Cleanup, QueryCtx, Session};
+use crate::session::{Cleanup, QueryCtx, Session};
 use crate::sync::lock;
-use crate::task::TaskResult;
-use crate::tools::AgentTools;
-use crate::{EngineError, TaskStatus};
+use crate::task::Subagents;
 
 /// Per-query changes to the root (C1: a set field replaces the
 /// constructor's).
@@ -103,8 +105,10 @@ pub struct Agent {
     state: Arc<Mutex<RootState>>,
 }
 
-fn new_session_id() -> SessionId {
-    let millis = SystemTime::now()
+fn new_session_id(runtime: &RuntimeEnvironment) -> SessionId {
+    let millis = runtime
+        .effects()
+        .now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     SessionId::from_parts(millis, fastrand::u32(..))
@@ -115,7 +119,7 @@ impl Agent {
     #[must_use]
     pub fn new(runtime: Arc<RuntimeEnvironment>, config: AgentConfig) -> Self {
         Self {
-            session: Arc::new(Session::new(new_session_id(), runtime, config)),
+            session: Arc::new(Session::new(new_session_id(&runtime), runtime, config)),
             state: Arc::new(Mutex::new(RootState::default())),
         }
     }
@@ -207,7 +211,7 @@ impl Agent {
                 // A failed query adds nothing to the history, nor in the
                 // transcript.
                 let kept = lock(&state).history.clone();
-                crate::transcript::forget_query(&ctx, &kept);
+                ctx.session.transcripts.forget_query(&ctx.sink, &kept);
             }
             result.map(|(result, history, loaded)| {
                 let mut state = lock(&state);
@@ -388,38 +392,6 @@ impl Drop for BusyGuard {
     }
 }
 
-/// The root's pool for a query whose capabilities `overrides` (C1), with
-/// the tools it `loaded` through FindTool.
-pub(crate) fn root_tools(
-    session: &Session,
-    catalog: &Catalog,
-    overrides: Option<&AgentCapabilities>,
-    loaded: &[ToolName],
-) -> Result<AgentTools, EngineError> {
-    let config = &session.config;
-    let root = AgentId::root();
-    let capabilities = merge_root(&config.options, &config.capabilities, overrides);
-    let input = ResolveInput::new(
-        Role::Root,
-        &catalog.builtins,
-        &capabilities,
-        &catalog.skills,
-        &config.policy,
-    );
-    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
-        agent: root.clone(),
-        source,
-    })?;
-    let mut tools = AgentTools::new(
-        &root,
-        Arc::new(pool),
-        &catalog.engine_tools,
-        &session.runtime,
-    )?;
-    tools.load(loaded);
-    Ok(tools)
-}
-
 async fn run_root(
     ctx: &QueryCtx,
     mut history: Vec<Message>,
@@ -441,31 +413,27 @@ async fn run_root(
         observer.agent_started(&session.id, &root, tools.pool());
     }
     match &prompt {
-        Some(prompt) => crate::run::push_user_text(&mut history, prompt),
-        None => crate::resume::continue_history(&mut history),
+        Some(prompt) => push_user_text(&mut history, prompt),
+        None => continue_history(&mut history),
     }
-    let run = AgentRun {
+    let settings = session.runtime.settings();
+    let meta = AgentMeta {
         id: root.clone(),
         agent_type: Arc::from("root"),
-        model: overrides
-            .model
-            .unwrap_or_else(|| session.runtime.settings().model.clone()),
-        system: config.system_prompt.clone(),
-        tools,
-        history,
-        max_turns: overrides.max_turns.unwrap_or(config.max_turns),
-        budget: Budget::default(),
-        progress: Arc::new(Mutex::new(Progress::default())),
         parent: None,
-        cwd: session.runtime.settings().cwd.clone(),
         mode: config.permission_mode,
         background: false,
-        denials: Denials::default(),
-        cache_prefix: None,
-        reload: Some(RootReload {
-            capabilities: overrides.capabilities,
-        }),
+        cwd: settings.cwd.clone(),
+        model: overrides.model.unwrap_or_else(|| settings.model.clone()),
+        system: config.system_prompt.clone(),
+        max_turns: overrides.max_turns.unwrap_or(config.max_turns),
     };
+    let reload = RootReload {
+        capabilities: overrides.capabilities,
+    };
+    let run = AgentRun::new(meta, tools, history)
+        .with_delegate(Arc::new(Subagents))
+        .with_reload(reload);
     let outcome = run.run(ctx).await;
     if let Some(source) = outcome.error {
         return Err(EngineError::Provider {
@@ -488,7 +456,7 @@ async fn run_root(
         duration: start.elapsed(),
         failed_subagents: ctx.failed_subagents(),
     };
-    Ok((result, outcome.history, outcome.tools.loaded_names()))
+    Ok((result, outcome.history, outcome.loaded))
 }
 
 /// A running query: a stream of [`Event`]s, ending when the query ends.

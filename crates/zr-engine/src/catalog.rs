@@ -15,20 +15,18 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use zr_caps::{AgentCapabilities, AgentDefinition};
-use zr_types::{AgentId, AgentName, SkillDefinition, ToolDefinition};
+use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
+use zr_types::{AgentName, SkillDefinition, ToolDefinition};
 
-use crate::run::AgentRun;
 use crate::runtime::RuntimeEnvironment;
-use crate::session::{AgentConfig, QueryCtx};
 use crate::tools::EngineTools;
 
 /// A session's agent types and skills at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct AgentTypes {
-    /// The subagent types, by name (as [`AgentConfig::sub_agents`]).
+    /// The subagent types, by name (as [`AgentConfig::sub_agents`](crate::AgentConfig::sub_agents)).
     pub sub_agents: BTreeMap<AgentName, AgentDefinition>,
-    /// The skills registry's view (as [`AgentConfig::skills`]).
+    /// The skills registry's view (as [`AgentConfig::skills`](crate::AgentConfig::skills)).
     pub skills: Vec<Arc<SkillDefinition>>,
 }
 
@@ -39,7 +37,7 @@ pub struct AgentTypes {
 /// # Contract
 ///
 /// [`AgentTypesSource::changed`] is called before each model request of
-/// the root (set it with [`AgentConfig::types_source`]). It returns the
+/// the root (set it with [`AgentConfig::types_source`](crate::AgentConfig::types_source)). It returns the
 /// whole current set when anything changed since the previous call (the
 /// first call compares with what the session was built from), and `None`
 /// otherwise. It is called from async code: it must be cheap when nothing
@@ -78,16 +76,16 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
+    /// The catalog of `types`, whose Task and MultiTask run at most
+    /// `max_concurrent` subagents at once and whose skill listings hold at
+    /// most `skill_listing_chars` characters.
     pub(crate) fn new(
         types: AgentTypes,
         runtime: &RuntimeEnvironment,
-        config: &AgentConfig,
+        max_concurrent: usize,
+        skill_listing_chars: usize,
     ) -> Self {
-        let engine_tools = EngineTools::new(
-            &types.sub_agents,
-            config.subagent.max_concurrent,
-            config.skill_listing_chars,
-        );
+        let engine_tools = EngineTools::new(&types.sub_agents, max_concurrent, skill_listing_chars);
         let builtins = engine_tools.builtins(runtime);
         Self {
             sub_agents: types.sub_agents,
@@ -95,6 +93,15 @@ impl Catalog {
             engine_tools,
             builtins,
         }
+    }
+}
+
+impl Catalog {
+    /// The isolation of the subagent type `name` (forks are never
+    /// isolated).
+    pub(crate) fn isolation_of(&self, name: Option<&AgentName>) -> Isolation {
+        name.and_then(|n| self.sub_agents.get(n))
+            .map_or(Isolation::None, |d| d.isolation)
     }
 }
 
@@ -115,7 +122,7 @@ impl Catalogs {
         Arc::clone(&crate::sync::lock(&self.current))
     }
 
-    fn replace(&self, catalog: Arc<Catalog>) {
+    pub(crate) fn replace(&self, catalog: Arc<Catalog>) {
         *crate::sync::lock(&self.current) = catalog;
     }
 }
@@ -125,42 +132,4 @@ impl Catalogs {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RootReload {
     pub(crate) capabilities: Option<AgentCapabilities>,
-}
-
-/// Before a root request: asks the host's source; when the types or skills
-/// changed, the session's catalog is rebuilt and the root's pool resolved
-/// again (keeping what it loaded), and the observer hears the root's new
-/// pool. A catalog the resolver refuses is logged and the root goes on
-/// with the one it had.
-pub(crate) fn refresh_root(ctx: &QueryCtx, run: &mut AgentRun) {
-    let Some(reload) = &run.reload else {
-        return;
-    };
-    let session = &ctx.session;
-    let Some(source) = &session.config.types_source else {
-        return;
-    };
-    let Some(types) = source.changed() else {
-        return;
-    };
-    let catalog = Arc::new(Catalog::new(types, &session.runtime, &session.config));
-    let loaded = run.tools.loaded_names();
-    match crate::agent::root_tools(session, &catalog, reload.capabilities.as_ref(), &loaded) {
-        Ok(tools) => {
-            tracing::info!(
-                types = catalog.sub_agents.len(),
-                skills = catalog.skills.len(),
-                "agent types or skills changed; the root's next request uses them"
-            );
-            session.catalog.replace(catalog);
-            if let Some(observer) = session.runtime.observer() {
-                observer.agent_started(&session.id, &AgentId::root(), tools.pool());
-            }
-            run.tools = tools;
-        }
-        Err(error) => tracing::warn!(
-            error = %zr_types::error_chain(&error),
-            "the changed agent types or skills are refused; the root keeps the ones it had"
-        ),
-    }
 }

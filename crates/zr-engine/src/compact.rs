@@ -1,18 +1,17 @@
-//! Compaction: keeps an agent's context under its window by replacing the
-//! older part of its history with a summary the model writes (tools
-//! disabled), and cuts oversized tool results (see [`cut`]).
+//! Compaction's plan: when an agent's history is compacted, where it
+//! splits, what the summary request holds and what replaces the older
+//! part; and cutting oversized tool results (see [`cut`]). The request
+//! itself is the loop's (a side request, tools disabled).
 
-mod cut;
+pub(crate) mod cut;
 
-use futures_util::StreamExt as _;
-use zr_providers::{ModelEvent, ModelRequest, RequestOrigin, ToolChoice};
-use zr_types::{ContentBlock, Message, MessageRole, ToolResultContent, Usage, error_chain, texts};
+use std::sync::Arc;
 
-use crate::event::EventKind;
-use crate::run::{AgentRun, push_user_text};
-use crate::session::QueryCtx;
+use zr_types::{
+    AgentId, ContentBlock, Message, MessageRole, ToolDefinition, ToolResultContent, Usage,
+};
 
-pub(crate) use cut::{Spill, limit_result};
+use crate::history::push_user_text;
 
 /// The request that asks the model for the summary of the older history.
 pub(crate) const SUMMARY_PROMPT: &str = "Your context is nearly full: the conversation up to here will be replaced by the summary you write now, and you will continue the work from that summary and the most recent messages. Do not call any tools. Write the summary for yourself, specific and complete, under these headings:
@@ -82,76 +81,119 @@ impl ContextUse {
     pub(crate) fn observe(&mut self, usage: Usage) {
         self.last = Some(usage.total());
     }
+
+    /// Whether `agent`'s history (under `system`) is to be compacted
+    /// before its next request, and where it splits. `None` when the
+    /// context is under the threshold, nothing older can be summarised,
+    /// or a recent failure says to wait.
+    pub(crate) fn plan(
+        &mut self,
+        config: CompactionConfig,
+        agent: &AgentId,
+        system: &str,
+        history: &[Message],
+    ) -> Option<Plan> {
+        if !config.enabled {
+            return None;
+        }
+        let before = self
+            .last
+            .unwrap_or_else(|| estimate(system).saturating_add(estimate_messages(history)));
+        if before <= config.threshold {
+            return None;
+        }
+        let Some(split) = split_point(history, config.keep_recent) else {
+            tracing::debug!(
+                %agent,
+                before,
+                "context above the compaction threshold, but no older history to summarise"
+            );
+            return None;
+        };
+        if self.skip > 0 {
+            self.skip -= 1;
+            tracing::debug!(%agent, before, left = self.skip, "compaction failed lately; not tried before this request");
+            return None;
+        }
+        Some(Plan { before, split })
+    }
+
+    /// The summary of `plan` came back: the context it leaves (an
+    /// estimate, known only after the next response; nothing to compact
+    /// before it).
+    pub(crate) fn compacted(&mut self, plan: Plan, history: &[Message], summary: &str) -> u64 {
+        self.failures = 0;
+        let after = plan
+            .before
+            .saturating_sub(estimate_messages(&history[..plan.split]))
+            .saturating_add(estimate(summary))
+            .saturating_add(estimate(SUMMARY_HEADER));
+        self.last = Some(after);
+        after
+    }
+
+    /// The summary request failed: the next attempts wait 1, 2, 4, then 8
+    /// requests.
+    pub(crate) fn failed(&mut self) {
+        self.failures = self.failures.saturating_add(1);
+        self.skip = 1 << (self.failures - 1).min(3);
+    }
 }
 
-/// Compacts `run`'s history before its next request when the context it
-/// used is above the threshold. A failed summary request leaves the history
-/// as it was (a warning and [`EventKind::CompactionFailed`]). Returns
-/// whether it compacted (the summary's usage is then booked to the agent,
-/// which may have spent its token budget).
-pub(crate) async fn before_request(
-    run: &mut AgentRun,
-    ctx: &QueryCtx,
-    used: &mut ContextUse,
-) -> bool {
-    let config = ctx.session.config.compaction;
-    if !config.enabled {
-        return false;
-    }
-    let before = used
-        .last
-        .unwrap_or_else(|| estimate(&run.system).saturating_add(estimate_messages(&run.history)));
-    if before <= config.threshold {
-        return false;
-    }
-    let Some(split) = split_point(&run.history, config.keep_recent) else {
-        tracing::debug!(
-            agent = %run.id,
-            before,
-            "context above the compaction threshold, but no older history to summarise"
-        );
-        return false;
-    };
-    if used.skip > 0 {
-        used.skip -= 1;
-        tracing::debug!(agent = %run.id, before, left = used.skip, "compaction failed lately; not tried before this request");
-        return false;
-    }
-    match summarise(run, ctx, split, config).await {
-        Ok((summary, usage)) => {
-            used.failures = 0;
-            book(run, ctx, usage);
-            let after = before
-                .saturating_sub(estimate_messages(&run.history[..split]))
-                .saturating_add(estimate(&summary))
-                .saturating_add(estimate(SUMMARY_HEADER));
-            let replacement = Replacement {
-                messages: split,
-                summary,
-                before_tokens: before,
-                after_tokens: after,
-                usage,
-            };
-            replace_history(ctx, run, &replacement);
-            // Known only after the next response; nothing to compact before it.
-            used.last = Some(after);
-            true
-        }
-        Err(reason) => {
-            used.failures = used.failures.saturating_add(1);
-            used.skip = 1 << (used.failures - 1).min(3);
-            tracing::warn!(agent = %run.id, before, %reason, "compaction failed; the history is kept as it is");
-            ctx.sink.send(
-                &run.id,
-                &run.agent_type,
-                EventKind::CompactionFailed {
-                    before_tokens: before,
-                    reason,
-                },
-            );
-            false
-        }
-    }
+/// A compaction to make: the context before it, and where the history
+/// splits ([`split_point`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    pub(crate) before: u64,
+    pub(crate) split: usize,
+}
+
+/// The summary request's messages: `history[..split]`, its oldest tool
+/// results left out until it fits in `room` tokens (estimated), then the
+/// question. Also how many results were left out.
+pub(crate) fn summary_messages(
+    history: &[Message],
+    split: usize,
+    room: u64,
+) -> (Vec<Message>, usize) {
+    let mut messages = history[..split].to_vec();
+    let left_out = fit(&mut messages, room);
+    push_user_text(&mut messages, SUMMARY_PROMPT);
+    (messages, left_out)
+}
+
+/// The room a summary request has for the conversation: the window less
+/// the answer's `max_tokens`, the system prompt, the question and the
+/// advertised `tools`.
+pub(crate) fn summary_room(
+    config: CompactionConfig,
+    max_tokens: u32,
+    system: &str,
+    tools: &[Arc<ToolDefinition>],
+) -> u64 {
+    config
+        .context_window
+        .saturating_sub(u64::from(max_tokens))
+        .saturating_sub(estimate(system) + estimate(SUMMARY_PROMPT))
+        .saturating_sub(
+            tools
+                .iter()
+                .map(|t| u64::try_from(t.wire_size().div_ceil(4)).unwrap_or(u64::MAX))
+                .fold(0, u64::saturating_add),
+        )
+}
+
+/// Replaces the oldest `replacement.messages` messages of `history` by
+/// one user message holding the summary, marked as a summary of the
+/// earlier conversation; returns how many were replaced.
+pub(crate) fn replace(history: &mut Vec<Message>, replacement: &Replacement) -> usize {
+    let split = replacement.messages.min(history.len());
+    splice(
+        history,
+        split,
+        format!("{SUMMARY_HEADER}\n\n{}", replacement.summary),
+    );
+    split
 }
 
 /// A compaction's result: what replaces the older history.
@@ -168,43 +210,6 @@ pub(crate) struct Replacement {
     pub(crate) after_tokens: u64,
     /// The summary request's usage.
     pub(crate) usage: Usage,
-}
-
-/// Replaces the oldest `replacement.messages` messages of `run`'s history
-/// by one user message holding the summary (marked as a summary of the
-/// earlier conversation) and reports it with [`EventKind::Compacted`]. The
-/// one place where an agent's history is rewritten rather than appended
-/// to. The split comes from [`split_point`]: the kept part starts with an
-/// assistant message, or with a user message without tool results that the
-/// summary joins, so roles still alternate and no tool use is separated
-/// from its result.
-pub(crate) fn replace_history(ctx: &QueryCtx, run: &mut AgentRun, replacement: &Replacement) {
-    let split = replacement.messages.min(run.history.len());
-    splice(
-        &mut run.history,
-        split,
-        format!("{SUMMARY_HEADER}\n\n{}", replacement.summary),
-    );
-    // A fork's history no longer starts with its parent's request.
-    run.cache_prefix = None;
-    crate::transcript::replace_history(ctx, run);
-    tracing::info!(
-        agent = %run.id,
-        messages = split,
-        before_tokens = replacement.before_tokens,
-        after_tokens = replacement.after_tokens,
-        "history compacted"
-    );
-    ctx.sink.send(
-        &run.id,
-        &run.agent_type,
-        EventKind::Compacted {
-            before_tokens: replacement.before_tokens,
-            after_tokens: replacement.after_tokens,
-            messages: split,
-            usage: replacement.usage,
-        },
-    );
 }
 
 /// Replaces `history[..split]` by a user text: a message of its own, or
@@ -241,80 +246,6 @@ pub(crate) fn split_point(history: &[Message], keep_recent: usize) -> Option<usi
                 .any(|b| matches!(b, ContentBlock::ToolResult { .. })),
         })
     })
-}
-
-/// Sends the summary request over `run.history[..split]`: tools disabled,
-/// older tool results left out (oldest first) until it fits the window.
-/// Returns the summary's text and the request's usage.
-async fn summarise(
-    run: &AgentRun,
-    ctx: &QueryCtx,
-    split: usize,
-    config: CompactionConfig,
-) -> Result<(String, Usage), String> {
-    let mut messages = run.history[..split].to_vec();
-    let max_tokens = ctx.session.runtime.max_tokens();
-    let room = config
-        .context_window
-        .saturating_sub(u64::from(max_tokens))
-        .saturating_sub(estimate(&run.system) + estimate(SUMMARY_PROMPT))
-        .saturating_sub(
-            run.tools
-                .advertised()
-                .iter()
-                .map(|t| u64::try_from(t.wire_size().div_ceil(4)).unwrap_or(u64::MAX))
-                .fold(0, u64::saturating_add),
-        );
-    let left_out = fit(&mut messages, room);
-    if left_out > 0 {
-        tracing::info!(agent = %run.id, left_out, "older tool results left out of the summary request");
-    }
-    push_user_text(&mut messages, SUMMARY_PROMPT);
-    let turn = crate::sync::lock(&run.progress).turns + 1;
-    let request = ModelRequest {
-        model: run.model.clone(),
-        system: run.system.clone(),
-        tools: run.tools.advertised(),
-        messages,
-        max_tokens,
-        tool_choice: ToolChoice::None,
-        cache_prefix: None,
-        origin: RequestOrigin {
-            agent: run.id.clone(),
-            agent_type: run.agent_type.to_string(),
-            turn,
-        },
-    };
-    let mut stream = ctx.session.runtime.provider().stream(request);
-    while let Some(item) = stream.next().await {
-        match item {
-            Err(error) => return Err(error_chain(&error)),
-            Ok(ModelEvent::Completed(response)) => {
-                // Tools are disabled: a tool use in the answer is ignored.
-                let summary = texts(&response.content).collect::<Vec<_>>().join("\n");
-                let summary = summary.trim();
-                if summary.is_empty() {
-                    return Err("the model's summary was empty".to_owned());
-                }
-                return Ok((summary.to_owned(), response.usage));
-            }
-            Ok(_) => {}
-        }
-    }
-    Err("the model's stream ended before the summary was complete".to_owned())
-}
-
-/// The summary request's usage counts like any request's: the agent's
-/// usage (and so its token budget) and the query's total. It is not a turn.
-fn book(run: &AgentRun, ctx: &QueryCtx, usage: Usage) {
-    let agent = {
-        let mut progress = crate::sync::lock(&run.progress);
-        progress.usage = progress.usage.plus(usage);
-        progress.usage
-    };
-    let total = ctx.add_usage(usage);
-    ctx.sink
-        .send(&run.id, &run.agent_type, EventKind::Usage { agent, total });
 }
 
 /// Replaces the content of the oldest tool results with a note until

@@ -18,7 +18,8 @@ use tokio::time::MissedTickBehavior;
 use zr_tools::CronJob;
 use zr_types::error_chain;
 
-use crate::{Agent, EngineError, Query, QueryOverrides};
+use crate::agent::{Agent, Query, QueryOverrides};
+use crate::error::EngineError;
 
 /// The shortest poll interval [`CronScheduler::spawn`] uses.
 const MIN_POLL: Duration = Duration::from_millis(10);

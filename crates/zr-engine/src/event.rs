@@ -8,7 +8,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use zr_types::{AgentId, StopReason, Usage};
 
-use crate::TaskResult;
+use crate::meta::AgentMeta;
+use crate::outcome::TaskResult;
 
 /// One thing that happened during a query.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,6 +213,11 @@ impl EventSink {
 
     /// Sends an event; a host that stopped listening loses nothing it
     /// asked for, so a closed channel is ignored.
+    /// Sends `kind` as an event of `agent`.
+    pub(crate) fn emit(&self, agent: &AgentMeta, kind: EventKind) {
+        self.send(&agent.id, &agent.agent_type, kind);
+    }
+
     pub(crate) fn send(&self, agent: &AgentId, agent_type: &Arc<str>, kind: EventKind) {
         let event = Event {
             at: self.start.elapsed(),

@@ -7,18 +7,19 @@ use std::time::Instant;
 use futures_util::{StreamExt as _, stream};
 use tracing::Instrument as _;
 use zr_types::{
-    AgentId, ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput,
-    ToolResultContent, error_chain,
+    ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput, ToolResultContent,
+    error_chain,
 };
 
+use crate::agent_run::AgentRun;
+use crate::compact::cut::limit_result;
 use crate::error::catch_panic;
 use crate::event::EventKind;
 use crate::find_tool;
-use crate::hooks;
+use crate::hooks::HookAgent;
+use crate::meta::AgentMeta;
 use crate::permission;
-use crate::run::AgentRun;
 use crate::session::QueryCtx;
-use crate::task;
 use crate::tools::Runner;
 
 /// At most this many read-only calls of one turn run at once.
@@ -86,9 +87,10 @@ fn is_read_only(agent: &AgentRun, call: &ToolCall) -> bool {
 async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutcome {
     let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
     async {
+        let meta = &agent.meta;
         if let Some(why) = agent.denials.stopped() {
-            let why = format!("not run: agent {} was {why}", agent.id);
-            let block = refused(ctx, &agent.id, &agent.agent_type, call, &why);
+            let why = format!("not run: agent {} was {why}", meta.id);
+            let block = refused(ctx, meta, call, &why);
             return CallOutcome {
                 block,
                 load: Vec::new(),
@@ -96,9 +98,9 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
         }
         let start = Instant::now();
         let Some(tool) = agent.tools.get(&call.name) else {
-            started(ctx, agent, call);
+            started(ctx, meta, call);
             let output = not_available(agent, &call.name);
-            let block = finish(ctx, &agent.id, &agent.agent_type, call, output, start);
+            let block = finish(ctx, meta, call, output, start);
             return CallOutcome {
                 block,
                 load: Vec::new(),
@@ -106,43 +108,55 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
         };
         // PreToolUse hooks, then the permission check, then the tool, then
         // PostToolUse (permission.rs).
-        let admitted = hooks::pre_tool_use(ctx, agent, call).await;
+        let session = &ctx.session;
+        let hooks = &session.config.hooks;
+        let view = || HookAgent::of(meta, session.transcripts.path(&meta.id));
+        let admitted = hooks.pre_tool_use(view, call).await;
         let effective = admitted.as_ref().unwrap_or(call);
-        started(ctx, agent, effective);
+        started(ctx, meta, effective);
+        let gate = session.gate();
         let admitted = match admitted {
-            Ok(c) => permission::check(ctx, agent, tool, &c).await.map(|()| c),
+            Ok(c) => permission::check(&gate, meta, tool, &c).await.map(|()| c),
             Err(reason) => Err(reason),
         };
         let (output, load) = match admitted {
-            Err(reason) => (permission::refuse(ctx, agent, call, reason), Vec::new()),
+            Err(reason) => {
+                let output =
+                    permission::refuse(&gate, &ctx.sink, meta, &agent.denials, call, reason);
+                (output, Vec::new())
+            }
             Ok(call) => {
-                permission::ran(agent);
+                permission::ran(&agent.denials);
                 let (output, load) = match tool.runner.clone() {
                     Runner::Handler(handler) => {
-                        (run_handler(ctx, agent, &handler, &call).await, Vec::new())
+                        (run_handler(ctx, meta, &handler, &call).await, Vec::new())
                     }
                     Runner::FindTool => find_tool::find(&agent.tools, &call.input),
-                    Runner::Task => (task::delegate(ctx, agent, &call, false).await, Vec::new()),
-                    Runner::MultiTask => {
-                        (task::delegate(ctx, agent, &call, true).await, Vec::new())
-                    }
+                    Runner::Task => (
+                        agent.delegate.delegate(ctx, agent, &call, false).await,
+                        Vec::new(),
+                    ),
+                    Runner::MultiTask => (
+                        agent.delegate.delegate(ctx, agent, &call, true).await,
+                        Vec::new(),
+                    ),
                 };
-                hooks::post_tool_use(ctx, agent, &call, &output).await;
+                hooks.post_tool_use(view, &call, &output).await;
                 (output, load)
             }
         };
-        let output = crate::compact::limit_result(ctx, &agent.id, call, output).await;
-        let block = finish(ctx, &agent.id, &agent.agent_type, call, output, start);
+        let limit = session.config.compaction.max_tool_result_bytes;
+        let output = limit_result(&session.spill, limit, &meta.id, call, output).await;
+        let block = finish(ctx, meta, call, output, start);
         CallOutcome { block, load }
     }
     .instrument(span)
     .await
 }
 
-fn started(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) {
-    ctx.sink.send(
-        &agent.id,
-        &agent.agent_type,
+fn started(ctx: &QueryCtx, agent: &AgentMeta, call: &ToolCall) {
+    ctx.sink.emit(
+        agent,
         EventKind::ToolCallStarted {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -161,34 +175,35 @@ fn not_available(agent: &AgentRun, name: &str) -> ToolOutput {
     tracing::info!(tool = name, "refused: not in the agent's pool");
     ToolOutput::error(format!(
         "tool '{name}' is not available to agent {}{hint}",
-        agent.id
+        agent.meta.id
     ))
 }
 
 async fn run_handler(
     ctx: &QueryCtx,
-    agent: &AgentRun,
+    agent: &AgentMeta,
     handler: &Arc<dyn ToolHandler>,
     call: &ToolCall,
 ) -> ToolOutput {
-    let settings = ctx.session.runtime.settings();
+    let runtime = &ctx.session.runtime;
     let tool_ctx = ToolContext::new(
         ctx.session.id.clone(),
         agent.id.clone(),
         agent.cwd.clone(),
-        settings.env.clone(),
+        runtime.settings().env.clone(),
     );
+    let effects = runtime.effects();
     // The call itself inside the caught future: a handler may panic while
     // making its future, before any poll.
-    let failure = match catch_panic(async { handler.call(call.clone(), tool_ctx).await }).await {
+    let called = catch_panic(async { effects.tool_call(handler, call.clone(), tool_ctx).await });
+    let failure = match called.await {
         Ok(Ok(output)) => return output,
         Ok(Err(error)) => error_chain(&error),
         Err(panic) => format!("tool '{}' panicked: {panic}", call.name),
     };
     tracing::warn!(tool = %call.name, error = %failure, "tool call could not be carried out");
-    ctx.sink.send(
-        &agent.id,
-        &agent.agent_type,
+    ctx.sink.emit(
+        agent,
         EventKind::ToolFailed {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -201,34 +216,17 @@ async fn run_handler(
 /// A call answered without running (a budget is exhausted).
 pub(crate) fn refused(
     ctx: &QueryCtx,
-    agent: &AgentId,
-    agent_type: &Arc<str>,
+    agent: &AgentMeta,
     call: &ToolCall,
     why: &str,
 ) -> ContentBlock {
-    ctx.sink.send(
-        agent,
-        agent_type,
-        EventKind::ToolCallStarted {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            input: call.input.clone(),
-        },
-    );
-    finish(
-        ctx,
-        agent,
-        agent_type,
-        call,
-        ToolOutput::error(why),
-        Instant::now(),
-    )
+    started(ctx, agent, call);
+    finish(ctx, agent, call, ToolOutput::error(why), Instant::now())
 }
 
 fn finish(
     ctx: &QueryCtx,
-    agent: &AgentId,
-    agent_type: &Arc<str>,
+    agent: &AgentMeta,
     call: &ToolCall,
     output: ToolOutput,
     start: Instant,
@@ -245,9 +243,8 @@ fn finish(
             .collect::<Vec<_>>()
             .join("\n")
     });
-    ctx.sink.send(
+    ctx.sink.emit(
         agent,
-        agent_type,
         EventKind::ToolCallFinished {
             call_id: call.id.clone(),
             tool: call.name.clone(),

@@ -9,11 +9,10 @@ use serde_json::Value;
 use zr_caps::PermissionMode;
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};
 
-use crate::TaskResult;
 use crate::error::catch_panic;
+use crate::meta::AgentMeta;
+use crate::outcome::TaskResult;
 use crate::permission;
-use crate::run::AgentRun;
-use crate::session::QueryCtx;
 
 /// The agent a hook is called for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +105,10 @@ pub trait Hook: Send + Sync + fmt::Debug {
     /// ...), with the result its parent gets. For a subagent the call
     /// waits for, not called when the query is cancelled or dropped; a
     /// background agent stopped by the host or by the end of the session
-    /// gets it with status `cancelled`.
+    /// gets it with status `cancelled`. It runs after the subagent's
+    /// cleanup and worktree are settled and before its result is published
+    /// (`SubagentFinished`, and for a background agent its parent's
+    /// notification).
     fn subagent_stop<'a>(
         &'a self,
         agent: &'a HookAgent,
@@ -169,18 +171,16 @@ impl Hooks {
     }
 }
 
-/// The hooks' view of `agent`.
-pub(crate) fn agent_of(ctx: &QueryCtx, agent: &AgentRun) -> HookAgent {
-    HookAgent {
-        agent: agent.id.clone(),
-        agent_type: agent.agent_type.to_string(),
-        transcript_path: ctx.session.transcript_path(&agent.id),
-        mode: agent.mode,
+impl HookAgent {
+    /// The hooks' view of `agent`, whose transcript is `transcript_path`.
+    pub(crate) fn of(agent: &AgentMeta, transcript_path: Option<PathBuf>) -> Self {
+        Self {
+            agent: agent.id.clone(),
+            agent_type: agent.agent_type.to_string(),
+            transcript_path,
+            mode: agent.mode,
+        }
     }
-}
-
-fn hooks(ctx: &QueryCtx) -> &[Arc<dyn Hook>] {
-    &ctx.session.config.hooks.hooks
 }
 
 /// Runs the hook call `work`; a panic, while it makes its future or while
@@ -195,66 +195,67 @@ async fn guarded<'a, T>(what: &str, work: impl FnOnce() -> BoxFuture<'a, T>) -> 
         })
 }
 
-/// Runs the PreToolUse hooks: the call to go on with (its input rewritten
-/// or not), or why it must not run.
-pub(crate) async fn pre_tool_use(
-    ctx: &QueryCtx,
-    agent: &AgentRun,
-    call: &ToolCall,
-) -> Result<ToolCall, String> {
-    let mut call = call.clone();
-    let list = hooks(ctx);
-    if list.is_empty() {
-        return Ok(call);
-    }
-    let view = agent_of(ctx, agent);
-    for hook in list {
-        let verdict = guarded("PreToolUse", || hook.pre_tool_use(&view, &call)).await;
-        match verdict {
-            Ok(PreToolUse::Continue) => {}
-            Ok(PreToolUse::Rewrite(input)) => call.input = input,
-            Ok(PreToolUse::Deny(reason)) => {
-                return Err(format!(
-                    "tool '{}' was not run: a PreToolUse hook denied it: {}",
-                    call.name,
-                    permission::reason_of(&reason, "hook")
-                ));
-            }
-            Err(panicked) => {
-                return Err(format!("tool '{}' was not run: {panicked}", call.name));
+impl Hooks {
+    /// Runs the PreToolUse hooks for the agent `view` makes (made only when
+    /// there are hooks): the call to go on with (its input rewritten or
+    /// not), or why it must not run.
+    pub(crate) async fn pre_tool_use(
+        &self,
+        view: impl FnOnce() -> HookAgent,
+        call: &ToolCall,
+    ) -> Result<ToolCall, String> {
+        let mut call = call.clone();
+        if self.hooks.is_empty() {
+            return Ok(call);
+        }
+        let view = view();
+        for hook in &self.hooks {
+            let verdict = guarded("PreToolUse", || hook.pre_tool_use(&view, &call)).await;
+            match verdict {
+                Ok(PreToolUse::Continue) => {}
+                Ok(PreToolUse::Rewrite(input)) => call.input = input,
+                Ok(PreToolUse::Deny(reason)) => {
+                    return Err(format!(
+                        "tool '{}' was not run: a PreToolUse hook denied it: {}",
+                        call.name,
+                        permission::reason_of(&reason, "hook")
+                    ));
+                }
+                Err(panicked) => {
+                    return Err(format!("tool '{}' was not run: {panicked}", call.name));
+                }
             }
         }
+        Ok(call)
     }
-    Ok(call)
-}
 
-/// Runs the PostToolUse hooks.
-pub(crate) async fn post_tool_use(
-    ctx: &QueryCtx,
-    agent: &AgentRun,
-    call: &ToolCall,
-    output: &ToolOutput,
-) {
-    let list = hooks(ctx);
-    if list.is_empty() {
-        return;
+    /// Runs the PostToolUse hooks for the agent `view` makes.
+    pub(crate) async fn post_tool_use(
+        &self,
+        view: impl FnOnce() -> HookAgent,
+        call: &ToolCall,
+        output: &ToolOutput,
+    ) {
+        if self.hooks.is_empty() {
+            return;
+        }
+        let view = view();
+        for hook in &self.hooks {
+            let _ = guarded("PostToolUse", || hook.post_tool_use(&view, call, output)).await;
+        }
     }
-    let view = agent_of(ctx, agent);
-    for hook in list {
-        let _ = guarded("PostToolUse", || hook.post_tool_use(&view, call, output)).await;
-    }
-}
 
-/// Runs the SubagentStart hooks.
-pub(crate) async fn subagent_start(ctx: &QueryCtx, agent: &HookAgent, parent: &AgentId) {
-    for hook in hooks(ctx) {
-        let _ = guarded("SubagentStart", || hook.subagent_start(agent, parent)).await;
+    /// Runs the SubagentStart hooks.
+    pub(crate) async fn subagent_start(&self, agent: &HookAgent, parent: &AgentId) {
+        for hook in &self.hooks {
+            let _ = guarded("SubagentStart", || hook.subagent_start(agent, parent)).await;
+        }
     }
-}
 
-/// Runs the SubagentStop hooks.
-pub(crate) async fn subagent_stop(ctx: &QueryCtx, agent: &HookAgent, result: &TaskResult) {
-    for hook in hooks(ctx) {
-        let _ = guarded("SubagentStop", || hook.subagent_stop(agent, result)).await;
+    /// Runs the SubagentStop hooks.
+    pub(crate) async fn subagent_stop(&self, agent: &HookAgent, result: &TaskResult) {
+        for hook in &self.hooks {
+            let _ = guarded("SubagentStop", || hook.subagent_stop(agent, result)).await;
+        }
     }
 }

@@ -162,6 +162,44 @@
 //! worktree is removed with its branch; a changed one is kept and reported
 //! in [`TaskResult::worktree`].
 //!
+//! # Effects
+//!
+//! Every effect of the engine (a model request, a tool call, a subagent's
+//! run, reading the clock, sleeping) goes through one [`Effects`] object,
+//! [`RuntimeEnvironment::with_effects`]; the default, [`LocalEffects`],
+//! does each here and now. A durable backend journals them (see the
+//! trait's contract: ordering, errors, cancellation, what may be retried)
+//! and runs the same loop.
+//!
+//! # Structure
+//!
+//! The crate is a stack of modules, each importing only from those below
+//! it and naming each item from the module that defines it:
+//!
+//! - plain data at the bottom: `history` (history helpers), `meta`
+//!   (`AgentMeta`, the narrow view of an agent), `outcome` (progress,
+//!   run outcomes, task results and statuses), `compact` (compaction's
+//!   plan and cutting tool results), `error` (the model providers are
+//!   zr-providers', below them all);
+//! - `effects`, `runtime`, `event`, `registry` (the background agents),
+//!   `agent_model` (model aliases), `tools` (with `skill_listing`),
+//!   `catalog` (the agent types and skills now; hot reload replaces it);
+//! - the policies and stores, which take an `AgentMeta` and never the
+//!   loop: `permission`, `hooks`, `config`, `transcript`;
+//! - `session` (what every agent of a session shares; it holds the
+//!   stores, none of which imports it), then `pools` (the resolver's
+//!   answers), `agent_run` (`AgentRun` and the `Delegate` seam),
+//!   `worktree` (`Scope`);
+//! - the loop: `exec` (one turn's tool calls; it reaches Task and
+//!   MultiTask only through the agent's `Delegate`), `run` (the loop,
+//!   its one model-request function for turns and the three side
+//!   requests, the compaction step and hot reload's root refresh),
+//!   `subagent` (the one subagent lifecycle);
+//! - delegation: `background`, `task` (whose `Subagents` is the root's
+//!   `Delegate`; subagents get one that refuses, so depth 1 holds by
+//!   construction);
+//! - the facade: `agent`, `resume`, `preview`, `cron`.
+//!
 //! # Invariants
 //!
 //! - The engine never filters, renames or adds tools on its own. It
@@ -184,22 +222,31 @@
 
 mod agent;
 mod agent_model;
+mod agent_run;
 mod background;
 mod catalog;
 mod compact;
+mod config;
 mod cron;
+mod effects;
 mod error;
 mod event;
 mod exec;
 mod find_tool;
+mod history;
 mod hooks;
+mod meta;
+mod outcome;
 mod permission;
+mod pools;
 mod preview;
+mod registry;
 mod resume;
 mod run;
 mod runtime;
 mod session;
 mod skill_listing;
+mod subagent;
 mod sync;
 mod task;
 mod tools;
@@ -208,19 +255,19 @@ mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
-pub use background::BackgroundAgent;
 pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
+pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use cron::{CronHandle, CronScheduler, Fired};
+pub use effects::{Effects, LocalEffects};
 pub use error::{EngineError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
+pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
+pub use registry::BackgroundAgent;
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
-pub use session::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
-pub use task::{TaskResult, TaskStatus};
-pub use worktree::WorktreeInfo;
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
     ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,

@@ -15,13 +15,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use zr_caps::PermissionMode;
-use zr_tools::{Question, QuestionOption, ServiceError};
+use zr_tools::{BuiltinTools, Question, QuestionOption, ServiceError};
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolName, ToolOrigin, ToolOutput};
 
 use crate::error::catch_panic;
-use crate::event::EventKind;
-use crate::run::AgentRun;
-use crate::session::QueryCtx;
+use crate::event::{EventKind, EventSink};
+use crate::meta::AgentMeta;
 use crate::sync::lock;
 use crate::tools::{Callable, Runner};
 
@@ -188,6 +187,15 @@ pub(crate) fn effective_mode(
     parent.clamp(declared)
 }
 
+/// What the permission check reads of its session: the host's
+/// configuration, the approvals so far, and the ask-user service.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gate<'a> {
+    pub(crate) config: &'a PermissionConfig,
+    pub(crate) grants: &'a Grants,
+    pub(crate) tools: &'a BuiltinTools,
+}
+
 /// What the host approved for the rest of the session: (agent, tool).
 #[derive(Debug, Default)]
 pub(crate) struct Grants(Mutex<BTreeSet<(AgentId, ToolName)>>);
@@ -249,18 +257,17 @@ impl Denials {
 /// the user said no): counts the denial, tells the host, and returns the
 /// model's error result.
 pub(crate) fn refuse(
-    ctx: &QueryCtx,
-    agent: &AgentRun,
+    gate: &Gate<'_>,
+    sink: &EventSink,
+    agent: &AgentMeta,
+    denials: &Denials,
     call: &ToolCall,
     reason: String,
 ) -> ToolOutput {
     tracing::info!(tool = %call.name, %reason, "tool call denied");
-    agent
-        .denials
-        .denied(&ctx.session.config.permissions, &reason);
-    ctx.sink.send(
-        &agent.id,
-        &agent.agent_type,
+    denials.denied(gate.config, &reason);
+    sink.emit(
+        agent,
         EventKind::PermissionDenied {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -271,8 +278,8 @@ pub(crate) fn refuse(
 }
 
 /// Marks a call of `agent` as allowed to run.
-pub(crate) fn ran(agent: &AgentRun) {
-    agent.denials.allowed();
+pub(crate) fn ran(denials: &Denials) {
+    denials.allowed();
 }
 
 /// `reason` as the model reads it: a blank one says that `who` gave none.
@@ -290,8 +297,8 @@ fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
 
 /// May `agent` run `call` of `tool`? `Err` holds the reason for the model.
 pub(crate) async fn check(
-    ctx: &QueryCtx,
-    agent: &AgentRun,
+    gate: &Gate<'_>,
+    agent: &AgentMeta,
     tool: &Callable,
     call: &ToolCall,
 ) -> Result<(), String> {
@@ -316,11 +323,10 @@ pub(crate) async fn check(
     if definition.is_read_only() || (mode == PermissionMode::AcceptEdits && is_edit) {
         return Ok(());
     }
-    let session = &ctx.session;
-    if session.grants.contains(&agent.id, name) {
+    if gate.grants.contains(&agent.id, name) {
         return Ok(());
     }
-    let config = &session.config.permissions;
+    let config = gate.config;
     let Some(handler) = &config.handler else {
         return Ok(());
     };
@@ -358,12 +364,12 @@ pub(crate) async fn check(
                 agent.id
             ),
         )),
-        Ok(Decision::Ask) => ask_user(ctx, &request).await,
+        Ok(Decision::Ask) => ask_user(gate.tools, &request).await,
         other => other,
     }?;
     match decision {
         Decision::AllowForSession => {
-            session.grants.insert(&agent.id, name);
+            gate.grants.insert(&agent.id, name);
             Ok(())
         }
         Decision::Deny(reason) => Err(denied(name, reason_of(&reason, "host"))),
@@ -395,9 +401,9 @@ const DENY: &str = "Deny";
 const SHOWN_INPUT: usize = 1_000;
 
 /// Asks the user through the ask-user service.
-async fn ask_user(ctx: &QueryCtx, request: &PermissionRequest) -> Result<Decision, String> {
+async fn ask_user(tools: &BuiltinTools, request: &PermissionRequest) -> Result<Decision, String> {
     let tool = &request.tool;
-    let Some(service) = ctx.session.runtime.builtin_tools().ask_user() else {
+    let Some(service) = tools.ask_user() else {
         return Err(denied(
             tool,
             "it needs the user's approval, and no ask-user service is configured to ask",

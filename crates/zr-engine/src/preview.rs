@@ -4,9 +4,9 @@
 use zr_resolve::{AgentReport, Role, ScenarioReport};
 use zr_types::AgentId;
 
-use crate::agent::{Agent, root_tools};
+use crate::agent::Agent;
 use crate::error::EngineError;
-use crate::task::{derived_kind, subagent_tools};
+use crate::pools::{derived_kind, root_tools, subagent_tools};
 
 impl Agent {
     /// The pools its agents get, exactly as a query resolves them: the

@@ -8,52 +8,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
-use zr_types::{AgentId, ContentBlock, Message, MessageRole, SessionId, ToolName};
+use zr_types::{AgentId, SessionId};
 
 use crate::agent::{Agent, Query, QueryOverrides};
+use crate::config::AgentConfig;
 use crate::error::{EngineError, TranscriptError};
 use crate::event::EventSink;
+use crate::history::called_tools;
 use crate::runtime::RuntimeEnvironment;
-use crate::session::{AgentConfig, QueryCtx, Session};
+use crate::session::{QueryCtx, Session};
 use crate::transcript::{self, Loaded};
-
-/// What an agent continuing without a new prompt is told when its history
-/// ends with its own message: a turn whose tool calls never ran (they were
-/// dropped when the transcript was read) or a finished one.
-pub(crate) const CONTINUE_NOTE: &str = "Your previous run was interrupted. Tool calls that had not returned were not run. Continue the task from where it stopped.";
-
-/// Readies `history` to continue without a new prompt: a history that ends
-/// with the user's message (a turn cut short before the model answered)
-/// stays as it is; else [`CONTINUE_NOTE`] is added.
-pub(crate) fn continue_history(history: &mut Vec<Message>) {
-    if history
-        .last()
-        .is_none_or(|m| m.role == MessageRole::Assistant)
-    {
-        crate::run::push_user_text(history, CONTINUE_NOTE);
-    }
-}
-
-/// The tools `history` called, in the order of their first call. Loading
-/// them again gives a resumed agent back the deferred tools it had loaded
-/// through FindTool and used (`AgentTools::load` passes over the others);
-/// the transcript does not record the loading itself.
-pub(crate) fn called_tools(history: &[Message]) -> Vec<ToolName> {
-    let mut names: Vec<ToolName> = Vec::new();
-    let calls = history
-        .iter()
-        .filter(|m| m.role == MessageRole::Assistant)
-        .flat_map(|m| &m.content);
-    for block in calls {
-        if let ContentBlock::ToolUse { name, .. } = block
-            && let Ok(name) = name.parse::<ToolName>()
-            && !names.contains(&name)
-        {
-            names.push(name);
-        }
-    }
-    names
-}
 
 fn resume_error(session: &SessionId, agent: &AgentId, source: TranscriptError) -> EngineError {
     EngineError::Resume {
@@ -132,12 +96,13 @@ impl Agent {
         let state = Session::new(session.clone(), runtime, config);
         let root = AgentId::root();
         let path = state
-            .transcript_path(&root)
+            .transcripts
+            .path(&root)
             .ok_or(EngineError::TranscriptsOff)?;
         let loaded = transcript::read(&path).map_err(|e| resume_error(session, &root, e))?;
         log_repairs(&root, &path, &loaded);
         state.skip_children(last_child(&dir.join(session.as_str())));
-        state.transcripts.reopen(&state, &root, &loaded);
+        state.transcripts.reopen(&root, &loaded);
         let tools = called_tools(&loaded.history);
         Ok(Self::restored(state, loaded.history, tools))
     }

@@ -5,10 +5,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use zr_caps::RuntimeSettings;
-use zr_providers::ModelProvider;
 use zr_resolve::ResolvedPool;
 use zr_tools::BuiltinTools;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolHandler};
+
+use crate::effects::{Effects, LocalEffects};
+use zr_providers::ModelProvider;
 
 /// The output-token limit of each model request unless set otherwise.
 pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
@@ -87,6 +89,7 @@ pub struct RuntimeEnvironment {
     tools: ToolBox,
     observer: Option<Arc<dyn AgentObserver>>,
     max_tokens: u32,
+    effects: Arc<dyn Effects>,
 }
 
 impl RuntimeEnvironment {
@@ -112,6 +115,7 @@ impl RuntimeEnvironment {
             tools: ToolBox::default(),
             observer: None,
             max_tokens: DEFAULT_MAX_TOKENS,
+            effects: Arc::new(LocalEffects),
         }
     }
 
@@ -147,6 +151,15 @@ impl RuntimeEnvironment {
         self
     }
 
+    /// Routes the engine's effects (model requests, tool calls, subagent
+    /// runs, the clock) through `effects` instead of [`LocalEffects`]: the
+    /// seam of a durable backend (see [`Effects`] for the contract).
+    #[must_use]
+    pub fn with_effects(mut self, effects: Arc<dyn Effects>) -> Self {
+        self.effects = effects;
+        self
+    }
+
     /// Sets the output-token limit of each model request.
     #[must_use]
     pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
@@ -168,6 +181,11 @@ impl RuntimeEnvironment {
 
     pub(crate) fn provider(&self) -> &Arc<dyn ModelProvider> {
         &self.provider
+    }
+
+    /// The effects every agent of the runtime goes through.
+    pub(crate) fn effects(&self) -> &Arc<dyn Effects> {
+        &self.effects
     }
 
     pub(crate) fn max_tokens(&self) -> u32 {

@@ -1,146 +1,23 @@
 //! A session's shared state, its configuration and the context of one
 //! query.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::task::JoinHandle;
-use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, PermissionMode};
-use zr_resolve::ResolvePolicy;
-use zr_types::{AgentId, AgentName, SessionId, SkillDefinition, Usage};
+use zr_caps::AgentDefinition;
+use zr_types::{AgentId, AgentName, SessionId, Usage};
 
-use crate::background::{Notification, Registry};
-use crate::catalog::{AgentTypes, AgentTypesSource, Catalog, Catalogs};
-use crate::compact::{CompactionConfig, Spill};
+use crate::catalog::{AgentTypes, Catalog, Catalogs};
+use crate::compact::cut::Spill;
+use crate::config::AgentConfig;
 use crate::event::{EventRouter, EventSink};
-use crate::hooks::Hooks;
-use crate::permission::{Grants, PermissionConfig};
+use crate::meta::AgentMeta;
+use crate::outcome::{TaskResult, TaskStatus};
+use crate::permission::{Gate, Grants};
+use crate::registry::{Notification, Registry};
 use crate::runtime::RuntimeEnvironment;
-use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
-use crate::task::{TaskResult, TaskStatus};
 use crate::transcript::Transcripts;
-
-/// The root's turn limit unless set otherwise.
-pub const DEFAULT_MAX_TURNS: u32 = 100;
-
-/// Limits of delegation (the `subagent` configuration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SubagentConfig {
-    /// Whether the root may delegate at all; `false` removes Task and
-    /// MultiTask from its pool (R7).
-    pub enabled: bool,
-    /// How many subagents of one call run at once (0 counts as 1); the
-    /// others wait in a queue inside the call's time budget.
-    pub max_concurrent: usize,
-    /// One budget for a whole Task or MultiTask call, all its tasks
-    /// together, queueing included. Background agents are not bound by
-    /// it: the call returns at once.
-    pub timeout: Duration,
-    /// How often a background agent's progress is summarised (a
-    /// tools-disabled side request, skipped while its conversation is
-    /// short or unchanged); `None` for never. Default 30 s.
-    pub progress_interval: Option<Duration>,
-}
-
-impl Default for SubagentConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            max_concurrent: 3,
-            timeout: Duration::from_secs(300),
-            progress_interval: Some(Duration::from_secs(30)),
-        }
-    }
-}
-
-/// Everything a root agent is built from besides the runtime.
-#[derive(Debug, Clone)]
-pub struct AgentConfig {
-    /// The root's system prompt.
-    pub system_prompt: String,
-    /// The root's turn limit per query; a subagent's default is half of it.
-    pub max_turns: u32,
-    /// The session's top-level tool sources and lists (C1).
-    pub options: AgentOptions,
-    /// The root's own capabilities (C1: a query may override fields).
-    pub capabilities: AgentCapabilities,
-    /// The subagent types that `Task` and `MultiTask` can start.
-    pub sub_agents: BTreeMap<AgentName, AgentDefinition>,
-    /// Delegation limits.
-    pub subagent: SubagentConfig,
-    /// The resolver's policy; `delegation` is taken from `subagent.enabled`.
-    pub policy: ResolvePolicy,
-    /// The skills registry's view, for the resolver.
-    pub skills: Vec<Arc<SkillDefinition>>,
-    /// The size limit, in characters, of the skill listing that each
-    /// agent's `Skill` tool description carries (its own skills' names and
-    /// descriptions); skills beyond it are left out and counted. Default
-    /// [`DEFAULT_SKILL_LISTING_CHARS`].
-    pub skill_listing_chars: usize,
-    /// Model aliases of subagent types (`model: sonnet`), resolved before
-    /// any request. Default: the Anthropic column of
-    /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
-    /// `ModelAliases::for_family(ModelFamily::OpenAiCompatible)` (no
-    /// mapping: a Claude alias runs on the parent's model) plus your own.
-    pub model_aliases: ModelAliases,
-    /// Where the agent types and skills come from while the session runs
-    /// (hot reload): asked before each model request of the root; `None`
-    /// (the default) keeps `sub_agents` and `skills` for the whole session.
-    pub types_source: Option<Arc<dyn AgentTypesSource>>,
-    /// The root's permission mode; subagents get the stricter of it and
-    /// their declared one (C4).
-    pub permission_mode: PermissionMode,
-    /// The sessions folder: each agent's transcript is
-    /// `<dir>/<session>/<agent>.jsonl`. `None` (the default of
-    /// [`AgentConfig::new`]) writes no transcripts; the `zr` command uses
-    /// the project's `.zr/sessions`.
-    pub sessions_dir: Option<PathBuf>,
-    /// The host's permission callback and the denial limits (see
-    /// [`PermissionConfig`] for the rules of each mode).
-    pub permissions: PermissionConfig,
-    /// The host's hooks (SubagentStart, SubagentStop, PreToolUse,
-    /// PostToolUse).
-    pub hooks: Hooks,
-    /// When agents compact their history, and how large a tool result may
-    /// be before it is cut ([`CompactionConfig::default`]).
-    pub compaction: CompactionConfig,
-}
-
-impl AgentConfig {
-    /// A root with `system_prompt`, no subagent types, no extra tools, and
-    /// the default limits.
-    #[must_use]
-    pub fn new(system_prompt: impl Into<String>) -> Self {
-        Self {
-            system_prompt: system_prompt.into(),
-            max_turns: DEFAULT_MAX_TURNS,
-            options: AgentOptions::default(),
-            capabilities: AgentCapabilities::default(),
-            sub_agents: BTreeMap::new(),
-            subagent: SubagentConfig::default(),
-            policy: ResolvePolicy::default(),
-            skills: Vec::new(),
-            skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
-            model_aliases: ModelAliases::default(),
-            types_source: None,
-            permission_mode: PermissionMode::default(),
-            sessions_dir: None,
-            permissions: PermissionConfig::default(),
-            hooks: Hooks::default(),
-            compaction: CompactionConfig::default(),
-        }
-    }
-
-    /// Adds a subagent type under its name.
-    #[must_use]
-    pub fn with_sub_agent(mut self, definition: AgentDefinition) -> Self {
-        self.sub_agents.insert(definition.name.clone(), definition);
-        self
-    }
-}
 
 /// What every agent of a session shares.
 #[derive(Debug)]
@@ -154,13 +31,13 @@ pub(crate) struct Session {
     child_seq: AtomicU32,
     cleanups: Mutex<Vec<JoinHandle<()>>>,
     /// The session's background agents.
-    pub(crate) background: Registry,
+    pub(crate) background: Arc<Registry>,
     /// Where background agents' events go.
     pub(crate) router: Arc<EventRouter>,
     /// What the host approved for the rest of the session.
     pub(crate) grants: Grants,
     /// Where cut tool results are written in full.
-    pub(crate) spill: Spill,
+    pub(crate) spill: Arc<Spill>,
     pub(crate) transcripts: Transcripts,
 }
 
@@ -176,8 +53,23 @@ impl Session {
             sub_agents: config.sub_agents.clone(),
             skills: config.skills.clone(),
         };
-        let catalog = Catalogs::new(Catalog::new(types, &runtime, &config));
-        let spill = Spill::new(&id, config.sessions_dir.as_deref());
+        let catalog = Catalog::new(
+            types,
+            &runtime,
+            config.subagent.max_concurrent,
+            config.skill_listing_chars,
+        );
+        let catalog = Catalogs::new(catalog);
+        let spill = Arc::new(Spill::new(&id, config.sessions_dir.as_deref()));
+        let transcripts = Transcripts::new(
+            config
+                .sessions_dir
+                .as_ref()
+                .map(|dir| dir.join(id.as_str())),
+            id.clone(),
+            runtime.settings().cwd.clone(),
+            Arc::clone(runtime.effects()),
+        );
         Self {
             id,
             runtime,
@@ -185,20 +77,32 @@ impl Session {
             catalog,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
-            background: Registry::default(),
+            background: Arc::default(),
             router: Arc::new(EventRouter::default()),
             grants: Grants::default(),
             spill,
-            transcripts: Transcripts::default(),
+            transcripts,
         }
     }
 
-    /// Where `agent`'s transcript is written, when transcripts are on.
-    pub(crate) fn transcript_path(&self, agent: &AgentId) -> Option<PathBuf> {
-        self.config
-            .sessions_dir
-            .as_ref()
-            .map(|dir| dir.join(self.id.as_str()).join(format!("{agent}.jsonl")))
+    /// The definition of the subagent type `agent` runs as, in the
+    /// current catalog: `None` for the root and forks.
+    pub(crate) fn definition_of(&self, agent: &AgentMeta) -> Option<AgentDefinition> {
+        let name = agent
+            .agent_type
+            .parse::<AgentName>()
+            .ok()
+            .filter(|_| agent.parent.is_some())?;
+        self.catalog.current().sub_agents.get(&name).cloned()
+    }
+
+    /// What the permission check reads of the session.
+    pub(crate) fn gate(&self) -> Gate<'_> {
+        Gate {
+            config: &self.config.permissions,
+            grants: &self.grants,
+            tools: self.runtime.builtin_tools(),
+        }
     }
 
     /// The next subagent number of the session (1, 2, ...).

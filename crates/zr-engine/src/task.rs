@@ -4,117 +4,29 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
-use zr_caps::{AgentDefinition, AgentType, Budget, ModelAliases, derive};
-use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
+use zr_caps::{AgentDefinition, Budget, ModelAliases};
+use zr_resolve::Role;
 use zr_types::{
-    AgentId, AgentName, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
-    ToolResultContent, Usage, error_chain,
+    AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
+    ToolResultContent, error_chain,
 };
 
-use crate::EngineError;
+use crate::agent_model::subagent_model;
+use crate::agent_run::{AgentRun, Delegate};
 use crate::background;
-use crate::event::EventKind;
-use crate::hooks;
-use crate::permission::{self, Denials};
-use crate::run::{AgentRun, Progress, RunOutcome};
-use crate::session::{QueryCtx, Session};
-use crate::tools::AgentTools;
-use crate::worktree::{Scope, WorktreeInfo, isolation_of};
-
-/// How a subagent's run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum TaskStatus {
-    /// It finished its work.
-    Completed,
-    /// The call's time budget ran out first; it was stopped.
-    TimedOut,
-    /// It could not run or its model failed.
-    Failed,
-    /// It was stopped from outside: a background agent stopped by the
-    /// host or by the end of its session. (A cancelled query reports no
-    /// result for its tasks: it ends with [`EngineError::Cancelled`] or is
-    /// dropped.)
-    Cancelled,
-    /// It used all its turns; the output is its summary.
-    MaxTurns,
-    /// It was stopped because its tool calls were denied too often (by
-    /// default 3 in a row or 20 in all; see
-    /// [`PermissionConfig`](crate::PermissionConfig)); the output is what it
-    /// wrote so far, the error says which limit it hit.
-    Denied,
-    /// It reached its token or tool-call budget; the output is what it
-    /// wrote so far.
-    BudgetExhausted,
-    /// It was started in the background and runs on: the call's result
-    /// for it says only that. Its parent gets its final result in a
-    /// message at a later turn; the host sees it in
-    /// [`crate::Agent::background_agents`].
-    Background,
-}
-
-impl TaskStatus {
-    /// The status as the model sees it.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Completed => "completed",
-            Self::TimedOut => "timed_out",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-            Self::MaxTurns => "max_turns",
-            Self::Denied => "denied",
-            Self::BudgetExhausted => "budget_exhausted",
-            Self::Background => "background",
-        }
-    }
-}
-
-/// The result of one delegated task, as the delegating model gets it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskResult {
-    /// The task's position in the call.
-    pub index: usize,
-    /// The subagent's id (its path), when it was created.
-    pub agent_id: Option<AgentId>,
-    /// `fork` or the subagent type's name.
-    pub agent_type: String,
-    /// The task's short description.
-    pub description: String,
-    /// How it ended.
-    pub status: TaskStatus,
-    /// Its conclusion (for `max_turns`, its summary; for `timed_out` and
-    /// `budget_exhausted`, what it wrote so far).
-    pub output: String,
-    /// Model requests made.
-    pub turns: u32,
-    /// Tokens used.
-    pub usage: Usage,
-    /// Wall time from the call's start, queueing included.
-    #[serde(rename = "duration_ms", serialize_with = "millis")]
-    pub duration: Duration,
-    /// What went wrong, for every status but `completed`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// For an isolated subagent (`isolation: worktree`) that ran: its
-    /// worktree, and whether it was kept.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<WorktreeInfo>,
-}
-
-fn millis<S: Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
-}
+use crate::effects::deadline_after;
+use crate::error::EngineError;
+use crate::meta::AgentMeta;
+use crate::outcome::{TaskResult, TaskStatus};
+use crate::permission;
+use crate::pools::{derived_kind, subagent_tools, system_prompt};
+use crate::session::QueryCtx;
+use crate::subagent::{self, Announce, End, Limits, Subagent};
 
 /// One task of a call, checked.
 #[derive(Debug, Clone)]
@@ -222,19 +134,25 @@ fn parse(types: &Types, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>, 
         .collect()
 }
 
-/// Runs a Task (`multi == false`) or MultiTask call of `parent`.
-///
-/// Boxed: a subagent's loop is the same code as its parent's, and a boxed
-/// `Send` future breaks the type-level recursion.
-pub(crate) fn delegate<'a>(
-    ctx: &'a QueryCtx,
-    parent: &'a AgentRun,
-    call: &'a ToolCall,
-    multi: bool,
-) -> Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>> {
-    Box::pin(delegate_inner(ctx, parent, call, multi))
+/// The root's [`Delegate`]: Task and MultiTask calls start subagents.
+#[derive(Debug)]
+pub(crate) struct Subagents;
+
+impl Delegate for Subagents {
+    /// Boxed: a subagent's loop is the same code as its parent's, and a
+    /// boxed `Send` future breaks the type-level recursion.
+    fn delegate<'a>(
+        &'a self,
+        ctx: &'a QueryCtx,
+        parent: &'a AgentRun,
+        call: &'a ToolCall,
+        multi: bool,
+    ) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(delegate_inner(ctx, parent, call, multi))
+    }
 }
 
+/// Runs a Task (`multi == false`) or MultiTask call of `parent`.
 async fn delegate_inner(
     ctx: &QueryCtx,
     parent: &AgentRun,
@@ -294,13 +212,7 @@ async fn run_task(
     index: usize,
     task: TaskInput,
 ) -> TaskResult {
-    let CallBudget {
-        slots,
-        deadline,
-        start,
-        timeout,
-    } = budget;
-    let (deadline, start) = (*deadline, *start);
+    let catalog = ctx.session.catalog.current();
     let agent_type = task
         .subagent_type
         .as_ref()
@@ -310,170 +222,54 @@ async fn run_task(
         Ok(run) => run,
         Err(error) => {
             result.error = Some(error_chain(&error));
-            result.duration = start.elapsed();
+            result.duration = budget.start.elapsed();
             ctx.note_result(&result);
             return result;
         }
     };
-    let id = run.id.clone();
-    let ty = Arc::clone(&run.agent_type);
-    let progress = Arc::clone(&run.progress);
-    result.agent_id = Some(id.clone());
-    ctx.sink.send(
-        &id,
-        &ty,
-        EventKind::SubagentStarted {
-            parent: parent.id.clone(),
-            description: task.description.clone(),
-            index,
-            background: run.background,
-        },
-    );
-    if run.background {
-        let isolation = isolation_of(&ctx.session.catalog.current(), task.subagent_type.as_ref());
-        let mut result = background::launch(ctx, run, result, isolation);
-        result.duration = start.elapsed();
+    result.agent_id = Some(run.meta.id.clone());
+    subagent::started(ctx, &run, &task.description, index);
+    let subagent = Subagent {
+        isolation: catalog.isolation_of(task.subagent_type.as_ref()),
+        run,
+        result,
+        start: budget.start,
+    };
+    if subagent.run.meta.background {
+        let mut result = background::launch(ctx, subagent);
+        result.duration = budget.start.elapsed();
         return result;
     }
-    if let Some(observer) = ctx.session.runtime.observer() {
-        observer.agent_started(&ctx.session.id, &id, run.tools.pool());
-    }
-    let isolation = isolation_of(&ctx.session.catalog.current(), task.subagent_type.as_ref());
-    let scope = Scope::new(&ctx.session, &id, isolation);
-    // After the cleanup is armed: a query dropped during a slow hook still
-    // ends the agent for the observer.
-    let hook_agent = hooks::agent_of(ctx, &run);
-    hooks::subagent_start(ctx, &hook_agent, &parent.id).await;
-    let started = AtomicBool::new(false);
-    let work = {
-        let (started, scope) = (&started, &scope);
-        let (id, ty) = (id.clone(), Arc::clone(&ty));
-        let mut run = run;
-        async move {
-            // A closed semaphore cannot happen (it is never closed); run
-            // anyway rather than fail the task.
-            let _slot = slots.acquire().await.ok();
-            // `timeout_at` polls this future before it checks the clock: a
-            // slot freed by a task stopped at the deadline must not start
-            // a queued one after the budget is spent.
-            if tokio::time::Instant::now() >= deadline {
-                return None;
-            }
-            started.store(true, Ordering::Relaxed);
-            if let Err(error) = scope.enter(&mut run).await {
-                return Some(Err(error));
-            }
-            ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
-            Some(Ok(run.run(ctx).await))
+    let secs = budget.timeout.as_secs_f64();
+    let timed_out = |ran: bool| {
+        if ran {
+            format!(
+                "did not finish within the call's {secs:.0} s budget and was stopped (its tools and processes too); the output is what it wrote so far"
+            )
+        } else {
+            format!("did not start: it waited in the queue for the whole {secs:.0} s budget")
         }
     };
-    match tokio::time::timeout_at(deadline, work).await {
-        Ok(Some(Err(error))) => result.error = Some(error_chain(&error)),
-        Ok(Some(Ok(outcome))) => fill_from_outcome(&mut result, outcome),
-        Ok(None) | Err(_) => {
-            fill_from_progress(&mut result, &progress);
-            let ran = started.load(Ordering::Relaxed);
-            result.status = TaskStatus::TimedOut;
-            let secs = timeout.as_secs_f64();
-            result.error = Some(if ran {
-                format!(
-                    "did not finish within the call's {secs:.0} s budget and was stopped (its tools and processes too); the output is what it wrote so far"
-                )
-            } else {
-                format!("did not start: it waited in the queue for the whole {secs:.0} s budget")
-            });
-        }
+    let limits = Limits {
+        slots: Some(&budget.slots),
+        deadline: Some(budget.deadline),
+        timed_out: &timed_out,
+    };
+    let mut end = Foreground(ctx);
+    subagent::live(ctx, subagent, limits, std::future::pending(), &mut end).await
+}
+
+/// A foreground subagent's end: a failed one is noted for the query's
+/// result before its SubagentStop hooks; `SubagentFinished` after them.
+struct Foreground<'a>(&'a QueryCtx);
+
+impl End for Foreground<'_> {
+    fn settled(&mut self, result: &TaskResult) {
+        self.0.note_result(result);
     }
-    result.worktree = scope.finish().await;
-    result.duration = start.elapsed();
-    ctx.note_result(&result);
-    hooks::subagent_stop(ctx, &hook_agent, &result).await;
-    ctx.sink.send(
-        &id,
-        &ty,
-        EventKind::SubagentFinished {
-            result: Box::new(result.clone()),
-        },
-    );
-    result
-}
 
-impl TaskResult {
-    /// The result of task `index` before its agent ran: `failed`, nothing
-    /// done yet.
-    pub(crate) fn pending(index: usize, agent_type: String, description: String) -> Self {
-        Self {
-            index,
-            agent_id: None,
-            agent_type,
-            description,
-            status: TaskStatus::Failed,
-            output: String::new(),
-            turns: 0,
-            usage: Usage::default(),
-            duration: Duration::ZERO,
-            error: None,
-            worktree: None,
-        }
-    }
-}
-
-/// Copies what an agent stopped from outside (timed out, cancelled) did
-/// so far into its task's result: what it wrote, its turns and usage.
-pub(crate) fn fill_from_progress(result: &mut TaskResult, progress: &Mutex<Progress>) {
-    let progress = crate::sync::lock(progress);
-    result.output = progress.written();
-    result.turns = progress.turns;
-    result.usage = progress.usage;
-}
-
-/// Copies how an agent's run ended into its task's result.
-pub(crate) fn fill_from_outcome(result: &mut TaskResult, outcome: RunOutcome) {
-    result.status = outcome.status;
-    result.output = outcome.output;
-    result.turns = outcome.turns;
-    result.usage = outcome.usage;
-    let no_answer = outcome.no_answer.as_ref().map(|reason| {
-        format!(
-            "its model stopped ({}) without an answer or a tool call",
-            reason.as_str()
-        )
-    });
-    result.error = outcome
-        .error
-        .as_ref()
-        .map(|e| error_chain(e))
-        .or(no_answer)
-        .or(outcome.denied)
-        .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)));
-}
-
-/// When a call with budget `timeout` must end; a budget too large for the
-/// clock (a host's "no limit") means in about thirty years.
-fn deadline_after(timeout: Duration) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    now.checked_add(timeout)
-        .or_else(|| now.checked_add(Duration::from_secs(30 * 365 * 24 * 3600)))
-        .unwrap_or(now)
-}
-
-fn describe(status: TaskStatus) -> String {
-    match status {
-        TaskStatus::MaxTurns => "used all its turns; the output is its summary".to_owned(),
-        TaskStatus::BudgetExhausted => {
-            "reached its token or tool-call budget; the output is what it wrote so far".to_owned()
-        }
-        TaskStatus::Denied => "stopped after too many of its tool calls were denied".to_owned(),
-        other => other.as_str().to_owned(),
-    }
-}
-
-pub(crate) fn derived_kind(agent_type: &AgentType) -> DerivedKind {
-    match agent_type {
-        AgentType::Explore => DerivedKind::Explore,
-        AgentType::Plan => DerivedKind::Plan,
-        AgentType::GeneralPurpose | AgentType::Verification => DerivedKind::GeneralPurpose,
-        AgentType::Custom(_) => DerivedKind::Custom,
+    fn publish(&mut self, ctx: &QueryCtx, agent_type: &Arc<str>, result: TaskResult) -> TaskResult {
+        Announce.publish(ctx, agent_type, result)
     }
 }
 
@@ -486,7 +282,6 @@ fn prepare(
     task: &TaskInput,
 ) -> Result<AgentRun, EngineError> {
     let session = &ctx.session;
-    let config = &session.config;
     let catalog = session.catalog.current();
     let seq = session.next_child();
     let definition = task
@@ -508,82 +303,33 @@ fn prepare(
             "fork",
         ),
     };
-    let id = parent.id.child(seq, label);
+    let id = parent.meta.id.child(seq, label);
     let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
-        Some(d) => typed(&config.model_aliases, d, parent, task),
+        Some(d) => typed(&session.config.model_aliases, d, parent, task),
         None => fork(parent, call, task),
     };
-    Ok(AgentRun {
+    let meta = AgentMeta {
         id,
         agent_type: Arc::from(label),
+        parent: Some(parent.meta.id.clone()),
+        mode: permission::effective_mode(
+            parent.meta.mode,
+            definition.and_then(|d| d.permission_mode),
+        ),
+        background: task.background || definition.is_some_and(|d| d.background),
+        cwd: parent.meta.cwd.clone(),
         model,
         system,
-        tools,
-        history,
         max_turns,
-        budget,
-        progress: Arc::new(Mutex::new(Progress::default())),
-        parent: Some(parent.id.clone()),
-        cwd: parent.cwd.clone(),
-        mode: permission::effective_mode(parent.mode, definition.and_then(|d| d.permission_mode)),
-        background: task.background || definition.is_some_and(|d| d.background),
-        denials: Denials::default(),
-        cache_prefix: definition
-            .is_none()
-            .then(|| shared_prefix(parent))
-            .flatten(),
-        reload: None,
-    })
-}
-
-/// The pool of the subagent `id` of the agent with `parent` tools: its
-/// type's capabilities (none for a fork) derived (C2) and resolved in
-/// `role` against the parent's pool; a fork also keeps what the parent
-/// loaded.
-pub(crate) fn subagent_tools(
-    session: &Session,
-    id: &AgentId,
-    definition: Option<&AgentDefinition>,
-    role: Role,
-    parent: &AgentTools,
-) -> Result<AgentTools, EngineError> {
-    let config = &session.config;
-    let catalog = session.catalog.current();
-    let empty = zr_caps::AgentCapabilities::default();
-    let capabilities = derive(
-        &config.options,
-        definition.map_or(&empty, |d| &d.capabilities),
-    );
-    let parent_pool = Arc::clone(parent.pool());
-    let input = ResolveInput::new(
-        role,
-        &catalog.builtins,
-        &capabilities,
-        &catalog.skills,
-        &config.policy,
-    )
-    .with_parent(&parent_pool);
-    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
-        agent: id.clone(),
-        source,
-    })?;
-    let mut tools = AgentTools::new(id, Arc::new(pool), &catalog.engine_tools, &session.runtime)?;
-    if definition.is_none() {
-        tools.inherit_loaded(parent);
-    }
-    Ok(tools)
-}
-
-/// A typed subagent's system prompt: its definition's prompt, then its
-/// `append_prompt`.
-pub(crate) fn system_prompt(definition: &AgentDefinition) -> String {
-    let mut system = definition.prompt.clone();
-    if let Some(extra) = &definition.append_prompt {
-        system.push_str("\n\n");
-        system.push_str(extra);
-    }
-    system
+    };
+    let cache_prefix = definition
+        .is_none()
+        .then(|| shared_prefix(parent))
+        .flatten();
+    Ok(AgentRun::new(meta, tools, history)
+        .with_budget(budget)
+        .with_cache_prefix(cache_prefix))
 }
 
 type Start = (String, String, u32, Budget, Vec<Message>);
@@ -596,11 +342,11 @@ fn typed(
     task: &TaskInput,
 ) -> Start {
     let system = system_prompt(definition);
-    let model = crate::agent_model::subagent_model(aliases, definition, &parent.model);
+    let model = subagent_model(aliases, definition, &parent.meta.model);
     (
         system,
         model,
-        definition.effective_max_turns(parent.max_turns),
+        definition.effective_max_turns(parent.meta.max_turns),
         definition.budget,
         vec![Message::user_text(task.prompt.clone())],
     )
@@ -655,9 +401,9 @@ fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput) -> Start {
         content,
     });
     (
-        parent.system.clone(),
-        parent.model.clone(),
-        (parent.max_turns / 2).max(1),
+        parent.meta.system.clone(),
+        parent.meta.model.clone(),
+        (parent.meta.max_turns / 2).max(1),
         Budget::default(),
         history,
     )

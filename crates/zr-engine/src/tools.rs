@@ -11,7 +11,7 @@ use zr_types::{
     AgentId, AgentName, Annotations, ToolDefinition, ToolHandler, ToolName, ToolOrigin,
 };
 
-use crate::EngineError;
+use crate::error::EngineError;
 use crate::runtime::RuntimeEnvironment;
 use crate::skill_listing;
 

@@ -23,22 +23,43 @@ use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
-use zr_types::{AgentId, Message, error_chain, stable_hash};
+use zr_caps::AgentDefinition;
+use zr_types::{AgentId, Message, SessionId, error_chain};
 
-use crate::event::EventKind;
-use crate::run::{AgentRun, RunOutcome};
-use crate::session::{QueryCtx, Session};
+use crate::config::definition_hash;
+use crate::effects::Effects;
+use crate::event::{EventKind, EventSink};
+use crate::meta::AgentMeta;
+use crate::outcome::RunOutcome;
 use crate::sync::lock;
 
 pub(crate) use read::{Loaded, read, read_header};
 pub(crate) use record::Header;
 use record::{Finished, RecordOut, VERSION};
 
-/// The open transcripts of a session, by agent.
-#[derive(Debug, Default)]
+/// What a new transcript's header records beside the agent's meta.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Start<'a> {
+    /// The definition of the subagent type it runs as (`None` for the
+    /// root and forks).
+    pub(crate) definition: Option<&'a AgentDefinition>,
+    /// How many first messages of its history are its parent's (a fork).
+    pub(crate) inherited_messages: usize,
+}
+
+/// The transcripts of a session: its folder, and the open ones by agent.
+#[derive(Debug)]
 pub(crate) struct Transcripts {
+    /// `<sessions_dir>/<session>`; `None` when transcripts are off.
+    folder: Option<PathBuf>,
+    session: SessionId,
+    /// The runtime's folder: an agent working elsewhere worked in a
+    /// worktree (the header says so).
+    runtime_cwd: PathBuf,
+    /// The clock of the headers' `created_ms`.
+    clock: Arc<dyn Effects>,
     open: Mutex<BTreeMap<AgentId, Arc<Mutex<Writer>>>>,
 }
 
@@ -74,10 +95,33 @@ pub(crate) struct Writer {
 }
 
 impl Transcripts {
+    /// The transcripts of `session` in `folder` (`None`: none are written).
+    pub(crate) fn new(
+        folder: Option<PathBuf>,
+        session: SessionId,
+        runtime_cwd: PathBuf,
+        clock: Arc<dyn Effects>,
+    ) -> Self {
+        Self {
+            folder,
+            session,
+            runtime_cwd,
+            clock,
+            open: Mutex::default(),
+        }
+    }
+
+    /// Where `agent`'s transcript is written, when transcripts are on.
+    pub(crate) fn path(&self, agent: &AgentId) -> Option<PathBuf> {
+        self.folder
+            .as_ref()
+            .map(|dir| dir.join(format!("{agent}.jsonl")))
+    }
+
     /// The writer of `agent`, made on first use; `None` when transcripts
     /// are off.
-    fn writer(&self, session: &Session, agent: &AgentId) -> Option<Arc<Mutex<Writer>>> {
-        let path = session.transcript_path(agent)?;
+    fn writer(&self, agent: &AgentId) -> Option<Arc<Mutex<Writer>>> {
+        let path = self.path(agent)?;
         let mut open = lock(&self.open);
         let writer = open.entry(agent.clone()).or_insert_with(|| {
             Arc::new(Mutex::new(Writer {
@@ -96,8 +140,9 @@ impl Transcripts {
     /// Makes `agent` append to its existing transcript, read back as
     /// `loaded`: a torn tail is cut off, and a history the reader had to
     /// repair is written whole, so that the file says what the agent has.
-    pub(crate) fn reopen(&self, session: &Session, agent: &AgentId, loaded: &Loaded) {
-        if let Some(writer) = Writer::reopened(session, agent, loaded) {
+    pub(crate) fn reopen(&self, agent: &AgentId, loaded: &Loaded) {
+        if let Some(path) = self.path(agent) {
+            let writer = Writer::reopened(path, loaded);
             lock(&self.open).insert(agent.clone(), Arc::new(Mutex::new(writer)));
         }
     }
@@ -107,7 +152,7 @@ impl Transcripts {
     /// ended (nothing is touched then); else reopens it as
     /// [`Transcripts::reopen`] does, and `agent` counts as running until its
     /// run ends or its writer is closed.
-    pub(crate) fn claim(&self, session: &Session, agent: &AgentId, loaded: &Loaded) -> bool {
+    pub(crate) fn claim(&self, agent: &AgentId, loaded: &Loaded) -> bool {
         // Checked and claimed under one lock: two claims never both win.
         let mut open = lock(&self.open);
         if open.get(agent).is_some_and(|w| {
@@ -116,7 +161,7 @@ impl Transcripts {
         }) {
             return false;
         }
-        if let Some(mut writer) = Writer::reopened(session, agent, loaded) {
+        if let Some(mut writer) = self.path(agent).map(|path| Writer::reopened(path, loaded)) {
             writer.claimed = true;
             open.insert(agent.clone(), Arc::new(Mutex::new(writer)));
         }
@@ -138,9 +183,8 @@ impl Transcripts {
 
 impl Writer {
     /// The writer of `agent`'s existing transcript, read back as `loaded`
-    /// (see [`Transcripts::reopen`]); `None` when transcripts are off.
-    fn reopened(session: &Session, agent: &AgentId, loaded: &Loaded) -> Option<Self> {
-        let path = session.transcript_path(agent)?;
+    /// at `path` (see [`Transcripts::reopen`]).
+    fn reopened(path: PathBuf, loaded: &Loaded) -> Self {
         let mut writer = Self {
             path,
             state: State::Failed,
@@ -168,7 +212,7 @@ impl Writer {
                 tracing::warn!(path = %writer.path.display(), error = %error_chain(&error), "cannot reopen the transcript; it is not written further");
             }
         }
-        Some(writer)
+        writer
     }
 
     fn append(&mut self, record: &RecordOut<'_>) -> std::io::Result<()> {
@@ -255,7 +299,7 @@ impl Writer {
     /// Runs `write`; on its first failure, stops writing and reports.
     fn guard(
         &mut self,
-        ctx: &QueryCtx,
+        sink: &EventSink,
         run: (&AgentId, &Arc<str>),
         write: impl FnOnce(&mut Self) -> std::io::Result<()>,
     ) {
@@ -266,7 +310,7 @@ impl Writer {
             self.state = State::Failed;
             let error = error_chain(&error);
             tracing::warn!(agent = %run.0, path = %self.path.display(), %error, "cannot write the transcript; the agent goes on without it");
-            ctx.sink.send(
+            sink.send(
                 run.0,
                 run.1,
                 EventKind::TranscriptError {
@@ -278,126 +322,115 @@ impl Writer {
     }
 }
 
-fn header(ctx: &QueryCtx, run: &AgentRun) -> Header {
-    let session = &ctx.session;
-    let definition_hash = run
-        .agent_type
-        .parse::<zr_types::AgentName>()
-        .ok()
-        .filter(|_| run.parent.is_some())
-        .and_then(|name| {
-            let catalog = session.catalog.current();
-            catalog
-                .sub_agents
-                .get(&name)
-                .and_then(|d| serde_json::to_vec(d).ok())
-        })
-        .map(|json| format!("{:016x}", stable_hash(&json)));
-    let runtime_cwd = &session.runtime.settings().cwd;
-    Header {
-        version: VERSION,
-        session: session.id.clone(),
-        agent: run.id.clone(),
-        agent_type: run.agent_type.to_string(),
-        parent: run.parent.clone(),
-        definition_hash,
-        system_prompt: run.system.clone(),
-        model: run.model.clone(),
-        cwd: run.cwd.clone(),
-        worktree: (&run.cwd != runtime_cwd).then(|| run.cwd.clone()),
-        created_ms: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-        max_turns: run.max_turns,
-        // A fork starts with its parent's conversation and one message of
-        // its own (the task); every other agent with its task alone.
-        inherited_messages: if run.cache_prefix.is_some() {
-            run.history.len().saturating_sub(1)
-        } else {
-            0
-        },
+impl Transcripts {
+    fn header(&self, agent: &AgentMeta, start: &Start<'_>) -> Header {
+        Header {
+            version: VERSION,
+            session: self.session.clone(),
+            agent: agent.id.clone(),
+            agent_type: agent.agent_type.to_string(),
+            parent: agent.parent.clone(),
+            definition_hash: start.definition.and_then(definition_hash),
+            system_prompt: agent.system.clone(),
+            model: agent.model.clone(),
+            cwd: agent.cwd.clone(),
+            worktree: (agent.cwd != self.runtime_cwd).then(|| agent.cwd.clone()),
+            created_ms: self
+                .clock
+                .now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            max_turns: agent.max_turns,
+            inherited_messages: start.inherited_messages,
+        }
     }
-}
 
-/// A run of `run` starts: writes the header of a new transcript, or, when
-/// the previous run of the same agent (a root query) was cut short, its
-/// history whole; then the history so far.
-pub(crate) fn begin(ctx: &QueryCtx, run: &AgentRun) {
-    let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &run.id) else {
-        return;
-    };
-    let mut writer = lock(&writer);
-    writer.guard(ctx, (&run.id, &run.agent_type), |w| {
-        if matches!(w.state, State::New) {
-            w.open_new(&header(ctx, run))?;
-        } else if w.in_run {
-            w.replace(&run.history)?;
-        }
-        w.in_run = true;
-        w.cut_short = false;
-        w.claimed = false;
-        w.sync(&run.history)
-    });
-}
-
-/// Appends what `run`'s history gained since the last record.
-pub(crate) fn sync(ctx: &QueryCtx, run: &AgentRun) {
-    let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &run.id) else {
-        return;
-    };
-    lock(&writer).guard(ctx, (&run.id, &run.agent_type), |w| w.sync(&run.history));
-}
-
-/// Writes `run`'s history whole, replacing what the transcript held: for
-/// code that rewrites the history rather than appending to it
-/// (compaction).
-pub(crate) fn replace_history(ctx: &QueryCtx, run: &AgentRun) {
-    let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &run.id) else {
-        return;
-    };
-    lock(&writer).guard(ctx, (&run.id, &run.agent_type), |w| w.replace(&run.history));
-}
-
-/// The root's query failed, so the root keeps `history`, its history
-/// from before the query: the transcript says so too (a session resumed
-/// from it continues from the same history as the live root would).
-pub(crate) fn forget_query(ctx: &QueryCtx, history: &[Message]) {
-    let root = AgentId::root();
-    let Some(writer) = ctx.session.transcripts.writer(&ctx.session, &root) else {
-        return;
-    };
-    lock(&writer).guard(ctx, (&root, &Arc::from("root")), |w| {
-        if !w.is_open() {
-            return Ok(());
-        }
-        w.append(&RecordOut::QueryFailed { history })?;
-        w.messages = history.len();
-        w.last = history.last().cloned();
-        Ok(())
-    });
-}
-
-/// The run of agent `id` ended with `outcome`: its last messages, then a
-/// `finished` record, synced to disk.
-pub(crate) fn finish(ctx: &QueryCtx, id: &AgentId, agent_type: &Arc<str>, outcome: &RunOutcome) {
-    let Some(writer) = ctx.session.transcripts.writer(&ctx.session, id) else {
-        return;
-    };
-    lock(&writer).guard(ctx, (id, agent_type), |w| {
-        w.sync(&outcome.history)?;
-        let finished = Finished {
-            status: outcome.status.as_str().to_owned(),
-            output: outcome.output.clone(),
-            turns: outcome.turns,
-            usage: outcome.usage,
+    /// A run of `agent` starts with `history`: writes the header of a new
+    /// transcript, or, when the previous run of the same agent (a root
+    /// query) was cut short, its history whole; then the history so far.
+    pub(crate) fn begin(
+        &self,
+        sink: &EventSink,
+        agent: &AgentMeta,
+        history: &[Message],
+        start: Start<'_>,
+    ) {
+        let Some(writer) = self.writer(&agent.id) else {
+            return;
         };
-        w.append(&RecordOut::Finished(&finished))?;
-        w.in_run = false;
-        if let State::Open(file) = &w.state {
-            file.sync_data()?;
-        }
-        Ok(())
-    });
+        let mut writer = lock(&writer);
+        writer.guard(sink, (&agent.id, &agent.agent_type), |w| {
+            if matches!(w.state, State::New) {
+                w.open_new(&self.header(agent, &start))?;
+            } else if w.in_run {
+                w.replace(history)?;
+            }
+            w.in_run = true;
+            w.cut_short = false;
+            w.claimed = false;
+            w.sync(history)
+        });
+    }
+
+    /// Appends what `agent`'s history gained since the last record.
+    pub(crate) fn sync(&self, sink: &EventSink, agent: &AgentMeta, history: &[Message]) {
+        let Some(writer) = self.writer(&agent.id) else {
+            return;
+        };
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| w.sync(history));
+    }
+
+    /// Writes `agent`'s history whole, replacing what the transcript held:
+    /// for code that rewrites the history rather than appending to it
+    /// (compaction).
+    pub(crate) fn replace_history(&self, sink: &EventSink, agent: &AgentMeta, history: &[Message]) {
+        let Some(writer) = self.writer(&agent.id) else {
+            return;
+        };
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| w.replace(history));
+    }
+
+    /// The root's query failed, so the root keeps `history`, its history
+    /// from before the query: the transcript says so too (a session resumed
+    /// from it continues from the same history as the live root would).
+    pub(crate) fn forget_query(&self, sink: &EventSink, history: &[Message]) {
+        let root = AgentId::root();
+        let Some(writer) = self.writer(&root) else {
+            return;
+        };
+        lock(&writer).guard(sink, (&root, &Arc::from("root")), |w| {
+            if !w.is_open() {
+                return Ok(());
+            }
+            w.append(&RecordOut::QueryFailed { history })?;
+            w.messages = history.len();
+            w.last = history.last().cloned();
+            Ok(())
+        });
+    }
+
+    /// The run of `agent` ended with `outcome`: its last messages, then a
+    /// `finished` record, synced to disk.
+    pub(crate) fn finish(&self, sink: &EventSink, agent: &AgentMeta, outcome: &RunOutcome) {
+        let Some(writer) = self.writer(&agent.id) else {
+            return;
+        };
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
+            w.sync(&outcome.history)?;
+            let finished = Finished {
+                status: outcome.status.as_str().to_owned(),
+                output: outcome.output.clone(),
+                turns: outcome.turns,
+                usage: outcome.usage,
+            };
+            w.append(&RecordOut::Finished(&finished))?;
+            w.in_run = false;
+            if let State::Open(file) = &w.state {
+                file.sync_data()?;
+            }
+            Ok(())
+        });
+    }
 }
 
 #[cfg(test)]

@@ -18,13 +18,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use serde::{Serialize, Serializer};
 use zr_caps::Isolation;
-use zr_types::{AgentId, AgentName};
+use zr_types::AgentId;
 
-use crate::catalog::Catalog;
 use crate::error::{EngineError, WorktreeError};
-use crate::run::AgentRun;
+use crate::meta::AgentMeta;
+use crate::outcome::WorktreeInfo;
 use crate::session::{Cleanup, Session};
 use crate::sync::lock;
 use git::{Git, path_from};
@@ -32,48 +31,6 @@ use git::{Git, path_from};
 /// Where worktrees go, under the top folder of the delegating agent's
 /// checkout.
 const WORKTREES_DIR: &str = ".zr/worktrees";
-
-/// Where an isolated subagent worked, and what became of its worktree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WorktreeInfo {
-    /// The worktree's folder.
-    #[serde(serialize_with = "lossy")]
-    pub path: PathBuf,
-    /// Its branch, `zr/<session>/<agent>`.
-    pub branch: String,
-    /// Whether the agent left something: uncommitted changes to tracked
-    /// files, untracked files (ignored ones do not count), or commits. A
-    /// worktree that could not be checked counts as changed.
-    pub changed: bool,
-    /// Whether the worktree and its branch are still there: a changed one
-    /// is kept, an unchanged one removed (kept only when removing it
-    /// failed).
-    pub kept: bool,
-}
-
-fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&path.to_string_lossy())
-}
-
-impl WorktreeInfo {
-    /// One line for the report people read.
-    pub(crate) fn describe(&self) -> String {
-        let (path, branch) = (self.path.display(), &self.branch);
-        match (self.changed, self.kept) {
-            (true, _) => format!("worktree kept with its changes: {path} (branch {branch})"),
-            (false, false) => "worktree removed: nothing changed in it".to_owned(),
-            (false, true) => {
-                format!("worktree unchanged but could not be removed: {path} (branch {branch})")
-            }
-        }
-    }
-}
-
-/// The isolation of the subagent type `name` (forks are never isolated).
-pub(crate) fn isolation_of(catalog: &Catalog, name: Option<&AgentName>) -> Isolation {
-    name.and_then(|n| catalog.sub_agents.get(n))
-        .map_or(Isolation::None, |d| d.isolation)
-}
 
 /// A worktree made, or being made, for an agent.
 #[derive(Debug, Clone)]
@@ -126,7 +83,7 @@ impl Scope {
     ///
     /// [`EngineError::Worktree`]: no git, not a git work tree, no commit,
     /// the branch exists, git failed. The agent must not run then.
-    pub(crate) async fn enter(&self, run: &mut AgentRun) -> Result<(), EngineError> {
+    pub(crate) async fn enter(&self, run: &mut AgentMeta) -> Result<(), EngineError> {
         if !self.isolated {
             return Ok(());
         }
@@ -138,7 +95,7 @@ impl Scope {
             })
     }
 
-    async fn make(&self, run: &mut AgentRun) -> Result<(), WorktreeError> {
+    async fn make(&self, run: &mut AgentMeta) -> Result<(), WorktreeError> {
         let git = Git::new(&self.session.runtime.settings().env);
         let place = locate(git, &run.cwd).await?;
         let dir = place.top.join(WORKTREES_DIR);

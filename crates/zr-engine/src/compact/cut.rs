@@ -10,8 +10,6 @@ use std::sync::{Arc, Mutex};
 
 use zr_types::{AgentId, SessionId, ToolCall, ToolOutput, ToolResultContent};
 
-use crate::session::QueryCtx;
-
 /// The folder where a session's oversized tool results are written in full:
 /// `<sessions_dir>/<session>/tool-results` (kept), or without a sessions
 /// folder a private temporary folder, removed when the session ends.
@@ -124,17 +122,18 @@ impl Drop for Spill {
 
 /// Cuts `output` to the session's `max_tool_result_bytes` when its text
 /// (text blocks and JSON as compact text, joined by newlines) is longer:
-/// the whole text goes to a file of the session's [`Spill`] and the model
+/// the whole text goes to a file of `spill` and the model
 /// gets one text block (head, marker, tail) followed by the result's
 /// images. The marker is also appended to the `display`, so the host's
 /// `ToolCallFinished` says the result was cut.
 pub(crate) async fn limit_result(
-    ctx: &QueryCtx,
+    spill: &Arc<Spill>,
+    limit: Option<usize>,
     agent: &AgentId,
     call: &ToolCall,
     output: ToolOutput,
 ) -> ToolOutput {
-    let Some(limit) = ctx.session.config.compaction.max_tool_result_bytes else {
+    let Some(limit) = limit else {
         return output;
     };
     let full = text_of(&output.content);
@@ -145,11 +144,10 @@ pub(crate) async fn limit_result(
     let (head, tail) = (head.to_owned(), tail.to_owned());
     let total = full.len();
     let lines = full.lines().count();
-    let session = Arc::clone(&ctx.session);
+    let spill = Arc::clone(spill);
     let (agent_id, call_id) = (agent.clone(), call.id.clone());
     let saved = tokio::task::spawn_blocking(move || {
-        session
-            .spill
+        spill
             .write(&agent_id, &call_id, full.as_bytes())
             .map_err(|e| e.to_string())
     })

@@ -2,32 +2,30 @@
 //! result.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
-use zr_caps::{AgentDefinition, AgentType, Budget};
+use zr_caps::{AgentDefinition, AgentType, Budget, Isolation};
 use zr_resolve::Role;
-use zr_types::{AgentId, AgentName, ToolName, error_chain, stable_hash};
+use zr_types::{AgentId, AgentName, ToolName, error_chain};
 
-use super::{called_tools, continue_history, log_repairs, resume_error};
+use super::{log_repairs, resume_error};
 use crate::agent::QueryResult;
-use crate::agent::root_tools;
+use crate::agent_run::AgentRun;
+use crate::config::definition_hash;
+use crate::effects::deadline_after;
 use crate::error::EngineError;
 use crate::event::EventKind;
-use crate::hooks;
-use crate::run::{AgentRun, Progress, push_user_text};
-use crate::session::{Cleanup, QueryCtx, Session};
-use crate::task::{
-    derived_kind, fill_from_outcome, fill_from_progress, subagent_tools, system_prompt,
-};
+use crate::history::{called_tools, continue_history, push_user_text};
+use crate::meta::AgentMeta;
+use crate::outcome::TaskResult;
+use crate::pools::{derived_kind, root_tools, subagent_tools, system_prompt};
+use crate::session::{QueryCtx, Session};
+use crate::subagent::{self, Announce, Limits, Subagent};
 use crate::transcript::{self, Header};
-use crate::{TaskResult, TaskStatus};
 
-fn definition_hash(definition: &AgentDefinition) -> Option<String> {
-    serde_json::to_vec(definition)
-        .ok()
-        .map(|json| format!("{:016x}", stable_hash(&json)))
-}
+/// The description of a resumed subagent's task.
+const RESUMED: &str = "resumed";
 
 /// What the subagent runs as: its type's definition (`None` for a fork),
 /// its label and system prompt.
@@ -41,7 +39,8 @@ fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind 
     if header.agent_type == "fork" {
         let parent = header.parent.clone().unwrap_or_else(AgentId::root);
         let from_parent = session
-            .transcript_path(&parent)
+            .transcripts
+            .path(&parent)
             .map(|path| transcript::read_header(&path));
         let system = match from_parent {
             Some(Ok(parent)) => parent.system_prompt,
@@ -111,7 +110,8 @@ fn folder(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Pat
     let parent = header.parent.clone().unwrap_or_else(AgentId::root);
     let runtime_cwd = session.runtime.settings().cwd.clone();
     let fallback = session
-        .transcript_path(&parent)
+        .transcripts
+        .path(&parent)
         .and_then(|path| transcript::read_header(&path).ok())
         .map(|h| h.cwd)
         .filter(|cwd| cwd.is_dir())
@@ -134,7 +134,8 @@ fn rebuild(
 ) -> Result<(AgentRun, Vec<String>), EngineError> {
     let session = &ctx.session;
     let path = session
-        .transcript_path(id)
+        .transcripts
+        .path(id)
         .ok_or(EngineError::TranscriptsOff)?;
     let loaded = transcript::read(&path).map_err(|e| resume_error(&session.id, id, e))?;
     log_repairs(id, &path, &loaded);
@@ -164,38 +165,34 @@ fn rebuild(
         None => continue_history(&mut history),
     }
     // Last: a busy agent's transcript is not touched.
-    if !session.transcripts.claim(session, id, &loaded) {
+    if !session.transcripts.claim(id, &loaded) {
         return Err(EngineError::Busy { agent: id.clone() });
     }
-    let run = AgentRun {
+    let meta = AgentMeta {
         id: id.clone(),
         agent_type: Arc::from(label.as_str()),
-        model: header.model.clone(),
-        system,
-        tools,
-        history,
-        max_turns: header.max_turns,
-        budget: definition
-            .as_ref()
-            .map_or_else(Budget::default, |d| d.budget),
-        progress: Arc::new(Mutex::new(Progress::default())),
         parent: header.parent.clone(),
-        cwd,
         mode: crate::permission::effective_mode(
             config.permission_mode,
             definition.as_ref().and_then(|d| d.permission_mode),
         ),
         background: false,
-        denials: crate::permission::Denials::default(),
-        // The parent's prefix is not rebuilt: a resumed fork's requests
-        // mark only the usual breakpoints.
-        cache_prefix: None,
-        reload: None,
+        cwd,
+        model: header.model.clone(),
+        system,
+        max_turns: header.max_turns,
     };
+    let budget = definition
+        .as_ref()
+        .map_or_else(Budget::default, |d| d.budget);
+    // The parent's prefix is not rebuilt: a resumed fork's requests mark
+    // only the usual breakpoints.
+    let run = AgentRun::new(meta, tools, history).with_budget(budget);
     Ok((run, warnings))
 }
 
-/// Rebuilds and runs the subagent `id`; its result is sent as
+/// Rebuilds and runs the subagent `id` through the subagent lifecycle,
+/// within the `subagent.timeout` budget; its result is sent as
 /// `SubagentFinished` and returned as the query's.
 pub(super) async fn run(
     ctx: &QueryCtx,
@@ -205,57 +202,35 @@ pub(super) async fn run(
 ) -> Result<QueryResult, EngineError> {
     let start = Instant::now();
     let (run, warnings) = rebuild(ctx, &id, prompt, root_loaded)?;
-    let ty = Arc::clone(&run.agent_type);
-    let parent = run.parent.clone().unwrap_or_else(AgentId::root);
     for message in warnings {
         tracing::warn!(agent = %id, "{message}");
         ctx.sink
-            .send(&id, &ty, EventKind::ResumeWarning { message });
+            .emit(&run.meta, EventKind::ResumeWarning { message });
     }
-    ctx.sink.send(
-        &id,
-        &ty,
-        EventKind::SubagentStarted {
-            parent: parent.clone(),
-            description: "resumed".to_owned(),
-            index: 0,
-            background: false,
-        },
-    );
-    let session = &ctx.session;
-    if let Some(observer) = session.runtime.observer() {
-        observer.agent_started(&session.id, &id, run.tools.pool());
-    }
-    let cleanup = Cleanup::new(Arc::clone(session), id.clone());
-    // After the cleanup is armed, as for a new subagent.
-    let hook_agent = hooks::agent_of(ctx, &run);
-    hooks::subagent_start(ctx, &hook_agent, &parent).await;
-    ctx.sink.send(&id, &ty, EventKind::SubagentRunning);
-    let progress = Arc::clone(&run.progress);
-    let timeout = session.config.subagent.timeout;
-    let mut result = TaskResult::pending(0, ty.to_string(), "resumed".to_owned());
-    result.agent_id = Some(id.clone());
-    match tokio::time::timeout(timeout, run.run(ctx)).await {
-        Ok(outcome) => fill_from_outcome(&mut result, outcome),
-        Err(_) => {
-            fill_from_progress(&mut result, &progress);
-            result.status = TaskStatus::TimedOut;
-            result.error = Some(format!(
-                "did not finish within the {:.0} s budget and was stopped; the output is what it wrote so far",
-                timeout.as_secs_f64()
-            ));
-        }
-    }
-    cleanup.run().await;
-    result.duration = start.elapsed();
-    hooks::subagent_stop(ctx, &hook_agent, &result).await;
-    ctx.sink.send(
-        &id,
-        &ty,
-        EventKind::SubagentFinished {
-            result: Box::new(result.clone()),
-        },
-    );
+    subagent::started(ctx, &run, RESUMED, 0);
+    let timeout = ctx.session.config.subagent.timeout;
+    let mut result = TaskResult::pending(0, run.meta.agent_type.to_string(), RESUMED.to_owned());
+    result.agent_id = Some(id);
+    let subagent = Subagent {
+        run,
+        result,
+        // It works in its recorded folder (or its parent's): a worktree is
+        // not made again.
+        isolation: Isolation::None,
+        start,
+    };
+    let timed_out = |_| {
+        format!(
+            "did not finish within the {:.0} s budget and was stopped; the output is what it wrote so far",
+            timeout.as_secs_f64()
+        )
+    };
+    let limits = Limits {
+        slots: None,
+        deadline: Some(deadline_after(timeout)),
+        timed_out: &timed_out,
+    };
+    let result = subagent::live(ctx, subagent, limits, std::future::pending(), &mut Announce).await;
     Ok(QueryResult {
         status: result.status,
         output: result.output,

@@ -1,6 +1,7 @@
 //! Tests of Task and MultiTask input checking, statuses and the report.
 
 use serde_json::json;
+use zr_types::{AgentId, Usage};
 
 use super::*;
 

@@ -7,6 +7,7 @@ mod background;
 mod compaction;
 mod cron;
 mod delegation;
+mod effects;
 mod engine;
 mod exit_paths;
 mod fork_cache;

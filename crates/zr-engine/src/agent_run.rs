@@ -1,0 +1,120 @@
+//! One agent, ready to run ([`AgentRun`], built by one constructor), and
+//! the [`Delegate`] seam through which its Task and MultiTask calls reach
+//! the subagent code without the tool-call path importing it.
+
+use std::sync::{Arc, Mutex};
+
+use zr_caps::Budget;
+use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
+
+use crate::catalog::RootReload;
+use crate::meta::AgentMeta;
+use crate::outcome::Progress;
+use crate::permission::Denials;
+use crate::session::QueryCtx;
+use crate::tools::AgentTools;
+
+/// How an agent's Task and MultiTask calls are carried out. The loop is
+/// handed one: the root gets the subagent code's, every subagent
+/// [`NoDelegation`], so that depth 1 (C3) holds by construction as well
+/// as by the pool (R4 takes Task and MultiTask out of every derived pool).
+pub(crate) trait Delegate: Send + Sync + std::fmt::Debug {
+    /// Runs `call` (a MultiTask call when `multi`) for `parent`; the tool
+    /// result the parent's model gets.
+    fn delegate<'a>(
+        &'a self,
+        ctx: &'a QueryCtx,
+        parent: &'a AgentRun,
+        call: &'a ToolCall,
+        multi: bool,
+    ) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// The delegate of every subagent: it refuses (a subagent cannot
+/// delegate). Its pool has no Task or MultiTask, so this answers only a
+/// call that the pool would have refused already.
+#[derive(Debug)]
+pub(crate) struct NoDelegation;
+
+impl Delegate for NoDelegation {
+    fn delegate<'a>(
+        &'a self,
+        _: &'a QueryCtx,
+        parent: &'a AgentRun,
+        call: &'a ToolCall,
+        _: bool,
+    ) -> BoxFuture<'a, ToolOutput> {
+        let message = format!(
+            "tool '{}' is not available to agent {}: subagents cannot delegate",
+            call.name, parent.meta.id
+        );
+        Box::pin(async move { ToolOutput::error(message) })
+    }
+}
+
+/// One agent, ready to run.
+#[derive(Debug)]
+pub(crate) struct AgentRun {
+    /// What the agent is.
+    pub(crate) meta: AgentMeta,
+    pub(crate) tools: AgentTools,
+    pub(crate) history: Vec<Message>,
+    pub(crate) budget: Budget,
+    pub(crate) progress: Arc<Mutex<Progress>>,
+    /// Its permission denials so far.
+    pub(crate) denials: Denials,
+    /// For a fork: how many first messages of its history were its
+    /// parent's last request (`ModelRequest::cache_prefix`).
+    pub(crate) cache_prefix: Option<usize>,
+    /// How its Task and MultiTask calls run.
+    pub(crate) delegate: Arc<dyn Delegate>,
+    /// The root's: how its tools are rebuilt when the session's agent
+    /// types or skills change (hot reload). `None` for subagents.
+    pub(crate) reload: Option<RootReload>,
+}
+
+impl AgentRun {
+    /// The agent `meta` with `tools`, starting from `history`: no budget,
+    /// nothing done yet, no shared cache prefix, and no delegation (see
+    /// [`AgentRun::with_delegate`]).
+    pub(crate) fn new(meta: AgentMeta, tools: AgentTools, history: Vec<Message>) -> Self {
+        Self {
+            meta,
+            tools,
+            history,
+            budget: Budget::default(),
+            progress: Arc::new(Mutex::new(Progress::default())),
+            denials: Denials::default(),
+            cache_prefix: None,
+            delegate: Arc::new(NoDelegation),
+            reload: None,
+        }
+    }
+
+    /// With a token and tool-call budget.
+    pub(crate) fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// With the first `prefix` messages shared with the parent's last
+    /// request (a fork).
+    pub(crate) fn with_cache_prefix(mut self, prefix: Option<usize>) -> Self {
+        self.cache_prefix = prefix;
+        self
+    }
+
+    /// With `delegate` carrying out its Task and MultiTask calls (the
+    /// root's).
+    pub(crate) fn with_delegate(mut self, delegate: Arc<dyn Delegate>) -> Self {
+        self.delegate = delegate;
+        self
+    }
+
+    /// With its tools rebuilt as `reload` says when the session's agent
+    /// types or skills change (the root's).
+    pub(crate) fn with_reload(mut self, reload: RootReload) -> Self {
+        self.reload = Some(reload);
+        self
+    }
+}

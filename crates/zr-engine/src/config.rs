@@ -1,0 +1,144 @@
+//! The configuration a root agent is built from: [`AgentConfig`] and the
+//! delegation limits, [`SubagentConfig`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, PermissionMode};
+use zr_resolve::ResolvePolicy;
+use zr_types::{AgentName, SkillDefinition, stable_hash};
+
+use crate::catalog::AgentTypesSource;
+use crate::compact::CompactionConfig;
+use crate::hooks::Hooks;
+use crate::permission::PermissionConfig;
+use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+
+/// The root's turn limit unless set otherwise.
+pub const DEFAULT_MAX_TURNS: u32 = 100;
+
+/// Limits of delegation (the `subagent` configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubagentConfig {
+    /// Whether the root may delegate at all; `false` removes Task and
+    /// MultiTask from its pool (R7).
+    pub enabled: bool,
+    /// How many subagents of one call run at once (0 counts as 1); the
+    /// others wait in a queue inside the call's time budget.
+    pub max_concurrent: usize,
+    /// One budget for a whole Task or MultiTask call, all its tasks
+    /// together, queueing included. Background agents are not bound by
+    /// it: the call returns at once.
+    pub timeout: Duration,
+    /// How often a background agent's progress is summarised (a
+    /// tools-disabled side request, skipped while its conversation is
+    /// short or unchanged); `None` for never. Default 30 s.
+    pub progress_interval: Option<Duration>,
+}
+
+impl Default for SubagentConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_concurrent: 3,
+            timeout: Duration::from_secs(300),
+            progress_interval: Some(Duration::from_secs(30)),
+        }
+    }
+}
+
+/// Everything a root agent is built from besides the runtime.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The root's system prompt.
+    pub system_prompt: String,
+    /// The root's turn limit per query; a subagent's default is half of it.
+    pub max_turns: u32,
+    /// The session's top-level tool sources and lists (C1).
+    pub options: AgentOptions,
+    /// The root's own capabilities (C1: a query may override fields).
+    pub capabilities: AgentCapabilities,
+    /// The subagent types that `Task` and `MultiTask` can start.
+    pub sub_agents: BTreeMap<AgentName, AgentDefinition>,
+    /// Delegation limits.
+    pub subagent: SubagentConfig,
+    /// The resolver's policy; `delegation` is taken from `subagent.enabled`.
+    pub policy: ResolvePolicy,
+    /// The skills registry's view, for the resolver.
+    pub skills: Vec<Arc<SkillDefinition>>,
+    /// The size limit, in characters, of the skill listing that each
+    /// agent's `Skill` tool description carries (its own skills' names and
+    /// descriptions); skills beyond it are left out and counted. Default
+    /// [`DEFAULT_SKILL_LISTING_CHARS`].
+    pub skill_listing_chars: usize,
+    /// Model aliases of subagent types (`model: sonnet`), resolved before
+    /// any request. Default: the Anthropic column of
+    /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
+    /// `ModelAliases::for_family(ModelFamily::OpenAiCompatible)` (no
+    /// mapping: a Claude alias runs on the parent's model) plus your own.
+    pub model_aliases: ModelAliases,
+    /// Where the agent types and skills come from while the session runs
+    /// (hot reload): asked before each model request of the root; `None`
+    /// (the default) keeps `sub_agents` and `skills` for the whole session.
+    pub types_source: Option<Arc<dyn AgentTypesSource>>,
+    /// The root's permission mode; subagents get the stricter of it and
+    /// their declared one (C4).
+    pub permission_mode: PermissionMode,
+    /// The sessions folder: each agent's transcript is
+    /// `<dir>/<session>/<agent>.jsonl`. `None` (the default of
+    /// [`AgentConfig::new`]) writes no transcripts; the `zr` command uses
+    /// the project's `.zr/sessions`.
+    pub sessions_dir: Option<PathBuf>,
+    /// The host's permission callback and the denial limits (see
+    /// [`PermissionConfig`] for the rules of each mode).
+    pub permissions: PermissionConfig,
+    /// The host's hooks (SubagentStart, SubagentStop, PreToolUse,
+    /// PostToolUse).
+    pub hooks: Hooks,
+    /// When agents compact their history, and how large a tool result may
+    /// be before it is cut ([`CompactionConfig::default`]).
+    pub compaction: CompactionConfig,
+}
+
+impl AgentConfig {
+    /// A root with `system_prompt`, no subagent types, no extra tools, and
+    /// the default limits.
+    #[must_use]
+    pub fn new(system_prompt: impl Into<String>) -> Self {
+        Self {
+            system_prompt: system_prompt.into(),
+            max_turns: DEFAULT_MAX_TURNS,
+            options: AgentOptions::default(),
+            capabilities: AgentCapabilities::default(),
+            sub_agents: BTreeMap::new(),
+            subagent: SubagentConfig::default(),
+            policy: ResolvePolicy::default(),
+            skills: Vec::new(),
+            skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
+            model_aliases: ModelAliases::default(),
+            types_source: None,
+            permission_mode: PermissionMode::default(),
+            sessions_dir: None,
+            permissions: PermissionConfig::default(),
+            hooks: Hooks::default(),
+            compaction: CompactionConfig::default(),
+        }
+    }
+
+    /// Adds a subagent type under its name.
+    #[must_use]
+    pub fn with_sub_agent(mut self, definition: AgentDefinition) -> Self {
+        self.sub_agents.insert(definition.name.clone(), definition);
+        self
+    }
+}
+
+/// The hash of a subagent type's definition that its transcript's header
+/// records (a resumed agent warns when it changed).
+pub(crate) fn definition_hash(definition: &AgentDefinition) -> Option<String> {
+    serde_json::to_vec(definition)
+        .ok()
+        .map(|json| format!("{:016x}", stable_hash(&json)))
+}

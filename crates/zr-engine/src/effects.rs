@@ -1,0 +1,158 @@
+//! The effects seam: every effect the engine has on the world outside its
+//! own memory (a model request, a tool call, a subagent's run, reading the
+//! clock, sleeping) goes through one [`Effects`] object, held by the
+//! [`RuntimeEnvironment`](crate::RuntimeEnvironment). [`LocalEffects`],
+//! the default, does each of them here and now; a durable backend
+//! journals them instead, so that a replayed run takes a finished effect's
+//! result from its journal without forking the loop.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use zr_types::{AgentId, BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
+
+use crate::outcome::TaskResult;
+use zr_providers::{ModelProvider, ModelRequest, ModelStream};
+
+/// The engine's effects. Every method has a default, today's local
+/// behaviour, so an implementation overrides only what it journals.
+///
+/// # Ordering
+///
+/// The engine calls these in its own, deterministic order for one agent:
+/// one model request at a time, then the calls of that turn (each run of
+/// consecutive read-only calls side by side, every other call alone, in
+/// call order), then the next request. Agents of one MultiTask call run
+/// side by side: their effects interleave, but each agent's own effects
+/// keep that order, so a journal keyed by agent id and position in that
+/// agent's sequence (or by the call ids that requests and results carry)
+/// replays them.
+///
+/// # Errors
+///
+/// Errors are data, as the inner effect returns them: a model request's
+/// stream yields `Err(ProviderError)` (after the provider's own retries),
+/// a tool call returns `Err(ToolError)`. The engine turns them into a
+/// failed agent or an error result for the model; an implementation must
+/// not invent new failures for a journal it cannot write (it may panic:
+/// the engine catches a tool call's panic as a failed call, and any other
+/// panic as [`EngineError::Panicked`](crate::EngineError::Panicked)).
+///
+/// # Cancellation
+///
+/// Every future and stream here may be dropped at any await point (a
+/// cancelled query, a call's time budget, a background agent stopped by
+/// the host). Dropping must stop the effect, or leave it to finish
+/// harmlessly: the engine never resumes a dropped one. A journal must
+/// therefore record an effect only once its result is complete.
+///
+/// # Retries
+///
+/// The engine itself retries nothing here. A model request may be sent
+/// again (providers are stateless); a tool call whose definition is
+/// read-only may be run again; any other tool call must not be repeated
+/// once it may have started (side-effecting tools get the idempotency key
+/// `{session}/{call id}` from their context); a subagent's run is one unit,
+/// keyed by its id.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use zr_engine::{Effects, ModelProvider, ModelRequest, ModelStream};
+///
+/// /// Counts the model requests, and otherwise does what the engine does.
+/// #[derive(Debug, Default)]
+/// struct Counting(AtomicUsize);
+///
+/// impl Effects for Counting {
+///     fn model_request(&self, provider: &Arc<dyn ModelProvider>, request: ModelRequest) -> ModelStream {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///         provider.stream(request)
+///     }
+/// }
+/// ```
+///
+/// Wrong: a journal that records a tool call before its result came back
+/// would, after a crash, replay a call that never finished as if it had.
+pub trait Effects: Send + Sync + fmt::Debug {
+    /// Sends one model request to `provider` and returns its stream (the
+    /// request is sent when the stream is first polled). Every request of
+    /// the engine comes here: turns, and the tools-disabled side requests
+    /// (turn-limit summary, compaction, progress summaries).
+    fn model_request(
+        &self,
+        provider: &Arc<dyn ModelProvider>,
+        request: ModelRequest,
+    ) -> ModelStream {
+        provider.stream(request)
+    }
+
+    /// Runs one tool call with its handler. Only calls that passed the
+    /// pool, the hooks and the permission check come here; the engine's
+    /// own tools (Task, MultiTask, FindTool) do not (a subagent is
+    /// [`Effects::subagent`]).
+    fn tool_call<'a>(
+        &'a self,
+        handler: &'a Arc<dyn ToolHandler>,
+        call: ToolCall,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        handler.call(call, ctx)
+    }
+
+    /// Runs the subagent `agent` to its result: `run` is its whole
+    /// lifecycle (worktree, hooks, loop, cleanup), and the result is what
+    /// its parent gets. A durable backend runs it as a child invocation
+    /// keyed by the agent's id.
+    fn subagent<'a>(
+        &'a self,
+        agent: &'a AgentId,
+        run: BoxFuture<'a, TaskResult>,
+    ) -> BoxFuture<'a, TaskResult> {
+        let _ = agent;
+        run
+    }
+
+    /// The wall clock (session ids, transcript headers).
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+
+    /// Waits until `deadline` on the runtime's timer: time budgets and
+    /// progress ticks.
+    fn sleep_until(&self, deadline: tokio::time::Instant) -> BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep_until(deadline))
+    }
+}
+
+/// The default [`Effects`]: each effect done here and now.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalEffects;
+
+impl Effects for LocalEffects {}
+
+/// When a call with budget `timeout` must end; a budget too large for the
+/// clock (a host's "no limit") means in about thirty years.
+pub(crate) fn deadline_after(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(Duration::from_secs(30 * 365 * 24 * 3600)))
+        .unwrap_or(now)
+}
+
+/// Runs `work` until `deadline` by `effects`' timer: `None` when the
+/// deadline came first. `work` is polled before the deadline is checked
+/// (as `tokio::time::timeout_at` does).
+pub(crate) async fn until<T>(
+    effects: &dyn Effects,
+    deadline: tokio::time::Instant,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    let timer = effects.sleep_until(deadline);
+    tokio::select! {
+        biased;
+        value = work => Some(value),
+        () = timer => None,
+    }
+}

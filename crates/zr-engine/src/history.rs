@@ -1,0 +1,64 @@
+//! History helpers every floor shares: adding the user's text so that
+//! roles alternate, reading the text of content blocks, readying a
+//! history to continue without a prompt, the tools a history called.
+
+use zr_types::{ContentBlock, Message, MessageRole, ToolName, texts};
+
+/// Adds `text` for the model as the user: into the last message when that
+/// is the user's already (tool results, say), so that roles alternate as
+/// strict APIs require; else as a new message.
+pub(crate) fn push_user_text(history: &mut Vec<Message>, text: &str) {
+    let block = ContentBlock::Text {
+        text: text.to_owned(),
+    };
+    match history.last_mut() {
+        Some(last) if last.role == MessageRole::User => last.content.push(block),
+        _ => history.push(Message {
+            role: MessageRole::User,
+            content: vec![block],
+        }),
+    }
+}
+
+/// The text blocks of `content`, joined.
+pub(crate) fn text_of(content: &[ContentBlock]) -> String {
+    texts(content).collect()
+}
+
+/// What an agent continuing without a new prompt is told when its history
+/// ends with its own message: a turn whose tool calls never ran (they were
+/// dropped when the transcript was read) or a finished one.
+pub(crate) const CONTINUE_NOTE: &str = "Your previous run was interrupted. Tool calls that had not returned were not run. Continue the task from where it stopped.";
+
+/// Readies `history` to continue without a new prompt: a history that ends
+/// with the user's message (a turn cut short before the model answered)
+/// stays as it is; else [`CONTINUE_NOTE`] is added.
+pub(crate) fn continue_history(history: &mut Vec<Message>) {
+    if history
+        .last()
+        .is_none_or(|m| m.role == MessageRole::Assistant)
+    {
+        push_user_text(history, CONTINUE_NOTE);
+    }
+}
+
+/// The tools `history` called, in the order of their first call. Loading
+/// them again gives a resumed agent back the deferred tools it had loaded
+/// through FindTool and used (`AgentTools::load` passes over the others);
+/// the transcript does not record the loading itself.
+pub(crate) fn called_tools(history: &[Message]) -> Vec<ToolName> {
+    let mut names: Vec<ToolName> = Vec::new();
+    let calls = history
+        .iter()
+        .filter(|m| m.role == MessageRole::Assistant)
+        .flat_map(|m| &m.content);
+    for block in calls {
+        if let ContentBlock::ToolUse { name, .. } = block
+            && let Ok(name) = name.parse::<ToolName>()
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    names
+}

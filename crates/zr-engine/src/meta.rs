@@ -1,0 +1,35 @@
+//! [`AgentMeta`]: what an agent is (its id, type, parent, mode, folder,
+//! model, prompt), the narrow view that hooks, permissions, transcripts,
+//! worktrees, compaction and events take instead of the whole run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use zr_caps::PermissionMode;
+use zr_types::AgentId;
+
+/// One agent as the stores and policies see it: set when the agent is
+/// built, changed only by its worktree (`cwd`).
+#[derive(Debug, Clone)]
+pub(crate) struct AgentMeta {
+    /// Its id, which is its path (`root`, `root.0001-explore`).
+    pub(crate) id: AgentId,
+    /// `root`, `fork` or the subagent type's name.
+    pub(crate) agent_type: Arc<str>,
+    /// The delegating agent; `None` for the root.
+    pub(crate) parent: Option<AgentId>,
+    /// The agent's effective permission mode (C4: never wider than its
+    /// parent's).
+    pub(crate) mode: PermissionMode,
+    /// Whether the agent runs in the background (nobody can be asked).
+    pub(crate) background: bool,
+    /// The folder the agent's tools work in (a worktree for isolated
+    /// subagents, else the runtime's).
+    pub(crate) cwd: PathBuf,
+    /// The model its requests name.
+    pub(crate) model: String,
+    /// Its system prompt.
+    pub(crate) system: String,
+    /// Its turn limit.
+    pub(crate) max_turns: u32,
+}

@@ -1,0 +1,106 @@
+//! The resolver's answers for a session's agents: the root's pool for a
+//! query (C1), a subagent's (C2, derived and resolved against its parent's
+//! pool), each joined with its handlers as [`AgentTools`]; and what a
+//! subagent type's definition says of its role and prompt.
+
+use std::sync::Arc;
+
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root};
+use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
+use zr_types::{AgentId, ToolName};
+
+use crate::catalog::Catalog;
+use crate::error::EngineError;
+use crate::session::Session;
+use crate::tools::AgentTools;
+
+/// The root's pool for a query whose capabilities `overrides` (C1), with
+/// the tools it `loaded` through FindTool.
+pub(crate) fn root_tools(
+    session: &Session,
+    catalog: &Catalog,
+    overrides: Option<&AgentCapabilities>,
+    loaded: &[ToolName],
+) -> Result<AgentTools, EngineError> {
+    let config = &session.config;
+    let root = AgentId::root();
+    let capabilities = merge_root(&config.options, &config.capabilities, overrides);
+    let input = ResolveInput::new(
+        Role::Root,
+        &catalog.builtins,
+        &capabilities,
+        &catalog.skills,
+        &config.policy,
+    );
+    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
+        agent: root.clone(),
+        source,
+    })?;
+    let mut tools = AgentTools::new(
+        &root,
+        Arc::new(pool),
+        &catalog.engine_tools,
+        &session.runtime,
+    )?;
+    tools.load(loaded);
+    Ok(tools)
+}
+
+/// The resolver's kind of a subagent type.
+pub(crate) fn derived_kind(agent_type: &AgentType) -> DerivedKind {
+    match agent_type {
+        AgentType::Explore => DerivedKind::Explore,
+        AgentType::Plan => DerivedKind::Plan,
+        AgentType::GeneralPurpose | AgentType::Verification => DerivedKind::GeneralPurpose,
+        AgentType::Custom(_) => DerivedKind::Custom,
+    }
+}
+
+/// The pool of the subagent `id` of the agent with `parent` tools: its
+/// type's capabilities (none for a fork) derived (C2) and resolved in
+/// `role` against the parent's pool; a fork also keeps what the parent
+/// loaded.
+pub(crate) fn subagent_tools(
+    session: &Session,
+    id: &AgentId,
+    definition: Option<&AgentDefinition>,
+    role: Role,
+    parent: &AgentTools,
+) -> Result<AgentTools, EngineError> {
+    let config = &session.config;
+    let catalog = session.catalog.current();
+    let empty = zr_caps::AgentCapabilities::default();
+    let capabilities = derive(
+        &config.options,
+        definition.map_or(&empty, |d| &d.capabilities),
+    );
+    let parent_pool = Arc::clone(parent.pool());
+    let input = ResolveInput::new(
+        role,
+        &catalog.builtins,
+        &capabilities,
+        &catalog.skills,
+        &config.policy,
+    )
+    .with_parent(&parent_pool);
+    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
+        agent: id.clone(),
+        source,
+    })?;
+    let mut tools = AgentTools::new(id, Arc::new(pool), &catalog.engine_tools, &session.runtime)?;
+    if definition.is_none() {
+        tools.inherit_loaded(parent);
+    }
+    Ok(tools)
+}
+
+/// A typed subagent's system prompt: its definition's prompt, then its
+/// `append_prompt`.
+pub(crate) fn system_prompt(definition: &AgentDefinition) -> String {
+    let mut system = definition.prompt.clone();
+    if let Some(extra) = &definition.append_prompt {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
+    system
+}

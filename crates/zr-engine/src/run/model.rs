@@ -1,0 +1,130 @@
+//! An agent's model requests: the one place a request is made, for the
+//! loop's turns and for the three tools-disabled side requests (the
+//! turn-limit summary, the compaction summary, a background agent's
+//! progress summary) alike. Every request goes through the runtime's
+//! [`Effects`](crate::effects::Effects).
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt as _;
+use zr_types::{ContentBlock, Message, ToolDefinition};
+
+use crate::event::EventKind;
+use crate::meta::AgentMeta;
+use crate::outcome::Progress;
+use crate::session::QueryCtx;
+use crate::sync::lock;
+use zr_providers::ProviderError;
+use zr_providers::{ModelEvent, ModelRequest, ModelResponse, RequestOrigin, ToolChoice};
+
+/// One request of an agent: what it sends besides the agent's model and
+/// system prompt.
+#[derive(Debug)]
+pub(crate) struct Ask<'a> {
+    pub(crate) meta: &'a AgentMeta,
+    /// The tools it advertises (with tools disabled too: the same prefix
+    /// keeps a provider's prompt cache warm).
+    pub(crate) tools: Vec<Arc<ToolDefinition>>,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) max_tokens: u32,
+    /// The agent's turn it counts as (or follows).
+    pub(crate) turn: u32,
+    /// See `ModelRequest::cache_prefix`.
+    pub(crate) cache_prefix: Option<usize>,
+}
+
+/// Sends `ask` and waits for the response. With `live` (the agent's
+/// progress), the response streams as a turn does: text and thinking
+/// deltas and retries become events and the progress's partial text;
+/// without, nothing is seen of it but its result. `Ok(None)`: the stream
+/// ended before the response was complete.
+///
+/// # Errors
+///
+/// The provider's error, as the stream gave it (after the provider's own
+/// retries).
+pub(crate) async fn request(
+    ctx: &QueryCtx,
+    ask: Ask<'_>,
+    tool_choice: ToolChoice,
+    live: Option<&Mutex<Progress>>,
+) -> Result<Option<ModelResponse>, ProviderError> {
+    let meta = ask.meta;
+    let request = ModelRequest {
+        model: meta.model.clone(),
+        system: meta.system.clone(),
+        tools: ask.tools,
+        messages: ask.messages,
+        max_tokens: ask.max_tokens,
+        tool_choice,
+        origin: RequestOrigin {
+            agent: meta.id.clone(),
+            agent_type: meta.agent_type.to_string(),
+            turn: ask.turn,
+        },
+        cache_prefix: ask.cache_prefix,
+    };
+    let runtime = &ctx.session.runtime;
+    let mut stream = runtime.effects().model_request(runtime.provider(), request);
+    if let Some(progress) = live {
+        lock(progress).partial.clear();
+    }
+    while let Some(item) = stream.next().await {
+        match item? {
+            ModelEvent::Completed(response) => return Ok(Some(response)),
+            _ if live.is_none() => {}
+            ModelEvent::TextDelta { text } => {
+                if let Some(progress) = live {
+                    lock(progress).partial.push_str(&text);
+                }
+                ctx.sink.emit(meta, EventKind::TextDelta { text });
+            }
+            ModelEvent::ThinkingDelta { text } => {
+                ctx.sink.emit(meta, EventKind::ThinkingDelta { text });
+            }
+            ModelEvent::Retrying {
+                attempt,
+                delay,
+                reason,
+            } => {
+                if let Some(progress) = live {
+                    lock(progress).partial.clear();
+                }
+                ctx.sink.emit(
+                    meta,
+                    EventKind::ModelRetry {
+                        attempt,
+                        delay,
+                        reason,
+                    },
+                );
+            }
+            // `ToolUseStarted`, and any event a newer provider crate adds
+            // (the enum is non-exhaustive): nothing to show.
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+/// The side request: `ask` with tools disabled. A tool use in the answer
+/// is dropped, never run and never left unanswered in a history. Serves
+/// the turn-limit summary (live: it is the agent's last turn), the
+/// compaction summary and the progress summary (quiet).
+///
+/// # Errors
+///
+/// As [`request`].
+pub(crate) async fn side_request(
+    ctx: &QueryCtx,
+    ask: Ask<'_>,
+    live: Option<&Mutex<Progress>>,
+) -> Result<Option<ModelResponse>, ProviderError> {
+    let mut response = request(ctx, ask, ToolChoice::None, live).await?;
+    if let Some(response) = &mut response {
+        response
+            .content
+            .retain(|b| !matches!(b, ContentBlock::ToolUse { .. }));
+    }
+    Ok(response)
+}

@@ -1,0 +1,240 @@
+//! The one subagent lifecycle, for foreground (Task, MultiTask), background
+//! and resumed subagents alike. In order:
+//!
+//! 1. [`started`]: `SubagentStarted` (the caller, at once: a background
+//!    agent's is in the stream before its call returns);
+//! 2. the observer's `agent_started`, then the [`Scope`] armed (cleanup and
+//!    worktree, settled on every path from here on);
+//! 3. the SubagentStart hooks;
+//! 4. a slot of the call and the deadline checked (a foreground task
+//!    waits in its call's queue), the worktree made, `SubagentRunning`,
+//!    the loop (beside it, a background agent's progress ticker);
+//! 5. the result: the outcome, or what it wrote by the deadline;
+//! 6. the scope finished: cleanup (background commands killed, state
+//!    dropped, the observer's `agent_finished`), then the worktree settled;
+//! 7. the SubagentStop hooks;
+//! 8. the result published ([`End::publish`]: `SubagentFinished`, and for a
+//!    background agent its registry entry and its parent's notification).
+//!
+//! Steps 2 to 7 run inside [`Effects::subagent`](crate::effects::Effects::subagent).
+//!
+//! The three kinds differ only in their parameters: a foreground task has
+//! its call's slot and deadline ([`Limits`]), a background agent neither
+//! but a progress ticker beside its loop, a resumed subagent the
+//! `subagent.timeout` budget from its start and no worktree (it works in
+//! its recorded folder). Where the three used to differ in order, this is
+//! the order kept:
+//!
+//! - the observer hears `agent_started` before the scope is armed (as the
+//!   foreground did; the background did it after, with nothing between
+//!   them that could fail or wait);
+//! - the result is published after the SubagentStop hooks, for background
+//!   agents too (they used to publish first): a parent, a host and a hook
+//!   see a subagent end in the same order whatever its kind. A background
+//!   agent stopped while its SubagentStop hooks run keeps its settled
+//!   result (it is not turned into `cancelled`) and its hooks are not
+//!   called twice;
+//! - a resumed subagent's budget counts from its start, SubagentStart
+//!   hooks included, as a call's budget does (it used to count from the
+//!   loop's start).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use tokio::sync::Semaphore;
+use zr_caps::Isolation;
+use zr_types::{AgentId, error_chain};
+
+use crate::agent_run::AgentRun;
+use crate::effects;
+use crate::event::EventKind;
+use crate::hooks::HookAgent;
+use crate::outcome::{TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
+use crate::session::QueryCtx;
+use crate::worktree::Scope;
+
+/// A subagent built and announced, with the result its task starts from
+/// (index, id, type, description).
+#[derive(Debug)]
+pub(crate) struct Subagent {
+    pub(crate) run: AgentRun,
+    pub(crate) result: TaskResult,
+    pub(crate) isolation: Isolation,
+    /// Where its duration counts from (a foreground task: its call's start).
+    pub(crate) start: Instant,
+}
+
+/// What bounds a subagent's run: a slot of its call (foreground tasks
+/// queue beyond `max_concurrent`) and a deadline.
+pub(crate) struct Limits<'a> {
+    pub(crate) slots: Option<&'a Semaphore>,
+    pub(crate) deadline: Option<tokio::time::Instant>,
+    /// The error of a run the deadline stopped; `true` when it had
+    /// started (not only waited in the queue).
+    pub(crate) timed_out: &'a (dyn Fn(bool) -> String + Sync),
+}
+
+impl Limits<'_> {
+    /// No slot, no deadline (a background agent).
+    pub(crate) const NONE: Limits<'static> = Limits {
+        slots: None,
+        deadline: None,
+        timed_out: &no_deadline,
+    };
+}
+
+/// The timeout error of a run without a deadline: never used.
+fn no_deadline(_: bool) -> String {
+    String::new()
+}
+
+/// How a lifecycle's caller hears of its steps.
+pub(crate) trait End: Send {
+    /// The SubagentStart hooks ran for `agent`: the SubagentStop ones are
+    /// due.
+    fn armed(&mut self, agent: &HookAgent) {
+        let _ = agent;
+    }
+
+    /// `result` is settled; the SubagentStop hooks run next.
+    fn settled(&mut self, result: &TaskResult) {
+        let _ = result;
+    }
+
+    /// Publishes the final `result` (after the SubagentStop hooks).
+    fn publish(&mut self, ctx: &QueryCtx, agent_type: &Arc<str>, result: TaskResult) -> TaskResult;
+}
+
+/// The foreground's and a resumed subagent's end: `SubagentFinished` in
+/// the query's stream.
+#[derive(Debug)]
+pub(crate) struct Announce;
+
+impl End for Announce {
+    fn publish(&mut self, ctx: &QueryCtx, agent_type: &Arc<str>, result: TaskResult) -> TaskResult {
+        finished(ctx, agent_type, &result);
+        result
+    }
+}
+
+/// Sends `SubagentFinished` for `result`.
+pub(crate) fn finished(ctx: &QueryCtx, agent_type: &Arc<str>, result: &TaskResult) {
+    if let Some(id) = &result.agent_id {
+        ctx.sink.send(
+            id,
+            agent_type,
+            EventKind::SubagentFinished {
+                result: Box::new(result.clone()),
+            },
+        );
+    }
+}
+
+/// Step 1: announces `run`, started by its parent for task `index`.
+pub(crate) fn started(ctx: &QueryCtx, run: &AgentRun, description: &str, index: usize) {
+    ctx.sink.emit(
+        &run.meta,
+        EventKind::SubagentStarted {
+            parent: run.meta.parent.clone().unwrap_or_else(AgentId::root),
+            description: description.to_owned(),
+            index,
+            background: run.meta.background,
+        },
+    );
+}
+
+/// Steps 2 to 8: runs `subagent` to its result within `limits`, with
+/// `beside` polled alongside its loop (a future that ends only when it has
+/// nothing to do), and tells `end`.
+pub(crate) async fn live(
+    ctx: &QueryCtx,
+    subagent: Subagent,
+    limits: Limits<'_>,
+    beside: impl Future<Output = ()> + Send,
+    end: &mut dyn End,
+) -> TaskResult {
+    let id = subagent.run.meta.id.clone();
+    let agent_type = Arc::clone(&subagent.run.meta.agent_type);
+    let effects = Arc::clone(ctx.session.runtime.effects());
+    let steps = &mut *end;
+    let frame = async move {
+        let Subagent {
+            mut run,
+            mut result,
+            isolation,
+            start,
+        } = subagent;
+        let session = &ctx.session;
+        let id = run.meta.id.clone();
+        let parent = run.meta.parent.clone().unwrap_or_else(AgentId::root);
+        if let Some(observer) = session.runtime.observer() {
+            observer.agent_started(&session.id, &id, run.tools.pool());
+        }
+        let scope = Scope::new(session, &id, isolation);
+        // After the cleanup is armed: a query dropped during a slow hook still
+        // ends the agent for the observer.
+        let hook_agent = HookAgent::of(&run.meta, session.transcripts.path(&id));
+        let hooks = &session.config.hooks;
+        hooks.subagent_start(&hook_agent, &parent).await;
+        steps.armed(&hook_agent);
+        let Limits {
+            slots,
+            deadline,
+            timed_out,
+        } = limits;
+        let progress = Arc::clone(&run.progress);
+        let ran = AtomicBool::new(false);
+        let work = {
+            let (ran, scope) = (&ran, &scope);
+            async move {
+                // A closed semaphore cannot happen (it is never closed); run
+                // anyway rather than fail the task.
+                let _slot = match slots {
+                    Some(slots) => slots.acquire().await.ok(),
+                    None => None,
+                };
+                // The deadline's timer is polled after this future: a slot
+                // freed by a task stopped at the deadline must not start a
+                // queued one after the budget is spent.
+                if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
+                    return None;
+                }
+                ran.store(true, Ordering::Relaxed);
+                if let Err(error) = scope.enter(&mut run.meta).await {
+                    return Some(Err(error));
+                }
+                ctx.sink.emit(&run.meta, EventKind::SubagentRunning);
+                let work = run.run(ctx);
+                tokio::pin!(work);
+                let outcome = tokio::select! {
+                    outcome = &mut work => outcome,
+                    // `beside` ends only when it has nothing to do.
+                    () = beside => work.await,
+                };
+                Some(Ok(outcome))
+            }
+        };
+        let ended = match deadline {
+            Some(deadline) => effects::until(&**session.runtime.effects(), deadline, work).await,
+            None => Some(work.await),
+        };
+        match ended {
+            Some(Some(Err(error))) => result.error = Some(error_chain(&error)),
+            Some(Some(Ok(outcome))) => fill_from_outcome(&mut result, outcome),
+            Some(None) | None => {
+                fill_from_progress(&mut result, &progress);
+                result.status = TaskStatus::TimedOut;
+                result.error = Some(timed_out(ran.load(Ordering::Relaxed)));
+            }
+        }
+        result.worktree = scope.finish().await;
+        result.duration = start.elapsed();
+        steps.settled(&result);
+        hooks.subagent_stop(&hook_agent, &result).await;
+        result
+    };
+    let result = effects.subagent(&id, Box::pin(frame)).await;
+    end.publish(ctx, &agent_type, result)
+}
