@@ -167,3 +167,35 @@ impl fmt::Display for Message<'_> {
         }
     }
 }
+
+/// How many folders deep a root is read (agent types and skills alike).
+pub(crate) const MAX_DEPTH: usize = 6;
+
+/// Reports, once per walk of a root, that a folder lies deeper than
+/// [`MAX_DEPTH`] and is not read.
+#[derive(Debug, Default)]
+pub(crate) struct TooDeep {
+    reported: bool,
+}
+
+impl TooDeep {
+    /// Pushes the warning for `path` unless this walk reported one already.
+    pub(crate) fn report(
+        &mut self,
+        diagnostics: &mut Vec<Diagnostic>,
+        path: &Path,
+        kind: &'static str,
+    ) {
+        if !self.reported {
+            self.reported = true;
+            diagnostics.push(Diagnostic::warning(
+                path,
+                None,
+                Problem::TooDeep {
+                    kind,
+                    max: MAX_DEPTH,
+                },
+            ));
+        }
+    }
+}

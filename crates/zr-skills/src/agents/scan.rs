@@ -13,11 +13,9 @@ use zr_caps::parse_agent_file;
 
 use super::{AgentSource, AgentTypeEntry};
 use crate::cache::Pass;
+use crate::diagnostic::{MAX_DEPTH, TooDeep};
 use crate::stamp::{identity, io_problem, read_bounded, regular_file};
 use crate::{Diagnostic, Problem, Root, Scope};
-
-/// How deep under a root agent files are looked for (as for skills).
-const MAX_DEPTH: usize = 6;
 
 /// What a folder's listing keeps: its `*.md` files and its sub-folders
 /// (not hidden), each sorted, and whether each sub-folder is a link.
@@ -46,7 +44,7 @@ struct Walk<'r> {
     root: &'r Root,
     canonical: Option<PathBuf>,
     entered: BTreeSet<PathBuf>,
-    too_deep_reported: bool,
+    too_deep: TooDeep,
 }
 
 impl Scan<'_> {
@@ -75,7 +73,7 @@ impl Scan<'_> {
             root,
             canonical: None,
             entered: BTreeSet::new(),
-            too_deep_reported: false,
+            too_deep: TooDeep::default(),
         };
         let mut files = Vec::new();
         self.dir(&mut walk, &root.path, Some(&meta), 0, &mut files);
@@ -107,17 +105,8 @@ impl Scan<'_> {
         for (name, is_link) in listing.subdirs.iter() {
             let sub = dir.join(name);
             if depth + 1 > MAX_DEPTH {
-                if !walk.too_deep_reported {
-                    walk.too_deep_reported = true;
-                    self.diagnostics.push(Diagnostic::warning(
-                        &sub,
-                        None,
-                        Problem::TooDeep {
-                            kind: "agent types",
-                            max: MAX_DEPTH,
-                        },
-                    ));
-                }
+                walk.too_deep
+                    .report(&mut self.diagnostics, &sub, "agent types");
                 continue;
             }
             if *is_link && !self.enter_link(walk, &sub) {

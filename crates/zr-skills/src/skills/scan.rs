@@ -9,12 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cache::Pass;
+use crate::diagnostic::{MAX_DEPTH, TooDeep};
 use crate::skill::parse_skill;
 use crate::stamp::{io_problem, read_front_matter, regular_file};
 use crate::{Diagnostic, Problem, Root, Skill};
-
-/// How deep under a root skill folders are looked for.
-const MAX_DEPTH: usize = 6;
 
 /// The name of a skill's file.
 const SKILL_FILE: &str = "SKILL.md";
@@ -51,7 +49,7 @@ struct Walk<'r> {
     root: &'r Root,
     canonical: PathBuf,
     entered: BTreeSet<PathBuf>,
-    too_deep_reported: bool,
+    too_deep: TooDeep,
 }
 
 impl Scan<'_> {
@@ -82,7 +80,7 @@ impl Scan<'_> {
             root,
             entered: BTreeSet::from([canonical.clone()]),
             canonical,
-            too_deep_reported: false,
+            too_deep: TooDeep::default(),
         };
         self.dir(&mut walk, &root.path, 0, found);
     }
@@ -169,17 +167,7 @@ impl Scan<'_> {
         for (name, is_link) in subdirs.iter() {
             let sub = dir.join(name);
             if depth + 1 > MAX_DEPTH {
-                if !walk.too_deep_reported {
-                    walk.too_deep_reported = true;
-                    self.diagnostics.push(Diagnostic::warning(
-                        &sub,
-                        None,
-                        Problem::TooDeep {
-                            kind: "skills",
-                            max: MAX_DEPTH,
-                        },
-                    ));
-                }
+                walk.too_deep.report(&mut self.diagnostics, &sub, "skills");
                 continue;
             }
             if *is_link {
