@@ -6,7 +6,8 @@
 //! - `.deps/node`: `npm ci` of `package.json` + `package-lock.json` (the MCP
 //!   servers, the MCP conformance suite, the TypeScript SDK);
 //! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
-//!   Python MCP SDK for the fault server).
+//!   Python MCP SDK for the fault server; the `anthropic` and `openai` SDKs
+//!   whose request types check the captured request bodies).
 //!
 //! Each part is redone only when its pinned list changed since the last
 //! install (a stamp file holds a copy of the lists), so a second run costs
