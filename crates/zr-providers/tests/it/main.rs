@@ -7,3 +7,4 @@ mod capture;
 mod captured;
 mod openai;
 mod replay;
+mod robustness;

@@ -47,9 +47,14 @@ impl Reply {
 
     /// `status` with a JSON body.
     pub(crate) fn json(status: u16, body: &str) -> Self {
+        Self::typed(status, "application/json", body)
+    }
+
+    /// `status` with a body of `content_type`.
+    pub(crate) fn typed(status: u16, content_type: &str, body: &str) -> Self {
         Self {
             status,
-            headers: vec![("content-type".into(), "application/json".into())],
+            headers: vec![("content-type".into(), content_type.into())],
             body: body.as_bytes().to_vec(),
             cut_after: None,
             stall_after: None,
