@@ -11,8 +11,8 @@ mod conversation;
 mod price;
 mod read;
 mod running;
-mod timeline;
 pub(crate) mod show;
+mod timeline;
 mod units;
 pub(crate) mod view;
 

@@ -81,11 +81,9 @@ impl AgentFile {
             };
             for block in content {
                 match block.get("type").and_then(Value::as_str) {
-                    Some("tool_use") => calls.push((
-                        text_of(block, "id"),
-                        text_of(block, "name"),
-                        None,
-                    )),
+                    Some("tool_use") => {
+                        calls.push((text_of(block, "id"), text_of(block, "name"), None))
+                    }
                     Some("tool_result") => {
                         let id = text_of(block, "tool_use_id");
                         let error = block

@@ -91,7 +91,11 @@ fn prefixes(rows: &[(usize, &AgentView)]) -> Vec<String> {
         for level in 1..depth {
             prefix.push_str(if later_sibling(level) { "│  " } else { "   " });
         }
-        prefix.push_str(if later_sibling(depth) { "├─ " } else { "└─ " });
+        prefix.push_str(if later_sibling(depth) {
+            "├─ "
+        } else {
+            "└─ "
+        });
         out.push(prefix);
     }
     out
@@ -116,7 +120,10 @@ fn tree(view: &SessionView) -> String {
         out,
         "Started {} UTC, ran {}; {} agents, {} turns, {} tokens, cost {} (estimate)",
         format_started(Some(origin)),
-        end.map_or_else(|| "-".to_owned(), |end| format_ms(end.saturating_sub(origin))),
+        end.map_or_else(
+            || "-".to_owned(),
+            |end| format_ms(end.saturating_sub(origin))
+        ),
         view.agents.len(),
         view.agents.iter().map(|a| a.file.turns).sum::<u64>(),
         usage.total(),

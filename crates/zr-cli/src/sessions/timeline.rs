@@ -197,16 +197,40 @@ fn timeline(out: &mut String, view: &SessionView) {
         };
         let bar_top = top + (ROW - BAR) / 2;
         if let Some(queued) = timing.queued_ms.filter(|&q| q < timing.start_ms) {
-            rect(out, x(queued), x(timing.start_ms), bar_top, Colour::Queued, agent, "waited");
+            rect(
+                out,
+                x(queued),
+                x(timing.start_ms),
+                bar_top,
+                Colour::Queued,
+                agent,
+                "waited",
+            );
         }
         let colour = Colour::of_status(&view.agent_status(&agent.file));
         let (from, to) = (x(timing.start_ms), x(timing.end_ms));
-        rect(out, from, to.max(from + MIN_BAR), bar_top, colour, agent, "ran");
+        rect(
+            out,
+            from,
+            to.max(from + MIN_BAR),
+            bar_top,
+            colour,
+            agent,
+            "ran",
+        );
     }
     out.push_str("</svg>\n");
 }
 
-fn rect(out: &mut String, from: u64, to: u64, top: u64, colour: Colour, agent: &AgentView, what: &str) {
+fn rect(
+    out: &mut String,
+    from: u64,
+    to: u64,
+    top: u64,
+    colour: Colour,
+    agent: &AgentView,
+    what: &str,
+) {
     let _ = writeln!(
         out,
         "<rect x=\"{from}\" y=\"{top}\" width=\"{}\" height=\"{BAR}\" fill=\"{}\" shape-rendering=\"crispEdges\"><title>{} {what}</title></rect>",
@@ -234,7 +258,10 @@ fn tree(out: &mut String, view: &SessionView) {
             file.turns,
             file.usage.total(),
             format_cost(agent_cost(file)),
-            timing.map_or_else(dash, |t| format!("+{}", format_ms(t.start_ms.saturating_sub(origin)))),
+            timing.map_or_else(dash, |t| format!(
+                "+{}",
+                format_ms(t.start_ms.saturating_sub(origin))
+            )),
             timing
                 .and_then(|t| Some(t.start_ms.saturating_sub(t.queued_ms?)))
                 .map_or_else(dash, format_ms),

@@ -192,13 +192,7 @@ impl SessionView {
             .parent
             .as_deref()
             .and_then(|parent| self.agent(parent))
-            .and_then(|parent| {
-                parent
-                    .file
-                    .delegations()
-                    .filter(|&at| at <= start_ms)
-                    .max()
-            });
+            .and_then(|parent| parent.file.delegations().filter(|&at| at <= start_ms).max());
         Some(Timing {
             queued_ms,
             start_ms,

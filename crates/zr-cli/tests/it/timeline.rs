@@ -171,13 +171,22 @@ fn the_timeline_shows_parallel_agents_and_the_one_that_waited_in_a_real_browser(
         page.to_str().unwrap(),
     ]);
     let text = stdout(&out);
-    assert!(text.ends_with(&format!("\nwrote {}\n", page.display())), "{text}");
+    assert!(
+        text.ends_with(&format!("\nwrote {}\n", page.display())),
+        "{text}"
+    );
 
     let html = std::fs::read_to_string(&page).unwrap();
     for outside in ["<link", "src=", "url(", "@import", "<script"] {
-        assert!(!html.contains(outside), "nothing loaded from outside: {outside}");
+        assert!(
+            !html.contains(outside),
+            "nothing loaded from outside: {outside}"
+        );
     }
-    assert!(html.contains("looked &lt;here&gt; &amp; there"), "conclusions escaped");
+    assert!(
+        html.contains("looked &lt;here&gt; &amp; there"),
+        "conclusions escaped"
+    );
 
     let image = screenshot(&page, &project.path().join("run.png"));
     let done = bars(&image, COMPLETED, 14);
@@ -186,7 +195,10 @@ fn the_timeline_shows_parallel_agents_and_the_one_that_waited_in_a_real_browser(
     let (root, a, b, c) = (done[0], done[1], done[2], done[3]);
     // The root's bar spans its subagents'.
     for sub in [a, b, c] {
-        assert!(root.left <= sub.left && sub.right <= root.right + 1, "{root:?} {sub:?}");
+        assert!(
+            root.left <= sub.left && sub.right <= root.right + 1,
+            "{root:?} {sub:?}"
+        );
     }
     // The first two ran side by side: their bars overlap for most of
     // their length.
@@ -199,9 +211,15 @@ fn the_timeline_shows_parallel_agents_and_the_one_that_waited_in_a_real_browser(
         .copied()
         .find(|w| w.top == c.top)
         .unwrap_or_else(|| panic!("no waiting bar on the third row: {waited:?} {c:?}"));
-    assert!(c_wait.right + 2 >= c.left && c_wait.right < c.left + 2, "{c_wait:?} {c:?}");
+    assert!(
+        c_wait.right + 2 >= c.left && c_wait.right < c.left + 2,
+        "{c_wait:?} {c:?}"
+    );
     let first_end = a.right.min(b.right);
-    assert!(c.left + 4 >= first_end, "{c:?} starts before a slot was free ({first_end})");
+    assert!(
+        c.left + 4 >= first_end,
+        "{c:?} starts before a slot was free ({first_end})"
+    );
     // It waited about as long as the others ran (400 ms each).
     let ran = a.right - a.left;
     assert!(
@@ -232,24 +250,34 @@ fn show_prints_the_tree_and_refuses_an_unknown_agent_with_the_known_ones() {
         "{text}"
     );
 
-    let conversation = stdout(&project.zr_ok(&[
-        "sessions",
-        "show",
-        &session,
-        "--agent",
-        "root",
-    ]));
-    assert!(conversation.contains("-> MultiTask {\"tasks\":"), "{conversation}");
+    let conversation = stdout(&project.zr_ok(&["sessions", "show", &session, "--agent", "root"]));
+    assert!(
+        conversation.contains("-> MultiTask {\"tasks\":"),
+        "{conversation}"
+    );
     assert!(conversation.contains("<- MultiTask ok"), "{conversation}");
-    assert!(conversation.contains("run ended: completed"), "{conversation}");
+    assert!(
+        conversation.contains("run ended: completed"),
+        "{conversation}"
+    );
 
     let out = project.zr(&["sessions", "show", &session, "--agent", "root.0009-explore"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains(&format!("session {session} has no agent root.0009-explore")), "{err}");
-    assert!(err.contains("root.0001-explore, root.0002-explore, root.0003-explore"), "{err}");
+    assert!(
+        err.contains(&format!("session {session} has no agent root.0009-explore")),
+        "{err}"
+    );
+    assert!(
+        err.contains("root.0001-explore, root.0002-explore, root.0003-explore"),
+        "{err}"
+    );
 
     let out = project.zr(&["sessions", "show", "s-0000000000001-00000000"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no session s-0000000000001-00000000"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no session s-0000000000001-00000000"),
+        "{}",
+        stderr(&out)
+    );
 }

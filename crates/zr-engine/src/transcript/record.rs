@@ -44,10 +44,17 @@ pub(crate) enum RecordOut<'a> {
     Header(&'a Header),
     /// `at_ms`: when the record was written, in milliseconds since the
     /// Unix epoch (the session's clock).
-    Message { message: &'a Message, at_ms: u64 },
-    HistoryReplaced { history: &'a [Message] },
+    Message {
+        message: &'a Message,
+        at_ms: u64,
+    },
+    HistoryReplaced {
+        history: &'a [Message],
+    },
     Finished(&'a Finished),
-    QueryFailed { history: &'a [Message] },
+    QueryFailed {
+        history: &'a [Message],
+    },
 }
 
 /// Who the agent is and what it was started with.
