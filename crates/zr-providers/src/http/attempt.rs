@@ -138,7 +138,7 @@ async fn advance<D: Decoder>(
                             request_timeout,
                             response,
                             &content_type,
-                            &mut decoder,
+                            |body, out| decoder.whole(body, out),
                         )
                         .await
                         {

@@ -8,7 +8,6 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
-use super::attempt::Decoder;
 use super::failure::{Failure, truncate};
 use crate::error::ProviderError;
 use crate::provider::ModelEvent;
@@ -69,18 +68,19 @@ pub(super) fn not_event_stream(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Everything one attempt has to say about a 2xx `response` of
-/// `content_type` (not an event stream): the events of the API's whole
+/// `content_type` (not an event stream), whose body `whole` reads as the
+/// API's answer (a decoder's `whole`): the events of the API's whole
 /// message, ending with `Completed`; the failure of an error object; a
 /// retryable failure when the body did not arrive whole; otherwise one
 /// final [`ProviderError::Protocol`] naming the content type, since another
 /// attempt would most likely get the same answer.
-pub(super) async fn whole_message<D: Decoder>(
+pub(super) async fn whole_message(
     provider: &'static str,
     url: String,
     limit: Duration,
     response: reqwest::Response,
     content_type: &str,
-    decoder: &mut D,
+    whole: impl FnOnce(&str, &mut Vec<ModelEvent>) -> Result<bool, Failure>,
 ) -> Result<Vec<ModelEvent>, Failure> {
     let (body, end) = read_body(response, limit, MAX_MESSAGE_BODY).await;
     let not_a_message = |why: String| {
@@ -123,7 +123,7 @@ pub(super) async fn whole_message<D: Decoder>(
     }
     let text = String::from_utf8_lossy(&body);
     let mut out = Vec::new();
-    let read = decoder.whole(&text, &mut out)?;
+    let read = whole(&text, &mut out)?;
     if read && matches!(out.last(), Some(ModelEvent::Completed(_))) {
         return Ok(out);
     }

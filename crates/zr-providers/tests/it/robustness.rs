@@ -41,7 +41,16 @@ fn anthropic_error_with_code(code: &str) -> Reply {
 
 #[tokio::test]
 async fn openai_error_codes_that_are_numeric_strings_are_classified_by_number() {
-    for code in [r#""500""#, r#""503""#, r#""429""#, "502"] {
+    for (code, retried) in [
+        (r#""500""#, true),
+        (r#""503""#, true),
+        (r#""429""#, true),
+        ("502", true),
+        (r#""400""#, false),
+        (r#""404""#, false),
+        (r#""5000""#, false),
+        (r#""abc""#, false),
+    ] {
         let (server, events, outcome) = stream_from(
             openai::provider,
             3,
@@ -52,56 +61,44 @@ async fn openai_error_codes_that_are_numeric_strings_are_classified_by_number() 
         )
         .await;
         let said = code.trim_matches('"');
-        assert_partial_then_retried(&events, outcome, &format!("({said})"));
-        assert_eq!(server.requests().len(), 2, "code {code}: retried once");
-    }
-    for code in [r#""400""#, r#""404""#, r#""5000""#, r#""abc""#] {
-        let (server, events, outcome) = stream_from(
-            openai::provider,
-            3,
-            vec![
-                openai_error_with_code(code),
-                Reply::fixture("openai/text.sse"),
-            ],
-        )
-        .await;
-        assert_eq!(events, [text("partial")], "code {code}: not retried");
-        assert_api_error(
-            outcome,
-            "openai",
-            code.trim_matches('"'),
-            "The server had an error while processing your request.",
-        );
-        assert_eq!(server.requests().len(), 1, "code {code}: one request");
+        if retried {
+            assert_partial_then_retried(&events, outcome, &format!("({said})"));
+            assert_eq!(server.requests().len(), 2, "code {code}: retried once");
+        } else {
+            assert_eq!(events, [text("partial")], "code {code}: not retried");
+            assert_api_error(
+                outcome,
+                "openai",
+                said,
+                "The server had an error while processing your request.",
+            );
+            assert_eq!(server.requests().len(), 1, "code {code}: one request");
+        }
     }
 }
 
 #[tokio::test]
 async fn anthropic_error_events_with_a_numeric_string_code_are_classified_by_number() {
-    let (server, events, outcome) = stream_from(
-        anthropic::provider,
-        3,
-        vec![
-            anthropic_error_with_code(r#""503""#),
-            Reply::fixture("anthropic/text.sse"),
-        ],
-    )
-    .await;
-    assert_partial_then_retried(&events, outcome, "upstream said 503");
-    assert_eq!(server.requests().len(), 2);
-
-    let (server, events, outcome) = stream_from(
-        anthropic::provider,
-        3,
-        vec![
-            anthropic_error_with_code(r#""400""#),
-            Reply::fixture("anthropic/text.sse"),
-        ],
-    )
-    .await;
-    assert_eq!(events, [text("partial")]);
-    assert_api_error(outcome, "anthropic", "proxy_error", "upstream said 400");
-    assert_eq!(server.requests().len(), 1);
+    for (code, retried) in [("503", true), ("400", false)] {
+        let (server, events, outcome) = stream_from(
+            anthropic::provider,
+            3,
+            vec![
+                anthropic_error_with_code(&format!("\"{code}\"")),
+                Reply::fixture("anthropic/text.sse"),
+            ],
+        )
+        .await;
+        let said = format!("upstream said {code}");
+        if retried {
+            assert_partial_then_retried(&events, outcome, &said);
+            assert_eq!(server.requests().len(), 2, "code {code}: retried once");
+        } else {
+            assert_eq!(events, [text("partial")], "code {code}: not retried");
+            assert_api_error(outcome, "anthropic", "proxy_error", &said);
+            assert_eq!(server.requests().len(), 1, "code {code}: one request");
+        }
+    }
 }
 
 /// A whole Messages API answer, as the API sends it without `stream`.
@@ -110,106 +107,88 @@ const ANTHROPIC_MESSAGE: &str = r#"{"id":"msg_01","type":"message","role":"assis
 /// A whole chat completion, as the API sends it without `stream`.
 const OPENAI_COMPLETION: &str = r#"{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"Reading.","refusal":null,"tool_calls":[{"id":"call_A","type":"function","function":{"name":"Read","arguments":"{\"path\":\"a.txt\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":112,"completion_tokens":7,"total_tokens":119,"prompt_tokens_details":{"cached_tokens":100}}}"#;
 
+/// Checks that `provider` (made for a server and a number of attempts)
+/// reads `reply`, a whole message that thinks `thinking` (with signature
+/// `sig-9`) if any, says "Reading." and calls `Read` on `a.txt` as `id`,
+/// in one request of five allowed, streaming what it holds and ending with
+/// `usage`.
+async fn check_whole_message<P: ModelProvider>(
+    provider: impl Fn(&Replay, u32) -> P,
+    reply: Reply,
+    thinking: Option<&str>,
+    id: &str,
+    usage: Usage,
+) {
+    let (server, events, outcome) = stream_from(provider, 5, vec![reply]).await;
+    let mut streamed = Vec::new();
+    let mut content = Vec::new();
+    if let Some(thinking) = thinking {
+        streamed.push(ModelEvent::ThinkingDelta {
+            text: thinking.into(),
+        });
+        content.push(ContentBlock::Thinking {
+            thinking: thinking.into(),
+            signature: Some("sig-9".into()),
+        });
+    }
+    streamed.extend([
+        text("Reading."),
+        ModelEvent::ToolUseStarted {
+            id: id.into(),
+            name: "Read".into(),
+        },
+    ]);
+    content.extend([
+        ContentBlock::Text {
+            text: "Reading.".into(),
+        },
+        ContentBlock::ToolUse {
+            id: id.into(),
+            name: "Read".into(),
+            input: json!({"path": "a.txt"}),
+        },
+    ]);
+    assert_eq!(events, streamed);
+    let response = outcome.expect("completed");
+    assert_eq!(response.content, content);
+    assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(response.usage, usage);
+    assert_eq!(server.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn a_whole_messages_answer_instead_of_a_stream_is_read_in_one_request() {
-    let (server, events, outcome) = stream_from(
+    check_whole_message(
         anthropic::provider,
-        5,
-        vec![Reply::json(200, ANTHROPIC_MESSAGE)],
-    )
-    .await;
-    assert_eq!(
-        events,
-        [
-            ModelEvent::ThinkingDelta {
-                text: "Look first.".into()
-            },
-            text("Reading."),
-            ModelEvent::ToolUseStarted {
-                id: "toolu_01".into(),
-                name: "Read".into()
-            },
-        ]
-    );
-    let response = outcome.expect("completed");
-    assert_eq!(
-        response.content,
-        [
-            ContentBlock::Thinking {
-                thinking: "Look first.".into(),
-                signature: Some("sig-9".into())
-            },
-            ContentBlock::Text {
-                text: "Reading.".into()
-            },
-            ContentBlock::ToolUse {
-                id: "toolu_01".into(),
-                name: "Read".into(),
-                input: json!({"path": "a.txt"})
-            },
-        ]
-    );
-    assert_eq!(response.stop_reason, StopReason::ToolUse);
-    assert_eq!(
-        response.usage,
+        Reply::json(200, ANTHROPIC_MESSAGE),
+        Some("Look first."),
+        "toolu_01",
         Usage {
             input_tokens: 12,
             output_tokens: 7,
             cache_read_input_tokens: 100,
             cache_creation_input_tokens: 3,
-        }
-    );
-    assert_eq!(server.requests().len(), 1);
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_whole_chat_completion_instead_of_a_stream_is_read_in_one_request() {
-    let (server, events, outcome) = stream_from(
+    check_whole_message(
         openai::provider,
-        5,
         // Parameters and case of the content type do not matter.
-        vec![Reply::typed(
-            200,
-            "Application/JSON; charset=utf-8",
-            OPENAI_COMPLETION,
-        )],
-    )
-    .await;
-    assert_eq!(
-        events,
-        [
-            text("Reading."),
-            ModelEvent::ToolUseStarted {
-                id: "call_A".into(),
-                name: "Read".into()
-            },
-        ]
-    );
-    let response = outcome.expect("completed");
-    assert_eq!(
-        response.content,
-        [
-            ContentBlock::Text {
-                text: "Reading.".into()
-            },
-            ContentBlock::ToolUse {
-                id: "call_A".into(),
-                name: "Read".into(),
-                input: json!({"path": "a.txt"})
-            },
-        ]
-    );
-    assert_eq!(response.stop_reason, StopReason::ToolUse);
-    assert_eq!(
-        response.usage,
+        Reply::typed(200, "Application/JSON; charset=utf-8", OPENAI_COMPLETION),
+        None,
+        "call_A",
         Usage {
             input_tokens: 12,
             output_tokens: 7,
             cache_read_input_tokens: 100,
             cache_creation_input_tokens: 0,
-        }
-    );
-    assert_eq!(server.requests().len(), 1);
+        },
+    )
+    .await;
 }
 
 /// Checks that `provider` (made for a server and a number of attempts)
