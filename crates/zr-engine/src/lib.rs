@@ -242,6 +242,7 @@ mod pools;
 mod preview;
 mod registry;
 mod resume;
+mod revive;
 mod run;
 mod runtime;
 mod session;

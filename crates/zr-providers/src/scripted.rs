@@ -42,12 +42,32 @@ use crate::provider::{
 /// first one stopped). A request
 /// with tools disabled (the summary asked for at the turn limit) gets
 /// `summary`.
+///
+/// With `"turns_from": "history"`, an agent's first request in this
+/// process starts at the number of its own answers in the conversation
+/// (the assistant messages after a fork's shared `cache_prefix`), so that
+/// a session killed and resumed in a new process continues its script
+/// where it stopped instead of starting it again.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
     /// Scripts per agent type.
     #[serde(default)]
     pub agents: BTreeMap<String, Vec<AgentScript>>,
+    /// Where an agent's turns start counting in this process.
+    #[serde(default)]
+    pub turns_from: TurnsFrom,
+}
+
+/// Where an agent's turn count starts (see [`Script`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnsFrom {
+    /// At 0: every process plays an agent's script from its first turn.
+    #[default]
+    Requests,
+    /// At the number of the agent's own answers in its first request.
+    History,
 }
 
 /// The replies of one agent.
@@ -164,7 +184,11 @@ impl ScriptedProvider {
                             .is_some_and(|m| prompt.contains(m.as_str()))
                     })
                     .or_else(|| entries.iter().position(|e| e.matches.is_none()));
-                (index, 0)
+                let served = match self.script.turns_from {
+                    TurnsFrom::Requests => 0,
+                    TurnsFrom::History => own_answers(request),
+                };
+                (index, served)
             });
         let turn = *served;
         if request.tool_choice == ToolChoice::Auto {
@@ -255,6 +279,19 @@ fn estimate(request_chars: usize, reply_chars: usize) -> Usage {
 fn request_chars(request: &ModelRequest) -> usize {
     let messages = serde_json::to_string(&request.messages).map_or(0, |s| s.len());
     request.system.len() + messages
+}
+
+/// The assistant messages of `request` that are its agent's own: those
+/// after a fork's prefix shared with its parent (the parent's history up
+/// to and including the answer that forked it).
+fn own_answers(request: &ModelRequest) -> usize {
+    let start = request.cache_prefix.map_or(0, |shared| shared + 1);
+    request
+        .messages
+        .iter()
+        .skip(start)
+        .filter(|m| m.role == MessageRole::Assistant)
+        .count()
 }
 
 fn last_user_text(request: &ModelRequest) -> String {

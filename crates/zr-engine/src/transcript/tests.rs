@@ -27,6 +27,8 @@ fn header() -> Header {
         created_ms: 1,
         max_turns: 5,
         inherited_messages: 0,
+        task: None,
+        background: false,
     }
 }
 
@@ -107,6 +109,7 @@ fn a_finished_record_counts_only_after_the_last_message() {
         output: "done".to_owned(),
         turns: 2,
         usage: Usage::default(),
+        error: None,
     };
     let mut text = file_of(&conversation());
     text.push_str(&line(&RecordOut::Finished(&finished)));
@@ -125,6 +128,7 @@ fn a_failed_query_restores_the_history_and_stays_finished() {
         output: String::new(),
         turns: 1,
         usage: Usage::default(),
+        error: None,
     };
     let mut text = file_of(&conversation());
     text.push_str(&line(&RecordOut::Finished(&finished)));
@@ -310,6 +314,8 @@ fn writer(path: &Path) -> Writer {
         in_run: false,
         cut_short: false,
         claimed: false,
+        ended: false,
+        notify: None,
     }
 }
 
