@@ -71,6 +71,8 @@ struct AgentFile {
     /// How many first message records the agent inherited (a fork's
     /// parent's conversation): not its turns.
     inherited: u64,
+    /// Whether the header says it ran in the background.
+    background: bool,
 }
 
 /// The sessions under `dir`, newest first, and a warning for each file
@@ -185,6 +187,22 @@ pub(crate) fn summarise(
     }
 }
 
+/// The background agents of the session in `folder` whose last run was
+/// cut short (`zr resume` revives them), sorted.
+pub(crate) fn background_cut_short(folder: &Path) -> Vec<String> {
+    agent_ids(folder)
+        .into_iter()
+        .filter(|agent| {
+            let file = read_agent(
+                &folder.join(format!("{agent}.jsonl")),
+                agent,
+                &mut Vec::new(),
+            );
+            file.background && file.messages > 0 && file.ended.is_none()
+        })
+        .collect()
+}
+
 /// Reads one transcript; `shown` is the path warnings name.
 fn read_agent(path: &Path, shown: &str, warnings: &mut Vec<String>) -> AgentFile {
     let mut file = AgentFile::default();
@@ -232,6 +250,10 @@ fn apply(file: &mut AgentFile, record: &Value) {
                 .get("inherited_messages")
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
+            file.background = record
+                .get("background")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
         }
         Some("message") => {
             let message = record.get("message").unwrap_or(&Value::Null);

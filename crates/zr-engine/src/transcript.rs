@@ -268,15 +268,26 @@ impl Writer {
     }
 
     fn append(&mut self, record: &RecordOut<'_>) -> std::io::Result<()> {
+        self.append_all(std::slice::from_ref(record))
+    }
+
+    /// Appends `records` with one write: a kill leaves all of them or a
+    /// torn tail, never a header without the messages written with it.
+    fn append_all(&mut self, records: &[RecordOut<'_>]) -> std::io::Result<()> {
         let State::Open(file) = &mut self.state else {
             return Ok(());
         };
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        file.write_all(&line)?;
-        self.ended = matches!(record, RecordOut::Finished(_));
+        let mut lines = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut lines, record)?;
+            lines.push(b'\n');
+        }
+        file.write_all(&lines)?;
+        self.ended = matches!(records.last(), Some(RecordOut::Finished(_)));
         if let Some(n) = &self.notify {
-            n.observer.record_written(&n.session, &n.agent);
+            for _ in records {
+                n.observer.record_written(&n.session, &n.agent);
+            }
         }
         Ok(())
     }
@@ -360,7 +371,9 @@ impl Writer {
         Ok(())
     }
 
-    fn open_new(&mut self, header: &Header) -> std::io::Result<()> {
+    /// Creates the file with `header` and the messages of `history`, in
+    /// one write: a transcript never has a header without its prompt.
+    fn open_new(&mut self, header: &Header, history: &[Message]) -> std::io::Result<()> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -371,7 +384,12 @@ impl Writer {
             .create_new(true)
             .open(&self.path)?;
         self.state = State::Open(file);
-        self.append(&RecordOut::Header(header))
+        let mut records = vec![RecordOut::Header(header)];
+        records.extend(history.iter().map(|message| RecordOut::Message { message }));
+        self.append_all(&records)?;
+        self.messages = history.len();
+        self.last = history.last().cloned();
+        Ok(())
     }
 
     /// Runs `write`; on its first failure, stops writing and reports.
@@ -441,7 +459,7 @@ impl Transcripts {
         let mut writer = lock(&writer);
         writer.guard(sink, (&agent.id, &agent.agent_type), |w| {
             if matches!(w.state, State::New) {
-                w.open_new(&self.header(agent, &start))?;
+                w.open_new(&self.header(agent, &start), history)?;
             } else if w.in_run {
                 w.replace(history)?;
             }

@@ -45,9 +45,12 @@ use crate::provider::{
 ///
 /// With `"turns_from": "history"`, an agent's first request in this
 /// process starts at the number of its own answers in the conversation
-/// (the assistant messages after a fork's shared `cache_prefix`), so that
-/// a session killed and resumed in a new process continues its script
-/// where it stopped instead of starting it again.
+/// (the assistant messages after a fork's shared `cache_prefix`), and
+/// `match` is looked for in the agent's own first message (its task)
+/// rather than the last, so that a session killed and resumed in a new
+/// process continues each agent's script where it stopped; tool call ids
+/// then name the agent too (`toolu_01_0_root_0001_fork`), unique in the
+/// session.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
@@ -175,7 +178,10 @@ impl ScriptedProvider {
         let (index, served) = chosen
             .entry(request.origin.agent.clone())
             .or_insert_with(|| {
-                let prompt = last_user_text(request);
+                let prompt = match self.script.turns_from {
+                    TurnsFrom::Requests => last_user_text(request),
+                    TurnsFrom::History => first_own_text(request),
+                };
                 let index = entries
                     .iter()
                     .position(|e| {
@@ -239,8 +245,18 @@ impl ScriptedProvider {
             content.push(ContentBlock::Text { text: text.clone() });
         }
         for (i, call) in turn.tool_calls.iter().enumerate() {
+            let id = match self.script.turns_from {
+                TurnsFrom::Requests => format!("toolu_{:02}_{i}", index + 1),
+                // Unique in the session: a fork's history holds its
+                // parent's calls beside its own.
+                TurnsFrom::History => format!(
+                    "toolu_{:02}_{i}_{}",
+                    index + 1,
+                    origin.agent.as_str().replace(['.', '-'], "_")
+                ),
+            };
             content.push(ContentBlock::ToolUse {
-                id: format!("toolu_{:02}_{i}", index + 1),
+                id,
                 name: call.name.clone(),
                 input: call.input.clone(),
             });
@@ -292,6 +308,17 @@ fn own_answers(request: &ModelRequest) -> usize {
         .skip(start)
         .filter(|m| m.role == MessageRole::Assistant)
         .count()
+}
+
+/// The text of the first message of `request` that is its agent's own
+/// (after a fork's shared prefix): its task.
+fn first_own_text(request: &ModelRequest) -> String {
+    let start = request.cache_prefix.map_or(0, |shared| shared + 1);
+    request
+        .messages
+        .get(start)
+        .map(|m| texts(&m.content).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
 }
 
 fn last_user_text(request: &ModelRequest) -> String {

@@ -25,7 +25,8 @@ pub(crate) struct Target {
 ///
 /// [`CliError::Usage`] for a malformed or unknown session id, a session
 /// another `zr` process runs now, a malformed or unknown agent id, or a
-/// finished session without a prompt.
+/// finished session without a prompt (a session whose root finished but
+/// whose background agents were cut short is not finished).
 pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> {
     let id: SessionId = args.session.parse().map_err(|e| {
         CliError::usage(
@@ -77,7 +78,7 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
         // Only this session's transcripts are read (warnings about them
         // are for `zr sessions`).
         let status = sessions::summarise(id.as_str(), &folder, root, &mut Vec::new()).status;
-        if status != "interrupted" {
+        if status != "interrupted" && sessions::background_cut_short(&folder).is_empty() {
             return Err(nothing_to_continue(&id, &status));
         }
     }

@@ -324,7 +324,7 @@ fn the_writer_appends_what_the_history_gained_and_replaces_what_it_lost() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s/root.jsonl");
     let mut w = writer(&path);
-    w.open_new(&header()).unwrap();
+    w.open_new(&header(), &[]).unwrap();
     let mut history = vec![Message::user_text("look at a")];
     w.sync(&history).unwrap();
     history.extend(conversation().into_iter().skip(1));
@@ -359,7 +359,7 @@ fn a_new_writer_never_writes_into_an_existing_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("root.jsonl");
     std::fs::write(&path, "someone else's\n").unwrap();
-    let error = writer(&path).open_new(&header()).unwrap_err();
+    let error = writer(&path).open_new(&header(), &[]).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's\n");
 }

@@ -235,6 +235,21 @@ async fn turns_from_history_continue_an_agents_script_in_a_new_process() {
     let (_, f) = answer(&provider(script.clone()), forked).await.unwrap();
     assert_eq!(text(&f), "f2");
 
+    // `match` looks at the agent's own first message, not the last.
+    let matching = provider(json!({"turns_from": "history", "agents": {"worker": [
+        {"match": "task B", "turns": [{"text": "B1"}, {"text": "B2"}]},
+        {"turns": [{"text": "other"}]}
+    ]}}));
+    let worker = root.child(2, "worker");
+    let mut b = request(&worker, "worker", "task B", ToolChoice::Auto);
+    b.messages = vec![
+        Message::user_text("task B"),
+        Message::assistant_text("B1"),
+        Message::user_text("go on"),
+    ];
+    let (_, r) = answer(&matching, b).await.unwrap();
+    assert_eq!(text(&r), "B2");
+
     // The default counts this process's requests only.
     let mut plain = script;
     plain.as_object_mut().unwrap().remove("turns_from");
