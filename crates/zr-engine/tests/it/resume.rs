@@ -931,6 +931,54 @@ async fn a_background_agent_killed_with_its_process_resumes_after_the_session() 
 }
 
 #[tokio::test]
+async fn continuing_a_session_revives_its_background_agent_and_keeps_the_roots_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let (session, _) = run_and_kill_at(dir.path(), "background", worker.as_str(), 5);
+    let root_path = dir.path().join(format!("sessions/{session}/root.jsonl"));
+    let root_before = std::fs::read(&root_path).unwrap();
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"text": "the root is asked nothing"}]}],
+            "worker": [{"turns": [{"text": "finished after the kill"}]}]
+        }}),
+    );
+    let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
+    assert!(agent.interrupted(), "its background agent was cut short");
+    let (events, result) = run(agent.continue_interrupted(QueryOverrides::default())).await;
+    let result = result.unwrap();
+    // The root had answered before the kill: its answer stands.
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "it runs in the background")
+    );
+    assert!(provider.of_type("root").is_empty(), "no request of the root");
+    assert!(
+        events.iter().any(|e| e.agent == worker
+            && matches!(e.kind, EventKind::SubagentStarted { background: true, .. })),
+        "revived in the background"
+    );
+    agent.wait_background().await;
+    let revived = agent.background_agent(&worker).unwrap();
+    let done = revived.result.unwrap();
+    assert_eq!(
+        (done.status, done.output.as_str()),
+        (TaskStatus::Completed, "finished after the kill")
+    );
+    let worker_path = dir
+        .path()
+        .join(format!("sessions/{session}/{worker}.jsonl"));
+    assert_eq!(record_kinds(&worker_path).last().unwrap(), "finished");
+    assert_eq!(
+        std::fs::read(&root_path).unwrap(),
+        root_before,
+        "nothing is written to the root's transcript again"
+    );
+    assert!(!agent.interrupted());
+}
+
+#[tokio::test]
 async fn a_resumed_root_keeps_the_deferred_tools_it_had_loaded_and_called() {
     let (h, mut config) = crate::support::with_db_query(
         &json!({"agents": {"root": [{"turns": [
