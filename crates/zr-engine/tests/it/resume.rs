@@ -953,10 +953,19 @@ async fn continuing_a_session_revives_its_background_agent_and_keeps_the_roots_a
         (result.status, result.output.as_str()),
         (TaskStatus::Completed, "it runs in the background")
     );
-    assert!(provider.of_type("root").is_empty(), "no request of the root");
+    assert!(
+        provider.of_type("root").is_empty(),
+        "no request of the root"
+    );
     assert!(
         events.iter().any(|e| e.agent == worker
-            && matches!(e.kind, EventKind::SubagentStarted { background: true, .. })),
+            && matches!(
+                e.kind,
+                EventKind::SubagentStarted {
+                    background: true,
+                    ..
+                }
+            )),
         "revived in the background"
     );
     agent.wait_background().await;
