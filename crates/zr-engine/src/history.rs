@@ -60,6 +60,21 @@ pub(crate) struct OpenTurn {
     pub(crate) results: BTreeMap<String, ContentBlock>,
 }
 
+/// The tool calls of `content` (an answer of the model), in order.
+pub(crate) fn calls_of(content: &[ContentBlock]) -> Vec<ToolCall> {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The turn left open at the end of `history`, if one is.
 pub(crate) fn open_turn(history: &[Message]) -> Option<OpenTurn> {
     let answer = history
@@ -80,19 +95,7 @@ pub(crate) fn open_turn(history: &[Message]) -> Option<OpenTurn> {
         }
         _ => return None,
     };
-    let calls: Vec<ToolCall> = history
-        .get(answer)?
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
-                id: id.clone(),
-                name: name.clone(),
-                input: input.clone(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let calls = calls_of(&history.get(answer)?.content);
     let complete = calls.iter().all(|c| results.contains_key(&c.id));
     (!calls.is_empty() && !complete).then_some(OpenTurn {
         answer,

@@ -5,14 +5,14 @@ pub(crate) mod model;
 mod reload;
 
 use tracing::Instrument as _;
-use zr_types::{ContentBlock, Message, MessageRole, StopReason, ToolCall};
+use zr_types::{ContentBlock, Message, MessageRole, StopReason};
 
 use crate::agent_run::AgentRun;
 use crate::agent_run::Resumption;
 use crate::compact::ContextUse;
 use crate::event::EventKind;
 use crate::exec::{self, Recorded};
-use crate::history::{continue_history, open_turn, push_user_text, text_of};
+use crate::history::{calls_of, continue_history, open_turn, push_user_text, text_of};
 use crate::outcome::{RunOutcome, TaskStatus};
 use crate::session::QueryCtx;
 use crate::sync::lock;
@@ -189,18 +189,7 @@ impl AgentRun {
             };
             self.record(ctx, turn, &response);
             context.observe(response.usage);
-            let calls: Vec<ToolCall> = response
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        input: input.clone(),
-                    }),
-                    _ => None,
-                })
-                .collect();
+            let calls = calls_of(&response.content);
             let final_text = text_of(&response.content);
             self.push_answer(response.content);
             self.sync_transcript(ctx);
