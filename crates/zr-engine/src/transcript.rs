@@ -294,7 +294,7 @@ impl Writer {
 
     /// Appends one tool result of the turn that runs: the first opens the
     /// user's message after the answer, the others extend it.
-    fn add_result(&mut self, block: &ContentBlock) -> std::io::Result<()> {
+    fn add_result(&mut self, block: &ContentBlock, at_ms: u64) -> std::io::Result<()> {
         if !self.is_open() {
             return Ok(());
         }
@@ -302,7 +302,10 @@ impl Writer {
             role: MessageRole::User,
             content: vec![block.clone()],
         };
-        self.append(&RecordOut::Message { message: &message })?;
+        self.append(&RecordOut::Message {
+            message: &message,
+            at_ms,
+        })?;
         match &mut self.last {
             Some(last) if last.role == MessageRole::User => last.content.push(block.clone()),
             _ => {
@@ -330,7 +333,7 @@ impl Writer {
     /// Writes what `history` has beyond what is on disk: blocks added to
     /// the last message, then new messages. A history that does not extend
     /// what is on disk is written whole.
-    fn sync(&mut self, history: &[Message]) -> std::io::Result<()> {
+    fn sync(&mut self, history: &[Message], at_ms: u64) -> std::io::Result<()> {
         // Nothing is counted as written before the header is.
         if !self.is_open() {
             return Ok(());
@@ -361,10 +364,13 @@ impl Writer {
                 role: now.role,
                 content: extra.to_vec(),
             };
-            self.append(&RecordOut::Message { message: &message })?;
+            self.append(&RecordOut::Message {
+                message: &message,
+                at_ms,
+            })?;
         }
         for message in new {
-            self.append(&RecordOut::Message { message })?;
+            self.append(&RecordOut::Message { message, at_ms })?;
         }
         self.messages = history.len();
         self.last = history.last().cloned();
@@ -373,7 +379,12 @@ impl Writer {
 
     /// Creates the file with `header` and the messages of `history`, in
     /// one write: a transcript never has a header without its prompt.
-    fn open_new(&mut self, header: &Header, history: &[Message]) -> std::io::Result<()> {
+    fn open_new(
+        &mut self,
+        header: &Header,
+        history: &[Message],
+        at_ms: u64,
+    ) -> std::io::Result<()> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -385,7 +396,11 @@ impl Writer {
             .open(&self.path)?;
         self.state = State::Open(file);
         let mut records = vec![RecordOut::Header(header)];
-        records.extend(history.iter().map(|message| RecordOut::Message { message }));
+        records.extend(
+            history
+                .iter()
+                .map(|message| RecordOut::Message { message, at_ms }),
+        );
         self.append_all(&records)?;
         self.messages = history.len();
         self.last = history.last().cloned();
@@ -419,6 +434,14 @@ impl Writer {
 }
 
 impl Transcripts {
+    /// The session clock's time in milliseconds since the Unix epoch.
+    fn now_ms(&self) -> u64 {
+        self.clock
+            .now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
     fn header(&self, agent: &AgentMeta, start: &Start<'_>) -> Header {
         Header {
             version: VERSION,
@@ -431,11 +454,7 @@ impl Transcripts {
             model: agent.model.clone(),
             cwd: agent.cwd.clone(),
             worktree: (agent.cwd != self.runtime_cwd).then(|| agent.cwd.clone()),
-            created_ms: self
-                .clock
-                .now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            created_ms: self.now_ms(),
             max_turns: agent.max_turns,
             inherited_messages: start.inherited_messages,
             task: agent.task.clone(),
@@ -456,17 +475,18 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
+        let at_ms = self.now_ms();
         let mut writer = lock(&writer);
         writer.guard(sink, (&agent.id, &agent.agent_type), |w| {
             if matches!(w.state, State::New) {
-                w.open_new(&self.header(agent, &start), history)?;
+                w.open_new(&self.header(agent, &start), history, at_ms)?;
             } else if w.in_run {
                 w.replace(history)?;
             }
             w.in_run = true;
             w.cut_short = false;
             w.claimed = false;
-            w.sync(history)
+            w.sync(history, at_ms)
         });
     }
 
@@ -475,7 +495,10 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
-        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| w.sync(history));
+        let at_ms = self.now_ms();
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
+            w.sync(history, at_ms)
+        });
     }
 
     /// Records the result of one of the calls of `agent`'s turn as it
@@ -484,8 +507,9 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
+        let at_ms = self.now_ms();
         lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
-            w.add_result(block)
+            w.add_result(block, at_ms)
         });
     }
 
@@ -538,8 +562,9 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
+        let at_ms = self.now_ms();
         lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
-            w.sync(&outcome.history)?;
+            w.sync(&outcome.history, at_ms)?;
             if w.ended {
                 w.in_run = false;
                 return Ok(());
@@ -550,6 +575,7 @@ impl Transcripts {
                 turns: outcome.turns,
                 usage: outcome.usage,
                 error: outcome_error(outcome),
+                at_ms: Some(at_ms),
             };
             w.append(&RecordOut::Finished(&finished))?;
             w.in_run = false;

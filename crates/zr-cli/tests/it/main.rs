@@ -21,5 +21,6 @@ mod sessions;
 mod signal;
 mod skill_listing;
 mod support;
+mod timeline;
 mod tree;
 mod wiring;
