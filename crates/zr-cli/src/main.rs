@@ -21,6 +21,7 @@ mod cli;
 mod config;
 mod config_key;
 mod error;
+mod hooks;
 mod init;
 mod inspect;
 mod mcp_config;

@@ -189,6 +189,7 @@ pub(crate) fn root_config(
         })?;
     }
     crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
+    crate::hooks::install(project, &mut config)?;
     let servers = crate::reload::server_definitions(server_tools);
     for entry in project.agents.types() {
         config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));

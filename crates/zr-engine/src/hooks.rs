@@ -46,11 +46,12 @@ pub enum PreToolUse {
     /// the host's events see; the model's own `tool_use` block in its
     /// history keeps the input it wrote.
     Rewrite(Value),
-    /// Run the call without asking: the permission handler and the user
-    /// are not asked about it (the mode's own rules still hold: in `plan`
-    /// mode only read-only tools run). Later hooks still run, and a later
+    /// Run the call without asking, with this input if one is given (as
+    /// [`PreToolUse::Rewrite`]): the permission handler and the user are
+    /// not asked about it (the mode's own rules still hold: in `plan` mode
+    /// only read-only tools run). Later hooks still run, and a later
     /// `Deny` still wins.
-    Allow,
+    Allow(Option<Value>),
     /// Do not run the call; the reason is what the model is told (a blank
     /// one: "the hook gave no reason"). Counts as a permission denial of
     /// the agent.
@@ -270,7 +271,12 @@ impl Hooks {
             let verdict = guarded("PreToolUse", *timeout, || hook.pre_tool_use(&view, call)).await;
             match verdict {
                 Ok(PreToolUse::Continue) => {}
-                Ok(PreToolUse::Allow) => admitted.allowed = true,
+                Ok(PreToolUse::Allow(input)) => {
+                    admitted.allowed = true;
+                    if let Some(input) = input {
+                        admitted.call.input = input;
+                    }
+                }
                 Ok(PreToolUse::Rewrite(input)) => admitted.call.input = input,
                 Ok(PreToolUse::Deny(reason)) => {
                     return Err(format!(

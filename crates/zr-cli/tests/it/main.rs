@@ -7,6 +7,7 @@ mod config;
 mod corpus;
 mod example;
 mod help;
+mod hooks;
 mod init;
 mod inspect;
 mod loopback;

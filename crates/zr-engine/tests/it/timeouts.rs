@@ -247,7 +247,7 @@ impl Hook for AllowsWrites {
         call: &'a ToolCall,
     ) -> BoxFuture<'a, PreToolUse> {
         let verdict = if call.input["file_path"] == "a.txt" {
-            PreToolUse::Allow
+            PreToolUse::Allow(None)
         } else {
             PreToolUse::Continue
         };
