@@ -17,6 +17,7 @@
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod ask;
 mod cli;
 mod config;
 mod config_key;

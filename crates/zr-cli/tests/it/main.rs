@@ -2,6 +2,7 @@
 //! exit codes; and every crate wired together through the engine.
 
 mod aliases;
+mod ask;
 mod builtin_flags;
 mod config;
 mod corpus;
