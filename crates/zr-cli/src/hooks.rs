@@ -238,7 +238,7 @@ impl ShellHook {
             ("ZR_PROJECT_DIR", project.as_ref()),
             ("CLAUDE_PROJECT_DIR", project.as_ref()),
         ];
-        let mut process = match spawn_hook(&self.command, &self.project, &env) {
+        let mut process = match spawn_hook(self.event.name(), &self.command, &self.project, &env) {
             Ok(p) => p,
             Err(error) => {
                 tracing::warn!(

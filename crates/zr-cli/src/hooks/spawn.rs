@@ -1,38 +1,31 @@
-//! Starting one hook command: `sh -c COMMAND` in the project folder, in
-//! its own process group, killed with its whole group when its handle is
-//! dropped (a hook that timed out, a run that stopped).
+//! Starting one hook command: `sh -c COMMAND` in the project folder,
+//! through zr-process (its own process group, killed when zr dies, even by
+//! SIGKILL), and killed with its whole group when its handle is dropped
+//! (a hook that timed out, a run that stopped).
 
 use std::path::Path;
 use std::process::Stdio;
 
 use tokio::process::{Child, Command};
+use zr_process::ProcessGroup;
 
 /// A running hook command; dropping it kills its process group.
 #[derive(Debug)]
 pub(crate) struct HookProcess {
     pub(crate) child: Child,
-    pgid: Option<i32>,
+    /// Dropped after the child: kills what the command started.
+    _group: ProcessGroup,
 }
 
-impl Drop for HookProcess {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.pgid.filter(|&p| p > 1) {
-            // A group that ended already is no error.
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-}
-
-/// Starts `command` with `sh -c` in `cwd`, its standard input, output and
-/// error piped, with `env` added to zr's environment.
+/// Starts `command` for the hook `event` with `sh -c` in `cwd`, its
+/// standard input, output and error piped, with `env` added to zr's
+/// environment.
 ///
 /// # Errors
 ///
 /// The I/O error when `sh` cannot be started.
 pub(crate) fn spawn_hook(
+    event: &str,
     command: &str,
     cwd: &Path,
     env: &[(&str, &str)],
@@ -45,9 +38,10 @@ pub(crate) fn spawn_hook(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
-    let child = cmd.spawn()?;
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    Ok(HookProcess { child, pgid })
+    let (child, group) = zr_process::spawn(cmd, &format!("hook {event}"))?;
+    Ok(HookProcess {
+        child,
+        _group: group,
+    })
 }
