@@ -244,3 +244,56 @@ fn a_hook_that_blocks_a_call_answers_before_anyone_is_asked() {
         )]
     );
 }
+
+#[test]
+fn concurrent_askers_queue_and_the_tree_stays_away_while_one_is_asked() {
+    let project = TempProject::new();
+    project.write(
+        "s.json",
+        r#"{"agents": {
+  "root": [{"turns": [
+    {"tool_calls": [{"name": "MultiTask", "input": {"tasks": [
+      {"description": "first", "prompt": "alpha", "subagent_type": "general-purpose"},
+      {"description": "second", "prompt": "beta", "subagent_type": "general-purpose"}]}}]},
+    {"text": "root done"}]}],
+  "general-purpose": [
+    {"match": "alpha", "turns": [
+      {"tool_calls": [{"name": "Bash", "input": {"command": "echo a > a.txt"}}]}, {"text": "a done"}]},
+    {"match": "beta", "turns": [
+      {"tool_calls": [{"name": "Bash", "input": {"command": "echo b > b.txt"}}]}, {"text": "b done"}]}]}}"#,
+    );
+    let mut t = Terminal::spawn_with(&project, &["run", "--script", "s.json", "go"], &[]);
+    let rows = wait_rows(&t, "Answer 1-4:", 1);
+    assert!(
+        rows.iter().any(|r| r.contains("(general-purpose) wants to run Bash")),
+        "{}",
+        rows.join("\n")
+    );
+    // Several ticks of the tree later: still one question, and nothing
+    // drawn below it.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (rows, hidden) = t.rows();
+    assert_eq!(count(&rows, "Answer 1-4:"), 1, "{}", rows.join("\n"));
+    assert!(
+        rows.last().is_some_and(|r| r.starts_with("Answer 1-4:")),
+        "{}",
+        rows.join("\n")
+    );
+    assert!(!hidden, "the cursor is shown while asking");
+    t.type_text("1\r");
+    wait_rows(&t, "Answer 1-4:", 2);
+    t.type_text("4\r");
+    wait_rows(&t, "Reason for the agent", 1);
+    t.type_text("\r");
+    let (_, screen) = t.finish(0);
+    assert!(screen.contains("root done"), "{screen}");
+    let made = [
+        project.path().join("a.txt").exists(),
+        project.path().join("b.txt").exists(),
+    ];
+    assert_eq!(
+        made.iter().filter(|m| **m).count(),
+        1,
+        "one allowed, one denied"
+    );
+}
