@@ -147,12 +147,15 @@ pub(crate) fn install(project: &Project, config: &mut AgentConfig) -> Result<(),
     Ok(())
 }
 
+/// A hook with the timeout of each of its calls.
+type TimedHook = (Arc<dyn Hook>, Duration);
+
 fn commands(
     project: &Project,
     event: Event,
     index: usize,
     group: &HookGroup,
-) -> Result<Vec<(Arc<dyn Hook>, Duration)>, CliError> {
+) -> Result<Vec<TimedHook>, CliError> {
     let key = format!("hooks.{}[{index}]", event.name());
     let matcher = Matcher::parse(group.matcher.as_deref()).map_err(|e| {
         config_key_error(
@@ -162,7 +165,7 @@ fn commands(
             "write a tool name, names joined by |, a regular expression, or \"*\" for all",
         )
     })?;
-    let mut out: Vec<(Arc<dyn Hook>, Duration)> = Vec::new();
+    let mut out: Vec<TimedHook> = Vec::new();
     for (j, command) in group.hooks.iter().enumerate() {
         let at = format!("{key}.hooks[{j}]");
         if command.kind != "command" {

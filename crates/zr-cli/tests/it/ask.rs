@@ -265,7 +265,8 @@ fn concurrent_askers_queue_and_the_tree_stays_away_while_one_is_asked() {
     let mut t = Terminal::spawn_with(&project, &["run", "--script", "s.json", "go"], &[]);
     let rows = wait_rows(&t, "Answer 1-4:", 1);
     assert!(
-        rows.iter().any(|r| r.contains("(general-purpose) wants to run Bash")),
+        rows.iter()
+            .any(|r| r.contains("(general-purpose) wants to run Bash")),
         "{}",
         rows.join("\n")
     );
