@@ -146,8 +146,10 @@ pub trait PermissionHandler: Send + Sync + fmt::Debug {
 /// call is checked with a mode no wider than the caller's, or only load
 /// definitions.
 ///
-/// [`Decision::Ask`] goes, in the foreground, to the ask-user service of
-/// zr-tools' `BuiltinTools` (no service: denied with a message saying so);
+/// [`Decision::Ask`] goes, in the foreground, to the handler's
+/// [`PermissionHandler::prompt`] if it has one, else to the ask-user
+/// service of zr-tools' `BuiltinTools` (no service: denied with a message
+/// saying so);
 /// in a background agent it is denied with a message saying that
 /// permission prompts are unavailable there, unless `bubble_background` is
 /// on. A [`Decision::AllowForSession`] (or the user's "Allow for this
