@@ -21,6 +21,7 @@ mod ask;
 mod cli;
 mod config;
 mod config_key;
+mod crash_hook;
 mod error;
 mod hooks;
 mod init;

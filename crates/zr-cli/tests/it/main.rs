@@ -6,6 +6,7 @@ mod ask;
 mod builtin_flags;
 mod config;
 mod corpus;
+mod durable;
 mod example;
 mod help;
 mod hooks;
