@@ -8,6 +8,7 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskResult, TaskStatus};
 
+use crate::ask::{Screen, ScreenRequests};
 use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::Project;
@@ -114,9 +115,11 @@ async fn show(
     output: &OutputArgs,
     signals: &mut Signals,
 ) -> Result<u8, CliError> {
+    let mut workspace = workspace;
     let mut renderer = render::choose(output);
     let announce = !output.json && !output.quiet;
-    let outcome = drive(&agent, query, renderer.as_mut(), signals, announce).await;
+    let screen = workspace.screen.take();
+    let outcome = drive(&agent, query, renderer.as_mut(), signals, announce, screen).await;
     drop(agent);
     drop(workspace);
     outcome
@@ -158,23 +161,49 @@ async fn drive(
     renderer: &mut dyn Renderer,
     signals: &mut Signals,
     announce: bool,
+    mut screen: Option<ScreenRequests>,
 ) -> Result<u8, CliError> {
     let session = agent.session_id().clone();
     let mut tick = tokio::time::interval(render::TICK);
     let mut follow = background::Follow::new(agent);
+    // Events that came while the person was asked, shown afterwards.
+    let mut held: Option<Vec<zr_engine::Event>> = None;
     let stopped = loop {
         tokio::select! {
             event = query.next() => match event {
                 Some(event) => {
                     follow.seen(&event);
-                    renderer.event(&event);
+                    match &mut held {
+                        Some(held) => held.push(event),
+                        None => renderer.event(&event),
+                    }
                 }
                 None => break None,
             },
             stop = signals.recv() => break Some(stop),
-            _ = tick.tick() => renderer.tick(),
+            request = next_request(&mut screen) => match request {
+                Screen::Pause(ack) => {
+                    if held.is_none() {
+                        renderer.pause();
+                        held = Some(Vec::new());
+                    }
+                    let _ = ack.send(());
+                }
+                Screen::Resume => {
+                    for event in held.take().unwrap_or_default() {
+                        renderer.event(&event);
+                    }
+                    renderer.resume();
+                }
+            },
+            _ = tick.tick() => if held.is_none() {
+                renderer.tick();
+            },
         }
     };
+    for event in held.take().unwrap_or_default() {
+        renderer.event(&event);
+    }
     if let Some(stop) = stopped {
         tracing::debug!(signal = stop.name(), "stopping the run");
         renderer.finish(&session, None, Some(render::INTERRUPTED));
@@ -247,6 +276,17 @@ async fn drive(
             renderer.finish(&session, None, Some(&text));
             Err(e.into())
         }
+    }
+}
+
+/// The next request of the terminal's asker; never, without a terminal.
+async fn next_request(screen: &mut Option<ScreenRequests>) -> Screen {
+    match screen {
+        Some(rx) => match rx.recv().await {
+            Some(request) => request,
+            None => std::future::pending().await,
+        },
+        None => std::future::pending().await,
     }
 }
 

@@ -20,7 +20,7 @@ use crate::config::{LazySetting, ZrConfig};
 use crate::config_key::{config_key_error, patterns};
 use crate::crash_hook::KillAfter;
 use crate::error::CliError;
-use crate::project::Project;
+use crate::project::{CONFIG_FILE, Project};
 
 /// The root's system prompt when `zr.toml` sets none.
 pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are zr's root agent, working in the user's project folder. \
@@ -42,6 +42,8 @@ pub(crate) struct Workspace {
     pub(crate) leases: Vec<Lease>,
     /// Servers that could not be started, with the error.
     pub(crate) failed_servers: Vec<(String, String)>,
+    /// With a terminal: where its asker asks the renderer to pause.
+    pub(crate) screen: Option<crate::ask::ScreenRequests>,
 }
 
 /// Grants each agent the skills of its resolved pool, and revokes them when
@@ -121,16 +123,17 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let mut runtime = RuntimeEnvironment::new(
-            provider,
-            settings,
-            BuiltinTools::new(project.root.join(".zr").join("cron.json")),
-        )
-        .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
-        .with_observer(Arc::new(SkillGrants(
-            skill_tool,
-            KillAfter::from_env(&|v| std::env::var(v).ok()),
-        )));
+        let (asker, screen) = crate::ask::Asker::for_terminal().unzip();
+        let mut builtins = BuiltinTools::new(project.root.join(".zr").join("cron.json"));
+        if let Some(asker) = &asker {
+            builtins = builtins.with_ask_user(asker.clone());
+        }
+        let mut runtime = RuntimeEnvironment::new(provider, settings, builtins)
+            .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
+            .with_observer(Arc::new(SkillGrants(
+                skill_tool,
+                KillAfter::from_env(&|v| std::env::var(v).ok()),
+            )));
         if let Some(max_tokens) = project.config.model.max_tokens {
             runtime = runtime.with_max_tokens(max_tokens);
         }
@@ -143,6 +146,12 @@ impl Workspace {
         }
 
         let mut config = root_config(project, &server_tools, all_mcp)?;
+        if let Some(asker) = asker {
+            let prompt = crate::ask::PermissionPrompt::new(asker, project.root.join(CONFIG_FILE));
+            crate::permissions::ConfigPermissions::from_project(project)?
+                .asking(Arc::new(prompt))
+                .replace_handler(&mut config);
+        }
         config.model_aliases = crate::model_aliases::table(project, family)?;
         config.types_source = Some(Arc::new(crate::reload::RegistrySource::new(
             project,
@@ -154,6 +163,7 @@ impl Workspace {
             hub,
             leases,
             failed_servers,
+            screen,
         })
     }
 }
@@ -199,6 +209,7 @@ pub(crate) fn root_config(
         })?;
     }
     crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
+    crate::hooks::install(project, &mut config)?;
     let servers = crate::reload::server_definitions(server_tools);
     for entry in project.agents.types() {
         config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));

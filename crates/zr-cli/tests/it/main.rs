@@ -2,6 +2,7 @@
 //! exit codes; and every crate wired together through the engine.
 
 mod aliases;
+mod ask;
 mod builtin_flags;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
@@ -10,6 +11,7 @@ mod corpus;
 mod durable;
 mod example;
 mod help;
+mod hooks;
 mod init;
 mod inspect;
 mod loopback;

@@ -26,4 +26,5 @@ mod preview;
 mod replay;
 mod resume;
 mod support;
+mod timeouts;
 mod worktree;
