@@ -40,7 +40,7 @@ async fn a_crash_fails_every_pending_call_within_100_ms_and_the_next_acquire_res
         let (result, failed_at) = task.await.unwrap();
         let error = result.unwrap_err();
         assert!(
-            matches!(&error, McpError::Exited { server, status } if server.as_str() == "fault" && status.code() == Some(3)),
+            matches!(&error, McpError::Exited { server, status, .. } if server.as_str() == "fault" && status.code() == Some(3)),
             "{error:?}"
         );
         assert_eq!(
