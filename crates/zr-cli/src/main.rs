@@ -24,6 +24,7 @@ mod error;
 mod init;
 mod inspect;
 mod mcp_config;
+mod mcp_start;
 mod model_aliases;
 mod permissions;
 mod project;

@@ -21,7 +21,7 @@ use crate::error::CliError;
 use crate::inspect::json_text;
 
 pub(crate) use price::price_of;
-pub(crate) use running::{RunningMark, running_pid};
+pub(crate) use running::{Held, RunningMark, describe, left_behind, running};
 
 /// Where the sessions of the project at `root` are.
 pub(crate) fn sessions_dir(root: &Path) -> PathBuf {
@@ -96,6 +96,13 @@ pub(crate) fn list(dir: &Path, shown_root: &Path) -> (Vec<SessionSummary>, Vec<S
             continue;
         }
         sessions.push(summarise(id, &folder, shown_root, &mut warnings));
+        let left = left_behind(&folder);
+        if !left.is_empty() {
+            warnings.push(format!(
+                "session {id}: a zr that was killed left {} running; `zr resume {id}` kills them",
+                describe(&left)
+            ));
+        }
     }
     sessions.sort_by(|a, b| {
         b.started_ms
@@ -161,7 +168,7 @@ pub(crate) fn summarise(
         }
     }
     models.sort();
-    let running = running_pid(folder).is_some();
+    let running = running(folder).is_some();
     let status = match &root {
         Some(r) if r.ended.is_none() && running => "running".to_owned(),
         Some(r) if r.messages == 0 => "empty".to_owned(),

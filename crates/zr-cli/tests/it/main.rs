@@ -10,6 +10,8 @@ mod help;
 mod init;
 mod inspect;
 mod loopback;
+mod mcp_start;
+mod orphans;
 mod permissions;
 mod provider;
 mod reload;
