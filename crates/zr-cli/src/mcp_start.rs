@@ -76,16 +76,19 @@ fn help(project: &Project, config: &ServerConfig, timed_out: bool) -> String {
     help
 }
 
-/// A server run from a `.deps` folder, where `cargo xtask deps` installs
-/// the examples' servers.
+/// A server run from a `.deps` folder or from `ZR_DEPS_DIR`, where `cargo
+/// xtask deps` installs the examples' servers (their `.mcp.json` name
+/// `${ZR_DEPS_DIR:-../../.deps}/...`).
 fn is_example_server(config: &ServerConfig) -> bool {
     let TransportConfig::Stdio(s) = &config.transport else {
         return false;
     };
+    let deps_dir = std::env::var("ZR_DEPS_DIR").ok().filter(|d| !d.is_empty());
     std::iter::once(&s.command).chain(&s.args).any(|word| {
-        std::path::Path::new(word)
-            .components()
-            .any(|c| c == Component::Normal(".deps".as_ref()))
+        deps_dir.as_deref().is_some_and(|d| word.starts_with(d))
+            || std::path::Path::new(word)
+                .components()
+                .any(|c| c == Component::Normal(".deps".as_ref()))
     })
 }
 

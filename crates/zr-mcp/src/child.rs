@@ -169,11 +169,13 @@ async fn forward_stderr(
                 let text = text.trim_end();
                 if !text.is_empty() {
                     tracing::info!(target: "zr_mcp::server", server = %server, "{text}");
+                    // Kept without its indentation (stack traces), for one
+                    // line of an error.
                     let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
                     if tail.len() == STDERR_TAIL {
                         tail.pop_front();
                     }
-                    tail.push_back(text.to_owned());
+                    tail.push_back(text.trim_start().to_owned());
                 }
             }
             Ok(false) | Err(_) => {

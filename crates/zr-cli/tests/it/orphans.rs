@@ -25,7 +25,13 @@ const GONE_WITHIN: Duration = Duration::from_secs(1);
 fn script(escape: bool) -> String {
     let mut root_calls = Vec::new();
     if escape {
-        root_calls.push(serde_json::json!({"name": "Bash", "input": {"command": format!("setsid {} >/dev/null 2>&1 < /dev/null & echo started", escaped_sleep())}}));
+        // The shell waits until the sleep has its own session: were the
+        // shell's group killed first, the sleep would die with it.
+        let sleep = escaped_sleep();
+        let command = format!(
+            "setsid {sleep} >/dev/null 2>&1 < /dev/null & until pgrep -x -f '{sleep}' >/dev/null; do sleep 0.05; done; echo started"
+        );
+        root_calls.push(serde_json::json!({"name": "Bash", "input": {"command": command}}));
     }
     root_calls.push(serde_json::json!({"name": "MultiTask", "input": {"tasks": [
         {"description": "one", "prompt": "first sleeper", "subagent_type": "general-purpose"},
