@@ -22,5 +22,6 @@ mod sessions;
 mod signal;
 mod skill_listing;
 mod support;
+mod timeline;
 mod tree;
 mod wiring;
