@@ -303,7 +303,9 @@ impl Connection {
                 };
             }
             if let Some(status) = exit_within(&process.exit, EXIT_STATUS_WAIT).await {
-                let stderr = process.stderr.last_lines(STDERR_END_WAIT).await;
+                // Calls waiting on a dead server fail at once: what its
+                // stderr said so far, no wait for the rest.
+                let stderr = process.stderr.last_lines(Duration::ZERO).await;
                 return McpError::Exited {
                     server,
                     status,
