@@ -165,9 +165,9 @@ async fn through_a_handler_a_crash_is_a_tool_error_naming_server_and_status() {
     let crash = handler_of(&tools, "crash");
     let error = run(&crash, json!({"status": 7})).await.unwrap_err();
     assert!(
-        error
-            .to_string()
-            .starts_with("tool 'mcp__fault__crash' is unavailable: MCP server 'fault' exited (exit status: 7)"),
+        error.to_string().starts_with(
+            "tool 'mcp__fault__crash' is unavailable: MCP server 'fault' exited (exit status: 7)"
+        ),
         "{error}"
     );
 }
@@ -229,9 +229,9 @@ async fn after_a_crash_the_next_call_through_an_old_handler_restarts_the_server(
     // sent again.
     let error = run(&crash, json!({"status": 5})).await.unwrap_err();
     assert!(
-        error
-            .to_string()
-            .starts_with("tool 'mcp__fault__crash' is unavailable: MCP server 'fault' exited (exit status: 5)"),
+        error.to_string().starts_with(
+            "tool 'mcp__fault__crash' is unavailable: MCP server 'fault' exited (exit status: 5)"
+        ),
         "{error}"
     );
     expect_processes(
