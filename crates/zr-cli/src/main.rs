@@ -27,6 +27,7 @@ mod hooks;
 mod init;
 mod inspect;
 mod mcp_config;
+mod mcp_start;
 mod model_aliases;
 mod permissions;
 mod project;

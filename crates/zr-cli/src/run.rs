@@ -46,7 +46,9 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
-    let _running = sessions::RunningMark::create(&project.sessions_dir(), agent.session_id());
+    // A new session: nobody else holds its lock, and nothing was left.
+    let _running = sessions::RunningMark::acquire(&project.sessions_dir(), agent.session_id())
+        .map_err(|held| resume_checks::running_now(agent.session_id(), &held))?;
     let overrides = QueryOverrides {
         max_turns: args.max_turns,
         ..QueryOverrides::default()
@@ -84,6 +86,14 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
     let project = Project::load(root)?;
     warn_diagnostics(&project);
     let session = resume_checks::check(&project.root, args)?;
+    // Held until the run ends; before any server starts. What a killed
+    // run of this session left running is killed here.
+    let running = sessions::RunningMark::acquire(&project.sessions_dir(), &session.id)
+        .map_err(|held| resume_checks::running_now(&session.id, &held))?;
+    let _running = running.map(|(mark, killed)| {
+        report_killed(&session.id, &killed);
+        mark
+    });
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
@@ -94,7 +104,6 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
         workspace.config.clone(),
         &session.id,
     )?;
-    let _running = sessions::RunningMark::create(&project.sessions_dir(), &session.id);
     let query = match &session.agent {
         Some(id) => agent.resume_subagent(id, args.prompt.clone()),
         None => match &args.prompt {
@@ -104,6 +113,17 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
         },
     };
     show(agent, workspace, query, &args.output, &mut signals).await
+}
+
+/// `killed N processes (pid P: COMMAND; ...) that an earlier run of
+/// session S left running when it was killed`.
+fn report_killed(session: &zr_types::SessionId, killed: &[zr_process::Leftover]) {
+    if !killed.is_empty() {
+        say(&format!(
+            "killed {} that an earlier run of session {session} left running when it was killed",
+            sessions::describe(killed)
+        ));
+    }
 }
 
 /// Streams `query` through the renderer `output` asks for; then stops the
@@ -356,9 +376,10 @@ fn warn_servers(workspace: &Workspace) {
         connected = workspace.leases.len(),
         "MCP servers"
     );
-    for (server, error) in &workspace.failed_servers {
+    for failed in &workspace.failed_servers {
         eprintln!(
-            "warning: MCP server '{server}' is left out, the run goes on without its tools: {error}\n  help: check its entry in .mcp.json (`zr mcp list`); the examples' servers are installed by `cargo xtask deps`"
+            "warning: MCP server '{}' is left out, the run goes on without its tools: {}\n  help: {}; `zr mcp list` shows every server's status",
+            failed.name, failed.error, failed.help
         );
     }
 }

@@ -41,7 +41,7 @@ pub(crate) struct Workspace {
     /// One lease per connected server, in `.mcp.json` order.
     pub(crate) leases: Vec<Lease>,
     /// Servers that could not be started, with the error.
-    pub(crate) failed_servers: Vec<(String, String)>,
+    pub(crate) failed_servers: Vec<crate::mcp_start::Failure>,
     /// With a terminal: where its asker asks the renderer to pause.
     pub(crate) screen: Option<crate::ask::ScreenRequests>,
 }
@@ -97,13 +97,19 @@ impl Workspace {
             .iter()
             .map(|s| s.name.to_string())
             .collect();
-        let started = futures_util::future::join_all(names.iter().map(|name| {
+        let started = futures_util::future::join_all(project.mcp.servers().iter().map(|config| {
             let hub = &hub;
             async move {
+                let name = config.name.as_str();
                 tracing::info!(server = %name, "starting MCP server");
-                let lease = hub.acquire(name).await?;
-                let tools = lease.tools().await?;
-                Ok::<_, zr_mcp::McpError>((lease, tools))
+                let work = async {
+                    let lease = hub.acquire(name).await?;
+                    let tools = lease.tools().await?;
+                    Ok::<_, zr_mcp::McpError>((lease, tools))
+                };
+                crate::mcp_start::shown(name, work)
+                    .await
+                    .map_err(|e| crate::mcp_start::Failure::of(project, config, &e))
             }
         }))
         .await;
@@ -113,7 +119,7 @@ impl Workspace {
                     leases.push(lease);
                     server_tools.insert(name, tools);
                 }
-                Err(e) => failed_servers.push((name, error_chain(&e))),
+                Err(failure) => failed_servers.push(failure),
             }
         }
 

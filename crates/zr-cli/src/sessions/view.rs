@@ -10,7 +10,7 @@ use zr_types::Usage;
 
 use super::price::price_of;
 use super::read::{AgentFile, read_agent};
-use super::running::running_pid;
+use super::running::running;
 
 /// A session read back from its folder.
 #[derive(Debug)]
@@ -120,7 +120,7 @@ impl SessionView {
         Self {
             id: id.to_owned(),
             agents,
-            running: running_pid(folder).is_some(),
+            running: running(folder).is_some(),
         }
     }
 

@@ -15,6 +15,8 @@ mod hooks;
 mod init;
 mod inspect;
 mod loopback;
+mod mcp_start;
+mod orphans;
 mod permissions;
 mod provider;
 mod reload;
