@@ -17,7 +17,7 @@ fn request(
         model: "m".to_owned(),
         system: "s".to_owned(),
         tools: Vec::new(),
-        messages: vec![Message::user_text(prompt)],
+        messages: std::sync::Arc::new(vec![Message::user_text(prompt)]),
         max_tokens: 100,
         tool_choice,
         origin: RequestOrigin {
