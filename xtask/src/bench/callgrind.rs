@@ -126,22 +126,34 @@ fn parse(text: &str) -> Option<Counts> {
 
 /// Installs valgrind with `apt-get` (as root) when it is not on `PATH`.
 fn ensure_valgrind() -> Result<()> {
-    let found = |()| {
+    let found = || {
         Command::new("valgrind")
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    if found(()) {
+    if found() {
         return Ok(());
     }
-    println!("valgrind is missing: installing it with apt-get");
-    let mut install = Command::new("apt-get");
-    install.args(["install", "-y", "--no-install-recommends", "valgrind"]);
-    run_cmd(install).context(
-        "could not install valgrind; install it (Debian: apt-get install valgrind) and run again",
-    )?;
-    if !found(()) {
+    println!("valgrind is missing: installing it with apt-get (the bench needs it; tests do not)");
+    let install = || {
+        let mut cmd = Command::new("apt-get");
+        cmd.args(["install", "-y", "-qq", "--no-install-recommends", "valgrind"])
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        run_cmd(cmd)
+    };
+    // Old or missing package lists: update once and try again.
+    install()
+        .or_else(|_| {
+            let mut update = Command::new("apt-get");
+            update.args(["update", "-qq"]);
+            run_cmd(update)?;
+            install()
+        })
+        .context(
+            "could not install valgrind; install it (Debian: apt-get install valgrind) and run again",
+        )?;
+    if !found() {
         bail!("valgrind is still not on PATH after apt-get install");
     }
     Ok(())
