@@ -123,6 +123,8 @@ fn agent_with_noop(
     config.options.custom_tools = vec![noop];
     config.subagent.max_concurrent = max_concurrent;
     config.subagent.timeout = Duration::from_secs(3_600);
+    // Room for the longest turn benchmark (`turns:N`).
+    config.max_turns = 1_000;
     match extra {
         Extra::Nothing => {}
         Extra::Transcripts => config.sessions_dir = Some(dir.path().join("sessions")),

@@ -138,8 +138,14 @@ fn ensure_valgrind() -> Result<()> {
     println!("valgrind is missing: installing it with apt-get (the bench needs it; tests do not)");
     let install = || {
         let mut cmd = Command::new("apt-get");
-        cmd.args(["install", "-y", "-qq", "--no-install-recommends", "valgrind"])
-            .env("DEBIAN_FRONTEND", "noninteractive");
+        cmd.args([
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            "valgrind",
+        ])
+        .env("DEBIAN_FRONTEND", "noninteractive");
         run_cmd(cmd)
     };
     // Old or missing package lists: update once and try again.
