@@ -134,7 +134,7 @@ impl<'a> Body<'a> {
                 content: &request.system,
             });
         }
-        for message in &request.messages {
+        for message in request.messages.iter() {
             match message.role {
                 MessageRole::User => push_user(&message.content, &mut messages),
                 MessageRole::Assistant => messages.push(assistant(&message.content)),

@@ -330,7 +330,7 @@ pub(crate) fn simple_request(text: &str) -> zr_providers::ModelRequest {
         model: "test-model".into(),
         system: "You are terse.".into(),
         tools: Vec::new(),
-        messages: vec![zr_types::Message::user_text(text)],
+        messages: std::sync::Arc::new(vec![zr_types::Message::user_text(text)]),
         max_tokens: 1024,
         tool_choice: zr_providers::ToolChoice::Auto,
         origin: zr_providers::RequestOrigin {
