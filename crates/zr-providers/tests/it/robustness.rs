@@ -306,7 +306,7 @@ async fn every_request_of_both_wires_carries_the_user_agent() {
 #[tokio::test]
 async fn an_image_only_tool_result_gets_a_placeholder_in_its_openai_tool_message() {
     let mut request = simple_request("Show me.");
-    request.messages.extend([
+    std::sync::Arc::make_mut(&mut request.messages).extend([
         Message {
             role: zr_types::MessageRole::Assistant,
             content: vec![ContentBlock::ToolUse {
