@@ -136,29 +136,9 @@ fn ensure_valgrind() -> Result<()> {
         return Ok(());
     }
     println!("valgrind is missing: installing it with apt-get (the bench needs it; tests do not)");
-    let install = || {
-        let mut cmd = Command::new("apt-get");
-        cmd.args([
-            "install",
-            "-y",
-            "-qq",
-            "--no-install-recommends",
-            "valgrind",
-        ])
-        .env("DEBIAN_FRONTEND", "noninteractive");
-        run_cmd(cmd)
-    };
-    // Old or missing package lists: update once and try again.
-    install()
-        .or_else(|_| {
-            let mut update = Command::new("apt-get");
-            update.args(["update", "-qq"]);
-            run_cmd(update)?;
-            install()
-        })
-        .context(
-            "could not install valgrind; install it (Debian: apt-get install valgrind) and run again",
-        )?;
+    crate::deps::apt_install(&["valgrind"]).context(
+        "could not install valgrind; install it (Debian: apt-get install valgrind) and run again",
+    )?;
     if !found() {
         bail!("valgrind is still not on PATH after apt-get install");
     }
