@@ -77,6 +77,19 @@ pub(crate) struct Timing {
     pub(crate) end_ms: u64,
 }
 
+impl Timing {
+    /// How long it waited before its run began; `None` without a wait's
+    /// start.
+    pub(crate) fn waited_ms(self) -> Option<u64> {
+        Some(self.start_ms.saturating_sub(self.queued_ms?))
+    }
+
+    /// How long it ran.
+    pub(crate) fn ran_ms(self) -> u64 {
+        self.end_ms.saturating_sub(self.start_ms)
+    }
+}
+
 /// The agent ids with a transcript in `folder`, sorted.
 pub(crate) fn agent_ids(folder: &Path) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(folder)
