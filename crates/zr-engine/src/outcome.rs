@@ -76,8 +76,16 @@ pub struct TaskResult {
     /// How it ended.
     pub status: TaskStatus,
     /// Its conclusion (for `max_turns`, its summary; for `timed_out` and
-    /// `budget_exhausted`, what it wrote so far).
+    /// `budget_exhausted`, what it wrote so far). For an agent with an
+    /// output schema, the answer's text; the model gets [`TaskResult::value`]
+    /// instead.
     pub output: String,
+    /// For an agent with an output schema (its type's `output_schema` or
+    /// the call's) that completed: its answer, parsed and valid. `None`
+    /// otherwise; a `failed` task whose answer did not match says why in
+    /// [`TaskResult::error`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
     /// Model requests made.
     pub turns: u32,
     /// Tokens used.
@@ -109,6 +117,7 @@ impl TaskResult {
             description,
             status: TaskStatus::Failed,
             output: String::new(),
+            value: None,
             turns: 0,
             usage: Usage::default(),
             duration: Duration::ZERO,
@@ -131,6 +140,7 @@ pub(crate) fn fill_from_progress(result: &mut TaskResult, progress: &Mutex<Progr
 pub(crate) fn fill_from_outcome(result: &mut TaskResult, outcome: RunOutcome) {
     result.status = outcome.status;
     result.output = outcome.output;
+    result.value = outcome.value;
     result.turns = outcome.turns;
     result.usage = outcome.usage;
     let no_answer = outcome.no_answer.as_ref().map(|reason| {
@@ -143,6 +153,7 @@ pub(crate) fn fill_from_outcome(result: &mut TaskResult, outcome: RunOutcome) {
         .error
         .as_ref()
         .map(|e| error_chain(e))
+        .or(outcome.invalid)
         .or(no_answer)
         .or(outcome.denied)
         .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)));
@@ -239,4 +250,9 @@ pub(crate) struct RunOutcome {
     /// Why the agent was stopped for too many permission denials (status
     /// `denied`).
     pub(crate) denied: Option<String>,
+    /// The answer of an agent with an output schema, parsed and valid.
+    pub(crate) value: Option<serde_json::Value>,
+    /// Why its answer was refused (status `failed`): what the schema
+    /// check said after the repair turn.
+    pub(crate) invalid: Option<String>,
 }

@@ -1,5 +1,6 @@
 //! The agent loop: request, stream, run tool calls, append results, repeat.
 
+mod answer;
 mod compact;
 pub(crate) mod model;
 mod reload;
@@ -117,6 +118,8 @@ impl AgentRun {
             denied: self.denials.stopped(),
             history: self.history,
             loaded: self.tools.loaded_names(),
+            value: None,
+            invalid: None,
         }
     }
 
@@ -208,6 +211,9 @@ impl AgentRun {
                         StopReason::EndTurn | StopReason::StopSequence
                     );
                 if answered {
+                    if let Some(output) = self.meta.output.clone() {
+                        return self.structured_answer(ctx, turn, final_text, &output).await;
+                    }
                     return self.outcome(TaskStatus::Completed, final_text, None);
                 }
                 let mut outcome = self.outcome(TaskStatus::Failed, final_text, None);

@@ -2,6 +2,7 @@
 //! with `stream: true`; also serves local servers that speak the API.
 
 mod decode;
+mod responses;
 mod wire;
 
 use std::fmt;
@@ -10,6 +11,8 @@ use std::time::Duration;
 use crate::error::ProviderError;
 use crate::http::{Endpoint, HttpSettings, RetryPolicy};
 use crate::provider::{ModelProvider, ModelRequest, ModelStream};
+
+pub use responses::ResponsesProvider;
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "openai";
@@ -136,6 +139,10 @@ impl fmt::Debug for OpenAiConfig {
 /// becomes thinking, and input tokens are `prompt_tokens` minus the cached
 /// ones. An error object of a server-error kind, or with code 429 or 5xx,
 /// is retried.
+///
+/// [`ModelRequest::output`] is sent as `response_format: {type:
+/// json_schema, json_schema: {name, schema, strict}}` on every request;
+/// [`ModelRequest::effort`] as `reasoning_effort`.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,
@@ -158,16 +165,23 @@ impl OpenAiProvider {
 
 impl ModelProvider for OpenAiProvider {
     fn stream(&self, request: ModelRequest) -> ModelStream {
-        let key = self.config.api_key.clone();
         self.endpoint.stream::<decode::ChunkDecoder, _>(
             &request,
             wire::body(&request, self.config.max_tokens_field),
             &self.config.http,
-            move |builder| match &key {
-                Some(key) => builder.bearer_auth(key),
-                None => builder,
-            },
+            bearer(self.config.api_key.clone()),
         )
+    }
+}
+
+/// Adds `Authorization: Bearer KEY` when there is a key (local servers
+/// need none).
+fn bearer(
+    key: Option<String>,
+) -> impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder + Send + 'static {
+    move |builder| match &key {
+        Some(key) => builder.bearer_auth(key),
+        None => builder,
     }
 }
 

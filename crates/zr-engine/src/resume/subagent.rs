@@ -11,6 +11,7 @@ use zr_types::{AgentId, AgentName, ToolName, error_chain};
 
 use super::{log_repairs, resume_error};
 use crate::agent::QueryResult;
+use crate::agent_model::effort;
 use crate::agent_run::AgentRun;
 use crate::config::definition_hash;
 use crate::effects::deadline_after;
@@ -21,6 +22,7 @@ use crate::meta::AgentMeta;
 use crate::outcome::TaskResult;
 use crate::pools::{derived_kind, root_tools, subagent_tools, system_prompt};
 use crate::session::{QueryCtx, Session};
+use crate::structured::Structured;
 use crate::subagent::{self, Announce, Limits, Subagent};
 use crate::transcript::{self, Header};
 
@@ -168,20 +170,34 @@ fn rebuild(
     if !session.transcripts.claim(id, &loaded) {
         return Err(EngineError::Busy { agent: id.clone() });
     }
-    let meta = AgentMeta {
-        id: id.clone(),
-        agent_type: Arc::from(label.as_str()),
-        parent: header.parent.clone(),
-        mode: crate::permission::effective_mode(
-            config.permission_mode,
-            definition.as_ref().and_then(|d| d.permission_mode),
-        ),
-        background: false,
-        cwd,
-        model: header.model.clone(),
-        system,
-        max_turns: header.max_turns,
-    };
+    let meta =
+        AgentMeta {
+            id: id.clone(),
+            agent_type: Arc::from(label.as_str()),
+            parent: header.parent.clone(),
+            mode: crate::permission::effective_mode(
+                config.permission_mode,
+                definition.as_ref().and_then(|d| d.permission_mode),
+            ),
+            background: false,
+            cwd,
+            model: header.model.clone(),
+            system,
+            max_turns: header.max_turns,
+            // A Task call's own schema is not in the transcript: a resumed
+            // agent answers in its type's.
+            output: match definition.as_ref().and_then(|d| d.output_schema.as_ref()) {
+                Some(schema) => Some(Structured::compile(schema).map_err(|message| {
+                    EngineError::OutputSchema {
+                        agent: id.clone(),
+                        from: format!("type {label}"),
+                        message,
+                    }
+                })?),
+                None => None,
+            },
+            effort: definition.as_ref().and_then(|d| d.effort).map(effort),
+        };
     let budget = definition
         .as_ref()
         .map_or_else(Budget::default, |d| d.budget);
@@ -239,5 +255,6 @@ pub(super) async fn run(
         total_usage: ctx.total_usage(),
         duration: result.duration,
         failed_subagents: ctx.failed_subagents(),
+        value: result.value,
     })
 }

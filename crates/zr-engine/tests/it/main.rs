@@ -23,5 +23,6 @@ mod preview;
 )]
 mod replay;
 mod resume;
+mod structured;
 mod support;
 mod worktree;

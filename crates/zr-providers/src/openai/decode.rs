@@ -80,6 +80,35 @@ struct PromptDetails {
     cached_tokens: Option<u64>,
 }
 
+/// The failure an error object in a stream stands for: retried when its
+/// type or code is a server-side or rate-limit one (or a number 429 or
+/// 5xx), final otherwise. Shared by Chat Completions and the Responses
+/// API, whose error events carry the same fields.
+pub(super) fn api_failure(error: &ApiError) -> Failure {
+    let kind = error.kind();
+    // The code is a number on servers that imitate the API, a name
+    // (`rate_limit_exceeded`) on OpenAI's, where the type may only
+    // name the limit (`tokens`).
+    let retryable_code = match &error.code {
+        Some(serde_json::Value::Number(code)) => {
+            code.as_u64().is_some_and(|code| code == 429 || code >= 500)
+        }
+        Some(serde_json::Value::String(code)) => RETRYABLE.contains(&code.as_str()),
+        _ => false,
+    };
+    let retryable = retryable_code || RETRYABLE.contains(&kind.as_str());
+    let error = ProviderError::Api {
+        provider: PROVIDER,
+        kind,
+        message: error.message_or("(no message)"),
+    };
+    if retryable {
+        Failure::retry(error, None)
+    } else {
+        Failure::fatal(error)
+    }
+}
+
 /// A tool call being assembled.
 #[derive(Debug, Default)]
 struct Call {
@@ -252,28 +281,7 @@ impl Decoder for ChunkDecoder {
             ))
         })?;
         if let Some(error) = chunk.error {
-            let kind = error.kind();
-            // The code is a number on servers that imitate the API, a name
-            // (`rate_limit_exceeded`) on OpenAI's, where the type may only
-            // name the limit (`tokens`).
-            let retryable_code = match &error.code {
-                Some(serde_json::Value::Number(code)) => {
-                    code.as_u64().is_some_and(|code| code == 429 || code >= 500)
-                }
-                Some(serde_json::Value::String(code)) => RETRYABLE.contains(&code.as_str()),
-                _ => false,
-            };
-            let retryable = retryable_code || RETRYABLE.contains(&kind.as_str());
-            let error = ProviderError::Api {
-                provider: PROVIDER,
-                kind,
-                message: error.message_or("(no message)"),
-            };
-            return Err(if retryable {
-                Failure::retry(error, None)
-            } else {
-                Failure::fatal(error)
-            });
+            return Err(api_failure(&error));
         }
         if let Some(usage) = chunk.usage {
             let cached = usage

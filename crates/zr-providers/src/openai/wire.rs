@@ -19,7 +19,7 @@ use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
 
 use super::{MaxTokensField, PROVIDER};
 use crate::error::ProviderError;
-use crate::provider::{ModelRequest, ToolChoice};
+use crate::provider::{ModelRequest, OutputFormat, ToolChoice};
 
 /// The request body as JSON bytes.
 pub(super) fn body(
@@ -46,6 +46,18 @@ struct Body<'a> {
     tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+/// `{"type": "json_schema", "json_schema": {name, schema, strict}}`.
+#[derive(Debug, Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: &'a OutputFormat,
 }
 
 #[derive(Debug, Serialize)]
@@ -161,10 +173,16 @@ impl<'a> Body<'a> {
                 include_usage: true,
             },
             tools,
+            // An answer in the output format is an answer without tools.
             tool_choice: match request.tool_choice {
                 ToolChoice::Auto => None,
-                ToolChoice::None => Some("none"),
+                _ => Some("none"),
             },
+            response_format: request.output.as_deref().map(|format| ResponseFormat {
+                kind: "json_schema",
+                json_schema: format,
+            }),
+            reasoning_effort: request.effort.map(crate::provider::Effort::openai),
         }
     }
 }

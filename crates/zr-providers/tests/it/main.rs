@@ -5,3 +5,4 @@
 mod anthropic;
 mod openai;
 mod replay;
+mod responses;
