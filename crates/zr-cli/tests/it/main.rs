@@ -20,5 +20,6 @@ mod sessions;
 mod signal;
 mod skill_listing;
 mod support;
+mod timeline;
 mod tree;
 mod wiring;
