@@ -6,7 +6,8 @@
 //! - `.deps/node`: `npm ci` of `package.json` + `package-lock.json` (the MCP
 //!   servers, the MCP conformance suite, the TypeScript SDK);
 //! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
-//!   Python MCP SDK for the fault server);
+//!   Python MCP SDK for the fault server; the `anthropic` and `openai` SDKs
+//!   whose request types check the captured request bodies);
 //! - a headless Chromium (the `zr sessions show --html` test renders its
 //!   page): Debian's `chromium-headless-shell` (named in
 //!   `xtask/deps/debian.txt`), installed with `apt-get` when no Chromium is

@@ -3,6 +3,8 @@
 
 mod aliases;
 mod builtin_flags;
+#[path = "../../../zr-providers/tests/it/capture.rs"]
+mod capture;
 mod config;
 mod corpus;
 mod example;

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod background;
+#[path = "../../../zr-providers/tests/it/capture.rs"]
+mod capture;
 mod compaction;
 mod cron;
 mod delegation;

@@ -27,7 +27,7 @@ fn config(server: &Replay, attempts: u32) -> AnthropicConfig {
     config
 }
 
-fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
+pub(crate) fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
     AnthropicProvider::new(config(server, attempts)).expect("client")
 }
 

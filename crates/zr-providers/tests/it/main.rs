@@ -3,6 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anthropic;
+mod capture;
+mod captured;
 mod openai;
 mod replay;
 mod responses;
+mod robustness;

@@ -333,3 +333,24 @@ async fn a_tool_result_round_trip_keeps_call_ids() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_whole_response_object_instead_of_a_stream_is_read_as_the_answer() {
+    let whole = json!({"id": "resp_2", "object": "response", "status": "completed",
+        "output": [{"id": "msg_2", "type": "message", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "annotations": [], "text": "Hello, world"}]}],
+        "usage": {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100}, "output_tokens": 9,
+                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 129}});
+    let server = Replay::start(vec![Reply::json(200, &whole.to_string())]).await;
+    let (_, outcome) = collect(provider(&server, 3).stream(simple_request("hi"))).await;
+    let response = outcome.expect("completed");
+    assert_eq!(
+        (response.content, response.usage),
+        (
+            vec![ContentBlock::Text {
+                text: "Hello, world".into()
+            }],
+            TEXT_USAGE
+        )
+    );
+}

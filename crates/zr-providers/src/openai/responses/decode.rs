@@ -9,7 +9,7 @@ use zr_types::{ContentBlock, StopReason, Usage};
 use super::{PROVIDER, Reasoning};
 use crate::error::ProviderError;
 use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
-use crate::openai::decode::api_failure;
+use crate::openai::decode::RETRYABLE;
 use crate::provider::{ModelEvent, ModelResponse};
 
 /// One event; only the fields zr reads.
@@ -265,7 +265,7 @@ impl Decoder for EventDecoder {
                     .response
                     .and_then(|response| response.error)
                     .unwrap_or_default();
-                return Err(api_failure(&error));
+                return Err(error.into_failure(PROVIDER, &RETRYABLE));
             }
             "error" => {
                 let error = parsed.error.unwrap_or(ApiError {
@@ -273,7 +273,7 @@ impl Decoder for EventDecoder {
                     code: parsed.code,
                     message: parsed.message,
                 });
-                return Err(api_failure(&error));
+                return Err(error.into_failure(PROVIDER, &RETRYABLE));
             }
             // `response.created`, `response.in_progress`, content parts,
             // `*.done` of deltas, argument deltas (the finished item has
@@ -287,5 +287,34 @@ impl Decoder for EventDecoder {
         // Without `response.completed` the answer is not whole: a cut
         // connection, retried.
         None
+    }
+
+    /// A whole (non-streamed) response object, or an error object.
+    fn whole(&mut self, body: &str, out: &mut Vec<ModelEvent>) -> Result<bool, Failure> {
+        #[derive(Deserialize)]
+        struct Whole {
+            #[serde(default)]
+            object: Option<String>,
+            #[serde(default)]
+            status: Option<String>,
+            #[serde(default)]
+            error: Option<ApiError>,
+            #[serde(flatten)]
+            response: Response,
+        }
+        let Ok(whole) = serde_json::from_str::<Whole>(body) else {
+            return Ok(false);
+        };
+        match (whole.object.as_deref(), whole.status.as_deref(), whole.error) {
+            (Some("response"), Some("failed"), error) | (None, _, error @ Some(_)) => {
+                Err(error.unwrap_or_default().into_failure(PROVIDER, &RETRYABLE))
+            }
+            (Some("response"), status, _) => {
+                let incomplete = status == Some("incomplete");
+                out.push(self.finish(whole.response, incomplete)?);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 }
