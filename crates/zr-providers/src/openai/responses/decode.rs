@@ -305,7 +305,11 @@ impl Decoder for EventDecoder {
         let Ok(whole) = serde_json::from_str::<Whole>(body) else {
             return Ok(false);
         };
-        match (whole.object.as_deref(), whole.status.as_deref(), whole.error) {
+        match (
+            whole.object.as_deref(),
+            whole.status.as_deref(),
+            whole.error,
+        ) {
             (Some("response"), Some("failed"), error) | (None, _, error @ Some(_)) => {
                 Err(error.unwrap_or_default().into_failure(PROVIDER, &RETRYABLE))
             }
