@@ -1,8 +1,8 @@
 //! The Responses API request body, built from zr's messages.
 //!
 //! A zr user message becomes its tool results as `function_call_output`
-//! items (one per result, in order; text and JSON parts joined by blank
-//! lines, prefixed `Error: ` when the call failed), then one `user`
+//! items (one per result, in order, as Chat Completions' `tool` messages
+//! say them: `openai/wire.rs`'s `result_text`), then one `user`
 //! message with its text and the results' images (each announced by a
 //! text part naming its call). A zr assistant message becomes, in block
 //! order, `reasoning` items (thinking blocks that carry one), an
@@ -10,10 +10,11 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
+use zr_types::{ContentBlock, MessageRole};
 
 use super::{PROVIDER, Reasoning};
 use crate::error::ProviderError;
+use crate::openai::wire::{image_url, result_text};
 use crate::provider::{ModelRequest, OutputFormat, ToolChoice};
 
 /// The request body as JSON bytes.
@@ -189,20 +190,8 @@ fn push_user<'a>(content: &'a [ContentBlock], input: &mut Vec<Item<'a>>) {
                 is_error,
                 display: _,
             } => {
-                let mut texts = Vec::new();
-                for piece in content {
-                    match piece {
-                        ToolResultContent::Text { text } => texts.push(text.clone()),
-                        ToolResultContent::Json { value } => texts.push(value.to_string()),
-                        ToolResultContent::Image { source } => {
-                            images.push((tool_use_id.as_str(), source));
-                        }
-                    }
-                }
-                let mut output = texts.join("\n\n");
-                if *is_error {
-                    output.insert_str(0, "Error: ");
-                }
+                let (output, pictures) = result_text(content, *is_error);
+                images.extend(pictures.into_iter().map(|p| (tool_use_id.as_str(), p)));
                 input.push(Item::FunctionCallOutput {
                     call_id: tool_use_id,
                     output,
@@ -218,12 +207,7 @@ fn push_user<'a>(content: &'a [ContentBlock], input: &mut Vec<Item<'a>>) {
             text: format!("Image returned by tool call {id}:"),
         });
         all.push(Part::InputImage {
-            image_url: match source {
-                ImageSource::Base64 { media_type, data } => {
-                    format!("data:{media_type};base64,{data}")
-                }
-                ImageSource::Url { url } => url.clone(),
-            },
+            image_url: image_url(source),
             detail: "auto",
         });
     }
