@@ -19,7 +19,7 @@ usage: cargo xtask <command> [--quick]
 commands:
   ci [--quick]     fmt, tidy, clippy, tests, the request bodies the tests
                    captured checked against the anthropic and openai SDKs'
-                   types, snapshot review check, docs
+                   types, the crash matrix, snapshot review check, docs
                    (--quick: 256 proptest cases instead of 10000)
   tidy             layering and source checks only
   deps             install the MCP servers, conformance suite and Python

@@ -39,4 +39,22 @@ pub(crate) struct AgentMeta {
     pub(crate) output: Option<Arc<Structured>>,
     /// How much its model should reason; `None`: the API's default.
     pub(crate) effort: Option<Effort>,
+    /// The task of its parent's call that it carries out (`None` for the
+    /// root): a resumed call finds its tasks' transcripts by it.
+    pub(crate) task: Option<TaskRef>,
+}
+
+/// One task of a `Task` or `MultiTask` call: the call's `tool_use` id and
+/// the task's index in it.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub(crate) struct TaskRef {
+    /// The id of the parent's `tool_use` block.
+    pub(crate) call: String,
+    /// The task's index in the call (0 for `Task`).
+    pub(crate) index: usize,
+    /// The task's short description.
+    #[serde(default)]
+    pub(crate) description: String,
 }

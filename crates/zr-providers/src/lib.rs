@@ -59,4 +59,4 @@ pub use provider::{
     Effort, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, OutputFormat,
     RequestOrigin, StructuredOutput, ToolChoice,
 };
-pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
+pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider, TurnsFrom};

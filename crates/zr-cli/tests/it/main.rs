@@ -7,6 +7,7 @@ mod builtin_flags;
 mod capture;
 mod config;
 mod corpus;
+mod durable;
 mod example;
 mod help;
 mod init;

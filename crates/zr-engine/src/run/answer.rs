@@ -46,14 +46,14 @@ impl AgentRun {
         output: &Structured,
     ) -> RunOutcome {
         let mut error = match output.check(&text) {
-            Ok(value) => return self.answered(text, value),
+            Ok(value) => return self.with_value(text, value),
             Err(error) => error,
         };
         let own_request =
             ctx.session.runtime.provider().structured_output() == StructuredOutput::FinalRequest;
         if own_request {
             match self.ask_answer(ctx, &mut turn, ANSWER_NOW, output).await {
-                Ok(Ok((text, value))) => return self.answered(text, value),
+                Ok(Ok((text, value))) => return self.with_value(text, value),
                 Ok(Err(refused)) => error = refused,
                 Err(failed) => return self.failed(Some(failed), None),
             }
@@ -63,7 +63,7 @@ impl AgentRun {
             .ask_answer(ctx, &mut turn, &repair(&error), output)
             .await
         {
-            Ok(Ok((text, value))) => self.answered(text, value),
+            Ok(Ok((text, value))) => self.with_value(text, value),
             Ok(Err(refused)) => self.failed(None, Some(refused)),
             Err(failed) => self.failed(Some(failed), None),
         }
@@ -92,7 +92,7 @@ impl AgentRun {
         Ok(output.check(&text).map(|value| (text, value)))
     }
 
-    fn answered(self, text: String, value: serde_json::Value) -> RunOutcome {
+    fn with_value(self, text: String, value: serde_json::Value) -> RunOutcome {
         let mut outcome = self.outcome(TaskStatus::Completed, text, None);
         outcome.value = Some(value);
         outcome
