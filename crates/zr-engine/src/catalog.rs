@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
-use zr_types::{AgentName, SkillDefinition, ToolDefinition};
+use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::EngineTools;
@@ -73,6 +73,9 @@ pub(crate) struct Catalog {
     pub(crate) engine_tools: EngineTools,
     /// Every builtin definition in registry order.
     pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    /// The builtins whose runtime service is not configured
+    /// (`BuiltinTools::no_service`): the resolver leaves them out.
+    pub(crate) no_service: Vec<ToolName>,
 }
 
 impl Catalog {
@@ -92,6 +95,7 @@ impl Catalog {
             skills: types.skills,
             engine_tools,
             builtins,
+            no_service: runtime.builtin_tools().no_service(),
         }
     }
 }

@@ -31,7 +31,8 @@ pub(crate) fn root_tools(
         &capabilities,
         &catalog.skills,
         &config.policy,
-    );
+    )
+    .with_no_service(&catalog.no_service);
     let pool = resolve(&input).map_err(|source| EngineError::Resolve {
         agent: root.clone(),
         source,
@@ -82,7 +83,8 @@ pub(crate) fn subagent_tools(
         &catalog.skills,
         &config.policy,
     )
-    .with_parent(&parent_pool);
+    .with_parent(&parent_pool)
+    .with_no_service(&catalog.no_service);
     let pool = resolve(&input).map_err(|source| EngineError::Resolve {
         agent: id.clone(),
         source,

@@ -63,12 +63,40 @@ pub enum CronStoreError {
         /// The expression as given.
         expression: String,
     },
+    /// A lock file next to the store could not be opened or locked.
+    #[error("cannot lock the cron store through {path}")]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another scheduler holds the store's scheduler lock.
+    #[error("{}", scheduler_running(path, *pid))]
+    SchedulerRunning {
+        /// The lock file.
+        path: PathBuf,
+        /// The holder's process id, when it could be read.
+        pid: Option<u32>,
+    },
     /// No job has this id.
     #[error("no scheduled job with id '{id}'")]
     UnknownJob {
         /// The id that was asked for.
         id: String,
     },
+}
+
+fn scheduler_running(path: &std::path::Path, pid: Option<u32>) -> String {
+    let who = pid.map_or_else(
+        || "another process".to_owned(),
+        |pid| format!("another process (pid {pid})"),
+    );
+    format!(
+        "{who} is already running the scheduler of this cron store (it holds the lock {})",
+        path.display()
+    )
 }
 
 /// A host service (web search, asking the user, configuration) failed.

@@ -147,7 +147,7 @@ mod write;
 
 pub use ask_user::{AskUserService, Question, QuestionOption, UserAnswer};
 pub use config::{ConfigKind, ConfigService, ConfigSetting};
-pub use cron::{CronJob, CronStore, NewCronJob, Schedule};
+pub use cron::{CronJob, CronStore, NewCronJob, Schedule, SchedulerLock};
 pub use error::{CronStoreError, ServiceError};
 pub use registry::BuiltinTools;
 pub use todo::{TodoItem, TodoStatus};
