@@ -20,6 +20,7 @@
 mod cli;
 mod config;
 mod config_key;
+mod cron;
 mod error;
 mod init;
 mod inspect;
@@ -90,6 +91,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Mcp(cli::McpArgs {
             command: cli::McpCommand::List { format },
         }) => inspect::mcp::list(&Project::load(project()?)?, *format).await,
+        Command::Cron(args) => match &args.command {
+            None => cron::run(project()?, args).await,
+            Some(cli::CronCommand::List { format }) => {
+                print!("{}", cron::list(&Project::load(project()?)?, *format)?);
+                Ok(EXIT_OK)
+            }
+        },
         Command::Init(args) => {
             print!("{}", init::init(cli.project.as_deref(), args)?);
             Ok(EXIT_OK)

@@ -124,7 +124,7 @@ async fn show(
 
 /// Connects the MCP servers and builds the runtime; a stopping signal
 /// meanwhile drops what was started (the servers are killed) and stops.
-async fn open_workspace(
+pub(crate) async fn open_workspace(
     project: &Project,
     chosen: provider::Chosen,
     signals: &mut Signals,
@@ -152,7 +152,7 @@ async fn open_workspace(
 /// resumable; the session id is printed with the `zr resume` command. A
 /// second signal while that runs stops waiting: the caller's drops (and
 /// the runtime's shutdown) still kill every process.
-async fn drive(
+pub(crate) async fn drive(
     agent: &Agent,
     mut query: Query,
     renderer: &mut dyn Renderer,
@@ -266,7 +266,7 @@ fn failed_line(failed: &TaskResult) -> String {
 
 /// A line on standard error, whatever the renderer (also with `--quiet`
 /// and `--json`).
-fn say(text: &str) {
+pub(crate) fn say(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
     let _ = err.flush();
@@ -293,7 +293,7 @@ fn exit_code(result: &QueryResult) -> u8 {
 /// Problems in agent and skill files, as `warning: FILE:LINE: ...` lines
 /// on standard error (paths relative to the project); the run goes on
 /// without the files that could not be loaded.
-fn warn_diagnostics(project: &Project) {
+pub(crate) fn warn_diagnostics(project: &Project) {
     crate::inspect::print_diagnostics(project, project.diagnostics());
 }
 
@@ -301,7 +301,7 @@ fn warn_diagnostics(project: &Project) {
 /// for, as `warning: FILE:LINE: ...` lines (the agent runs on the
 /// session's model). A broken `[model.aliases]` is reported when the
 /// workspace opens.
-fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
+pub(crate) fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
     let family = crate::model_aliases::family(Some(kind));
     if let Ok(aliases) = crate::model_aliases::table(project, family) {
         for line in crate::model_aliases::warnings(project, &project.agents, &aliases) {
@@ -310,7 +310,7 @@ fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
     }
 }
 
-fn warn_servers(workspace: &Workspace) {
+pub(crate) fn warn_servers(workspace: &Workspace) {
     tracing::debug!(
         configured = workspace.hub.config().servers().len(),
         connected = workspace.leases.len(),

@@ -117,7 +117,7 @@ impl Workspace {
         let mut runtime = RuntimeEnvironment::new(
             provider,
             settings,
-            BuiltinTools::new(project.root.join(".zr").join("cron.json")),
+            BuiltinTools::new(project.cron_store()).with_cron_note(crate::cron::FIRES_UNDER),
         )
         .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
         .with_observer(Arc::new(SkillGrants(skill_tool)));

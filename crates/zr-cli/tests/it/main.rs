@@ -5,6 +5,7 @@ mod aliases;
 mod builtin_flags;
 mod config;
 mod corpus;
+mod cron;
 mod example;
 mod help;
 mod init;

@@ -215,7 +215,10 @@ pub(crate) fn world() -> impl Strategy<Value = World> {
         subsequence(SKILLS.to_vec(), 0..=SKILLS.len()),
         (
             policy(),
-            subsequence(vec!["WebSearch", "AskUserQuestion", "Config", "Read"], 0..=4),
+            subsequence(
+                vec!["WebSearch", "AskUserQuestion", "Config", "Read"],
+                0..=4,
+            ),
         ),
         prop::collection::vec((role(), caps()), 0..4),
     )
@@ -259,14 +262,10 @@ pub(crate) fn world() -> impl Strategy<Value = World> {
 /// input holds a reserved name (checked separately).
 pub(crate) fn pools(w: &World) -> Option<(ResolvedPool, Vec<ResolvedPool>)> {
     let root_caps = merge_root(&w.options, &w.root, w.query_override.as_ref());
-    let root = resolve(&ResolveInput::new(
-        Role::Root,
-        &w.builtins,
-        &root_caps,
-        &w.skills,
-        &w.policy,
+    let root = resolve(
+        &ResolveInput::new(Role::Root, &w.builtins, &root_caps, &w.skills, &w.policy)
+            .with_no_service(&w.no_service),
     )
-    .with_no_service(&w.no_service))
     .ok()?;
     let mut subs = Vec::new();
     for (role, caps) in &w.subagents {
