@@ -148,8 +148,10 @@ mod write;
 pub use ask_user::{AskUserService, Question, QuestionOption, UserAnswer};
 pub use config::{ConfigKind, ConfigService, ConfigSetting};
 pub use cron::{CronJob, CronStore, NewCronJob, Schedule, SchedulerLock};
-pub use error::{CronStoreError, ServiceError};
+pub use error::{CronStoreError, SearchBackendError, ServiceError};
 pub use registry::BuiltinTools;
 pub use todo::{TodoItem, TodoStatus};
 pub use web_fetch::WebFetchLimits;
-pub use web_search::{SearchQuery, SearchResult, WebSearchService};
+pub use web_search::{
+    BRAVE_DEFAULT_URL, HttpSearch, SearchBackend, SearchQuery, SearchResult, WebSearchService,
+};
