@@ -31,6 +31,38 @@ pub(crate) struct ZrConfig {
     pub(crate) mcp: McpSettings,
     /// `[skills]`: how skills are shown to the model.
     pub(crate) skills: SkillsSettings,
+    /// `[web_search]`: the search service behind `WebSearch`.
+    pub(crate) web_search: WebSearchSettings,
+}
+
+/// `[web_search]`: without `backend`, `WebSearch` is in no pool.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct WebSearchSettings {
+    /// `"searxng"` or `"brave"`.
+    pub(crate) backend: Option<SearchBackendKind>,
+    /// SearXNG: the instance's address (required). Brave: the endpoint
+    /// (default: the public API).
+    pub(crate) url: Option<String>,
+    /// Brave: the environment variable holding the subscription token
+    /// (default `BRAVE_SEARCH_API_KEY`).
+    pub(crate) api_key_env: Option<String>,
+    /// Results per search (1 to 20, default 10).
+    #[serde(deserialize_with = "at_least_one")]
+    pub(crate) max_results: Option<usize>,
+    /// Seconds one search may take (default 20).
+    #[serde(deserialize_with = "at_least_one")]
+    pub(crate) timeout_secs: Option<u64>,
+}
+
+/// `[web_search] backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SearchBackendKind {
+    /// A SearXNG instance's JSON API.
+    Searxng,
+    /// The Brave Search API.
+    Brave,
 }
 
 /// `[skills]`.

@@ -33,6 +33,7 @@ mod reload;
 mod render;
 mod resolve;
 mod run;
+mod services;
 mod session;
 mod sessions;
 mod signal;

@@ -76,6 +76,7 @@ impl Workspace {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
         root_config(project, &BTreeMap::new(), Vec::new())?;
+        let web_search = crate::services::web_search(project, &|v| std::env::var(v).ok())?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();
@@ -114,13 +115,14 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let mut runtime = RuntimeEnvironment::new(
-            provider,
-            settings,
-            BuiltinTools::new(project.cron_store()).with_cron_note(crate::cron::FIRES_UNDER),
-        )
-        .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
-        .with_observer(Arc::new(SkillGrants(skill_tool)));
+        let mut builtins =
+            BuiltinTools::new(project.cron_store()).with_cron_note(crate::cron::FIRES_UNDER);
+        if let Some(service) = web_search {
+            builtins = builtins.with_web_search(service);
+        }
+        let mut runtime = RuntimeEnvironment::new(provider, settings, builtins)
+            .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
+            .with_observer(Arc::new(SkillGrants(skill_tool)));
         if let Some(max_tokens) = project.config.model.max_tokens {
             runtime = runtime.with_max_tokens(max_tokens);
         }

@@ -22,4 +22,5 @@ mod signal;
 mod skill_listing;
 mod support;
 mod tree;
+mod web_search;
 mod wiring;

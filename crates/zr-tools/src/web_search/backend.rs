@@ -137,9 +137,7 @@ impl HttpSearch {
         let backend = self.backend.label();
         let results = match &self.backend {
             SearchBackend::Searxng { .. } => {
-                let request = self
-                    .client
-                    .get(self.url(&[("q", &q), ("format", "json")]));
+                let request = self.client.get(self.url(&[("q", &q), ("format", "json")]));
                 let answer: SearxngAnswer = get(backend, request).await?;
                 answer
                     .results
@@ -225,7 +223,8 @@ async fn get<T: DeserializeOwned>(
             detail,
         });
     }
-    serde_json::from_slice(&body).map_err(|source| SearchBackendError::Malformed { backend, source })
+    serde_json::from_slice(&body)
+        .map_err(|source| SearchBackendError::Malformed { backend, source })
 }
 
 /// Brave's `{"error": {"detail": ...}}`, when the error body has one.

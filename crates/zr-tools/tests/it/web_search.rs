@@ -9,10 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
+use zr_tools::{BuiltinTools, HttpSearch, SearchBackend, SearchQuery, WebSearchService};
 use zr_types::error_chain;
-use zr_tools::{
-    BuiltinTools, HttpSearch, SearchBackend, SearchQuery, WebSearchService,
-};
 
 use crate::support::{Kit, text};
 
@@ -36,7 +34,9 @@ async fn server(status: &str, content_type: &str, body: &str) -> (String, Arc<Mu
     let log = Arc::clone(&seen);
     tokio::spawn(async move {
         loop {
-            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
             let mut head = Vec::new();
             let mut buf = [0u8; 1024];
             while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -45,7 +45,9 @@ async fn server(status: &str, content_type: &str, body: &str) -> (String, Arc<Mu
                     Ok(n) => head.extend_from_slice(&buf[..n]),
                 }
             }
-            log.lock().unwrap().push(String::from_utf8_lossy(&head).into_owned());
+            log.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&head).into_owned());
             let _ = sock.write_all(response.as_bytes()).await;
             let _ = sock.shutdown().await;
         }
@@ -54,7 +56,14 @@ async fn server(status: &str, content_type: &str, body: &str) -> (String, Arc<Mu
 }
 
 fn searxng(url: &str) -> HttpSearch {
-    HttpSearch::new(SearchBackend::Searxng { url: url.to_owned() }, Duration::from_secs(5), 10).unwrap()
+    HttpSearch::new(
+        SearchBackend::Searxng {
+            url: url.to_owned(),
+        },
+        Duration::from_secs(5),
+        10,
+    )
+    .unwrap()
 }
 
 fn brave(url: &str) -> HttpSearch {
@@ -98,62 +107,124 @@ async fn searxng_json_api() {
         head.starts_with("GET /search?q=tokio+runtime+site%3Adocs.rs+-site%3Aspam.docs.rs&format=json HTTP/1.1\r\n"),
         "{head}"
     );
-    assert!(head.to_lowercase().contains("\r\naccept: application/json\r\n"), "{head}");
+    assert!(
+        head.to_lowercase()
+            .contains("\r\naccept: application/json\r\n"),
+        "{head}"
+    );
 }
 
 #[tokio::test]
 async fn brave_search_api() {
     let (url, seen) = server("200 OK", "application/json", BRAVE_BODY).await;
-    let results = brave(&url).search(query("tokio runtime", &[], &[])).await.unwrap();
+    let results = brave(&url)
+        .search(query("tokio runtime", &[], &[]))
+        .await
+        .unwrap();
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].title, "Tokio - An asynchronous Rust runtime");
     assert_eq!(results[0].url, "https://tokio.rs/");
-    assert_eq!(results[0].snippet, "Tokio is an asynchronous runtime for the Rust programming language & more.");
+    assert_eq!(
+        results[0].snippet,
+        "Tokio is an asynchronous runtime for the Rust programming language & more."
+    );
     assert_eq!(results[1].snippet, "The Tokio runtime.");
     let head = seen.lock().unwrap()[0].clone();
-    assert!(head.starts_with("GET /res/v1/web/search?q=tokio+runtime&count=5 HTTP/1.1\r\n"), "{head}");
+    assert!(
+        head.starts_with("GET /res/v1/web/search?q=tokio+runtime&count=5 HTTP/1.1\r\n"),
+        "{head}"
+    );
     let lower = head.to_lowercase();
-    assert!(lower.contains("\r\nx-subscription-token: bsa-test-key\r\n"), "{head}");
+    assert!(
+        lower.contains("\r\nx-subscription-token: bsa-test-key\r\n"),
+        "{head}"
+    );
     assert!(lower.contains("\r\naccept: application/json\r\n"), "{head}");
 }
 
 #[tokio::test]
 async fn no_results_is_an_answer_not_an_error() {
     let (url, _) = server("200 OK", "application/json", r#"{"query": "zzqx", "number_of_results": 0, "results": [], "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []}"#).await;
-    let out = kit(searxng(&url)).call("WebSearch", json!({"query": "zzqx"})).await;
+    let out = kit(searxng(&url))
+        .call("WebSearch", json!({"query": "zzqx"}))
+        .await;
     assert!(!out.is_error);
     assert_eq!(text(&out), "No results for \"zzqx\".");
     // Brave leaves `web` out when nothing was found.
     let (url, _) = server("200 OK", "application/json", r#"{"query": {"original": "zzqx"}, "mixed": {"type": "mixed", "main": [], "top": [], "side": []}, "type": "search"}"#).await;
-    assert!(brave(&url).search(query("zzqx", &[], &[])).await.unwrap().is_empty());
+    assert!(
+        brave(&url)
+            .search(query("zzqx", &[], &[]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
 async fn http_errors_say_what_the_backend_said() {
     let (url, _) = server("403 Forbidden", "text/html; charset=utf-8", "<!DOCTYPE html>\n<html><head><title>403 Forbidden</title></head><body><h1>Forbidden</h1></body></html>").await;
-    let e = searxng(&url).search(query("x", &[], &[])).await.unwrap_err();
+    let e = searxng(&url)
+        .search(query("x", &[], &[]))
+        .await
+        .unwrap_err();
     let chain = error_chain(&e);
-    assert!(chain.contains("SearXNG answered HTTP 403: <!DOCTYPE html> <html><head><title>403 Forbidden</title>"), "{chain}");
-    assert!(chain.contains("unless its settings.yml lists json under search.formats"), "{chain}");
+    assert!(
+        chain.contains(
+            "SearXNG answered HTTP 403: <!DOCTYPE html> <html><head><title>403 Forbidden</title>"
+        ),
+        "{chain}"
+    );
+    assert!(
+        chain.contains("unless its settings.yml lists json under search.formats"),
+        "{chain}"
+    );
 
     let (url, _) = server("422 Unprocessable Entity", "application/json", r#"{"type": "ErrorResponse", "error": {"id": "c3bd9d5b-1b4a-4c4e-8a4b-2d0f1a0b9e77", "status": 422, "code": "SUBSCRIPTION_TOKEN_INVALID", "detail": "The provided subscription token is invalid.", "meta": {"component": "authentication"}}, "time": 1733000000}"#).await;
     let e = brave(&url).search(query("x", &[], &[])).await.unwrap_err();
-    assert!(error_chain(&e).contains("Brave Search answered HTTP 422: The provided subscription token is invalid."), "{}", error_chain(&e));
+    assert!(
+        error_chain(&e).contains(
+            "Brave Search answered HTTP 422: The provided subscription token is invalid."
+        ),
+        "{}",
+        error_chain(&e)
+    );
 
     let (url, _) = server("429 Too Many Requests", "application/json", r#"{"type": "ErrorResponse", "error": {"id": "x", "status": 429, "code": "RATE_LIMITED", "detail": "Request rate limit exceeded for plan.", "meta": {"plan": "Free", "rate_limit": 1, "rate_current": 2}}, "time": 1733000000}"#).await;
     let e = brave(&url).search(query("x", &[], &[])).await.unwrap_err();
-    assert!(error_chain(&e).contains("HTTP 429: Request rate limit exceeded for plan. (rate limited: try again later)"), "{}", error_chain(&e));
+    assert!(
+        error_chain(&e).contains(
+            "HTTP 429: Request rate limit exceeded for plan. (rate limited: try again later)"
+        ),
+        "{}",
+        error_chain(&e)
+    );
 }
 
 #[tokio::test]
 async fn malformed_json_is_refused_by_name() {
-    let (url, _) = server("200 OK", "application/json", r#"{"results": [{"title": "no url"}]}"#).await;
-    let e = searxng(&url).search(query("x", &[], &[])).await.unwrap_err();
+    let (url, _) = server(
+        "200 OK",
+        "application/json",
+        r#"{"results": [{"title": "no url"}]}"#,
+    )
+    .await;
+    let e = searxng(&url)
+        .search(query("x", &[], &[]))
+        .await
+        .unwrap_err();
     let chain = error_chain(&e);
-    assert!(chain.contains("SearXNG answered with JSON of an unexpected shape: missing field `url`"), "{chain}");
+    assert!(
+        chain.contains("SearXNG answered with JSON of an unexpected shape: missing field `url`"),
+        "{chain}"
+    );
     let (url, _) = server("200 OK", "application/json", "{\"web\": {\"results\": [").await;
     let e = brave(&url).search(query("x", &[], &[])).await.unwrap_err();
-    assert!(error_chain(&e).contains("Brave Search answered with JSON of an unexpected shape: EOF"), "{}", error_chain(&e));
+    assert!(
+        error_chain(&e).contains("Brave Search answered with JSON of an unexpected shape: EOF"),
+        "{}",
+        error_chain(&e)
+    );
 }
 
 #[tokio::test]
@@ -161,8 +232,25 @@ async fn no_server_and_bad_addresses() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
-    let e = searxng(&url).search(query("x", &[], &[])).await.unwrap_err();
-    assert!(error_chain(&e).starts_with("the web search service failed: SearXNG could not be reached"), "{}", error_chain(&e));
-    let e = HttpSearch::new(SearchBackend::Searxng { url: "ftp://x".to_owned() }, Duration::from_secs(1), 5).unwrap_err();
-    assert_eq!(error_chain(&e), "the web search address 'ftp://x/search' is not an http or https URL: the scheme is ftp, not http or https");
+    let e = searxng(&url)
+        .search(query("x", &[], &[]))
+        .await
+        .unwrap_err();
+    assert!(
+        error_chain(&e).starts_with("the web search service failed: SearXNG could not be reached"),
+        "{}",
+        error_chain(&e)
+    );
+    let e = HttpSearch::new(
+        SearchBackend::Searxng {
+            url: "ftp://x".to_owned(),
+        },
+        Duration::from_secs(1),
+        5,
+    )
+    .unwrap_err();
+    assert_eq!(
+        error_chain(&e),
+        "the web search address 'ftp://x/search' is not an http or https URL: the scheme is ftp, not http or https"
+    );
 }

@@ -14,7 +14,10 @@ fn query(allowed: &[&str], blocked: &[&str]) -> SearchQuery {
 #[test]
 fn domain_filters_become_site_operators() {
     assert_eq!(with_sites(&query(&[], &[])), "tokio runtime");
-    assert_eq!(with_sites(&query(&["docs.rs"], &[])), "tokio runtime site:docs.rs");
+    assert_eq!(
+        with_sites(&query(&["docs.rs"], &[])),
+        "tokio runtime site:docs.rs"
+    );
     assert_eq!(
         with_sites(&query(&["docs.rs", "tokio.rs"], &["reddit.com"])),
         "tokio runtime (site:docs.rs OR site:tokio.rs) -site:reddit.com"
