@@ -20,6 +20,7 @@
 mod cli;
 mod config;
 mod config_key;
+mod config_service;
 mod cron;
 mod error;
 mod init;

@@ -16,7 +16,7 @@ use crate::project::Project;
 /// `[web_search] api_key_env` says nothing.
 pub(crate) const BRAVE_KEY_ENV: &str = "BRAVE_SEARCH_API_KEY";
 /// Results per search when `[web_search] max_results` says nothing.
-const DEFAULT_MAX_RESULTS: usize = 10;
+pub(crate) const DEFAULT_MAX_RESULTS: usize = 10;
 /// Seconds per search when `[web_search] timeout_secs` says nothing.
 const DEFAULT_TIMEOUT_SECS: u64 = 20;
 

@@ -4,6 +4,7 @@
 mod aliases;
 mod builtin_flags;
 mod config;
+mod config_tool;
 mod corpus;
 mod cron;
 mod example;

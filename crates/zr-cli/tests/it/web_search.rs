@@ -66,7 +66,8 @@ fn without_a_backend_web_search_is_in_no_pool() {
     for agent in pools.split("\n== ") {
         assert!(
             agent.contains("  WebSearch        R1    no service configured\n")
-                && agent.contains("  Config           R1    no service configured\n"),
+                && agent.contains("  AskUserQuestion  R1    no service configured\n")
+                && !agent.contains("  Config           R1"),
             "{agent}"
         );
     }
