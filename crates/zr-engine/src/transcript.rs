@@ -241,7 +241,7 @@ impl Writer {
     /// Writes what `history` has beyond what is on disk: blocks added to
     /// the last message, then new messages. A history that does not extend
     /// what is on disk is written whole.
-    fn sync(&mut self, history: &[Message]) -> std::io::Result<()> {
+    fn sync(&mut self, history: &[Message], at_ms: u64) -> std::io::Result<()> {
         // Nothing is counted as written before the header is.
         if !self.is_open() {
             return Ok(());
@@ -272,10 +272,13 @@ impl Writer {
                 role: now.role,
                 content: extra.to_vec(),
             };
-            self.append(&RecordOut::Message { message: &message })?;
+            self.append(&RecordOut::Message {
+                message: &message,
+                at_ms,
+            })?;
         }
         for message in new {
-            self.append(&RecordOut::Message { message })?;
+            self.append(&RecordOut::Message { message, at_ms })?;
         }
         self.messages = history.len();
         self.last = history.last().cloned();
@@ -323,6 +326,14 @@ impl Writer {
 }
 
 impl Transcripts {
+    /// The session clock's time in milliseconds since the Unix epoch.
+    fn now_ms(&self) -> u64 {
+        self.clock
+            .now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
     fn header(&self, agent: &AgentMeta, start: &Start<'_>) -> Header {
         Header {
             version: VERSION,
@@ -335,11 +346,7 @@ impl Transcripts {
             model: agent.model.clone(),
             cwd: agent.cwd.clone(),
             worktree: (agent.cwd != self.runtime_cwd).then(|| agent.cwd.clone()),
-            created_ms: self
-                .clock
-                .now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            created_ms: self.now_ms(),
             max_turns: agent.max_turns,
             inherited_messages: start.inherited_messages,
         }
@@ -358,6 +365,7 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
+        let at_ms = self.now_ms();
         let mut writer = lock(&writer);
         writer.guard(sink, (&agent.id, &agent.agent_type), |w| {
             if matches!(w.state, State::New) {
@@ -368,7 +376,7 @@ impl Transcripts {
             w.in_run = true;
             w.cut_short = false;
             w.claimed = false;
-            w.sync(history)
+            w.sync(history, at_ms)
         });
     }
 
@@ -377,7 +385,10 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
-        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| w.sync(history));
+        let at_ms = self.now_ms();
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
+            w.sync(history, at_ms)
+        });
     }
 
     /// Writes `agent`'s history whole, replacing what the transcript held:
@@ -415,13 +426,15 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
+        let at_ms = self.now_ms();
         lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
-            w.sync(&outcome.history)?;
+            w.sync(&outcome.history, at_ms)?;
             let finished = Finished {
                 status: outcome.status.as_str().to_owned(),
                 output: outcome.output.clone(),
                 turns: outcome.turns,
                 usage: outcome.usage,
+                at_ms: Some(at_ms),
             };
             w.append(&RecordOut::Finished(&finished))?;
             w.in_run = false;

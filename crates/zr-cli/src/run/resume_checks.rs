@@ -27,25 +27,7 @@ pub(crate) struct Target {
 /// another `zr` process runs now, a malformed or unknown agent id, or a
 /// finished session without a prompt.
 pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> {
-    let id: SessionId = args.session.parse().map_err(|e| {
-        CliError::usage(
-            format!("'{}' is not a session id: {e}", args.session),
-            format!(
-                "session ids look like s-0199c0ffee123-0a1b2c3d; {}",
-                sessions::unknown_session_help(root, &args.session)
-            ),
-        )
-    })?;
-    let folder = sessions::sessions_dir(root).join(id.as_str());
-    if !folder.join("root.jsonl").is_file() {
-        return Err(CliError::usage(
-            format!(
-                "no session {id} in {}",
-                Path::new(".zr").join("sessions").display()
-            ),
-            sessions::unknown_session_help(root, &args.session),
-        ));
-    }
+    let (id, folder) = sessions::find(root, &args.session)?;
     if let Some(pid) = sessions::running_pid(&folder) {
         return Err(CliError::usage(
             format!("session {id} is running now, in zr process {pid}"),
@@ -57,7 +39,7 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
     let agent = match &args.agent {
         None => None,
         Some(text) => {
-            let agents = sessions::agent_ids(&folder).join(", ");
+            let agents = sessions::view::agent_ids(&folder).join(", ");
             let agent: AgentId = text.parse().map_err(|e| {
                 CliError::usage(
                     format!("'{text}' is not an agent id: {e}"),

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use super::price::price_of;
+use super::view::started_from_id;
 use super::*;
 
 fn write(dir: &Path, rel: &str, text: &str) {

@@ -22,6 +22,7 @@ mod sessions;
 mod signal;
 mod skill_listing;
 mod support;
+mod timeline;
 mod tree;
 mod web_search;
 mod wiring;

@@ -17,6 +17,8 @@ pub(crate) enum Record {
     /// A message appended to the history. Two messages of the same role in
     /// a row are one message (blocks added to the last user message, as
     /// `push_user_text` does, are written as a message of their own).
+    /// Its `at_ms` (when it was written) is for readers such as
+    /// `zr sessions show`; resuming does not need it.
     Message {
         message: Message,
     },
@@ -40,10 +42,19 @@ pub(crate) enum Record {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum RecordOut<'a> {
     Header(&'a Header),
-    Message { message: &'a Message },
-    HistoryReplaced { history: &'a [Message] },
+    /// `at_ms`: when the record was written, in milliseconds since the
+    /// Unix epoch (the session's clock).
+    Message {
+        message: &'a Message,
+        at_ms: u64,
+    },
+    HistoryReplaced {
+        history: &'a [Message],
+    },
     Finished(&'a Finished),
-    QueryFailed { history: &'a [Message] },
+    QueryFailed {
+        history: &'a [Message],
+    },
 }
 
 /// Who the agent is and what it was started with.
@@ -90,4 +101,8 @@ pub(crate) struct Finished {
     pub(crate) output: String,
     pub(crate) turns: u32,
     pub(crate) usage: Usage,
+    /// When the run ended, in milliseconds since the Unix epoch (absent in
+    /// transcripts written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) at_ms: Option<u64>,
 }
