@@ -347,7 +347,7 @@ pub(crate) fn expected_names(message: &str) -> Vec<&str> {
 
 /// The name in `known` closest to `word`, if it is close enough to be a
 /// typo (at most a third of its letters differ).
-fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| (edit_distance(&word.to_lowercase(), &k.to_lowercase()), *k))

@@ -27,6 +27,7 @@ mod init;
 mod inspect;
 mod mcp_config;
 mod model_aliases;
+mod permission_names;
 mod permissions;
 mod project;
 mod provider;

@@ -76,6 +76,9 @@ impl Workspace {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
         root_config(project, &BTreeMap::new(), Vec::new())?;
+        for warning in crate::permission_names::warnings(project) {
+            eprintln!("{warning}");
+        }
         let web_search = crate::services::web_search(project, &|v| std::env::var(v).ok())?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
         let mut leases = Vec::new();
