@@ -18,17 +18,14 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::json;
 use zr_engine::{Agent, CronScheduler, Fired};
 use zr_tools::{CronJob, CronStore, CronStoreError};
+use zr_types::error_chain;
 
 use crate::cli::{CronArgs, Format};
 use crate::error::CliError;
 use crate::project::Project;
 use crate::run::{drive, open_workspace, say, warn_aliases, warn_diagnostics, warn_servers};
-use crate::session::error_chain;
 use crate::signal::Signals;
 use crate::{provider, render, sessions};
-
-/// What `CronCreate` adds to its answer in zr: when the prompt will fire.
-pub(crate) const FIRES_UNDER: &str = "It fires while `zr cron` runs in this project (each firing a new session, one at a time); `zr cron list` shows the scheduled prompts.";
 
 /// How often the scheduler looks for due prompts: occurrences are whole
 /// minutes, so a prompt fires within a second of its time.

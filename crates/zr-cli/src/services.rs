@@ -1,4 +1,5 @@
-//! The runtime services behind `WebSearch` and `Config`, from `zr.toml`.
+//! The runtime services behind `WebSearch` (from `zr.toml`) and the word
+//! `CronCreate` adds about `zr cron`.
 //! A tool whose service is not built here is in no pool (the resolver
 //! removes it with "no service configured"), so `zr resolve` shows why.
 
@@ -11,6 +12,10 @@ use crate::config::SearchBackendKind;
 use crate::config_key::config_key_error;
 use crate::error::CliError;
 use crate::project::Project;
+
+/// What `CronCreate` adds to its answer in zr: when the prompt will fire
+/// (`zr cron`, in `cron.rs`, fires it).
+pub(crate) const FIRES_UNDER: &str = "It fires while `zr cron` runs in this project (each firing a new session, one at a time); `zr cron list` shows the scheduled prompts.";
 
 /// The environment variable of the Brave Search API's token when
 /// `[web_search] api_key_env` says nothing.
@@ -79,7 +84,7 @@ pub(crate) fn web_search(
         config_key_error(
             project,
             "web_search.url",
-            crate::session::error_chain(&e),
+            zr_types::error_chain(&e),
             "write the address with http:// or https://",
         )
     })?;

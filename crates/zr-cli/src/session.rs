@@ -119,7 +119,7 @@ impl Workspace {
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
         let mut builtins =
-            BuiltinTools::new(project.cron_store()).with_cron_note(crate::cron::FIRES_UNDER);
+            BuiltinTools::new(project.cron_store()).with_cron_note(crate::services::FIRES_UNDER);
         builtins =
             builtins.with_config(Arc::new(crate::config_service::ProjectConfig::new(project)));
         if let Some(service) = web_search {

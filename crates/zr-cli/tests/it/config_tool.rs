@@ -1,7 +1,7 @@
 //! The `Config` tool in a run: it lists, reads and changes the safe
 //! `zr.toml` settings (comments kept) and refuses every other key.
 
-use crate::support::{TempProject, stdout};
+use crate::support::{TempProject, stdout, transcripts};
 
 const ZR_TOML: &str = "# my project\n[permissions]\nallow = [\"Config\"]   # the tool writes zr.toml\n\n[subagents]\nmax_concurrent = 2 # two at once\n";
 
@@ -30,15 +30,7 @@ fn config_changes_safe_settings_and_nothing_else() {
         toml,
         "# my project\n[permissions]\nallow = [\"Config\"]   # the tool writes zr.toml\n\n[subagents]\nmax_concurrent = 5 # two at once\n\n[compaction]\nenabled = false\n"
     );
-    let mut transcripts = String::new();
-    for session in std::fs::read_dir(project.path().join(".zr/sessions"))
-        .unwrap()
-        .flatten()
-    {
-        for file in std::fs::read_dir(session.path()).unwrap().flatten() {
-            transcripts.push_str(&std::fs::read_to_string(file.path()).unwrap_or_default());
-        }
-    }
+    let transcripts = transcripts(&project);
     for needle in [
         r"- subagents.max_concurrent (an integer) = 2: subagents of one call running at once (written to zr.toml; takes effect at the next run)",
         r"- agent.max_turns (an integer) = ",

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::support::{TempProject, spawn_zr, stderr, stdout};
+use crate::support::{TempProject, spawn_zr, stderr, stdout, transcripts};
 
 /// The root schedules a one-shot prompt for the next minute (CronCreate is
 /// deferred: FindTool loads it first); the fired prompt is answered.
@@ -81,10 +81,7 @@ fn zr_cron_fires_a_prompt_cron_create_stored_in_an_earlier_run() {
 
     // The model was told where the prompt fires.
     let sessions = project.path().join(".zr/sessions");
-    let transcripts: String = walk(&sessions)
-        .into_iter()
-        .map(|p| std::fs::read_to_string(p).expect("a transcript"))
-        .collect();
+    let transcripts = transcripts(&project);
     assert!(
         transcripts.contains("Scheduled cron-1")
             && transcripts.contains("It fires while `zr cron` runs in this project"),
@@ -211,17 +208,4 @@ fn a_broken_store_is_named_with_what_to_do() {
             && err.contains("help: fix or remove .zr/cron.json"),
         "{err}"
     );
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }

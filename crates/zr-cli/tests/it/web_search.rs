@@ -2,28 +2,13 @@
 //! without one `WebSearch` is in no pool, with the reason in `zr resolve`.
 
 use crate::loopback::{Reply, Server};
-use crate::support::{TempProject, stderr, stdout};
+use crate::support::{TempProject, stderr, stdout, transcripts};
 
 const SEARXNG_BODY: &str = r#"{"query": "tokio", "number_of_results": 0, "results": [{"url": "https://tokio.rs/", "title": "Tokio", "content": "An asynchronous runtime.", "engine": "duckduckgo", "template": "default.html", "parsed_url": ["https", "tokio.rs", "/", "", "", ""], "engines": ["duckduckgo"], "positions": [1], "score": 1.0, "category": "general"}], "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []}"#;
 
 const SCRIPT: &str = r#"{"agents": {"root": [{"turns": [
   {"tool_calls": [{"name": "WebSearch", "input": {"query": "tokio"}}]},
   {"text": "searched"}]}]}}"#;
-
-fn transcripts(project: &TempProject) -> String {
-    let mut all = String::new();
-    let sessions = project.path().join(".zr/sessions");
-    for session in std::fs::read_dir(sessions).into_iter().flatten().flatten() {
-        for file in std::fs::read_dir(session.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            all.push_str(&std::fs::read_to_string(file.path()).unwrap_or_default());
-        }
-    }
-    all
-}
 
 #[test]
 fn a_searxng_backend_answers_web_search_in_a_run() {
