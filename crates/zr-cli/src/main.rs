@@ -21,6 +21,7 @@ mod cli;
 mod config;
 mod config_key;
 mod config_service;
+mod crash_hook;
 mod cron;
 mod error;
 mod init;

@@ -25,7 +25,8 @@ pub(crate) struct Target {
 ///
 /// [`CliError::Usage`] for a malformed or unknown session id, a session
 /// another `zr` process runs now, a malformed or unknown agent id, or a
-/// finished session without a prompt.
+/// finished session without a prompt (a session whose root finished but
+/// whose background agents were cut short is not finished).
 pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> {
     let (id, folder) = sessions::find(root, &args.session)?;
     if let Some(pid) = sessions::running_pid(&folder) {
@@ -58,8 +59,9 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
     if agent.is_none() && args.prompt.is_none() {
         // Only this session's transcripts are read (warnings about them
         // are for `zr sessions`).
-        let status = sessions::summarise(id.as_str(), &folder, root, &mut Vec::new()).status;
-        if status != "interrupted" {
+        let view = sessions::view::SessionView::load(id.as_str(), &folder, root, &mut Vec::new());
+        let status = view.status();
+        if status != "interrupted" && view.background_cut_short().is_empty() {
             return Err(nothing_to_continue(&id, &status));
         }
     }

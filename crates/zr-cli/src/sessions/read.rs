@@ -35,6 +35,8 @@ pub(crate) struct AgentFile {
     /// How many first message records the agent inherited (a fork's
     /// parent's conversation): not its turns.
     pub(crate) inherited: u64,
+    /// Whether the header says it runs in the background.
+    pub(crate) background: bool,
     /// Its own records in order: messages, history replacements, ends.
     pub(crate) entries: Vec<Entry>,
 }
@@ -173,6 +175,10 @@ fn apply(file: &mut AgentFile, record: &Value) {
                 .get("inherited_messages")
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
+            file.background = record
+                .get("background")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
         }
         Some("message") => {
             let message = record.get("message").unwrap_or(&Value::Null);

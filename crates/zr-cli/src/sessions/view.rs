@@ -131,6 +131,16 @@ impl SessionView {
             .unwrap_or(0)
     }
 
+    /// Its background agents whose last run was cut short (`zr resume`
+    /// revives them), by id.
+    pub(crate) fn background_cut_short(&self) -> Vec<&str> {
+        self.agents
+            .iter()
+            .filter(|a| a.file.background && a.file.messages > 0 && a.file.ended.is_none())
+            .map(|a| a.id.as_str())
+            .collect()
+    }
+
     /// The root's transcript, if there is one.
     pub(crate) fn root(&self) -> Option<&AgentFile> {
         self.agent("root").map(|a| &a.file)

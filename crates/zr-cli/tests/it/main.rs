@@ -7,6 +7,7 @@ mod config;
 mod config_tool;
 mod corpus;
 mod cron;
+mod durable;
 mod example;
 mod help;
 mod init;

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use zr_types::{AgentId, Message, SessionId, Usage};
 
+use crate::meta::TaskRef;
+
 /// The format version this code writes and the newest it reads.
 pub(crate) const VERSION: u32 = 1;
 
@@ -35,6 +37,12 @@ pub(crate) enum Record {
     QueryFailed {
         history: Vec<Message>,
     },
+    /// A tool call that is not read-only is about to run (written before
+    /// its handler is called): after a kill, a call with this record and
+    /// no result may have had its effect, and is not run again.
+    CallStarted {
+        id: String,
+    },
 }
 
 /// One line of a transcript, as written (borrowing what it holds).
@@ -54,6 +62,9 @@ pub(crate) enum RecordOut<'a> {
     Finished(&'a Finished),
     QueryFailed {
         history: &'a [Message],
+    },
+    CallStarted {
+        id: &'a str,
     },
 }
 
@@ -86,6 +97,18 @@ pub(crate) struct Header {
     /// `zr sessions` turn count skips them). 0 for every other agent.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) inherited_messages: usize,
+    /// The parent's call and task index the agent carries out (`None` for
+    /// the root and agents of older transcripts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<TaskRef>,
+    /// Whether it runs in the background.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) background: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -101,6 +124,9 @@ pub(crate) struct Finished {
     pub(crate) output: String,
     pub(crate) turns: u32,
     pub(crate) usage: Usage,
+    /// What went wrong, for every status but `completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
     /// When the run ended, in milliseconds since the Unix epoch (absent in
     /// transcripts written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]

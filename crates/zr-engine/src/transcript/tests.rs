@@ -27,6 +27,8 @@ fn header() -> Header {
         created_ms: 1,
         max_turns: 5,
         inherited_messages: 0,
+        task: None,
+        background: false,
     }
 }
 
@@ -107,6 +109,7 @@ fn a_finished_record_counts_only_after_the_last_message() {
         output: "done".to_owned(),
         turns: 2,
         usage: Usage::default(),
+        error: None,
         at_ms: Some(1_700_000_000_000),
     };
     let mut text = file_of(&conversation());
@@ -129,6 +132,7 @@ fn a_failed_query_restores_the_history_and_stays_finished() {
         output: String::new(),
         turns: 1,
         usage: Usage::default(),
+        error: None,
         at_ms: Some(1_700_000_000_000),
     };
     let mut text = file_of(&conversation());
@@ -317,6 +321,8 @@ fn writer(path: &Path) -> Writer {
         in_run: false,
         cut_short: false,
         claimed: false,
+        ended: false,
+        notify: None,
     }
 }
 
@@ -325,7 +331,7 @@ fn the_writer_appends_what_the_history_gained_and_replaces_what_it_lost() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s/root.jsonl");
     let mut w = writer(&path);
-    w.open_new(&header()).unwrap();
+    w.open_new(&header(), &[], 1).unwrap();
     let mut history = vec![Message::user_text("look at a")];
     w.sync(&history, 1).unwrap();
     history.extend(conversation().into_iter().skip(1));
@@ -360,7 +366,7 @@ fn a_new_writer_never_writes_into_an_existing_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("root.jsonl");
     std::fs::write(&path, "someone else's\n").unwrap();
-    let error = writer(&path).open_new(&header()).unwrap_err();
+    let error = writer(&path).open_new(&header(), &[], 1).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's\n");
 }
