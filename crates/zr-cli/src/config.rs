@@ -33,6 +33,55 @@ pub(crate) struct ZrConfig {
     pub(crate) skills: SkillsSettings,
     /// `[web_search]`: the search service behind `WebSearch`.
     pub(crate) web_search: WebSearchSettings,
+    /// `[hooks]`: shell commands run at PreToolUse, PostToolUse,
+    /// SubagentStart, SubagentStop and Stop, in Claude Code's shape.
+    pub(crate) hooks: HooksConfig,
+}
+
+/// `[hooks]`: per event, groups of commands with a matcher.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct HooksConfig {
+    /// Before a tool call; may block, allow or rewrite it.
+    #[serde(rename = "PreToolUse")]
+    pub(crate) pre_tool_use: Vec<HookGroup>,
+    /// After a tool call ran.
+    #[serde(rename = "PostToolUse")]
+    pub(crate) post_tool_use: Vec<HookGroup>,
+    /// A subagent was created.
+    #[serde(rename = "SubagentStart")]
+    pub(crate) subagent_start: Vec<HookGroup>,
+    /// A subagent ended.
+    #[serde(rename = "SubagentStop")]
+    pub(crate) subagent_stop: Vec<HookGroup>,
+    /// The root answered.
+    #[serde(rename = "Stop")]
+    pub(crate) stop: Vec<HookGroup>,
+}
+
+/// `{ matcher = "Bash", hooks = [...] }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct HookGroup {
+    /// Tool names (agent types for the Subagent events) the commands run
+    /// for: a name, `A|B`, a regular expression; empty or `*`: all.
+    pub(crate) matcher: Option<String>,
+    /// The commands, run in order.
+    pub(crate) hooks: Vec<HookCommand>,
+}
+
+/// `{ type = "command", command = "...", timeout = 60 }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HookCommand {
+    /// Only `"command"`.
+    #[serde(rename = "type")]
+    pub(crate) kind: String,
+    /// Run with `sh -c` in the project folder.
+    pub(crate) command: String,
+    /// Seconds it may take (default 60).
+    #[serde(default, deserialize_with = "at_least_one")]
+    pub(crate) timeout: Option<u64>,
 }
 
 /// `[web_search]`: without `backend`, `WebSearch` is in no pool.

@@ -20,9 +20,11 @@ use zr_engine::{Agent, CronScheduler, Fired};
 use zr_tools::{CronJob, CronStore, CronStoreError};
 use zr_types::error_chain;
 
+use crate::ask::Asking;
 use crate::cli::{CronArgs, Format};
 use crate::error::CliError;
 use crate::project::Project;
+use crate::run::resume_checks::running_now;
 use crate::run::{drive, open_workspace, say, warn_aliases, warn_diagnostics, warn_servers};
 use crate::signal::Signals;
 use crate::{provider, render, sessions};
@@ -50,7 +52,7 @@ pub(crate) async fn run(root: PathBuf, args: &CronArgs) -> Result<u8, CliError> 
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals).await?;
+    let workspace = open_workspace(&project, chosen, Asking::Never, &mut signals).await?;
     warn_servers(&workspace);
     say(&format!(
         "zr cron: firing the prompts scheduled in {} (Ctrl-C stops). {}",
@@ -133,10 +135,20 @@ async fn fire(
         agent.session_id(),
         short(&fired.job.prompt)
     ));
-    let _running = sessions::RunningMark::create(&project.sessions_dir(), agent.session_id());
+    // A new session: nobody else holds its lock, and nothing was left.
+    let _running = sessions::RunningMark::acquire(&project.sessions_dir(), agent.session_id())
+        .map_err(|held| running_now(agent.session_id(), &held))?;
     let mut renderer = render::choose(&args.output);
     let announce = !args.output.json && !args.output.quiet;
-    let outcome = drive(agent, fired.query, renderer.as_mut(), signals, announce).await;
+    let outcome = drive(
+        agent,
+        fired.query,
+        renderer.as_mut(),
+        signals,
+        announce,
+        None,
+    )
+    .await;
     let how = match outcome {
         Ok(0) => "finished".to_owned(),
         Ok(_) => "ended without completing".to_owned(),

@@ -17,6 +17,7 @@
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod ask;
 mod cli;
 mod config;
 mod config_key;
@@ -24,9 +25,11 @@ mod config_service;
 mod crash_hook;
 mod cron;
 mod error;
+mod hooks;
 mod init;
 mod inspect;
 mod mcp_config;
+mod mcp_start;
 mod model_aliases;
 mod permission_names;
 mod permissions;

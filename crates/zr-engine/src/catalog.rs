@@ -16,6 +16,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
+use zr_resolve::PoolMemo;
 use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
@@ -76,6 +77,10 @@ pub(crate) struct Catalog {
     /// The builtins whose runtime service is not configured
     /// (`BuiltinTools::no_service`): the resolver leaves them out.
     pub(crate) no_service: Vec<ToolName>,
+    /// The pools resolved from this catalog, by resolver input: the
+    /// subagents of a fan-out that share a type share one pool
+    /// ([`crate::pools`]). A replaced catalog starts with none.
+    pub(crate) pools: Mutex<PoolMemo>,
 }
 
 impl Catalog {
@@ -96,6 +101,7 @@ impl Catalog {
             engine_tools,
             builtins,
             no_service: runtime.builtin_tools().no_service(),
+            pools: Mutex::new(PoolMemo::default()),
         }
     }
 }

@@ -2,7 +2,10 @@
 //! exit codes; and every crate wired together through the engine.
 
 mod aliases;
+mod ask;
 mod builtin_flags;
+#[path = "../../../zr-providers/tests/it/capture.rs"]
+mod capture;
 mod config;
 mod config_tool;
 mod corpus;
@@ -10,9 +13,12 @@ mod cron;
 mod durable;
 mod example;
 mod help;
+mod hooks;
 mod init;
 mod inspect;
 mod loopback;
+mod mcp_start;
+mod orphans;
 mod permissions;
 mod provider;
 mod reload;
