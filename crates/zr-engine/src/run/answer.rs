@@ -79,7 +79,7 @@ impl AgentRun {
         message: &str,
         output: &Structured,
     ) -> Result<Result<(String, serde_json::Value), String>, ProviderError> {
-        push_user_text(&mut self.history, message);
+        push_user_text(self.history_mut(), message);
         *turn += 1;
         self.sync_transcript(ctx);
         let response = model::answer_request(ctx, self.ask(ctx, *turn), &self.progress)

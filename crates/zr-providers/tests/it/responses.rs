@@ -120,7 +120,9 @@ async fn the_next_request_feeds_the_reasoning_item_back_and_never_holds_display(
     let mut request = rich_request();
     // The history's thinking block is the Responses API's own (the rich
     // request's Anthropic signature is another provider's: not sent).
-    request.messages[1].content.insert(0, reasoning_block());
+    Arc::make_mut(&mut request.messages)[1]
+        .content
+        .insert(0, reasoning_block());
     let (_, outcome) = collect(provider(&server, 3).stream(request)).await;
     outcome.expect("completed");
     let requests = server.requests();
@@ -286,11 +288,11 @@ async fn a_tool_result_round_trip_keeps_call_ids() {
     let (_, outcome) = collect(provider.stream(first.clone())).await;
     let answer = outcome.expect("completed");
     let mut next = first;
-    next.messages.push(Message {
+    Arc::make_mut(&mut next.messages).push(Message {
         role: MessageRole::Assistant,
         content: answer.content,
     });
-    next.messages.push(Message {
+    Arc::make_mut(&mut next.messages).push(Message {
         role: MessageRole::User,
         content: ["call_A", "call_B"]
             .into_iter()

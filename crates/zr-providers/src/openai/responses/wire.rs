@@ -133,7 +133,7 @@ struct Summary<'a> {
 impl<'a> Body<'a> {
     fn new(request: &'a ModelRequest) -> Self {
         let mut input = Vec::with_capacity(request.messages.len());
-        for message in &request.messages {
+        for message in request.messages.iter() {
             match message.role {
                 MessageRole::User => push_user(&message.content, &mut input),
                 MessageRole::Assistant => push_assistant(&message.content, &mut input),
