@@ -21,6 +21,9 @@ const ANTHROPIC: &str = r#"{"model":"claude-test","max_tokens":1024,"stream":tru
 /// A body as zr's OpenAI provider sends it.
 const OPENAI: &str = r#"{"model":"gpt-test","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"Read","arguments":"{\"path\":\"a\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"A"}],"max_completion_tokens":1024,"stream":true,"stream_options":{"include_usage":true},"tools":[{"type":"function","function":{"name":"Read","description":"Reads a file.","parameters":{"type":"object"}}}]}"#;
 
+/// A body as zr's OpenAI Responses provider sends it.
+const RESPONSES: &str = r#"{"model":"gpt-test","instructions":"You are terse.","input":[{"type":"message","role":"user","content":"hi"},{"type":"function_call","call_id":"call_1","name":"Read","arguments":"{\"path\":\"a\"}"},{"type":"function_call_output","call_id":"call_1","output":"A"}],"tools":[{"type":"function","name":"Read","description":"Reads a file.","parameters":{"type":"object"},"strict":false}],"max_output_tokens":1024,"stream":true,"store":false,"include":["reasoning.encrypted_content"]}"#;
+
 fn write(dir: &Path, wire: &str, name: &str, body: &str) {
     let folder = dir.join(wire);
     std::fs::create_dir_all(&folder).expect("a wire folder");
@@ -39,12 +42,13 @@ fn valid_bodies_pass_and_are_counted_by_wire() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     write(dir.path(), "anthropic", "a.json", ANTHROPIC);
     write(dir.path(), "openai-chat", "b.json", OPENAI);
+    write(dir.path(), "openai-responses", "c.json", RESPONSES);
     let out = validate(dir.path(), &REQUIRED);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "validated 2 request bodies (1 anthropic, 1 openai chat, 0 openai responses)\n"
+        "validated 3 request bodies (1 anthropic, 1 openai chat, 1 openai responses)\n"
     );
 }
 
