@@ -8,13 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use zr_caps::RuntimeSettings;
-use zr_engine::{Agent, AgentConfig, QueryOverrides, ResponsesProvider, RuntimeEnvironment};
-use zr_tools::BuiltinTools;
+use zr_engine::{Agent, AgentConfig, QueryOverrides, ResponsesProvider};
 use zr_types::Usage;
 
 use crate::replay::{Replay, Reply};
 use crate::structured::openai_config;
+use crate::support::runtime_in;
 
 /// One Responses API answer, in output order: a reasoning item (id,
 /// summary, encrypted content), a message, a function call (call id,
@@ -123,18 +122,9 @@ async fn a_sessions_reasoning_items_go_back_at_every_later_turn_and_query() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.md"), "a note").unwrap();
-    let settings = RuntimeSettings {
-        model: "gpt-test".to_owned(),
-        cwd: dir.path().to_path_buf(),
-        env: Default::default(),
-    };
     let provider = Arc::new(ResponsesProvider::new(openai_config(&server)).unwrap());
-    let runtime = RuntimeEnvironment::new(
-        provider,
-        settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
-    );
-    let agent = Agent::new(Arc::new(runtime), AgentConfig::new("You count notes."));
+    let runtime = runtime_in(dir.path(), "gpt-test", provider);
+    let agent = Agent::new(runtime, AgentConfig::new("You count notes."));
     let result = tokio::time::timeout(Duration::from_secs(60), agent.prompt("How many notes?"))
         .await
         .expect("the first query ends within a minute")

@@ -10,20 +10,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use zr_caps::{AgentType, RuntimeSettings};
+use zr_caps::AgentType;
 use zr_engine::{
     Agent, AgentConfig, AnthropicConfig, AnthropicProvider, EngineError, ModelProvider,
-    OpenAiConfig, OpenAiProvider, QueryOverrides, ResponsesProvider, RuntimeEnvironment,
-    TaskStatus,
+    OpenAiConfig, OpenAiProvider, QueryOverrides, ResponsesProvider, TaskStatus,
 };
-use zr_tools::BuiltinTools;
 use zr_types::{AgentId, ContentBlock, ToolResultContent};
 
 use crate::fork_cache::answer as anthropic;
 use crate::replay::{Recorded, Replay, Reply, fast_retry};
 use crate::responses::responses;
 use crate::resume::{records, run_and_kill_at, scripted};
-use crate::support::{Harness, finished, run, sub_agent};
+use crate::support::{Harness, finished, run, runtime_in, sub_agent};
 
 /// `{"part": integer, "count": integer}`, both required, nothing else.
 fn count_schema() -> Value {
@@ -388,20 +386,11 @@ async fn delegate_over(
     server: &Replay,
 ) -> (Value, Vec<Recorded>) {
     let dir = tempfile::tempdir().unwrap();
-    let settings = RuntimeSettings {
-        model: "test-model".to_owned(),
-        cwd: dir.path().to_path_buf(),
-        env: Default::default(),
-    };
-    let runtime = RuntimeEnvironment::new(
-        provider,
-        settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
-    );
+    let runtime = runtime_in(dir.path(), "test-model", provider);
     let mut counter = counter();
     counter.effort = Some(zr_caps::Effort::High);
     let agent = Agent::new(
-        Arc::new(runtime),
+        runtime,
         AgentConfig::new("You are the root.").with_sub_agent(counter),
     );
     let result = tokio::time::timeout(Duration::from_secs(60), agent.prompt("Count part 0."))
