@@ -101,7 +101,8 @@
 //! checked, an answer that does not match gets one repair turn with the
 //! validation errors, then the task is `failed` with them. A completed
 //! task's [`TaskResult::value`] is the parsed answer, and that is what the
-//! delegating model gets. The root's own schema is
+//! delegating model gets (a resumed call's too: the call's schema and the
+//! value are in the subagent's transcript). The root's own schema is
 //! [`AgentConfig::output_schema`], its answer [`QueryResult::value`].
 //!
 //! # Background subagents

@@ -31,7 +31,7 @@ use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
 use crate::session::Session;
-use crate::structured::Structured;
+use crate::structured::{Structured, subagent_output};
 use crate::tools::AgentTools;
 use crate::transcript::{self, Header, Loaded};
 
@@ -88,6 +88,7 @@ pub(crate) fn recorded_result(id: &AgentId, loaded: &Loaded, index: usize) -> Op
     result.turns = finished.turns;
     result.usage = finished.usage;
     result.error = finished.error.clone();
+    result.value = finished.value.clone();
     result.duration = Duration::ZERO;
     Some(result)
 }
@@ -189,6 +190,21 @@ fn folder(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Pat
     fallback
 }
 
+/// The output schema the `Task` call passed, as the header recorded it.
+fn call_schema(id: &AgentId, header: &Header) -> Result<Option<Arc<Structured>>, EngineError> {
+    header
+        .output_schema
+        .as_ref()
+        .map(|schema| {
+            Structured::compile_call(schema).map_err(|message| EngineError::OutputSchema {
+                agent: id.clone(),
+                from: "its Task call, as its transcript recorded it".to_owned(),
+                message,
+            })
+        })
+        .transpose()
+}
+
 /// How a revived subagent runs.
 #[derive(Debug, Clone)]
 pub(crate) struct Revive<'a> {
@@ -232,35 +248,25 @@ pub(crate) fn rebuild(
     if !session.transcripts.claim(id, loaded) {
         return Err(EngineError::Busy { agent: id.clone() });
     }
-    let meta =
-        AgentMeta {
-            id: id.clone(),
-            agent_type: Arc::from(label.as_str()),
-            parent: header.parent.clone(),
-            mode: crate::permission::effective_mode(
-                session.config.permission_mode,
-                definition.as_ref().and_then(|d| d.permission_mode),
-            ),
-            background: how.background,
-            cwd,
-            model: header.model.clone(),
-            system,
-            max_turns: header.max_turns,
-            task: header.task.clone(),
-            // A Task call's own schema is not in the transcript: a revived
-            // agent answers in its type's.
-            output: match definition.as_ref().and_then(|d| d.output_schema.as_ref()) {
-                Some(schema) => Some(Structured::compile(schema).map_err(|message| {
-                    EngineError::OutputSchema {
-                        agent: id.clone(),
-                        from: format!("type {label}"),
-                        message,
-                    }
-                })?),
-                None => None,
-            },
-            effort: definition.as_ref().and_then(|d| d.effort).map(effort),
-        };
+    let meta = AgentMeta {
+        id: id.clone(),
+        agent_type: Arc::from(label.as_str()),
+        parent: header.parent.clone(),
+        mode: crate::permission::effective_mode(
+            session.config.permission_mode,
+            definition.as_ref().and_then(|d| d.permission_mode),
+        ),
+        background: how.background,
+        cwd,
+        model: header.model.clone(),
+        system,
+        max_turns: header.max_turns,
+        task: header.task.clone(),
+        // The schema the Task call passed (its header has it) wins over
+        // the type's, as it did before.
+        output: subagent_output(call_schema(id, header)?, definition.as_ref(), id)?,
+        effort: definition.as_ref().and_then(|d| d.effort).map(effort),
+    };
     let budget = definition
         .as_ref()
         .map_or_else(Budget::default, |d| d.budget);

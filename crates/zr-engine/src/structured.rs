@@ -7,12 +7,20 @@
 //! is set. Its final answer must then be one JSON value that the schema
 //! accepts; the loop's end (`run/answer.rs`) asks for it and repairs it
 //! once.
+//!
+//! A call's schema is recorded in the subagent's transcript header, so
+//! that a revived subagent answers in it again, as it would have live
+//! ([`subagent_output`] decides for both).
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
+use zr_caps::AgentDefinition;
 use zr_providers::OutputFormat;
+use zr_types::AgentId;
+
+use crate::error::EngineError;
 
 /// The most validation errors told to the model (and in a task's error).
 const MAX_ERRORS: usize = 5;
@@ -22,12 +30,15 @@ pub(crate) struct Structured {
     /// What requests carry.
     pub(crate) format: Arc<OutputFormat>,
     validator: jsonschema::Validator,
+    /// Whether a `Task` call passed it (replacing the type's).
+    from_call: bool,
 }
 
 impl fmt::Debug for Structured {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Structured")
             .field("format", &self.format)
+            .field("from_call", &self.from_call)
             .finish_non_exhaustive()
     }
 }
@@ -40,6 +51,20 @@ impl Structured {
     /// Why `schema` is not a JSON Schema (a sentence for the model or the
     /// host; the caller names where the schema came from).
     pub(crate) fn compile(schema: &Value) -> Result<Arc<Self>, String> {
+        Self::compile_from(schema, false)
+    }
+
+    /// Compiles `schema`, which a `Task` call passed: see
+    /// [`Structured::call_schema`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Structured::compile`].
+    pub(crate) fn compile_call(schema: &Value) -> Result<Arc<Self>, String> {
+        Self::compile_from(schema, true)
+    }
+
+    fn compile_from(schema: &Value, from_call: bool) -> Result<Arc<Self>, String> {
         if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
             return Err(format!(
                 "expected a JSON Schema (an object), got {}",
@@ -51,7 +76,14 @@ impl Structured {
         Ok(Arc::new(Self {
             format: Arc::new(OutputFormat::new(schema.clone())),
             validator,
+            from_call,
         }))
+    }
+
+    /// The schema, if a `Task` call passed it: what a transcript header
+    /// records (a type's schema is read from the type again).
+    pub(crate) fn call_schema(&self) -> Option<&Value> {
+        self.from_call.then_some(&self.format.schema)
     }
 
     /// The value of `answer` if it is JSON that the schema accepts. A
@@ -85,6 +117,35 @@ impl Structured {
             ))
         }
     }
+}
+
+/// The schema subagent `agent` answers in: its call's (`call`, compiled
+/// when the call was read), else its type's (`None` for a fork, which has
+/// no type), else none.
+///
+/// # Errors
+///
+/// [`EngineError::OutputSchema`] when the type's schema is not one.
+pub(crate) fn subagent_output(
+    call: Option<Arc<Structured>>,
+    definition: Option<&AgentDefinition>,
+    agent: &AgentId,
+) -> Result<Option<Arc<Structured>>, EngineError> {
+    if call.is_some() {
+        return Ok(call);
+    }
+    let Some((definition, schema)) =
+        definition.and_then(|d| d.output_schema.as_ref().map(|s| (d, s)))
+    else {
+        return Ok(None);
+    };
+    Structured::compile(schema)
+        .map(Some)
+        .map_err(|message| EngineError::OutputSchema {
+            agent: agent.clone(),
+            from: format!("type {}", definition.name),
+            message,
+        })
 }
 
 /// `text` without a surrounding Markdown code fence (```` ```json ````).

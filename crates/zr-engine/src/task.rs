@@ -28,7 +28,7 @@ use crate::permission;
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
 use crate::revive::{self, Revive};
 use crate::session::QueryCtx;
-use crate::structured::Structured;
+use crate::structured::{Structured, subagent_output};
 use crate::subagent::{self, Announce, End, Limits, Subagent};
 
 /// One task of a call, checked.
@@ -106,7 +106,7 @@ fn parse_task(types: &Types, value: &Value, at: &str, multi: bool) -> Result<Tas
     let output = match map.get("output_schema") {
         None | Some(Value::Null) => None,
         Some(schema) => {
-            Some(Structured::compile(schema).map_err(|e| format!("{at}.output_schema: {e}"))?)
+            Some(Structured::compile_call(schema).map_err(|e| format!("{at}.output_schema: {e}"))?)
         }
     };
     Ok(TaskInput {
@@ -415,21 +415,7 @@ fn prepare(
             description: task.description.clone(),
         }),
     };
-    let output =
-        match (&task.output, definition) {
-            (Some(output), _) => Some(Arc::clone(output)),
-            (None, Some(d)) => match &d.output_schema {
-                Some(schema) => Some(Structured::compile(schema).map_err(|message| {
-                    EngineError::OutputSchema {
-                        agent: meta.id.clone(),
-                        from: format!("type {}", d.name),
-                        message,
-                    }
-                })?),
-                None => None,
-            },
-            (None, None) => None,
-        };
+    let output = subagent_output(task.output.clone(), definition, &meta.id)?;
     let meta = AgentMeta { output, ..meta };
     let cache_prefix = definition
         .is_none()

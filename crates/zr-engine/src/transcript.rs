@@ -51,6 +51,7 @@ use crate::event::{EventKind, EventSink};
 use crate::meta::AgentMeta;
 use crate::outcome::{RunOutcome, outcome_error};
 use crate::runtime::AgentObserver;
+use crate::structured::Structured;
 use crate::sync::lock;
 
 pub(crate) use read::{Loaded, read, read_header, results_of};
@@ -485,6 +486,11 @@ impl Transcripts {
             inherited_messages: start.inherited_messages,
             task: agent.task.clone(),
             background: agent.background,
+            output_schema: agent
+                .output
+                .as_deref()
+                .and_then(Structured::call_schema)
+                .cloned(),
         }
     }
 
@@ -602,6 +608,7 @@ impl Transcripts {
                 usage: outcome.usage,
                 error: outcome_error(outcome),
                 at_ms: Some(at_ms),
+                value: outcome.value.clone(),
             };
             w.append(&RecordOut::Finished(&finished))?;
             w.in_run = false;

@@ -104,6 +104,11 @@ pub(crate) struct Header {
     /// Whether it runs in the background.
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) background: bool,
+    /// The output schema its `Task` call passed, which replaces its
+    /// type's: a revived agent answers in it again (`None`: its type's, or
+    /// free text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) output_schema: Option<serde_json::Value>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -131,4 +136,8 @@ pub(crate) struct Finished {
     /// transcripts written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) at_ms: Option<u64>,
+    /// A structured answer's value (it was checked against the schema
+    /// when it was given): a result taken from the transcript has it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) value: Option<serde_json::Value>,
 }

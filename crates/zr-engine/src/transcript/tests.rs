@@ -29,6 +29,7 @@ fn header() -> Header {
         inherited_messages: 0,
         task: None,
         background: false,
+        output_schema: None,
     }
 }
 
@@ -106,11 +107,12 @@ fn records_read_back_as_the_history_they_wrote() {
 fn a_finished_record_counts_only_after_the_last_message() {
     let finished = Finished {
         status: "completed".to_owned(),
-        output: "done".to_owned(),
+        output: "{\"n\": 1}".to_owned(),
         turns: 2,
         usage: Usage::default(),
         error: None,
         at_ms: Some(1_700_000_000_000),
+        value: Some(serde_json::json!({"n": 1})),
     };
     let mut text = file_of(&conversation());
     text.push_str(&line(&RecordOut::Finished(&finished)));
@@ -134,6 +136,7 @@ fn a_failed_query_restores_the_history_and_stays_finished() {
         usage: Usage::default(),
         error: None,
         at_ms: Some(1_700_000_000_000),
+        value: None,
     };
     let mut text = file_of(&conversation());
     text.push_str(&line(&RecordOut::Finished(&finished)));

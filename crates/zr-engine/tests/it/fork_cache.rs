@@ -7,11 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use zr_caps::RuntimeSettings;
-use zr_engine::{Agent, AgentConfig, AnthropicConfig, AnthropicProvider, RuntimeEnvironment};
-use zr_tools::BuiltinTools;
+use zr_engine::{Agent, AgentConfig, AnthropicConfig, AnthropicProvider};
 
 use crate::replay::{Replay, Reply, fast_retry};
+use crate::support::runtime_in;
 
 /// The SSE of one answer: `text` (if any), then `tool` calls (name, input).
 pub(crate) fn answer(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Reply {
@@ -115,17 +114,8 @@ async fn a_forks_first_request_starts_with_its_parents_last_request_and_reads_it
         .with_retry(fast_retry(1));
     config.http.idle_timeout = Duration::from_secs(30);
     let provider = Arc::new(AnthropicProvider::new(config).unwrap());
-    let settings = RuntimeSettings {
-        model: "claude-test".to_owned(),
-        cwd: dir.path().to_path_buf(),
-        env: Default::default(),
-    };
-    let runtime = RuntimeEnvironment::new(
-        provider,
-        settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
-    );
-    let agent = Agent::new(Arc::new(runtime), AgentConfig::new("You are the root."));
+    let runtime = runtime_in(dir.path(), "claude-test", provider);
+    let agent = Agent::new(runtime, AgentConfig::new("You are the root."));
     let result = tokio::time::timeout(Duration::from_secs(60), agent.prompt("Count the notes."))
         .await
         .expect("the query ends within a minute")

@@ -1,6 +1,7 @@
 //! Integration tests of zr-engine: the agent loop end to end with the
-//! scripted provider and real builtin tools, and with the Anthropic
-//! provider against a loopback replay server.
+//! scripted provider and real builtin tools, and with the Anthropic,
+//! OpenAI Chat Completions and Responses providers against a loopback
+//! replay server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod background;
@@ -24,6 +25,7 @@ mod preview;
     reason = "zr-providers' loopback server, shared rather than copied; the engine's tests use part of it"
 )]
 mod replay;
+mod responses;
 mod resume;
 mod structured;
 mod support;

@@ -23,13 +23,16 @@ use crate::support::{
 
 /// Names the folder of the child process's project.
 const CHILD_DIR: &str = "ZR_RESUME_TEST_DIR";
-/// `model` (killed while the model thinks) or `tool` (killed while a tool runs).
+/// `model` (killed while the model thinks), `tool` (killed while a tool
+/// runs), `background` (a background agent killed while its model thinks)
+/// or `structured` (a subagent with its call's output schema, killed while
+/// its model thinks).
 const CHILD_MODE: &str = "ZR_RESUME_TEST_MODE";
 /// The command the `tool` mode's root runs (and the test kills after).
 const SLEEP: &str = "sleep 61.2345";
 
 /// A runtime over `script` whose project folder is `dir`.
-fn scripted(dir: &Path, script: &Value) -> (Arc<Recording>, Arc<RuntimeEnvironment>) {
+pub(crate) fn scripted(dir: &Path, script: &Value) -> (Arc<Recording>, Arc<RuntimeEnvironment>) {
     let provider = Recording::new(script);
     let settings = RuntimeSettings {
         model: "scripted-model".to_owned(),
@@ -54,7 +57,7 @@ fn config(dir: &Path) -> AgentConfig {
 }
 
 /// The complete lines of a transcript, parsed.
-fn records(path: &Path) -> Vec<Value> {
+pub(crate) fn records(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let Some(end) = text.rfind('\n') else {
         return Vec::new();
@@ -113,7 +116,7 @@ fn run_and_kill(dir: &Path, mode: &str, records_wanted: usize) -> (SessionId, Ve
 }
 
 /// [`run_and_kill`], waiting for `records` of `agent`'s transcript.
-fn run_and_kill_at(
+pub(crate) fn run_and_kill_at(
     dir: &Path,
     mode: &str,
     agent: &str,
@@ -196,6 +199,8 @@ async fn child_runs_until_killed() {
                 {"delay_ms": 60_000, "text": "too late"}
             ]}]
         }})
+    } else if mode == "structured" {
+        crate::structured::killed_in_a_structured_task()
     } else {
         json!({"agents": {
             "root": [{"turns": [
@@ -206,7 +211,12 @@ async fn child_runs_until_killed() {
         }})
     };
     let (_, runtime) = scripted(&dir, &script);
-    let agent = Agent::new(runtime, config(&dir));
+    let config = if mode == "structured" {
+        crate::structured::resumable(&dir)
+    } else {
+        config(&dir)
+    };
+    let agent = Agent::new(runtime, config);
     let _ = agent.prompt("find the answer").await;
     // A background agent runs on after the query: wait with it.
     agent.wait_background().await;

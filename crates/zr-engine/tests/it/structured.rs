@@ -1,24 +1,27 @@
 //! Structured answers: an output schema from the subagent type or the
 //! Task call, the answer checked, repaired once, then `failed`; the
-//! values merged by the root. With the scripted provider, and on each
-//! provider's wire against a loopback server (request bodies asserted).
+//! values merged by the root; a revived task answers in its call's schema
+//! and a recorded one keeps its value. With the scripted provider, and on
+//! each provider's wire against a loopback server (request bodies
+//! asserted).
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use zr_caps::{AgentType, RuntimeSettings};
+use zr_caps::AgentType;
 use zr_engine::{
     Agent, AgentConfig, AnthropicConfig, AnthropicProvider, EngineError, ModelProvider,
-    OpenAiConfig, OpenAiProvider, QueryOverrides, ResponsesProvider, RuntimeEnvironment,
-    TaskStatus,
+    OpenAiConfig, OpenAiProvider, QueryOverrides, ResponsesProvider, TaskStatus,
 };
-use zr_tools::BuiltinTools;
-use zr_types::{ContentBlock, ToolResultContent};
+use zr_types::{AgentId, ContentBlock, ToolResultContent};
 
 use crate::fork_cache::answer as anthropic;
 use crate::replay::{Recorded, Replay, Reply, fast_retry};
-use crate::support::{Harness, finished, run, sub_agent};
+use crate::responses::responses;
+use crate::resume::{records, run_and_kill_at, scripted};
+use crate::support::{Harness, finished, run, runtime_in, sub_agent};
 
 /// `{"part": integer, "count": integer}`, both required, nothing else.
 fn count_schema() -> Value {
@@ -28,6 +31,13 @@ fn count_schema() -> Value {
         "required": ["part", "count"],
         "additionalProperties": false
     })
+}
+
+/// `{"names": [string]}`: the schema a Task call passes instead of the
+/// counter's.
+fn names_schema() -> Value {
+    json!({"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}},
+           "required": ["names"], "additionalProperties": false})
 }
 
 /// A `counter` type whose answers must match [`count_schema`].
@@ -40,26 +50,13 @@ fn counter() -> zr_caps::AgentDefinition {
 /// The JSON tool result of the root's `n`th request (0-based) whose
 /// results it carries.
 fn delegated(h: &Harness, n: usize) -> Value {
-    let request = &h.provider.of_type("root")[n];
-    request
-        .messages
-        .iter()
-        .flat_map(|m| &m.content)
-        .find_map(|b| match b {
-            ContentBlock::ToolResult { content, .. } => content.iter().find_map(|c| match c {
-                ToolResultContent::Json { value } => Some(value.clone()),
-                _ => None,
-            }),
-            _ => None,
-        })
-        .expect("a JSON tool result")
+    result_value(&h.provider.of_type("root")[n])
 }
 
 #[tokio::test]
 async fn ten_parallel_answers_come_back_as_values_the_root_can_merge() {
     // Part 9 passes its own schema in the call: a list of names.
-    let names = json!({"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}},
-                       "required": ["names"], "additionalProperties": false});
+    let names = names_schema();
     let tasks: Vec<Value> = (0..10)
         .map(|i| {
             let mut task = json!({"description": format!("count part {i}"),
@@ -250,6 +247,134 @@ async fn the_roots_answer_is_the_query_results_value() {
     );
 }
 
+// ---- After a resume ------------------------------------------------------
+
+/// The root of the resume tests: the `counter` type, transcripts under
+/// `dir`.
+pub(crate) fn resumable(dir: &Path) -> AgentConfig {
+    let mut config = AgentConfig::new("You are the root.").with_sub_agent(counter());
+    config.sessions_dir = Some(dir.join("sessions"));
+    config
+}
+
+/// A Task call to `counter` that passes [`names_schema`].
+fn names_call() -> Value {
+    json!({"name": "Task", "input": {"description": "list", "prompt": "List the notes.",
+                                     "subagent_type": "counter", "output_schema": names_schema()}})
+}
+
+/// The killed child's script (`resume::child_runs_until_killed`, mode
+/// `structured`): the root's Task call passes its own schema; the
+/// counter's model is still thinking when the process is killed.
+pub(crate) fn killed_in_a_structured_task() -> Value {
+    json!({"agents": {
+        "root": [{"turns": [{"tool_calls": [names_call()]}, {"text": "too late"}]}],
+        "counter": [{"turns": [{"delay_ms": 60_000, "text": "too late"}]}]
+    }})
+}
+
+/// The value in the first JSON tool result of `request`.
+fn result_value(request: &zr_engine::ModelRequest) -> Value {
+    request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .find_map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => content.iter().find_map(|c| match c {
+                ToolResultContent::Json { value } => Some(value.clone()),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .expect("a JSON tool result")
+}
+
+#[tokio::test]
+async fn a_task_revived_after_a_kill_answers_in_its_calls_schema_not_its_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let id: AgentId = "root.0001-counter".parse().unwrap();
+    // Its header and prompt are on disk; its model has not answered.
+    let (session, _) = run_and_kill_at(dir.path(), "structured", id.as_str(), 2);
+    let path = dir.path().join(format!("sessions/{session}/{id}.jsonl"));
+    assert_eq!(
+        records(&path)[0]["output_schema"],
+        names_schema(),
+        "the header keeps the call's schema"
+    );
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"text": "listed"}]}],
+            "counter": [{"turns": [{"text": "{\"names\": [\"a.md\", \"b.md\"]}"}]}]
+        }}),
+    );
+    let agent = Agent::resume(runtime, resumable(dir.path()), &session).unwrap();
+    let (events, result) = run(agent.continue_interrupted(QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "listed");
+    let names = json!({"names": ["a.md", "b.md"]});
+    let results = finished(&events);
+    assert_eq!(
+        (
+            results[0].agent_id.as_ref(),
+            results[0].status,
+            results[0].value.as_ref()
+        ),
+        (Some(&id), TaskStatus::Completed, Some(&names))
+    );
+    // Asked in the call's schema, once: no repair turn for the type's.
+    let asked = provider.of_type("counter");
+    assert_eq!(asked.len(), 1, "no repair turn");
+    assert_eq!(asked[0].output.as_ref().unwrap().schema, names_schema());
+    let root = provider.of_type("root");
+    assert_eq!(result_value(&root[0])["value"], names);
+}
+
+#[tokio::test]
+async fn a_finished_structured_task_taken_from_its_transcript_keeps_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [names_call()]}, {"text": "listed"}]}],
+            "counter": [{"turns": [{"text": "{\"names\": [\"c.md\"]}"}]}]
+        }}),
+    );
+    let agent = Agent::new(runtime, resumable(dir.path()));
+    assert_eq!(agent.prompt("List.").await.unwrap().output, "listed");
+    let session = agent.session_id().clone();
+    // As if killed after the counter finished and before the root wrote
+    // its result: the root's transcript stops after the call.
+    let root = dir.path().join(format!("sessions/{session}/root.jsonl"));
+    let text = std::fs::read_to_string(&root).unwrap();
+    let kept: String = text
+        .split_inclusive('\n')
+        .take_while(|line| !line.contains("\"tool_result\""))
+        .collect();
+    assert!(kept.contains("\"tool_use\""), "{kept}");
+    std::fs::write(&root, kept).unwrap();
+
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"text": "listed again"}]}],
+            "counter": [{"turns": [{"text": "never asked"}]}]
+        }}),
+    );
+    let agent = Agent::resume(runtime, resumable(dir.path()), &session).unwrap();
+    let (_, result) = run(agent.continue_interrupted(QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "listed again");
+    assert!(provider.of_type("counter").is_empty(), "not run again");
+    let result = result_value(&provider.of_type("root")[0]);
+    assert_eq!(
+        (&result["status"], &result["value"]),
+        (&json!("completed"), &json!({"names": ["c.md"]}))
+    );
+    // And the subagent resumed on its own returns it too.
+    let id: AgentId = "root.0001-counter".parse().unwrap();
+    let (_, result) = run(agent.resume_subagent(&id, None)).await;
+    assert_eq!(result.unwrap().value, Some(json!({"names": ["c.md"]})));
+}
+
 // ---- On the wire ---------------------------------------------------------
 
 /// Runs a root that delegates one task to `counter` (effort high) over
@@ -261,20 +386,11 @@ async fn delegate_over(
     server: &Replay,
 ) -> (Value, Vec<Recorded>) {
     let dir = tempfile::tempdir().unwrap();
-    let settings = RuntimeSettings {
-        model: "test-model".to_owned(),
-        cwd: dir.path().to_path_buf(),
-        env: Default::default(),
-    };
-    let runtime = RuntimeEnvironment::new(
-        provider,
-        settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
-    );
+    let runtime = runtime_in(dir.path(), "test-model", provider);
     let mut counter = counter();
     counter.effort = Some(zr_caps::Effort::High);
     let agent = Agent::new(
-        Arc::new(runtime),
+        runtime,
         AgentConfig::new("You are the root.").with_sub_agent(counter),
     );
     let result = tokio::time::timeout(Duration::from_secs(60), agent.prompt("Count part 0."))
@@ -334,44 +450,11 @@ fn chat(text: Option<&str>, call: Option<(&str, &str, &str)>) -> Reply {
     Reply::sse(body)
 }
 
-/// One Responses API answer: text or one function call.
-fn responses(text: Option<&str>, call: Option<(&str, &str, &str)>) -> Reply {
-    let mut events = vec![
-        json!({"type": "response.created", "response": {"id": "resp_1", "object": "response", "status": "in_progress", "output": []}}),
-    ];
-    let mut output = Vec::new();
-    if let Some(text) = text {
-        let item = json!({"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
-                          "content": [{"type": "output_text", "annotations": [], "text": text}]});
-        events.push(json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}}));
-        events.push(json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": text}));
-        events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": item}));
-        output.push(item);
-    }
-    if let Some((id, name, arguments)) = call {
-        let item = json!({"id": "fc_1", "type": "function_call", "status": "completed", "call_id": id, "name": name, "arguments": arguments});
-        events.push(json!({"type": "response.output_item.added", "output_index": output.len(), "item": {"id": "fc_1", "type": "function_call", "status": "in_progress", "call_id": id, "name": name, "arguments": ""}}));
-        events.push(json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": output.len(), "delta": arguments}));
-        events.push(json!({"type": "response.output_item.done", "output_index": output.len(), "item": item}));
-        output.push(item);
-    }
-    events.push(json!({"type": "response.completed", "response": {"id": "resp_1", "object": "response", "status": "completed", "output": output,
-        "usage": {"input_tokens": 20, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 25}}}));
-    let mut body = String::new();
-    for (n, mut event) in events.into_iter().enumerate() {
-        event["sequence_number"] = json!(n);
-        body.push_str(&format!(
-            "event: {}\ndata: {event}\n\n",
-            event["type"].as_str().unwrap()
-        ));
-    }
-    Reply::sse(body)
-}
-
 const VALID: &str = r#"{"part":0,"count":2}"#;
 const INVALID: &str = r#"{"part":0,"count":"two"}"#;
 
-fn openai_config(server: &Replay) -> OpenAiConfig {
+/// The OpenAI config of the wire tests: one attempt, a patient stream.
+pub(crate) fn openai_config(server: &Replay) -> OpenAiConfig {
     let mut config = OpenAiConfig::new(format!("{}/v1", server.url())).with_retry(fast_retry(1));
     config.http.idle_timeout = Duration::from_secs(30);
     config

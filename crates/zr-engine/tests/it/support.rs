@@ -97,6 +97,25 @@ impl Harness {
     }
 }
 
+/// A runtime over `provider` (a real one, against a loopback server)
+/// whose project folder is `dir`: model `model`, no environment.
+pub(crate) fn runtime_in(
+    dir: &std::path::Path,
+    model: &str,
+    provider: Arc<dyn ModelProvider>,
+) -> Arc<RuntimeEnvironment> {
+    let settings = RuntimeSettings {
+        model: model.to_owned(),
+        cwd: dir.to_path_buf(),
+        env: Default::default(),
+    };
+    Arc::new(RuntimeEnvironment::new(
+        provider,
+        settings,
+        BuiltinTools::new(dir.join("cron.json")),
+    ))
+}
+
 /// A subagent type.
 pub(crate) fn sub_agent(name: &str, agent_type: AgentType) -> AgentDefinition {
     AgentDefinition::new(
