@@ -7,20 +7,19 @@
 //! not a record stops the reading of that file with a warning naming the
 //! file and line.
 
-mod price;
 mod running;
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
+use zr_engine::price_of;
 use zr_types::Usage;
 
 use crate::cli::{Format, SessionsArgs};
 use crate::error::CliError;
 use crate::inspect::json_text;
 
-pub(crate) use price::price_of;
 pub(crate) use running::{RunningMark, running_pid};
 
 /// Where the sessions of the project at `root` are.

@@ -56,6 +56,10 @@ pub struct QueryResult {
     pub usage: Usage,
     /// The usage of every agent of the query, the root included.
     pub total_usage: Usage,
+    /// What `total_usage` cost, in US dollars, each agent's tokens at its
+    /// model's price ([`price_of`](crate::price_of)); `None` when a model
+    /// of the query is not in the table.
+    pub cost_usd: Option<f64>,
     /// Wall time.
     pub duration: Duration,
     /// The subagents of this query that ended `failed` (a model request
@@ -453,6 +457,7 @@ async fn run_root(
         turns: outcome.turns,
         usage: outcome.usage,
         total_usage: ctx.total_usage(),
+        cost_usd: ctx.total_cost(),
         duration: start.elapsed(),
         failed_subagents: ctx.failed_subagents(),
     };

@@ -20,6 +20,7 @@ use crate::event::EventKind;
 use crate::history::push_user_text;
 use crate::hooks::HookAgent;
 use crate::meta::AgentMeta;
+use crate::price::cost_of;
 use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_progress};
 use crate::registry::{Entry, Running};
 use crate::run::model::{Ask, side_request};
@@ -63,6 +64,7 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
         template: subagent.result.clone(),
         progress: Arc::clone(&run.progress),
         agent_type: Arc::clone(&run.meta.agent_type),
+        model: run.meta.model.clone(),
         parent,
         started: subagent.start,
         settled: None,
@@ -114,6 +116,8 @@ struct Finisher {
     template: TaskResult,
     progress: Arc<Mutex<Progress>>,
     agent_type: Arc<str>,
+    /// Its model, for the cost of what it used.
+    model: String,
     parent: AgentId,
     started: Instant,
     /// Its result once settled (the SubagentStop hooks run next).
@@ -162,6 +166,7 @@ impl Drop for Finisher {
         }
         let mut result = self.template.clone();
         fill_from_progress(&mut result, &self.progress);
+        result.cost_usd = cost_of(&self.model, &result.usage);
         result.status = TaskStatus::Cancelled;
         result.error = Some(
             "stopped before it finished (by the host, or the session ended); the output is what it wrote so far".to_owned(),
@@ -251,7 +256,7 @@ impl<'a> ProgressTicker<'a> {
                     let mut progress = lock(&self.progress);
                     progress.usage = progress.usage.plus(response.usage);
                 }
-                self.ctx.add_usage(response.usage);
+                self.ctx.add_usage(&self.meta.model, response.usage);
                 let text: String = texts(&response.content).collect();
                 let text = text.trim();
                 (!text.is_empty()).then(|| text.to_owned())

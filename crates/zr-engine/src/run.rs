@@ -71,7 +71,7 @@ impl AgentRun {
             }
             progress.usage
         };
-        let total = ctx.add_usage(response.usage);
+        let total = ctx.add_usage(&self.meta.model, response.usage);
         self.emit(
             ctx,
             EventKind::TurnFinished {

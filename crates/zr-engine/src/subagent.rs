@@ -51,6 +51,7 @@ use crate::agent_run::AgentRun;
 use crate::effects;
 use crate::event::EventKind;
 use crate::hooks::HookAgent;
+use crate::price::cost_of;
 use crate::outcome::{TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
 use crate::session::QueryCtx;
 use crate::worktree::Scope;
@@ -185,6 +186,7 @@ pub(crate) async fn live(
             timed_out,
         } = limits;
         let progress = Arc::clone(&run.progress);
+        let model = run.meta.model.clone();
         let ran = AtomicBool::new(false);
         let work = {
             let (ran, scope) = (&ran, &scope);
@@ -229,6 +231,7 @@ pub(crate) async fn live(
                 result.error = Some(timed_out(ran.load(Ordering::Relaxed)));
             }
         }
+        result.cost_usd = cost_of(&model, &result.usage);
         result.worktree = scope.finish().await;
         result.duration = start.elapsed();
         steps.settled(&result);

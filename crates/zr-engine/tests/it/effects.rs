@@ -161,6 +161,7 @@ fn journaled(output: &str) -> TaskResult {
         output: output.to_owned(),
         turns: 1,
         usage: Usage::default(),
+        cost_usd: None,
         duration: Duration::ZERO,
         error: None,
         worktree: None,

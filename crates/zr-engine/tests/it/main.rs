@@ -5,6 +5,7 @@
 
 mod background;
 mod compaction;
+mod cost;
 mod cron;
 mod delegation;
 mod effects;

@@ -301,6 +301,7 @@ fn finish_replaces_the_tree_with_a_summary() {
             output_tokens: 345,
             ..Usage::default()
         },
+        cost_usd: Some(0.0),
         duration: Duration::from_millis(2500),
         failed_subagents: Vec::new(),
     };
