@@ -51,8 +51,8 @@ use crate::agent_run::AgentRun;
 use crate::effects;
 use crate::event::EventKind;
 use crate::hooks::HookAgent;
-use crate::price::cost_of;
 use crate::outcome::{TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
+use crate::price::cost_of;
 use crate::session::QueryCtx;
 use crate::worktree::Scope;
 

@@ -157,6 +157,10 @@ impl OpenAiProvider {
 }
 
 impl ModelProvider for OpenAiProvider {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let key = self.config.api_key.clone();
         self.endpoint.stream::<decode::ChunkDecoder, _>(

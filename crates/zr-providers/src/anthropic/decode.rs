@@ -54,6 +54,10 @@ enum StreamEvent {
 struct MessageStart {
     #[serde(default)]
     usage: Option<WireUsage>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -251,7 +255,15 @@ impl Decoder for MessageDecoder {
             ))
         })?;
         match parsed {
-            StreamEvent::MessageStart { message } => self.add_usage(message.usage),
+            StreamEvent::MessageStart { message } => {
+                if let Some(model) = message.model {
+                    out.push(ModelEvent::Metadata {
+                        model,
+                        id: message.id,
+                    });
+                }
+                self.add_usage(message.usage);
+            }
             StreamEvent::ContentBlockStart {
                 index,
                 content_block,
