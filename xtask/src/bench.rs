@@ -25,6 +25,7 @@ const CRITERION: &[(&str, &str)] = &[
     ("zr-skills", "reload"),
     ("zr-tools", "tools"),
     ("zr-engine", "engine"),
+    ("zr-telemetry", "fanout"),
     ("zr-cli", "agents"),
 ];
 

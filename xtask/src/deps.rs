@@ -6,7 +6,10 @@
 //! - `.deps/node`: `npm ci` of `package.json` + `package-lock.json` (the MCP
 //!   servers, the MCP conformance suite, the TypeScript SDK);
 //! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
-//!   Python MCP SDK for the fault server).
+//!   Python MCP SDK for the fault server);
+//! - `.deps/phoenix`: one with `phoenix-requirements.txt` (Arize Phoenix,
+//!   the receiver of zr-telemetry's tests; its pins clash with the MCP
+//!   SDK's, so it has a folder of its own; about 850 MB).
 //!
 //! Each part is redone only when its pinned list changed since the last
 //! install (a stamp file holds a copy of the lists), so a second run costs
@@ -29,7 +32,13 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
     let deps = root.join(DEPS_DIR);
     let pinned = root.join("xtask/deps");
     node(&deps.join("node"), &pinned)?;
-    python(&deps.join("venv"), &pinned)?;
+    python(&deps.join("venv"), &pinned, "requirements.txt", false)?;
+    python(
+        &deps.join("phoenix"),
+        &pinned,
+        "phoenix-requirements.txt",
+        true,
+    )?;
     Ok(deps)
 }
 
@@ -49,16 +58,20 @@ fn node(dir: &Path, pinned: &Path) -> Result<()> {
     })
 }
 
-/// A virtual environment in `dir` with the pinned `requirements.txt`.
-fn python(dir: &Path, pinned: &Path) -> Result<()> {
-    install("python", dir, pinned, &["requirements.txt"], || {
+/// A virtual environment in `dir` with the pinned `requirements`; with
+/// `no_deps`, the list holds every package and pip resolves nothing.
+fn python(dir: &Path, pinned: &Path, requirements: &str, no_deps: bool) -> Result<()> {
+    install("python", dir, pinned, &[requirements], || {
         let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
         let mut venv = Command::new(python);
         venv.arg("-m").arg("venv").arg(dir);
         run_cmd(venv).context("could not create the virtual environment; is python3 installed?")?;
         let mut pip = Command::new(dir.join("bin/pip"));
-        pip.args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(pinned.join("requirements.txt"));
+        pip.args(["install", "--quiet", "--disable-pip-version-check"]);
+        if no_deps {
+            pip.arg("--no-deps");
+        }
+        pip.arg("-r").arg(pinned.join(requirements));
         run_cmd(pip).context("pip install failed")
     })
 }

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 use zr_caps::AgentCapabilities;
-use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
+use zr_types::{AgentId, Message, SessionId, ToolName, Usage, error_chain};
 
 use crate::agent_run::AgentRun;
 use crate::catalog::RootReload;
@@ -26,6 +27,7 @@ use crate::runtime::RuntimeEnvironment;
 use crate::session::{Cleanup, QueryCtx, Session};
 use crate::sync::lock;
 use crate::task::Subagents;
+use crate::telemetry;
 
 /// Per-query changes to the root (C1: a set field replaces the
 /// constructor's).
@@ -107,6 +109,9 @@ struct RootState {
 pub struct Agent {
     session: Arc<Session>,
     state: Arc<Mutex<RootState>>,
+    /// The session's span, the root of its trace: it ends when the agent
+    /// is dropped (and its background agents' spans have ended).
+    span: tracing::Span,
 }
 
 fn new_session_id(runtime: &RuntimeEnvironment) -> SessionId {
@@ -122,8 +127,10 @@ impl Agent {
     /// A root agent of a new session.
     #[must_use]
     pub fn new(runtime: Arc<RuntimeEnvironment>, config: AgentConfig) -> Self {
+        let session = Session::new(new_session_id(&runtime), runtime, config);
         Self {
-            session: Arc::new(Session::new(new_session_id(&runtime), runtime, config)),
+            span: telemetry::session_span(&session.id),
+            session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState::default())),
         }
     }
@@ -205,12 +212,13 @@ impl Agent {
             query: number,
             kept: false,
         };
+        let session_span = self.span.clone();
         let task = handle.spawn(async move {
             let guard = busy;
             // The whole guard moves in (a use of one field alone would
             // move only that field's copy).
             let mut ending = ending;
-            let result = run_root(&ctx, history, loaded, prompt, overrides).await;
+            let result = run_root(&ctx, &session_span, history, loaded, prompt, overrides).await;
             if result.is_err() {
                 // A failed query adds nothing to the history, nor in the
                 // transcript.
@@ -260,6 +268,7 @@ impl Agent {
     /// the tools it `loaded`.
     pub(crate) fn restored(session: Session, history: Vec<Message>, loaded: Vec<ToolName>) -> Self {
         Self {
+            span: telemetry::session_span(&session.id),
             session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState {
                 history,
@@ -398,6 +407,7 @@ impl Drop for BusyGuard {
 
 async fn run_root(
     ctx: &QueryCtx,
+    session_span: &tracing::Span,
     mut history: Vec<Message>,
     loaded: Vec<ToolName>,
     prompt: Option<String>,
@@ -438,14 +448,24 @@ async fn run_root(
     let run = AgentRun::new(meta, tools, history)
         .with_delegate(Arc::new(Subagents))
         .with_reload(reload);
-    let outcome = run.run(ctx).await;
+    let span = telemetry::agent_span(
+        session_span,
+        &run.meta,
+        &session.id,
+        session.runtime.provider().name(),
+        None,
+    );
+    let outcome = run.run(ctx).instrument(span.clone()).await;
+    telemetry::record_end(&span, outcome.status, outcome.turns, outcome.usage);
     if let Some(source) = outcome.error {
+        telemetry::record_failure(&span, "provider_error", &error_chain(&source));
         return Err(EngineError::Provider {
             agent: root,
             source,
         });
     }
     if let Some(stop_reason) = outcome.no_answer {
+        telemetry::record_failure(&span, "no_answer", stop_reason.as_str());
         return Err(EngineError::NoAnswer {
             agent: root,
             stop_reason,

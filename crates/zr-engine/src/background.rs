@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use tracing::Instrument as _;
 use zr_types::{AgentId, ToolDefinition};
 
 use crate::agent_run::AgentRun;
@@ -77,7 +78,9 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
         subagent::live(&ctx, subagent, Limits::NONE, ticker.run(), &mut finisher).await;
     };
     let tracked = Tracked {
-        work: Box::pin(work),
+        // The task keeps the span of the call that launched it: the
+        // agent's `invoke_agent` span is that call's child.
+        work: Box::pin(work.in_current_span()),
         _running: running,
     };
     // The session may have ended while the query that launched it ran

@@ -20,6 +20,7 @@ use crate::hooks::HookAgent;
 use crate::meta::AgentMeta;
 use crate::permission;
 use crate::session::QueryCtx;
+use crate::telemetry::{self, ToolStatus};
 use crate::tools::Runner;
 
 /// At most this many read-only calls of one turn run at once.
@@ -85,12 +86,14 @@ fn is_read_only(agent: &AgentRun, call: &ToolCall) -> bool {
 }
 
 async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutcome {
-    let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
-    async {
+    let span = telemetry::tool_span(&call.name, &call.id, &call.input);
+    let recorded = span.clone();
+    async move {
         let meta = &agent.meta;
         if let Some(why) = agent.denials.stopped() {
             let why = format!("not run: agent {} was {why}", meta.id);
             let block = refused(ctx, meta, call, &why);
+            telemetry::record_tool(&recorded, ToolStatus::Denied, || why.clone());
             return CallOutcome {
                 block,
                 load: Vec::new(),
@@ -100,6 +103,7 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
         let Some(tool) = agent.tools.get(&call.name) else {
             started(ctx, meta, call);
             let output = not_available(agent, &call.name);
+            telemetry::record_tool(&recorded, ToolStatus::Error, || json_text(&output.content));
             let block = finish(ctx, meta, call, output, start);
             return CallOutcome {
                 block,
@@ -119,6 +123,7 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
             Ok(c) => permission::check(&gate, meta, tool, &c).await.map(|()| c),
             Err(reason) => Err(reason),
         };
+        let denied = admitted.is_err();
         let (output, load) = match admitted {
             Err(reason) => {
                 let output =
@@ -147,6 +152,12 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
         };
         let limit = session.config.compaction.max_tool_result_bytes;
         let output = limit_result(&session.spill, limit, &meta.id, call, output).await;
+        let status = match (denied, output.is_error) {
+            (true, _) => ToolStatus::Denied,
+            (false, true) => ToolStatus::Error,
+            (false, false) => ToolStatus::Ok,
+        };
+        telemetry::record_tool(&recorded, status, || json_text(&output.content));
         let block = finish(ctx, meta, call, output, start);
         CallOutcome { block, load }
     }
@@ -259,4 +270,9 @@ fn finish(
         is_error: output.is_error,
         display: output.display,
     }
+}
+
+/// A result's content as JSON, for telemetry.
+fn json_text(content: &[zr_types::ToolResultContent]) -> String {
+    serde_json::to_string(content).unwrap_or_default()
 }

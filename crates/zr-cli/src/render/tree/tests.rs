@@ -91,6 +91,7 @@ fn finished(at: u64, agent: &str, status: TaskStatus, turns: u32) -> Event {
         output: "out".to_owned(),
         turns,
         usage: Usage::default(),
+        cost_usd: None,
         duration: Duration::from_millis(at),
         error: None,
         worktree: None,
