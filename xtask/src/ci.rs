@@ -80,6 +80,26 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
         test_env(&mut cmd);
         run_cmd(cmd)
     })?;
+    // Kills `zr` with SIGKILL after sampled transcript records and resumes
+    // it (`ZR_CRASH_POINTS`: 30 here; `all` or a number for a longer run);
+    // prints the number of points and the time.
+    step("crash matrix", &|| {
+        let mut cmd = cargo(root);
+        cmd.args(["test", "-p", "zr-cli", "--test", "it"])
+            .args(locked)
+            .args([
+                "--",
+                "--ignored",
+                "--exact",
+                "durable::crash_matrix",
+                "--nocapture",
+            ]);
+        test_env(&mut cmd);
+        if std::env::var_os("ZR_CRASH_POINTS").is_none() {
+            cmd.env("ZR_CRASH_POINTS", "30");
+        }
+        run_cmd(cmd)
+    })?;
     step("doctest", &|| {
         let mut cmd = cargo(root);
         cmd.args(["test", "--workspace", "--doc"]).args(locked);

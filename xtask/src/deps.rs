@@ -9,7 +9,12 @@
 //!   Python MCP SDK for the fault server);
 //! - `.deps/phoenix`: one with `phoenix-requirements.txt` (Arize Phoenix,
 //!   the receiver of zr-telemetry's tests; its pins clash with the MCP
-//!   SDK's, so it has a folder of its own; about 850 MB).
+//!   SDK's, so it has a folder of its own; about 850 MB);
+//! - a headless Chromium (the `zr sessions show --html` test renders its
+//!   page): Debian's `chromium-headless-shell` (named in
+//!   `xtask/deps/debian.txt`), installed with `apt-get` when no Chromium is
+//!   on `PATH` and `ZR_BROWSER` is unset. It goes where the system puts it,
+//!   not into `.deps/`: Debian's package pulls shared libraries with it.
 //!
 //! Each part is redone only when its pinned list changed since the last
 //! install (a stamp file holds a copy of the lists), so a second run costs
@@ -39,7 +44,60 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf> {
         "phoenix-requirements.txt",
         true,
     )?;
+    browser(&pinned)?;
     Ok(deps)
+}
+
+/// The Chromium names the tests look for on `PATH`, in order.
+const BROWSERS: [&str; 3] = ["chromium-headless-shell", "chromium", "chromium-browser"];
+
+/// A headless Chromium: on `PATH` already, or Debian's packages of
+/// `debian.txt` installed with `apt-get` (which needs root; elsewhere the
+/// error says what to install).
+fn browser(pinned: &Path) -> Result<()> {
+    if std::env::var_os("ZR_BROWSER").is_some() {
+        println!("deps: browser from ZR_BROWSER");
+        return Ok(());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .flat_map(|dir| BROWSERS.map(|name| dir.join(name)))
+        .find(|candidate| candidate.is_file());
+    if let Some(found) = found {
+        println!("deps: browser {}", found.display());
+        return Ok(());
+    }
+    let list = pinned.join("debian.txt");
+    let text =
+        fs::read_to_string(&list).with_context(|| format!("could not read {}", list.display()))?;
+    let packages: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    println!("deps: installing {} with apt-get", packages.join(" "));
+    let install = || {
+        let mut cmd = Command::new("apt-get");
+        cmd.args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&packages)
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        run_cmd(cmd)
+    };
+    // A fresh machine's package lists may be missing or old: update once
+    // and try again.
+    install()
+        .or_else(|_| {
+            let mut update = Command::new("apt-get");
+            update.args(["update", "-qq"]);
+            run_cmd(update)?;
+            install()
+        })
+        .with_context(|| {
+            format!(
+                "could not install {} (a headless Chromium for the session page test); install it, or set ZR_BROWSER to a Chromium binary",
+                packages.join(" ")
+            )
+        })
 }
 
 /// `npm ci` into `dir` from the pinned `package.json` and lock file.

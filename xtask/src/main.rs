@@ -16,7 +16,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [--quick]
 
 commands:
-  ci [--quick]     fmt, tidy, clippy, tests, snapshot review check, docs
+  ci [--quick]     fmt, tidy, clippy, tests, the crash matrix, snapshot
+                   review check, docs
                    (--quick: 256 proptest cases instead of 10000)
   tidy             layering and source checks only
   deps             install the MCP servers, conformance suite and Python

@@ -45,11 +45,13 @@ pub(crate) enum Command {
     Skills(SkillsArgs),
     /// Show the project's MCP servers and their tools (`zr mcp list`).
     Mcp(McpArgs),
-    /// List the sessions in .zr/sessions with their status and cost.
+    /// List the sessions in .zr/sessions with their status and cost, or
+    /// show one (`zr sessions show SESSION`).
     ///
     /// Newest first: status, prompt, agents, turns, tokens (input, output
     /// and prompt cache) and cost (an estimate from the list prices of
     /// known models; tokens of runs cut short are not recorded).
+    #[command(after_help = SESSIONS_EXAMPLES)]
     Sessions(SessionsArgs),
     /// Print a shell completion script for bash, zsh, fish, elvish or
     /// PowerShell.
@@ -187,9 +189,32 @@ pub(crate) enum McpCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct SessionsArgs {
-    /// Output format.
+    #[command(subcommand)]
+    pub(crate) command: Option<SessionsCommand>,
+    /// Output format of the list.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub(crate) format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// One session: its agent tree with each agent's type, status, turns,
+    /// tokens, cost, start, wait and duration, tool calls and conclusion.
+    Show(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// The session id (`zr sessions` lists them).
+    pub(crate) session: String,
+    /// Print this agent's conversation instead (tool calls and results
+    /// cut short).
+    #[arg(long, value_name = "ID")]
+    pub(crate) agent: Option<String>,
+    /// Also write one self-contained HTML page (no network) with a
+    /// timeline of the agents and the tree.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -243,6 +268,15 @@ Examples:
   zr resume s-019ad5f3c2e10-5f1c2a9b --agent root.0001-explore \"Look deeper\"
 
 `zr sessions` lists the sessions with their status.";
+
+/// `zr sessions --help`'s examples.
+const SESSIONS_EXAMPLES: &str = "\
+Examples:
+  zr sessions                                       newest first
+  zr sessions --format json | jq '.[0].id'
+  zr sessions show s-019ad5f3c2e10-5f1c2a9b         the agent tree
+  zr sessions show s-019ad5f3c2e10-5f1c2a9b --agent root.0001-explore
+  zr sessions show s-019ad5f3c2e10-5f1c2a9b --html run.html";
 
 /// `zr resolve --help`'s examples.
 const RESOLVE_EXAMPLES: &str = "\

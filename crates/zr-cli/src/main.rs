@@ -20,6 +20,7 @@
 mod cli;
 mod config;
 mod config_key;
+mod crash_hook;
 mod error;
 mod init;
 mod inspect;

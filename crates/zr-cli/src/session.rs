@@ -18,6 +18,7 @@ use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
 
 use crate::config::{LazySetting, ZrConfig};
 use crate::config_key::{config_key_error, patterns};
+use crate::crash_hook::KillAfter;
 use crate::error::CliError;
 use crate::project::Project;
 
@@ -44,9 +45,9 @@ pub(crate) struct Workspace {
 }
 
 /// Grants each agent the skills of its resolved pool, and revokes them when
-/// it ends.
+/// it ends; counts transcript records for the test-only crash hook.
 #[derive(Debug)]
-struct SkillGrants(Arc<SkillTool>);
+struct SkillGrants(Arc<SkillTool>, Option<KillAfter>);
 
 impl AgentObserver for SkillGrants {
     fn agent_started(&self, _: &SessionId, agent: &AgentId, pool: &ResolvedPool) {
@@ -55,6 +56,12 @@ impl AgentObserver for SkillGrants {
 
     fn agent_finished(&self, _: &SessionId, agent: &AgentId) {
         self.0.revoke(agent);
+    }
+
+    fn record_written(&self, _: &SessionId, _: &AgentId) {
+        if let Some(hook) = &self.1 {
+            hook.record_written();
+        }
     }
 }
 
@@ -120,7 +127,10 @@ impl Workspace {
             BuiltinTools::new(project.root.join(".zr").join("cron.json")),
         )
         .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
-        .with_observer(Arc::new(SkillGrants(skill_tool)));
+        .with_observer(Arc::new(SkillGrants(
+            skill_tool,
+            KillAfter::from_env(&|v| std::env::var(v).ok()),
+        )));
         if let Some(max_tokens) = project.config.model.max_tokens {
             runtime = runtime.with_max_tokens(max_tokens);
         }

@@ -7,20 +7,27 @@
 //! not a record stops the reading of that file with a warning naming the
 //! file and line.
 
+mod conversation;
+mod read;
 mod running;
+pub(crate) mod show;
+mod timeline;
+mod units;
+pub(crate) mod view;
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
-use zr_engine::price_of;
-use zr_types::Usage;
+use zr_types::{SessionId, Usage};
 
-use crate::cli::{Format, SessionsArgs};
+use crate::cli::{Format, SessionsArgs, SessionsCommand};
 use crate::error::CliError;
 use crate::inspect::json_text;
 
 pub(crate) use running::{RunningMark, running_pid};
+use units::{first_line, format_cost, format_started};
+use view::SessionView;
 
 /// Where the sessions of the project at `root` are.
 pub(crate) fn sessions_dir(root: &Path) -> PathBuf {
@@ -55,23 +62,6 @@ pub(crate) struct SessionSummary {
     pub(crate) models: Vec<String>,
 }
 
-/// What one transcript file says.
-#[derive(Debug, Default)]
-struct AgentFile {
-    model: Option<String>,
-    created_ms: Option<u64>,
-    first_prompt: Option<String>,
-    turns: u64,
-    usage: Usage,
-    /// The last run's end: `Some(status)` after a `finished` or
-    /// `query_failed` record, `None` when a message followed it.
-    ended: Option<String>,
-    messages: u64,
-    /// How many first message records the agent inherited (a fork's
-    /// parent's conversation): not its turns.
-    inherited: u64,
-}
-
 /// The sessions under `dir`, newest first, and a warning for each file
 /// that could not be read whole.
 pub(crate) fn list(dir: &Path, shown_root: &Path) -> (Vec<SessionSummary>, Vec<String>) {
@@ -104,28 +94,6 @@ pub(crate) fn list(dir: &Path, shown_root: &Path) -> (Vec<SessionSummary>, Vec<S
     (sessions, warnings)
 }
 
-/// The agent ids with a transcript in `folder`, sorted.
-pub(crate) fn agent_ids(folder: &Path) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            name.strip_suffix(".jsonl").map(str::to_owned)
-        })
-        .collect();
-    ids.sort();
-    ids
-}
-
-/// The start time encoded in a session id (`s-` + 13 hex digits of
-/// milliseconds + `-` + 8 hex digits).
-pub(crate) fn started_from_id(id: &str) -> Option<u64> {
-    let (ms, _) = id.strip_prefix("s-")?.split_once('-')?;
-    u64::from_str_radix(ms, 16).ok()
-}
-
 /// The session `id` in `folder`; `shown_root`: what the paths in
 /// `warnings` are relative to.
 pub(crate) fn summarise(
@@ -134,172 +102,73 @@ pub(crate) fn summarise(
     shown_root: &Path,
     warnings: &mut Vec<String>,
 ) -> SessionSummary {
-    let agents = agent_ids(folder);
-    let mut turns = 0;
-    let mut usage = Usage::default();
-    let mut cost = Some(0.0);
-    let mut models = Vec::new();
-    let mut root = None;
-    for agent in &agents {
-        let path = folder.join(format!("{agent}.jsonl"));
-        let shown = crate::inspect::shown_path(&path, shown_root);
-        let file = read_agent(&path, &shown, warnings);
-        turns += file.turns;
-        usage = usage.plus(file.usage);
-        let model = file.model.clone().unwrap_or_default();
-        cost = match (cost, price_of(&model)) {
-            (Some(sum), Some(price)) => Some(sum + price.cost(&file.usage)),
-            (Some(sum), None) if file.usage.total() == 0 => Some(sum),
-            _ => None,
-        };
-        if !model.is_empty() && !models.contains(&model) {
-            models.push(model);
-        }
-        if agent == "root" {
-            root = Some(file);
-        }
-    }
+    let view = SessionView::load(id, folder, shown_root, warnings);
+    let mut models: Vec<String> = view
+        .agents
+        .iter()
+        .filter_map(|a| a.file.model.clone())
+        .filter(|m| !m.is_empty())
+        .collect();
     models.sort();
-    let running = running_pid(folder).is_some();
-    let status = match &root {
-        Some(r) if r.ended.is_none() && running => "running".to_owned(),
-        Some(r) if r.messages == 0 => "empty".to_owned(),
-        Some(r) => r.ended.clone().unwrap_or_else(|| "interrupted".to_owned()),
-        None if running => "running".to_owned(),
-        None => "empty".to_owned(),
-    };
+    models.dedup();
     SessionSummary {
         id: id.to_owned(),
-        started_ms: started_from_id(id).or_else(|| root.as_ref().and_then(|r| r.created_ms)),
-        status,
-        prompt: root
-            .as_ref()
+        started_ms: view.started_ms(),
+        status: view.status(),
+        prompt: view
+            .root()
             .and_then(|r| r.first_prompt.clone())
             .unwrap_or_default(),
-        agents,
-        turns,
-        usage,
-        cost_usd: cost,
+        agents: view.agents.iter().map(|a| a.id.clone()).collect(),
+        turns: view.agents.iter().map(|a| a.file.turns).sum(),
+        usage: view.usage(),
+        cost_usd: view.cost(),
         models,
     }
 }
 
-/// Reads one transcript; `shown` is the path warnings name.
-fn read_agent(path: &Path, shown: &str, warnings: &mut Vec<String>) -> AgentFile {
-    let mut file = AgentFile::default();
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            warnings.push(format!("cannot read {shown}: {e}"));
-            return file;
-        }
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last_nonblank = lines.iter().rposition(|l| !l.trim().is_empty());
-    for (index, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let record: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            // A torn last line: the process was killed while writing it.
-            Err(_) if Some(index) == last_nonblank => break,
-            Err(e) => {
-                warnings.push(format!(
-                    "{}:{}: not a transcript record ({e}); the rest of this file is ignored",
-                    shown,
-                    index + 1
-                ));
-                break;
-            }
-        };
-        apply(&mut file, &record);
-    }
-    file
-}
-
-fn apply(file: &mut AgentFile, record: &Value) {
-    match record.get("kind").and_then(Value::as_str) {
-        Some("header") => {
-            file.model = record
-                .get("model")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            file.created_ms = record.get("created_ms").and_then(Value::as_u64);
-            file.inherited = record
-                .get("inherited_messages")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-        }
-        Some("message") => {
-            let message = record.get("message").unwrap_or(&Value::Null);
-            file.messages += 1;
-            file.ended = None;
-            let own = file.messages > file.inherited;
-            match message.get("role").and_then(Value::as_str) {
-                Some("assistant") if own => file.turns += 1,
-                Some("user") if file.first_prompt.is_none() => {
-                    file.first_prompt = first_text(message);
-                }
-                _ => {}
-            }
-        }
-        Some("finished") => {
-            let usage: Usage = record
-                .get("usage")
-                .and_then(|u| serde_json::from_value(u.clone()).ok())
-                .unwrap_or_default();
-            file.usage = file.usage.plus(usage);
-            file.ended = Some(
-                record
-                    .get("status")
-                    .and_then(Value::as_str)
-                    .unwrap_or("finished")
-                    .to_owned(),
-            );
-        }
-        Some("query_failed") => file.ended = Some("failed".to_owned()),
-        _ => {}
-    }
-}
-
-/// The first text block of a message, if any.
-fn first_text(message: &Value) -> Option<String> {
-    message
-        .get("content")?
-        .as_array()?
-        .iter()
-        .find_map(|b| b.get("text").and_then(Value::as_str))
-        .map(str::to_owned)
-}
-
-/// `text`'s first line, cut to `max` characters.
-fn first_line(text: &str, max: usize) -> String {
-    crate::render::plain::one_line(text.lines().next().unwrap_or_default(), max)
-}
-
-/// A start time as `YYYY-MM-DD HH:MM:SS` (UTC).
-fn format_started(ms: Option<u64>) -> String {
-    ms.and_then(|ms| i64::try_from(ms).ok())
-        .and_then(chrono::DateTime::from_timestamp_millis)
-        .map_or_else(
-            || "-".to_owned(),
-            |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
-        )
-}
-
-/// A cost as `$0.1234`, `-` when unknown.
-pub(crate) fn format_cost(cost: Option<f64>) -> String {
-    cost.map_or_else(|| "-".to_owned(), |c| format!("${c:.4}"))
-}
-
-/// `zr sessions`: the table or JSON, and warnings for standard error.
+/// The folder of the session the user typed as `typed`.
 ///
 /// # Errors
 ///
-/// None yet: a missing sessions folder is an empty list.
+/// [`CliError::Usage`] for a malformed id or one without a root
+/// transcript, with the sessions it may have meant.
+pub(crate) fn find(root: &Path, typed: &str) -> Result<(SessionId, PathBuf), CliError> {
+    let id: SessionId = typed.parse().map_err(|e| {
+        CliError::usage(
+            format!("'{typed}' is not a session id: {e}"),
+            format!(
+                "session ids look like s-0199c0ffee123-0a1b2c3d; {}",
+                unknown_session_help(root, typed)
+            ),
+        )
+    })?;
+    let folder = sessions_dir(root).join(id.as_str());
+    if !folder.join("root.jsonl").is_file() {
+        return Err(CliError::usage(
+            format!(
+                "no session {id} in {}",
+                Path::new(".zr").join("sessions").display()
+            ),
+            unknown_session_help(root, typed),
+        ));
+    }
+    Ok((id, folder))
+}
+
+/// `zr sessions`: the table or JSON, or `zr sessions show`'s text, and
+/// warnings for standard error.
+///
+/// # Errors
+///
+/// For `show`: [`CliError::Usage`] for an unknown session or agent,
+/// [`CliError::Io`] when the HTML page cannot be written. A missing
+/// sessions folder is an empty list.
 pub(crate) fn command(root: &Path, args: &SessionsArgs) -> Result<(String, Vec<String>), CliError> {
+    if let Some(SessionsCommand::Show(show)) = &args.command {
+        let (id, folder) = find(root, &show.session)?;
+        return show::command(root, &id, &folder, show);
+    }
     let (sessions, warnings) = list(&sessions_dir(root), root);
     let out = match args.format {
         Format::Json => json_text(&Value::Array(sessions.iter().map(json_row).collect())),

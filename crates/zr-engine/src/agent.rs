@@ -1,5 +1,6 @@
 //! The root agent of a session and its queries.
 
+use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -12,7 +13,8 @@ use tracing::Instrument as _;
 use zr_caps::AgentCapabilities;
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage, error_chain};
 
-use crate::agent_run::AgentRun;
+use crate::agent_run::{AgentRun, Resumption};
+use crate::background;
 use crate::catalog::RootReload;
 use crate::config::AgentConfig;
 use crate::error::EngineError;
@@ -81,6 +83,10 @@ struct RootState {
     running: Option<u64>,
     /// Numbers queries.
     queries: u64,
+    /// Set by [`Agent::resume`] until a query takes it: the calls the
+    /// transcript recorded as started (the first query goes on from the
+    /// transcript).
+    resumed: Option<BTreeSet<String>>,
 }
 
 /// The root agent of a session. Each [`Agent::query`] continues its
@@ -181,7 +187,7 @@ impl Agent {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return Query::failed(rx, EngineError::NoRuntime);
         };
-        let (history, loaded, number) = {
+        let (history, loaded, number, resumed) = {
             let mut state = lock(&self.state);
             if state.running.is_some() {
                 return Query::failed(
@@ -193,7 +199,13 @@ impl Agent {
             }
             state.queries += 1;
             state.running = Some(state.queries);
-            (state.history.clone(), state.loaded.clone(), state.queries)
+            let resumed = state.resumed.take();
+            (
+                state.history.clone(),
+                state.loaded.clone(),
+                state.queries,
+                resumed,
+            )
         };
         let busy = BusyGuard {
             state: Arc::clone(&self.state),
@@ -218,7 +230,13 @@ impl Agent {
             // The whole guard moves in (a use of one field alone would
             // move only that field's copy).
             let mut ending = ending;
-            let result = run_root(&ctx, &session_span, history, loaded, prompt, overrides).await;
+            let start = RootStart {
+                history,
+                loaded,
+                prompt,
+                resumed,
+            };
+            let result = run_root(&ctx, &session_span, start, overrides).await;
             if result.is_err() {
                 // A failed query adds nothing to the history, nor in the
                 // transcript.
@@ -266,13 +284,20 @@ impl Agent {
 
     /// A root agent of the existing session `session` with `history` and
     /// the tools it `loaded`.
-    pub(crate) fn restored(session: Session, history: Vec<Message>, loaded: Vec<ToolName>) -> Self {
+    /// `started`: the calls its transcript recorded as started.
+    pub(crate) fn restored(
+        session: Session,
+        history: Vec<Message>,
+        loaded: Vec<ToolName>,
+        started: BTreeSet<String>,
+    ) -> Self {
         Self {
             span: telemetry::session_span(&session.id),
             session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState {
                 history,
                 loaded,
+                resumed: Some(started),
                 ..RootState::default()
             })),
         }
@@ -405,14 +430,28 @@ impl Drop for BusyGuard {
     }
 }
 
+/// What a root query starts from.
+struct RootStart {
+    history: Vec<Message>,
+    loaded: Vec<ToolName>,
+    prompt: Option<String>,
+    /// The first query after [`Agent::resume`]: the calls recorded as
+    /// started.
+    resumed: Option<BTreeSet<String>>,
+}
+
 async fn run_root(
     ctx: &QueryCtx,
     session_span: &tracing::Span,
-    mut history: Vec<Message>,
-    loaded: Vec<ToolName>,
-    prompt: Option<String>,
+    start_from: RootStart,
     overrides: QueryOverrides,
 ) -> Result<(QueryResult, Vec<Message>, Vec<ToolName>), EngineError> {
+    let RootStart {
+        mut history,
+        loaded,
+        prompt,
+        resumed,
+    } = start_from;
     let start = Instant::now();
     let session = &ctx.session;
     let config = &session.config;
@@ -426,10 +465,20 @@ async fn run_root(
     if let Some(observer) = session.runtime.observer() {
         observer.agent_started(&session.id, &root, tools.pool());
     }
-    match &prompt {
-        Some(prompt) => push_user_text(&mut history, prompt),
-        None => continue_history(&mut history),
+    for id in session.take_found_background() {
+        background::revive(ctx, &id, &tools);
     }
+    let resumption = match (resumed, prompt) {
+        (Some(started), prompt) => Some(Resumption { started, prompt }),
+        (None, Some(prompt)) => {
+            push_user_text(&mut history, &prompt);
+            None
+        }
+        (None, None) => {
+            continue_history(&mut history);
+            None
+        }
+    };
     let settings = session.runtime.settings();
     let meta = AgentMeta {
         id: root.clone(),
@@ -441,13 +490,15 @@ async fn run_root(
         model: overrides.model.unwrap_or_else(|| settings.model.clone()),
         system: config.system_prompt.clone(),
         max_turns: overrides.max_turns.unwrap_or(config.max_turns),
+        task: None,
     };
     let reload = RootReload {
         capabilities: overrides.capabilities,
     };
-    let run = AgentRun::new(meta, tools, history)
+    let mut run = AgentRun::new(meta, tools, history)
         .with_delegate(Arc::new(Subagents))
         .with_reload(reload);
+    run.resumed = resumption;
     let span = telemetry::agent_span(
         session_span,
         &run.meta,

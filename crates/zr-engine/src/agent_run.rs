@@ -2,6 +2,7 @@
 //! the [`Delegate`] seam through which its Task and MultiTask calls reach
 //! the subagent code without the tool-call path importing it.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use zr_caps::Budget;
@@ -71,6 +72,21 @@ pub(crate) struct AgentRun {
     /// The root's: how its tools are rebuilt when the session's agent
     /// types or skills change (hot reload). `None` for subagents.
     pub(crate) reload: Option<RootReload>,
+    /// Set when the run continues a transcript (see [`Resumption`]).
+    pub(crate) resumed: Option<Resumption>,
+}
+
+/// How a run rebuilt from its transcript goes on, before its first
+/// request: the turn a kill left open is finished (recorded results
+/// reused, a started call that is not read-only answered as interrupted,
+/// the others run), then `prompt` is added, or, without one, a run whose
+/// history ends with its answer is finished from that answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Resumption {
+    /// The calls the transcript recorded as started.
+    pub(crate) started: BTreeSet<String>,
+    /// A new prompt; `None` continues.
+    pub(crate) prompt: Option<String>,
 }
 
 impl AgentRun {
@@ -88,7 +104,14 @@ impl AgentRun {
             cache_prefix: None,
             delegate: Arc::new(NoDelegation),
             reload: None,
+            resumed: None,
         }
+    }
+
+    /// Continuing its transcript as `resumption` says.
+    pub(crate) fn with_resumption(mut self, resumption: Resumption) -> Self {
+        self.resumed = Some(resumption);
+        self
     }
 
     /// With a token and tool-call budget.

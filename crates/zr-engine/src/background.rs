@@ -24,10 +24,13 @@ use crate::meta::AgentMeta;
 use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_progress};
 use crate::price::cost_of;
 use crate::registry::{Entry, Running};
+use crate::revive::{self, Revive};
 use crate::run::model::{Ask, side_request};
 use crate::session::QueryCtx;
 use crate::subagent::{self, End, Limits, Subagent};
 use crate::sync::lock;
+use crate::tools::AgentTools;
+use zr_caps::Isolation;
 use zr_types::texts;
 
 /// What the progress side request asks.
@@ -91,6 +94,58 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
         "Started in the background as {id}. Its result will come to you in a message when it finishes; do not wait or poll for it."
     );
     result
+}
+
+/// Revives the background agent `id`, which a kill cut short after its
+/// call had returned, from its transcript: it runs on in the background
+/// as it was, through the same lifecycle, and its parent hears of its end
+/// as of any background agent's. `parent` holds its parent's tools. A
+/// transcript that cannot be revived is a warning, and the agent is
+/// reported to its parent as failed.
+pub(crate) fn revive(ctx: &QueryCtx, id: &AgentId, parent: &AgentTools) {
+    let session = &ctx.session;
+    let how = Revive {
+        parent,
+        prompt: None,
+        background: true,
+    };
+    let revived =
+        revive::load(session, id).and_then(|loaded| revive::rebuild(session, id, &loaded, how));
+    let (run, warnings) = match revived {
+        Ok(revived) => revived,
+        Err(error) => {
+            let why = zr_types::error_chain(&error);
+            tracing::warn!(agent = %id, error = %why, "cannot revive the background agent");
+            // Only the root delegates.
+            let parent = AgentId::root();
+            let mut result = TaskResult::pending(0, String::new(), String::new());
+            result.agent_id = Some(id.clone());
+            result.error = Some(format!("could not be resumed: {why}"));
+            session.background.report(&result, &parent);
+            return;
+        }
+    };
+    for message in warnings {
+        tracing::warn!(agent = %id, "{message}");
+        ctx.sink
+            .emit(&run.meta, EventKind::ResumeWarning { message });
+    }
+    let task = run.meta.task.clone().unwrap_or_default();
+    let mut result = TaskResult::pending(
+        task.index,
+        run.meta.agent_type.to_string(),
+        task.description.clone(),
+    );
+    result.agent_id = Some(id.clone());
+    subagent::started(ctx, &run, &task.description, task.index);
+    let subagent = Subagent {
+        run,
+        result,
+        // It works in its recorded folder: a worktree is not made again.
+        isolation: Isolation::None,
+        start: Instant::now(),
+    };
+    launch(ctx, subagent);
 }
 
 /// A background agent's task: `work`, counted as running until it is

@@ -1,6 +1,10 @@
 //! Running one model turn's tool calls: read-only calls side by side,
-//! the others one at a time, results in call order.
+//! the others one at a time, results in call order, each result written
+//! to the transcript as it comes (and a `call_started` record before a
+//! call that is not read-only runs). A turn finished after a resume
+//! reuses the results on disk and answers a started call as interrupted.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,10 +30,27 @@ use crate::tools::Runner;
 /// At most this many read-only calls of one turn run at once.
 const MAX_PARALLEL_READS: usize = 10;
 
+/// What a transcript recorded of a turn a kill cut short; empty for a
+/// new turn.
+#[derive(Debug, Default)]
+pub(crate) struct Recorded {
+    /// Results on disk, by call id: never produced again.
+    pub(crate) results: BTreeMap<String, ContentBlock>,
+    /// Calls recorded as started: one without a result that is not
+    /// read-only is answered as interrupted, never run again.
+    pub(crate) started: BTreeSet<String>,
+}
+
+/// The answer to a call that had started when the process stopped and
+/// whose result was not recorded.
+pub(crate) const INTERRUPTED_CALL: &str = "interrupted: this call had started when the previous run stopped, and its result was not recorded. It was not run again: its effect may or may not have happened. Check before repeating it.";
+
 /// The result of one call, and the tools it asks to load (FindTool).
 struct CallOutcome {
     block: ContentBlock,
     load: Vec<ToolName>,
+    /// Taken from the transcript (not written again).
+    recorded: bool,
 }
 
 /// Runs `calls` for `agent`: each run of consecutive read-only calls side
@@ -40,6 +61,7 @@ pub(crate) async fn run_calls(
     ctx: &QueryCtx,
     agent: &mut AgentRun,
     calls: &[ToolCall],
+    recorded: &Recorded,
 ) -> Vec<ContentBlock> {
     let mut results = Vec::with_capacity(calls.len());
     let mut load = Vec::new();
@@ -53,24 +75,30 @@ pub(crate) async fn run_calls(
         };
         rest = later;
         let agent_ref: &AgentRun = agent;
-        let outcomes: Vec<CallOutcome> = if now.len() == 1 {
-            vec![run_one(ctx, agent_ref, first).await]
+        let mut keep = |outcome: CallOutcome| {
+            if !outcome.recorded {
+                ctx.session
+                    .transcripts
+                    .result(&ctx.sink, &agent_ref.meta, &outcome.block);
+            }
+            results.push(outcome.block);
+            load.extend(outcome.load);
+        };
+        if now.len() == 1 {
+            keep(run_one(ctx, agent_ref, first, recorded).await);
         } else {
             // The futures are made before the stream: a mapping closure
             // kept inside it fails the compiler's higher-ranked `Send`
             // check.
             let runs: Vec<_> = now
                 .iter()
-                .map(|call| run_one(ctx, agent_ref, call))
+                .map(|call| run_one(ctx, agent_ref, call, recorded))
                 .collect();
-            stream::iter(runs)
-                .buffered(MAX_PARALLEL_READS)
-                .collect()
-                .await
-        };
-        for outcome in outcomes {
-            results.push(outcome.block);
-            load.extend(outcome.load);
+            let mut outcomes = stream::iter(runs).buffered(MAX_PARALLEL_READS);
+            // In call order, each as soon as it and those before it ended.
+            while let Some(outcome) = outcomes.next().await {
+                keep(outcome);
+            }
         }
     }
     agent.tools.load(&load);
@@ -85,31 +113,46 @@ fn is_read_only(agent: &AgentRun, call: &ToolCall) -> bool {
         .is_none_or(|c| c.definition.is_read_only())
 }
 
-async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutcome {
+async fn run_one(
+    ctx: &QueryCtx,
+    agent: &AgentRun,
+    call: &ToolCall,
+    recorded: &Recorded,
+) -> CallOutcome {
     let span = telemetry::tool_span(&call.name, &call.id, &call.input);
-    let recorded = span.clone();
+    let traced = span.clone();
     async move {
         let meta = &agent.meta;
+        let answer = |block| CallOutcome {
+            block,
+            load: Vec::new(),
+            recorded: false,
+        };
+        if let Some(block) = recorded.results.get(&call.id) {
+            return CallOutcome {
+                block: block.clone(),
+                load: Vec::new(),
+                recorded: true,
+            };
+        }
         if let Some(why) = agent.denials.stopped() {
             let why = format!("not run: agent {} was {why}", meta.id);
-            let block = refused(ctx, meta, call, &why);
-            telemetry::record_tool(&recorded, ToolStatus::Denied, || why.clone());
-            return CallOutcome {
-                block,
-                load: Vec::new(),
-            };
+            telemetry::record_tool(&traced, ToolStatus::Denied, || why.clone());
+            return answer(refused(ctx, meta, call, &why));
         }
         let start = Instant::now();
         let Some(tool) = agent.tools.get(&call.name) else {
             started(ctx, meta, call);
             let output = not_available(agent, &call.name);
-            telemetry::record_tool(&recorded, ToolStatus::Error, || json_text(&output.content));
-            let block = finish(ctx, meta, call, output, start);
-            return CallOutcome {
-                block,
-                load: Vec::new(),
-            };
+            telemetry::record_tool(&traced, ToolStatus::Error, || json_text(&output.content));
+            return answer(finish(ctx, meta, call, output, start));
         };
+        let side_effecting =
+            matches!(tool.runner, Runner::Handler(_)) && !tool.definition.is_read_only();
+        if side_effecting && recorded.started.contains(&call.id) {
+            tracing::info!(tool = %call.name, "answered as interrupted: started before the resume, no result recorded");
+            return answer(refused(ctx, meta, call, INTERRUPTED_CALL));
+        }
         // PreToolUse hooks, then the permission check, then the tool, then
         // PostToolUse (permission.rs).
         let session = &ctx.session;
@@ -134,6 +177,9 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
                 permission::ran(&agent.denials);
                 let (output, load) = match tool.runner.clone() {
                     Runner::Handler(handler) => {
+                        if side_effecting {
+                            session.transcripts.call_started(&ctx.sink, meta, &call.id);
+                        }
                         (run_handler(ctx, meta, &handler, &call).await, Vec::new())
                     }
                     Runner::FindTool => find_tool::find(&agent.tools, &call.input),
@@ -157,9 +203,13 @@ async fn run_one(ctx: &QueryCtx, agent: &AgentRun, call: &ToolCall) -> CallOutco
             (false, true) => ToolStatus::Error,
             (false, false) => ToolStatus::Ok,
         };
-        telemetry::record_tool(&recorded, status, || json_text(&output.content));
+        telemetry::record_tool(&traced, status, || json_text(&output.content));
         let block = finish(ctx, meta, call, output, start);
-        CallOutcome { block, load }
+        CallOutcome {
+            block,
+            load,
+            recorded: false,
+        }
     }
     .instrument(span)
     .await

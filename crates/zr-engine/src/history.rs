@@ -1,8 +1,11 @@
 //! History helpers every floor shares: adding the user's text so that
 //! roles alternate, reading the text of content blocks, readying a
-//! history to continue without a prompt, the tools a history called.
+//! history to continue without a prompt, the tools a history called, the
+//! turn a kill left open at its end.
 
-use zr_types::{ContentBlock, Message, MessageRole, ToolName, texts};
+use std::collections::BTreeMap;
+
+use zr_types::{ContentBlock, Message, MessageRole, ToolCall, ToolName, texts};
 
 /// Adds `text` for the model as the user: into the last message when that
 /// is the user's already (tool results, say), so that roles alternate as
@@ -32,14 +35,73 @@ pub(crate) const CONTINUE_NOTE: &str = "Your previous run was interrupted. Tool 
 
 /// Readies `history` to continue without a new prompt: a history that ends
 /// with the user's message (a turn cut short before the model answered)
-/// stays as it is; else [`CONTINUE_NOTE`] is added.
+/// or with a turn whose calls still need results ([`open_turn`]) stays as
+/// it is; else [`CONTINUE_NOTE`] is added.
 pub(crate) fn continue_history(history: &mut Vec<Message>) {
-    if history
-        .last()
-        .is_none_or(|m| m.role == MessageRole::Assistant)
+    if open_turn(history).is_none()
+        && history
+            .last()
+            .is_none_or(|m| m.role == MessageRole::Assistant)
     {
         push_user_text(history, CONTINUE_NOTE);
     }
+}
+
+/// The turn a kill left open at the end of a history read back from a
+/// transcript: the model's last answer has tool calls, and the message
+/// after it (if any) holds results for only some of them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OpenTurn {
+    /// Where the answer is in the history.
+    pub(crate) answer: usize,
+    /// The answer's calls, in order.
+    pub(crate) calls: Vec<ToolCall>,
+    /// The results recorded for some of them, by call id.
+    pub(crate) results: BTreeMap<String, ContentBlock>,
+}
+
+/// The tool calls of `content` (an answer of the model), in order.
+pub(crate) fn calls_of(content: &[ContentBlock]) -> Vec<ToolCall> {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The turn left open at the end of `history`, if one is.
+pub(crate) fn open_turn(history: &[Message]) -> Option<OpenTurn> {
+    let answer = history
+        .iter()
+        .rposition(|m| m.role == MessageRole::Assistant)?;
+    let after = history.get(answer + 1..).unwrap_or_default();
+    let results: BTreeMap<String, ContentBlock> = match after {
+        [] => BTreeMap::new(),
+        [only] if only.role == MessageRole::User => {
+            let mut results = BTreeMap::new();
+            for block in &only.content {
+                let ContentBlock::ToolResult { tool_use_id, .. } = block else {
+                    return None;
+                };
+                results.insert(tool_use_id.clone(), block.clone());
+            }
+            results
+        }
+        _ => return None,
+    };
+    let calls = calls_of(&history.get(answer)?.content);
+    let complete = calls.iter().all(|c| results.contains_key(&c.id));
+    (!calls.is_empty() && !complete).then_some(OpenTurn {
+        answer,
+        calls,
+        results,
+    })
 }
 
 /// The tools `history` called, in the order of their first call. Loading

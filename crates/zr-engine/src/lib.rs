@@ -139,18 +139,23 @@
 //!
 //! With [`AgentConfig::sessions_dir`] set, every agent appends JSONL
 //! records to `<dir>/<session>/<agent>.jsonl`: a header (type, parent,
-//! definition hash, system prompt, model, folder), each message of its
-//! history, and a `finished` record. [`Agent::resume`] rebuilds a session's
-//! root from its transcript (a torn last line ignored, unanswered tool
-//! calls and empty messages dropped, the deferred tools it called loaded
-//! again). Dropped calls are logged at `info` when the last run was cut
-//! short (its last calls were bound to go unanswered); a result without
-//! its call, a repair of a finished run and a torn line are warnings. [`Agent::continue_interrupted`] finishes a
-//! turn that a killed process cut short, and
-//! [`Agent::resume_subagent`] runs any subagent of the session again from
-//! its own transcript (in its recorded folder, or in its parent's when a
-//! worktree it ran in is gone). A transcript that cannot be written never
-//! stops an agent ([`EventKind::TranscriptError`]).
+//! definition hash, system prompt, model, folder, the task it carries
+//! out), each message of its history, each tool result as its call ends,
+//! a `call_started` record before a call that is not read-only runs, and
+//! a `finished` record. [`Agent::resume`] rebuilds a session's root from
+//! its transcript (a torn last line ignored, the turn a kill cut short
+//! kept to be finished, other unanswered tool calls and empty messages
+//! dropped with a warning, the deferred tools it called loaded again).
+//! [`Agent::continue_interrupted`] finishes a turn that a killed process
+//! cut short without repeating finished work: recorded results are
+//! reused, a started call without a result is answered as interrupted
+//! (a read-only one runs again), the tasks of an open Task or MultiTask
+//! call come from their subagents' transcripts (finished: the recorded
+//! result; cut short: continued), and background agents cut short are
+//! revived. [`Agent::resume_subagent`] runs any subagent of the session
+//! again from its own transcript (in its recorded folder, or in its
+//! parent's when a worktree it ran in is gone). A transcript that cannot
+//! be written never stops an agent ([`EventKind::TranscriptError`]).
 //!
 //! # Compaction
 //!
@@ -250,6 +255,7 @@ mod preview;
 mod price;
 mod registry;
 mod resume;
+mod revive;
 mod run;
 mod runtime;
 mod session;

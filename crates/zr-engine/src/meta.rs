@@ -32,4 +32,22 @@ pub(crate) struct AgentMeta {
     pub(crate) system: String,
     /// Its turn limit.
     pub(crate) max_turns: u32,
+    /// The task of its parent's call that it carries out (`None` for the
+    /// root): a resumed call finds its tasks' transcripts by it.
+    pub(crate) task: Option<TaskRef>,
+}
+
+/// One task of a `Task` or `MultiTask` call: the call's `tool_use` id and
+/// the task's index in it.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub(crate) struct TaskRef {
+    /// The id of the parent's `tool_use` block.
+    pub(crate) call: String,
+    /// The task's index in the call (0 for `Task`).
+    pub(crate) index: usize,
+    /// The task's short description.
+    #[serde(default)]
+    pub(crate) description: String,
 }

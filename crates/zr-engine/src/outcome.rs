@@ -60,6 +60,23 @@ impl TaskStatus {
             Self::Background => "background",
         }
     }
+
+    /// The status named `name` ([`TaskStatus::as_str`]), as a transcript
+    /// recorded it.
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
+        [
+            Self::Completed,
+            Self::TimedOut,
+            Self::Failed,
+            Self::Cancelled,
+            Self::MaxTurns,
+            Self::Denied,
+            Self::BudgetExhausted,
+            Self::Background,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
 }
 
 /// The result of one delegated task, as the delegating model gets it.
@@ -135,23 +152,29 @@ pub(crate) fn fill_from_progress(result: &mut TaskResult, progress: &Mutex<Progr
 
 /// Copies how an agent's run ended into its task's result.
 pub(crate) fn fill_from_outcome(result: &mut TaskResult, outcome: RunOutcome) {
+    result.error = outcome_error(&outcome);
     result.status = outcome.status;
     result.output = outcome.output;
     result.turns = outcome.turns;
     result.usage = outcome.usage;
+}
+
+/// What went wrong in a run that ended as `outcome` (`None` when it
+/// completed).
+pub(crate) fn outcome_error(outcome: &RunOutcome) -> Option<String> {
     let no_answer = outcome.no_answer.as_ref().map(|reason| {
         format!(
             "its model stopped ({}) without an answer or a tool call",
             reason.as_str()
         )
     });
-    result.error = outcome
+    outcome
         .error
         .as_ref()
         .map(|e| error_chain(e))
         .or(no_answer)
-        .or(outcome.denied)
-        .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)));
+        .or_else(|| outcome.denied.clone())
+        .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)))
 }
 
 fn describe(status: TaskStatus) -> String {

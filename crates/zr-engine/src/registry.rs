@@ -201,6 +201,23 @@ impl Registry {
 }
 
 impl Registry {
+    /// Records `result`, the end of a background agent of an earlier run
+    /// of the session whose parent never heard of it, and queues its
+    /// notification.
+    pub(crate) fn report(&self, result: &TaskResult, parent: &AgentId) {
+        let Some(id) = result.agent_id.clone() else {
+            return;
+        };
+        let entry = Entry::new(
+            result.agent_type.clone(),
+            result.description.clone(),
+            parent.clone(),
+            Arc::default(),
+        );
+        lock(&self.entries).insert(id, entry);
+        self.finish(result, parent);
+    }
+
     /// Records the new background agent `id` and counts it as running
     /// until the returned guard drops.
     pub(crate) fn insert(self: &Arc<Self>, id: AgentId, entry: Entry) -> Running {
@@ -264,6 +281,14 @@ fn view(id: &AgentId, entry: &Entry) -> BackgroundAgent {
         progress: entry.summary.clone(),
         result: entry.result.clone(),
     }
+}
+
+/// Whether `text` holds the notification of the background agent `id`'s
+/// end (its parent got it).
+pub(crate) fn notified_in(text: &str, id: &AgentId) -> bool {
+    text.contains(&format!(
+        "<background-task-finished>\nThe background agent {id} ("
+    ))
 }
 
 /// The message that tells a parent a background agent ended.

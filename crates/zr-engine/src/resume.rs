@@ -1,48 +1,50 @@
 //! Resuming from transcripts: a session's root with its history, and any
 //! subagent of it, which runs again from where its transcript stops.
+//!
+//! Resume never repeats finished work. What is on disk decides:
+//!
+//! - a tool result in a transcript is never produced again: the turn a
+//!   kill left open is finished with the results it recorded;
+//! - a call recorded as started (`call_started`, written before a call
+//!   that is not read-only runs) without a result is answered to the model
+//!   as interrupted and not run again; a read-only one, or one that never
+//!   started, runs;
+//! - a `Task` or `MultiTask` call left open is entered again: each task
+//!   whose subagent's transcript (found by the call id and task index in
+//!   its header) has a `finished` record gets that record's status,
+//!   output, turns and usage without running; one cut short continues
+//!   from its own transcript; one that never started runs anew;
+//! - a background agent cut short after its call returned is revived in
+//!   the background at the root's next run; one that finished but whose
+//!   notification is not in the root's history is reported to the root
+//!   again;
+//! - a run whose history ends with the model's answer (cut short before
+//!   its `finished` record) is finished from that answer without a request.
+//!
+//! Resuming appends to the same transcripts and writes nothing that is
+//! already there.
 
 mod subagent;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
-use zr_types::{AgentId, SessionId};
+use zr_types::{AgentId, Message, SessionId};
 
 use crate::agent::{Agent, Query, QueryOverrides};
 use crate::config::AgentConfig;
-use crate::error::{EngineError, TranscriptError};
+use crate::error::EngineError;
 use crate::event::EventSink;
-use crate::history::called_tools;
+use crate::history::{called_tools, text_of};
+use crate::registry::notified_in;
+use crate::revive::{log_repairs, recorded_result, resume_error};
 use crate::runtime::RuntimeEnvironment;
-use crate::session::{QueryCtx, Session};
-use crate::transcript::{self, Loaded};
-
-fn resume_error(session: &SessionId, agent: &AgentId, source: TranscriptError) -> EngineError {
-    EngineError::Resume {
-        session: session.clone(),
-        agent: agent.clone(),
-        source,
-    }
-}
-
-/// Logs what was read, and what reading `loaded` ignored or repaired.
-fn log_repairs(agent: &AgentId, path: &Path, loaded: &Loaded) {
-    tracing::info!(%agent, path = %path.display(), records = loaded.records, messages = loaded.history.len(), interrupted = loaded.finished.is_none(), "resuming from the transcript");
-    if loaded.torn {
-        tracing::warn!(%agent, path = %path.display(), "the transcript's last line is torn; it is ignored");
-    }
-    let r = loaded.repairs;
-    if r.any() && loaded.finished.is_none() && r.results == 0 {
-        // A run cut short leaves its last calls unanswered (and a message
-        // they alone filled empty): dropping them is the expected repair,
-        // not news. A result without its call is damage: a warning.
-        tracing::info!(%agent, path = %path.display(), calls = r.calls, results = r.results, empty = r.empty, "dropped the unanswered tool calls of the interrupted run");
-    } else if r.any() {
-        tracing::warn!(%agent, path = %path.display(), calls = r.calls, results = r.results, empty = r.empty, "dropped tool calls without results, results without calls and empty messages");
-    }
-}
+use crate::session::{Found, QueryCtx, Session};
+use crate::sync::lock;
+use crate::transcript;
 
 /// The highest number of a direct subagent of the root with a transcript
 /// in `dir` (0 when there is none).
@@ -63,15 +65,70 @@ fn last_child(dir: &Path) -> u32 {
         .unwrap_or(0)
 }
 
+/// The subagents of the session in `folder` that a resumed run takes up
+/// (`root` is the root's history): tasks by their call, background agents
+/// cut short after their call returned. A background agent that finished
+/// unheard of is reported to its parent here. A transcript that cannot be
+/// read is left out with a warning.
+fn survey(session: &Session, folder: &Path, root: &[Message]) -> Found {
+    let mut found = Found::default();
+    let answered: BTreeSet<String> = root.iter().flat_map(transcript::results_of).collect();
+    let said: Vec<String> = root.iter().map(|m| text_of(&m.content)).collect();
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return found;
+    };
+    let mut ids: Vec<AgentId> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".jsonl")?.parse().ok())
+        .filter(|id: &AgentId| !id.is_root())
+        .collect();
+    ids.sort();
+    for id in ids {
+        let Some(path) = session.transcripts.path(&id) else {
+            continue;
+        };
+        let loaded = match transcript::read(&path) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                tracing::warn!(agent = %id, error = %zr_types::error_chain(&error), "cannot read the subagent's transcript; it is not resumed");
+                continue;
+            }
+        };
+        let Some(task) = loaded.header.task.clone() else {
+            continue;
+        };
+        let parent = loaded.header.parent.clone().unwrap_or_else(AgentId::root);
+        if loaded.header.background && answered.contains(&task.call) {
+            match recorded_result(&id, &loaded, task.index) {
+                Some(result) if !said.iter().any(|t| notified_in(t, &id)) => {
+                    session.background.report(&result, &parent);
+                }
+                Some(_) => {}
+                None => found.background.push(id),
+            }
+        } else if !answered.contains(&task.call) {
+            // Its call is open: entering it again takes the task up.
+            found.tasks.insert((parent, task.call, task.index), id);
+        }
+    }
+    found
+}
+
 impl Agent {
     /// The root of the existing session `session`, rebuilt from its
     /// transcript in `config.sessions_dir`: the same session id, the
-    /// history the transcript holds (a torn last line ignored; tool calls
-    /// without results, results without calls and empty messages dropped),
-    /// the deferred tools it loaded through FindTool and called loaded
+    /// history the transcript holds (a torn last line ignored; a turn cut
+    /// short kept with the results it recorded, to be finished by the next
+    /// query; other tool calls without results, results without calls and
+    /// empty messages dropped), the deferred tools it loaded through FindTool and called loaded
     /// again (one it loaded but never called must be loaded anew), new
     /// subagents numbered after the existing ones. Queries continue the
-    /// history and append to the same transcript.
+    /// history and append to the same transcript. The subagents' transcripts
+    /// are read too: the tasks of a call left open are taken up when the
+    /// call is entered again, background agents cut short are revived at
+    /// the next query, and a finished background agent whose parent never
+    /// heard of it is reported at the root's next turn (see the module
+    /// documentation).
     ///
     /// A query cut short (the process killed mid-turn) is finished with
     /// [`Agent::continue_interrupted`]. The configuration should be the
@@ -101,28 +158,35 @@ impl Agent {
             .ok_or(EngineError::TranscriptsOff)?;
         let loaded = transcript::read(&path).map_err(|e| resume_error(session, &root, e))?;
         log_repairs(&root, &path, &loaded);
-        state.skip_children(last_child(&dir.join(session.as_str())));
+        let folder = dir.join(session.as_str());
+        state.skip_children(last_child(&folder));
         state.transcripts.reopen(&root, &loaded);
+        let found = survey(&state, &folder, &loaded.history);
+        *lock(&state.found) = found;
         let tools = called_tools(&loaded.history);
-        Ok(Self::restored(state, loaded.history, tools))
+        Ok(Self::restored(state, loaded.history, tools, loaded.started))
     }
 
     /// Whether the agent was resumed from a transcript whose last run was
     /// cut short (no `finished` record after its last message: the process
-    /// was killed, or the query cancelled) and no query has run since;
+    /// was killed, or the query cancelled), or with background agents cut
+    /// short, and no query has run since;
     /// [`Agent::continue_interrupted`] finishes it. Always `false` for an
     /// agent made with [`Agent::new`].
     #[must_use]
     pub fn interrupted(&self) -> bool {
-        self.session().transcripts.cut_short(&AgentId::root())
+        let session = self.session();
+        session.transcripts.cut_short(&AgentId::root())
+            || !lock(&session.found).background.is_empty()
     }
 
     /// Runs the root on its history without a new prompt: after
-    /// [`Agent::resume`], this finishes the turn a kill cut short. When the
-    /// history ends with the model's message (its unanswered tool calls
-    /// were dropped, or its last query had ended), the model is first told
-    /// that its run was interrupted and to continue. Otherwise as
-    /// [`Agent::query`].
+    /// [`Agent::resume`], this finishes the turn a kill cut short (its
+    /// recorded results kept, its open Task and MultiTask calls entered
+    /// again, a started call that is not read-only answered as
+    /// interrupted) and revives the background agents cut short. When the
+    /// history ends with the model's answer, that answer is the result and
+    /// no request is made. Otherwise as [`Agent::query`].
     pub fn continue_interrupted(&self, overrides: QueryOverrides) -> Query {
         self.start(None, overrides)
     }
@@ -134,8 +198,10 @@ impl Agent {
     /// (a subagent that fails is a `failed` status, not an error).
     ///
     /// The subagent gets its history from its transcript (repaired as in
-    /// [`Agent::resume`]), then `prompt`, or without one continues as in
-    /// [`Agent::continue_interrupted`]. Its type comes from the
+    /// [`Agent::resume`]; a turn cut short is finished first), then
+    /// `prompt`, or without one continues as in
+    /// [`Agent::continue_interrupted`] (one whose history ends with its
+    /// answer returns that answer). Its type comes from the
     /// transcript's header: a type the configuration no longer has runs as
     /// `general-purpose` (the configuration's, else one with the recorded
     /// system prompt and no tools of its own); a fork gets its parent's
@@ -166,6 +232,9 @@ impl Agent {
             return Query::failed(rx, EngineError::NoRuntime);
         };
         let session = Arc::clone(self.session());
+        // Taken up here: neither its call nor the root's next run revives
+        // it again.
+        session.forget_found(agent);
         let ctx = QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx));
         let id = agent.clone();
         let root_loaded = self.loaded();

@@ -4,13 +4,14 @@ mod compact;
 pub(crate) mod model;
 mod reload;
 
-use zr_types::{ContentBlock, Message, MessageRole, StopReason, ToolCall};
+use zr_types::{ContentBlock, Message, MessageRole, StopReason};
 
 use crate::agent_run::AgentRun;
+use crate::agent_run::Resumption;
 use crate::compact::ContextUse;
 use crate::event::EventKind;
-use crate::exec;
-use crate::history::{push_user_text, text_of};
+use crate::exec::{self, Recorded};
+use crate::history::{calls_of, continue_history, open_turn, push_user_text, text_of};
 use crate::outcome::{RunOutcome, TaskStatus};
 use crate::session::QueryCtx;
 use crate::sync::lock;
@@ -149,6 +150,11 @@ impl AgentRun {
     }
 
     async fn run_inner(mut self, ctx: &QueryCtx) -> RunOutcome {
+        if let Some(resumed) = self.resumed.take()
+            && let Some((status, answer)) = self.resume(ctx, resumed).await
+        {
+            return self.outcome(status, answer, None);
+        }
         let mut turn = 0;
         let mut context = ContextUse::default();
         loop {
@@ -180,18 +186,7 @@ impl AgentRun {
             };
             self.record(ctx, turn, &response);
             context.observe(response.usage);
-            let calls: Vec<ToolCall> = response
-                .content
-                .iter()
-                .filter_map(|b| match b {
-                    ContentBlock::ToolUse { id, name, input } => Some(ToolCall {
-                        id: id.clone(),
-                        name: name.clone(),
-                        input: input.clone(),
-                    }),
-                    _ => None,
-                })
-                .collect();
+            let calls = calls_of(&response.content);
             let final_text = text_of(&response.content);
             self.push_answer(response.content);
             self.sync_transcript(ctx);
@@ -232,7 +227,7 @@ impl AgentRun {
             }
             let allowed = self.calls_within_budget(calls.len());
             let (run_now, refused) = calls.split_at(allowed);
-            let mut results = exec::run_calls(ctx, &mut self, run_now).await;
+            let mut results = exec::run_calls(ctx, &mut self, run_now, &Recorded::default()).await;
             for call in refused {
                 results.push(exec::refused(
                     ctx,
@@ -254,6 +249,64 @@ impl AgentRun {
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);
             }
         }
+    }
+
+    /// Goes on from a transcript (see [`Resumption`]): finishes the turn a
+    /// kill left open, then adds the prompt; without a prompt, a history
+    /// that ends with the model's answer is that answer's outcome (`Some`:
+    /// the run is over without a request).
+    async fn resume(
+        &mut self,
+        ctx: &QueryCtx,
+        resumed: Resumption,
+    ) -> Option<(TaskStatus, String)> {
+        if let Some(open) = open_turn(&self.history) {
+            let recorded = Recorded {
+                results: open.results,
+                started: resumed.started,
+            };
+            let results = exec::run_calls(ctx, self, &open.calls, &recorded).await;
+            self.history.truncate(open.answer + 1);
+            self.history.push(Message {
+                role: MessageRole::User,
+                content: results,
+            });
+        } else if resumed.prompt.is_none()
+            && let Some(answered) = self.answered()
+        {
+            return Some(answered);
+        }
+        match resumed.prompt {
+            Some(prompt) => push_user_text(&mut self.history, &prompt),
+            None => continue_history(&mut self.history),
+        }
+        None
+    }
+
+    /// The outcome a history that ends with the model's answer (no tool
+    /// calls, some text) had reached: `completed`, or `max_turns` when the
+    /// answer is the summary asked for at the turn limit.
+    fn answered(&self) -> Option<(TaskStatus, String)> {
+        let (last, before) = match self.history.as_slice() {
+            [.., before, last] => (last, Some(before)),
+            [last] => (last, None),
+            [] => return None,
+        };
+        let calls = last
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
+        let text = text_of(&last.content);
+        if last.role != MessageRole::Assistant || calls || text.is_empty() {
+            return None;
+        }
+        let summary = before.is_some_and(|m| text_of(&m.content).ends_with(SUMMARY_REQUEST));
+        let status = if summary {
+            TaskStatus::MaxTurns
+        } else {
+            TaskStatus::Completed
+        };
+        Some((status, text))
     }
 
     /// How many of `n` calls the tool-call budget still allows; counts them.

@@ -32,6 +32,14 @@ pub trait AgentObserver: Send + Sync + fmt::Debug {
     fn agent_started(&self, session: &SessionId, agent: &AgentId, pool: &ResolvedPool);
     /// `agent` ended; forget what was kept for it.
     fn agent_finished(&self, session: &SessionId, agent: &AgentId);
+
+    /// One record of `agent`'s transcript was written (its write
+    /// returned: a kill of the process from here on does not lose it).
+    /// Called while the transcript is locked: do not block. The default
+    /// does nothing.
+    fn record_written(&self, session: &SessionId, agent: &AgentId) {
+        let _ = (session, agent);
+    }
 }
 
 /// Handlers of the tools that are not the engine's own, keyed by the

@@ -1,6 +1,7 @@
 //! A session's shared state, its configuration and the context of one
 //! query.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -40,6 +41,47 @@ pub(crate) struct Session {
     /// Where cut tool results are written in full.
     pub(crate) spill: Arc<Spill>,
     pub(crate) transcripts: Transcripts,
+    /// What a resumed session found in its transcripts and has not taken
+    /// up yet.
+    pub(crate) found: Mutex<Found>,
+}
+
+/// The subagents a resumed session found in its transcripts.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// By parent, call id and task index: the agent that carries the task
+    /// out (a re-entered call takes it up from its transcript).
+    pub(crate) tasks: BTreeMap<(AgentId, String, usize), AgentId>,
+    /// Background agents cut short after their call had returned: revived
+    /// in the background at the root's next run.
+    pub(crate) background: Vec<AgentId>,
+}
+
+impl Session {
+    /// The agent that carries out task `index` of `parent`'s call `call`,
+    /// if a transcript says so (taken: a call is resumed once).
+    pub(crate) fn take_found_task(
+        &self,
+        parent: &AgentId,
+        call: &str,
+        index: usize,
+    ) -> Option<AgentId> {
+        crate::sync::lock(&self.found)
+            .tasks
+            .remove(&(parent.clone(), call.to_owned(), index))
+    }
+
+    /// Forgets what was found for `agent` (it is resumed on its own).
+    pub(crate) fn forget_found(&self, agent: &AgentId) {
+        let mut found = crate::sync::lock(&self.found);
+        found.tasks.retain(|_, id| id != agent);
+        found.background.retain(|id| id != agent);
+    }
+
+    /// The background agents to revive (taken).
+    pub(crate) fn take_found_background(&self) -> Vec<AgentId> {
+        std::mem::take(&mut crate::sync::lock(&self.found).background)
+    }
 }
 
 impl Session {
@@ -70,6 +112,7 @@ impl Session {
             id.clone(),
             runtime.settings().cwd.clone(),
             Arc::clone(runtime.effects()),
+            runtime.observer().cloned(),
         );
         Self {
             id,
@@ -83,6 +126,7 @@ impl Session {
             grants: Grants::default(),
             spill,
             transcripts,
+            found: Mutex::default(),
         }
     }
 

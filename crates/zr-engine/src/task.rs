@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
-use zr_caps::{AgentDefinition, Budget, ModelAliases};
+use zr_caps::{AgentDefinition, Budget, Isolation, ModelAliases};
 use zr_resolve::Role;
 use zr_types::{
-    AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
+    AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
     ToolResultContent, error_chain,
 };
 
@@ -21,10 +21,12 @@ use crate::agent_run::{AgentRun, Delegate};
 use crate::background;
 use crate::effects::deadline_after;
 use crate::error::EngineError;
-use crate::meta::AgentMeta;
+use crate::event::EventKind;
+use crate::meta::{AgentMeta, TaskRef};
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::permission;
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
+use crate::revive::{self, Revive};
 use crate::session::QueryCtx;
 use crate::subagent::{self, Announce, End, Limits, Subagent};
 
@@ -218,8 +220,21 @@ async fn run_task(
         .as_ref()
         .map_or_else(|| "fork".to_owned(), |n| n.as_str().to_owned());
     let mut result = TaskResult::pending(index, agent_type, task.description.clone());
-    let run = match prepare(ctx, parent, call, &task) {
-        Ok(run) => run,
+    let found = ctx
+        .session
+        .take_found_task(&parent.meta.id, &call.id, index);
+    let ready = match found {
+        Some(id) => take_up(ctx, parent, &id, index),
+        None => prepare(ctx, parent, call, &task, index)
+            .map(|run| Ready::Run(run, catalog.isolation_of(task.subagent_type.as_ref()))),
+    };
+    let (run, isolation) = match ready {
+        Ok(Ready::Run(run, isolation)) => (run, isolation),
+        Ok(Ready::Recorded(recorded)) => {
+            ctx.note_result(&recorded);
+            subagent::finished(ctx, &Arc::from(recorded.agent_type.as_str()), &recorded);
+            return recorded;
+        }
         Err(error) => {
             result.error = Some(error_chain(&error));
             result.duration = budget.start.elapsed();
@@ -228,9 +243,14 @@ async fn run_task(
         }
     };
     result.agent_id = Some(run.meta.id.clone());
-    subagent::started(ctx, &run, &task.description, index);
+    if let Some(task) = &run.meta.task {
+        result.agent_type = run.meta.agent_type.to_string();
+        result.description.clone_from(&task.description);
+    }
+    let description = result.description.clone();
+    subagent::started(ctx, &run, &description, index);
     let subagent = Subagent {
-        isolation: catalog.isolation_of(task.subagent_type.as_ref()),
+        isolation,
         run,
         result,
         start: budget.start,
@@ -273,13 +293,53 @@ impl End for Foreground<'_> {
     }
 }
 
-/// Builds the subagent of `task`: its id, system prompt, resolved pool and
-/// first messages.
+/// A task ready to run, or already done.
+#[allow(clippy::large_enum_variant)] // one per task, moved once
+enum Ready {
+    /// Its subagent, and where it works.
+    Run(AgentRun, Isolation),
+    /// The result its transcript recorded.
+    Recorded(TaskResult),
+}
+
+/// Task `index` of a call entered again after a resume, whose subagent
+/// `id` has a transcript: its recorded result when it finished, else the
+/// subagent rebuilt to continue from its transcript (in its recorded
+/// folder: no new worktree).
+fn take_up(
+    ctx: &QueryCtx,
+    parent: &AgentRun,
+    id: &AgentId,
+    index: usize,
+) -> Result<Ready, EngineError> {
+    let session = &ctx.session;
+    let loaded = revive::load(session, id)?;
+    if let Some(recorded) = revive::recorded_result(id, &loaded, index) {
+        tracing::info!(agent = %id, status = recorded.status.as_str(), "the task had finished: its result comes from its transcript");
+        return Ok(Ready::Recorded(recorded));
+    }
+    let how = Revive {
+        parent: &parent.tools,
+        prompt: None,
+        background: loaded.header.background,
+    };
+    let (run, warnings) = revive::rebuild(session, id, &loaded, how)?;
+    for message in warnings {
+        tracing::warn!(agent = %id, "{message}");
+        ctx.sink
+            .emit(&run.meta, EventKind::ResumeWarning { message });
+    }
+    Ok(Ready::Run(run, Isolation::None))
+}
+
+/// Builds the subagent of task `index`: its id, system prompt, resolved
+/// pool and first messages.
 fn prepare(
     ctx: &QueryCtx,
     parent: &AgentRun,
     call: &ToolCall,
     task: &TaskInput,
+    index: usize,
 ) -> Result<AgentRun, EngineError> {
     let session = &ctx.session;
     let catalog = session.catalog.current();
@@ -322,6 +382,11 @@ fn prepare(
         model,
         system,
         max_turns,
+        task: Some(TaskRef {
+            call: call.id.clone(),
+            index,
+            description: task.description.clone(),
+        }),
     };
     let cache_prefix = definition
         .is_none()

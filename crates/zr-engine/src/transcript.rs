@@ -10,6 +10,23 @@
 //! record written, 4 ms per record with `fdatasync`. The `finished` record
 //! alone is followed by `sync_data`.
 //!
+//! Besides messages, the writer records each tool result as its call
+//! ends (a `message` record of the user holding that one block, merged by
+//! the reader into the turn's results) and, before a call that is not
+//! read-only runs, a `call_started` record: after a kill, a result on disk
+//! is never produced again, and a started call without one is answered
+//! as interrupted rather than run twice (see `resume.rs`).
+//!
+//! What "finished" means on disk: an agent's run finished when its
+//! `finished` record is the last record after its last message (status,
+//! output, turns and usage are that record's). A run whose last message is
+//! the model's answer without tool calls had answered but was cut short
+//! before its `finished` record; it is finished again from that answer,
+//! without a model request.
+//!
+//! A host's [`AgentObserver::record_written`] hears of every record once
+//! its write returned (what a kill no longer loses).
+//!
 //! A writing error never stops the agent: it is logged, sent once as
 //! [`EventKind::TranscriptError`], and nothing more is written to that
 //! transcript (a transcript with a gap would resume into a wrong history;
@@ -26,16 +43,17 @@ use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use zr_caps::AgentDefinition;
-use zr_types::{AgentId, Message, SessionId, error_chain};
+use zr_types::{AgentId, ContentBlock, Message, MessageRole, SessionId, error_chain};
 
 use crate::config::definition_hash;
 use crate::effects::Effects;
 use crate::event::{EventKind, EventSink};
 use crate::meta::AgentMeta;
-use crate::outcome::RunOutcome;
+use crate::outcome::{RunOutcome, outcome_error};
+use crate::runtime::AgentObserver;
 use crate::sync::lock;
 
-pub(crate) use read::{Loaded, read, read_header};
+pub(crate) use read::{Loaded, read, read_header, results_of};
 pub(crate) use record::Header;
 use record::{Finished, RecordOut, VERSION};
 
@@ -60,7 +78,17 @@ pub(crate) struct Transcripts {
     runtime_cwd: PathBuf,
     /// The clock of the headers' `created_ms`.
     clock: Arc<dyn Effects>,
+    /// Told of every record written.
+    observer: Option<Arc<dyn AgentObserver>>,
     open: Mutex<BTreeMap<AgentId, Arc<Mutex<Writer>>>>,
+}
+
+/// Whom a writer tells of each record it wrote.
+#[derive(Debug, Clone)]
+struct Notify {
+    observer: Arc<dyn AgentObserver>,
+    session: SessionId,
+    agent: AgentId,
 }
 
 /// Where a writer stands.
@@ -92,6 +120,11 @@ pub(crate) struct Writer {
     cut_short: bool,
     /// Claimed for a resumed subagent whose run has not begun yet.
     claimed: bool,
+    /// The last record on disk is a `finished` one: a run that adds
+    /// nothing (a resumed agent finished from its recorded answer) does
+    /// not write a second.
+    ended: bool,
+    notify: Option<Notify>,
 }
 
 impl Transcripts {
@@ -101,14 +134,24 @@ impl Transcripts {
         session: SessionId,
         runtime_cwd: PathBuf,
         clock: Arc<dyn Effects>,
+        observer: Option<Arc<dyn AgentObserver>>,
     ) -> Self {
         Self {
             folder,
             session,
             runtime_cwd,
             clock,
+            observer,
             open: Mutex::default(),
         }
+    }
+
+    fn notify(&self, agent: &AgentId) -> Option<Notify> {
+        self.observer.as_ref().map(|observer| Notify {
+            observer: Arc::clone(observer),
+            session: self.session.clone(),
+            agent: agent.clone(),
+        })
     }
 
     /// Where `agent`'s transcript is written, when transcripts are on.
@@ -122,6 +165,7 @@ impl Transcripts {
     /// are off.
     fn writer(&self, agent: &AgentId) -> Option<Arc<Mutex<Writer>>> {
         let path = self.path(agent)?;
+        let notify = self.notify(agent);
         let mut open = lock(&self.open);
         let writer = open.entry(agent.clone()).or_insert_with(|| {
             Arc::new(Mutex::new(Writer {
@@ -132,6 +176,8 @@ impl Transcripts {
                 in_run: false,
                 cut_short: false,
                 claimed: false,
+                ended: false,
+                notify,
             }))
         });
         Some(Arc::clone(writer))
@@ -142,7 +188,7 @@ impl Transcripts {
     /// repair is written whole, so that the file says what the agent has.
     pub(crate) fn reopen(&self, agent: &AgentId, loaded: &Loaded) {
         if let Some(path) = self.path(agent) {
-            let writer = Writer::reopened(path, loaded);
+            let writer = Writer::reopened(path, loaded, self.notify(agent));
             lock(&self.open).insert(agent.clone(), Arc::new(Mutex::new(writer)));
         }
     }
@@ -161,7 +207,11 @@ impl Transcripts {
         }) {
             return false;
         }
-        if let Some(mut writer) = self.path(agent).map(|path| Writer::reopened(path, loaded)) {
+        let notify = self.notify(agent);
+        if let Some(mut writer) = self
+            .path(agent)
+            .map(|path| Writer::reopened(path, loaded, notify))
+        {
             writer.claimed = true;
             open.insert(agent.clone(), Arc::new(Mutex::new(writer)));
         }
@@ -184,7 +234,7 @@ impl Transcripts {
 impl Writer {
     /// The writer of `agent`'s existing transcript, read back as `loaded`
     /// at `path` (see [`Transcripts::reopen`]).
-    fn reopened(path: PathBuf, loaded: &Loaded) -> Self {
+    fn reopened(path: PathBuf, loaded: &Loaded, notify: Option<Notify>) -> Self {
         let mut writer = Self {
             path,
             state: State::Failed,
@@ -193,6 +243,8 @@ impl Writer {
             in_run: false,
             cut_short: loaded.finished.is_none() && !loaded.history.is_empty(),
             claimed: false,
+            ended: loaded.finished.is_some(),
+            notify,
         };
         let opened = OpenOptions::new()
             .append(true)
@@ -216,12 +268,52 @@ impl Writer {
     }
 
     fn append(&mut self, record: &RecordOut<'_>) -> std::io::Result<()> {
+        self.append_all(std::slice::from_ref(record))
+    }
+
+    /// Appends `records` with one write: a kill leaves all of them or a
+    /// torn tail, never a header without the messages written with it.
+    fn append_all(&mut self, records: &[RecordOut<'_>]) -> std::io::Result<()> {
         let State::Open(file) = &mut self.state else {
             return Ok(());
         };
-        let mut line = serde_json::to_vec(record)?;
-        line.push(b'\n');
-        file.write_all(&line)
+        let mut lines = Vec::new();
+        for record in records {
+            serde_json::to_writer(&mut lines, record)?;
+            lines.push(b'\n');
+        }
+        file.write_all(&lines)?;
+        self.ended = matches!(records.last(), Some(RecordOut::Finished(_)));
+        if let Some(n) = &self.notify {
+            for _ in records {
+                n.observer.record_written(&n.session, &n.agent);
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends one tool result of the turn that runs: the first opens the
+    /// user's message after the answer, the others extend it.
+    fn add_result(&mut self, block: &ContentBlock, at_ms: u64) -> std::io::Result<()> {
+        if !self.is_open() {
+            return Ok(());
+        }
+        let message = Message {
+            role: MessageRole::User,
+            content: vec![block.clone()],
+        };
+        self.append(&RecordOut::Message {
+            message: &message,
+            at_ms,
+        })?;
+        match &mut self.last {
+            Some(last) if last.role == MessageRole::User => last.content.push(block.clone()),
+            _ => {
+                self.messages += 1;
+                self.last = Some(message);
+            }
+        }
+        Ok(())
     }
 
     fn is_open(&self) -> bool {
@@ -241,7 +333,7 @@ impl Writer {
     /// Writes what `history` has beyond what is on disk: blocks added to
     /// the last message, then new messages. A history that does not extend
     /// what is on disk is written whole.
-    fn sync(&mut self, history: &[Message]) -> std::io::Result<()> {
+    fn sync(&mut self, history: &[Message], at_ms: u64) -> std::io::Result<()> {
         // Nothing is counted as written before the header is.
         if !self.is_open() {
             return Ok(());
@@ -272,17 +364,27 @@ impl Writer {
                 role: now.role,
                 content: extra.to_vec(),
             };
-            self.append(&RecordOut::Message { message: &message })?;
+            self.append(&RecordOut::Message {
+                message: &message,
+                at_ms,
+            })?;
         }
         for message in new {
-            self.append(&RecordOut::Message { message })?;
+            self.append(&RecordOut::Message { message, at_ms })?;
         }
         self.messages = history.len();
         self.last = history.last().cloned();
         Ok(())
     }
 
-    fn open_new(&mut self, header: &Header) -> std::io::Result<()> {
+    /// Creates the file with `header` and the messages of `history`, in
+    /// one write: a transcript never has a header without its prompt.
+    fn open_new(
+        &mut self,
+        header: &Header,
+        history: &[Message],
+        at_ms: u64,
+    ) -> std::io::Result<()> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -293,7 +395,16 @@ impl Writer {
             .create_new(true)
             .open(&self.path)?;
         self.state = State::Open(file);
-        self.append(&RecordOut::Header(header))
+        let mut records = vec![RecordOut::Header(header)];
+        records.extend(
+            history
+                .iter()
+                .map(|message| RecordOut::Message { message, at_ms }),
+        );
+        self.append_all(&records)?;
+        self.messages = history.len();
+        self.last = history.last().cloned();
+        Ok(())
     }
 
     /// Runs `write`; on its first failure, stops writing and reports.
@@ -323,6 +434,14 @@ impl Writer {
 }
 
 impl Transcripts {
+    /// The session clock's time in milliseconds since the Unix epoch.
+    fn now_ms(&self) -> u64 {
+        self.clock
+            .now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
     fn header(&self, agent: &AgentMeta, start: &Start<'_>) -> Header {
         Header {
             version: VERSION,
@@ -335,13 +454,11 @@ impl Transcripts {
             model: agent.model.clone(),
             cwd: agent.cwd.clone(),
             worktree: (agent.cwd != self.runtime_cwd).then(|| agent.cwd.clone()),
-            created_ms: self
-                .clock
-                .now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            created_ms: self.now_ms(),
             max_turns: agent.max_turns,
             inherited_messages: start.inherited_messages,
+            task: agent.task.clone(),
+            background: agent.background,
         }
     }
 
@@ -358,17 +475,18 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
+        let at_ms = self.now_ms();
         let mut writer = lock(&writer);
         writer.guard(sink, (&agent.id, &agent.agent_type), |w| {
             if matches!(w.state, State::New) {
-                w.open_new(&self.header(agent, &start))?;
+                w.open_new(&self.header(agent, &start), history, at_ms)?;
             } else if w.in_run {
                 w.replace(history)?;
             }
             w.in_run = true;
             w.cut_short = false;
             w.claimed = false;
-            w.sync(history)
+            w.sync(history, at_ms)
         });
     }
 
@@ -377,7 +495,36 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
-        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| w.sync(history));
+        let at_ms = self.now_ms();
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
+            w.sync(history, at_ms)
+        });
+    }
+
+    /// Records the result of one of the calls of `agent`'s turn as it
+    /// ends, in call order.
+    pub(crate) fn result(&self, sink: &EventSink, agent: &AgentMeta, block: &ContentBlock) {
+        let Some(writer) = self.writer(&agent.id) else {
+            return;
+        };
+        let at_ms = self.now_ms();
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
+            w.add_result(block, at_ms)
+        });
+    }
+
+    /// Records that the call `id` of `agent`, which is not read-only, is
+    /// about to run.
+    pub(crate) fn call_started(&self, sink: &EventSink, agent: &AgentMeta, id: &str) {
+        let Some(writer) = self.writer(&agent.id) else {
+            return;
+        };
+        lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
+            if w.is_open() {
+                w.append(&RecordOut::CallStarted { id })?;
+            }
+            Ok(())
+        });
     }
 
     /// Writes `agent`'s history whole, replacing what the transcript held:
@@ -415,13 +562,20 @@ impl Transcripts {
         let Some(writer) = self.writer(&agent.id) else {
             return;
         };
+        let at_ms = self.now_ms();
         lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
-            w.sync(&outcome.history)?;
+            w.sync(&outcome.history, at_ms)?;
+            if w.ended {
+                w.in_run = false;
+                return Ok(());
+            }
             let finished = Finished {
                 status: outcome.status.as_str().to_owned(),
                 output: outcome.output.clone(),
                 turns: outcome.turns,
                 usage: outcome.usage,
+                error: outcome_error(outcome),
+                at_ms: Some(at_ms),
             };
             w.append(&RecordOut::Finished(&finished))?;
             w.in_run = false;

@@ -55,4 +55,4 @@ pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
 pub use provider::{
     ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,
 };
-pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider};
+pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider, TurnsFrom};

@@ -42,12 +42,35 @@ use crate::provider::{
 /// first one stopped). A request
 /// with tools disabled (the summary asked for at the turn limit) gets
 /// `summary`.
+///
+/// With `"turns_from": "history"`, an agent's first request in this
+/// process starts at the number of its own answers in the conversation
+/// (the assistant messages after a fork's shared `cache_prefix`), and
+/// `match` is looked for in the agent's own first message (its task)
+/// rather than the last, so that a session killed and resumed in a new
+/// process continues each agent's script where it stopped; tool call ids
+/// then name the agent too (`toolu_01_0_root_0001_fork`), unique in the
+/// session.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
     /// Scripts per agent type.
     #[serde(default)]
     pub agents: BTreeMap<String, Vec<AgentScript>>,
+    /// Where an agent's turns start counting in this process.
+    #[serde(default)]
+    pub turns_from: TurnsFrom,
+}
+
+/// Where an agent's turn count starts (see [`Script`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnsFrom {
+    /// At 0: every process plays an agent's script from its first turn.
+    #[default]
+    Requests,
+    /// At the number of the agent's own answers in its first request.
+    History,
 }
 
 /// The replies of one agent.
@@ -155,7 +178,10 @@ impl ScriptedProvider {
         let (index, served) = chosen
             .entry(request.origin.agent.clone())
             .or_insert_with(|| {
-                let prompt = last_user_text(request);
+                let prompt = match self.script.turns_from {
+                    TurnsFrom::Requests => last_user_text(request),
+                    TurnsFrom::History => first_own_text(request),
+                };
                 let index = entries
                     .iter()
                     .position(|e| {
@@ -164,7 +190,11 @@ impl ScriptedProvider {
                             .is_some_and(|m| prompt.contains(m.as_str()))
                     })
                     .or_else(|| entries.iter().position(|e| e.matches.is_none()));
-                (index, 0)
+                let served = match self.script.turns_from {
+                    TurnsFrom::Requests => 0,
+                    TurnsFrom::History => own_answers(request),
+                };
+                (index, served)
             });
         let turn = *served;
         if request.tool_choice == ToolChoice::Auto {
@@ -215,8 +245,18 @@ impl ScriptedProvider {
             content.push(ContentBlock::Text { text: text.clone() });
         }
         for (i, call) in turn.tool_calls.iter().enumerate() {
+            let id = match self.script.turns_from {
+                TurnsFrom::Requests => format!("toolu_{:02}_{i}", index + 1),
+                // Unique in the session: a fork's history holds its
+                // parent's calls beside its own.
+                TurnsFrom::History => format!(
+                    "toolu_{:02}_{i}_{}",
+                    index + 1,
+                    origin.agent.as_str().replace(['.', '-'], "_")
+                ),
+            };
             content.push(ContentBlock::ToolUse {
-                id: format!("toolu_{:02}_{i}", index + 1),
+                id,
                 name: call.name.clone(),
                 input: call.input.clone(),
             });
@@ -255,6 +295,30 @@ fn estimate(request_chars: usize, reply_chars: usize) -> Usage {
 fn request_chars(request: &ModelRequest) -> usize {
     let messages = serde_json::to_string(&request.messages).map_or(0, |s| s.len());
     request.system.len() + messages
+}
+
+/// The assistant messages of `request` that are its agent's own: those
+/// after a fork's prefix shared with its parent (the parent's history up
+/// to and including the answer that forked it).
+fn own_answers(request: &ModelRequest) -> usize {
+    let start = request.cache_prefix.map_or(0, |shared| shared + 1);
+    request
+        .messages
+        .iter()
+        .skip(start)
+        .filter(|m| m.role == MessageRole::Assistant)
+        .count()
+}
+
+/// The text of the first message of `request` that is its agent's own
+/// (after a fork's shared prefix): its task.
+fn first_own_text(request: &ModelRequest) -> String {
+    let start = request.cache_prefix.map_or(0, |shared| shared + 1);
+    request
+        .messages
+        .get(start)
+        .map(|m| texts(&m.content).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
 }
 
 fn last_user_text(request: &ModelRequest) -> String {

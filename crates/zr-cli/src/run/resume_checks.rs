@@ -25,27 +25,10 @@ pub(crate) struct Target {
 ///
 /// [`CliError::Usage`] for a malformed or unknown session id, a session
 /// another `zr` process runs now, a malformed or unknown agent id, or a
-/// finished session without a prompt.
+/// finished session without a prompt (a session whose root finished but
+/// whose background agents were cut short is not finished).
 pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> {
-    let id: SessionId = args.session.parse().map_err(|e| {
-        CliError::usage(
-            format!("'{}' is not a session id: {e}", args.session),
-            format!(
-                "session ids look like s-0199c0ffee123-0a1b2c3d; {}",
-                sessions::unknown_session_help(root, &args.session)
-            ),
-        )
-    })?;
-    let folder = sessions::sessions_dir(root).join(id.as_str());
-    if !folder.join("root.jsonl").is_file() {
-        return Err(CliError::usage(
-            format!(
-                "no session {id} in {}",
-                Path::new(".zr").join("sessions").display()
-            ),
-            sessions::unknown_session_help(root, &args.session),
-        ));
-    }
+    let (id, folder) = sessions::find(root, &args.session)?;
     if let Some(pid) = sessions::running_pid(&folder) {
         return Err(CliError::usage(
             format!("session {id} is running now, in zr process {pid}"),
@@ -57,7 +40,7 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
     let agent = match &args.agent {
         None => None,
         Some(text) => {
-            let agents = sessions::agent_ids(&folder).join(", ");
+            let agents = sessions::view::agent_ids(&folder).join(", ");
             let agent: AgentId = text.parse().map_err(|e| {
                 CliError::usage(
                     format!("'{text}' is not an agent id: {e}"),
@@ -76,8 +59,9 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
     if agent.is_none() && args.prompt.is_none() {
         // Only this session's transcripts are read (warnings about them
         // are for `zr sessions`).
-        let status = sessions::summarise(id.as_str(), &folder, root, &mut Vec::new()).status;
-        if status != "interrupted" {
+        let view = sessions::view::SessionView::load(id.as_str(), &folder, root, &mut Vec::new());
+        let status = view.status();
+        if status != "interrupted" && view.background_cut_short().is_empty() {
             return Err(nothing_to_continue(&id, &status));
         }
     }

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::view::started_from_id;
 use super::*;
 
 fn write(dir: &Path, rel: &str, text: &str) {

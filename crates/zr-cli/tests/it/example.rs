@@ -244,6 +244,32 @@ fn the_example_runs_offline_with_plain_progress_and_the_answer() {
             .join(&session)
             .exists()
     );
+
+    // `zr sessions show`: the tree, then the writer's conversation.
+    let project = checkout.path().join(EXAMPLE);
+    let show = |extra: &[&str]| {
+        let out = zr()
+            .arg("-C")
+            .arg(&project)
+            .args(["sessions", "show", &session])
+            .args(extra)
+            .output()
+            .expect("the zr binary runs");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    insta::with_settings!({filters => vec![
+        (r"s-[0-9a-f]{13}-[0-9a-f]{8}", "[session]"),
+        (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "[date]"),
+        (r"\d+\.\d+ s", "[t]"),
+        (r"\d+ tokens", "N tokens"),
+        (r"\d+ +(\$\d)", "N $1"),
+        (r" {2,}", " "),
+        (r"Folder: \S*/examples/", "Folder: [checkout]/examples/"),
+    ]}, {
+        insta::assert_snapshot!("example_show", show(&[]));
+        insta::assert_snapshot!("example_show_writer", show(&["--agent", "root.0004-writer"]));
+    });
 }
 
 /// One `--json` line, checked and reduced to what does not depend on the

@@ -13,8 +13,13 @@ use crate::error::TranscriptError;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Loaded {
     pub(crate) header: Header,
-    /// The history, repaired.
+    /// The history, repaired; when the last run was cut short in the
+    /// middle of a turn, it ends with that turn as it is on disk: the
+    /// answer with its calls, and the results recorded so far (see
+    /// [`interrupted_turn`]).
     pub(crate) history: Vec<Message>,
+    /// The calls recorded as started (`call_started`).
+    pub(crate) started: BTreeSet<String>,
     /// How the last run ended; `None` when it was cut short (no `finished`
     /// record after its last message).
     pub(crate) finished: Option<Finished>,
@@ -63,6 +68,7 @@ pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, TranscriptError
     let mut header: Option<Header> = None;
     let mut history = Vec::new();
     let mut finished = None;
+    let mut started = BTreeSet::new();
     let mut records = 0;
     let mut valid_len = 0;
     let mut torn = false;
@@ -138,6 +144,10 @@ pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, TranscriptError
                 finished = None;
             }
             (Record::Finished(f), true) => finished = Some(f),
+            (Record::CallStarted { id }, true) => {
+                started.insert(id);
+                finished = None;
+            }
             // The run ended (its `finished` record is before this one).
             (Record::QueryFailed { history: kept }, true) => history = kept,
         }
@@ -148,16 +158,76 @@ pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, TranscriptError
     let header = header.ok_or_else(|| TranscriptError::MissingHeader {
         path: path.to_owned(),
     })?;
+    let tail = if finished.is_none() {
+        interrupted_turn(&mut history)
+    } else {
+        Vec::new()
+    };
     let repairs = repair(&mut history);
+    history.extend(tail);
     Ok(Loaded {
         header,
         history,
+        started,
         finished,
         records,
         valid_len: u64::try_from(valid_len).unwrap_or(u64::MAX),
         torn,
         repairs,
     })
+}
+
+/// Takes off the end of `history` the turn a kill cut short, so that the
+/// repair leaves it whole: the model's last answer when some of its tool
+/// calls have no result yet, and the results recorded after it (merged
+/// into one message). Empty when the last turn is complete (or the history
+/// ends otherwise); the answer's empty text blocks are dropped.
+fn interrupted_turn(history: &mut Vec<Message>) -> Vec<Message> {
+    let Some(end) = history
+        .iter()
+        .rposition(|m| m.role == MessageRole::Assistant)
+    else {
+        return Vec::new();
+    };
+    let start = history
+        .get(..end)
+        .unwrap_or_default()
+        .iter()
+        .rposition(|m| m.role != MessageRole::Assistant)
+        .map_or(0, |p| p + 1);
+    let answer = Message {
+        role: MessageRole::Assistant,
+        content: history
+            .get(start..=end)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|m| m.content.iter().cloned())
+            .filter(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()))
+            .collect(),
+    };
+    let results = Message {
+        role: MessageRole::User,
+        content: history
+            .get(end + 1..)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|m| m.content.iter().cloned())
+            .collect(),
+    };
+    let uses = uses_of(&answer);
+    let answered = results_of(&results);
+    let only_its_results = results.content.iter().all(
+        |b| matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if uses.contains(tool_use_id)),
+    );
+    if uses.is_empty() || uses.is_subset(&answered) || !only_its_results {
+        return Vec::new();
+    }
+    history.truncate(start);
+    let mut tail = vec![answer];
+    if !results.content.is_empty() {
+        tail.push(results);
+    }
+    tail
 }
 
 /// Makes `history` what providers accept: no empty text block, no empty
@@ -219,7 +289,7 @@ pub(super) fn uses_of(message: &Message) -> BTreeSet<String> {
         .collect()
 }
 
-pub(super) fn results_of(message: &Message) -> BTreeSet<String> {
+pub(crate) fn results_of(message: &Message) -> BTreeSet<String> {
     message
         .content
         .iter()

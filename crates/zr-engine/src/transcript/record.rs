@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use zr_types::{AgentId, Message, SessionId, Usage};
 
+use crate::meta::TaskRef;
+
 /// The format version this code writes and the newest it reads.
 pub(crate) const VERSION: u32 = 1;
 
@@ -17,6 +19,8 @@ pub(crate) enum Record {
     /// A message appended to the history. Two messages of the same role in
     /// a row are one message (blocks added to the last user message, as
     /// `push_user_text` does, are written as a message of their own).
+    /// Its `at_ms` (when it was written) is for readers such as
+    /// `zr sessions show`; resuming does not need it.
     Message {
         message: Message,
     },
@@ -33,6 +37,12 @@ pub(crate) enum Record {
     QueryFailed {
         history: Vec<Message>,
     },
+    /// A tool call that is not read-only is about to run (written before
+    /// its handler is called): after a kill, a call with this record and
+    /// no result may have had its effect, and is not run again.
+    CallStarted {
+        id: String,
+    },
 }
 
 /// One line of a transcript, as written (borrowing what it holds).
@@ -40,10 +50,22 @@ pub(crate) enum Record {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum RecordOut<'a> {
     Header(&'a Header),
-    Message { message: &'a Message },
-    HistoryReplaced { history: &'a [Message] },
+    /// `at_ms`: when the record was written, in milliseconds since the
+    /// Unix epoch (the session's clock).
+    Message {
+        message: &'a Message,
+        at_ms: u64,
+    },
+    HistoryReplaced {
+        history: &'a [Message],
+    },
     Finished(&'a Finished),
-    QueryFailed { history: &'a [Message] },
+    QueryFailed {
+        history: &'a [Message],
+    },
+    CallStarted {
+        id: &'a str,
+    },
 }
 
 /// Who the agent is and what it was started with.
@@ -75,6 +97,18 @@ pub(crate) struct Header {
     /// `zr sessions` turn count skips them). 0 for every other agent.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) inherited_messages: usize,
+    /// The parent's call and task index the agent carries out (`None` for
+    /// the root and agents of older transcripts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<TaskRef>,
+    /// Whether it runs in the background.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) background: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
@@ -90,4 +124,11 @@ pub(crate) struct Finished {
     pub(crate) output: String,
     pub(crate) turns: u32,
     pub(crate) usage: Usage,
+    /// What went wrong, for every status but `completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+    /// When the run ended, in milliseconds since the Unix epoch (absent in
+    /// transcripts written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) at_ms: Option<u64>,
 }

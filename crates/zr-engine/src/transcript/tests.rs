@@ -27,6 +27,8 @@ fn header() -> Header {
         created_ms: 1,
         max_turns: 5,
         inherited_messages: 0,
+        task: None,
+        background: false,
     }
 }
 
@@ -80,7 +82,7 @@ fn file_of(history: &[Message]) -> String {
     let h = header();
     let mut out = line(&RecordOut::Header(&h));
     for message in history {
-        out.push_str(&line(&RecordOut::Message { message }));
+        out.push_str(&line(&RecordOut::Message { message, at_ms: 1 }));
     }
     out
 }
@@ -107,12 +109,17 @@ fn a_finished_record_counts_only_after_the_last_message() {
         output: "done".to_owned(),
         turns: 2,
         usage: Usage::default(),
+        error: None,
+        at_ms: Some(1_700_000_000_000),
     };
     let mut text = file_of(&conversation());
     text.push_str(&line(&RecordOut::Finished(&finished)));
     assert_eq!(parse_str(&text).unwrap().finished, Some(finished.clone()));
     let more = Message::user_text("and b?");
-    text.push_str(&line(&RecordOut::Message { message: &more }));
+    text.push_str(&line(&RecordOut::Message {
+        message: &more,
+        at_ms: 1,
+    }));
     let loaded = parse_str(&text).unwrap();
     assert_eq!(loaded.finished, None);
     assert_eq!(loaded.history.last(), Some(&more));
@@ -125,6 +132,8 @@ fn a_failed_query_restores_the_history_and_stays_finished() {
         output: String::new(),
         turns: 1,
         usage: Usage::default(),
+        error: None,
+        at_ms: Some(1_700_000_000_000),
     };
     let mut text = file_of(&conversation());
     text.push_str(&line(&RecordOut::Finished(&finished)));
@@ -140,6 +149,7 @@ fn a_torn_last_line_is_ignored_and_nothing_before_it_is_lost() {
     let whole = file_of(&conversation());
     let next = line(&RecordOut::Message {
         message: &Message::user_text("more"),
+        at_ms: 1,
     });
     // Every cut inside the last record, its newline excluded.
     for cut in 1..next.len() {
@@ -180,6 +190,7 @@ fn garbage_in_the_middle_is_an_error_naming_file_and_line() {
 fn a_file_without_a_header_or_with_two_is_refused() {
     let no_header = line(&RecordOut::Message {
         message: &Message::user_text("hi"),
+        at_ms: 1,
     });
     assert!(matches!(
         parse_str(&no_header),
@@ -310,6 +321,8 @@ fn writer(path: &Path) -> Writer {
         in_run: false,
         cut_short: false,
         claimed: false,
+        ended: false,
+        notify: None,
     }
 }
 
@@ -318,18 +331,18 @@ fn the_writer_appends_what_the_history_gained_and_replaces_what_it_lost() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s/root.jsonl");
     let mut w = writer(&path);
-    w.open_new(&header()).unwrap();
+    w.open_new(&header(), &[], 1).unwrap();
     let mut history = vec![Message::user_text("look at a")];
-    w.sync(&history).unwrap();
+    w.sync(&history, 1).unwrap();
     history.extend(conversation().into_iter().skip(1));
-    w.sync(&history).unwrap();
+    w.sync(&history, 1).unwrap();
     // A block added to the last message (push_user_text) is a record of
     // its own, merged when read.
     history.push(msg(MessageRole::User, vec![text("one")]));
-    w.sync(&history).unwrap();
+    w.sync(&history, 1).unwrap();
     history.last_mut().unwrap().content.push(text("two"));
-    w.sync(&history).unwrap();
-    w.sync(&history).unwrap();
+    w.sync(&history, 1).unwrap();
+    w.sync(&history, 1).unwrap();
     let loaded = read(&path).unwrap();
     assert_eq!(loaded.history, history);
     assert_eq!(loaded.records, 7, "header, 5 messages, one added block");
@@ -337,7 +350,7 @@ fn the_writer_appends_what_the_history_gained_and_replaces_what_it_lost() {
 
     // A shorter history (compaction, a cancelled query) is written whole.
     let short = vec![Message::user_text("summary")];
-    w.sync(&short).unwrap();
+    w.sync(&short, 1).unwrap();
     assert_eq!(read(&path).unwrap().history, short);
     let raw = std::fs::read_to_string(&path).unwrap();
     assert!(
@@ -353,7 +366,7 @@ fn a_new_writer_never_writes_into_an_existing_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("root.jsonl");
     std::fs::write(&path, "someone else's\n").unwrap();
-    let error = writer(&path).open_new(&header()).unwrap_err();
+    let error = writer(&path).open_new(&header(), &[], 1).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's\n");
 }

@@ -588,6 +588,8 @@ async fn a_compacted_root_resumes_with_the_compacted_history() {
             "message",
             "message",
             "message",
+            // The second turn's result, written as its call ended.
+            "message",
             // The compaction, before the third turn's request.
             "history_replaced",
             "message",

@@ -354,39 +354,55 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
 }
 
 #[tokio::test]
-async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
+async fn a_root_killed_while_a_tool_ran_answers_the_call_as_interrupted_and_continues() {
     let dir = tempfile::tempdir().unwrap();
-    // Header, prompt, the answer with its Bash call (running when killed).
-    let (session, before) = run_and_kill(dir.path(), "tool", 3);
+    // Header, prompt, the answer with its Bash call, the call started
+    // (running when killed).
+    let (session, before) = run_and_kill(dir.path(), "tool", 4);
     // The command the killed process started outlives it: end it here.
     for pid in processes_with(SLEEP) {
         let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
     }
     assert_eq!(wait_gone(SLEEP).await, Vec::<u32>::new());
-
-    let kept = [
-        Message::user_text("find the answer"),
-        Message::assistant_text("running it"),
-    ];
+    let root_path = dir.path().join(format!("sessions/{session}/root.jsonl"));
+    assert_eq!(
+        record_kinds(&root_path),
+        ["header", "message", "message", "call_started"]
+    );
+    let answer = messages(&records(&root_path)).remove(1);
+    let kept = [Message::user_text("find the answer"), answer.clone()];
     let (provider, _agent, result) = resume_and_continue(
         dir.path(),
         &session,
         &json!({"agents": {"root": [{"turns": [{"text": "finished without the command"}]}]}}),
         &kept,
-        "the call without a result is dropped, its text kept",
+        "the call without a result is kept, to be answered",
     )
     .await;
     assert_eq!(result.output, "finished without the command");
-    let request = provider.of_type("root").remove(0);
-    assert_eq!(request.messages.len(), 3);
-    assert_eq!(&request.messages[..2], &kept);
-    let note = &request.messages[2];
-    assert_eq!(note.role, MessageRole::User);
     assert!(
-        text_of(note).starts_with("Your previous run was interrupted."),
-        "{note:?}"
+        processes_with(SLEEP).is_empty(),
+        "the command is not run again"
     );
-    let root_path = dir.path().join(format!("sessions/{session}/root.jsonl"));
+    let request = provider.of_type("root").remove(0);
+    assert_eq!(&request.messages[..2], &kept);
+    assert_eq!(request.messages.len(), 3);
+    let zr_types::ContentBlock::ToolResult {
+        tool_use_id,
+        content,
+        is_error,
+        ..
+    } = &request.messages[2].content[0]
+    else {
+        panic!("a tool result: {:?}", request.messages[2]);
+    };
+    assert_eq!(tool_use_id, "toolu_01_0");
+    assert!(*is_error);
+    let text = serde_json::to_string(content).unwrap();
+    assert!(
+        text.contains("interrupted: this call had started"),
+        "{text}"
+    );
     let after = std::fs::read(&root_path).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
     assert_eq!(
@@ -395,7 +411,7 @@ async fn a_root_killed_while_a_tool_ran_drops_the_call_and_continues() {
             "header",
             "message",
             "message",
-            "history_replaced",
+            "call_started",
             "message",
             "message",
             "finished"
@@ -451,7 +467,7 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
     );
     let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
     let worker: AgentId = "root.0001-worker".parse().unwrap();
-    let (events, result) = run(agent.resume_subagent(&worker, None)).await;
+    let (events, result) = run(agent.resume_subagent(&worker, Some("go on".to_owned()))).await;
     assert_eq!(result.unwrap().output, "resumed as gp");
     let warnings: Vec<String> = events
         .iter()
@@ -478,9 +494,7 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
         [
             Message::user_text("p"),
             Message::assistant_text("sub done"),
-            Message::user_text(
-                "Your previous run was interrupted. Tool calls that had not returned were not run. Continue the task from where it stopped."
-            ),
+            Message::user_text("go on"),
         ]
     );
     let results = finished(&events);
@@ -488,6 +502,29 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
         (results[0].agent_type.as_str(), results[0].status),
         ("general-purpose", TaskStatus::Completed)
     );
+}
+
+#[tokio::test]
+async fn a_finished_subagent_resumed_without_a_prompt_returns_its_answer_without_a_request() {
+    let (dir, session) = one_delegation(Some("worker")).await;
+    let path = dir
+        .path()
+        .join(format!("sessions/{session}/root.0001-worker.jsonl"));
+    let before = record_kinds(&path);
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {"worker": [{"turns": [{"text": "never asked"}]}]}}),
+    );
+    let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let (_, result) = run(agent.resume_subagent(&worker, None)).await;
+    let result = result.unwrap();
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "sub done")
+    );
+    assert!(provider.of_type("worker").is_empty(), "no model request");
+    assert_eq!(record_kinds(&path), before, "nothing written again");
 }
 
 #[tokio::test]
@@ -826,15 +863,15 @@ async fn a_timed_out_subagent_is_resumed_in_the_same_session() {
 #[tokio::test]
 async fn a_background_agent_killed_with_its_process_resumes_after_the_session() {
     let dir = tempfile::tempdir().unwrap();
-    // Header, prompt, the answer with its Bash call, the call's result:
-    // written before the request that the kill interrupts.
+    // Header, prompt, the answer with its Bash call, the call started, its
+    // result: written before the request that the kill interrupts.
     let worker: AgentId = "root.0001-worker".parse().unwrap();
-    let (session, before) = run_and_kill_at(dir.path(), "background", worker.as_str(), 4);
+    let (session, before) = run_and_kill_at(dir.path(), "background", worker.as_str(), 5);
     let worker_path = dir
         .path()
         .join(format!("sessions/{session}/{worker}.jsonl"));
     let before_records = records(&worker_path);
-    assert_eq!(before_records.len(), 4, "{before_records:?}");
+    assert_eq!(before_records.len(), 5, "{before_records:?}");
     assert_eq!(before_records[0]["agent_type"], "worker");
     assert_eq!(before_records[0]["parent"], "root");
     let written = messages(&before_records);
@@ -844,8 +881,9 @@ async fn a_background_agent_killed_with_its_process_resumes_after_the_session() 
         &json!({"agents": {"worker": [{"turns": [{"text": "finished after the kill"}]}]}}),
     );
     let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
-    // The root's query had finished before the kill.
-    assert!(!agent.interrupted());
+    // The root's query had finished before the kill; its background agent
+    // had not.
+    assert!(agent.interrupted());
     let history = agent.history();
     assert_eq!(history.len(), 4);
     assert_eq!(history[0], Message::user_text("find the answer"));
@@ -879,9 +917,74 @@ async fn a_background_agent_killed_with_its_process_resumes_after_the_session() 
     assert_eq!(
         record_kinds(&worker_path),
         [
-            "header", "message", "message", "message", "message", "finished"
+            "header",
+            "message",
+            "message",
+            "call_started",
+            "message",
+            "message",
+            "finished"
         ]
     );
+    // Taken up on its own: the root's next run does not revive it again.
+    assert!(!agent.interrupted());
+}
+
+#[tokio::test]
+async fn continuing_a_session_revives_its_background_agent_and_keeps_the_roots_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let worker: AgentId = "root.0001-worker".parse().unwrap();
+    let (session, _) = run_and_kill_at(dir.path(), "background", worker.as_str(), 5);
+    let root_path = dir.path().join(format!("sessions/{session}/root.jsonl"));
+    let root_before = std::fs::read(&root_path).unwrap();
+    let (provider, runtime) = scripted(
+        dir.path(),
+        &json!({"agents": {
+            "root": [{"turns": [{"text": "the root is asked nothing"}]}],
+            "worker": [{"turns": [{"text": "finished after the kill"}]}]
+        }}),
+    );
+    let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
+    assert!(agent.interrupted(), "its background agent was cut short");
+    let (events, result) = run(agent.continue_interrupted(QueryOverrides::default())).await;
+    let result = result.unwrap();
+    // The root had answered before the kill: its answer stands.
+    assert_eq!(
+        (result.status, result.output.as_str()),
+        (TaskStatus::Completed, "it runs in the background")
+    );
+    assert!(
+        provider.of_type("root").is_empty(),
+        "no request of the root"
+    );
+    assert!(
+        events.iter().any(|e| e.agent == worker
+            && matches!(
+                e.kind,
+                EventKind::SubagentStarted {
+                    background: true,
+                    ..
+                }
+            )),
+        "revived in the background"
+    );
+    agent.wait_background().await;
+    let revived = agent.background_agent(&worker).unwrap();
+    let done = revived.result.unwrap();
+    assert_eq!(
+        (done.status, done.output.as_str()),
+        (TaskStatus::Completed, "finished after the kill")
+    );
+    let worker_path = dir
+        .path()
+        .join(format!("sessions/{session}/{worker}.jsonl"));
+    assert_eq!(record_kinds(&worker_path).last().unwrap(), "finished");
+    assert_eq!(
+        std::fs::read(&root_path).unwrap(),
+        root_before,
+        "nothing is written to the root's transcript again"
+    );
+    assert!(!agent.interrupted());
 }
 
 #[tokio::test]
@@ -945,7 +1048,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Drops {
 }
 
 #[tokio::test]
-async fn dropped_calls_are_logged_at_info_after_a_run_cut_short_else_as_a_warning() {
+async fn a_cut_short_turn_is_kept_and_damage_is_dropped_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let (_, runtime) = scripted(
         dir.path(),
@@ -998,17 +1101,24 @@ async fn dropped_calls_are_logged_at_info_after_a_run_cut_short_else_as_a_warnin
             let resumed =
                 Agent::resume(Arc::clone(&runtime), config(dir.path()), &session).unwrap();
             assert_eq!(resumed.interrupted(), !finished);
-            assert_eq!(resumed.history(), [Message::user_text("go")]);
+            let call: Message = serde_json::from_value(
+                serde_json::from_str::<Value>(&call).unwrap()["message"].clone(),
+            )
+            .unwrap();
+            let history = if finished || extra.is_some() {
+                vec![Message::user_text("go")]
+            } else {
+                vec![Message::user_text("go"), call]
+            };
+            assert_eq!(resumed.history(), history);
         }
         seen.push(drops.0.lock().unwrap().clone());
     }
     assert_eq!(
         seen,
         [
-            vec![(
-                tracing::Level::INFO,
-                "dropped the unanswered tool calls of the interrupted run".to_owned()
-            )],
+            // The turn the kill cut short is kept whole, to be finished.
+            vec![],
             vec![(
                 tracing::Level::WARN,
                 "dropped tool calls without results, results without calls and empty messages"

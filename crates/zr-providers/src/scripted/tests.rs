@@ -199,3 +199,66 @@ async fn a_delay_holds_the_reply_back() {
     );
     assert!(start.elapsed() >= Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn turns_from_history_continue_an_agents_script_in_a_new_process() {
+    let script = json!({"turns_from": "history", "agents": {
+        "root": [{"turns": [{"text": "one"}, {"text": "two"}, {"text": "three"}]}],
+        "fork": [{"turns": [{"text": "f1"}, {"text": "f2"}]}]
+    }});
+    let root = AgentId::root();
+    let text = |r: &ModelResponse| texts(&r.content).collect::<String>();
+    // A new process: the conversation already holds one answer of the root.
+    let mut resumed = request(&root, "root", "p", ToolChoice::Auto);
+    resumed.messages = vec![
+        Message::user_text("p"),
+        Message::assistant_text("one"),
+        Message::user_text("go on"),
+    ];
+    let p = provider(script.clone());
+    let (_, first) = answer(&p, resumed.clone()).await.unwrap();
+    assert_eq!(text(&first), "two");
+    let (_, second) = answer(&p, resumed).await.unwrap();
+    assert_eq!(text(&second), "three", "then it counts requests as before");
+
+    // A fork: the parent's answers before its prefix are not its own.
+    let fork = root.child(1, "fork");
+    let mut forked = request(&fork, "fork", "task", ToolChoice::Auto);
+    forked.messages = vec![
+        Message::user_text("p"),
+        Message::assistant_text("one"),
+        Message::user_text("task"),
+        Message::assistant_text("f1"),
+        Message::user_text("go on"),
+    ];
+    forked.cache_prefix = Some(1);
+    let (_, f) = answer(&provider(script.clone()), forked).await.unwrap();
+    assert_eq!(text(&f), "f2");
+
+    // `match` looks at the agent's own first message, not the last.
+    let matching = provider(json!({"turns_from": "history", "agents": {"worker": [
+        {"match": "task B", "turns": [{"text": "B1"}, {"text": "B2"}]},
+        {"turns": [{"text": "other"}]}
+    ]}}));
+    let worker = root.child(2, "worker");
+    let mut b = request(&worker, "worker", "task B", ToolChoice::Auto);
+    b.messages = vec![
+        Message::user_text("task B"),
+        Message::assistant_text("B1"),
+        Message::user_text("go on"),
+    ];
+    let (_, r) = answer(&matching, b).await.unwrap();
+    assert_eq!(text(&r), "B2");
+
+    // The default counts this process's requests only.
+    let mut plain = script;
+    plain.as_object_mut().unwrap().remove("turns_from");
+    let mut again = request(&root, "root", "p", ToolChoice::Auto);
+    again.messages = vec![
+        Message::user_text("p"),
+        Message::assistant_text("one"),
+        Message::user_text("go on"),
+    ];
+    let (_, r) = answer(&provider(plain), again).await.unwrap();
+    assert_eq!(text(&r), "one");
+}

@@ -1,0 +1,266 @@
+//! Reviving a subagent from its transcript: reading it back, and either
+//! its recorded result (a run that finished) or an [`AgentRun`] that
+//! continues its history (a run cut short). Used by a resumed `Task` or
+//! `MultiTask` call (`task.rs`), by a background agent the kill cut off
+//! (`background.rs`) and by `Agent::resume_subagent` (`resume/`): one
+//! rebuild for all three, which then run through the one lifecycle
+//! (`subagent::live`).
+//!
+//! The type comes from the header: a type the configuration no longer has
+//! runs as `general-purpose` (the configuration's, else one with the
+//! recorded system prompt and no tools of its own); a fork gets its
+//! parent's system prompt from the parent's transcript and its shared
+//! prefix back (`cache_prefix`). Its pool is resolved again from the
+//! current configuration; it works in its recorded folder, or in its
+//! parent's when that folder is gone. Each such change is a warning.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use zr_caps::{AgentDefinition, AgentType, Budget};
+use zr_resolve::Role;
+use zr_types::{AgentId, AgentName, SessionId, error_chain};
+
+use crate::agent_run::{AgentRun, Resumption};
+use crate::config::definition_hash;
+use crate::error::{EngineError, TranscriptError};
+use crate::history::called_tools;
+use crate::meta::AgentMeta;
+use crate::outcome::{TaskResult, TaskStatus};
+use crate::pools::{derived_kind, subagent_tools, system_prompt};
+use crate::session::Session;
+use crate::tools::AgentTools;
+use crate::transcript::{self, Header, Loaded};
+
+/// The error of a transcript that cannot be resumed.
+pub(crate) fn resume_error(
+    session: &SessionId,
+    agent: &AgentId,
+    source: TranscriptError,
+) -> EngineError {
+    EngineError::Resume {
+        session: session.clone(),
+        agent: agent.clone(),
+        source,
+    }
+}
+
+/// Logs what was read, and what reading `loaded` ignored or repaired.
+pub(crate) fn log_repairs(agent: &AgentId, path: &Path, loaded: &Loaded) {
+    tracing::info!(%agent, path = %path.display(), records = loaded.records, messages = loaded.history.len(), interrupted = loaded.finished.is_none(), "resuming from the transcript");
+    if loaded.torn {
+        tracing::warn!(%agent, path = %path.display(), "the transcript's last line is torn; it is ignored");
+    }
+    let r = loaded.repairs;
+    if r.any() {
+        tracing::warn!(%agent, path = %path.display(), calls = r.calls, results = r.results, empty = r.empty, "dropped tool calls without results, results without calls and empty messages");
+    }
+}
+
+/// Reads the transcript of `id` in `session`.
+pub(crate) fn load(session: &Session, id: &AgentId) -> Result<Loaded, EngineError> {
+    let path = session
+        .transcripts
+        .path(id)
+        .ok_or(EngineError::TranscriptsOff)?;
+    let loaded = transcript::read(&path).map_err(|e| resume_error(&session.id, id, e))?;
+    log_repairs(id, &path, &loaded);
+    Ok(loaded)
+}
+
+/// The result a finished transcript recorded, for task `index` (`None`
+/// when its last run was cut short). Its duration is not recorded: zero.
+pub(crate) fn recorded_result(id: &AgentId, loaded: &Loaded, index: usize) -> Option<TaskResult> {
+    let finished = loaded.finished.as_ref()?;
+    let header = &loaded.header;
+    let description = header
+        .task
+        .as_ref()
+        .map(|t| t.description.clone())
+        .unwrap_or_default();
+    let mut result = TaskResult::pending(index, header.agent_type.clone(), description);
+    result.agent_id = Some(id.clone());
+    result.status = TaskStatus::from_name(&finished.status).unwrap_or(TaskStatus::Failed);
+    result.output = finished.output.clone();
+    result.turns = finished.turns;
+    result.usage = finished.usage;
+    result.error = finished.error.clone();
+    result.duration = Duration::ZERO;
+    Some(result)
+}
+
+/// What the subagent runs as: its type's definition (`None` for a fork),
+/// its label and system prompt.
+struct Kind {
+    definition: Option<AgentDefinition>,
+    label: String,
+    system: String,
+}
+
+fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind {
+    if header.agent_type == "fork" {
+        let parent = header.parent.clone().unwrap_or_else(AgentId::root);
+        let from_parent = session
+            .transcripts
+            .path(&parent)
+            .map(|path| transcript::read_header(&path));
+        let system = match from_parent {
+            Some(Ok(parent)) => parent.system_prompt,
+            Some(Err(error)) => {
+                warnings.push(format!(
+                    "cannot read the header of the parent {parent} ({}); the fork resumes with the system prompt its own transcript recorded",
+                    error_chain(&error)
+                ));
+                header.system_prompt.clone()
+            }
+            None => header.system_prompt.clone(),
+        };
+        return Kind {
+            definition: None,
+            label: "fork".to_owned(),
+            system,
+        };
+    }
+    let catalog = session.catalog.current();
+    let known = header
+        .agent_type
+        .parse::<AgentName>()
+        .ok()
+        .and_then(|name| catalog.sub_agents.get(&name));
+    let definition = match known {
+        Some(d) => {
+            if definition_hash(d) != header.definition_hash {
+                warnings.push(format!(
+                    "the definition of type '{}' changed since the agent started; it resumes with the current one",
+                    header.agent_type
+                ));
+            }
+            d.clone()
+        }
+        None => {
+            let name: AgentName = "general-purpose"
+                .parse()
+                .expect("'general-purpose' is a valid agent name (lowercase letters and a hyphen)");
+            let fallback = catalog.sub_agents.get(&name).cloned();
+            warnings.push(format!(
+                "no subagent type '{}' in the configuration; the agent resumes as general-purpose{}",
+                header.agent_type,
+                if fallback.is_some() {
+                    ""
+                } else {
+                    " (its recorded system prompt, no tools of its own)"
+                }
+            ));
+            fallback.unwrap_or_else(|| {
+                AgentDefinition::new(name, "general-purpose", header.system_prompt.clone())
+                    .with_type(AgentType::GeneralPurpose)
+            })
+        }
+    };
+    Kind {
+        label: definition.name.as_str().to_owned(),
+        system: system_prompt(&definition),
+        definition: Some(definition),
+    }
+}
+
+/// The recorded folder, or the parent's when it is gone.
+fn folder(session: &Session, header: &Header, warnings: &mut Vec<String>) -> PathBuf {
+    if header.cwd.is_dir() {
+        return header.cwd.clone();
+    }
+    let parent = header.parent.clone().unwrap_or_else(AgentId::root);
+    let runtime_cwd = session.runtime.settings().cwd.clone();
+    let fallback = session
+        .transcripts
+        .path(&parent)
+        .and_then(|path| transcript::read_header(&path).ok())
+        .map(|h| h.cwd)
+        .filter(|cwd| cwd.is_dir())
+        .unwrap_or(runtime_cwd);
+    warnings.push(format!(
+        "the agent's folder {} is gone; it resumes in its parent's, {}",
+        header.cwd.display(),
+        fallback.display()
+    ));
+    fallback
+}
+
+/// How a revived subagent runs.
+#[derive(Debug, Clone)]
+pub(crate) struct Revive<'a> {
+    /// Its parent's tools (a fork's pool derives from them).
+    pub(crate) parent: &'a AgentTools,
+    /// A new prompt; `None` continues where the transcript stops.
+    pub(crate) prompt: Option<String>,
+    /// In the background (as it was recorded), or in the foreground.
+    pub(crate) background: bool,
+}
+
+/// The subagent `id`, rebuilt from `loaded` (its transcript) to go on as
+/// `how` says; and the warnings to send. Its transcript is claimed last:
+/// a subagent that runs now is [`EngineError::Busy`] and its transcript
+/// is not touched.
+pub(crate) fn rebuild(
+    session: &Session,
+    id: &AgentId,
+    loaded: &Loaded,
+    how: Revive<'_>,
+) -> Result<(AgentRun, Vec<String>), EngineError> {
+    let header = &loaded.header;
+    let mut warnings = Vec::new();
+    let Kind {
+        definition,
+        label,
+        system,
+    } = kind(session, header, &mut warnings);
+    let cwd = folder(session, header, &mut warnings);
+    let role = match &definition {
+        Some(d) => Role::Derived {
+            kind: derived_kind(&d.agent_type),
+            background: how.background,
+        },
+        None => Role::Fork {
+            background: how.background,
+        },
+    };
+    let mut tools = subagent_tools(session, id, definition.as_ref(), role, how.parent)?;
+    tools.load(&called_tools(&loaded.history));
+    if !session.transcripts.claim(id, loaded) {
+        return Err(EngineError::Busy { agent: id.clone() });
+    }
+    let meta = AgentMeta {
+        id: id.clone(),
+        agent_type: Arc::from(label.as_str()),
+        parent: header.parent.clone(),
+        mode: crate::permission::effective_mode(
+            session.config.permission_mode,
+            definition.as_ref().and_then(|d| d.permission_mode),
+        ),
+        background: how.background,
+        cwd,
+        model: header.model.clone(),
+        system,
+        max_turns: header.max_turns,
+        task: header.task.clone(),
+    };
+    let budget = definition
+        .as_ref()
+        .map_or_else(Budget::default, |d| d.budget);
+    // A fork's first messages are its parent's history up to the answer
+    // that forked it: the same prefix as before the kill.
+    let cache_prefix = definition
+        .is_none()
+        .then(|| header.inherited_messages.checked_sub(1))
+        .flatten();
+    let resumption = Resumption {
+        started: loaded.started.clone(),
+        prompt: how.prompt,
+    };
+    let run = AgentRun::new(meta, tools, loaded.history.clone())
+        .with_budget(budget)
+        .with_cache_prefix(cache_prefix)
+        .with_resumption(resumption);
+    Ok((run, warnings))
+}
