@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 
-use crate::{cargo, deps, run_cmd, tidy};
+use crate::{bodies, cargo, deps, run_cmd, tidy};
 
 /// Proptest cases per property in a full run, as DESIGN.md requires.
 const PROPTEST_CASES_FULL: &str = "10000";
@@ -73,12 +73,24 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
             .args(["--", "-D", "warnings"]);
         run_cmd(cmd)
     })?;
+    // The loopback model servers of the tests write every request body
+    // they receive here, for the SDK-type check below.
+    let captured = root.join(bodies::CAPTURE_DIR);
     step("test", &|| {
         let mut cmd = cargo(root);
         cmd.args(["test", "--workspace", "--all-targets"])
-            .args(locked);
+            .args(locked)
+            .env(bodies::CAPTURE_VAR, bodies::fresh_dir(root)?);
         test_env(&mut cmd);
         run_cmd(cmd)
+    })?;
+    step("request bodies", &|| {
+        run_cmd(bodies::validator(
+            root,
+            &deps,
+            &captured,
+            &bodies::REQUIRED,
+        )?)
     })?;
     // Kills `zr` with SIGKILL after sampled transcript records and resumes
     // it (`ZR_CRASH_POINTS`: 30 here; `all` or a number for a longer run);

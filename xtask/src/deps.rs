@@ -6,7 +6,8 @@
 //! - `.deps/node`: `npm ci` of `package.json` + `package-lock.json` (the MCP
 //!   servers, the MCP conformance suite, the TypeScript SDK);
 //! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
-//!   Python MCP SDK for the fault server);
+//!   Python MCP SDK for the fault server; the `anthropic` and `openai` SDKs
+//!   whose request types check the captured request bodies);
 //! - `.deps/phoenix`: one with `phoenix-requirements.txt` (Arize Phoenix,
 //!   the receiver of zr-telemetry's tests; its pins clash with the MCP
 //!   SDK's, so it has a folder of its own; about 850 MB);
@@ -76,28 +77,31 @@ fn browser(pinned: &Path) -> Result<()> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
     println!("deps: installing {} with apt-get", packages.join(" "));
+    apt_install(&packages).with_context(|| {
+        format!(
+            "could not install {} (a headless Chromium for the session page test); install it, or set ZR_BROWSER to a Chromium binary",
+            packages.join(" ")
+        )
+    })
+}
+
+/// Installs Debian's `packages` with `apt-get` (as root); when that fails
+/// (a fresh machine's package lists may be missing or old), updates the
+/// lists once and tries again.
+pub(crate) fn apt_install(packages: &[&str]) -> Result<()> {
     let install = || {
         let mut cmd = Command::new("apt-get");
         cmd.args(["install", "-y", "-qq", "--no-install-recommends"])
-            .args(&packages)
+            .args(packages)
             .env("DEBIAN_FRONTEND", "noninteractive");
         run_cmd(cmd)
     };
-    // A fresh machine's package lists may be missing or old: update once
-    // and try again.
-    install()
-        .or_else(|_| {
-            let mut update = Command::new("apt-get");
-            update.args(["update", "-qq"]);
-            run_cmd(update)?;
-            install()
-        })
-        .with_context(|| {
-            format!(
-                "could not install {} (a headless Chromium for the session page test); install it, or set ZR_BROWSER to a Chromium binary",
-                packages.join(" ")
-            )
-        })
+    install().or_else(|_| {
+        let mut update = Command::new("apt-get");
+        update.args(["update", "-qq"]);
+        run_cmd(update)?;
+        install()
+    })
 }
 
 /// `npm ci` into `dir` from the pinned `package.json` and lock file.

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
+mod bodies;
 mod ci;
 mod deps;
 mod tidy;
@@ -16,12 +17,13 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [--quick]
 
 commands:
-  ci [--quick]     fmt, tidy, clippy, tests, the crash matrix, snapshot
-                   review check, docs
+  ci [--quick]     fmt, tidy, clippy, tests, the request bodies the tests
+                   captured checked against the anthropic and openai SDKs'
+                   types, the crash matrix, snapshot review check, docs
                    (--quick: 256 proptest cases instead of 10000)
   tidy             layering and source checks only
   deps             install the MCP servers, conformance suite and Python
-                   SDK that tests run against into .deps/ (pinned in
+                   SDKs that tests run against into .deps/ (pinned in
                    xtask/deps/; also the first step of `ci`)
   bench [--quick]  run every criterion benchmark and the MCP echo
                    comparison (zr-mcp against the TypeScript SDK)

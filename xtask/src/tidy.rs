@@ -7,6 +7,7 @@ mod closure;
 mod scan;
 #[cfg(test)]
 mod tests;
+mod unsafety;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use serde_json::Value;
 use crate::{Metadata, cargo_metadata, display_rel, walk_files};
 use closure::check_banned_closure;
 use scan::scan_resolver_source;
+use unsafety::check_unsafe;
 
 /// Which workspace crates a workspace crate may depend on.
 #[derive(Debug, Clone, Copy)]
@@ -33,8 +35,9 @@ const LAYERS: &[(&str, Allowed)] = &[
     ("zr-caps", Allowed::Only(&["zr-types"])),
     ("zr-resolve", Allowed::Only(&["zr-types", "zr-caps"])),
     ("zr-skills", Allowed::Only(&["zr-types", "zr-caps"])),
-    ("zr-mcp", Allowed::Only(&["zr-types"])),
-    ("zr-tools", Allowed::Only(&["zr-types"])),
+    ("zr-process", Allowed::Only(&[])),
+    ("zr-mcp", Allowed::Only(&["zr-types", "zr-process"])),
+    ("zr-tools", Allowed::Only(&["zr-types", "zr-process"])),
     ("zr-providers", Allowed::Only(&["zr-types"])),
     (
         "zr-engine",
@@ -80,6 +83,7 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     )?);
     problems.extend(check_resolver_sources(root)?);
     problems.extend(check_module_docs(root)?);
+    problems.extend(check_unsafe(root)?);
     problems.extend(pending_snapshots(root)?.iter().map(|path| {
         format!(
             "{}: unreviewed snapshot (run `cargo insta review`)",

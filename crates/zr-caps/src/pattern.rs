@@ -108,9 +108,11 @@ impl ToolPattern {
         match self.kind() {
             PatternKind::All => true,
             PatternKind::Server(server) => {
-                matches!(&tool.origin, ToolOrigin::Connection { server: s } if s.as_str() == server)
+                matches!(&tool.origin, ToolOrigin::Connection { server: s } if s.is(server))
             }
-            PatternKind::Prefix(prefix) => tool.name.as_str().starts_with(prefix),
+            // The names' inline heads: a pool's names are not read from
+            // their own allocations for prefixes of up to 16 bytes.
+            PatternKind::Prefix(prefix) => tool.name.starts_with(prefix),
             PatternKind::Exact(name) => {
                 (tool.name.stable_hash() == self.hash && tool.name.as_str() == name)
                     || self.alias.as_ref() == Some(&tool.name)

@@ -31,6 +31,9 @@ pub(crate) struct ZrConfig {
     pub(crate) mcp: McpSettings,
     /// `[skills]`: how skills are shown to the model.
     pub(crate) skills: SkillsSettings,
+    /// `[hooks]`: shell commands run at PreToolUse, PostToolUse,
+    /// SubagentStart, SubagentStop and Stop, in Claude Code's shape.
+    pub(crate) hooks: HooksConfig,
     /// `[telemetry]`: OpenTelemetry export; off without the table (and
     /// without the `OTEL_EXPORTER_OTLP_*` variables).
     pub(crate) telemetry: Option<TelemetrySettings>,
@@ -54,6 +57,52 @@ pub(crate) struct TelemetrySettings {
     /// The export queue's bound, in spans.
     #[serde(deserialize_with = "at_least_one")]
     pub(crate) queue_size: Option<usize>,
+}
+
+/// `[hooks]`: per event, groups of commands with a matcher.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct HooksConfig {
+    /// Before a tool call; may block, allow or rewrite it.
+    #[serde(rename = "PreToolUse")]
+    pub(crate) pre_tool_use: Vec<HookGroup>,
+    /// After a tool call ran.
+    #[serde(rename = "PostToolUse")]
+    pub(crate) post_tool_use: Vec<HookGroup>,
+    /// A subagent was created.
+    #[serde(rename = "SubagentStart")]
+    pub(crate) subagent_start: Vec<HookGroup>,
+    /// A subagent ended.
+    #[serde(rename = "SubagentStop")]
+    pub(crate) subagent_stop: Vec<HookGroup>,
+    /// The root answered.
+    #[serde(rename = "Stop")]
+    pub(crate) stop: Vec<HookGroup>,
+}
+
+/// `{ matcher = "Bash", hooks = [...] }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct HookGroup {
+    /// Tool names (agent types for the Subagent events) the commands run
+    /// for: a name, `A|B`, a regular expression; empty or `*`: all.
+    pub(crate) matcher: Option<String>,
+    /// The commands, run in order.
+    pub(crate) hooks: Vec<HookCommand>,
+}
+
+/// `{ type = "command", command = "...", timeout = 60 }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HookCommand {
+    /// Only `"command"`.
+    #[serde(rename = "type")]
+    pub(crate) kind: String,
+    /// Run with `sh -c` in the project folder.
+    pub(crate) command: String,
+    /// Seconds it may take (default 60).
+    #[serde(default, deserialize_with = "at_least_one")]
+    pub(crate) timeout: Option<u64>,
 }
 
 /// `[skills]`.

@@ -17,14 +17,17 @@
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod ask;
 mod cli;
 mod config;
 mod config_key;
 mod crash_hook;
 mod error;
+mod hooks;
 mod init;
 mod inspect;
 mod mcp_config;
+mod mcp_start;
 mod model_aliases;
 mod permissions;
 mod project;

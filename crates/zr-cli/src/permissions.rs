@@ -1,8 +1,8 @@
 //! `zr.toml` `[permissions]`: which tool calls run, decided from the
 //! `allow` and `deny` lists of tool names or patterns.
 //!
-//! zr cannot ask a question while it draws the agent tree (and nobody may
-//! be at the terminal), so it never asks; the lists decide:
+//! The lists decide first; what they leave open is asked at the terminal
+//! when there is one (`ask.rs`), and refused otherwise:
 //!
 //! - a tool matching `deny` is refused, in every mode, read-only tools
 //!   included (a PreToolUse hook), with a reason naming zr.toml;
@@ -10,10 +10,14 @@
 //!   they run);
 //! - `acceptEdits` also runs `Write` and `Edit`, `bypassPermissions` runs
 //!   everything not denied;
-//! - otherwise (`default`, `dontAsk`, `auto`) a tool matching `allow` runs
-//!   and any other is refused with the reason "'Bash' is not in zr.toml
-//!   `[permissions]` allow; add it there to let it run". The model reads
-//!   the reason, and the progress output shows the denial.
+//! - otherwise (`default`, `dontAsk`, `auto`) a tool matching `allow` runs;
+//! - any other call of a foreground agent, in `default` or `auto` mode,
+//!   is asked about when standard input and standard error are a terminal
+//!   (allow once, for the session, always, or deny);
+//! - and refused otherwise (no terminal, `dontAsk`, a background agent)
+//!   with the reason "'Bash' is not in zr.toml `[permissions]` allow; add
+//!   it there to let it run". The model reads the reason, and the
+//!   progress output shows the denial.
 //!
 //! `TodoWrite` (the agent's own list) runs too unless denied. Without a
 //! `[permissions]` table, a project therefore runs read-only tools,
@@ -22,13 +26,14 @@
 
 use std::sync::Arc;
 
-use zr_caps::ToolPattern;
+use zr_caps::{PermissionMode, ToolPattern};
 use zr_engine::{
     AgentConfig, Decision, Hook, HookAgent, PermissionConfig, PermissionHandler, PermissionRequest,
     PreToolUse,
 };
 use zr_types::{BoxFuture, ToolCall};
 
+use crate::ask::PermissionPrompt;
 use crate::config_key::patterns;
 use crate::error::CliError;
 use crate::project::Project;
@@ -42,6 +47,8 @@ const HARMLESS: [&str; 1] = ["TodoWrite"];
 pub(crate) struct ConfigPermissions {
     allow: Vec<ToolPattern>,
     deny: Vec<ToolPattern>,
+    /// The terminal's question, when there is a terminal.
+    prompt: Option<Arc<PermissionPrompt>>,
 }
 
 impl ConfigPermissions {
@@ -55,7 +62,14 @@ impl ConfigPermissions {
         Ok(Self {
             allow: patterns(project, "permissions.allow", p.allow.as_deref())?.unwrap_or_default(),
             deny: patterns(project, "permissions.deny", p.deny.as_deref())?.unwrap_or_default(),
+            prompt: None,
         })
+    }
+
+    /// The same lists, asking `prompt` about what they leave open.
+    pub(crate) fn asking(mut self, prompt: Arc<PermissionPrompt>) -> Self {
+        self.prompt = Some(prompt);
+        self
     }
 
     /// Installs the lists into `config`: the handler always, the hook when
@@ -71,6 +85,12 @@ impl ConfigPermissions {
         }
     }
 
+    /// Replaces the handler that [`ConfigPermissions::install`] put into
+    /// `config` with this one (the deny hook stays).
+    pub(crate) fn replace_handler(self, config: &mut AgentConfig) {
+        config.permissions.handler = Some(Arc::new(self));
+    }
+
     /// Why `tool` is refused by the deny list, if it is.
     fn denied(&self, tool: &str) -> Option<String> {
         self.deny.iter().find(|p| p.matches_name(tool)).map(|p| {
@@ -78,12 +98,20 @@ impl ConfigPermissions {
         })
     }
 
-    /// The decision about `tool` (a call the mode leaves to the host).
-    pub(crate) fn decide(&self, tool: &str) -> Decision {
+    /// The decision about `tool` (a call the mode leaves to the host):
+    /// `Ask` only with a terminal, for a foreground agent not in
+    /// `dontAsk` mode.
+    pub(crate) fn decide(&self, tool: &str, asked: Option<&PermissionRequest>) -> Decision {
+        let can_ask = asked.is_some_and(|r| !r.background && r.mode != PermissionMode::DontAsk);
         if let Some(reason) = self.denied(tool) {
             Decision::Deny(reason)
-        } else if HARMLESS.contains(&tool) || self.allow.iter().any(|p| p.matches_name(tool)) {
+        } else if HARMLESS.contains(&tool)
+            || self.allow.iter().any(|p| p.matches_name(tool))
+            || self.prompt.as_ref().is_some_and(|p| p.allowed_always(tool))
+        {
             Decision::Allow
+        } else if can_ask && self.prompt.is_some() {
+            Decision::Ask
         } else {
             Decision::Deny(format!(
                 "'{tool}' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
@@ -94,8 +122,13 @@ impl ConfigPermissions {
 
 impl PermissionHandler for ConfigPermissions {
     fn can_use_tool<'a>(&'a self, request: &'a PermissionRequest) -> BoxFuture<'a, Decision> {
-        let decision = self.decide(request.tool.as_str());
+        let decision = self.decide(request.tool.as_str(), Some(request));
         Box::pin(async move { decision })
+    }
+
+    fn prompt<'a>(&'a self, request: &'a PermissionRequest) -> Option<BoxFuture<'a, Decision>> {
+        let prompt = self.prompt.as_ref()?;
+        Some(Box::pin(prompt.ask(request)))
     }
 }
 

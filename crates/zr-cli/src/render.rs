@@ -32,6 +32,12 @@ pub(crate) trait Renderer: Send {
     /// The tree collapses into its summary here; the answer is printed by
     /// the caller afterwards (except in JSON mode, where it is an event).
     fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>);
+    /// Someone asks the person at the terminal: get out of the way (the
+    /// tree erases itself and shows the cursor). Events are held by the
+    /// caller until [`Renderer::resume`].
+    fn pause(&mut self) {}
+    /// The question was answered: draw again at the next tick.
+    fn resume(&mut self) {}
     /// Whether the caller prints the answer to standard output after
     /// [`Renderer::finish`].
     fn prints_answer(&self) -> bool {

@@ -8,7 +8,7 @@ use zr_resolve::{Scenario, ScenarioReport};
 
 use crate::cli::{Format, ResolveArgs};
 use crate::error::CliError;
-use crate::project::{MCP_FILE, Project};
+use crate::project::Project;
 use crate::session::Workspace;
 
 /// `zr resolve --scenario FILE`.
@@ -83,9 +83,10 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
     let kind = crate::model_aliases::assumed_kind(project, &|v| std::env::var(v).ok());
     let family = crate::model_aliases::family(kind);
     let workspace = Workspace::open(project, provider, model, family).await?;
-    for (server, error) in &workspace.failed_servers {
+    for failed in &workspace.failed_servers {
         eprintln!(
-            "warning: MCP server '{server}' did not start, its tools are left out: {error}\n  help: fix its entry in {MCP_FILE}; `zr mcp list` shows every server's status"
+            "warning: MCP server '{}' did not start, its tools are left out: {}\n  help: {}; `zr mcp list` shows every server's status",
+            failed.name, failed.error, failed.help
         );
     }
     let mut config = workspace.config.clone();

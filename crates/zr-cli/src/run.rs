@@ -8,6 +8,7 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskResult, TaskStatus};
 
+use crate::ask::{Screen, ScreenRequests};
 use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::Project;
@@ -55,7 +56,9 @@ async fn run_loaded(project: &Project, prompt: String, args: &RunArgs) -> Result
     let workspace = open_workspace(project, chosen, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
-    let _running = sessions::RunningMark::create(&project.sessions_dir(), agent.session_id());
+    // A new session: nobody else holds its lock, and nothing was left.
+    let _running = sessions::RunningMark::acquire(&project.sessions_dir(), agent.session_id())
+        .map_err(|held| resume_checks::running_now(agent.session_id(), &held))?;
     let overrides = QueryOverrides {
         max_turns: args.max_turns,
         ..QueryOverrides::default()
@@ -102,6 +105,14 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
 async fn resume_loaded(project: &Project, args: &ResumeArgs) -> Result<u8, CliError> {
     warn_diagnostics(project);
     let session = resume_checks::check(&project.root, args)?;
+    // Held until the run ends; before any server starts. What a killed
+    // run of this session left running is killed here.
+    let running = sessions::RunningMark::acquire(&project.sessions_dir(), &session.id)
+        .map_err(|held| resume_checks::running_now(&session.id, &held))?;
+    let _running = running.map(|(mark, killed)| {
+        report_killed(&session.id, &killed);
+        mark
+    });
     let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
     warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
@@ -112,7 +123,6 @@ async fn resume_loaded(project: &Project, args: &ResumeArgs) -> Result<u8, CliEr
         workspace.config.clone(),
         &session.id,
     )?;
-    let _running = sessions::RunningMark::create(&project.sessions_dir(), &session.id);
     let query = match &session.agent {
         Some(id) => agent.resume_subagent(id, args.prompt.clone()),
         None => match &args.prompt {
@@ -124,6 +134,17 @@ async fn resume_loaded(project: &Project, args: &ResumeArgs) -> Result<u8, CliEr
     show(agent, workspace, query, &args.output, &mut signals).await
 }
 
+/// `killed N processes (pid P: COMMAND; ...) that an earlier run of
+/// session S left running when it was killed`.
+fn report_killed(session: &zr_types::SessionId, killed: &[zr_process::Leftover]) {
+    if !killed.is_empty() {
+        say(&format!(
+            "killed {} that an earlier run of session {session} left running when it was killed",
+            sessions::describe(killed)
+        ));
+    }
+}
+
 /// Streams `query` through the renderer `output` asks for; then stops the
 /// agent (its background agents) before the MCP servers.
 async fn show(
@@ -133,9 +154,11 @@ async fn show(
     output: &OutputArgs,
     signals: &mut Signals,
 ) -> Result<u8, CliError> {
+    let mut workspace = workspace;
     let mut renderer = render::choose(output);
     let announce = !output.json && !output.quiet;
-    let outcome = drive(&agent, query, renderer.as_mut(), signals, announce).await;
+    let screen = workspace.screen.take();
+    let outcome = drive(&agent, query, renderer.as_mut(), signals, announce, screen).await;
     drop(agent);
     drop(workspace);
     outcome
@@ -177,23 +200,49 @@ async fn drive(
     renderer: &mut dyn Renderer,
     signals: &mut Signals,
     announce: bool,
+    mut screen: Option<ScreenRequests>,
 ) -> Result<u8, CliError> {
     let session = agent.session_id().clone();
     let mut tick = tokio::time::interval(render::TICK);
     let mut follow = background::Follow::new(agent);
+    // Events that came while the person was asked, shown afterwards.
+    let mut held: Option<Vec<zr_engine::Event>> = None;
     let stopped = loop {
         tokio::select! {
             event = query.next() => match event {
                 Some(event) => {
                     follow.seen(&event);
-                    renderer.event(&event);
+                    match &mut held {
+                        Some(held) => held.push(event),
+                        None => renderer.event(&event),
+                    }
                 }
                 None => break None,
             },
             stop = signals.recv() => break Some(stop),
-            _ = tick.tick() => renderer.tick(),
+            request = next_request(&mut screen) => match request {
+                Screen::Pause(ack) => {
+                    if held.is_none() {
+                        renderer.pause();
+                        held = Some(Vec::new());
+                    }
+                    let _ = ack.send(());
+                }
+                Screen::Resume => {
+                    for event in held.take().unwrap_or_default() {
+                        renderer.event(&event);
+                    }
+                    renderer.resume();
+                }
+            },
+            _ = tick.tick() => if held.is_none() {
+                renderer.tick();
+            },
         }
     };
+    for event in held.take().unwrap_or_default() {
+        renderer.event(&event);
+    }
     if let Some(stop) = stopped {
         tracing::debug!(signal = stop.name(), "stopping the run");
         renderer.finish(&session, None, Some(render::INTERRUPTED));
@@ -269,6 +318,17 @@ async fn drive(
     }
 }
 
+/// The next request of the terminal's asker; never, without a terminal.
+async fn next_request(screen: &mut Option<ScreenRequests>) -> Screen {
+    match screen {
+        Some(rx) => match rx.recv().await {
+            Some(request) => request,
+            None => std::future::pending().await,
+        },
+        None => std::future::pending().await,
+    }
+}
+
 /// A subagent that failed, though the root went on: `warning: subagent
 /// ID (TYPE) failed: WHY`.
 fn failed_line(failed: &TaskResult) -> String {
@@ -335,9 +395,10 @@ fn warn_servers(workspace: &Workspace) {
         connected = workspace.leases.len(),
         "MCP servers"
     );
-    for (server, error) in &workspace.failed_servers {
+    for failed in &workspace.failed_servers {
         eprintln!(
-            "warning: MCP server '{server}' is left out, the run goes on without its tools: {error}\n  help: check its entry in .mcp.json (`zr mcp list`); the examples' servers are installed by `cargo xtask deps`"
+            "warning: MCP server '{}' is left out, the run goes on without its tools: {}\n  help: {}; `zr mcp list` shows every server's status",
+            failed.name, failed.error, failed.help
         );
     }
 }

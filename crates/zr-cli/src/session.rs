@@ -20,7 +20,7 @@ use crate::config::{LazySetting, ZrConfig};
 use crate::config_key::{config_key_error, patterns};
 use crate::crash_hook::KillAfter;
 use crate::error::CliError;
-use crate::project::Project;
+use crate::project::{CONFIG_FILE, Project};
 
 /// The root's system prompt when `zr.toml` sets none.
 pub(crate) const DEFAULT_SYSTEM_PROMPT: &str = "You are zr's root agent, working in the user's project folder. \
@@ -41,7 +41,9 @@ pub(crate) struct Workspace {
     /// One lease per connected server, in `.mcp.json` order.
     pub(crate) leases: Vec<Lease>,
     /// Servers that could not be started, with the error.
-    pub(crate) failed_servers: Vec<(String, String)>,
+    pub(crate) failed_servers: Vec<crate::mcp_start::Failure>,
+    /// With a terminal: where its asker asks the renderer to pause.
+    pub(crate) screen: Option<crate::ask::ScreenRequests>,
 }
 
 /// Grants each agent the skills of its resolved pool, and revokes them when
@@ -95,13 +97,19 @@ impl Workspace {
             .iter()
             .map(|s| s.name.to_string())
             .collect();
-        let started = futures_util::future::join_all(names.iter().map(|name| {
+        let started = futures_util::future::join_all(project.mcp.servers().iter().map(|config| {
             let hub = &hub;
             async move {
+                let name = config.name.as_str();
                 tracing::info!(server = %name, "starting MCP server");
-                let lease = hub.acquire(name).await?;
-                let tools = lease.tools().await?;
-                Ok::<_, zr_mcp::McpError>((lease, tools))
+                let work = async {
+                    let lease = hub.acquire(name).await?;
+                    let tools = lease.tools().await?;
+                    Ok::<_, zr_mcp::McpError>((lease, tools))
+                };
+                crate::mcp_start::shown(name, work)
+                    .await
+                    .map_err(|e| crate::mcp_start::Failure::of(project, config, &e))
             }
         }))
         .await;
@@ -111,7 +119,7 @@ impl Workspace {
                     leases.push(lease);
                     server_tools.insert(name, tools);
                 }
-                Err(e) => failed_servers.push((name, error_chain(&e))),
+                Err(failure) => failed_servers.push(failure),
             }
         }
 
@@ -121,16 +129,17 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let mut runtime = RuntimeEnvironment::new(
-            provider,
-            settings,
-            BuiltinTools::new(project.root.join(".zr").join("cron.json")),
-        )
-        .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
-        .with_observer(Arc::new(SkillGrants(
-            skill_tool,
-            KillAfter::from_env(&|v| std::env::var(v).ok()),
-        )));
+        let (asker, screen) = crate::ask::Asker::for_terminal().unzip();
+        let mut builtins = BuiltinTools::new(project.root.join(".zr").join("cron.json"));
+        if let Some(asker) = &asker {
+            builtins = builtins.with_ask_user(asker.clone());
+        }
+        let mut runtime = RuntimeEnvironment::new(provider, settings, builtins)
+            .with_skill_tool(Arc::new(SkillTool::definition()), skill_tool.clone())
+            .with_observer(Arc::new(SkillGrants(
+                skill_tool,
+                KillAfter::from_env(&|v| std::env::var(v).ok()),
+            )));
         if let Some(max_tokens) = project.config.model.max_tokens {
             runtime = runtime.with_max_tokens(max_tokens);
         }
@@ -143,6 +152,12 @@ impl Workspace {
         }
 
         let mut config = root_config(project, &server_tools, all_mcp)?;
+        if let Some(asker) = asker {
+            let prompt = crate::ask::PermissionPrompt::new(asker, project.root.join(CONFIG_FILE));
+            crate::permissions::ConfigPermissions::from_project(project)?
+                .asking(Arc::new(prompt))
+                .replace_handler(&mut config);
+        }
         config.model_aliases = crate::model_aliases::table(project, family)?;
         config.types_source = Some(Arc::new(crate::reload::RegistrySource::new(
             project,
@@ -154,6 +169,7 @@ impl Workspace {
             hub,
             leases,
             failed_servers,
+            screen,
         })
     }
 }
@@ -199,6 +215,7 @@ pub(crate) fn root_config(
         })?;
     }
     crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
+    crate::hooks::install(project, &mut config)?;
     let servers = crate::reload::server_definitions(server_tools);
     for entry in project.agents.types() {
         config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));

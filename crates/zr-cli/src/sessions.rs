@@ -25,7 +25,7 @@ use crate::cli::{Format, SessionsArgs, SessionsCommand};
 use crate::error::CliError;
 use crate::inspect::json_text;
 
-pub(crate) use running::{RunningMark, running_pid};
+pub(crate) use running::{Held, RunningMark, describe, left_behind, running};
 use units::{first_line, format_cost, format_started};
 use view::SessionView;
 
@@ -85,6 +85,13 @@ pub(crate) fn list(dir: &Path, shown_root: &Path) -> (Vec<SessionSummary>, Vec<S
             continue;
         }
         sessions.push(summarise(id, &folder, shown_root, &mut warnings));
+        let left = left_behind(&folder);
+        if !left.is_empty() {
+            warnings.push(format!(
+                "session {id}: a zr that was killed left {} running; `zr resume {id}` kills them",
+                describe(&left)
+            ));
+        }
     }
     sessions.sort_by(|a, b| {
         b.started_ms

@@ -3,9 +3,11 @@
 //! asked about every call), and a fan-out of 1,000 subagents that make
 //! three tool calls each.
 //!
-//! `ZR_BENCH_ONCE=fanout cargo bench -p zr-engine --bench engine` runs the
-//! fan-out once and prints its wall time, CPU time and peak memory
-//! (`VmHWM`) instead of running criterion.
+//! `ZR_BENCH_ONCE=fanout:N cargo bench -p zr-engine --bench engine` runs
+//! one fan-out of N subagents (`fanout` alone: 1,000) and prints its wall
+//! time, CPU time and peak memory (`VmHWM`) as a JSON line instead of
+//! running criterion; `ZR_BENCH_ONCE=turns:N` runs one query of N tool
+//! turns and prints the cost of its first and last turns.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::sync::Arc;
@@ -86,6 +88,15 @@ fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
 }
 
 fn agent_with(script: &Value, max_concurrent: usize, extra: Extra) -> (TempDir, Agent) {
+    agent_with_noop(script, max_concurrent, extra, Arc::new(Noop))
+}
+
+fn agent_with_noop(
+    script: &Value,
+    max_concurrent: usize,
+    extra: Extra,
+    handler: Arc<dyn ToolHandler>,
+) -> (TempDir, Agent) {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
     let settings = RuntimeSettings {
@@ -105,13 +116,15 @@ fn agent_with(script: &Value, max_concurrent: usize, extra: Extra) -> (TempDir, 
         settings,
         BuiltinTools::new(dir.path().join("cron.json")),
     )
-    .with_tool(Arc::clone(&noop), Arc::new(Noop));
+    .with_tool(Arc::clone(&noop), handler);
     let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
     worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
     let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
     config.options.custom_tools = vec![noop];
     config.subagent.max_concurrent = max_concurrent;
     config.subagent.timeout = Duration::from_secs(3_600);
+    // Room for the longest turn benchmark (`turns:N`).
+    config.max_turns = 1_000;
     match extra {
         Extra::Nothing => {}
         Extra::Transcripts => config.sessions_dir = Some(dir.path().join("sessions")),
@@ -134,8 +147,9 @@ fn turns_script(tool_turns: usize) -> Value {
     json!({"agents": {"root": [{"turns": turns}]}})
 }
 
-/// 100 MultiTask calls of 10 tasks: 1,000 subagents, each making 3 tool
-/// calls in its first turn and answering in its second.
+/// `subagents / 10` MultiTask calls of 10 tasks in one root turn, each
+/// subagent making 3 tool calls in its first turn and answering in its
+/// second.
 fn fanout_script(subagents: usize) -> Value {
     let calls: Vec<Value> = (0..subagents / 10)
         .map(|c| {
@@ -257,9 +271,11 @@ fn cpu_time() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
-fn once_fanout() {
+/// `ZR_BENCH_ONCE=fanout:N`: one fan-out of N subagents in this process,
+/// with its wall time, CPU time and peak memory, as one JSON line.
+fn once_fanout(subagents: usize) {
     let rt = runtime();
-    let (_dir, agent) = agent(&fanout_script(1_000), 10);
+    let (_dir, agent) = agent(&fanout_script(subagents), 10);
     let before = status_kib("VmRSS:");
     let cpu = cpu_time();
     let start = Instant::now();
@@ -268,21 +284,97 @@ fn once_fanout() {
     let cpu = cpu_time().saturating_sub(cpu);
     let peak = status_kib("VmHWM:");
     assert_eq!(result.status, TaskStatus::Completed);
+    let n = subagents as f64;
     println!(
-        "fanout: 1000 subagents x 3 tool calls: wall {:.1} ms, cpu {:.0} ms, per subagent {:.1} us wall / {:.1} us cpu; RSS before {before} KiB, peak {peak} KiB ({:.1} KiB per subagent above the start); total usage {} tokens",
-        wall.as_secs_f64() * 1e3,
-        cpu.as_secs_f64() * 1e3,
-        wall.as_secs_f64() * 1e6 / 1000.0,
-        cpu.as_secs_f64() * 1e6 / 1000.0,
-        peak.saturating_sub(before) as f64 / 1000.0,
-        result.total_usage.input_tokens + result.total_usage.output_tokens,
+        "{}",
+        json!({
+            "bench": "fanout",
+            "subagents": subagents,
+            "wall_ms": wall.as_secs_f64() * 1e3,
+            "cpu_ms": cpu.as_secs_f64() * 1e3,
+            "wall_us_per_subagent": wall.as_secs_f64() * 1e6 / n,
+            "cpu_us_per_subagent": cpu.as_secs_f64() * 1e6 / n,
+            "rss_before_kib": before,
+            "peak_kib": peak,
+            "kib_per_subagent": peak.saturating_sub(before) as f64 / n,
+            "tokens": result.total_usage.input_tokens + result.total_usage.output_tokens,
+        })
+    );
+}
+
+/// A `noop` that notes when each call ran: the time between two calls of
+/// a one-call-per-turn query is one turn (model request, reply, the call,
+/// its result in the history).
+#[derive(Debug, Default)]
+struct Stamped(std::sync::Mutex<Vec<Instant>>);
+
+impl ToolHandler for Stamped {
+    fn call<'a>(
+        &'a self,
+        _: ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.0.lock().unwrap().push(Instant::now());
+        Box::pin(async { Ok(ToolOutput::text("ok")) })
+    }
+}
+
+/// The turns `turns[..k]` and `turns[len-k..]` averaged, in microseconds.
+fn first_and_last(stamps: &[Instant], k: usize) -> (f64, f64) {
+    let gaps: Vec<f64> = stamps
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6)
+        .collect();
+    assert!(gaps.len() >= 2, "turns:N needs N >= 3");
+    let k = k.min(gaps.len() / 2).max(1);
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    (mean(&gaps[..k]), mean(&gaps[gaps.len() - k..]))
+}
+
+/// `ZR_BENCH_ONCE=turns:N`: one query of N turns that each call `noop`,
+/// with the cost of its first and its last turns (the mean of 10 each,
+/// from the first call on: the first turn's own start is the query's).
+fn once_turns(turns: usize) {
+    let rt = runtime();
+    let stamped = Arc::new(Stamped::default());
+    let (_dir, agent) = agent_with_noop(
+        &turns_script(turns),
+        3,
+        Extra::Nothing,
+        Arc::clone(&stamped) as Arc<dyn ToolHandler>,
+    );
+    let start = Instant::now();
+    let result = rt.block_on(agent.prompt("go")).unwrap();
+    let wall = start.elapsed();
+    assert_eq!(result.turns, turns as u32 + 1);
+    let stamps = stamped.0.lock().unwrap();
+    assert_eq!(stamps.len(), turns);
+    let (first, last) = first_and_last(&stamps, 10);
+    println!(
+        "{}",
+        json!({
+            "bench": "turns",
+            "turns": turns,
+            "wall_ms": wall.as_secs_f64() * 1e3,
+            "first_turns_us": first,
+            "last_turns_us": last,
+            "last_over_first": last / first,
+        })
     );
 }
 
 fn main() {
-    if std::env::var("ZR_BENCH_ONCE").as_deref() == Ok("fanout") {
-        once_fanout();
-        return;
+    let once = std::env::var("ZR_BENCH_ONCE").unwrap_or_default();
+    let size = |text: &str| {
+        text.parse::<usize>()
+            .expect("ZR_BENCH_ONCE=fanout:N or turns:N")
+    };
+    match once.split_once(':').unwrap_or((once.as_str(), "")) {
+        ("fanout", "") => return once_fanout(1_000),
+        ("fanout", n) => return once_fanout(size(n)),
+        ("turns", n) => return once_turns(size(n)),
+        ("", _) => {}
+        (other, _) => panic!("ZR_BENCH_ONCE={other}: expected fanout:N or turns:N"),
     }
     benches();
     Criterion::default().configure_from_args().final_summary();

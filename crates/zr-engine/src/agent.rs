@@ -21,6 +21,7 @@ use crate::error::EngineError;
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::history::{continue_history, push_user_text};
+use crate::hooks::HookAgent;
 use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::root_tools;
@@ -495,6 +496,10 @@ async fn run_root(
     let reload = RootReload {
         capabilities: overrides.capabilities,
     };
+    let view = {
+        let meta = meta.clone();
+        move || HookAgent::of(&session.id, &meta, session.transcripts.path(&meta.id))
+    };
     let mut run = AgentRun::new(meta, tools, history)
         .with_delegate(Arc::new(Subagents))
         .with_reload(reload);
@@ -522,6 +527,7 @@ async fn run_root(
             stop_reason,
         });
     }
+    config.hooks.stop(view, &outcome.output).await;
     let result = QueryResult {
         status: outcome.status,
         output: outcome.output,

@@ -59,7 +59,10 @@ pub(crate) struct AgentRun {
     /// What the agent is.
     pub(crate) meta: AgentMeta,
     pub(crate) tools: AgentTools,
-    pub(crate) history: Vec<Message>,
+    /// Shared with the request in flight, if any (`ModelRequest::messages`):
+    /// a turn's request costs a pointer copy, not a copy of a history that
+    /// grows every turn. Appended to through [`AgentRun::history_mut`].
+    pub(crate) history: Arc<Vec<Message>>,
     pub(crate) budget: Budget,
     pub(crate) progress: Arc<Mutex<Progress>>,
     /// Its permission denials so far.
@@ -97,7 +100,7 @@ impl AgentRun {
         Self {
             meta,
             tools,
-            history,
+            history: Arc::new(history),
             budget: Budget::default(),
             progress: Arc::new(Mutex::new(Progress::default())),
             denials: Denials::default(),
@@ -106,6 +109,12 @@ impl AgentRun {
             reload: None,
             resumed: None,
         }
+    }
+
+    /// The history, to change: copied first only if a request still holds
+    /// it (one that a provider or an effects layer kept).
+    pub(crate) fn history_mut(&mut self) -> &mut Vec<Message> {
+        Arc::make_mut(&mut self.history)
     }
 
     /// Continuing its transcript as `resumption` says.

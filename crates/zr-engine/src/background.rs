@@ -301,7 +301,7 @@ impl<'a> ProgressTicker<'a> {
         let ask = Ask {
             meta: &self.meta,
             tools,
-            messages,
+            messages: Arc::new(messages),
             max_tokens: 64,
             turn: lock(&self.progress).turns,
             // The last block's breakpoint finds the agent's own cached

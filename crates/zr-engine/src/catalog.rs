@@ -16,6 +16,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
+use zr_resolve::PoolMemo;
 use zr_types::{AgentName, SkillDefinition, ToolDefinition};
 
 use crate::runtime::RuntimeEnvironment;
@@ -73,6 +74,10 @@ pub(crate) struct Catalog {
     pub(crate) engine_tools: EngineTools,
     /// Every builtin definition in registry order.
     pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    /// The pools resolved from this catalog, by resolver input: the
+    /// subagents of a fan-out that share a type share one pool
+    /// ([`crate::pools`]). A replaced catalog starts with none.
+    pub(crate) pools: Mutex<PoolMemo>,
 }
 
 impl Catalog {
@@ -92,6 +97,7 @@ impl Catalog {
             skills: types.skills,
             engine_tools,
             builtins,
+            pools: Mutex::new(PoolMemo::default()),
         }
     }
 }

@@ -157,13 +157,15 @@ async fn run_one(
         // PostToolUse (permission.rs).
         let session = &ctx.session;
         let hooks = &session.config.hooks;
-        let view = || HookAgent::of(meta, session.transcripts.path(&meta.id));
+        let view = || HookAgent::of(&session.id, meta, session.transcripts.path(&meta.id));
         let admitted = hooks.pre_tool_use(view, call).await;
-        let effective = admitted.as_ref().unwrap_or(call);
+        let effective = admitted.as_ref().map_or(call, |a| &a.call);
         started(ctx, meta, effective);
         let gate = session.gate();
         let admitted = match admitted {
-            Ok(c) => permission::check(&gate, meta, tool, &c).await.map(|()| c),
+            Ok(a) => permission::check(&gate, meta, tool, &a.call, a.allowed)
+                .await
+                .map(|()| a.call),
             Err(reason) => Err(reason),
         };
         let denied = admitted.is_err();

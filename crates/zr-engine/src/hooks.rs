@@ -1,13 +1,15 @@
 //! Hooks: the host's callbacks at SubagentStart, SubagentStop, PreToolUse
-//! (which may deny a call or rewrite its input) and PostToolUse.
+//! (which may deny a call, allow it or rewrite its input), PostToolUse and
+//! Stop, each bounded by a timeout.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use zr_caps::PermissionMode;
-use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};
+use zr_types::{AgentId, BoxFuture, SessionId, ToolCall, ToolOutput};
 
 use crate::error::catch_panic;
 use crate::meta::AgentMeta;
@@ -17,6 +19,8 @@ use crate::permission;
 /// The agent a hook is called for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookAgent {
+    /// The session it belongs to.
+    pub session: SessionId,
     /// Its id, which is its path (`root`, `root.0001-worker`).
     pub agent: AgentId,
     /// `root`, `fork` or the subagent type's name.
@@ -42,6 +46,12 @@ pub enum PreToolUse {
     /// the host's events see; the model's own `tool_use` block in its
     /// history keeps the input it wrote.
     Rewrite(Value),
+    /// Run the call without asking, with this input if one is given (as
+    /// [`PreToolUse::Rewrite`]): the permission handler and the user are
+    /// not asked about it (the mode's own rules still hold: in `plan` mode
+    /// only read-only tools run). Later hooks still run, and a later
+    /// `Deny` still wins.
+    Allow(Option<Value>),
     /// Do not run the call; the reason is what the model is told (a blank
     /// one: "the hook gave no reason"). Counts as a permission denial of
     /// the agent.
@@ -52,13 +62,18 @@ pub enum PreToolUse {
 /// hook implements only what it needs.
 ///
 /// Hooks run for every agent, the root included (the `Subagent*` ones only
-/// for subagents), and are awaited: a slow hook slows its agent. A hook
-/// that panics never stops the engine: a panicking
-/// [`Hook::pre_tool_use`] denies the call with a message saying so; a
-/// panic in any other hook is logged and ignored.
+/// for subagents; [`Hook::stop`] only for the root), and are awaited: a
+/// slow hook slows its agent, up to its timeout ([`Hooks::DEFAULT_TIMEOUT`],
+/// 60 s, unless added with [`Hooks::with_timeout`]). A hook that panics or
+/// does not answer in time never stops the engine: a
+/// [`Hook::pre_tool_use`] that panics or times out denies the call with a
+/// message saying so (its future is dropped, which is how a hook that runs
+/// a process must stop it); a panic or timeout in any other hook is logged
+/// and ignored.
 ///
 /// Order of one call: [`Hook::pre_tool_use`] (every hook, in order: the
-/// first `Deny` wins, rewrites chain), then the permission check, then the
+/// first `Deny` wins, rewrites chain, an `Allow` skips the question of the
+/// permission check), then the permission check, then the
 /// tool, then [`Hook::post_tool_use`]. A call that did not run (denied)
 /// gets no PostToolUse; a call of a tool the agent does not have gets
 /// neither (it is refused before any hook). Calls of the engine's own
@@ -141,26 +156,44 @@ pub trait Hook: Send + Sync + fmt::Debug {
         let _ = (agent, call, output);
         Box::pin(async {})
     }
+
+    /// The root finished its turn with `answer` (a query's end: completed,
+    /// at its turn limit or stopped by denials; not when it failed or was
+    /// cancelled).
+    fn stop<'a>(&'a self, agent: &'a HookAgent, answer: &'a str) -> BoxFuture<'a, ()> {
+        let _ = (agent, answer);
+        Box::pin(async {})
+    }
 }
 
 /// The hooks of a session, called in the order they were added
 /// ([`AgentConfig::hooks`](crate::AgentConfig::hooks)).
 #[derive(Debug, Clone, Default)]
 pub struct Hooks {
-    hooks: Vec<Arc<dyn Hook>>,
+    hooks: Vec<(Arc<dyn Hook>, Duration)>,
 }
 
 impl Hooks {
+    /// How long one call of a hook may take unless it was added with
+    /// [`Hooks::with_timeout`]: 60 s, as Claude Code's command hooks.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
     /// No hooks.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds `hook` after the others.
+    /// Adds `hook` after the others, with [`Hooks::DEFAULT_TIMEOUT`].
     #[must_use]
-    pub fn with(mut self, hook: Arc<dyn Hook>) -> Self {
-        self.hooks.push(hook);
+    pub fn with(self, hook: Arc<dyn Hook>) -> Self {
+        self.with_timeout(hook, Self::DEFAULT_TIMEOUT)
+    }
+
+    /// Adds `hook` after the others; each of its calls may take `timeout`.
+    #[must_use]
+    pub fn with_timeout(mut self, hook: Arc<dyn Hook>, timeout: Duration) -> Self {
+        self.hooks.push((hook, timeout));
         self
     }
 
@@ -173,8 +206,13 @@ impl Hooks {
 
 impl HookAgent {
     /// The hooks' view of `agent`, whose transcript is `transcript_path`.
-    pub(crate) fn of(agent: &AgentMeta, transcript_path: Option<PathBuf>) -> Self {
+    pub(crate) fn of(
+        session: &SessionId,
+        agent: &AgentMeta,
+        transcript_path: Option<PathBuf>,
+    ) -> Self {
         Self {
+            session: session.clone(),
             agent: agent.id.clone(),
             agent_type: agent.agent_type.to_string(),
             transcript_path,
@@ -183,37 +221,63 @@ impl HookAgent {
     }
 }
 
-/// Runs the hook call `work`; a panic, while it makes its future or while
-/// that runs, is logged as a panic of the hook `what`.
-async fn guarded<'a, T>(what: &str, work: impl FnOnce() -> BoxFuture<'a, T>) -> Result<T, String> {
-    catch_panic(async move { work().await })
-        .await
-        .map_err(|panic| {
-            let message = format!("the {what} hook panicked: {panic}");
-            tracing::warn!(hook = what, error = %message, "hook panicked");
-            message
-        })
+/// A call that passes PreToolUse: the call to go on with (its input
+/// rewritten or not) and whether a hook allowed it without asking.
+#[derive(Debug, Clone)]
+pub(crate) struct Admitted {
+    pub(crate) call: ToolCall,
+    pub(crate) allowed: bool,
+}
+
+/// Runs the hook call `work` within `timeout`; a panic (while it makes its
+/// future or while that runs) or the timeout is logged and returned as
+/// the message of what went wrong with the hook `what`.
+async fn guarded<'a, T>(
+    what: &str,
+    timeout: Duration,
+    work: impl FnOnce() -> BoxFuture<'a, T>,
+) -> Result<T, String> {
+    let message =
+        match tokio::time::timeout(timeout, catch_panic(async move { work().await })).await {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(panic)) => format!("the {what} hook panicked: {panic}"),
+            Err(_) => format!(
+                "the {what} hook did not answer within {} (its timeout)",
+                permission::seconds(timeout)
+            ),
+        };
+    tracing::warn!(hook = what, error = %message, "hook failed");
+    Err(message)
 }
 
 impl Hooks {
     /// Runs the PreToolUse hooks for the agent `view` makes (made only when
-    /// there are hooks): the call to go on with (its input rewritten or
-    /// not), or why it must not run.
+    /// there are hooks): the call to go on with, or why it must not run.
     pub(crate) async fn pre_tool_use(
         &self,
         view: impl FnOnce() -> HookAgent,
         call: &ToolCall,
-    ) -> Result<ToolCall, String> {
-        let mut call = call.clone();
+    ) -> Result<Admitted, String> {
+        let mut admitted = Admitted {
+            call: call.clone(),
+            allowed: false,
+        };
         if self.hooks.is_empty() {
-            return Ok(call);
+            return Ok(admitted);
         }
         let view = view();
-        for hook in &self.hooks {
-            let verdict = guarded("PreToolUse", || hook.pre_tool_use(&view, &call)).await;
+        for (hook, timeout) in &self.hooks {
+            let call = &admitted.call;
+            let verdict = guarded("PreToolUse", *timeout, || hook.pre_tool_use(&view, call)).await;
             match verdict {
                 Ok(PreToolUse::Continue) => {}
-                Ok(PreToolUse::Rewrite(input)) => call.input = input,
+                Ok(PreToolUse::Allow(input)) => {
+                    admitted.allowed = true;
+                    if let Some(input) = input {
+                        admitted.call.input = input;
+                    }
+                }
+                Ok(PreToolUse::Rewrite(input)) => admitted.call.input = input,
                 Ok(PreToolUse::Deny(reason)) => {
                     return Err(format!(
                         "tool '{}' was not run: a PreToolUse hook denied it: {}",
@@ -221,12 +285,12 @@ impl Hooks {
                         permission::reason_of(&reason, "hook")
                     ));
                 }
-                Err(panicked) => {
-                    return Err(format!("tool '{}' was not run: {panicked}", call.name));
+                Err(failed) => {
+                    return Err(format!("tool '{}' was not run: {failed}", call.name));
                 }
             }
         }
-        Ok(call)
+        Ok(admitted)
     }
 
     /// Runs the PostToolUse hooks for the agent `view` makes.
@@ -240,22 +304,42 @@ impl Hooks {
             return;
         }
         let view = view();
-        for hook in &self.hooks {
-            let _ = guarded("PostToolUse", || hook.post_tool_use(&view, call, output)).await;
+        for (hook, timeout) in &self.hooks {
+            let _ = guarded("PostToolUse", *timeout, || {
+                hook.post_tool_use(&view, call, output)
+            })
+            .await;
         }
     }
 
     /// Runs the SubagentStart hooks.
     pub(crate) async fn subagent_start(&self, agent: &HookAgent, parent: &AgentId) {
-        for hook in &self.hooks {
-            let _ = guarded("SubagentStart", || hook.subagent_start(agent, parent)).await;
+        for (hook, timeout) in &self.hooks {
+            let _ = guarded("SubagentStart", *timeout, || {
+                hook.subagent_start(agent, parent)
+            })
+            .await;
         }
     }
 
     /// Runs the SubagentStop hooks.
     pub(crate) async fn subagent_stop(&self, agent: &HookAgent, result: &TaskResult) {
-        for hook in &self.hooks {
-            let _ = guarded("SubagentStop", || hook.subagent_stop(agent, result)).await;
+        for (hook, timeout) in &self.hooks {
+            let _ = guarded("SubagentStop", *timeout, || {
+                hook.subagent_stop(agent, result)
+            })
+            .await;
+        }
+    }
+
+    /// Runs the Stop hooks for the agent `view` makes.
+    pub(crate) async fn stop(&self, view: impl FnOnce() -> HookAgent, answer: &str) {
+        if self.hooks.is_empty() {
+            return;
+        }
+        let view = view();
+        for (hook, timeout) in &self.hooks {
+            let _ = guarded("Stop", *timeout, || hook.stop(&view, answer)).await;
         }
     }
 }

@@ -117,15 +117,20 @@
 //!
 //! Each agent has a permission mode ([`AgentConfig::permission_mode`] for
 //! the root; a subagent's is never wider than its parent's). A tool call
-//! passes the [`Hook::pre_tool_use`] hooks (which may deny it or rewrite
-//! its input), then its mode and the host's [`PermissionHandler`]
-//! ([`PermissionConfig`]; [`Decision::Ask`] asks the user through the
-//! ask-user service, which a background agent cannot), then runs, then the
+//! passes the [`Hook::pre_tool_use`] hooks (which may deny it, allow it
+//! or rewrite its input), then its mode and the host's
+//! [`PermissionHandler`] ([`PermissionConfig`]; [`Decision::Ask`] asks the
+//! user through [`PermissionHandler::prompt`] or the ask-user service,
+//! which a background agent cannot), then runs, then the
 //! [`Hook::post_tool_use`] hooks. A refused call is an error result for the
 //! model and an [`EventKind::PermissionDenied`] event; 3 denials in a row
 //! or 20 in all stop the agent with [`TaskStatus::Denied`].
 //! [`Hook::subagent_start`] and [`Hook::subagent_stop`] frame each
-//! subagent's run.
+//! subagent's run, [`Hook::stop`] the root's answer. Nothing waits
+//! forever: each hook call and each handler decision has a timeout (60 s
+//! by default; [`Hooks::with_timeout`], [`PermissionConfig::timeout`]),
+//! and a PreToolUse hook or a handler that misses it denies the call with
+//! the reason; a person asked has no timeout.
 //!
 //! # Scheduled prompts
 //!

@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 use zr_caps::PermissionMode;
@@ -71,10 +72,15 @@ pub enum Decision {
 /// The host's permission callback.
 ///
 /// Called for each call that the agent's mode does not settle on its own
-/// (see [`PermissionConfig`]), from async code: answer quickly or await
-/// something that answers (a user interface). A panic in the callback is
-/// caught and denies the call with a message saying so; it never stops
-/// the engine.
+/// (see [`PermissionConfig`]), from async code. [`PermissionHandler::can_use_tool`]
+/// is the host's policy: it must answer within
+/// [`PermissionConfig::timeout`] (60 s by default), else the call is
+/// denied with a reason saying so. A handler that wants a person to decide
+/// answers [`Decision::Ask`]: the person is then asked through
+/// [`PermissionHandler::prompt`] (or the ask-user service), which has no
+/// timeout, since a person takes the time they need (cancelling the query
+/// stops the wait). A panic in either is caught and denies the call with a
+/// message saying so; it never stops the engine.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -104,6 +110,18 @@ pub enum Decision {
 pub trait PermissionHandler: Send + Sync + fmt::Debug {
     /// May `request.agent` run `request.tool` with `request.input`?
     fn can_use_tool<'a>(&'a self, request: &'a PermissionRequest) -> BoxFuture<'a, Decision>;
+
+    /// Asks the host's user about `request`, which
+    /// [`PermissionHandler::can_use_tool`] answered with [`Decision::Ask`]
+    /// for a foreground agent (background agents are denied or bubbled
+    /// before this). Not bounded by [`PermissionConfig::timeout`]. `None`,
+    /// the default: the engine asks through the ask-user service (three
+    /// options: allow, allow for this session, deny). A prompt that
+    /// answers `Ask` denies the call.
+    fn prompt<'a>(&'a self, request: &'a PermissionRequest) -> Option<BoxFuture<'a, Decision>> {
+        let _ = request;
+        None
+    }
 }
 
 /// How tool calls are permitted ([`AgentConfig::permissions`](crate::AgentConfig::permissions)).
@@ -128,8 +146,10 @@ pub trait PermissionHandler: Send + Sync + fmt::Debug {
 /// call is checked with a mode no wider than the caller's, or only load
 /// definitions.
 ///
-/// [`Decision::Ask`] goes, in the foreground, to the ask-user service of
-/// zr-tools' `BuiltinTools` (no service: denied with a message saying so);
+/// [`Decision::Ask`] goes, in the foreground, to the handler's
+/// [`PermissionHandler::prompt`] if it has one, else to the ask-user
+/// service of zr-tools' `BuiltinTools` (no service: denied with a message
+/// saying so);
 /// in a background agent it is denied with a message saying that
 /// permission prompts are unavailable there, unless `bubble_background` is
 /// on. A [`Decision::AllowForSession`] (or the user's "Allow for this
@@ -154,6 +174,10 @@ pub struct PermissionConfig {
     pub max_consecutive_denials: u32,
     /// Denials in all that stop an agent (default 20).
     pub max_total_denials: u32,
+    /// How long [`PermissionHandler::can_use_tool`] may take before the
+    /// call is denied with a reason saying so (default
+    /// [`PermissionConfig::DEFAULT_TIMEOUT`]).
+    pub timeout: Duration,
 }
 
 impl Default for PermissionConfig {
@@ -163,11 +187,15 @@ impl Default for PermissionConfig {
             bubble_background: false,
             max_consecutive_denials: 3,
             max_total_denials: 20,
+            timeout: Self::DEFAULT_TIMEOUT,
         }
     }
 }
 
 impl PermissionConfig {
+    /// How long the handler may take by default: 60 s.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
     /// The default limits with `handler` asked.
     #[must_use]
     pub fn with_handler(handler: Arc<dyn PermissionHandler>) -> Self {
@@ -291,16 +319,29 @@ pub(crate) fn reason_of<'a>(reason: &'a str, who: &str) -> std::borrow::Cow<'a, 
     }
 }
 
+/// `timeout` as people read it: `60 s`, `1.5 s`.
+pub(crate) fn seconds(timeout: Duration) -> String {
+    let secs = timeout.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{} s", timeout.as_secs())
+    } else {
+        format!("{secs} s")
+    }
+}
+
 fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
     format!("permission to run '{tool}' was denied: {why}")
 }
 
 /// May `agent` run `call` of `tool`? `Err` holds the reason for the model.
+/// `allowed`: a PreToolUse hook allowed the call, so nobody is asked (the
+/// mode's rules still hold).
 pub(crate) async fn check(
     gate: &Gate<'_>,
     agent: &AgentMeta,
     tool: &Callable,
     call: &ToolCall,
+    allowed: bool,
 ) -> Result<(), String> {
     if !matches!(tool.runner, Runner::Handler(_)) {
         return Ok(());
@@ -320,7 +361,7 @@ pub(crate) async fn check(
     }
     let is_edit =
         definition.origin == ToolOrigin::Builtin && matches!(name.as_str(), "Write" | "Edit");
-    if definition.is_read_only() || (mode == PermissionMode::AcceptEdits && is_edit) {
+    if allowed || definition.is_read_only() || (mode == PermissionMode::AcceptEdits && is_edit) {
         return Ok(());
     }
     if gate.grants.contains(&agent.id, name) {
@@ -339,7 +380,7 @@ pub(crate) async fn check(
         background: agent.background,
         bubbled: false,
     };
-    let decision = match ask_handler(handler, &request).await {
+    let decision = match ask_handler(handler, config.timeout, &request).await {
         Ok(Decision::Ask) if mode == PermissionMode::DontAsk => Err(denied(
             name,
             format_args!(
@@ -349,7 +390,7 @@ pub(crate) async fn check(
         )),
         Ok(Decision::Ask) if agent.background && config.bubble_background => {
             request.bubbled = true;
-            match ask_handler(handler, &request).await {
+            match ask_handler(handler, config.timeout, &request).await {
                 Ok(Decision::Ask) => Err(denied(
                     name,
                     "the host answered the bubbled request with Ask, and nobody else can be asked for a background agent",
@@ -364,7 +405,20 @@ pub(crate) async fn check(
                 agent.id
             ),
         )),
-        Ok(Decision::Ask) => ask_user(gate.tools, &request).await,
+        Ok(Decision::Ask) => match handler.prompt(&request) {
+            Some(prompt) => match catch_panic(prompt).await {
+                Ok(Decision::Ask) => Err(denied(
+                    name,
+                    "the host's prompt answered Ask, and nobody else can be asked",
+                )),
+                Ok(decision) => Ok(decision),
+                Err(panic) => Err(denied(
+                    name,
+                    format_args!("the permission prompt panicked: {panic}"),
+                )),
+            },
+            None => ask_user(gate.tools, &request).await,
+        },
         other => other,
     }?;
     match decision {
@@ -378,19 +432,31 @@ pub(crate) async fn check(
     }
 }
 
-/// The handler's decision; a panic is a denial.
+/// The handler's decision within `timeout`; a panic or the timeout is a
+/// denial.
 async fn ask_handler(
     handler: &Arc<dyn PermissionHandler>,
+    timeout: Duration,
     request: &PermissionRequest,
 ) -> Result<Decision, String> {
-    catch_panic(async { handler.can_use_tool(request).await })
-        .await
-        .map_err(|panic| {
-            denied(
+    let asked = catch_panic(async { handler.can_use_tool(request).await });
+    match tokio::time::timeout(timeout, asked).await {
+        Ok(Ok(decision)) => Ok(decision),
+        Ok(Err(panic)) => Err(denied(
+            &request.tool,
+            format_args!("the permission handler panicked: {panic}"),
+        )),
+        Err(_) => {
+            tracing::warn!(tool = %request.tool, "the permission handler timed out");
+            Err(denied(
                 &request.tool,
-                format_args!("the permission handler panicked: {panic}"),
-            )
-        })
+                format_args!(
+                    "the permission handler did not answer within {} (its timeout)",
+                    seconds(timeout)
+                ),
+            ))
+        }
+    }
 }
 
 const ALLOW: &str = "Allow";

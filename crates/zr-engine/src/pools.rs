@@ -2,11 +2,16 @@
 //! query (C1), a subagent's (C2, derived and resolved against its parent's
 //! pool), each joined with its handlers as [`AgentTools`]; and what a
 //! subagent type's definition says of its role and prompt.
+//!
+//! Every pool comes through the catalog's [`zr_resolve::PoolMemo`]: the resolver is
+//! pure, so subagents with equal inputs (a fan-out of one type) share the
+//! first one's pool. The memo's lock is held only to look up and to
+//! remember, never while resolving.
 
 use std::sync::Arc;
 
 use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root};
-use zr_resolve::{DerivedKind, ResolveInput, Role, resolve};
+use zr_resolve::{DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, resolve};
 use zr_types::{AgentId, ToolName};
 
 use crate::catalog::Catalog;
@@ -32,18 +37,27 @@ pub(crate) fn root_tools(
         &catalog.skills,
         &config.policy,
     );
-    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
+    let pool = memoized(catalog, &input).map_err(|source| EngineError::Resolve {
         agent: root.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(
-        &root,
-        Arc::new(pool),
-        &catalog.engine_tools,
-        &session.runtime,
-    )?;
+    let mut tools = AgentTools::new(&root, pool, &catalog.engine_tools, &session.runtime)?;
     tools.load(loaded);
     Ok(tools)
+}
+
+/// The pool of `input` from `catalog`'s memo, resolved (outside the lock)
+/// and remembered when it is not there.
+fn memoized(
+    catalog: &Catalog,
+    input: &ResolveInput<'_>,
+) -> Result<Arc<ResolvedPool>, ResolveError> {
+    if let Some(pool) = crate::sync::lock(&catalog.pools).get(input) {
+        return Ok(pool);
+    }
+    let pool = Arc::new(resolve(input)?);
+    crate::sync::lock(&catalog.pools).insert(input, Arc::clone(&pool));
+    Ok(pool)
 }
 
 /// The resolver's kind of a subagent type.
@@ -83,11 +97,11 @@ pub(crate) fn subagent_tools(
         &config.policy,
     )
     .with_parent(&parent_pool);
-    let pool = resolve(&input).map_err(|source| EngineError::Resolve {
+    let pool = memoized(&catalog, &input).map_err(|source| EngineError::Resolve {
         agent: id.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(id, Arc::new(pool), &catalog.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(id, pool, &catalog.engine_tools, &session.runtime)?;
     if definition.is_none() {
         tools.inherit_loaded(parent);
     }

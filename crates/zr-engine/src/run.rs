@@ -4,6 +4,8 @@ mod compact;
 pub(crate) mod model;
 mod reload;
 
+use std::sync::Arc;
+
 use zr_types::{ContentBlock, Message, MessageRole, StopReason};
 
 use crate::agent_run::AgentRun;
@@ -33,7 +35,7 @@ impl AgentRun {
         Ask {
             meta: &self.meta,
             tools: self.tools.advertised(),
-            messages: self.history.clone(),
+            messages: Arc::clone(&self.history),
             max_tokens: ctx.session.runtime.max_tokens(),
             turn,
             cache_prefix: self.cache_prefix,
@@ -115,7 +117,7 @@ impl AgentRun {
             error,
             no_answer: None,
             denied: self.denials.stopped(),
-            history: self.history,
+            history: Arc::unwrap_or_clone(self.history),
             loaded: self.tools.loaded_names(),
         }
     }
@@ -159,7 +161,7 @@ impl AgentRun {
         let mut context = ContextUse::default();
         loop {
             for text in ctx.notifications_for(&self.meta.id) {
-                push_user_text(&mut self.history, &text);
+                push_user_text(self.history_mut(), &text);
             }
             reload::refresh_root(ctx, &mut self);
             // The summary's usage may spend the token budget: no request then.
@@ -171,7 +173,7 @@ impl AgentRun {
             }
             if self.meta.background {
                 lock(&self.progress).snapshot =
-                    Some((self.history.clone(), self.tools.advertised()));
+                    Some((Vec::clone(&self.history), self.tools.advertised()));
             }
             if turn >= self.meta.max_turns {
                 return self.summarise(ctx, turn).await;
@@ -218,7 +220,7 @@ impl AgentRun {
                         )
                     })
                     .collect();
-                self.history.push(Message {
+                self.history_mut().push(Message {
                     role: MessageRole::User,
                     content,
                 });
@@ -236,7 +238,7 @@ impl AgentRun {
                     "not run: the agent's tool-call budget is exhausted",
                 ));
             }
-            self.history.push(Message {
+            self.history_mut().push(Message {
                 role: MessageRole::User,
                 content: results,
             });
@@ -266,8 +268,8 @@ impl AgentRun {
                 started: resumed.started,
             };
             let results = exec::run_calls(ctx, self, &open.calls, &recorded).await;
-            self.history.truncate(open.answer + 1);
-            self.history.push(Message {
+            self.history_mut().truncate(open.answer + 1);
+            self.history_mut().push(Message {
                 role: MessageRole::User,
                 content: results,
             });
@@ -277,8 +279,8 @@ impl AgentRun {
             return Some(answered);
         }
         match resumed.prompt {
-            Some(prompt) => push_user_text(&mut self.history, &prompt),
-            None => continue_history(&mut self.history),
+            Some(prompt) => push_user_text(self.history_mut(), &prompt),
+            None => continue_history(self.history_mut()),
         }
         None
     }
@@ -331,7 +333,7 @@ impl AgentRun {
     fn push_answer(&mut self, mut content: Vec<ContentBlock>) {
         content.retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
         if !content.is_empty() {
-            self.history.push(Message {
+            self.history_mut().push(Message {
                 role: MessageRole::Assistant,
                 content,
             });
@@ -341,7 +343,7 @@ impl AgentRun {
     /// At the turn limit: one more request, tools disabled, asking for a
     /// summary of the work (a side request that streams as a turn).
     async fn summarise(mut self, ctx: &QueryCtx, turns: u32) -> RunOutcome {
-        push_user_text(&mut self.history, SUMMARY_REQUEST);
+        push_user_text(self.history_mut(), SUMMARY_REQUEST);
         let turn = turns + 1;
         self.sync_transcript(ctx);
         let asked = model::side_request(ctx, self.ask(ctx, turn), Some(&self.progress)).await;

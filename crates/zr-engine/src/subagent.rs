@@ -187,7 +187,7 @@ pub(crate) async fn live(
         let scope = Scope::new(session, &id, isolation);
         // After the cleanup is armed: a query dropped during a slow hook still
         // ends the agent for the observer.
-        let hook_agent = HookAgent::of(&run.meta, session.transcripts.path(&id));
+        let hook_agent = HookAgent::of(&session.id, &run.meta, session.transcripts.path(&id));
         let hooks = &session.config.hooks;
         hooks.subagent_start(&hook_agent, &parent).await;
         steps.armed(&hook_agent);

@@ -429,7 +429,7 @@ fn shared_prefix(parent: &AgentRun) -> Option<usize> {
 /// A fork: the parent's prompt and history, the parent's pending tool
 /// calls answered, then the task.
 fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput) -> Start {
-    let mut history = parent.history.clone();
+    let mut history = Vec::clone(&parent.history);
     let pending: Vec<ContentBlock> = history
         .last()
         .filter(|m| m.role == MessageRole::Assistant)

@@ -1,11 +1,14 @@
-//! `echo` calls per second through zr-mcp over stdio to server-everything: sequential, and 16 in flight.
+//! `echo` calls per second through zr-mcp over stdio: sequential, and 16 in flight.
 //!
-//! usage: `cargo bench -p zr-mcp --bench echo -- [--calls N] [--concurrency K]`
+//! usage: `cargo bench -p zr-mcp --bench echo -- [--calls N] [--concurrency K] [--server-bin PATH]`
 //!
-//! Prints one JSON line per mode, the same shape as the TypeScript SDK's
-//! counterpart (`benches/ts/echo_bench.mjs`), which `cargo xtask bench`
-//! compares it with:
-//! `{"client":"zr-mcp","mode":"sequential","calls":N,"concurrency":1,"seconds":S,"calls_per_second":R}`.
+//! The server is server-everything (Node), or with `--server-bin` the
+//! binary at PATH (the rmcp echo server, `zr-echo-server`, built with
+//! `--features echo-server`). Prints one JSON line per mode, the same shape
+//! as the official SDKs' counterparts (`benches/ts/echo_bench.mjs`,
+//! `benches/py/echo_bench.py`), which `cargo xtask bench` compares it with:
+//! `{"client":"zr-mcp","mode":"sequential","calls":N,"concurrency":1,"seconds":S,"calls_per_second":R,"cpu_us_per_call":C}`,
+//! C being this process's CPU time (every thread, user and system) per call.
 //! The concurrent mode keeps K calls in flight (K workers taking the next
 //! call number as each finishes). Needs the servers from `cargo xtask deps`.
 
@@ -57,7 +60,24 @@ async fn echo(lease: &Lease, i: usize) {
     assert!(!out.is_error && answered, "echo {i} answered {out:?}");
 }
 
-fn report(mode: &str, calls: usize, concurrency: usize, seconds: f64) {
+/// This process's CPU time so far (every thread).
+fn cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .map_or(Duration::ZERO, Duration::from)
+}
+
+/// The value of `--server-bin`, if given.
+fn server_bin() -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--server-bin")?;
+    Some(
+        args.get(at + 1)
+            .cloned()
+            .expect("--server-bin takes a path"),
+    )
+}
+
+fn report(mode: &str, calls: usize, concurrency: usize, seconds: f64, cpu: Duration) {
     let line = json!({
         "client": "zr-mcp",
         "mode": mode,
@@ -65,11 +85,17 @@ fn report(mode: &str, calls: usize, concurrency: usize, seconds: f64) {
         "concurrency": concurrency,
         "seconds": seconds,
         "calls_per_second": calls as f64 / seconds,
+        "cpu_us_per_call": cpu.as_secs_f64() * 1e6 / calls as f64,
     });
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` (CI) does
+    // not, and a benchmark does not run there.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
     let calls = option("--calls", 2000);
     let concurrency = option("--concurrency", 16);
     // Two workers, as a host on this two-core machine would run.
@@ -79,11 +105,13 @@ fn main() {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
+        let stdio = match server_bin() {
+            Some(bin) => StdioConfig::new(bin),
+            None => StdioConfig::new("node").with_args([everything_js(), "stdio".into()]),
+        };
         let server = ServerConfig::new(
             "every".parse().expect("a valid name"),
-            TransportConfig::Stdio(
-                StdioConfig::new("node").with_args([everything_js(), "stdio".into()]),
-            ),
+            TransportConfig::Stdio(stdio),
         );
         let hub = McpHub::new(
             McpConfig::from_servers([server]),
@@ -100,14 +128,20 @@ fn main() {
             echo(&lease, i).await;
         }
 
-        let start = Instant::now();
+        let (start, used) = (Instant::now(), cpu());
         for i in 0..calls {
             echo(&lease, i).await;
         }
-        report("sequential", calls, 1, start.elapsed().as_secs_f64());
+        report(
+            "sequential",
+            calls,
+            1,
+            start.elapsed().as_secs_f64(),
+            cpu().saturating_sub(used),
+        );
 
         let next = Arc::new(AtomicUsize::new(0));
-        let start = Instant::now();
+        let (start, used) = (Instant::now(), cpu());
         let workers: Vec<_> = (0..concurrency)
             .map(|_| {
                 let lease = Arc::clone(&lease);
@@ -131,6 +165,7 @@ fn main() {
             calls,
             concurrency,
             start.elapsed().as_secs_f64(),
+            cpu().saturating_sub(used),
         );
     });
 }

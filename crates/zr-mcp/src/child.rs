@@ -1,16 +1,17 @@
-//! Server child processes: a clean environment, their own process group, stderr to `tracing`, reaped and killed.
+//! Server child processes: a clean environment, their own process group
+//! (`zr_process`: they die with zr), stderr to `tracing` with its last
+//! lines kept for errors, reaped and killed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
+use zr_process::{ProcessGroup, Sig};
 use zr_types::ServerName;
 
 use crate::config::StdioConfig;
@@ -19,6 +20,9 @@ use crate::error::McpError;
 /// The longest stderr line passed to `tracing`; the rest of a longer line is
 /// dropped (a server that never writes a newline cannot fill our memory).
 const MAX_STDERR_LINE: usize = 8 * 1024;
+
+/// How many of the server's last stderr lines an error shows.
+const STDERR_TAIL: usize = 10;
 
 /// The variables a child gets from the host besides its configured ones.
 pub(crate) const BASE_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
@@ -31,31 +35,39 @@ pub(crate) struct Child {
     pub(crate) stdin: ChildStdin,
     /// `Some` once the process has ended (filled by the reaper task).
     pub(crate) exit: watch::Receiver<Option<ExitStatus>>,
-    pub(crate) guard: KillGuard,
+    /// Kills the server's whole process group when dropped; released by
+    /// the reaper once the process ended.
+    pub(crate) guard: Arc<ProcessGroup>,
+    /// The last lines the server wrote to stderr.
+    pub(crate) stderr: StderrTail,
 }
 
-/// Kills the server's whole process group when dropped, unless the reaper
-/// saw the process end.
-#[derive(Debug)]
-pub(crate) struct KillGuard {
-    pgid: Pid,
-    exited: Arc<AtomicBool>,
+/// Kills the process group now (the reaper releases it once the leader is
+/// collected; until then the id is still ours).
+pub(crate) fn kill(guard: &ProcessGroup) {
+    guard.signal(Sig::Kill);
 }
 
-impl KillGuard {
-    pub(crate) fn kill(&self) {
-        if !self.exited.load(Ordering::Acquire) {
-            // The group id is the child's pid (it leads its own group); the
-            // reaper has not collected it yet, so the id is still ours.
-            // ESRCH (already gone) is the only expected failure.
-            let _ = killpg(self.pgid, Signal::SIGKILL);
-        }
-    }
+/// The last [`STDERR_TAIL`] lines a server wrote to stderr.
+#[derive(Debug, Clone)]
+pub(crate) struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    /// `true` once stderr reached its end.
+    ended: watch::Receiver<bool>,
 }
 
-impl Drop for KillGuard {
-    fn drop(&mut self) {
-        self.kill();
+impl StderrTail {
+    /// The lines, after waiting up to `wait` for stderr to end (a server
+    /// that just exited may have lines still in the pipe).
+    pub(crate) async fn last_lines(&self, wait: Duration) -> Vec<String> {
+        let mut ended = self.ended.clone();
+        let _ = tokio::time::timeout(wait, ended.wait_for(|e| *e)).await;
+        self.lines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 }
 
@@ -85,9 +97,9 @@ pub(crate) fn spawn(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    let mut child = command.spawn().map_err(spawn_error)?;
+        .kill_on_drop(true);
+    let label = format!("MCP server {server}");
+    let (mut child, group) = zr_process::spawn(command, &label).map_err(spawn_error)?;
     let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) = (
         child.stdin.take(),
         child.stdout.take(),
@@ -98,12 +110,18 @@ pub(crate) fn spawn(
             "the child's pipes or pid were not available",
         )));
     };
-    let pgid = Pid::from_raw(i32::try_from(pid).unwrap_or(i32::MAX));
-    tokio::spawn(forward_stderr(server.clone(), stderr));
+    let lines = Arc::new(Mutex::new(VecDeque::new()));
+    let (ended_tx, ended) = watch::channel(false);
+    tokio::spawn(forward_stderr(
+        server.clone(),
+        stderr,
+        Arc::clone(&lines),
+        ended_tx,
+    ));
 
-    let exited = Arc::new(AtomicBool::new(false));
+    let guard = Arc::new(group);
+    let reaper_group: Weak<ProcessGroup> = Arc::downgrade(&guard);
     let (exit_tx, exit) = watch::channel(None);
-    let reaper_exited = Arc::clone(&exited);
     let reaper_server = server.clone();
     tokio::spawn(async move {
         match child.wait().await {
@@ -111,8 +129,9 @@ pub(crate) fn spawn(
                 // Processes the server started in its group die with it. The
                 // group id cannot have been reused yet: it was the leader's
                 // pid, collected just now.
-                let _ = killpg(pgid, Signal::SIGKILL);
-                reaper_exited.store(true, Ordering::Release);
+                if let Some(group) = reaper_group.upgrade() {
+                    group.end();
+                }
                 tracing::debug!(server = %reaper_server, %status, "MCP server process ended");
                 let _ = exit_tx.send(Some(status));
             }
@@ -126,13 +145,20 @@ pub(crate) fn spawn(
         stdout,
         stdin,
         exit,
-        guard: KillGuard { pgid, exited },
+        guard,
+        stderr: StderrTail { lines, ended },
     })
 }
 
 /// Passes each stderr line to `tracing` (target `zr_mcp::server`), never to
-/// our own output.
-async fn forward_stderr(server: ServerName, stderr: impl AsyncRead + Unpin) {
+/// our own output, and keeps the last [`STDERR_TAIL`] in `tail`; says
+/// `ended` at the end of the stream.
+async fn forward_stderr(
+    server: ServerName,
+    stderr: impl AsyncRead + Unpin,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    ended: watch::Sender<bool>,
+) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {
@@ -143,9 +169,19 @@ async fn forward_stderr(server: ServerName, stderr: impl AsyncRead + Unpin) {
                 let text = text.trim_end();
                 if !text.is_empty() {
                     tracing::info!(target: "zr_mcp::server", server = %server, "{text}");
+                    // Kept without its indentation (stack traces), for one
+                    // line of an error.
+                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    if tail.len() == STDERR_TAIL {
+                        tail.pop_front();
+                    }
+                    tail.push_back(text.trim_start().to_owned());
                 }
             }
-            Ok(false) | Err(_) => return,
+            Ok(false) | Err(_) => {
+                let _ = ended.send(true);
+                return;
+            }
         }
     }
 }

@@ -16,11 +16,12 @@ use tokio::sync::watch;
 use zr_types::ServerName;
 
 use crate::bounded::BoundedLines;
-use crate::child::{self, KillGuard};
+use crate::child::{self, StderrTail};
 use crate::client::Client;
 use crate::config::{HttpConfig, ServerConfig, TransportConfig, http_header};
 use crate::error::McpError;
 use crate::options::HubOptions;
+use zr_process::ProcessGroup;
 
 /// After the process ended, how long a call that is still waiting may take
 /// to read an answer the server wrote just before exiting.
@@ -28,6 +29,9 @@ const LATE_ANSWER_WAIT: Duration = Duration::from_millis(20);
 
 /// How long to wait for the exit status once the connection closed.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+
+/// How long to wait, once the server exited, for the rest of its stderr.
+const STDERR_END_WAIT: Duration = Duration::from_millis(200);
 
 /// How long a server whose input was closed gets to exit before it is
 /// killed.
@@ -54,7 +58,8 @@ struct Process {
     /// `true` once the server wrote a message over the size limit.
     too_large: watch::Receiver<bool>,
     limit: usize,
-    guard: KillGuard,
+    guard: Arc<ProcessGroup>,
+    stderr: StderrTail,
 }
 
 impl Connection {
@@ -67,12 +72,14 @@ impl Connection {
         let server = config.name.clone();
         let client = Client::new(server.clone(), options.identity());
         let timeout_ms = millis(options.connect_timeout);
-        let timed_out = || McpError::ConnectTimeout {
+        let timed_out = |stderr| McpError::ConnectTimeout {
             server: server.clone(),
             timeout_ms,
+            stderr,
         };
-        let init_failed = |e: rmcp::service::ClientInitializeError| McpError::Initialize {
+        let init_failed = |e: rmcp::service::ClientInitializeError, stderr| McpError::Initialize {
             server: server.clone(),
+            stderr,
             source: Box::new(e),
         };
         let (service, process) = match &config.transport {
@@ -96,16 +103,28 @@ impl Connection {
                             too_large,
                             limit,
                             guard: spawned.guard,
+                            stderr: spawned.stderr,
                         }),
                     ),
                     Ok(Err(e)) => {
-                        // A server that died during the handshake: say how.
-                        return Err(match exit_within(&spawned.exit, EXIT_STATUS_WAIT).await {
-                            Some(status) => McpError::Exited { server, status },
-                            None => init_failed(e),
+                        // A server that died during the handshake: say how,
+                        // in its own words too.
+                        let exit = exit_within(&spawned.exit, EXIT_STATUS_WAIT).await;
+                        let stderr = spawned.stderr.last_lines(STDERR_END_WAIT).await;
+                        return Err(match exit {
+                            Some(status) => McpError::Exited {
+                                server,
+                                status,
+                                stderr,
+                            },
+                            None => init_failed(e, stderr),
                         });
                     }
-                    Err(_) => return Err(timed_out()),
+                    Err(_) => {
+                        // Still running: what it said so far.
+                        let stderr = spawned.stderr.last_lines(Duration::ZERO).await;
+                        return Err(timed_out(stderr));
+                    }
                 }
             }
             TransportConfig::Http(http) => {
@@ -115,8 +134,8 @@ impl Connection {
                     tokio::time::timeout(options.connect_timeout, client.serve(transport));
                 match handshake.await {
                     Ok(Ok(service)) => (service, None),
-                    Ok(Err(e)) => return Err(init_failed(e)),
-                    Err(_) => return Err(timed_out()),
+                    Ok(Err(e)) => return Err(init_failed(e, Vec::new())),
+                    Err(_) => return Err(timed_out(Vec::new())),
                 }
             }
         };
@@ -277,14 +296,21 @@ impl Connection {
         if let Some(process) = &self.process {
             if *process.too_large.borrow() {
                 // The session cannot go on: its stream was cut mid-message.
-                process.guard.kill();
+                child::kill(&process.guard);
                 return McpError::MessageTooLarge {
                     server,
                     limit_bytes: process.limit,
                 };
             }
             if let Some(status) = exit_within(&process.exit, EXIT_STATUS_WAIT).await {
-                return McpError::Exited { server, status };
+                // Calls waiting on a dead server fail at once: what its
+                // stderr said so far, no wait for the rest.
+                let stderr = process.stderr.last_lines(Duration::ZERO).await;
+                return McpError::Exited {
+                    server,
+                    status,
+                    stderr,
+                };
             }
         }
         McpError::Closed { server }
@@ -304,7 +330,7 @@ impl Connection {
     pub(crate) fn abandon(&self) {
         self.service.cancellation_token().cancel();
         if let Some(process) = &self.process {
-            process.guard.kill();
+            child::kill(&process.guard);
         }
     }
 

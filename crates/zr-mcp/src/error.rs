@@ -152,18 +152,25 @@ pub enum McpError {
         source: std::io::Error,
     },
     /// The server did not complete the MCP handshake in time.
-    #[error("MCP server '{server}' did not complete the handshake within {timeout_ms} ms")]
+    #[error(
+        "MCP server '{server}' did not complete the handshake within {timeout_ms} ms{}",
+        stderr_note(stderr)
+    )]
     ConnectTimeout {
         /// The server.
         server: ServerName,
         /// The limit.
         timeout_ms: u64,
+        /// The last lines the server wrote to stderr (stdio servers).
+        stderr: Vec<String>,
     },
     /// The handshake failed.
-    #[error("MCP server '{server}': the handshake failed")]
+    #[error("MCP server '{server}': the handshake failed{}", stderr_note(stderr))]
     Initialize {
         /// The server.
         server: ServerName,
+        /// The last lines the server wrote to stderr (stdio servers).
+        stderr: Vec<String>,
         /// The SDK's error.
         #[source]
         source: BoxError,
@@ -171,12 +178,14 @@ pub enum McpError {
     /// The server process ended. Every call that was waiting fails with
     /// this error at once; the next [`McpHub::acquire`](crate::McpHub::acquire)
     /// starts the server again.
-    #[error("MCP server '{server}' exited ({status})")]
+    #[error("MCP server '{server}' exited ({status}){}", stderr_note(stderr))]
     Exited {
         /// The server.
         server: ServerName,
         /// How it ended, as the operating system reported it.
         status: ExitStatus,
+        /// The last lines it wrote to stderr.
+        stderr: Vec<String>,
     },
     /// The server wrote a message larger than
     /// [`HubOptions::max_message_bytes`](crate::HubOptions::max_message_bytes).
@@ -239,6 +248,16 @@ pub enum McpError {
         #[source]
         source: BoxError,
     },
+}
+
+/// `; its last lines on stderr: "A" "B"`, or nothing without lines. The
+/// lines are quoted: they are the server's words, not ours.
+fn stderr_note(lines: &[String]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let quoted: Vec<String> = lines.iter().map(|l| format!("{l:?}")).collect();
+    format!("; its last lines on stderr: {}", quoted.join(" "))
 }
 
 impl McpError {

@@ -122,7 +122,10 @@ impl fmt::Debug for AnthropicConfig {
 /// Reading the stream, unknown event types and block kinds are skipped; a
 /// block out of order or a delta of the wrong kind is a
 /// [`ProviderError::Protocol`]. The error events `overloaded_error`,
-/// `api_error`, `rate_limit_error` and `timeout_error` are retried.
+/// `api_error`, `rate_limit_error` and `timeout_error` are retried, and so
+/// is one whose `code` is 429 or 5xx (a number, or a numeric string as
+/// proxies send it). A 2xx answer that is not an event stream is read as a
+/// whole Messages API message (or error object) when it is one.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,

@@ -8,6 +8,7 @@
 //! [`HttpSettings`] of their config.
 
 mod attempt;
+mod body;
 mod endpoint;
 mod failure;
 mod status;

@@ -134,8 +134,10 @@ impl fmt::Debug for OpenAiConfig {
 /// Reading the stream, streamed tool calls are told apart by id when a
 /// server reuses or omits their `index`, `reasoning_content` (local servers)
 /// becomes thinking, and input tokens are `prompt_tokens` minus the cached
-/// ones. An error object of a server-error kind, or with code 429 or 5xx,
-/// is retried.
+/// ones. An error object of a server-error kind, or with code 429 or 5xx
+/// (a number, or a numeric string as proxies send it), is retried. A 2xx
+/// answer that is not an event stream is read as a whole (non-streamed)
+/// chat completion, or error object, when it is one.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,

@@ -54,8 +54,10 @@ pub struct ModelRequest {
     /// The advertised tools, in pool order.
     pub tools: Vec<Arc<ToolDefinition>>,
     /// The conversation so far, oldest first; never empty, and the last
-    /// message is the user's.
-    pub messages: Vec<Message>,
+    /// message is the user's. Shared with the agent's history (the engine
+    /// appends to it with `Arc::make_mut` once the request is done), so that
+    /// making a request does not copy a conversation that grows every turn.
+    pub messages: Arc<Vec<Message>>,
     /// The output-token limit of this request.
     pub max_tokens: u32,
     /// Whether the model may call tools.

@@ -293,7 +293,7 @@ fn estimate(request_chars: usize, reply_chars: usize) -> Usage {
 }
 
 fn request_chars(request: &ModelRequest) -> usize {
-    let messages = serde_json::to_string(&request.messages).map_or(0, |s| s.len());
+    let messages = serde_json::to_string(request.messages.as_slice()).map_or(0, |s| s.len());
     request.system.len() + messages
 }
 

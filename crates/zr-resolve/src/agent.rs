@@ -41,7 +41,6 @@ impl Source {
 /// only the runtime defines the reserved names, and `mcp__` names belong to
 /// connection tools and only to them.
 fn check_entry(tool: &ToolDefinition, source: Source) -> Result<(), ResolveError> {
-    let name = tool.name.as_str();
     let origin_ok = match source {
         Source::Builtins => tool.origin == ToolOrigin::Builtin,
         Source::Custom => tool.origin == ToolOrigin::Custom,
@@ -54,13 +53,15 @@ fn check_entry(tool: &ToolDefinition, source: Source) -> Result<(), ResolveError
             origin: tool.origin.clone(),
         });
     }
-    if source != Source::Builtins && RESERVED_TOOL_NAMES.contains(&name) {
+    // By the inline head (`ToolName::is`, `starts_with`): in large pools
+    // the name's own bytes are a cache miss for every tool.
+    if source != Source::Builtins && RESERVED_TOOL_NAMES.iter().any(|r| tool.name.is(r)) {
         return Err(ResolveError::ReservedName {
             name: tool.name.clone(),
             origin: tool.origin.clone(),
         });
     }
-    match (source, name.starts_with("mcp__")) {
+    match (source, tool.name.starts_with("mcp__")) {
         (Source::Connection, false) => Err(ResolveError::ConnectionName {
             name: tool.name.clone(),
             origin: tool.origin.clone(),
@@ -170,7 +171,7 @@ fn first_removal(input: &ResolveInput<'_>, tool: &ToolDefinition) -> Option<(Ste
         DerivedKind::Plan => "plan",
         DerivedKind::GeneralPurpose | DerivedKind::Custom => return None,
     };
-    let builtin_bash = builtin && tool.name.as_str() == "Bash";
+    let builtin_bash = builtin && tool.name.is("Bash");
     if !tool.is_read_only() && !builtin_bash {
         return Some((
             Step::R6,
@@ -345,7 +346,7 @@ fn remove_known(
 }
 
 pub(crate) fn is_delegation(tool: &ToolDefinition) -> bool {
-    matches!(tool.name.as_str(), "Task" | "MultiTask")
+    tool.name.is("Task") || tool.name.is("MultiTask")
 }
 
 /// R4's block list and R5, which derived agents and forks share. (Task and
@@ -380,7 +381,7 @@ enum Defer {
 }
 
 fn defer_class(tool: &ToolDefinition) -> Defer {
-    if tool.origin == ToolOrigin::Builtin && tool.name.as_str() == "FindTool" {
+    if tool.origin == ToolOrigin::Builtin && tool.name.is("FindTool") {
         return Defer::No;
     }
     match (&tool.origin, tool.defer) {

@@ -98,8 +98,10 @@ pub enum ScenarioError {
     Resolve {
         /// The agent.
         agent: String,
-        /// Why.
+        /// Why. Boxed: names carry an inline copy of their first bytes,
+        /// which makes a resolve error too large to return by value on
+        /// every path of the scenario reader.
         #[source]
-        source: ResolveError,
+        source: Box<ResolveError>,
     },
 }

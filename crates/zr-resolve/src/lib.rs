@@ -24,6 +24,7 @@
 mod agent;
 mod error;
 mod fork;
+mod memo;
 mod name_index;
 mod policy;
 mod pool;
@@ -32,6 +33,7 @@ mod role;
 mod scenario;
 
 pub use error::{ResolveError, ScenarioError};
+pub use memo::{DEFAULT_MEMO_CAPACITY, PoolMemo};
 pub use policy::{LazyPolicy, ResolvePolicy};
 pub use pool::{RemovalReason, Removed, Replaced, ResolvedPool, Step, Warning};
 pub use resolve::{ResolveInput, default_builtins, resolve};

@@ -145,7 +145,7 @@ impl Scenario {
         );
         let root = resolve(&input).map_err(|source| ScenarioError::Resolve {
             agent: "root".to_owned(),
-            source,
+            source: Box::new(source),
         })?;
         let mut agents = Vec::with_capacity(1 + self.subagents.len());
         for (name, role, caps) in &self.subagents {
@@ -154,7 +154,7 @@ impl Scenario {
                 .with_parent(&root);
             let pool = resolve(&input).map_err(|source| ScenarioError::Resolve {
                 agent: name.to_string(),
-                source,
+                source: Box::new(source),
             })?;
             agents.push(AgentReport {
                 agent: name.to_string(),

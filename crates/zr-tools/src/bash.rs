@@ -3,7 +3,6 @@
 //! owned by the agent.
 
 mod background;
-mod process;
 
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -22,7 +21,7 @@ use crate::state::{AgentKey, AgentStates};
 use crate::toolkit::{Builtin, Hints, tool_failed};
 
 pub(crate) use background::{BackgroundShell, BashState, stop_all};
-use process::{GroupGuard, Sig};
+use zr_process::Sig;
 
 /// Default timeout of a foreground command.
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -83,8 +82,7 @@ impl BashTool {
             .env_clear()
             .envs(&ctx.env)
             .stdin(Stdio::null());
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // Its own process group, death with zr: `zr_process::spawn`.
         cmd
     }
 
@@ -98,10 +96,10 @@ impl BashTool {
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| tool_failed("Bash", e))?;
+        let (mut child, group) =
+            zr_process::spawn(cmd, "Bash").map_err(|e| tool_failed("Bash", e))?;
         // From here on, dropping this future (cancellation) or returning
         // kills the whole group: the guard is dropped with the future.
-        let group = GroupGuard::new(child.id());
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let mut out = HeadTail::new(KEEP_HEAD, KEEP_TAIL);
@@ -161,7 +159,7 @@ impl BashTool {
             }
         }
         // Whatever the command left behind in its group goes now.
-        group.signal(Sig::Kill);
+        group.end();
         Ok(render(&out, &err, status, timed_out, timeout_ms))
     }
 

@@ -38,8 +38,11 @@
 //!   and whatever it left in its group is killed. Dropping the call's future
 //!   kills the group. Each call is a fresh shell: `cd` and `export` do not
 //!   carry over to the next call; without `PATH` in the context, bash uses
-//!   its built-in default. A command that leaves its process group (`setsid`,
-//!   daemons) escapes the group kill. `run_in_background` starts the
+//!   its built-in default. Every command is started by `zr_process::spawn`:
+//!   it and its group die with zr, even when zr is killed with SIGKILL, and
+//!   it sees one variable of zr's own, `ZR_OWNER`. A command that leaves its
+//!   process group (`setsid`, daemons) escapes the group kill; `zr resume`
+//!   finds it by `ZR_OWNER` after a kill. `run_in_background` starts the
 //!   command with output to a log file (returned, readable with Read; a last
 //!   line `[background command ended: exit code N]` is appended when it
 //!   ends) and registers it with the agent; it runs until it exits or the

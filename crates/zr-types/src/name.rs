@@ -67,6 +67,17 @@ pub fn stable_hash(bytes: &[u8]) -> u64 {
         .fold(OFFSET, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(PRIME))
 }
 
+/// How many of a name's first bytes it keeps inline ([`ToolName::starts_with`]).
+const HEAD: usize = 16;
+
+/// The first [`HEAD`] bytes of `text`, zero-padded.
+fn head_of(text: &str) -> [u8; HEAD] {
+    let mut head = [0; HEAD];
+    let n = text.len().min(HEAD);
+    head[..n].copy_from_slice(&text.as_bytes()[..n]);
+    head
+}
+
 macro_rules! name_type {
     ($(#[$meta:meta])* $ty:ident) => {
         $(#[$meta])*
@@ -76,18 +87,43 @@ macro_rules! name_type {
             /// `stable_hash` of the text, computed once: the resolver looks
             /// names up and compares them for every tool of every pool.
             hash: u64,
+            /// A copy of the text's first bytes, so that prefix checks
+            /// (`mcp__`, prefix patterns, reserved names) read the name's
+            /// holder only, not the text's own allocation: in pools of
+            /// thousands of tools that allocation is a cache miss.
+            head: [u8; HEAD],
         }
 
         impl $ty {
             fn from_valid(text: Arc<str>) -> Self {
                 let hash = stable_hash(text.as_bytes());
-                Self { text, hash }
+                let head = head_of(&text);
+                Self { text, hash, head }
             }
 
             /// The name's [`stable_hash`], computed once when it was built.
             #[must_use]
             pub fn stable_hash(&self) -> u64 {
                 self.hash
+            }
+
+            /// Whether the name starts with `prefix`; reads the text's
+            /// own allocation only beyond its first 16 bytes.
+            #[must_use]
+            pub fn starts_with(&self, prefix: &str) -> bool {
+                let prefix = prefix.as_bytes();
+                let inline = prefix.len().min(HEAD);
+                prefix.len() <= self.text.len()
+                    && self.head[..inline] == prefix[..inline]
+                    && (prefix.len() <= HEAD
+                        || self.text.as_bytes()[HEAD..prefix.len()] == prefix[HEAD..])
+            }
+
+            /// Whether the name is `text`; a name of at most 16 bytes is
+            /// compared without reading its own allocation.
+            #[must_use]
+            pub fn is(&self, text: &str) -> bool {
+                self.text.len() == text.len() && self.starts_with(text)
             }
         }
 

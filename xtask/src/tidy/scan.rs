@@ -127,7 +127,7 @@ pub(super) fn scan_resolver_source(text: &str) -> Vec<(usize, String)> {
 }
 
 /// Whether an identifier may contain `c`.
-fn is_ident_char(c: char) -> bool {
+pub(super) fn is_ident_char(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
 }
 
@@ -153,7 +153,7 @@ fn matches_at(chars: &[char], start: usize, needle: &[char], mode: Match) -> boo
 /// The characters of `text` outside comments, each with its 1-based line.
 /// A comment becomes one space so that it still separates tokens. String,
 /// raw string and char literals are kept verbatim (and never start a comment).
-fn strip_comments(text: &str) -> Vec<(char, usize)> {
+pub(super) fn strip_comments(text: &str) -> Vec<(char, usize)> {
     let chars: Vec<char> = text.chars().collect();
     let mut line = 1;
     let mut out = Vec::with_capacity(chars.len());
@@ -229,7 +229,7 @@ fn strip_comments(text: &str) -> Vec<(char, usize)> {
 
 /// If a raw string literal (`r"…"`, `r#"…"#`, `br"…"`, `cr"…"`) starts at
 /// `i`, the index just past its end.
-fn raw_string_end(chars: &[char], i: usize) -> Option<usize> {
+pub(super) fn raw_string_end(chars: &[char], i: usize) -> Option<usize> {
     if i > 0 && is_ident_char(chars[i - 1]) {
         return None;
     }

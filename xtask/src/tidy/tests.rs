@@ -421,3 +421,39 @@ const CH: char = '\"'; fn j() { let _ = io::stdin(); }
 ";
     assert_eq!(flagged_lines(source), vec![8, 9, 10, 11]);
 }
+
+#[test]
+fn unsafe_is_refused_outside_the_one_function() {
+    use super::unsafety::{UNSAFE_FILE, judge_source};
+    let one = "//! Death.\nfn f() {\n    // unsafe in a comment is fine\n    #[allow(unsafe_code)]\n    unsafe { g() }\n}\n";
+    assert_eq!(judge_source(UNSAFE_FILE, one), []);
+    let two = format!("{one}fn h() {{ unsafe {{ g() }} }}\n");
+    let found = judge_source(UNSAFE_FILE, &two);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, 7);
+    let elsewhere = judge_source("crates/zr-tools/src/bash.rs", one);
+    assert_eq!(
+        elsewhere.iter().map(|f| f.0).collect::<Vec<_>>(),
+        [4, 5],
+        "{elsewhere:?}"
+    );
+    assert_eq!(
+        judge_source("crates/zr-tools/src/x.rs", "fn unsafe_ish() {}\n"),
+        []
+    );
+}
+
+#[test]
+fn only_zr_process_leaves_the_workspace_lints() {
+    use super::unsafety::judge_manifest;
+    assert_eq!(
+        judge_manifest("zr-tools", "[lints]\nworkspace = true\n"),
+        None
+    );
+    assert!(judge_manifest("zr-tools", "[lints.rust]\nunsafe_code = \"allow\"\n").is_some());
+    assert_eq!(
+        judge_manifest("zr-process", "[lints.rust]\nunsafe_code = \"deny\"\n"),
+        None
+    );
+    assert!(judge_manifest("zr-process", "[lints]\nworkspace = true\n").is_some());
+}

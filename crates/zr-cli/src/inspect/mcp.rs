@@ -15,6 +15,7 @@ use zr_types::{ToolDefinition, error_chain};
 use super::{json_text, table};
 use crate::cli::Format;
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
+use crate::mcp_start::{Failure, shown};
 use crate::project::{MCP_FILE, Project};
 use crate::session::policy;
 
@@ -26,7 +27,7 @@ pub(crate) const LIST_TIME_LIMIT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 struct Status {
     config: ServerConfig,
-    outcome: Result<Connected, String>,
+    outcome: Result<Connected, Failure>,
 }
 
 /// A server that answered.
@@ -55,19 +56,25 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
             async move {
                 let name = server.name.to_string();
                 let work = async {
-                    let lease = hub.acquire(&name).await.map_err(|e| error_chain(&e))?;
-                    let tools = lease.tools().await.map_err(|e| error_chain(&e))?;
+                    let failed = |e: &zr_mcp::McpError| Failure::of(project, server, e);
+                    let lease = hub.acquire(&name).await.map_err(|e| failed(&e))?;
+                    let tools = lease.tools().await.map_err(|e| failed(&e))?;
                     Ok(Connected {
                         protocol: lease.protocol_version(),
                         implementation: lease.server_implementation(),
                         tools: tools.into_iter().map(|t| t.definition).collect(),
                     })
                 };
-                let outcome = match tokio::time::timeout(limit, work).await {
+                let outcome = match tokio::time::timeout(limit, shown(&name, work)).await {
                     Ok(outcome) => outcome,
-                    Err(_) => Err(format!(
-                        "no answer within {}s (start, handshake and tools/list)",
-                        limit.as_secs()
+                    Err(_) => Err(Failure::text(
+                        project,
+                        server,
+                        format!(
+                            "no answer within {}s (start, handshake and tools/list)",
+                            limit.as_secs()
+                        ),
+                        false,
                     )),
                 };
                 Status {
@@ -119,20 +126,6 @@ fn transport(config: &ServerConfig) -> String {
         }
         TransportConfig::Http(h) => format!("http: {}", h.url),
         other => format!("{other:?}"),
-    }
-}
-
-fn help(config: &ServerConfig) -> String {
-    match &config.transport {
-        TransportConfig::Stdio(s) => format!(
-            "check that `{}` runs from the project folder and speaks MCP on stdio, or fix the server's entry in {MCP_FILE}",
-            s.command
-        ),
-        TransportConfig::Http(h) => format!(
-            "check that a server is listening at {} and speaks streamable HTTP, or fix the server's entry in {MCP_FILE}",
-            h.url
-        ),
-        _ => format!("fix the server's entry in {MCP_FILE}"),
     }
 }
 
@@ -202,11 +195,12 @@ fn text(project: &Project, statuses: &[Status], deferred: &BTreeSet<String>) -> 
                 // Skip the empty header line.
                 out.extend(body.lines().skip(1).map(|l| format!("{l}\n")));
             }
-            Err(error) => {
+            Err(failure) => {
                 out.push_str(&format!(
-                    "{name}: failed ({})\n  error: {error}\n  help: {}\n",
+                    "{name}: failed ({})\n  error: {}\n  help: {}\n",
                     transport(&s.config),
-                    help(&s.config)
+                    failure.error,
+                    failure.help
                 ));
             }
         }
@@ -245,10 +239,10 @@ fn json_of(statuses: &[Status], deferred: &BTreeSet<String>) -> String {
                         })
                         .collect();
                 }
-                Err(error) => {
+                Err(failure) => {
                     v["status"] = "failed".into();
-                    v["error"] = error.clone().into();
-                    v["help"] = help(&s.config).into();
+                    v["error"] = failure.error.clone().into();
+                    v["help"] = failure.help.clone().into();
                 }
             }
             v

@@ -425,6 +425,22 @@ impl<W: Write + Send> Renderer for TreeRenderer<W> {
         }
     }
 
+    fn pause(&mut self) {
+        let mut buf = String::new();
+        self.erase_into(&mut buf);
+        self.held_logs_into(&mut buf, false);
+        if self.cursor_hidden {
+            buf.push_str(SHOW_CURSOR);
+            self.cursor_hidden = false;
+        }
+        self.drawn = 0;
+        self.write(&buf);
+    }
+
+    fn resume(&mut self) {
+        self.dirty = true;
+    }
+
     fn finish(&mut self, session: &SessionId, result: Option<&QueryResult>, error: Option<&str>) {
         let mut buf = String::new();
         self.erase_into(&mut buf);

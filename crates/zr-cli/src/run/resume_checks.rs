@@ -29,13 +29,8 @@ pub(crate) struct Target {
 /// whose background agents were cut short is not finished).
 pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> {
     let (id, folder) = sessions::find(root, &args.session)?;
-    if let Some(pid) = sessions::running_pid(&folder) {
-        return Err(CliError::usage(
-            format!("session {id} is running now, in zr process {pid}"),
-            format!(
-                "wait for it to end, or stop it (Ctrl-C in its terminal, or kill -INT {pid}), then resume it"
-            ),
-        ));
+    if let Some(held) = sessions::running(&folder) {
+        return Err(running_now(&id, &held));
     }
     let agent = match &args.agent {
         None => None,
@@ -66,6 +61,24 @@ pub(crate) fn check(root: &Path, args: &ResumeArgs) -> Result<Target, CliError> 
         }
     }
     Ok(Target { id, agent })
+}
+
+/// The error for a session another process holds the lock of.
+pub(crate) fn running_now(id: &SessionId, held: &sessions::Held) -> CliError {
+    match held.pid {
+        Some(pid) => CliError::usage(
+            format!("session {id} is running now, in zr process {pid}"),
+            format!(
+                "wait for it to end, or stop it (Ctrl-C in its terminal, or kill -INT {pid}), then resume it"
+            ),
+        ),
+        None => CliError::usage(
+            format!(
+                "session {id} is running now, in another zr process (it holds the session's lock)"
+            ),
+            "wait for it to end, or stop it (Ctrl-C in its terminal), then resume it",
+        ),
+    }
 }
 
 /// The error for a session whose last run ended (`status`): without a new

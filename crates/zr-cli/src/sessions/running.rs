@@ -1,65 +1,159 @@
-//! A mark that a `zr` process is running a session: `zr.pid` in the
-//! session's folder, removed when the run ends (also on Ctrl-C, SIGTERM
-//! and SIGHUP). A process killed outright leaves it behind; a mark whose
-//! process is gone does not count. Whether the process lives is read from
-//! `/proc`, so elsewhere than on Linux no session shows as running.
+//! The mark that a `zr` process is running a session: an exclusive
+//! `flock` on the session's folder, held for the whole run and released by
+//! the kernel however the process ends (SIGKILL included), so two runs of
+//! one session are refused by the lock, not by a race on a file. Beside it,
+//! `zr.pid` (who holds the lock, for the messages) and `processes`, the
+//! record of the process groups the run started (`zr_process`), both
+//! removed when the run ends.
+//!
+//! A later `zr resume` reads the record a killed run left and kills what
+//! still runs ([`RunningMark::acquire`]); `zr sessions` reports it
+//! ([`left_behind`]).
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use nix::fcntl::{Flock, FlockArg};
+use zr_process::{Leftover, Recording};
 use zr_types::SessionId;
 
-/// The mark's file name in a session folder.
-const FILE: &str = "zr.pid";
+/// The pid file's name in a session folder.
+const PID_FILE: &str = "zr.pid";
+/// The process record's name in a session folder.
+const RECORD_FILE: &str = "processes";
+/// How often, and how long apart, a held lock is tried again before the
+/// session counts as running (`zr sessions` holds it for a moment when it
+/// looks).
+const LOCK_TRIES: u32 = 5;
+const LOCK_RETRY: Duration = Duration::from_millis(40);
 
-/// Removes the mark when dropped.
+/// The session is locked by another process.
+#[derive(Debug)]
+pub(crate) struct Held {
+    /// Its pid, when `zr.pid` names it.
+    pub(crate) pid: Option<u32>,
+}
+
+/// Holds the session's lock; removes the pid file and the record when
+/// dropped (the kernel releases the lock).
 #[derive(Debug)]
 pub(crate) struct RunningMark {
-    path: PathBuf,
+    folder: PathBuf,
+    recording: Option<Recording>,
+    _lock: Flock<File>,
 }
 
 impl RunningMark {
-    /// Marks `session` (in `sessions_dir`) as run by this process. A mark
-    /// that cannot be written is logged and ignored: it only informs
-    /// `zr sessions` and `zr resume`.
-    pub(crate) fn create(sessions_dir: &Path, session: &SessionId) -> Option<Self> {
+    /// Locks `session` (in `sessions_dir`, its folder created if needed),
+    /// kills what a killed earlier run of it left running, then writes the
+    /// pid file and starts the process record. Returns the mark and the
+    /// processes it killed.
+    ///
+    /// # Errors
+    ///
+    /// [`Held`] when another process holds the lock. A folder that cannot
+    /// be created or opened is logged and gives `Ok(None)`: the run goes on
+    /// unguarded rather than not at all.
+    pub(crate) fn acquire(
+        sessions_dir: &Path,
+        session: &SessionId,
+    ) -> Result<Option<(Self, Vec<Leftover>)>, Held> {
         let folder = sessions_dir.join(session.as_str());
-        let path = folder.join(FILE);
-        let written = std::fs::create_dir_all(&folder)
-            .and_then(|()| std::fs::write(&path, format!("{}\n", std::process::id())));
-        match written {
-            Ok(()) => Some(Self { path }),
+        let opened = std::fs::create_dir_all(&folder).and_then(|()| File::open(&folder));
+        let dir = match opened {
+            Ok(dir) => dir,
             Err(error) => {
-                tracing::debug!(path = %path.display(), %error, "cannot mark the session as running");
-                None
+                tracing::warn!(folder = %folder.display(), %error, "cannot lock the session folder");
+                return Ok(None);
             }
+        };
+        let lock = lock(dir, FlockArg::LockExclusiveNonblock).map_err(|()| Held {
+            pid: recorded_pid(&folder),
+        })?;
+        let record = folder.join(RECORD_FILE);
+        let left = zr_process::leftovers(&record);
+        zr_process::kill_leftovers(&record, &left);
+        if let Err(error) =
+            std::fs::write(folder.join(PID_FILE), format!("{}\n", std::process::id()))
+        {
+            tracing::debug!(%error, "cannot write the session's pid file");
         }
+        let recording = Some(zr_process::record_in(record));
+        Ok(Some((
+            Self {
+                folder,
+                recording,
+                _lock: lock,
+            },
+            left,
+        )))
     }
 }
 
 impl Drop for RunningMark {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        drop(self.recording.take());
+        let _ = std::fs::remove_file(self.folder.join(PID_FILE));
         // A run that wrote no transcript leaves no empty folder behind
         // (`remove_dir` removes only an empty one).
-        if let Some(folder) = self.path.parent() {
-            let _ = std::fs::remove_dir(folder);
-        }
+        let _ = std::fs::remove_dir(&self.folder);
     }
 }
 
-/// The id of the live process (other than this one) running the session
-/// in `folder`, if any.
-pub(crate) fn running_pid(folder: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(folder.join(FILE)).ok()?;
-    let pid: u32 = text.trim().parse().ok()?;
-    let alive = pid != std::process::id()
-        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            // A zombie has ended.
-            .and_then(|stat| {
-                let rest = stat.get(stat.rfind(')')? + 2..)?;
-                Some(!rest.starts_with('Z'))
-            })
-            .unwrap_or(false);
-    alive.then_some(pid)
+/// Takes the lock on `dir`, trying again a few times while it is held.
+fn lock(dir: File, arg: FlockArg) -> Result<Flock<File>, ()> {
+    let mut dir = dir;
+    for attempt in 0..LOCK_TRIES {
+        match Flock::lock(dir, arg) {
+            Ok(lock) => return Ok(lock),
+            Err((back, _)) => dir = back,
+        }
+        if attempt + 1 < LOCK_TRIES {
+            std::thread::sleep(LOCK_RETRY);
+        }
+    }
+    Err(())
+}
+
+/// The pid in the folder's pid file.
+fn recorded_pid(folder: &Path) -> Option<u32> {
+    std::fs::read_to_string(folder.join(PID_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether another process runs the session in `folder` now (holds its
+/// lock), and its pid when known.
+pub(crate) fn running(folder: &Path) -> Option<Held> {
+    let dir = File::open(folder).ok()?;
+    match Flock::lock(dir, FlockArg::LockSharedNonblock) {
+        // Free: released at once by dropping it.
+        Ok(_free) => None,
+        Err(_) => Some(Held {
+            pid: recorded_pid(folder),
+        }),
+    }
+}
+
+/// What a killed run of the session in `folder` left running (empty while
+/// a live zr runs it).
+pub(crate) fn left_behind(folder: &Path) -> Vec<Leftover> {
+    zr_process::leftovers(&folder.join(RECORD_FILE))
+}
+
+/// `N processes (pid P: COMMAND; ...)` for messages about leftovers.
+pub(crate) fn describe(left: &[Leftover]) -> String {
+    let list: Vec<String> = left
+        .iter()
+        .map(|l| format!("pid {}: {}", l.pid, l.command))
+        .collect();
+    format!(
+        "{} process{} ({})",
+        left.len(),
+        if left.len() == 1 { "" } else { "es" },
+        list.join("; ")
+    )
 }

@@ -16,7 +16,7 @@ use zr_types::SessionId;
 use super::conversation;
 use super::timeline;
 use super::units::{first_line, format_cost, format_ms, format_started};
-use super::view::{AgentView, SessionView, agent_cost};
+use super::view::{AgentView, SessionView, Timing, agent_cost};
 use crate::cli::ShowArgs;
 use crate::error::CliError;
 
@@ -140,7 +140,7 @@ fn tree(view: &SessionView) -> String {
         .map(|(&(_, agent), prefix)| {
             let file = &agent.file;
             let timing = view.timing(file);
-            let waited = timing.and_then(|t| Some(t.start_ms.saturating_sub(t.queued_ms?)));
+            let waited = timing.and_then(Timing::waited_ms);
             vec![
                 format!("{prefix}{}", agent.id),
                 file.agent_type.clone().unwrap_or_else(|| "-".to_owned()),
@@ -150,10 +150,7 @@ fn tree(view: &SessionView) -> String {
                 format_cost(agent_cost(file)),
                 offset(origin, timing.map(|t| t.start_ms)),
                 waited.map_or_else(|| "-".to_owned(), format_ms),
-                timing.map_or_else(
-                    || "-".to_owned(),
-                    |t| format_ms(t.end_ms.saturating_sub(t.start_ms)),
-                ),
+                timing.map_or_else(|| "-".to_owned(), |t| format_ms(t.ran_ms())),
                 agent.tool_summary(),
             ]
         })

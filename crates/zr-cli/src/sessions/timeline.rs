@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 
 use super::units::{format_cost, format_ms, format_started};
-use super::view::{AgentView, SessionView, agent_cost};
+use super::view::{AgentView, SessionView, Timing, agent_cost};
 
 /// The bar colours, by what they show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,9 +263,9 @@ fn tree(out: &mut String, view: &SessionView) {
                 format_ms(t.start_ms.saturating_sub(origin))
             )),
             timing
-                .and_then(|t| Some(t.start_ms.saturating_sub(t.queued_ms?)))
+                .and_then(Timing::waited_ms)
                 .map_or_else(dash, format_ms),
-            timing.map_or_else(dash, |t| format_ms(t.end_ms.saturating_sub(t.start_ms))),
+            timing.map_or_else(dash, |t| format_ms(t.ran_ms())),
             escape(&agent.tool_summary()),
         );
     }

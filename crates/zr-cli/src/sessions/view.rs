@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use zr_engine::price_of;
 use zr_types::Usage;
 
 use super::read::{AgentFile, read_agent};
-use super::running::running_pid;
-use zr_engine::price_of;
+use super::running::running;
 
 /// A session read back from its folder.
 #[derive(Debug)]
@@ -77,6 +77,19 @@ pub(crate) struct Timing {
     pub(crate) end_ms: u64,
 }
 
+impl Timing {
+    /// How long it waited before its run began; `None` without a wait's
+    /// start.
+    pub(crate) fn waited_ms(self) -> Option<u64> {
+        Some(self.start_ms.saturating_sub(self.queued_ms?))
+    }
+
+    /// How long it ran.
+    pub(crate) fn ran_ms(self) -> u64 {
+        self.end_ms.saturating_sub(self.start_ms)
+    }
+}
+
 /// The agent ids with a transcript in `folder`, sorted.
 pub(crate) fn agent_ids(folder: &Path) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(folder)
@@ -120,7 +133,7 @@ impl SessionView {
         Self {
             id: id.to_owned(),
             agents,
-            running: running_pid(folder).is_some(),
+            running: running(folder).is_some(),
         }
     }
 

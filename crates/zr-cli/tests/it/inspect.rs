@@ -348,7 +348,7 @@ fn resolve_the_project_with_its_real_servers() {
     assert_eq!(
         stderr(&out),
         format!(
-            "{AGENT_DIAGNOSTIC}{SKILL_DIAGNOSTICS}warning: MCP server 'broken' did not start, its tools are left out: MCP server 'broken': cannot start 'zr-test-no-such-command': No such file or directory (os error 2)\n  help: fix its entry in .mcp.json; `zr mcp list` shows every server's status\n"
+            "{AGENT_DIAGNOSTIC}{SKILL_DIAGNOSTICS}warning: MCP server 'broken' did not start, its tools are left out: MCP server 'broken': cannot start 'zr-test-no-such-command': No such file or directory (os error 2)\n  help: check that `zr-test-no-such-command` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json; `zr mcp list` shows every server's status\n"
         )
     );
     insta::assert_snapshot!(stdout(&out));
@@ -443,7 +443,7 @@ fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
     assert_eq!(
         stdout(&out),
         format!(
-            "silent: failed (stdio: {silent})\n  error: MCP server 'silent' did not complete the handshake within 4000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n\nmute: failed (stdio: {mute})\n  error: MCP server 'mute' did not complete the handshake within 4000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json\n"
+            "silent: failed (stdio: {silent})\n  error: MCP server 'silent' did not complete the handshake within 4000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json; if it only needs longer to start, raise `[mcp] connect_timeout_secs` in zr.toml (now 4 s)\n\nmute: failed (stdio: {mute})\n  error: MCP server 'mute' did not complete the handshake within 4000 ms\n  help: check that `sleep` runs from the project folder and speaks MCP on stdio, or fix the server's entry in .mcp.json; if it only needs longer to start, raise `[mcp] connect_timeout_secs` in zr.toml (now 4 s)\n"
         )
     );
     // One after the other would take 8 s.

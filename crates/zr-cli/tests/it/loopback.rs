@@ -2,6 +2,7 @@
 //! every request (headers, body as JSON and as bytes) and answers each
 //! with the next reply of its list (the last one again once the list is
 //! used up), so a test can script a whole session over the real wire.
+//! Every body goes to the shared [`Capture`] too.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -9,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use crate::capture::Capture;
 use crate::support::{TempProject, repo, stderr};
 
 /// One request the server received.
@@ -70,12 +72,13 @@ impl Server {
         );
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&requests);
+        let capture = Capture::for_this_test();
         // Ends with the test process (blocked in accept).
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 // A broken connection is the client's problem: the test
                 // sees it in zr's output and in the requests recorded.
-                let _ = serve(stream, &replies, &seen);
+                let _ = serve(stream, &replies, &seen, &capture);
             }
         });
         Self { url, requests }
@@ -92,6 +95,7 @@ fn serve(
     mut stream: TcpStream,
     replies: &[Reply],
     seen: &Mutex<Vec<Request>>,
+    capture: &Capture,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
@@ -118,6 +122,7 @@ fn serve(
         .unwrap_or(0);
     let mut body = vec![0; len];
     reader.read_exact(&mut body)?;
+    capture.record(&path, &body);
     let reply = {
         let mut seen = seen.lock().expect("requests lock");
         seen.push(Request {

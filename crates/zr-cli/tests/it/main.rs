@@ -2,15 +2,21 @@
 //! exit codes; and every crate wired together through the engine.
 
 mod aliases;
+mod ask;
 mod builtin_flags;
+#[path = "../../../zr-providers/tests/it/capture.rs"]
+mod capture;
 mod config;
 mod corpus;
 mod durable;
 mod example;
 mod help;
+mod hooks;
 mod init;
 mod inspect;
 mod loopback;
+mod mcp_start;
+mod orphans;
 mod permissions;
 mod provider;
 mod reload;

@@ -74,13 +74,13 @@ fn project(stubborn: bool) -> TempProject {
 
 /// `/proc/PID/cmdline` with its NULs as spaces; `None` when the process is
 /// gone.
-fn cmdline(pid: i32) -> Option<String> {
+pub(crate) fn cmdline(pid: i32) -> Option<String> {
     let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     Some(String::from_utf8_lossy(&bytes).replace('\0', " "))
 }
 
 /// `(state, parent)` from `/proc/PID/stat`.
-fn stat(pid: i32) -> Option<(char, i32)> {
+pub(crate) fn stat(pid: i32) -> Option<(char, i32)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces.
     let rest = text.get(text.rfind(')')? + 2..)?;
@@ -90,7 +90,7 @@ fn stat(pid: i32) -> Option<(char, i32)> {
     Some((state, parent))
 }
 
-fn all_pids() -> Vec<i32> {
+pub(crate) fn all_pids() -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
@@ -98,7 +98,7 @@ fn all_pids() -> Vec<i32> {
 }
 
 /// Every process descending from `root`.
-fn descendants(root: i32) -> BTreeSet<i32> {
+pub(crate) fn descendants(root: i32) -> BTreeSet<i32> {
     let parents: Vec<(i32, i32)> = all_pids()
         .into_iter()
         .filter_map(|pid| Some((pid, stat(pid)?.1)))
@@ -116,7 +116,7 @@ fn descendants(root: i32) -> BTreeSet<i32> {
 }
 
 /// Processes whose command line contains `needle` (other than this test).
-fn with_cmdline(needle: &str) -> Vec<(i32, String)> {
+pub(crate) fn with_cmdline(needle: &str) -> Vec<(i32, String)> {
     let me = i32::try_from(std::process::id()).unwrap();
     all_pids()
         .into_iter()
@@ -126,7 +126,7 @@ fn with_cmdline(needle: &str) -> Vec<(i32, String)> {
         .collect()
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + PATIENCE;
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
@@ -135,14 +135,14 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// A child's standard error, read while it runs.
-struct LiveStderr {
+pub(crate) struct LiveStderr {
     text: Arc<Mutex<Vec<u8>>>,
     reader: JoinHandle<()>,
 }
 
 impl LiveStderr {
     /// Takes `child`'s piped standard error and reads it on a thread.
-    fn of(child: &mut Child) -> Self {
+    pub(crate) fn of(child: &mut Child) -> Self {
         let mut pipe = child.stderr.take().unwrap();
         let text = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&text);
@@ -155,17 +155,17 @@ impl LiveStderr {
         Self { text, reader }
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.text.lock().unwrap()).into_owned()
     }
 
-    fn contains(&self, needle: &str) -> bool {
+    pub(crate) fn contains(&self, needle: &str) -> bool {
         self.text().contains(needle)
     }
 }
 
 /// Waits for `child` to exit; its output, standard error from `err`.
-fn wait_output(mut child: Child, err: LiveStderr) -> Output {
+pub(crate) fn wait_output(mut child: Child, err: LiveStderr) -> Output {
     let deadline = Instant::now() + PATIENCE;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -209,7 +209,7 @@ fn interrupted_run(
         // connect_timeout_secs on a very loaded machine), it never shows
         // up: say so at once.
         assert!(
-            !err.contains("MCP server 'everything'"),
+            !err.contains("warning: MCP server 'everything'"),
             "server-everything did not start:\n{}",
             err.text()
         );

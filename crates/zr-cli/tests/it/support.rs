@@ -88,9 +88,27 @@ pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("utf-8 output")
 }
 
-/// Standard error as text.
+/// Standard error as text, without the lines that say an MCP server is
+/// slow to start (`starting MCP server 'X' ...`, `MCP server 'X' started
+/// (N s)`): whether they appear depends on the machine's speed, and
+/// `mcp_start.rs` tests them on [`raw_stderr`].
 pub(crate) fn stderr(out: &Output) -> String {
+    raw_stderr(out)
+        .split_inclusive('\n')
+        .filter(|line| !is_start_progress(line.trim_end()))
+        .collect()
+}
+
+/// Standard error exactly as written.
+pub(crate) fn raw_stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).expect("utf-8 output")
+}
+
+fn is_start_progress(line: &str) -> bool {
+    (line.starts_with("starting MCP server '") && line.ends_with("' ..."))
+        || (line.starts_with("MCP server '")
+            && line.contains("' started (")
+            && line.ends_with(" s)"))
 }
 
 /// The `zr` binary as a [`std::process::Command`] with the clean

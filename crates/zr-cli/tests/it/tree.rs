@@ -38,10 +38,12 @@ const SCRIPT: &str = r#"{"agents": {
 
 /// `zr` running on a pseudo-terminal of [`ROWS`] x [`COLS`], its output
 /// read into a terminal emulator of the same size.
-struct Terminal {
-    child: Child,
+pub(crate) struct Terminal {
+    pub(crate) child: Child,
     screen: Arc<Mutex<vt100::Parser>>,
     reader: Option<JoinHandle<()>>,
+    /// The master side, for typing.
+    keys: File,
 }
 
 impl Terminal {
@@ -52,7 +54,7 @@ impl Terminal {
     }
 
     /// As [`Terminal::spawn`], with `env` set on top of `zr_process()`'s.
-    fn spawn_with(project: &TempProject, args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) fn spawn_with(project: &TempProject, args: &[&str], env: &[(&str, &str)]) -> Self {
         let size = Winsize {
             ws_row: ROWS,
             ws_col: COLS,
@@ -77,6 +79,7 @@ impl Terminal {
             0,
         )));
         let mut master = File::from(pty.master);
+        let keys = master.try_clone().expect("the master fd");
         let parser = Arc::clone(&screen);
         let reader = std::thread::spawn(move || {
             let mut buf = [0_u8; 4096];
@@ -89,12 +92,20 @@ impl Terminal {
             child,
             screen,
             reader: Some(reader),
+            keys,
         }
+    }
+
+    /// Types `text` at the terminal (a line ends with `\r`, as Enter).
+    pub(crate) fn type_text(&mut self, text: &str) {
+        use std::io::Write as _;
+        self.keys.write_all(text.as_bytes()).expect("typing");
+        self.keys.flush().expect("typing");
     }
 
     /// The screen's rows, trailing spaces and empty rows at the end
     /// removed; and whether the cursor is hidden.
-    fn rows(&self) -> (Vec<String>, bool) {
+    pub(crate) fn rows(&self) -> (Vec<String>, bool) {
         let parser = self.screen.lock().expect("screen lock");
         let screen = parser.screen();
         let mut rows: Vec<String> = screen
@@ -108,7 +119,11 @@ impl Terminal {
     }
 
     /// Polls the screen (30 s at most) until `ready` holds for its rows.
-    fn wait_for(&self, what: &str, ready: impl Fn(&[String]) -> bool) -> (Vec<String>, bool) {
+    pub(crate) fn wait_for(
+        &self,
+        what: &str,
+        ready: impl Fn(&[String]) -> bool,
+    ) -> (Vec<String>, bool) {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let (rows, hidden) = self.rows();
@@ -126,7 +141,7 @@ impl Terminal {
 
     /// Waits for zr to exit with `code`; the final screen's rows and the
     /// rows as one text, after checking that the cursor is shown again.
-    fn finish(&mut self, code: i32) -> (Vec<String>, String) {
+    pub(crate) fn finish(&mut self, code: i32) -> (Vec<String>, String) {
         let status = self.wait();
         let (rows, hidden) = self.rows();
         let screen = rows.join("\n");

@@ -2,6 +2,8 @@
 //! one side request for the summary, then the history rewritten, the
 //! transcript told and the host notified.
 
+use std::sync::Arc;
+
 use zr_types::Usage;
 
 use crate::agent_run::AgentRun;
@@ -65,7 +67,7 @@ pub(super) async fn before_request(
 /// tool results that the summary joins, so roles still alternate and no
 /// tool use is separated from its result.
 fn replace_history(ctx: &QueryCtx, run: &mut AgentRun, replacement: &Replacement) {
-    let split = compact::replace(&mut run.history, replacement);
+    let split = compact::replace(run.history_mut(), replacement);
     // A fork's history no longer starts with its parent's request.
     run.cache_prefix = None;
     ctx.session
@@ -108,7 +110,7 @@ async fn summarise(
     let ask = Ask {
         meta: &run.meta,
         tools,
-        messages,
+        messages: Arc::new(messages),
         max_tokens,
         turn: lock(&run.progress).turns + 1,
         cache_prefix: None,

@@ -27,7 +27,7 @@ pub(crate) struct Ask<'a> {
     /// The tools it advertises (with tools disabled too: the same prefix
     /// keeps a provider's prompt cache warm).
     pub(crate) tools: Vec<Arc<ToolDefinition>>,
-    pub(crate) messages: Vec<Message>,
+    pub(crate) messages: Arc<Vec<Message>>,
     pub(crate) max_tokens: u32,
     /// The agent's turn it counts as (or follows).
     pub(crate) turn: u32,

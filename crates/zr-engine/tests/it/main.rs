@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod background;
+#[path = "../../../zr-providers/tests/it/capture.rs"]
+mod capture;
 mod compaction;
 mod cost;
 mod cron;
@@ -25,4 +27,5 @@ mod preview;
 mod replay;
 mod resume;
 mod support;
+mod timeouts;
 mod worktree;

@@ -279,7 +279,7 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     assert!(!agent.interrupted());
     let request = provider.of_type("root").remove(0);
     assert_eq!(
-        request.messages, written,
+        *request.messages, written,
         "the interrupted turn is re-run as it was"
     );
     assert_eq!(request.system, "root");
@@ -327,7 +327,7 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     assert_eq!(request.origin.agent, worker);
     assert_eq!(request.system, "You are the worker agent.");
     assert_eq!(
-        request.messages,
+        *request.messages,
         [
             Message::user_text("p"),
             Message::assistant_text("worker found 42"),
@@ -490,7 +490,7 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
     assert_eq!(request.origin.agent, worker);
     assert_eq!(request.system, "You are the worker agent.");
     assert_eq!(
-        request.messages,
+        *request.messages,
         [
             Message::user_text("p"),
             Message::assistant_text("sub done"),
@@ -857,7 +857,7 @@ async fn a_timed_out_subagent_is_resumed_in_the_same_session() {
     assert_eq!(finished(&events)[0].status, TaskStatus::Completed);
     let request = provider.of_type("worker").remove(1);
     // Cut short before its model answered: it goes on from its prompt.
-    assert_eq!(request.messages, [Message::user_text("p")]);
+    assert_eq!(*request.messages, [Message::user_text("p")]);
 }
 
 #[tokio::test]
@@ -910,7 +910,7 @@ async fn a_background_agent_killed_with_its_process_resumes_after_the_session() 
     );
     // It goes on from its tool's result, as it was before the kill.
     let request = provider.of_type("worker").remove(0);
-    assert_eq!(request.messages, written);
+    assert_eq!(*request.messages, written);
     assert_eq!(request.system, "You are the worker agent.");
     let after = std::fs::read(&worker_path).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);

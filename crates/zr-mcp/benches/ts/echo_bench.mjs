@@ -1,9 +1,12 @@
 // The official TypeScript MCP SDK's client calling `echo` on server-everything
 // over stdio: the baseline for zr-mcp's echo benchmark (BENCHMARKS.md).
 //
-// usage: node echo_bench.mjs [--calls N] [--concurrency K]
-// Prints one JSON line per mode:
-//   {"client":"ts-sdk","mode":"sequential","calls":N,"seconds":S,"calls_per_second":R}
+// usage: node echo_bench.mjs [--calls N] [--concurrency K] [--server-bin PATH]
+// Without --server-bin the server is server-everything; with it, the binary
+// at PATH (the rmcp echo server, `zr-echo-server`). Prints one JSON line per
+// mode:
+//   {"client":"ts-sdk","mode":"sequential","calls":N,"seconds":S,"calls_per_second":R,"cpu_us_per_call":C}
+// where C is this process's CPU time (user + system) per call.
 // Packages come from $ZR_DEPS_DIR (default: <workspace>/.deps), installed by
 // `cargo xtask deps`.
 
@@ -31,11 +34,17 @@ function option(name, fallback) {
 const calls = option("--calls", 2000);
 const concurrency = option("--concurrency", 16);
 
-const transport = new StdioClientTransport({
-  command: process.execPath,
-  args: [join(modules, "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"],
-  stderr: "ignore",
-});
+const serverAt = process.argv.indexOf("--server-bin");
+const serverBin = serverAt < 0 ? null : process.argv[serverAt + 1];
+const transport = new StdioClientTransport(
+  serverBin
+    ? { command: serverBin, args: [], stderr: "ignore" }
+    : {
+        command: process.execPath,
+        args: [join(modules, "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"],
+        stderr: "ignore",
+      },
+);
 const client = new Client({ name: "zr-echo-bench-ts", version: "0.1.0" });
 await client.connect(transport);
 
@@ -47,7 +56,12 @@ async function echo(i) {
   }
 }
 
-function report(mode, seconds) {
+function cpuMicros() {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+function report(mode, seconds, cpu) {
   console.log(
     JSON.stringify({
       client: "ts-sdk",
@@ -56,6 +70,7 @@ function report(mode, seconds) {
       concurrency: mode === "sequential" ? 1 : concurrency,
       seconds,
       calls_per_second: calls / seconds,
+      cpu_us_per_call: cpu / calls,
     }),
   );
 }
@@ -64,10 +79,12 @@ function report(mode, seconds) {
 for (let i = 0; i < 100; i++) await echo(i);
 
 let start = process.hrtime.bigint();
+let cpu = cpuMicros();
 for (let i = 0; i < calls; i++) await echo(i);
-report("sequential", Number(process.hrtime.bigint() - start) / 1e9);
+report("sequential", Number(process.hrtime.bigint() - start) / 1e9, cpuMicros() - cpu);
 
 start = process.hrtime.bigint();
+cpu = cpuMicros();
 let next = 0;
 async function worker() {
   while (next < calls) {
@@ -76,6 +93,6 @@ async function worker() {
   }
 }
 await Promise.all(Array.from({ length: concurrency }, worker));
-report("concurrent", Number(process.hrtime.bigint() - start) / 1e9);
+report("concurrent", Number(process.hrtime.bigint() - start) / 1e9, cpuMicros() - cpu);
 
 await client.close();

@@ -194,6 +194,53 @@ async fn a_silent_server_hits_the_connect_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_at_start_is_reported_in_its_own_words() {
+    // Like a server that needs a token: a few lines on stderr, exit 1.
+    let script = "echo starting github server >&2; for i in 1 2 3 4 5 6 7 8 9 10 11; do echo line $i >&2; done; echo 'GITHUB_TOKEN is not set' >&2; exit 1";
+    let hub = hub(
+        vec![stdio("gh", "sh".into(), vec!["-c".into(), script.into()])],
+        options(),
+    );
+    let error = hub.acquire("gh").await.unwrap_err();
+    let McpError::Exited { status, stderr, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(status.code(), Some(1));
+    // The last ten lines, oldest first; the first two were dropped.
+    let expected: Vec<String> = (3..=11)
+        .map(|i| format!("line {i}"))
+        .chain(["GITHUB_TOKEN is not set".to_owned()])
+        .collect();
+    assert_eq!(stderr, &expected);
+    assert!(
+        error.to_string().starts_with(
+            "MCP server 'gh' exited (exit status: 1); its last lines on stderr: \"line 3\" "
+        ) && error
+            .to_string()
+            .ends_with("\"line 11\" \"GITHUB_TOKEN is not set\""),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_server_times_out_with_what_it_said() {
+    let script = "echo 'waiting for the database at db:5432' >&2; exec sleep 30";
+    let hub = hub(
+        vec![stdio("db", "sh".into(), vec!["-c".into(), script.into()])],
+        options().with_connect_timeout(Duration::from_millis(1500)),
+    );
+    let error = hub.acquire("db").await.unwrap_err();
+    assert!(
+        matches!(&error, McpError::ConnectTimeout { stderr, .. } if stderr == &["waiting for the database at db:5432"]),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        "MCP server 'db' did not complete the handshake within 1500 ms; its last lines on stderr: \"waiting for the database at db:5432\""
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_child_gets_only_its_variables_and_the_base() {
     let marker = marker();
     // Some variable of this test process besides the base: it must not
@@ -227,7 +274,16 @@ async fn the_child_gets_only_its_variables_and_the_base() {
     assert_eq!(env["ZR_DEFAULTED"], "fallback");
     for key in &keys {
         assert!(
-            ["PATH", "HOME", "LANG", "ZR_ONLY_THIS", "ZR_DEFAULTED"].contains(key),
+            // ZR_OWNER: zr_process marks every child with its owner.
+            [
+                "PATH",
+                "HOME",
+                "LANG",
+                "ZR_ONLY_THIS",
+                "ZR_DEFAULTED",
+                "ZR_OWNER"
+            ]
+            .contains(key),
             "the child saw {key}: {keys:?}"
         );
     }

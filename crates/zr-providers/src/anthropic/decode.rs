@@ -10,7 +10,8 @@ use crate::error::ProviderError;
 use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
 use crate::provider::{ModelEvent, ModelResponse};
 
-/// Error types in the stream that another attempt may cure.
+/// Error types in the stream that another attempt may cure (besides a
+/// code of 429 or 5xx, which proxies send).
 const RETRYABLE: [&str; 4] = [
     "overloaded_error",
     "api_error",
@@ -48,6 +49,27 @@ enum StreamEvent {
     /// Event types added after this version: ignored, as the API asks.
     #[serde(other)]
     Unknown,
+}
+
+/// A whole answer, from a server that did not stream: the Messages API's
+/// message, or an error object.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WholeAnswer {
+    Message {
+        content: Vec<StartBlock>,
+        #[serde(default)]
+        stop_reason: Option<String>,
+        #[serde(default)]
+        usage: Option<WireUsage>,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        id: Option<String>,
+    },
+    Error {
+        error: ApiError,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -254,6 +276,53 @@ impl Decoder for MessageDecoder {
                 truncate(&event.data, 200)
             ))
         })?;
+        self.event(parsed, out)
+    }
+
+    fn end(&mut self) -> Option<Result<ModelEvent, Failure>> {
+        None
+    }
+
+    /// A whole message is decoded as the events that would have streamed
+    /// it: its start, each block started whole, its stop.
+    fn whole(&mut self, body: &str, out: &mut Vec<ModelEvent>) -> Result<bool, Failure> {
+        let Ok(answer) = serde_json::from_str::<WholeAnswer>(body) else {
+            return Ok(false);
+        };
+        let (content, stop_reason, start) = match answer {
+            WholeAnswer::Error { error } => return Err(error.into_failure(PROVIDER, &RETRYABLE)),
+            WholeAnswer::Message {
+                content,
+                stop_reason,
+                usage,
+                model,
+                id,
+            } => (content, stop_reason, MessageStart { usage, model, id }),
+        };
+        self.event(StreamEvent::MessageStart { message: start }, out)?;
+        for (index, content_block) in content.into_iter().enumerate() {
+            self.event(
+                StreamEvent::ContentBlockStart {
+                    index,
+                    content_block,
+                },
+                out,
+            )?;
+        }
+        self.event(
+            StreamEvent::MessageDelta {
+                delta: MessageDelta { stop_reason },
+                usage: None,
+            },
+            out,
+        )?;
+        self.event(StreamEvent::MessageStop, out)?;
+        Ok(true)
+    }
+}
+
+impl MessageDecoder {
+    fn event(&mut self, parsed: StreamEvent, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         match parsed {
             StreamEvent::MessageStart { message } => {
                 if let Some(model) = message.model {
@@ -326,27 +395,9 @@ impl Decoder for MessageDecoder {
             }
             StreamEvent::MessageStop => out.push(self.finish()?),
             StreamEvent::Ping | StreamEvent::Unknown => {}
-            StreamEvent::Error { error } => {
-                let kind = error.kind();
-                let message = error.message_or("(no message)");
-                let retryable = RETRYABLE.contains(&kind.as_str());
-                let error = ProviderError::Api {
-                    provider: PROVIDER,
-                    kind,
-                    message,
-                };
-                return Err(if retryable {
-                    Failure::retry(error, None)
-                } else {
-                    Failure::fatal(error)
-                });
-            }
+            StreamEvent::Error { error } => return Err(error.into_failure(PROVIDER, &RETRYABLE)),
         }
         Ok(())
-    }
-
-    fn end(&mut self) -> Option<Result<ModelEvent, Failure>> {
-        None
     }
 }
 

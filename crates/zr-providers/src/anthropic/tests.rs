@@ -184,7 +184,7 @@ fn wire_request(messages: Vec<Message>, cache_prefix: Option<usize>) -> ModelReq
         model: "m".into(),
         system: "You are terse.".into(),
         tools: vec![std::sync::Arc::new(tool)],
-        messages,
+        messages: std::sync::Arc::new(messages),
         max_tokens: 100,
         tool_choice: crate::provider::ToolChoice::Auto,
         origin: crate::provider::RequestOrigin {

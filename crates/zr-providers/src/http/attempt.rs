@@ -1,5 +1,6 @@
 //! One attempt of a streaming request: send, check the status, read the
-//! server-sent events with an idle timeout and hand them to a decoder.
+//! server-sent events with an idle timeout and hand them to a decoder (or,
+//! when the answer is not an event stream, hand its body whole).
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -9,6 +10,7 @@ use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{FutureExt, Stream, StreamExt};
 
+use super::body::{MAX_ERROR_BODY, not_event_stream, read_body, whole_message};
 use super::failure::{Failure, truncate};
 use super::status::failure_from_status;
 use crate::error::ProviderError;
@@ -36,6 +38,16 @@ pub(crate) trait Decoder: Send + 'static {
     /// message is invalid) if the format allows the message to end here,
     /// else `None` (a cut connection).
     fn end(&mut self) -> Option<Result<ModelEvent, Failure>>;
+
+    /// The 2xx answer was not an event stream: reads `body`, whole, as the
+    /// API's non-streamed answer. Pushes its events to `out`, ending with
+    /// [`ModelEvent::Completed`], and returns `true`; fails as
+    /// [`Decoder::decode`] does on an error object; returns `false` when
+    /// `body` is neither. The default knows no whole answer.
+    fn whole(&mut self, body: &str, out: &mut Vec<ModelEvent>) -> Result<bool, Failure> {
+        let _ = (body, out);
+        Ok(false)
+    }
 }
 
 /// Everything one attempt needs besides its decoder.
@@ -66,7 +78,17 @@ type Events = Pin<
 enum State<D> {
     Start(Box<Request>, D),
     Streaming(Live<D>),
+    /// The events of a whole (not streamed) message, to hand out.
+    Whole(VecDeque<ModelEvent>),
     Done,
+}
+
+/// A response whose status said success.
+enum Opened {
+    /// Server-sent events.
+    Stream(Events),
+    /// Another content type: read whole.
+    Whole(reqwest::Response, String),
 }
 
 /// An attempt whose response is streaming.
@@ -96,17 +118,41 @@ async fn advance<D: Decoder>(
     loop {
         state = match state {
             State::Done => return None,
-            State::Start(request, decoder) => match open(*request).await {
-                Ok((provider, url, idle_timeout, events)) => State::Streaming(Live {
-                    provider,
-                    url,
-                    idle_timeout,
-                    events,
-                    decoder,
-                    pending: VecDeque::new(),
-                }),
-                Err(failure) => return Some((Err(failure), State::Done)),
-            },
+            State::Start(request, mut decoder) => {
+                let (provider, url) = (request.provider, request.url.clone());
+                let (request_timeout, idle_timeout) =
+                    (request.request_timeout, request.idle_timeout);
+                match open(*request).await {
+                    Ok(Opened::Stream(events)) => State::Streaming(Live {
+                        provider,
+                        url,
+                        idle_timeout,
+                        events,
+                        decoder,
+                        pending: VecDeque::new(),
+                    }),
+                    Ok(Opened::Whole(response, content_type)) => {
+                        match whole_message(
+                            provider,
+                            url,
+                            request_timeout,
+                            response,
+                            &content_type,
+                            |body, out| decoder.whole(body, out),
+                        )
+                        .await
+                        {
+                            Ok(events) => State::Whole(events.into()),
+                            Err(failure) => return Some((Err(failure), State::Done)),
+                        }
+                    }
+                    Err(failure) => return Some((Err(failure), State::Done)),
+                }
+            }
+            State::Whole(mut events) => {
+                let event = events.pop_front()?;
+                return Some((Ok(event), State::Whole(events)));
+            }
             State::Streaming(mut live) => {
                 if let Some(event) = live.pending.pop_front() {
                     if matches!(event, ModelEvent::Completed(_)) {
@@ -192,15 +238,16 @@ async fn advance<D: Decoder>(
 }
 
 /// Sends the request and checks the status; on success returns the body as
-/// server-sent events.
-async fn open(request: Request) -> Result<(&'static str, String, Duration, Events), Failure> {
+/// server-sent events, or the response to read whole when its content type
+/// is another.
+async fn open(request: Request) -> Result<Opened, Failure> {
     let Request {
         provider,
         key_hint,
         url,
         builder,
         request_timeout,
-        idle_timeout,
+        idle_timeout: _,
     } = request;
     let response = match tokio::time::timeout(request_timeout, builder.send()).await {
         Err(_elapsed) => {
@@ -232,7 +279,7 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
     let status = response.status();
     if !status.is_success() {
         let headers = response.headers().clone();
-        let body = read_error_body(response, request_timeout).await;
+        let (body, _end) = read_body(response, request_timeout, MAX_ERROR_BODY).await;
         return Err(failure_from_status(
             provider,
             key_hint,
@@ -241,12 +288,12 @@ async fn open(request: Request) -> Result<(&'static str, String, Duration, Event
             &body,
         ));
     }
-    Ok((
-        provider,
-        url,
-        idle_timeout,
-        Box::pin(sse_events(response.bytes_stream())),
-    ))
+    if let Some(content_type) = not_event_stream(response.headers()) {
+        return Ok(Opened::Whole(response, content_type));
+    }
+    Ok(Opened::Stream(Box::pin(sse_events(
+        response.bytes_stream(),
+    ))))
 }
 
 /// Parses a body as server-sent events.
@@ -273,27 +320,6 @@ where
     futures_util::stream::once(async { Ok(Bytes::from_static(b"\n")) })
         .chain(body)
         .eventsource()
-}
-
-/// The most of an error body that is read.
-const MAX_ERROR_BODY: usize = 64 * 1024;
-
-/// Reads an error response's body, up to [`MAX_ERROR_BODY`] bytes and
-/// within `limit`; what does not arrive in time is left out.
-async fn read_error_body(response: reqwest::Response, limit: Duration) -> Vec<u8> {
-    let mut body = Vec::new();
-    let mut chunks = response.bytes_stream();
-    let _ = tokio::time::timeout(limit, async {
-        while let Some(Ok(chunk)) = chunks.next().await {
-            let room = MAX_ERROR_BODY.saturating_sub(body.len());
-            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            if body.len() >= MAX_ERROR_BODY {
-                break;
-            }
-        }
-    })
-    .await;
-    body
 }
 
 /// Runs `decoder` over `chunks` as a body would arrive, without a network:

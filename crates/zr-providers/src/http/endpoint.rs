@@ -10,6 +10,9 @@ use super::{Decoder, Request, RetryPolicy, attempt, failed, request_span, retryi
 use crate::error::ProviderError;
 use crate::provider::{ModelRequest, ModelStream};
 
+/// The `User-Agent` of every request: `zr/VERSION`.
+const USER_AGENT: &str = concat!("zr/", env!("CARGO_PKG_VERSION"));
+
 /// The HTTP settings of a provider's config.
 ///
 /// Built with [`HttpSettings::new`]; the fields can be changed afterwards.
@@ -80,14 +83,14 @@ impl Endpoint {
         key_hint: &'static str,
         url: String,
     ) -> Result<Self, ProviderError> {
-        let client =
-            reqwest::Client::builder()
-                .build()
-                .map_err(|source| ProviderError::Transport {
-                    provider,
-                    url: url.clone(),
-                    source,
-                })?;
+        let client = reqwest::Client::builder()
+            .user_agent(USER_AGENT)
+            .build()
+            .map_err(|source| ProviderError::Transport {
+                provider,
+                url: url.clone(),
+                source,
+            })?;
         Ok(Self {
             provider,
             key_hint,
@@ -98,7 +101,7 @@ impl Endpoint {
 
     /// Streams `request`, whose wire form is `body` (or the error that
     /// prevented building it): posts it as JSON asking for server-sent
-    /// events, with the headers `auth` adds and then `settings`' extra
+    /// events (`User-Agent: zr/VERSION`), with the headers `auth` adds and then `settings`' extra
     /// headers, decodes each attempt with a fresh `D`, and retries as
     /// `settings` says.
     pub(crate) fn stream<D, A>(

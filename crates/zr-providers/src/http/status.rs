@@ -65,6 +65,41 @@ impl ApiError {
         }
     }
 
+    /// Whether another attempt may cure this error: its type or code is one
+    /// of `names`, or its code is an HTTP status worth retrying (429, 5xx),
+    /// as a number or as a numeric string (`"code": "500"`, as proxies in
+    /// front of the APIs send it).
+    pub(crate) fn retryable(&self, names: &[&str]) -> bool {
+        let (status, code_name) = match &self.code {
+            Some(serde_json::Value::Number(code)) => (code.as_u64(), None),
+            Some(serde_json::Value::String(code)) => {
+                (code.trim().parse::<u64>().ok(), Some(code.as_str()))
+            }
+            _ => (None, None),
+        };
+        status.is_some_and(|status| status == 429 || (500..=599).contains(&status))
+            || [self.kind.as_deref(), code_name]
+                .into_iter()
+                .flatten()
+                .any(|name| names.contains(&name))
+    }
+
+    /// The failure this error object in a stream (or a whole response)
+    /// stands for: retried when [`ApiError::retryable`] with `names`.
+    pub(crate) fn into_failure(self, provider: &'static str, names: &[&str]) -> Failure {
+        let retryable = self.retryable(names);
+        let error = ProviderError::Api {
+            provider,
+            kind: self.kind(),
+            message: self.message_or("(no message)"),
+        };
+        if retryable {
+            Failure::retry(error, None)
+        } else {
+            Failure::fatal(error)
+        }
+    }
+
     /// The error's message, or `fallback`.
     pub(crate) fn message_or(&self, fallback: &str) -> String {
         self.message.clone().unwrap_or_else(|| fallback.to_owned())

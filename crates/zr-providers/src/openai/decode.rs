@@ -35,6 +35,9 @@ struct Chunk {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Choice {
+    /// `message` in a whole (non-streamed) completion, which has the same
+    /// fields.
+    #[serde(alias = "message")]
     delta: Option<Delta>,
     finish_reason: Option<String>,
 }
@@ -255,29 +258,42 @@ impl Decoder for ChunkDecoder {
                 truncate(&event.data, 200)
             ))
         })?;
+        self.chunk(chunk, out)
+    }
+
+    fn end(&mut self) -> Option<Result<ModelEvent, Failure>> {
+        // Some servers close the stream without `[DONE]`: the message is
+        // complete once it has a finish reason.
+        self.finish_reason.is_some().then(|| self.finish())
+    }
+
+    /// A whole completion is decoded as one chunk whose `message` is the
+    /// delta, and then the stream's end.
+    fn whole(&mut self, body: &str, out: &mut Vec<ModelEvent>) -> Result<bool, Failure> {
+        let Ok(chunk) = serde_json::from_str::<Chunk>(body) else {
+            return Ok(false);
+        };
+        if chunk.error.is_none() && chunk.choices.is_empty() {
+            return Ok(false);
+        }
+        self.chunk(chunk, out)?;
+        match self.end() {
+            Some(done) => {
+                out.push(done?);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+impl ChunkDecoder {
+    fn chunk(&mut self, chunk: Chunk, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         if let Some(error) = chunk.error {
-            let kind = error.kind();
-            // The code is a number on servers that imitate the API, a name
-            // (`rate_limit_exceeded`) on OpenAI's, where the type may only
-            // name the limit (`tokens`).
-            let retryable_code = match &error.code {
-                Some(serde_json::Value::Number(code)) => {
-                    code.as_u64().is_some_and(|code| code == 429 || code >= 500)
-                }
-                Some(serde_json::Value::String(code)) => RETRYABLE.contains(&code.as_str()),
-                _ => false,
-            };
-            let retryable = retryable_code || RETRYABLE.contains(&kind.as_str());
-            let error = ProviderError::Api {
-                provider: PROVIDER,
-                kind,
-                message: error.message_or("(no message)"),
-            };
-            return Err(if retryable {
-                Failure::retry(error, None)
-            } else {
-                Failure::fatal(error)
-            });
+            // OpenAI names the error in `code` (`rate_limit_exceeded`), where
+            // the type may only name the limit (`tokens`); servers that
+            // imitate the API put a status there, as a number or a string.
+            return Err(error.into_failure(PROVIDER, &RETRYABLE));
         }
         if let Some(usage) = chunk.usage {
             let cached = usage
@@ -305,11 +321,5 @@ impl Decoder for ChunkDecoder {
             self.choice(choice, out);
         }
         Ok(())
-    }
-
-    fn end(&mut self) -> Option<Result<ModelEvent, Failure>> {
-        // Some servers close the stream without `[DONE]`: the message is
-        // complete once it has a finish reason.
-        self.finish_reason.is_some().then(|| self.finish())
     }
 }

@@ -2,9 +2,9 @@
 //!
 //! Mapping of a zr user message: each tool result becomes a `tool` message
 //! (one per result, in order; its text and JSON parts joined by blank
-//! lines, prefixed `Error: ` when the call failed). Tool messages must
-//! follow the assistant's `tool_calls` directly, so everything else of the
-//! user message (text blocks, and the images of tool results, which `tool`
+//! lines, prefixed `Error: ` when the call failed; a result of images only
+//! says so in a short placeholder). Tool messages must follow the
+//! assistant's `tool_calls` directly, so everything else of the user message (text blocks, and the images of tool results, which `tool`
 //! messages cannot carry, each announced by a text part naming its call)
 //! goes into one `user` message after them. An assistant message becomes
 //! its text blocks (joined by blank lines) and its `tool_calls` (arguments
@@ -20,6 +20,11 @@ use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
 use super::{MaxTokensField, PROVIDER};
 use crate::error::ProviderError;
 use crate::provider::{ModelRequest, ToolChoice};
+
+/// The `tool` message of a result that holds only images, which follow in
+/// the `user` message after the tool messages: an empty message would
+/// leave the model to guess whether the call returned anything.
+const IMAGE_ONLY: &str = "(the result is an image, sent in the next user message)";
 
 /// The request body as JSON bytes.
 pub(super) fn body(
@@ -129,7 +134,7 @@ impl<'a> Body<'a> {
                 content: &request.system,
             });
         }
-        for message in &request.messages {
+        for message in request.messages.iter() {
             match message.role {
                 MessageRole::User => push_user(&message.content, &mut messages),
                 MessageRole::Assistant => messages.push(assistant(&message.content)),
@@ -187,14 +192,19 @@ fn push_user<'a>(content: &'a [ContentBlock], messages: &mut Vec<Message<'a>>) {
                 display: _,
             } => {
                 let mut texts = Vec::new();
+                let mut has_image = false;
                 for piece in content {
                     match piece {
                         ToolResultContent::Text { text } => texts.push(text.clone()),
                         ToolResultContent::Json { value } => texts.push(value.to_string()),
                         ToolResultContent::Image { source } => {
-                            images.push((tool_use_id.as_str(), source))
+                            has_image = true;
+                            images.push((tool_use_id.as_str(), source));
                         }
                     }
+                }
+                if texts.is_empty() && has_image {
+                    texts.push(IMAGE_ONLY.to_owned());
                 }
                 let mut text = texts.join("\n\n");
                 if *is_error {

@@ -17,7 +17,7 @@ fn request(
         model: "m".to_owned(),
         system: "s".to_owned(),
         tools: Vec::new(),
-        messages: vec![Message::user_text(prompt)],
+        messages: std::sync::Arc::new(vec![Message::user_text(prompt)]),
         max_tokens: 100,
         tool_choice,
         origin: RequestOrigin {
@@ -210,11 +210,11 @@ async fn turns_from_history_continue_an_agents_script_in_a_new_process() {
     let text = |r: &ModelResponse| texts(&r.content).collect::<String>();
     // A new process: the conversation already holds one answer of the root.
     let mut resumed = request(&root, "root", "p", ToolChoice::Auto);
-    resumed.messages = vec![
+    resumed.messages = std::sync::Arc::new(vec![
         Message::user_text("p"),
         Message::assistant_text("one"),
         Message::user_text("go on"),
-    ];
+    ]);
     let p = provider(script.clone());
     let (_, first) = answer(&p, resumed.clone()).await.unwrap();
     assert_eq!(text(&first), "two");
@@ -224,13 +224,13 @@ async fn turns_from_history_continue_an_agents_script_in_a_new_process() {
     // A fork: the parent's answers before its prefix are not its own.
     let fork = root.child(1, "fork");
     let mut forked = request(&fork, "fork", "task", ToolChoice::Auto);
-    forked.messages = vec![
+    forked.messages = std::sync::Arc::new(vec![
         Message::user_text("p"),
         Message::assistant_text("one"),
         Message::user_text("task"),
         Message::assistant_text("f1"),
         Message::user_text("go on"),
-    ];
+    ]);
     forked.cache_prefix = Some(1);
     let (_, f) = answer(&provider(script.clone()), forked).await.unwrap();
     assert_eq!(text(&f), "f2");
@@ -242,11 +242,11 @@ async fn turns_from_history_continue_an_agents_script_in_a_new_process() {
     ]}}));
     let worker = root.child(2, "worker");
     let mut b = request(&worker, "worker", "task B", ToolChoice::Auto);
-    b.messages = vec![
+    b.messages = std::sync::Arc::new(vec![
         Message::user_text("task B"),
         Message::assistant_text("B1"),
         Message::user_text("go on"),
-    ];
+    ]);
     let (_, r) = answer(&matching, b).await.unwrap();
     assert_eq!(text(&r), "B2");
 
@@ -254,11 +254,11 @@ async fn turns_from_history_continue_an_agents_script_in_a_new_process() {
     let mut plain = script;
     plain.as_object_mut().unwrap().remove("turns_from");
     let mut again = request(&root, "root", "p", ToolChoice::Auto);
-    again.messages = vec![
+    again.messages = std::sync::Arc::new(vec![
         Message::user_text("p"),
         Message::assistant_text("one"),
         Message::user_text("go on"),
-    ];
+    ]);
     let (_, r) = answer(&provider(plain), again).await.unwrap();
     assert_eq!(text(&r), "one");
 }

@@ -27,7 +27,7 @@ fn config(server: &Replay, attempts: u32) -> AnthropicConfig {
     config
 }
 
-fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
+pub(crate) fn provider(server: &Replay, attempts: u32) -> AnthropicProvider {
     AnthropicProvider::new(config(server, attempts)).expect("client")
 }
 
@@ -149,7 +149,7 @@ pub(crate) fn rich_request() -> zr_providers::ModelRequest {
     let mut request = simple_request("Read the file.");
     request.tools = vec![tool("Read", "Reads a file."), tool("Glob", "Finds files.")];
     request.tool_choice = ToolChoice::None;
-    request.messages.push(Message {
+    std::sync::Arc::make_mut(&mut request.messages).push(Message {
         role: MessageRole::Assistant,
         content: vec![
             ContentBlock::Thinking {
@@ -166,7 +166,7 @@ pub(crate) fn rich_request() -> zr_providers::ModelRequest {
             },
         ],
     });
-    request.messages.push(Message {
+    std::sync::Arc::make_mut(&mut request.messages).push(Message {
         role: MessageRole::User,
         content: vec![ContentBlock::ToolResult {
             tool_use_id: "call_1".into(),
@@ -245,7 +245,7 @@ async fn blank_text_unsigned_thinking_and_emptied_messages_are_not_sent() {
     // a tool call, tools return nothing, and a turn may have no content.
     let mut request = simple_request("Do it.");
     request.system = " \n".into();
-    request.messages.extend([
+    std::sync::Arc::make_mut(&mut request.messages).extend([
         Message {
             role: MessageRole::Assistant,
             content: vec![

@@ -3,5 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anthropic;
+mod capture;
+mod captured;
 mod openai;
 mod replay;
+mod robustness;

@@ -25,7 +25,7 @@ fn config(server: &Replay, attempts: u32) -> OpenAiConfig {
     config
 }
 
-fn provider(server: &Replay, attempts: u32) -> OpenAiProvider {
+pub(crate) fn provider(server: &Replay, attempts: u32) -> OpenAiProvider {
     OpenAiProvider::new(config(server, attempts)).expect("client")
 }
 

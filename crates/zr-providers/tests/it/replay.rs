@@ -1,5 +1,6 @@
 //! A loopback HTTP/1.1 server that answers with scripted responses, written
-//! byte for byte, and records every request.
+//! byte for byte, and records every request (and hands its body to
+//! [`Capture`]).
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -11,6 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
+
+use crate::capture::Capture;
 
 /// One scripted response.
 #[derive(Debug, Clone)]
@@ -44,9 +47,14 @@ impl Reply {
 
     /// `status` with a JSON body.
     pub(crate) fn json(status: u16, body: &str) -> Self {
+        Self::typed(status, "application/json", body)
+    }
+
+    /// `status` with a body of `content_type`.
+    pub(crate) fn typed(status: u16, content_type: &str, body: &str) -> Self {
         Self {
             status,
-            headers: vec![("content-type".into(), "application/json".into())],
+            headers: vec![("content-type".into(), content_type.into())],
             body: body.as_bytes().to_vec(),
             cut_after: None,
             stall_after: None,
@@ -156,12 +164,18 @@ impl Replay {
             ..State::default()
         }));
         let changed = Arc::new(Notify::new());
+        let capture = Capture::for_this_test();
         let task = tokio::spawn({
             let state = Arc::clone(&state);
             let changed = Arc::clone(&changed);
             async move {
                 while let Ok((socket, _)) = listener.accept().await {
-                    tokio::spawn(serve(socket, Arc::clone(&state), Arc::clone(&changed)));
+                    tokio::spawn(serve(
+                        socket,
+                        Arc::clone(&state),
+                        Arc::clone(&changed),
+                        capture.clone(),
+                    ));
                 }
             }
         });
@@ -198,10 +212,16 @@ impl Replay {
     }
 }
 
-async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, changed: Arc<Notify>) {
+async fn serve(
+    mut socket: TcpStream,
+    state: Arc<Mutex<State>>,
+    changed: Arc<Notify>,
+    capture: Capture,
+) {
     let Some(request) = read_request(&mut socket).await else {
         return;
     };
+    capture.record(&request.path, &request.body);
     let reply = {
         let mut state = state.lock().expect("state lock");
         state.requests.push(request);
@@ -310,7 +330,7 @@ pub(crate) fn simple_request(text: &str) -> zr_providers::ModelRequest {
         model: "test-model".into(),
         system: "You are terse.".into(),
         tools: Vec::new(),
-        messages: vec![zr_types::Message::user_text(text)],
+        messages: std::sync::Arc::new(vec![zr_types::Message::user_text(text)]),
         max_tokens: 1024,
         tool_choice: zr_providers::ToolChoice::Auto,
         origin: zr_providers::RequestOrigin {

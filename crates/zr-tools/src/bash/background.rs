@@ -17,7 +17,7 @@ use std::time::Duration;
 use tempfile::NamedTempFile;
 use tokio::sync::watch;
 
-use super::process::{GroupGuard, Sig};
+use zr_process::{ProcessGroup, Sig};
 
 /// How long background commands get between SIGTERM and SIGKILL when their
 /// agent ends.
@@ -38,7 +38,7 @@ pub(crate) struct BackgroundShell {
     /// `bash_N`, unique within the agent.
     pub(crate) id: String,
     /// Kills the group when the shell is dropped.
-    pub(crate) group: GroupGuard,
+    pub(crate) group: ProcessGroup,
     /// The group leader, while it is not reaped.
     pub(crate) leader: Leader,
     /// Where stdout and stderr go; held only so the file is deleted with the shell.
@@ -52,7 +52,7 @@ impl Drop for BackgroundShell {
         // The group first (its id is still reserved by the leader), then
         // the leader; after that the group id is never signalled again.
         self.group.signal(Sig::Kill);
-        self.leader.reap(&mut self.group);
+        self.leader.reap(&self.group);
     }
 }
 
@@ -65,12 +65,12 @@ pub(crate) struct Leader {
 }
 
 impl Leader {
-    /// Reaps the leader (after its group was sent SIGKILL) and disarms
+    /// Reaps the leader (after its group was sent SIGKILL) and releases
     /// `group`, whose id may be reused from then on.
-    fn reap(&mut self, group: &mut GroupGuard) {
+    fn reap(&mut self, group: &ProcessGroup) {
         #[cfg(target_os = "linux")]
         if let Some(mut child) = self.child.take() {
-            group.disarm();
+            group.release();
             if let Ok(None) = child.try_wait() {
                 // Killed a moment ago and not gone yet: reap it off this
                 // thread (a drop must not block). Should no thread be
@@ -94,26 +94,19 @@ impl Leader {
 pub(crate) fn spawn(
     cmd: std::process::Command,
     log: PathBuf,
-) -> std::io::Result<(GroupGuard, Leader, watch::Receiver<Option<ExitStatus>>)> {
+) -> std::io::Result<(ProcessGroup, Leader, watch::Receiver<Option<ExitStatus>>)> {
     let (tx, rx) = watch::channel(None);
     #[cfg(target_os = "linux")]
     {
-        let mut cmd = cmd;
-        let child = cmd.spawn()?;
-        let pid = child.id();
-        tokio::spawn(linux::watch_exit(pid, log, tx));
-        Ok((
-            GroupGuard::new(Some(pid)),
-            Leader { child: Some(child) },
-            rx,
-        ))
+        let (child, group) = zr_process::spawn_std(cmd, "Bash (background)")?;
+        tokio::spawn(linux::watch_exit(child.id(), log, tx));
+        Ok((group, Leader { child: Some(child) }, rx))
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let mut child = tokio::process::Command::from(cmd)
-            .kill_on_drop(false)
-            .spawn()?;
-        let group = GroupGuard::new(child.id());
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.kill_on_drop(false);
+        let (mut child, group) = zr_process::spawn(cmd, "Bash (background)")?;
         tokio::spawn(async move {
             if let Ok(status) = child.wait().await {
                 ended(&log, status, &tx).await;

@@ -92,3 +92,20 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The inline head changes no answer: `starts_with` and `is` agree
+    /// with the text's own, on either side of the 16 inline bytes.
+    #[test]
+    fn prop_inline_head_agrees_with_the_text(name in "[A-Za-z0-9_-]{1,40}", cut in 0usize..40, other in "[A-Za-z0-9_-]{0,40}") {
+        let tool: ToolName = name.parse().unwrap();
+        let prefix = &name[..cut.min(name.len())];
+        prop_assert!(tool.starts_with(prefix));
+        prop_assert!(tool.is(&name));
+        prop_assert_eq!(tool.starts_with(&other), name.starts_with(other.as_str()));
+        prop_assert_eq!(tool.is(&other), name == other);
+        let longer = format!("{name}x");
+        prop_assert!(!tool.starts_with(&longer));
+        prop_assert!(!tool.is(&longer));
+    }
+}

@@ -1,0 +1,122 @@
+//! Starting the project's MCP servers as a person sees it: a line on
+//! standard error when one takes longer than a second, and for one that
+//! failed, its error (with its own last stderr lines, from zr-mcp) and what
+//! to do: the `[mcp] connect_timeout_secs` key when it ran out of time, the
+//! `cargo xtask deps` hint only for the examples' servers (those run from a
+//! `.deps` folder). One copy for `zr run`, `zr resume`, `zr resolve` and
+//! `zr mcp list`.
+
+use std::io::Write as _;
+use std::path::Component;
+use std::time::{Duration, Instant};
+
+use zr_mcp::{McpError, ServerConfig, TransportConfig};
+
+use crate::project::{MCP_FILE, Project};
+
+/// After this long, a server that has not finished starting is announced.
+pub(crate) const SLOW_START: Duration = Duration::from_secs(1);
+
+/// A server that did not start.
+#[derive(Debug, Clone)]
+pub(crate) struct Failure {
+    /// The server.
+    pub(crate) name: String,
+    /// What went wrong, with its causes.
+    pub(crate) error: String,
+    /// What to do about it.
+    pub(crate) help: String,
+}
+
+impl Failure {
+    /// The failure of `config`'s server with `error`.
+    pub(crate) fn of(project: &Project, config: &ServerConfig, error: &McpError) -> Self {
+        let timed_out = matches!(error, McpError::ConnectTimeout { .. });
+        Self::text(project, config, zr_types::error_chain(error), timed_out)
+    }
+
+    /// A failure zr described itself (`timed_out`: it ran out of the
+    /// connect time).
+    pub(crate) fn text(
+        project: &Project,
+        config: &ServerConfig,
+        error: String,
+        timed_out: bool,
+    ) -> Self {
+        Self {
+            name: config.name.to_string(),
+            error,
+            help: help(project, config, timed_out),
+        }
+    }
+}
+
+/// What to do about a server of `config` that failed.
+fn help(project: &Project, config: &ServerConfig, timed_out: bool) -> String {
+    let mut help = match &config.transport {
+        TransportConfig::Stdio(s) => format!(
+            "check that `{}` runs from the project folder and speaks MCP on stdio, or fix the server's entry in {MCP_FILE}",
+            s.command
+        ),
+        TransportConfig::Http(h) => format!(
+            "check that a server is listening at {} and speaks streamable HTTP, or fix the server's entry in {MCP_FILE}",
+            h.url
+        ),
+        _ => format!("fix the server's entry in {MCP_FILE}"),
+    };
+    if timed_out {
+        help.push_str(&format!(
+            "; if it only needs longer to start, raise `[mcp] connect_timeout_secs` in zr.toml (now {} s)",
+            project.hub_options().connect_timeout.as_secs()
+        ));
+    }
+    if is_example_server(config) {
+        help.push_str("; the examples' servers are installed by `cargo xtask deps`");
+    }
+    help
+}
+
+/// A server run from a `.deps` folder or from `ZR_DEPS_DIR`, where `cargo
+/// xtask deps` installs the examples' servers (their `.mcp.json` name
+/// `${ZR_DEPS_DIR:-../../.deps}/...`).
+fn is_example_server(config: &ServerConfig) -> bool {
+    let TransportConfig::Stdio(s) = &config.transport else {
+        return false;
+    };
+    let deps_dir = std::env::var("ZR_DEPS_DIR").ok().filter(|d| !d.is_empty());
+    std::iter::once(&s.command).chain(&s.args).any(|word| {
+        deps_dir.as_deref().is_some_and(|d| word.starts_with(d))
+            || std::path::Path::new(word)
+                .components()
+                .any(|c| c == Component::Normal(".deps".as_ref()))
+    })
+}
+
+/// Runs `work`, the start of server `name`; when it takes longer than
+/// [`SLOW_START`], says `starting MCP server 'NAME' ...` and, once it
+/// started, how long it took.
+pub(crate) async fn shown<T, E>(
+    name: &str,
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    let began = Instant::now();
+    tokio::pin!(work);
+    tokio::select! {
+        done = &mut work => return done,
+        () = tokio::time::sleep(SLOW_START) => {}
+    }
+    say(&format!("starting MCP server '{name}' ..."));
+    let done = work.await;
+    if done.is_ok() {
+        say(&format!(
+            "MCP server '{name}' started ({:.1} s)",
+            began.elapsed().as_secs_f64()
+        ));
+    }
+    done
+}
+
+fn say(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}

@@ -1,0 +1,54 @@
+//! Child processes that die with zr.
+//!
+//! Every process zr starts (Bash commands, background commands, MCP stdio
+//! servers, hook commands) goes through [`spawn`] (tokio) or
+//! [`spawn_std`], which give the child three things:
+//!
+//! - its own **process group**, whose guard ([`ProcessGroup`]) kills the
+//!   whole group when dropped, so a kill reaches what the child started;
+//! - on Linux, **`PR_SET_PDEATHSIG(SIGKILL)`**, set in the child before
+//!   `exec` (the workspace's one `unsafe` function, `death.rs`): the kernel
+//!   kills the child when zr dies, SIGKILL included, with no destructor
+//!   involved. The signal follows the spawning *thread*, so every child is
+//!   forked from one thread that lives as long as the process (`spawner.rs`)
+//!   and never from a tokio worker or blocking thread that may retire;
+//! - a **watcher**: one small `sh` process per zr process that learns each
+//!   live group over a pipe and kills every group still listed when the
+//!   pipe closes, that is when zr ends however it ends. The death signal
+//!   reaches only the direct child; the watcher reaches its grandchildren.
+//!
+//! And a **record**: with [`record_in`], the table of live groups is kept in
+//! a file (the CLI puts it in the session folder). A process that escaped
+//! both (it left its group with `setsid`; the watcher itself was killed)
+//! still carries `ZR_OWNER=PID.START` of the zr that started it, so a later
+//! zr finds it with [`leftovers`] and kills it with [`kill_leftovers`].
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! let mut command = tokio::process::Command::new("sleep");
+//! command.arg("5").kill_on_drop(true);
+//! let (mut child, group) = zr_process::spawn(command, "sleep")?;
+//! child.wait().await?;
+//! group.end(); // kill what it left in its group; forget the group
+//! # Ok(()) }
+//! ```
+
+mod death;
+mod group;
+mod live;
+mod procfs;
+mod record;
+mod spawn;
+mod spawner;
+mod watcher;
+
+pub use group::{ProcessGroup, Sig, signal_group};
+pub use live::OWNER_VAR;
+pub use record::{Leftover, Recording, kill_leftovers, leftovers, record_in};
+pub use spawn::{spawn, spawn_std};
+
+/// The pid of this process's watcher, once a child was started (for tests
+/// and diagnostics).
+pub fn watcher_pid() -> Option<u32> {
+    live::watcher_pid()
+}

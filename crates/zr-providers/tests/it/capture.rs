@@ -1,0 +1,119 @@
+//! The one hand-over of captured model request bodies: every loopback
+//! server that stands in for a model API (this crate's `replay.rs`, which
+//! zr-engine's tests share, and zr-cli's `loopback.rs`) gives each request
+//! it receives to a [`Capture`], which, when `ZR_CAPTURED_BODIES=DIR` is
+//! set, writes the body byte for byte to `DIR/WIRE/PACKAGE--TEST--N.json`.
+//! `cargo xtask ci` sets the variable for its test step, then checks every
+//! file against the official Python SDKs' request types
+//! (`xtask/validate_bodies.py`).
+//!
+//! `WIRE` comes from the request path: `anthropic` (`.../v1/messages`),
+//! `openai-chat` (`.../chat/completions`) or `openai-responses`
+//! (`.../responses`); a body posted anywhere else is not a model request
+//! and is not written. `TEST` is the name of the thread that made the
+//! capture (libtest names each test's thread after the test), `::` written
+//! as `.`; `N` counts the process's captures, so no two files collide.
+//! Shared by path (`#[path]`) rather than copied.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The variable naming the folder captured bodies go to.
+pub(crate) const CAPTURE_VAR: &str = "ZR_CAPTURED_BODIES";
+
+/// Captures made by this process so far: the `N` of the file names.
+static CAPTURED: AtomicUsize = AtomicUsize::new(0);
+
+/// The API a body was posted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// The Anthropic Messages API.
+    Anthropic,
+    /// OpenAI Chat Completions.
+    OpenAiChat,
+    /// The OpenAI Responses API.
+    OpenAiResponses,
+}
+
+impl Wire {
+    /// The API `path` (the request target, query included) belongs to.
+    pub(crate) fn of_path(path: &str) -> Option<Self> {
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        if path.ends_with("/v1/messages") {
+            Some(Self::Anthropic)
+        } else if path.ends_with("/chat/completions") {
+            Some(Self::OpenAiChat)
+        } else if path.ends_with("/responses") {
+            Some(Self::OpenAiResponses)
+        } else {
+            None
+        }
+    }
+
+    /// The folder of this wire's bodies, which the validator reads.
+    pub(crate) fn folder(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAiChat => "openai-chat",
+            Self::OpenAiResponses => "openai-responses",
+        }
+    }
+}
+
+/// Where one test's captured bodies go; cheap to clone into a server's
+/// threads or tasks.
+#[derive(Debug, Clone)]
+pub(crate) struct Capture {
+    /// `None`: capturing is off.
+    dir: Option<PathBuf>,
+    /// `PACKAGE--TEST`, the file names' stem.
+    stem: String,
+}
+
+impl Capture {
+    /// The capture of the test running on this thread, into
+    /// `$ZR_CAPTURED_BODIES` (off when it is unset or empty). Call it on
+    /// the test's own thread, e.g. where the server starts.
+    pub(crate) fn for_this_test() -> Self {
+        let dir = std::env::var_os(CAPTURE_VAR)
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from);
+        Self::into_dir(dir, std::thread::current().name().unwrap_or("unnamed"))
+    }
+
+    /// The capture of `test` into `dir` (off when `None`).
+    pub(crate) fn into_dir(dir: Option<PathBuf>, test: &str) -> Self {
+        Self {
+            dir,
+            stem: format!("{}--{}", env!("CARGO_PKG_NAME"), test.replace("::", ".")),
+        }
+    }
+
+    /// Writes `body`, posted to `path`, if capturing is on and `path` is a
+    /// model API's; returns the file written.
+    ///
+    /// # Panics
+    ///
+    /// When the file cannot be written: a body the validator never sees
+    /// would make its count a lie.
+    pub(crate) fn record(&self, path: &str, body: &[u8]) -> Option<PathBuf> {
+        let dir = self.dir.as_deref()?;
+        let wire = Wire::of_path(path)?;
+        let n = CAPTURED.fetch_add(1, Ordering::Relaxed) + 1;
+        let file = dir
+            .join(wire.folder())
+            .join(format!("{}--{n}.json", self.stem));
+        write(&file, body);
+        Some(file)
+    }
+}
+
+fn write(file: &Path, body: &[u8]) {
+    let written = file
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(file, body));
+    if let Err(error) = written {
+        panic!("cannot write the captured body {}: {error}", file.display());
+    }
+}

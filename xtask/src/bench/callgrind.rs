@@ -1,0 +1,185 @@
+//! Instruction counts (`valgrind --tool=callgrind`) where wall time is too
+//! noisy to decide on a shared two-core machine: how the engine's fan-out
+//! and a query's turns grow, and the resolver at 2,000 against 20,000
+//! tools (with a simulated 1 MiB last-level cache, this machine's L2).
+//!
+//! Counts do not depend on the load; they are the same within a fraction
+//! of a percent between runs (the engine's worker threads may interleave
+//! differently). Valgrind is installed with `apt-get` when missing.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::{cargo, run_cmd};
+
+pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
+    ensure_valgrind()?;
+    let engine = bench_executable(root, "zr-engine", "engine")?;
+    let resolver = bench_executable(root, "zr-resolve", "resolve")?;
+    let out = std::env::temp_dir().join(format!("zr-callgrind-{}", std::process::id()));
+    fs::create_dir_all(&out)?;
+
+    let (small, large) = if quick { (100, 1_000) } else { (1_000, 10_000) };
+    let fanout = |n: usize| count(&engine, &format!("fanout:{n}"), &[], &out);
+    let (i_small, i_large) = (fanout(small)?.ir, fanout(large)?.ir);
+    println!("\nInstructions (callgrind), whole process:");
+    println!(
+        "  fan-out of {small}: {i_small}; of {large}: {i_large}; ratio {:.2} for {}x the subagents",
+        i_large as f64 / i_small as f64,
+        large / small
+    );
+    println!(
+        "  per subagent: {:.0} at {small}, {:.0} for each one added up to {large}",
+        i_small as f64 / small as f64,
+        (i_large - i_small) as f64 / (large - small) as f64
+    );
+
+    let turns = |n: usize| count(&engine, &format!("turns:{n}"), &[], &out);
+    let (t10, t100, t200) = (turns(10)?.ir, turns(100)?.ir, turns(200)?.ir);
+    let early = (t100 - t10) as f64 / 90.0;
+    let late = (t200 - t100) as f64 / 100.0;
+    println!(
+        "  a turn of a query: {early:.0} each for turns 11-100, {late:.0} each for turns 101-200: ratio {:.2}",
+        late / early
+    );
+
+    let cache = [
+        "--cache-sim=yes",
+        "--LL=1048576,16,64",
+        "--toggle-collect=*resolve_session*",
+    ];
+    let (small, large) = if quick { (200, 2_000) } else { (2_000, 20_000) };
+    let a = count(&resolver, &small.to_string(), &cache, &out)?;
+    let b = count(&resolver, &large.to_string(), &cache, &out)?;
+    println!("  resolver session (51 pools) of {small} tools / {large} tools / ratio:");
+    println!(
+        "    instructions          {:>13} {:>13} {:>6.1}",
+        a.ir,
+        b.ir,
+        b.ir as f64 / a.ir as f64
+    );
+    println!(
+        "    last-level misses     {:>13} {:>13} {:>6.1}",
+        a.ll_misses,
+        b.ll_misses,
+        b.ll_misses as f64 / a.ll_misses.max(1) as f64
+    );
+    let _ = fs::remove_dir_all(&out);
+    Ok(())
+}
+
+/// What one callgrind run counted.
+struct Counts {
+    ir: u64,
+    /// Data reads and writes that missed the simulated last level (0
+    /// without `--cache-sim`).
+    ll_misses: u64,
+}
+
+/// Runs `exe` once under callgrind with `ZR_BENCH_ONCE=once`.
+fn count(exe: &Path, once: &str, extra: &[&str], out: &Path) -> Result<Counts> {
+    let file = out.join(format!("callgrind.{}.out", once.replace(':', "-")));
+    let mut cmd = Command::new("valgrind");
+    cmd.arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", file.display()))
+        .args(extra)
+        .arg(exe)
+        .env("ZR_BENCH_ONCE", once)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    run_cmd(cmd).with_context(|| format!("callgrind of ZR_BENCH_ONCE={once}"))?;
+    let text = fs::read_to_string(&file)?;
+    parse(&text).with_context(|| format!("no totals in {}", file.display()))
+}
+
+/// The `events:` and `summary:` (or `totals:`) lines of a callgrind file.
+fn parse(text: &str) -> Option<Counts> {
+    let events: Vec<&str> = text
+        .lines()
+        .find_map(|l| l.strip_prefix("events:"))?
+        .split_whitespace()
+        .collect();
+    let totals: Vec<u64> = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })?
+        .split_whitespace()
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let event = |name: &str| {
+        events
+            .iter()
+            .position(|e| *e == name)
+            .and_then(|i| totals.get(i).copied())
+    };
+    Some(Counts {
+        ir: event("Ir")?,
+        ll_misses: event("DLmr").unwrap_or(0) + event("DLmw").unwrap_or(0),
+    })
+}
+
+/// Installs valgrind with `apt-get` (as root) when it is not on `PATH`.
+fn ensure_valgrind() -> Result<()> {
+    let found = || {
+        Command::new("valgrind")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if found() {
+        return Ok(());
+    }
+    println!("valgrind is missing: installing it with apt-get (the bench needs it; tests do not)");
+    crate::deps::apt_install(&["valgrind"]).context(
+        "could not install valgrind; install it (Debian: apt-get install valgrind) and run again",
+    )?;
+    if !found() {
+        bail!("valgrind is still not on PATH after apt-get install");
+    }
+    Ok(())
+}
+
+/// Builds a bench target (`bench` profile) and returns its executable.
+fn bench_executable(root: &Path, package: &str, bench: &str) -> Result<PathBuf> {
+    let output = cargo(root)
+        .args(["bench", "-p", package, "--bench", bench, "--no-run"])
+        .arg("--message-format=json")
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("could not start cargo bench --no-run")?;
+    if !output.status.success() {
+        bail!("cargo bench -p {package} --bench {bench} --no-run failed");
+    }
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m.get("reason").and_then(Value::as_str) == Some("compiler-artifact"))
+        .filter(|m| m.pointer("/target/name").and_then(Value::as_str) == Some(bench))
+        .find_map(|m| {
+            m.get("executable")
+                .and_then(Value::as_str)
+                .map(PathBuf::from)
+        })
+        .with_context(|| format!("cargo did not name the executable of bench {bench}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn reads_the_events_and_the_summary() {
+        let text = "version: 1\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\nsummary: 100 20 10 1 2 3 4 5 6\n";
+        let counts = parse(text).unwrap();
+        assert_eq!((counts.ir, counts.ll_misses), (100, 11));
+        let plain = "events: Ir\ntotals: 42\n";
+        assert_eq!(parse(plain).unwrap().ir, 42);
+        assert!(parse("events: Ir\n").is_none());
+    }
+}

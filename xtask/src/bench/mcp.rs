@@ -1,0 +1,105 @@
+//! MCP `echo` calls per second over stdio, by three clients against two
+//! servers, in one run: zr-mcp (`cargo bench -p zr-mcp --bench echo`), the
+//! official TypeScript SDK (`crates/zr-mcp/benches/ts/echo_bench.mjs`) and
+//! the official Python SDK (`crates/zr-mcp/benches/py/echo_bench.py`),
+//! against server-everything (Node) and against `zr-echo-server` (rmcp's
+//! server side, built here with the `echo-server` feature), which costs
+//! so little per call that the clients' own cost decides.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::{json_lines, num};
+use crate::{cargo, deps, run_cmd};
+
+/// The clients, as printed.
+const CLIENTS: [&str; 3] = ["zr-mcp", "TS SDK", "Python SDK"];
+
+pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool) -> Result<()> {
+    let deps = deps::run(root)?;
+    let calls = if quick { "500" } else { "5000" };
+    let mut build = cargo(root);
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "zr-mcp",
+        "--features",
+        "echo-server",
+        "--bin",
+        "zr-echo-server",
+    ]);
+    run_cmd(build)?;
+    let echo_server = target_dir.join("release/zr-echo-server");
+    for (server, bin) in [
+        ("server-everything", None),
+        ("zr-echo-server (rmcp)", Some(echo_server.as_path())),
+    ] {
+        let with_server = |cmd: &mut Command| {
+            if let Some(bin) = bin {
+                cmd.arg("--server-bin").arg(bin);
+            }
+        };
+        let mut zr = cargo(root);
+        zr.args([
+            "bench", "-p", "zr-mcp", "--bench", "echo", "--", "--calls", calls,
+        ])
+        .env("ZR_DEPS_DIR", &deps);
+        with_server(&mut zr);
+        let mut ts = Command::new("node");
+        ts.arg(root.join("crates/zr-mcp/benches/ts/echo_bench.mjs"))
+            .args(["--calls", calls])
+            .env("ZR_DEPS_DIR", &deps);
+        with_server(&mut ts);
+        let mut py = Command::new(deps.join("venv/bin/python"));
+        py.arg(root.join("crates/zr-mcp/benches/py/echo_bench.py"))
+            .args(["--calls", calls])
+            .env("ZR_DEPS_DIR", &deps);
+        with_server(&mut py);
+        let lines = [json_lines(zr)?, json_lines(ts)?, json_lines(py)?];
+        print_table(server, calls, &lines)?;
+    }
+    Ok(())
+}
+
+fn print_table(server: &str, calls: &str, lines: &[Vec<Value>; 3]) -> Result<()> {
+    println!(
+        "\nMCP echo over stdio against {server} ({calls} calls each, 16 in flight when concurrent):"
+    );
+    println!(
+        "  mode        {:>12} calls/s (cpu us/call)   zr/TS   zr/Python",
+        "client"
+    );
+    for mode in ["sequential", "concurrent"] {
+        let mut rates = Vec::new();
+        for (client, lines) in CLIENTS.iter().zip(lines) {
+            let line = of_mode(lines, mode)?;
+            let rate = num(line, "calls_per_second")?;
+            println!(
+                "  {mode:<11} {client:>12} {rate:>8.0} ({:>6.1})",
+                num(line, "cpu_us_per_call")?
+            );
+            rates.push(rate);
+        }
+        println!(
+            "  {mode:<11} {:>12} {:>8} {:>8} {:>13.2} {:>11.2}",
+            "ratio",
+            "",
+            "",
+            rates[0] / rates[1],
+            rates[0] / rates[2]
+        );
+    }
+    Ok(())
+}
+
+/// The line whose `mode` is `mode`.
+fn of_mode<'a>(lines: &'a [Value], mode: &str) -> Result<&'a Value> {
+    lines
+        .iter()
+        .find(|line| line.get("mode").and_then(Value::as_str) == Some(mode))
+        .with_context(|| format!("no `{mode}` figure in the benchmark's output"))
+}
