@@ -13,6 +13,7 @@ use tracing::Instrument as _;
 use zr_caps::AgentCapabilities;
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage, error_chain};
 
+use crate::agent_model::effort;
 use crate::agent_run::{AgentRun, Resumption};
 use crate::background;
 use crate::catalog::RootReload;
@@ -28,6 +29,7 @@ use crate::pools::root_tools;
 use crate::registry::BackgroundAgent;
 use crate::runtime::RuntimeEnvironment;
 use crate::session::{Cleanup, QueryCtx, Session};
+use crate::structured::Structured;
 use crate::sync::lock;
 use crate::task::Subagents;
 use crate::telemetry;
@@ -42,6 +44,10 @@ pub struct QueryOverrides {
     pub max_turns: Option<u32>,
     /// The model of this query.
     pub model: Option<String>,
+    /// The JSON Schema the root's answer to this query must match
+    /// (replaces [`AgentConfig::output_schema`]); see
+    /// [`QueryResult::value`].
+    pub output_schema: Option<serde_json::Value>,
 }
 
 /// How a query ended.
@@ -73,6 +79,12 @@ pub struct QueryResult {
     /// got each one's result and may have answered anyway; hosts show
     /// these so that a `completed` root does not hide them.
     pub failed_subagents: Vec<TaskResult>,
+    /// With an output schema ([`AgentConfig::output_schema`] or
+    /// [`QueryOverrides::output_schema`]): the root's answer, parsed and
+    /// valid (`output` is its text). `None` without a schema, or when the
+    /// root stopped at its turn limit. An answer that does not match after
+    /// one repair turn is [`EngineError::InvalidAnswer`].
+    pub value: Option<serde_json::Value>,
 }
 
 /// What the root keeps between queries.
@@ -481,6 +493,22 @@ async fn run_root(
         }
     };
     let settings = session.runtime.settings();
+    let output = match overrides
+        .output_schema
+        .as_ref()
+        .or(config.output_schema.as_ref())
+    {
+        Some(schema) => {
+            Some(
+                Structured::compile(schema).map_err(|message| EngineError::OutputSchema {
+                    agent: root.clone(),
+                    from: "the query's output schema".to_owned(),
+                    message,
+                })?,
+            )
+        }
+        None => None,
+    };
     let meta = AgentMeta {
         id: root.clone(),
         agent_type: Arc::from("root"),
@@ -491,6 +519,8 @@ async fn run_root(
         model: overrides.model.unwrap_or_else(|| settings.model.clone()),
         system: config.system_prompt.clone(),
         max_turns: overrides.max_turns.unwrap_or(config.max_turns),
+        output,
+        effort: config.effort.map(effort),
         task: None,
     };
     let reload = RootReload {
@@ -520,6 +550,12 @@ async fn run_root(
             source,
         });
     }
+    if let Some(message) = outcome.invalid {
+        return Err(EngineError::InvalidAnswer {
+            agent: root,
+            message,
+        });
+    }
     if let Some(stop_reason) = outcome.no_answer {
         telemetry::record_failure(&span, "no_answer", stop_reason.as_str());
         return Err(EngineError::NoAnswer {
@@ -537,6 +573,7 @@ async fn run_root(
         cost_usd: ctx.total_cost(),
         duration: start.elapsed(),
         failed_subagents: ctx.failed_subagents(),
+        value: outcome.value,
     };
     Ok((result, outcome.history, outcome.loaded))
 }

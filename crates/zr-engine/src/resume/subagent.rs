@@ -77,5 +77,6 @@ pub(super) async fn run(
         cost_usd: ctx.total_cost(),
         duration: result.duration,
         failed_subagents: ctx.failed_subagents(),
+        value: result.value,
     })
 }

@@ -89,6 +89,7 @@ fn finished(at: u64, agent: &str, status: TaskStatus, turns: u32) -> Event {
         description: String::new(),
         status,
         output: "out".to_owned(),
+        value: None,
         turns,
         usage: Usage::default(),
         cost_usd: None,
@@ -305,6 +306,7 @@ fn finish_replaces_the_tree_with_a_summary() {
         cost_usd: Some(0.0),
         duration: Duration::from_millis(2500),
         failed_subagents: Vec::new(),
+        value: None,
     };
     tree.finish(&session(), Some(&result), None);
     let parser = screen(tree.out(), 20, 100);
