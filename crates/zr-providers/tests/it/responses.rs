@@ -288,12 +288,11 @@ async fn a_tool_result_round_trip_keeps_call_ids() {
     let (_, outcome) = collect(provider.stream(first.clone())).await;
     let answer = outcome.expect("completed");
     let mut next = first;
-    let messages = Arc::make_mut(&mut next.messages);
-    messages.push(Message {
+    Arc::make_mut(&mut next.messages).push(Message {
         role: MessageRole::Assistant,
         content: answer.content,
     });
-    messages.push(Message {
+    Arc::make_mut(&mut next.messages).push(Message {
         role: MessageRole::User,
         content: ["call_A", "call_B"]
             .into_iter()
