@@ -1,9 +1,17 @@
 //! What telemetry costs: the engine's 1,000-subagent fan-out (100
 //! MultiTask calls of 10 tasks, each subagent making three tool calls,
 //! as in zr-engine's `engine` bench) with no telemetry, and with every
-//! span exported to a real receiver on loopback (Arize Phoenix from
-//! `.deps/phoenix`, started by the bench). Both run on one current-thread
-//! runtime, the exporter on its own thread; the target is at most 1.3x.
+//! span exported over OTLP/HTTP to a receiver on loopback. Both run on one
+//! current-thread runtime, the exporter on its own thread; the target is
+//! at most 1.3x.
+//!
+//! The receiver is a loopback OTLP sink of the bench's own (`sink.rs`: it
+//! reads each export request whole and answers 200, as a collector does),
+//! so that what is measured is zr's side; `ZR_BENCH_RECEIVER=phoenix`
+//! exports to Arize Phoenix from `.deps/phoenix` instead, whose ingestion
+//! then shares the machine's cores with the run. `ZR_BENCH_SUBAGENTS=N`
+//! sets the size (`cargo xtask bench --quick`: 100). Without `--bench`
+//! (as `cargo test --all-targets` runs it) it returns at once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "../tests/it/phoenix.rs"]
@@ -12,6 +20,8 @@
     reason = "the tests' Phoenix, shared; the bench reads no spans back"
 )]
 mod phoenix;
+#[path = "fanout/sink.rs"]
+mod sink;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,17 +108,39 @@ fn agent(script: &Value) -> (TempDir, Agent) {
     (dir, Agent::new(Arc::new(runtime), config))
 }
 
+/// Where the spans go: the sink or Phoenix, kept alive for the bench.
+enum Receiver {
+    Sink(sink::Sink),
+    Phoenix(phoenix::Phoenix),
+}
+
+impl Receiver {
+    fn endpoint(&self) -> String {
+        match self {
+            Self::Sink(sink) => sink.traces_endpoint(),
+            Self::Phoenix(phoenix) => phoenix.traces_endpoint(),
+        }
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let phoenix = rt.block_on(phoenix::Phoenix::start());
-    let mut config = TelemetryConfig::new(phoenix.traces_endpoint());
+    let receiver = match std::env::var("ZR_BENCH_RECEIVER").as_deref() {
+        Ok("phoenix") => Receiver::Phoenix(rt.block_on(phoenix::Phoenix::start())),
+        Ok("sink") | Err(_) => Receiver::Sink(sink::Sink::start()),
+        Ok(other) => panic!("ZR_BENCH_RECEIVER={other}: expected sink or phoenix"),
+    };
+    let subagents: usize = std::env::var("ZR_BENCH_SUBAGENTS").ok().map_or(1_000, |n| {
+        n.parse().expect("ZR_BENCH_SUBAGENTS is a number")
+    });
+    let mut config = TelemetryConfig::new(receiver.endpoint());
     config.queue_size = 65_536;
     let telemetry = Telemetry::start(config).unwrap();
     let exporting = tracing::Dispatch::new(tracing_subscriber::registry().with(telemetry.layer()));
-    let fanout = fanout_script(1_000);
+    let fanout = fanout_script(subagents);
     let mut group = c.benchmark_group("telemetry");
     group.sample_size(10);
     let mut run = |name: &str, dispatch: Option<&tracing::Dispatch>| {
@@ -128,16 +160,28 @@ fn bench(c: &mut Criterion) {
             );
         });
     };
-    run("fanout_1000_off", None);
-    run("fanout_1000_exported_to_phoenix", Some(&exporting));
+    let exported = match receiver {
+        Receiver::Sink(_) => "exported",
+        Receiver::Phoenix(_) => "exported_to_phoenix",
+    };
+    run(&format!("fanout_{subagents}_off"), None);
+    run(&format!("fanout_{subagents}_{exported}"), Some(&exporting));
     group.finish();
     drop(exporting);
     telemetry.shutdown();
+    if let Receiver::Sink(sink) = &receiver {
+        let (requests, bytes) = sink.received();
+        println!("the sink received {requests} export requests, {bytes} bytes");
+        assert!(requests > 0, "the spans reached the receiver");
+    }
 }
 
 criterion_group!(benches, bench);
 
 fn main() {
+    if !std::env::args().any(|arg| arg == "--bench") {
+        return;
+    }
     benches();
     criterion::Criterion::default()
         .configure_from_args()
