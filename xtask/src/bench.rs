@@ -2,8 +2,9 @@
 //!
 //! 1. The criterion benchmarks: zr-resolve's resolver, zr-skills' registry
 //!    views, zr-tools' file and process tools, zr-engine's turn and
-//!    fan-out and `zr agents` over 400 nested agent files (reports under
-//!    `target/criterion`).
+//!    fan-out, zr-telemetry's fan-out of 1,000 subagents with and without
+//!    OTLP export to a loopback receiver, and `zr agents` over 400 nested
+//!    agent files (reports under `target/criterion`).
 //! 2. The engine at scale, each in a process of its own (peak memory is a
 //!    process's): fan-outs of 1,000, 10,000 and 100,000 subagents (wall,
 //!    CPU, peak RSS, per subagent) and a 200-turn query (its last turns'
@@ -38,6 +39,7 @@ const CRITERION: &[(&str, &str)] = &[
     ("zr-skills", "reload"),
     ("zr-tools", "tools"),
     ("zr-engine", "engine"),
+    ("zr-telemetry", "fanout"),
     ("zr-cli", "agents"),
 ];
 
@@ -50,6 +52,8 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
         cmd.args(["bench", "-p", package, "--bench", bench]);
         if quick {
             cmd.args(["--", "--warm-up-time", "1", "--measurement-time", "2"]);
+            // The telemetry fan-out's quick size.
+            cmd.env("ZR_BENCH_SUBAGENTS", "100");
         }
         run_cmd(cmd)?;
     }

@@ -1,5 +1,6 @@
 //! `cargo xtask ci`: every check the project requires, in order, failing fast.
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -10,6 +11,8 @@ use crate::{bodies, cargo, deps, run_cmd, tidy};
 
 /// Proptest cases per property in a full run, as DESIGN.md requires.
 const PROPTEST_CASES_FULL: &str = "10000";
+/// The name that picks zr-telemetry's tests against Arize Phoenix.
+const RECEIVER_TESTS: &str = "exported_to_phoenix";
 /// Proptest cases per property with `--quick`.
 const PROPTEST_CASES_QUICK: &str = "256";
 
@@ -57,8 +60,15 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     };
 
     // Outside programs the tests run against (MCP servers, the conformance
-    // suite, the Python SDK): installed from pinned lists, skipped when current.
-    step("deps", &|| deps::run(root).map(|_| ()))?;
+    // suite, the Python SDK): installed from pinned lists, skipped when
+    // current. Arize Phoenix goes on installing in the background until the
+    // receiver step (dropped, it is killed).
+    let phoenix = RefCell::new(None);
+    step("deps", &|| {
+        let (_, pending) = deps::start(root)?;
+        *phoenix.borrow_mut() = Some(pending);
+        Ok(())
+    })?;
 
     step("fmt", &|| {
         let mut cmd = cargo(root);
@@ -110,6 +120,23 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
         if std::env::var_os("ZR_CRASH_POINTS").is_none() {
             cmd.env("ZR_CRASH_POINTS", "30");
         }
+        run_cmd(cmd)
+    })?;
+    // The OpenTelemetry export read back from a real receiver: waits for
+    // the Phoenix install `deps` started (a line every 30 s), then runs
+    // zr-telemetry's ignored tests, which start Phoenix.
+    step("receiver", &|| {
+        if let Some(pending) = phoenix.borrow_mut().take() {
+            pending.wait()?;
+        }
+        // The whole workspace's `it` binaries (filtered to the receiver
+        // tests): `-p zr-telemetry` alone would unify features differently
+        // and rebuild half the dependencies.
+        let mut cmd = cargo(root);
+        cmd.args(["test", "--workspace", "--test", "it"])
+            .args(locked)
+            .args(["--", "--ignored", "--nocapture", RECEIVER_TESTS]);
+        test_env(&mut cmd);
         run_cmd(cmd)
     })?;
     step("doctest", &|| {

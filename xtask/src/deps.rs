@@ -8,6 +8,9 @@
 //! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
 //!   Python MCP SDK for the fault server; the `anthropic` and `openai` SDKs
 //!   whose request types check the captured request bodies);
+//! - `.deps/phoenix`: one with `phoenix-requirements.txt` (Arize Phoenix,
+//!   the receiver of zr-telemetry's tests; its pins clash with the MCP
+//!   SDK's, so it has a folder of its own; about 850 MB);
 //! - a headless Chromium (the `zr sessions show --html` test renders its
 //!   page): Debian's `chromium-headless-shell` (named in
 //!   `xtask/deps/debian.txt`), installed with `apt-get` when no Chromium is
@@ -26,18 +29,36 @@ use anyhow::{Context, Result};
 
 use crate::run_cmd;
 
+mod background;
+
 /// Where the installs go, relative to the workspace root. Tests look here too
 /// (or in `$ZR_DEPS_DIR`).
 pub(crate) const DEPS_DIR: &str = ".deps";
 
-/// Installs whatever is missing or out of date; returns the `.deps` folder.
+/// The pinned list of Arize Phoenix, in `xtask/deps`.
+const PHOENIX_REQUIREMENTS: &str = "phoenix-requirements.txt";
+
+/// Installs whatever is missing or out of date and waits for all of it;
+/// returns the `.deps` folder.
 pub(crate) fn run(root: &Path) -> Result<PathBuf> {
+    let (deps, phoenix) = start(root)?;
+    phoenix.wait()?;
+    Ok(deps)
+}
+
+/// Like [`run`], except that Arize Phoenix (about 190 MB of wheels, most of
+/// its install time spent downloading) installs in the background: `ci`
+/// builds and runs the other tests meanwhile and waits for it in the
+/// receiver step. Dropping the [`background::Pending`] install kills it.
+pub(crate) fn start(root: &Path) -> Result<(PathBuf, background::Pending)> {
     let deps = root.join(DEPS_DIR);
     let pinned = root.join("xtask/deps");
+    // First, so that it downloads while the rest installs.
+    let phoenix = background::start(&deps.join("phoenix"), &pinned, PHOENIX_REQUIREMENTS)?;
     node(&deps.join("node"), &pinned)?;
-    python(&deps.join("venv"), &pinned)?;
+    python(&deps.join("venv"), &pinned, "requirements.txt")?;
     browser(&pinned)?;
-    Ok(deps)
+    Ok((deps, phoenix))
 }
 
 /// The Chromium names the tests look for on `PATH`, in order.
@@ -111,18 +132,24 @@ fn node(dir: &Path, pinned: &Path) -> Result<()> {
     })
 }
 
-/// A virtual environment in `dir` with the pinned `requirements.txt`.
-fn python(dir: &Path, pinned: &Path) -> Result<()> {
-    install("python", dir, pinned, &["requirements.txt"], || {
-        let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-        let mut venv = Command::new(python);
-        venv.arg("-m").arg("venv").arg(dir);
-        run_cmd(venv).context("could not create the virtual environment; is python3 installed?")?;
+/// A virtual environment in `dir` with the pinned `requirements`.
+fn python(dir: &Path, pinned: &Path, requirements: &str) -> Result<()> {
+    install("python", dir, pinned, &[requirements], || {
+        venv(dir)?;
         let mut pip = Command::new(dir.join("bin/pip"));
-        pip.args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(pinned.join("requirements.txt"));
+        pip.args(["install", "--quiet", "--disable-pip-version-check"])
+            .arg("-r")
+            .arg(pinned.join(requirements));
         run_cmd(pip).context("pip install failed")
     })
+}
+
+/// A fresh virtual environment in `dir` (`$PYTHON`, else `python3`).
+fn venv(dir: &Path) -> Result<()> {
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    let mut venv = Command::new(python);
+    venv.args(["-m", "venv"]).arg(dir);
+    run_cmd(venv).context("could not create the virtual environment; is python3 installed?")
 }
 
 /// Runs `install` into `dir` unless the stamp there matches the pinned
@@ -134,15 +161,31 @@ fn install(
     files: &[&str],
     install: impl FnOnce() -> Result<()>,
 ) -> Result<()> {
-    let wanted = stamp_of(pinned, files)?;
-    let stamp = dir.join(".zr-stamp");
-    if fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
-        println!("deps: {what} packages up to date in {}", dir.display());
+    let Some(wanted) = outdated(what, dir, pinned, files)? else {
         return Ok(());
+    };
+    install()?;
+    write_stamp(dir, &wanted)
+}
+
+/// The stamp `dir` should get once installed, or `None` (and a line saying
+/// so) when its stamp matches the pinned `files` already.
+fn outdated(what: &str, dir: &Path, pinned: &Path, files: &[&str]) -> Result<Option<String>> {
+    let wanted = stamp_of(pinned, files)?;
+    if fs::read_to_string(dir.join(STAMP)).ok().as_deref() == Some(wanted.as_str()) {
+        println!("deps: {what} packages up to date in {}", dir.display());
+        return Ok(None);
     }
     println!("deps: installing {what} packages into {}", dir.display());
-    install()?;
-    fs::write(&stamp, wanted).with_context(|| format!("could not write {}", stamp.display()))
+    Ok(Some(wanted))
+}
+
+/// The file in an install's folder that holds the lists it was made from.
+const STAMP: &str = ".zr-stamp";
+
+fn write_stamp(dir: &Path, stamp: &str) -> Result<()> {
+    let path = dir.join(STAMP);
+    fs::write(&path, stamp).with_context(|| format!("could not write {}", path.display()))
 }
 
 /// The stamp for a set of pinned files: their names and contents.

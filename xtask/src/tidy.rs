@@ -49,6 +49,9 @@ const LAYERS: &[(&str, Allowed)] = &[
             "zr-providers",
         ]),
     ),
+    // The exporter reads the engine's span targets; nothing below it
+    // knows OpenTelemetry.
+    ("zr-telemetry", Allowed::Only(&["zr-engine"])),
     ("zr-cli", Allowed::Any),
     ("xtask", Allowed::Only(&[])),
 ];

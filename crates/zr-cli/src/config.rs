@@ -36,6 +36,29 @@ pub(crate) struct ZrConfig {
     /// `[hooks]`: shell commands run at PreToolUse, PostToolUse,
     /// SubagentStart, SubagentStop and Stop, in Claude Code's shape.
     pub(crate) hooks: HooksConfig,
+    /// `[telemetry]`: OpenTelemetry export; off without the table (and
+    /// without the `OTEL_EXPORTER_OTLP_*` variables).
+    pub(crate) telemetry: Option<TelemetrySettings>,
+}
+
+/// `[telemetry]`: where the spans of a run go. Read by `telemetry.rs`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct TelemetrySettings {
+    /// `false` turns export off, whatever the variables say.
+    pub(crate) enabled: Option<bool>,
+    /// The OTLP/HTTP traces URL (default: `OTEL_EXPORTER_OTLP_*`, else
+    /// `http://localhost:4318/v1/traces`).
+    pub(crate) endpoint: Option<String>,
+    /// Headers of every export request.
+    pub(crate) headers: BTreeMap<String, String>,
+    /// Send prompts, answers, tool arguments and results too.
+    pub(crate) capture_content: bool,
+    /// `service.name` (default `zr`).
+    pub(crate) service_name: Option<String>,
+    /// The export queue's bound, in spans.
+    #[serde(deserialize_with = "at_least_one")]
+    pub(crate) queue_size: Option<usize>,
 }
 
 /// `[hooks]`: per event, groups of commands with a matcher.

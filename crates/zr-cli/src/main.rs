@@ -43,6 +43,7 @@ mod services;
 mod session;
 mod sessions;
 mod signal;
+mod telemetry;
 
 use std::process::ExitCode;
 
@@ -51,24 +52,6 @@ use clap::{CommandFactory as _, Parser as _};
 use crate::cli::{Cli, Command};
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
-
-/// Logs go to standard error (above the live tree while it is drawn),
-/// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`);
-/// standard output carries only the command's result. By default the MCP
-/// library (`rmcp`) is silent: zr-mcp reports its failures as errors that
-/// say what to do, and its own lines are internal (`ERROR worker quit with
-/// fatal: ... reqwest::Error { ... }`).
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(|| render::held_logs::LogWriter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time()
-        .init();
-}
 
 /// Runs the command; `Ok` holds the exit code.
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {
@@ -122,7 +105,11 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // `zr run` and `zr resume` start logging once the project's
+    // `[telemetry]` is known.
+    if !matches!(cli.command, Command::Run(_) | Command::Resume(_)) {
+        telemetry::init_logging(None);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -17,6 +17,7 @@ use crate::render::{self, Renderer};
 use crate::session::Workspace;
 use crate::sessions;
 use crate::signal::Signals;
+use crate::telemetry;
 
 mod background;
 pub(crate) mod resume_checks;
@@ -38,12 +39,21 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
         ));
     }
     let project = Project::load(root)?;
-    warn_diagnostics(&project);
-    let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
+    let telemetry = telemetry::start(&project, &|v| std::env::var(v).ok());
+    telemetry::init_logging(telemetry.as_ref());
+    let outcome = run_loaded(&project, prompt, args).await;
+    telemetry::finish(telemetry).await;
+    outcome
+}
+
+/// `zr run` once the project is loaded and logging started.
+async fn run_loaded(project: &Project, prompt: String, args: &RunArgs) -> Result<u8, CliError> {
+    warn_diagnostics(project);
+    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
-    warn_aliases(&project, chosen.kind);
+    warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, Asking::OnTerminal, &mut signals).await?;
+    let workspace = open_workspace(project, chosen, Asking::OnTerminal, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     // A new session: nobody else holds its lock, and nothing was left.
@@ -84,7 +94,16 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
         )));
     }
     let project = Project::load(root)?;
-    warn_diagnostics(&project);
+    let telemetry = telemetry::start(&project, &|v| std::env::var(v).ok());
+    telemetry::init_logging(telemetry.as_ref());
+    let outcome = resume_loaded(&project, args).await;
+    telemetry::finish(telemetry).await;
+    outcome
+}
+
+/// `zr resume` once the project is loaded and logging started.
+async fn resume_loaded(project: &Project, args: &ResumeArgs) -> Result<u8, CliError> {
+    warn_diagnostics(project);
     let session = resume_checks::check(&project.root, args)?;
     // Held until the run ends; before any server starts. What a killed
     // run of this session left running is killed here.
@@ -94,10 +113,10 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
         report_killed(&session.id, &killed);
         mark
     });
-    let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
-    warn_aliases(&project, chosen.kind);
+    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, Asking::OnTerminal, &mut signals).await?;
+    let workspace = open_workspace(project, chosen, Asking::OnTerminal, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::resume(
         Arc::clone(&workspace.runtime),

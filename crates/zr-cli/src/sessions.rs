@@ -8,7 +8,6 @@
 //! file and line.
 
 mod conversation;
-mod price;
 mod read;
 mod running;
 pub(crate) mod show;

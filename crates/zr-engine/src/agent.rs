@@ -9,8 +9,9 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 use zr_caps::AgentCapabilities;
-use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
+use zr_types::{AgentId, Message, SessionId, ToolName, Usage, error_chain};
 
 use crate::agent_model::effort;
 use crate::agent_run::{AgentRun, Resumption};
@@ -31,6 +32,7 @@ use crate::session::{Cleanup, QueryCtx, Session};
 use crate::structured::Structured;
 use crate::sync::lock;
 use crate::task::Subagents;
+use crate::telemetry;
 
 /// Per-query changes to the root (C1: a set field replaces the
 /// constructor's).
@@ -65,6 +67,10 @@ pub struct QueryResult {
     pub usage: Usage,
     /// The usage of every agent of the query, the root included.
     pub total_usage: Usage,
+    /// What `total_usage` cost, in US dollars, each agent's tokens at its
+    /// model's price ([`price_of`](crate::price_of)); `None` when a model
+    /// of the query is not in the table.
+    pub cost_usd: Option<f64>,
     /// Wall time.
     pub duration: Duration,
     /// The subagents of this query that ended `failed` (a model request
@@ -122,6 +128,9 @@ struct RootState {
 pub struct Agent {
     session: Arc<Session>,
     state: Arc<Mutex<RootState>>,
+    /// The session's span, the root of its trace: it ends when the agent
+    /// is dropped (and its background agents' spans have ended).
+    span: tracing::Span,
 }
 
 fn new_session_id(runtime: &RuntimeEnvironment) -> SessionId {
@@ -137,8 +146,10 @@ impl Agent {
     /// A root agent of a new session.
     #[must_use]
     pub fn new(runtime: Arc<RuntimeEnvironment>, config: AgentConfig) -> Self {
+        let session = Session::new(new_session_id(&runtime), runtime, config);
         Self {
-            session: Arc::new(Session::new(new_session_id(&runtime), runtime, config)),
+            span: telemetry::session_span(&session.id),
+            session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState::default())),
         }
     }
@@ -226,6 +237,7 @@ impl Agent {
             query: number,
             kept: false,
         };
+        let session_span = self.span.clone();
         let task = handle.spawn(async move {
             let guard = busy;
             // The whole guard moves in (a use of one field alone would
@@ -237,7 +249,7 @@ impl Agent {
                 prompt,
                 resumed,
             };
-            let result = run_root(&ctx, start, overrides).await;
+            let result = run_root(&ctx, &session_span, start, overrides).await;
             if result.is_err() {
                 // A failed query adds nothing to the history, nor in the
                 // transcript.
@@ -293,6 +305,7 @@ impl Agent {
         started: BTreeSet<String>,
     ) -> Self {
         Self {
+            span: telemetry::session_span(&session.id),
             session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState {
                 history,
@@ -442,6 +455,7 @@ struct RootStart {
 
 async fn run_root(
     ctx: &QueryCtx,
+    session_span: &tracing::Span,
     start_from: RootStart,
     overrides: QueryOverrides,
 ) -> Result<(QueryResult, Vec<Message>, Vec<ToolName>), EngineError> {
@@ -520,8 +534,17 @@ async fn run_root(
         .with_delegate(Arc::new(Subagents))
         .with_reload(reload);
     run.resumed = resumption;
-    let outcome = run.run(ctx).await;
+    let span = telemetry::agent_span(
+        session_span,
+        &run.meta,
+        &session.id,
+        session.runtime.provider().name(),
+        None,
+    );
+    let outcome = run.run(ctx).instrument(span.clone()).await;
+    telemetry::record_end(&span, outcome.status, outcome.turns, outcome.usage);
     if let Some(source) = outcome.error {
+        telemetry::record_failure(&span, "provider_error", &error_chain(&source));
         return Err(EngineError::Provider {
             agent: root,
             source,
@@ -534,6 +557,7 @@ async fn run_root(
         });
     }
     if let Some(stop_reason) = outcome.no_answer {
+        telemetry::record_failure(&span, "no_answer", stop_reason.as_str());
         return Err(EngineError::NoAnswer {
             agent: root,
             stop_reason,
@@ -546,6 +570,7 @@ async fn run_root(
         turns: outcome.turns,
         usage: outcome.usage,
         total_usage: ctx.total_usage(),
+        cost_usd: ctx.total_cost(),
         duration: start.elapsed(),
         failed_subagents: ctx.failed_subagents(),
         value: outcome.value,

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use tracing::Instrument as _;
 use zr_types::{AgentId, ToolDefinition};
 
 use crate::agent_run::AgentRun;
@@ -21,6 +22,7 @@ use crate::history::push_user_text;
 use crate::hooks::HookAgent;
 use crate::meta::AgentMeta;
 use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_progress};
+use crate::price::cost_of;
 use crate::registry::{Entry, Running};
 use crate::revive::{self, Revive};
 use crate::run::model::{Ask, side_request};
@@ -66,6 +68,7 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
         template: subagent.result.clone(),
         progress: Arc::clone(&run.progress),
         agent_type: Arc::clone(&run.meta.agent_type),
+        model: run.meta.model.clone(),
         parent,
         started: subagent.start,
         settled: None,
@@ -78,7 +81,9 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
         subagent::live(&ctx, subagent, Limits::NONE, ticker.run(), &mut finisher).await;
     };
     let tracked = Tracked {
-        work: Box::pin(work),
+        // The task keeps the span of the call that launched it: the
+        // agent's `invoke_agent` span is that call's child.
+        work: Box::pin(work.in_current_span()),
         _running: running,
     };
     // The session may have ended while the query that launched it ran
@@ -169,6 +174,8 @@ struct Finisher {
     template: TaskResult,
     progress: Arc<Mutex<Progress>>,
     agent_type: Arc<str>,
+    /// Its model, for the cost of what it used.
+    model: String,
     parent: AgentId,
     started: Instant,
     /// Its result once settled (the SubagentStop hooks run next).
@@ -217,6 +224,7 @@ impl Drop for Finisher {
         }
         let mut result = self.template.clone();
         fill_from_progress(&mut result, &self.progress);
+        result.cost_usd = cost_of(&self.model, &result.usage);
         result.status = TaskStatus::Cancelled;
         result.error = Some(
             "stopped before it finished (by the host, or the session ended); the output is what it wrote so far".to_owned(),
@@ -306,7 +314,7 @@ impl<'a> ProgressTicker<'a> {
                     let mut progress = lock(&self.progress);
                     progress.usage = progress.usage.plus(response.usage);
                 }
-                self.ctx.add_usage(response.usage);
+                self.ctx.add_usage(&self.meta.model, response.usage);
                 let text: String = texts(&response.content).collect();
                 let text = text.trim();
                 (!text.is_empty()).then(|| text.to_owned())

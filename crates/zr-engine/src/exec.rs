@@ -24,6 +24,7 @@ use crate::hooks::HookAgent;
 use crate::meta::AgentMeta;
 use crate::permission;
 use crate::session::QueryCtx;
+use crate::telemetry::{self, ToolStatus};
 use crate::tools::Runner;
 
 /// At most this many read-only calls of one turn run at once.
@@ -118,8 +119,9 @@ async fn run_one(
     call: &ToolCall,
     recorded: &Recorded,
 ) -> CallOutcome {
-    let span = tracing::info_span!("tool", tool = %call.name, call_id = %call.id);
-    async {
+    let span = telemetry::tool_span(&call.name, &call.id, &call.input);
+    let traced = span.clone();
+    async move {
         let meta = &agent.meta;
         let answer = |block| CallOutcome {
             block,
@@ -135,12 +137,14 @@ async fn run_one(
         }
         if let Some(why) = agent.denials.stopped() {
             let why = format!("not run: agent {} was {why}", meta.id);
+            telemetry::record_tool(&traced, ToolStatus::Denied, || why.clone());
             return answer(refused(ctx, meta, call, &why));
         }
         let start = Instant::now();
         let Some(tool) = agent.tools.get(&call.name) else {
             started(ctx, meta, call);
             let output = not_available(agent, &call.name);
+            telemetry::record_tool(&traced, ToolStatus::Error, || json_text(&output.content));
             return answer(finish(ctx, meta, call, output, start));
         };
         let side_effecting =
@@ -164,6 +168,7 @@ async fn run_one(
                 .map(|()| a.call),
             Err(reason) => Err(reason),
         };
+        let denied = admitted.is_err();
         let (output, load) = match admitted {
             Err(reason) => {
                 let output =
@@ -195,6 +200,12 @@ async fn run_one(
         };
         let limit = session.config.compaction.max_tool_result_bytes;
         let output = limit_result(&session.spill, limit, &meta.id, call, output).await;
+        let status = match (denied, output.is_error) {
+            (true, _) => ToolStatus::Denied,
+            (false, true) => ToolStatus::Error,
+            (false, false) => ToolStatus::Ok,
+        };
+        telemetry::record_tool(&traced, status, || json_text(&output.content));
         let block = finish(ctx, meta, call, output, start);
         CallOutcome {
             block,
@@ -311,4 +322,9 @@ fn finish(
         is_error: output.is_error,
         display: output.display,
     }
+}
+
+/// A result's content as JSON, for telemetry.
+fn json_text(content: &[zr_types::ToolResultContent]) -> String {
+    serde_json::to_string(content).unwrap_or_default()
 }

@@ -65,6 +65,13 @@
 //! ([`AgentTypesSource`], `catalog.rs`), so that a type added while the
 //! session runs can be started by the root's next `Task`.
 //!
+//! **Cost and telemetry.** [`QueryResult::cost_usd`] and each
+//! [`TaskResult::cost_usd`] price the tokens by [`price_of`]'s table (the
+//! one `zr sessions` uses; `None` for an unknown model). The engine's
+//! `tracing` spans of target [`TELEMETRY_TARGET`] follow the OpenTelemetry
+//! GenAI conventions (`invoke_agent`, `chat`, `execute_tool`); zr-telemetry
+//! exports them over OTLP.
+//!
 //! **Cancelling.** [`Query::cancel`] (or dropping the [`Query`]) stops
 //! every agent under the query and kills the processes their tool calls
 //! started; `cancel` waits until they are gone. The root's conversation then
@@ -264,6 +271,7 @@ mod outcome;
 mod permission;
 mod pools;
 mod preview;
+mod price;
 mod registry;
 mod resume;
 mod revive;
@@ -275,6 +283,7 @@ mod structured;
 mod subagent;
 mod sync;
 mod task;
+mod telemetry;
 mod tools;
 mod transcript;
 mod worktree;
@@ -291,9 +300,11 @@ pub use event::{Event, EventKind};
 pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
 pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
+pub use price::{PRICES_TAKEN, Price, cost_of, price_of};
 pub use registry::BackgroundAgent;
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+pub use telemetry::{CONTENT_TARGET, TARGET as TELEMETRY_TARGET};
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
     ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,

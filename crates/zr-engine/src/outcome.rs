@@ -107,6 +107,11 @@ pub struct TaskResult {
     pub turns: u32,
     /// Tokens used.
     pub usage: Usage,
+    /// What its tokens cost, in US dollars, by the price table
+    /// ([`price_of`](crate::price_of)) for its model; `None` for a model
+    /// the table does not know. For the host: the model is not told.
+    #[serde(skip)]
+    pub cost_usd: Option<f64>,
     /// Wall time from the call's start, queueing included.
     #[serde(rename = "duration_ms", serialize_with = "millis")]
     pub duration: Duration,
@@ -137,6 +142,7 @@ impl TaskResult {
             value: None,
             turns: 0,
             usage: Usage::default(),
+            cost_usd: None,
             duration: Duration::ZERO,
             error: None,
             worktree: None,

@@ -7,7 +7,6 @@ mod reload;
 
 use std::sync::Arc;
 
-use tracing::Instrument as _;
 use zr_types::{ContentBlock, Message, MessageRole, StopReason};
 
 use crate::agent_run::AgentRun;
@@ -75,7 +74,7 @@ impl AgentRun {
             }
             progress.usage
         };
-        let total = ctx.add_usage(response.usage);
+        let total = ctx.add_usage(&self.meta.model, response.usage);
         self.emit(
             ctx,
             EventKind::TurnFinished {
@@ -133,8 +132,6 @@ impl AgentRun {
     /// Runs the agent until the model ends its turn, the turn limit or a
     /// budget is reached, or the provider fails.
     pub(crate) async fn run(self, ctx: &QueryCtx) -> RunOutcome {
-        let span =
-            tracing::info_span!("agent", agent = %self.meta.id, agent_type = %self.meta.agent_type);
         let session = &ctx.session;
         let definition = session.definition_of(&self.meta);
         // A fork starts with its parent's conversation and one message of
@@ -152,7 +149,7 @@ impl AgentRun {
             .transcripts
             .begin(&ctx.sink, &self.meta, &self.history, start);
         let meta = self.meta.clone();
-        let outcome = self.run_inner(ctx).instrument(span).await;
+        let outcome = self.run_inner(ctx).await;
         session.transcripts.finish(&ctx.sink, &meta, &outcome);
         outcome
     }

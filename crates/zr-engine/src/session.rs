@@ -16,6 +16,7 @@ use crate::event::{EventRouter, EventSink};
 use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::permission::{Gate, Grants};
+use crate::price::add_cost;
 use crate::registry::{Notification, Registry};
 use crate::runtime::RuntimeEnvironment;
 use crate::transcript::Transcripts;
@@ -246,7 +247,7 @@ impl Drop for Cleanup {
 pub(crate) struct QueryCtx {
     pub(crate) session: Arc<Session>,
     pub(crate) sink: EventSink,
-    total: Arc<Mutex<Usage>>,
+    total: Arc<Mutex<Total>>,
     /// Notifications of background agents put into this query's
     /// conversation: queued again if the query keeps nothing.
     delivered: Arc<Mutex<Vec<Notification>>>,
@@ -259,7 +260,7 @@ impl QueryCtx {
         Self {
             session,
             sink,
-            total: Arc::new(Mutex::new(Usage::default())),
+            total: Arc::default(),
             delivered: Arc::default(),
             failed: Arc::default(),
         }
@@ -292,14 +293,37 @@ impl QueryCtx {
         std::mem::take(&mut *crate::sync::lock(&self.delivered))
     }
 
-    /// Adds `usage` to the query's total and returns the new total.
-    pub(crate) fn add_usage(&self, usage: Usage) -> Usage {
+    /// Adds `usage` of `model` to the query's total and returns the new
+    /// total usage.
+    pub(crate) fn add_usage(&self, model: &str, usage: Usage) -> Usage {
         let mut total = crate::sync::lock(&self.total);
-        *total = total.plus(usage);
-        *total
+        total.usage = total.usage.plus(usage);
+        total.cost = add_cost(total.cost, model, &usage);
+        total.usage
     }
 
     pub(crate) fn total_usage(&self) -> Usage {
-        *crate::sync::lock(&self.total)
+        crate::sync::lock(&self.total).usage
+    }
+
+    /// What the query's usage cost; `None` once a model was unknown.
+    pub(crate) fn total_cost(&self) -> Option<f64> {
+        crate::sync::lock(&self.total).cost
+    }
+}
+
+/// The usage of every agent under a query, and what it cost.
+#[derive(Debug)]
+struct Total {
+    usage: Usage,
+    cost: Option<f64>,
+}
+
+impl Default for Total {
+    fn default() -> Self {
+        Self {
+            usage: Usage::default(),
+            cost: Some(0.0),
+        }
     }
 }

@@ -44,6 +44,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
+use tracing::{Instrument as _, Span};
 use zr_caps::Isolation;
 use zr_types::{AgentId, error_chain};
 
@@ -52,7 +53,9 @@ use crate::effects;
 use crate::event::EventKind;
 use crate::hooks::HookAgent;
 use crate::outcome::{TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
+use crate::price::cost_of;
 use crate::session::QueryCtx;
+use crate::telemetry;
 use crate::worktree::Scope;
 
 /// A subagent built and announced, with the result its task starts from
@@ -158,6 +161,15 @@ pub(crate) async fn live(
     let id = subagent.run.meta.id.clone();
     let agent_type = Arc::clone(&subagent.run.meta.agent_type);
     let effects = Arc::clone(ctx.session.runtime.effects());
+    // A child of the current span: the `execute_tool` of the call that
+    // started it (a background agent's task carries that span).
+    let span = telemetry::agent_span(
+        &Span::current(),
+        &subagent.run.meta,
+        &ctx.session.id,
+        ctx.session.runtime.provider().name(),
+        Some(&subagent.result.description),
+    );
     let steps = &mut *end;
     let frame = async move {
         let Subagent {
@@ -185,6 +197,7 @@ pub(crate) async fn live(
             timed_out,
         } = limits;
         let progress = Arc::clone(&run.progress);
+        let model = run.meta.model.clone();
         let ran = AtomicBool::new(false);
         let work = {
             let (ran, scope) = (&ran, &scope);
@@ -229,12 +242,16 @@ pub(crate) async fn live(
                 result.error = Some(timed_out(ran.load(Ordering::Relaxed)));
             }
         }
+        result.cost_usd = cost_of(&model, &result.usage);
         result.worktree = scope.finish().await;
         result.duration = start.elapsed();
         steps.settled(&result);
         hooks.subagent_stop(&hook_agent, &result).await;
         result
     };
-    let result = effects.subagent(&id, Box::pin(frame)).await;
+    let result = effects
+        .subagent(&id, Box::pin(frame.instrument(span.clone())))
+        .await;
+    telemetry::record_task(&span, &result);
     end.publish(ctx, &agent_type, result)
 }

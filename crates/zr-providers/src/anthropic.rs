@@ -166,6 +166,10 @@ impl AnthropicProvider {
 }
 
 impl ModelProvider for AnthropicProvider {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let key = self.config.api_key.clone();
         let version = self.config.anthropic_version.clone();

@@ -166,6 +166,10 @@ impl OpenAiProvider {
 }
 
 impl ModelProvider for OpenAiProvider {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.endpoint.stream::<decode::ChunkDecoder, _>(
             &request,

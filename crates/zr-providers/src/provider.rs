@@ -286,6 +286,16 @@ pub enum ModelEvent {
         /// What went wrong, for logs and status lines.
         reason: String,
     },
+    /// What the API said about the response before its content: the
+    /// model that answers (an alias resolved, a dated version) and the
+    /// response's id. At most once per attempt; providers that do not say
+    /// send none. For telemetry and logs.
+    Metadata {
+        /// The model that generated the response.
+        model: String,
+        /// The API's id of the response, if it gave one.
+        id: Option<String>,
+    },
     /// The whole answer. Always the last item of a successful stream.
     Completed(ModelResponse),
 }
@@ -376,6 +386,13 @@ pub trait ModelProvider: Send + Sync + fmt::Debug {
     /// Starts `request` and returns its event stream. The request is only
     /// sent when the stream is first polled.
     fn stream(&self, request: ModelRequest) -> ModelStream;
+
+    /// The provider's name as the OpenTelemetry GenAI conventions spell it
+    /// (`gen_ai.provider.name`: `anthropic`, `openai`), for telemetry.
+    /// A provider that does not say is `unknown`.
+    fn name(&self) -> &'static str {
+        "unknown"
+    }
 
     /// How this provider meets a request's [`ModelRequest::output`]
     /// format; by default [`StructuredOutput::Native`] (the answer's text

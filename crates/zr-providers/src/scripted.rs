@@ -361,6 +361,10 @@ fn events(response: ModelResponse) -> Vec<Result<ModelEvent, ProviderError>> {
 }
 
 impl ModelProvider for ScriptedProvider {
+    fn name(&self) -> &'static str {
+        "zr.scripted"
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         match self.reply(&request) {
             Err(e) => Box::pin(stream::iter([Err(e)])),

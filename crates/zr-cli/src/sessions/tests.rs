@@ -1,8 +1,7 @@
-//! Reading transcripts tolerantly, statuses, prices and costs.
+//! Reading transcripts tolerantly, statuses and costs.
 
 use std::path::Path;
 
-use super::price::price_of;
 use super::view::started_from_id;
 use super::*;
 
@@ -17,30 +16,6 @@ const PROMPT: &str = r#"{"kind":"message","message":{"role":"user","content":[{"
 const REPLY: &str =
     r#"{"kind":"message","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}"#;
 const FINISHED: &str = r#"{"kind":"finished","status":"completed","output":"ok","turns":1,"usage":{"input_tokens":1000000,"output_tokens":100000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}"#;
-
-#[test]
-fn prices_match_the_longest_prefix_at_a_dash() {
-    assert_eq!(price_of("claude-sonnet-4-5-20250929").unwrap().input, 3.0);
-    assert_eq!(price_of("claude-opus-4-5").unwrap().input, 5.0);
-    assert_eq!(price_of("claude-opus-4-1-20250805").unwrap().input, 15.0);
-    assert_eq!(price_of("gpt-4.1-mini").unwrap().input, 0.4);
-    assert_eq!(price_of("gpt-4o-mini-2024-07-18").unwrap().output, 0.6);
-    assert_eq!(price_of("scripted").unwrap().output, 0.0);
-    assert_eq!(price_of("gpt-4.10"), None);
-    assert_eq!(price_of("llama3"), None);
-}
-
-#[test]
-fn cost_adds_every_kind_of_token() {
-    let usage = Usage {
-        input_tokens: 2_000_000,
-        output_tokens: 1_000_000,
-        cache_read_input_tokens: 1_000_000,
-        cache_creation_input_tokens: 1_000_000,
-    };
-    let cost = price_of("claude-sonnet-4-5").unwrap().cost(&usage);
-    assert!((cost - (6.0 + 15.0 + 0.3 + 3.75)).abs() < 1e-9, "{cost}");
-}
 
 #[test]
 fn a_torn_last_line_is_ignored_and_a_broken_line_warns() {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use zr_engine::price_of;
 use zr_types::Usage;
 
-use super::price::price_of;
 use super::read::{AgentFile, read_agent};
 use super::running::running;
 

@@ -127,3 +127,81 @@ fn a_prompt_from_standard_input() {
         stderr(&out)
     );
 }
+
+/// Telemetry never fails a run: an endpoint that is not HTTP is a warning,
+/// and a receiver that is down (a loopback port nobody listens on) costs
+/// the run nothing but failed exports, within the flush's bound.
+#[test]
+fn telemetry_to_a_receiver_that_is_down_never_fails_the_run() {
+    let project = TempProject::new();
+    project.write("script.json", SCRIPT);
+    project.write("zr.toml", "[telemetry]\nendpoint = \"ftp://nowhere\"\n");
+    let out = project.zr(&["run", "--script", "script.json", "list the json files"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "All done.\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: telemetry is off for this run: telemetry endpoint 'ftp://nowhere' is not an http:// or https:// URL"),
+        "{err}"
+    );
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    project.write(
+        "zr.toml",
+        &format!("[telemetry]\nendpoint = \"http://127.0.0.1:{port}/v1/traces\"\n"),
+    );
+    let start = std::time::Instant::now();
+    let out = project.zr(&["run", "--script", "script.json", "list the json files"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "All done.\n");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+/// A receiver that accepts the connection and never answers holds the run
+/// no longer than the final flush's bound (5 s): `zr` exits 0 with the
+/// answer, and the receiver did see the export arrive.
+#[test]
+fn telemetry_to_a_receiver_that_hangs_never_holds_the_run() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hung.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&accepted);
+    // Holds every connection open, unanswered, until the test ends.
+    std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in hung.incoming().flatten() {
+            seen.fetch_add(1, Ordering::SeqCst);
+            open.push(stream);
+        }
+    });
+    let project = TempProject::new();
+    project.write("script.json", SCRIPT);
+    project.write(
+        "zr.toml",
+        &format!("[telemetry]\nendpoint = \"http://127.0.0.1:{port}/v1/traces\"\n"),
+    );
+    let start = std::time::Instant::now();
+    let out = project.zr(&["run", "--script", "script.json", "list the json files"]);
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "All done.\n");
+    assert!(
+        accepted.load(Ordering::SeqCst) >= 1,
+        "the export reached the receiver"
+    );
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    assert!(
+        stderr(&out).contains("telemetry: the final flush"),
+        "{}",
+        stderr(&out)
+    );
+}

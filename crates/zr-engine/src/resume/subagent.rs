@@ -74,6 +74,7 @@ pub(super) async fn run(
         turns: result.turns,
         usage: result.usage,
         total_usage: ctx.total_usage(),
+        cost_usd: ctx.total_cost(),
         duration: result.duration,
         failed_subagents: ctx.failed_subagents(),
         value: result.value,

@@ -137,6 +137,6 @@ fn book(run: &AgentRun, ctx: &QueryCtx, usage: Usage) {
         progress.usage = progress.usage.plus(usage);
         progress.usage
     };
-    let total = ctx.add_usage(usage);
+    let total = ctx.add_usage(&run.meta.model, usage);
     ctx.sink.emit(&run.meta, EventKind::Usage { agent, total });
 }

@@ -7,13 +7,15 @@
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
-use zr_types::{ContentBlock, Message, ToolDefinition};
+use tracing::{Instrument as _, Span};
+use zr_types::{ContentBlock, Message, ToolDefinition, error_chain};
 
 use crate::event::EventKind;
 use crate::meta::AgentMeta;
 use crate::outcome::Progress;
 use crate::session::QueryCtx;
 use crate::sync::lock;
+use crate::telemetry::{self, ChatStart};
 use zr_providers::ProviderError;
 use zr_providers::{ModelEvent, ModelRequest, ModelResponse, RequestOrigin, ToolChoice};
 
@@ -75,6 +77,59 @@ pub(crate) async fn request(
         effort: meta.effort,
     };
     let runtime = &ctx.session.runtime;
+    let span = telemetry::chat_span(&ChatStart {
+        provider: runtime.provider().name(),
+        model: &request.model,
+        max_tokens: request.max_tokens,
+        turn: ask.turn,
+        system: &request.system,
+        messages: &request.messages,
+    });
+    let streamed = stream_response(ctx, meta, request, live).instrument(span.clone());
+    match streamed.await {
+        Ok(Some(response)) => {
+            telemetry::record_response(
+                &span,
+                response.stop_reason.clone(),
+                response.usage,
+                &response.content,
+            );
+            Ok(Some(response))
+        }
+        Ok(None) => {
+            telemetry::record_request_error(&span, "incomplete", "the stream ended early");
+            Ok(None)
+        }
+        Err(error) => {
+            telemetry::record_request_error(&span, error_kind(&error), &error_chain(&error));
+            Err(error)
+        }
+    }
+}
+
+/// `error.type` of a request that failed for good.
+fn error_kind(error: &ProviderError) -> &'static str {
+    match error {
+        ProviderError::RetriesExhausted { .. } => "retries_exhausted",
+        ProviderError::Auth { .. } => "auth",
+        ProviderError::Rejected { .. } => "rejected",
+        ProviderError::Api { .. } => "api_error",
+        ProviderError::Protocol { .. } => "protocol",
+        ProviderError::Status { .. } => "http_status",
+        ProviderError::Transport { .. } => "transport",
+        ProviderError::Timeout { .. } => "timeout",
+        _ => "_OTHER",
+    }
+}
+
+/// Streams `request` through the runtime's effects, as [`request`] says.
+async fn stream_response(
+    ctx: &QueryCtx,
+    meta: &AgentMeta,
+    request: ModelRequest,
+    live: Option<&Mutex<Progress>>,
+) -> Result<Option<ModelResponse>, ProviderError> {
+    let runtime = &ctx.session.runtime;
     let mut stream = runtime.effects().model_request(runtime.provider(), request);
     if let Some(progress) = live {
         lock(progress).partial.clear();
@@ -82,6 +137,16 @@ pub(crate) async fn request(
     while let Some(item) = stream.next().await {
         match item? {
             ModelEvent::Completed(response) => return Ok(Some(response)),
+            ModelEvent::Metadata { model, id } => {
+                telemetry::record_response_metadata(&Span::current(), &model, id.as_deref());
+            }
+            ModelEvent::Retrying {
+                attempt,
+                delay,
+                ref reason,
+            } if live.is_none() => {
+                telemetry::retry_event(attempt, millis(delay), reason);
+            }
             _ if live.is_none() => {}
             ModelEvent::TextDelta { text } => {
                 if let Some(progress) = live {
@@ -97,6 +162,7 @@ pub(crate) async fn request(
                 delay,
                 reason,
             } => {
+                telemetry::retry_event(attempt, millis(delay), &reason);
                 if let Some(progress) = live {
                     lock(progress).partial.clear();
                 }
@@ -115,6 +181,10 @@ pub(crate) async fn request(
         }
     }
     Ok(None)
+}
+
+fn millis(delay: std::time::Duration) -> u64 {
+    u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The side request: `ask` with tools disabled. A tool use in the answer

@@ -143,6 +143,7 @@ fn the_report_gives_each_task_a_line_in_order() {
             cache_read_input_tokens: 100,
             cache_creation_input_tokens: 1,
         },
+        cost_usd: None,
         duration: Duration::from_millis(1500),
         error: (status != TaskStatus::Completed).then(|| "it stopped".to_owned()),
         worktree: None,
@@ -178,6 +179,7 @@ fn the_report_survives_huge_usage_figures() {
             output_tokens: u64::MAX,
             ..Usage::default()
         },
+        cost_usd: None,
         duration: Duration::ZERO,
         error: None,
         worktree: None,

@@ -162,6 +162,7 @@ fn journaled(output: &str) -> TaskResult {
         value: None,
         turns: 1,
         usage: Usage::default(),
+        cost_usd: None,
         duration: Duration::ZERO,
         error: None,
         worktree: None,

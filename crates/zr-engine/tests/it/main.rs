@@ -8,6 +8,7 @@ mod background;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
 mod compaction;
+mod cost;
 mod cron;
 mod delegation;
 mod effects;

@@ -62,6 +62,10 @@ enum WholeAnswer {
         stop_reason: Option<String>,
         #[serde(default)]
         usage: Option<WireUsage>,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        id: Option<String>,
     },
     Error {
         error: ApiError,
@@ -72,6 +76,10 @@ enum WholeAnswer {
 struct MessageStart {
     #[serde(default)]
     usage: Option<WireUsage>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -281,20 +289,17 @@ impl Decoder for MessageDecoder {
         let Ok(answer) = serde_json::from_str::<WholeAnswer>(body) else {
             return Ok(false);
         };
-        let (content, stop_reason, usage) = match answer {
+        let (content, stop_reason, start) = match answer {
             WholeAnswer::Error { error } => return Err(error.into_failure(PROVIDER, &RETRYABLE)),
             WholeAnswer::Message {
                 content,
                 stop_reason,
                 usage,
-            } => (content, stop_reason, usage),
+                model,
+                id,
+            } => (content, stop_reason, MessageStart { usage, model, id }),
         };
-        self.event(
-            StreamEvent::MessageStart {
-                message: MessageStart { usage },
-            },
-            out,
-        )?;
+        self.event(StreamEvent::MessageStart { message: start }, out)?;
         for (index, content_block) in content.into_iter().enumerate() {
             self.event(
                 StreamEvent::ContentBlockStart {
@@ -319,7 +324,15 @@ impl Decoder for MessageDecoder {
 impl MessageDecoder {
     fn event(&mut self, parsed: StreamEvent, out: &mut Vec<ModelEvent>) -> Result<(), Failure> {
         match parsed {
-            StreamEvent::MessageStart { message } => self.add_usage(message.usage),
+            StreamEvent::MessageStart { message } => {
+                if let Some(model) = message.model {
+                    out.push(ModelEvent::Metadata {
+                        model,
+                        id: message.id,
+                    });
+                }
+                self.add_usage(message.usage);
+            }
             StreamEvent::ContentBlockStart {
                 index,
                 content_block,

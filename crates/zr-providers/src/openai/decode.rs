@@ -25,6 +25,8 @@ pub(super) const RETRYABLE: [&str; 7] = [
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Chunk {
+    model: Option<String>,
+    id: Option<String>,
     choices: Vec<Choice>,
     usage: Option<WireUsage>,
     error: Option<ApiError>,
@@ -103,6 +105,8 @@ pub(super) struct ChunkDecoder {
     by_index: BTreeMap<u32, usize>,
     finish_reason: Option<String>,
     usage: Usage,
+    /// Whether `ModelEvent::Metadata` was sent (every chunk repeats it).
+    told_model: bool,
 }
 
 fn protocol(message: String) -> Failure {
@@ -302,6 +306,15 @@ impl ChunkDecoder {
                 cache_read_input_tokens: cached,
                 cache_creation_input_tokens: 0,
             };
+        }
+        if !self.told_model
+            && let Some(model) = chunk.model.filter(|m| !m.is_empty())
+        {
+            self.told_model = true;
+            out.push(ModelEvent::Metadata {
+                model,
+                id: chunk.id,
+            });
         }
         // zr never asks for more than one choice.
         if let Some(choice) = chunk.choices.into_iter().next() {

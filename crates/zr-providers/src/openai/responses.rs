@@ -61,6 +61,10 @@ impl ResponsesProvider {
 }
 
 impl ModelProvider for ResponsesProvider {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.endpoint.stream::<decode::EventDecoder, _>(
             &request,

@@ -16,7 +16,7 @@ use crate::replay::{
     Replay, Reply, assert_api_error, assert_drop_closes, assert_first_retry, assert_hello_world,
     assert_partial_then_retried, assert_protocol_error, assert_rejected,
     check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, first_item,
-    fixture, fixture_replaced, fixture_text, simple_request, stream_from, text,
+    fixture, fixture_replaced, fixture_text, metadata_of, simple_request, stream_from, text,
 };
 
 fn config(server: &Replay, attempts: u32) -> AnthropicConfig {
@@ -531,6 +531,17 @@ async fn arbitrary_bytes_never_panic() {
         let (_, outcome) = collect(provider(&server, 1).stream(simple_request("hi"))).await;
         assert!(outcome.is_err(), "{body:?} gave {outcome:?}");
     }
+}
+
+#[tokio::test]
+async fn the_answering_model_and_message_id_come_as_metadata() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/text.sse")]).await;
+    let stream = provider(&server, 1).stream(simple_request("hi"));
+    assert_eq!(
+        metadata_of(stream).await,
+        Some(("claude-test".to_owned(), Some("msg_01".to_owned())))
+    );
+    assert_eq!(provider(&server, 1).name(), "anthropic");
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use crate::replay::{
     Replay, Reply, assert_api_error, assert_drop_closes, assert_first_retry, assert_hello_world,
     assert_partial_then_retried, assert_protocol_error, assert_rejected,
     check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, first_item,
-    fixture_replaced, fixture_text, retries, simple_request, stream_from, text,
+    fixture_replaced, fixture_text, metadata_of, retries, simple_request, stream_from, text,
 };
 
 fn config(server: &Replay, attempts: u32) -> OpenAiConfig {
@@ -329,6 +329,17 @@ async fn dropping_the_stream_closes_the_connection() {
     let first = first_item(&mut stream).await;
     assert_eq!(first.expect("an item").expect("an event"), text("Hello"));
     assert_drop_closes(stream, &server).await;
+}
+
+#[tokio::test]
+async fn the_answering_model_and_response_id_come_as_metadata_once() {
+    let server = Replay::start(vec![Reply::fixture("openai/text.sse")]).await;
+    let stream = provider(&server, 1).stream(simple_request("hi"));
+    assert_eq!(
+        metadata_of(stream).await,
+        Some(("gpt-test".to_owned(), Some("chatcmpl-1".to_owned())))
+    );
+    assert_eq!(provider(&server, 1).name(), "openai");
 }
 
 #[tokio::test]

@@ -344,8 +344,24 @@ pub(crate) fn simple_request(text: &str) -> zr_providers::ModelRequest {
     }
 }
 
+/// The first `Metadata` event of a stream (the model and response id the
+/// API named), read to its end.
+pub(crate) async fn metadata_of(
+    mut stream: zr_providers::ModelStream,
+) -> Option<(String, Option<String>)> {
+    use futures_util::StreamExt;
+    let mut found = None;
+    while let Some(item) = stream.next().await {
+        if let Ok(zr_providers::ModelEvent::Metadata { model, id }) = item {
+            found.get_or_insert((model, id));
+        }
+    }
+    found
+}
+
 /// Everything a stream yields before its end: the events before the last
-/// item, and the last item as the response or the error.
+/// item (without `Metadata`, which [`metadata_of`] checks), and the last
+/// item as the response or the error.
 pub(crate) async fn collect(
     mut stream: zr_providers::ModelStream,
 ) -> (
@@ -361,6 +377,7 @@ pub(crate) async fn collect(
                     assert!(stream.next().await.is_none(), "items after Completed");
                     return Ok(response);
                 }
+                Ok(zr_providers::ModelEvent::Metadata { .. }) => {}
                 Ok(event) => events.push(event),
                 Err(error) => {
                     assert!(stream.next().await.is_none(), "items after an error");
@@ -528,12 +545,21 @@ pub(crate) fn assert_protocol_error(
     );
 }
 
-/// The first item of `stream`, which must come within 5 s.
+/// The first item of `stream` other than `Metadata`, which must come
+/// within 5 s.
 pub(crate) async fn first_item(
     stream: &mut zr_providers::ModelStream,
 ) -> Option<Result<zr_providers::ModelEvent, zr_providers::ProviderError>> {
     use futures_util::StreamExt;
-    tokio::time::timeout(Duration::from_secs(5), stream.next())
+    let next = async {
+        loop {
+            match stream.next().await {
+                Some(Ok(zr_providers::ModelEvent::Metadata { .. })) => {}
+                other => return other,
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), next)
         .await
         .expect("an event")
 }

@@ -13,8 +13,8 @@ use zr_types::{ContentBlock, Message, MessageRole, StopReason, ToolResultContent
 use crate::anthropic::rich_request;
 use crate::replay::{
     Replay, Reply, assert_api_error, assert_partial_then_retried,
-    check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, retries,
-    simple_request, stream_from, text,
+    check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, metadata_of,
+    retries, simple_request, stream_from, text,
 };
 
 fn provider(server: &Replay, attempts: u32) -> ResponsesProvider {
@@ -354,5 +354,43 @@ async fn a_whole_response_object_instead_of_a_stream_is_read_as_the_answer() {
             }],
             TEXT_USAGE
         )
+    );
+}
+
+#[tokio::test]
+async fn the_answering_model_and_response_id_come_as_metadata_once() {
+    let server = Replay::start(vec![Reply::fixture("responses/text.sse")]).await;
+    let mut stream = provider(&server, 1).stream(simple_request("hi"));
+    let mut metadata = Vec::new();
+    while let Some(item) = futures_util::StreamExt::next(&mut stream).await {
+        if let ModelEvent::Metadata { model, id } = item.expect("an event") {
+            metadata.push((model, id));
+        }
+    }
+    // response.created, response.in_progress and response.completed each
+    // carry the response object; the event comes once, from the first.
+    assert_eq!(
+        metadata,
+        [(
+            "gpt-5-2025-08-07".to_owned(),
+            Some("resp_68af1c2e5f0c8190a1b2c3d4e5f60718".to_owned())
+        )]
+    );
+    assert_eq!(provider(&server, 1).name(), "openai");
+}
+
+#[tokio::test]
+async fn a_whole_response_object_names_its_model_and_id_too() {
+    let whole = json!({"id": "resp_2", "object": "response", "status": "completed",
+        "model": "gpt-5-mini-2025-08-07",
+        "output": [{"id": "msg_2", "type": "message", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "annotations": [], "text": "Hello, world"}]}]});
+    let server = Replay::start(vec![Reply::json(200, &whole.to_string())]).await;
+    assert_eq!(
+        metadata_of(provider(&server, 1).stream(simple_request("hi"))).await,
+        Some((
+            "gpt-5-mini-2025-08-07".to_owned(),
+            Some("resp_2".to_owned())
+        ))
     );
 }

@@ -9,7 +9,7 @@ use zr_types::{ContentBlock, ImageSource, Message, StopReason, ToolResultContent
 
 use crate::replay::{
     Replay, Reply, assert_api_error, assert_partial_then_retried, assert_protocol_error, collect,
-    fixture_replaced, retries, simple_request, stream_from, text,
+    fixture_replaced, metadata_of, retries, simple_request, stream_from, text,
 };
 use crate::{anthropic, openai};
 
@@ -347,5 +347,21 @@ async fn an_image_only_tool_result_gets_a_placeholder_in_its_openai_tool_message
                 {"type": "image_url", "image_url": {"url": "https://example.com/shot.png"}},
             ]}),
         ])
+    );
+}
+
+#[tokio::test]
+async fn a_whole_answer_names_its_model_and_id_as_a_stream_does() {
+    let server = Replay::start(vec![Reply::json(200, ANTHROPIC_MESSAGE)]).await;
+    let stream = anthropic::provider(&server, 1).stream(simple_request("hi"));
+    assert_eq!(
+        metadata_of(stream).await,
+        Some(("claude-test".to_owned(), Some("msg_01".to_owned())))
+    );
+    let server = Replay::start(vec![Reply::json(200, OPENAI_COMPLETION)]).await;
+    let stream = openai::provider(&server, 1).stream(simple_request("hi"));
+    assert_eq!(
+        metadata_of(stream).await,
+        Some(("gpt-test".to_owned(), Some("chatcmpl-1".to_owned())))
     );
 }

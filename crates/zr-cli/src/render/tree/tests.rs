@@ -92,6 +92,7 @@ fn finished(at: u64, agent: &str, status: TaskStatus, turns: u32) -> Event {
         value: None,
         turns,
         usage: Usage::default(),
+        cost_usd: None,
         duration: Duration::from_millis(at),
         error: None,
         worktree: None,
@@ -302,6 +303,7 @@ fn finish_replaces_the_tree_with_a_summary() {
             output_tokens: 345,
             ..Usage::default()
         },
+        cost_usd: Some(0.0),
         duration: Duration::from_millis(2500),
         failed_subagents: Vec::new(),
         value: None,

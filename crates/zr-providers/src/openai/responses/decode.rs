@@ -32,6 +32,10 @@ struct Event {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Response {
+    /// `resp_...`, and the model that answered (`gpt-5-2025-08-07` for a
+    /// request of `gpt-5`): for telemetry's `gen_ai.response.*`.
+    id: Option<String>,
+    model: Option<String>,
     output: Vec<OutputItem>,
     usage: Option<WireUsage>,
     error: Option<ApiError>,
@@ -110,6 +114,9 @@ struct InputDetails {
 pub(super) struct EventDecoder {
     /// Finished output items by their index.
     done: BTreeMap<u64, OutputItem>,
+    /// Whether `ModelEvent::Metadata` was sent (`response.created`,
+    /// `response.in_progress` and `response.completed` each repeat it).
+    told_model: bool,
 }
 
 fn protocol(message: String) -> Failure {
@@ -120,6 +127,20 @@ fn protocol(message: String) -> Failure {
 }
 
 impl EventDecoder {
+    /// The model and id of the first response object that names a model,
+    /// as `ModelEvent::Metadata`, once.
+    fn tell_model(&mut self, response: &Response, out: &mut Vec<ModelEvent>) {
+        if let Some(model) = response.model.as_ref().filter(|m| !m.is_empty())
+            && !self.told_model
+        {
+            self.told_model = true;
+            out.push(ModelEvent::Metadata {
+                model: model.clone(),
+                id: response.id.clone(),
+            });
+        }
+    }
+
     /// The whole answer: the finished items in output order (those of
     /// `response.output` if no item was seen finishing).
     fn finish(&mut self, response: Response, incomplete: bool) -> Result<ModelEvent, Failure> {
@@ -228,6 +249,9 @@ impl Decoder for EventDecoder {
                 truncate(&event.data, 200)
             ))
         })?;
+        if let Some(response) = &parsed.response {
+            self.tell_model(response, out);
+        }
         match parsed.kind.as_str() {
             "response.output_text.delta"
             | "response.refusal.delta"
@@ -315,6 +339,7 @@ impl Decoder for EventDecoder {
             }
             (Some("response"), status, _) => {
                 let incomplete = status == Some("incomplete");
+                self.tell_model(&whole.response, out);
                 out.push(self.finish(whole.response, incomplete)?);
                 Ok(true)
             }

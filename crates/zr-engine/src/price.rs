@@ -1,20 +1,22 @@
-//! A small price table for estimating what a session cost: US dollars per
-//! million tokens of the providers' known models (list prices, without
-//! batch or long-context rates). An estimate, not a bill.
+//! The one price table: US dollars per million tokens of the providers'
+//! known models (list prices, without batch or long-context rates), read
+//! by the engine for [`QueryResult::cost_usd`](crate::QueryResult) and
+//! [`TaskResult::cost_usd`](crate::TaskResult), and by `zr sessions`. An
+//! estimate, not a bill.
 
 use zr_types::Usage;
 
 /// US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Price {
+pub struct Price {
     /// Input tokens not read from the cache.
-    pub(crate) input: f64,
+    pub input: f64,
     /// Output tokens.
-    pub(crate) output: f64,
+    pub output: f64,
     /// Input tokens read from the prompt cache.
-    pub(crate) cache_read: f64,
+    pub cache_read: f64,
     /// Input tokens written to the prompt cache.
-    pub(crate) cache_write: f64,
+    pub cache_write: f64,
 }
 
 impl Price {
@@ -28,7 +30,8 @@ impl Price {
     }
 
     /// What `usage` costs, in US dollars.
-    pub(crate) fn cost(&self, usage: &Usage) -> f64 {
+    #[must_use]
+    pub fn cost(&self, usage: &Usage) -> f64 {
         #[expect(
             clippy::cast_precision_loss,
             reason = "token counts stay far below 2^52"
@@ -40,6 +43,11 @@ impl Price {
             + m(usage.cache_creation_input_tokens) * self.cache_write
     }
 }
+
+/// The day the prices of [`price_of`]'s table were taken from the
+/// providers' published list prices. A price changed since is not known
+/// here: update the table and this date together.
+pub const PRICES_TAKEN: &str = "2026-11-30";
 
 /// Model name prefixes and their prices; the longest matching prefix wins
 /// (`claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`). Anthropic's
@@ -68,8 +76,16 @@ const TABLE: &[(&str, Price)] = &[
     ("o4-mini", Price::new(1.1, 4.4, 0.275, 0.0)),
 ];
 
-/// The price of `model`, `None` when the table does not know it.
-pub(crate) fn price_of(model: &str) -> Option<Price> {
+/// The price of `model`, `None` when the table does not know it. The
+/// longest prefix of the table that ends at a `-` (or at the end) wins.
+///
+/// ```
+/// use zr_engine::price_of;
+/// assert_eq!(price_of("claude-sonnet-4-5-20250929").map(|p| p.input), Some(3.0));
+/// assert_eq!(price_of("llama3"), None);
+/// ```
+#[must_use]
+pub fn price_of(model: &str) -> Option<Price> {
     TABLE
         .iter()
         .filter(|(prefix, _)| {
@@ -80,3 +96,19 @@ pub(crate) fn price_of(model: &str) -> Option<Price> {
         .max_by_key(|(prefix, _)| prefix.len())
         .map(|(_, price)| *price)
 }
+
+/// What `usage` of `model` costs, in US dollars; `None` for a model the
+/// table does not know.
+#[must_use]
+pub fn cost_of(model: &str, usage: &Usage) -> Option<f64> {
+    price_of(model).map(|price| price.cost(usage))
+}
+
+/// Adds the cost of `usage` of `model` to `sum`: a total stays known only
+/// while every part of it is (`None` once a model is unknown).
+pub(crate) fn add_cost(sum: Option<f64>, model: &str, usage: &Usage) -> Option<f64> {
+    Some(sum? + cost_of(model, usage)?)
+}
+
+#[cfg(test)]
+mod tests;

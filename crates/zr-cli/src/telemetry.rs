@@ -1,0 +1,97 @@
+//! OpenTelemetry export of a run (`[telemetry]` in `zr.toml`, or the
+//! standard `OTEL_EXPORTER_OTLP_*` variables), wired into the logging
+//! subscriber; the final flush has a bound. Telemetry never fails a run: a
+//! setting that cannot be used is a warning, and the run goes on without.
+
+use std::io::Write as _;
+
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use zr_telemetry::{Telemetry, TelemetryConfig, TelemetryError};
+
+use crate::config::TelemetrySettings;
+use crate::project::Project;
+
+/// OTLP's default HTTP endpoint, for a `[telemetry]` table without one.
+const DEFAULT_ENDPOINT: &str = "http://localhost:4318/v1/traces";
+
+/// The exporter `project` and the environment ask for, started; `None`
+/// when telemetry is off or cannot start (said on standard error).
+pub(crate) fn start(project: &Project, var: &dyn Fn(&str) -> Option<String>) -> Option<Telemetry> {
+    let chosen = match config(project.config.telemetry.as_ref(), var) {
+        Ok(chosen) => chosen?,
+        Err(error) => return warn(&error),
+    };
+    Telemetry::start(chosen).map_or_else(|error| warn(&error), Some)
+}
+
+fn warn(error: &TelemetryError) -> Option<Telemetry> {
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "warning: telemetry is off for this run: {}",
+        zr_types::error_chain(error)
+    );
+    None
+}
+
+/// The configuration `[telemetry]` (if any) and the variables make:
+/// the table's values, then the variables over them (endpoint, headers,
+/// service name); `enabled = false` wins over everything.
+pub(crate) fn config(
+    table: Option<&TelemetrySettings>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<TelemetryConfig>, TelemetryError> {
+    let Some(table) = table else {
+        return TelemetryConfig::from_env(var);
+    };
+    if table.enabled == Some(false) {
+        return Ok(None);
+    }
+    let mut config = TelemetryConfig::new(table.endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT));
+    config.headers = table
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    config.capture_content = table.capture_content;
+    if let Some(name) = &table.service_name {
+        config.service_name.clone_from(name);
+    }
+    if let Some(size) = table.queue_size {
+        config.queue_size = size;
+    }
+    config.apply_env(var)?;
+    Ok(Some(config))
+}
+
+/// Logs go to standard error (above the live tree while it is drawn),
+/// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`); standard output carries
+/// only the command's result. By default the MCP library (`rmcp`) is
+/// silent: zr-mcp reports its failures as errors that say what to do, and
+/// its own lines are internal. With `telemetry`, the engine's spans are
+/// exported too (the filter of `ZR_LOG` applies to the log lines only).
+pub(crate) fn init_logging(telemetry: Option<&Telemetry>) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+    let lines = tracing_subscriber::fmt::layer()
+        .with_writer(|| crate::render::held_logs::LogWriter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .without_time()
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(lines)
+        .with(telemetry.map(Telemetry::layer))
+        .init();
+}
+
+/// Sends the spans still queued, within the configured bound.
+pub(crate) async fn finish(telemetry: Option<Telemetry>) {
+    if let Some(telemetry) = telemetry {
+        let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests;
