@@ -1,3 +1,4 @@
+//! Tests of reading `WWW-Authenticate` parameters.
 use super::parameter;
 
 #[test]

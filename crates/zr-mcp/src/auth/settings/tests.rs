@@ -1,3 +1,4 @@
+//! Tests of the `oauth` key: every field, and errors naming the server and the key.
 use serde_json::json;
 
 use super::{KeySource, parse};

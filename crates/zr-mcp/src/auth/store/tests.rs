@@ -1,3 +1,4 @@
+//! Tests of the token store: the user folder, private files keyed by URL, damaged files.
 use std::os::unix::fs::PermissionsExt as _;
 
 use rmcp::transport::auth::{CredentialStore as _, StoredCredentials};
