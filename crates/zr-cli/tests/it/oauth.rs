@@ -178,6 +178,13 @@ impl Setup {
     fn assert_no_token_leaked(&self, server: &OAuthServer) {
         let (tokens, _) = server.issued();
         assert!(!tokens.is_empty(), "the server issued no token");
+        // The logs were on: the search below read them.
+        assert!(
+            self.outputs
+                .iter()
+                .any(|o| o.contains("using the stored OAuth login")),
+            "no debug log in any output"
+        );
         let store = self.token_files();
         let mut texts: Vec<(String, String)> = self
             .outputs
