@@ -215,6 +215,25 @@ pub(crate) enum McpCommand {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// Log in to an HTTP server that asks for OAuth: prints a URL to open
+    /// in a browser and waits for it on a loopback redirect. The tokens go
+    /// to your config folder (~/.config/zr/mcp-auth), never the project.
+    Login {
+        /// The server's name in .mcp.json.
+        server: String,
+        /// A scope to ask for (repeatable; "a b" counts as two); by default
+        /// the server's challenge or its scopes_supported decide.
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
+        /// How long to wait for the browser, in seconds.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+    },
+    /// Forget the tokens of a server logged in to.
+    Logout {
+        /// The server's name in .mcp.json.
+        server: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ mod hooks;
 mod init;
 mod inspect;
 mod mcp_config;
+mod mcp_login;
 mod mcp_start;
 mod model_aliases;
 mod permission_names;
@@ -78,9 +79,23 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         }
         Command::Agents(args) => inspect::agents::run(&Project::load(project()?)?, args),
         Command::Skills(args) => inspect::skills::run(&Project::load(project()?)?, args),
-        Command::Mcp(cli::McpArgs {
-            command: cli::McpCommand::List { format },
-        }) => inspect::mcp::list(&Project::load(project()?)?, *format).await,
+        Command::Mcp(cli::McpArgs { command }) => match command {
+            cli::McpCommand::List { format } => {
+                inspect::mcp::list(&Project::load(project()?)?, *format).await
+            }
+            cli::McpCommand::Login {
+                server,
+                scopes,
+                timeout,
+            } => {
+                let project = Project::load(project()?)?;
+                let timeout = std::time::Duration::from_secs(*timeout);
+                mcp_login::login(&project, server, scopes, timeout).await
+            }
+            cli::McpCommand::Logout { server } => {
+                mcp_login::logout(&Project::load(project()?)?, server)
+            }
+        },
         Command::Cron(args) => match &args.command {
             None => cron::run(project()?, args).await,
             Some(cli::CronCommand::List { format }) => {

@@ -26,11 +26,33 @@ pub(crate) struct Failure {
     pub(crate) error: String,
     /// What to do about it.
     pub(crate) help: String,
+    /// The server asks for OAuth (a 401, or a 403 for more scope): not
+    /// broken, only not logged in to.
+    pub(crate) needs_login: bool,
 }
 
 impl Failure {
     /// The failure of `config`'s server with `error`.
     pub(crate) fn of(project: &Project, config: &ServerConfig, error: &McpError) -> Self {
+        if let McpError::AuthRequired {
+            scope,
+            insufficient_scope,
+            ..
+        } = error
+        {
+            let name = &config.name;
+            let scope = scope
+                .as_deref()
+                .filter(|s| *insufficient_scope && !s.trim().is_empty())
+                .map(|s| format!(" --scope '{s}'"))
+                .unwrap_or_default();
+            return Self {
+                name: name.to_string(),
+                error: zr_types::error_chain(error),
+                help: format!("run `zr mcp login {name}{scope}` to authorize zr in a browser"),
+                needs_login: true,
+            };
+        }
         let timed_out = matches!(error, McpError::ConnectTimeout { .. });
         Self::text(project, config, zr_types::error_chain(error), timed_out)
     }
@@ -47,6 +69,7 @@ impl Failure {
             name: config.name.to_string(),
             error,
             help: help(project, config, timed_out),
+            needs_login: false,
         }
     }
 }

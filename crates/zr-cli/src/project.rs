@@ -142,6 +142,7 @@ impl Project {
                 mcp.call_timeout_secs,
                 crate::config::DEFAULT_CALL_TIMEOUT_SECS,
             ))
+            .with_tokens(crate::mcp_login::user_tokens())
     }
 
     /// `.zr/sessions`: one folder of JSONL transcripts per session.

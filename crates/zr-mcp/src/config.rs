@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use zr_types::{ServerName, stable_hash};
 
+use crate::auth::settings::{self, OAuthSettings};
 use crate::error::ConfigError;
 
 pub(crate) use expand::expand;
@@ -164,6 +165,9 @@ pub struct HttpConfig {
     pub url: String,
     /// Headers sent with every request, after `${VAR}` expansion.
     pub headers: BTreeMap<String, String>,
+    /// `oauth`: how zr authorizes itself, when the server asks (see
+    /// [`OAuthSettings`]); `None` behaves as an empty object.
+    pub oauth: Option<OAuthSettings>,
 }
 
 impl HttpConfig {
@@ -173,6 +177,7 @@ impl HttpConfig {
         Self {
             url: url.into(),
             headers: BTreeMap::new(),
+            oauth: None,
         }
     }
 
@@ -180,6 +185,13 @@ impl HttpConfig {
     #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets the OAuth settings.
+    #[must_use]
+    pub fn with_oauth(mut self, oauth: OAuthSettings) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 }
@@ -261,7 +273,7 @@ impl McpConfig {
 }
 
 const STDIO_KEYS: [&str; 4] = ["command", "args", "env", "cwd"];
-const HTTP_KEYS: [&str; 2] = ["url", "headers"];
+const HTTP_KEYS: [&str; 3] = ["url", "headers", "oauth"];
 
 fn parse_server(
     name: &str,
@@ -464,7 +476,15 @@ impl Entry<'_> {
                 });
             }
         }
-        Ok(TransportConfig::Http(HttpConfig { url, headers }))
+        let oauth = match self.object.get("oauth") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(settings::parse(self.server, value, vars)?),
+        };
+        Ok(TransportConfig::Http(HttpConfig {
+            url,
+            headers,
+            oauth,
+        }))
     }
 }
 

@@ -9,12 +9,13 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{AuthClient, StreamableHttpClientTransport};
 use tokio::sync::watch;
 use zr_types::ServerName;
 
+use crate::auth::connect;
 use crate::bounded::BoundedLines;
 use crate::child::{self, StderrTail};
 use crate::client::Client;
@@ -128,13 +129,38 @@ impl Connection {
                 }
             }
             TransportConfig::Http(http) => {
-                let transport =
-                    StreamableHttpClientTransport::from_config(http_config(http, options));
-                let handshake =
-                    tokio::time::timeout(options.connect_timeout, client.serve(transport));
-                match handshake.await {
+                let config = http_config(http, options);
+                let manager = tokio::time::timeout(
+                    options.connect_timeout,
+                    connect::manager(&server, http, options.tokens.as_ref(), &options.cwd),
+                )
+                .await
+                .map_err(|_| timed_out(Vec::new()))??;
+                let handshake = async {
+                    match manager {
+                        Some(manager) => {
+                            let client_of = AuthClient::new(reqwest::Client::default(), manager);
+                            let transport =
+                                StreamableHttpClientTransport::with_client(client_of, config);
+                            client.serve(transport).await
+                        }
+                        None => {
+                            let transport = StreamableHttpClientTransport::from_config(config);
+                            client.serve(transport).await
+                        }
+                    }
+                };
+                match tokio::time::timeout(options.connect_timeout, handshake).await {
                     Ok(Ok(service)) => (service, None),
-                    Ok(Err(e)) => return Err(init_failed(e, Vec::new())),
+                    Ok(Err(e)) => {
+                        if let Some(e) = e
+                            .auth_challenge()
+                            .map(|header| connect::challenge_error(&server, header, false))
+                        {
+                            return Err(e);
+                        }
+                        return Err(init_failed(e, Vec::new()));
+                    }
                     Err(_) => return Err(timed_out(Vec::new())),
                 }
             }
@@ -269,6 +295,9 @@ impl Connection {
     }
 
     async fn map_error(&self, method: &str, error: ServiceError) -> McpError {
+        if let Some(header) = error.auth_challenge() {
+            return connect::challenge_error(&self.server, header, false);
+        }
         match error {
             ServiceError::McpError(e) => McpError::Refused {
                 server: self.server.clone(),

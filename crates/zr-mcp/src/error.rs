@@ -248,6 +248,111 @@ pub enum McpError {
         #[source]
         source: BoxError,
     },
+    /// The server answered 401 (no token, or one it no longer accepts) or
+    /// 403 with `insufficient_scope`: a person has to authorize zr.
+    #[error(
+        "MCP server '{server}' {}",
+        if *insufficient_scope {
+            format!("needs a token with more scope{}", scope_note(scope.as_deref()))
+        } else {
+            format!("requires OAuth authorization{}", scope_note(scope.as_deref()))
+        }
+    )]
+    AuthRequired {
+        /// The server.
+        server: ServerName,
+        /// The scopes the server's challenge asked for, as it wrote them.
+        scope: Option<String>,
+        /// `true` for a 403 `insufficient_scope`, `false` for a 401.
+        insufficient_scope: bool,
+        /// The `WWW-Authenticate` header (it holds no token): where
+        /// discovery starts when logging in.
+        challenge: Option<String>,
+    },
+    /// Discovery, registration, the token request or a refresh failed.
+    #[error("MCP server '{server}': OAuth authorization failed")]
+    Authorization {
+        /// The server.
+        server: ServerName,
+        /// The cause (never a token: rmcp's errors carry none).
+        #[source]
+        source: BoxError,
+    },
+    /// The authorization server sent the browser back with an error.
+    #[error("MCP server '{server}': the authorization server refused: {error}{}", description.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    AuthorizationDenied {
+        /// The server.
+        server: ServerName,
+        /// The `error` of the redirect (`access_denied`, ...).
+        error: String,
+        /// Its `error_description`.
+        description: Option<String>,
+    },
+    /// Nobody came back to the loopback redirect in time.
+    #[error(
+        "MCP server '{server}': no authorization arrived at {redirect_uri} within {timeout_secs} s"
+    )]
+    LoginTimeout {
+        /// The server.
+        server: ServerName,
+        /// Where the browser was to be sent back.
+        redirect_uri: String,
+        /// The time limit.
+        timeout_secs: u64,
+    },
+    /// The loopback redirect's port could not be opened.
+    #[error("MCP server '{server}': cannot listen on {address} for the OAuth redirect")]
+    Listen {
+        /// The server.
+        server: ServerName,
+        /// The address.
+        address: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// OAuth applies to HTTP servers only.
+    #[error("MCP server '{server}' is started as a command; OAuth applies only to HTTP servers")]
+    NotHttp {
+        /// The server.
+        server: ServerName,
+    },
+    /// A client-credentials private key file could not be read.
+    #[error("MCP server '{server}': cannot read the private key {}", path.display())]
+    KeyFile {
+        /// The server.
+        server: ServerName,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token file could not be read or written.
+    #[error("cannot read or write the OAuth token file {}", path.display())]
+    TokenStore {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token file is not what zr wrote.
+    #[error("the OAuth token file {} is damaged; remove it and log in again", path.display())]
+    TokenFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+fn scope_note(scope: Option<&str>) -> String {
+    scope
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| format!(" (scope: {s})"))
+        .unwrap_or_default()
 }
 
 /// `; its last lines on stderr: "A" "B"`, or nothing without lines. The

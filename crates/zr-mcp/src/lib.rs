@@ -138,13 +138,31 @@
 //! `zr_mcp::server`, field `server`, level `info`, one event per line of
 //! at most 8 KiB), never to our output.
 //!
+//! # OAuth
+//!
+//! An HTTP server may carry an `oauth` object ([`OAuthSettings`]: a
+//! pre-registered client, scopes, a fixed callback port, a client ID
+//! metadata document URL, or the client-credentials grant with a secret or
+//! a signing key). With [`HubOptions::tokens`] set, a server logged in to
+//! with [`login`] gets its stored token on every request, refreshed when it
+//! expires (the new token is written back); with `grant:
+//! "client_credentials"` a token is fetched at each connection. A server
+//! that answers 401, or 403 `insufficient_scope`, fails the acquire or the
+//! request with [`McpError::AuthRequired`] (its scope, and the challenge a
+//! [`login`] can start from). [`login`] runs the browser flow: the
+//! challenge, discovery, the client (pre-registered, metadata document or
+//! dynamic registration), PKCE, a redirect to a listener on `127.0.0.1`,
+//! the code exchange, the tokens into the [`TokenStore`] (one file per
+//! server and URL, mode 0600). No token is ever logged or put in an error.
+//!
 //! # Conformance
 //!
 //! The `zr-mcp-conformance` binary is a small client for the MCP
 //! conformance suite: `conformance client --command zr-mcp-conformance
-//! --scenario initialize` (also `tools_call` and `sse-retry`). The
-//! integration tests run those three scenarios.
+//! --scenario initialize`. The integration tests run every client
+//! scenario of the pinned suite, the `auth/*` ones through [`login`].
 
+mod auth;
 mod bounded;
 mod child;
 mod client;
@@ -158,6 +176,9 @@ mod options;
 mod pool;
 mod result;
 
+pub use auth::login::{DEFAULT_LOGIN_TIMEOUT, LoginOptions, LoginOutcome, LoginPrompt, login};
+pub use auth::settings::{KeySource, OAuthSettings, PrivateKey};
+pub use auth::store::{CONFIG_DIR_ENV, TokenStore};
 pub use config::{HttpConfig, McpConfig, ServerConfig, StdioConfig, TransportConfig};
 pub use error::{BoxError, ConfigError, McpError};
 pub use hub::McpHub;

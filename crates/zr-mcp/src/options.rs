@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::auth::store::TokenStore;
 use crate::child;
 use crate::client::ClientIdentity;
 
@@ -45,6 +46,10 @@ pub struct HubOptions {
     pub client_name: String,
     /// The client version announced. Default this crate's version.
     pub client_version: String,
+    /// Where OAuth logins are kept: an HTTP server with a stored login
+    /// gets its token (refreshed when it expires). `None` (the default)
+    /// sends no stored token.
+    pub tokens: Option<TokenStore>,
 }
 
 impl HubOptions {
@@ -66,6 +71,7 @@ impl HubOptions {
             base_env,
             client_name: "zr".to_owned(),
             client_version: env!("CARGO_PKG_VERSION").to_owned(),
+            tokens: None,
         }
     }
 
@@ -110,6 +116,18 @@ impl HubOptions {
         self.client_name = name.into();
         self.client_version = version.into();
         self
+    }
+
+    /// Sets where OAuth logins are kept.
+    #[must_use]
+    pub fn with_tokens(mut self, tokens: Option<TokenStore>) -> Self {
+        self.tokens = tokens;
+        self
+    }
+
+    /// These options without the token store (a login's probe).
+    pub(crate) fn without_tokens(self) -> Self {
+        self.with_tokens(None)
     }
 
     pub(crate) fn identity(&self) -> ClientIdentity {

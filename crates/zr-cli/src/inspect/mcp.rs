@@ -38,8 +38,8 @@ struct Connected {
     tools: Vec<Arc<ToolDefinition>>,
 }
 
-/// `zr mcp list`: exit 0 when every server connects (or there is none),
-/// 1 when one fails.
+/// `zr mcp list`: exit 0 when every server connects or only needs a login
+/// (or there is none), 1 when one fails.
 ///
 /// # Errors
 ///
@@ -110,7 +110,10 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
         Format::Table => print!("{}", text(project, &statuses, &deferred)),
         Format::Json => print!("{}", json_of(&statuses, &deferred)),
     }
-    let failed = statuses.iter().any(|s| s.outcome.is_err());
+    // A server that only needs a login is not broken.
+    let failed = statuses
+        .iter()
+        .any(|s| s.outcome.as_ref().is_err_and(|f| !f.needs_login));
     Ok(if failed { EXIT_FAILED } else { EXIT_OK })
 }
 
@@ -195,6 +198,14 @@ fn text(project: &Project, statuses: &[Status], deferred: &BTreeSet<String>) -> 
                 // Skip the empty header line.
                 out.extend(body.lines().skip(1).map(|l| format!("{l}\n")));
             }
+            Err(failure) if failure.needs_login => {
+                out.push_str(&format!(
+                    "{name}: needs login ({})\n  {}\n  help: {}\n",
+                    transport(&s.config),
+                    failure.error,
+                    failure.help
+                ));
+            }
             Err(failure) => {
                 out.push_str(&format!(
                     "{name}: failed ({})\n  error: {}\n  help: {}\n",
@@ -240,7 +251,12 @@ fn json_of(statuses: &[Status], deferred: &BTreeSet<String>) -> String {
                         .collect();
                 }
                 Err(failure) => {
-                    v["status"] = "failed".into();
+                    v["status"] = if failure.needs_login {
+                        "needs_login"
+                    } else {
+                        "failed"
+                    }
+                    .into();
                     v["error"] = failure.error.clone().into();
                     v["help"] = failure.help.clone().into();
                 }

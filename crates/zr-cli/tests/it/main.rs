@@ -18,6 +18,7 @@ mod init;
 mod inspect;
 mod loopback;
 mod mcp_start;
+mod oauth;
 mod orphans;
 mod permissions;
 mod provider;

@@ -539,3 +539,22 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_http_server_carries_its_oauth_settings_and_a_stdio_one_refuses_them() {
+    let config = parse(
+        r#"{"mcpServers": {"gh": {"type": "http", "url": "https://x.invalid/mcp",
+            "oauth": {"clientId": "zr", "clientSecret": "${TOKEN}"}}}}"#,
+    )
+    .unwrap();
+    let TransportConfig::Http(http) = &config.get("gh").unwrap().transport else {
+        panic!("an HTTP server");
+    };
+    let oauth = http.oauth.as_ref().expect("oauth settings");
+    assert_eq!(oauth.client_id.as_deref(), Some("zr"));
+    assert_eq!(oauth.client_secret.as_deref(), Some("s3cret"));
+    assert_eq!(
+        err(r#"{"mcpServers": {"local": {"command": "x", "oauth": {}}}}"#),
+        "MCP server 'local': 'oauth' does not apply to a stdio server"
+    );
+}
