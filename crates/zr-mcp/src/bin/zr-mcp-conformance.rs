@@ -8,6 +8,9 @@
 //! - `tools_call`: calls `add_numbers` with `{"a": 2, "b": 3}`;
 //! - `sse-retry`: calls `test_reconnection` (its answer arrives only after
 //!   the client reconnects to the event stream);
+//! - `elicitation-sep1034-client-defaults`: calls
+//!   `test_client_elicitation_defaults`, whose server asks a form; the
+//!   client's elicitor accepts it with every field's default (SEP-1034);
 //! - any other scenario: calls nothing.
 //!
 //! It exits with status 0 on success and 1 (with the error on stderr)
@@ -17,9 +20,25 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use serde_json::json;
-use zr_mcp::{HttpConfig, HubOptions, McpConfig, McpError, McpHub, ServerConfig, TransportConfig};
-use zr_types::ServerName;
+use zr_mcp::{
+    ElicitationAnswer, ElicitationRequest, Elicitor, HttpConfig, HubOptions, McpConfig, McpError,
+    McpHub, ServerConfig, TransportConfig,
+};
+use zr_types::{BoxFuture, ServerName};
+
+/// Accepts every form as offered: each field's default.
+#[derive(Debug)]
+struct AcceptDefaults;
+
+impl Elicitor for AcceptDefaults {
+    fn elicit<'a>(&'a self, request: &'a ElicitationRequest) -> BoxFuture<'a, ElicitationAnswer> {
+        let _ = writeln!(std::io::stderr(), "elicitation: {}", request.message);
+        Box::pin(async move { ElicitationAnswer::Accept(request.defaults()) })
+    }
+}
 
 fn main() -> ExitCode {
     let Some(url) = std::env::args().nth(1) else {
@@ -61,12 +80,16 @@ async fn run(url: &str, scenario: &str) -> Result<(), McpError> {
         .with_call_timeout(Duration::from_secs(20))
         .with_grace(Duration::ZERO);
     let hub = McpHub::new(McpConfig::from_servers([server]), options);
+    hub.set_elicitor(Some(Arc::new(AcceptDefaults)));
     let lease = hub.acquire("conformance").await?;
     let tools = lease.tools().await?;
     let has = |remote: &str| tools.iter().any(|t| t.handler.remote_name() == remote);
     let call = match scenario {
         "tools_call" => Some(("add_numbers", json!({"a": 2, "b": 3}))),
         "sse-retry" => Some(("test_reconnection", json!({}))),
+        "elicitation-sep1034-client-defaults" => {
+            Some(("test_client_elicitation_defaults", json!({})))
+        }
         _ => None,
     };
     if let Some((tool, arguments)) = call {

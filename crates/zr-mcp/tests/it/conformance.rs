@@ -127,12 +127,29 @@ fn sse_retry() {
     run_scenario("sse-retry", SSE_RETRY);
 }
 
+const ELICITATION_DEFAULTS: &[&str] = &[
+    "client-elicitation-sep1034-string-default",
+    "client-elicitation-sep1034-integer-default",
+    "client-elicitation-sep1034-number-default",
+    "client-elicitation-sep1034-enum-default",
+    "client-elicitation-sep1034-boolean-default",
+];
+
+#[test]
+fn elicitation_defaults() {
+    run_scenario("elicitation-sep1034-client-defaults", ELICITATION_DEFAULTS);
+}
+
 #[test]
 fn a_client_that_does_nothing_fails_the_judgement() {
     // `true` exits at once without connecting. The suite itself passes
     // `initialize` for it ("Passed: 0/0", exit status 0).
     let idle = Path::new("/bin/true");
-    for (scenario, checks) in [("initialize", INITIALIZE), ("tools_call", TOOLS_CALL)] {
+    for (scenario, checks) in [
+        ("initialize", INITIALIZE),
+        ("tools_call", TOOLS_CALL),
+        ("elicitation-sep1034-client-defaults", ELICITATION_DEFAULTS),
+    ] {
         let (status, report) = run_suite(scenario, idle);
         assert!(
             judge(status, &report, checks).is_err(),
