@@ -19,6 +19,7 @@ use crate::sessions;
 use crate::signal::Signals;
 
 mod background;
+mod mcp_prompt;
 mod resume_checks;
 
 /// `zr run PROMPT`.
@@ -37,7 +38,11 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
             "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
         ));
     }
+    let command = mcp_prompt::parse(&prompt, &args.args)?;
     let project = Project::load(root)?;
+    if let Some(command) = &command {
+        command.check(&project)?;
+    }
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
@@ -45,6 +50,10 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     let mut signals = Signals::install();
     let workspace = open_workspace(&project, chosen, &mut signals).await?;
     warn_servers(&workspace);
+    let prompt = match &command {
+        Some(command) => command.expand(&workspace).await?,
+        None => prompt,
+    };
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     // A new session: nobody else holds its lock, and nothing was left.
     let _running = sessions::RunningMark::acquire(&project.sessions_dir(), agent.session_id())

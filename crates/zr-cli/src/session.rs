@@ -86,6 +86,12 @@ impl Workspace {
         // costs nothing (the same build runs again below with the tools).
         root_config(project, &BTreeMap::new(), Vec::new())?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
+        // On a terminal, servers' forms are asked there; without one, every
+        // form is declined.
+        let (asker, screen) = crate::ask::Asker::for_terminal().unzip();
+        if let Some(asker) = &asker {
+            hub.set_elicitor(Some(asker.clone()));
+        }
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();
         let mut server_tools: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
@@ -129,7 +135,6 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let (asker, screen) = crate::ask::Asker::for_terminal().unzip();
         let mut builtins = BuiltinTools::new(project.root.join(".zr").join("cron.json"));
         if let Some(asker) = &asker {
             builtins = builtins.with_ask_user(asker.clone());

@@ -114,12 +114,29 @@ impl Lease {
         }
     }
 
-    /// Whether the server declared resources in the handshake (then
-    /// [`Lease::tools`] includes its `ListMcpResources` and
-    /// `ReadMcpResource`).
+    /// Whether the server declared resources in the handshake (then,
+    /// when it lists any, [`Lease::tools`] includes its `ListMcpResources`
+    /// and `ReadMcpResource`).
     #[must_use]
     pub fn offers_resources(&self) -> bool {
         self.conn.offers().0
+    }
+
+    /// Whether the server declared resources and lists at least one
+    /// resource or template now: a tool with nothing to act on is not
+    /// offered (as the resolver's R7 does for Skill). A failed listing
+    /// leaves the tools out, with a warning.
+    async fn has_resources(&self) -> bool {
+        if !self.offers_resources() {
+            return false;
+        }
+        match self.conn.resources(self.call_timeout()).await {
+            Ok((resources, templates)) => !resources.is_empty() || !templates.is_empty(),
+            Err(e) => {
+                tracing::warn!(server = %self.config.name, error = %e, "cannot list the resources; ListMcpResources and ReadMcpResource left out");
+                false
+            }
+        }
     }
 
     /// Whether the server declared prompts in the handshake.
@@ -199,7 +216,9 @@ impl Lease {
     }
 
     /// The server's tools as definitions named `mcp__{server}__{tool}`,
-    /// each with a handler that holds a clone of this lease. The list is
+    /// each with a handler that holds a clone of this lease; then, for a
+    /// server that lists resources, its `ListMcpResources` and
+    /// `ReadMcpResource`. The list is
     /// read once and read again after the server announces
     /// `notifications/tools/list_changed`.
     ///
@@ -216,7 +235,7 @@ impl Lease {
                 (m, remote)
             })
             .collect();
-        if self.offers_resources() {
+        if self.has_resources().await {
             for m in resource_tools(server, self.config.deferred) {
                 if tools
                     .iter()

@@ -15,6 +15,7 @@ mod hooks;
 mod init;
 mod inspect;
 mod loopback;
+mod mcp_caps;
 mod mcp_start;
 mod orphans;
 mod permissions;
