@@ -37,7 +37,7 @@ pub(crate) fn resource_tools(server: &ServerName, defer: Option<bool>) -> Vec<Ma
             },
         )
         .with_schema(schema)
-        .with_annotations(annotations.clone())
+        .with_annotations(annotations)
         .with_defer(defer);
         Some(Materialised {
             definition,

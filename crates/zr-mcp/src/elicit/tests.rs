@@ -1,3 +1,5 @@
+//! Forms from schemas: kinds, defaults, typed answers checked.
+
 use serde_json::json;
 
 use super::*;

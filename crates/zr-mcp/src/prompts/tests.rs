@@ -1,3 +1,5 @@
+//! Words bound to a prompt's declared arguments, and the errors.
+
 use super::*;
 
 fn prompt() -> McpPrompt {

@@ -1,3 +1,5 @@
+//! `/server:prompt` commands told apart from plain prompts.
+
 use super::*;
 
 fn words(w: &[&str]) -> Vec<String> {
