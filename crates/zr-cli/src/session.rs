@@ -16,6 +16,7 @@ use zr_tools::BuiltinTools;
 pub(crate) use zr_types::error_chain;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
 
+use crate::ask::Asking;
 use crate::config::{LazySetting, ZrConfig};
 use crate::config_key::{config_key_error, patterns};
 use crate::crash_hook::KillAfter;
@@ -81,14 +82,19 @@ impl Workspace {
         provider: Arc<dyn ModelProvider>,
         model: String,
         family: ModelFamily,
+        asking: Asking,
     ) -> Result<Self, CliError> {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
         root_config(project, &BTreeMap::new(), Vec::new())?;
+        for warning in crate::permission_names::warnings(project) {
+            eprintln!("{warning}");
+        }
+        let web_search = crate::services::web_search(project, &|v| std::env::var(v).ok())?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
-        // On a terminal, servers' forms are asked there; without one, every
-        // form is declined.
-        let (asker, screen) = crate::ask::Asker::for_terminal().unzip();
+        // On a terminal, servers' forms are asked there; without one (or
+        // for `zr cron`, which never asks), every form is declined.
+        let (asker, screen) = asking.asker().unzip();
         if let Some(asker) = &asker {
             hub.set_elicitor(Some(asker.clone()));
         }
@@ -135,7 +141,13 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let mut builtins = BuiltinTools::new(project.root.join(".zr").join("cron.json"));
+        let mut builtins =
+            BuiltinTools::new(project.cron_store()).with_cron_note(crate::services::FIRES_UNDER);
+        builtins =
+            builtins.with_config(Arc::new(crate::config_service::ProjectConfig::new(project)));
+        if let Some(service) = web_search {
+            builtins = builtins.with_web_search(service);
+        }
         if let Some(asker) = &asker {
             builtins = builtins.with_ask_user(asker.clone());
         }
