@@ -114,8 +114,13 @@ impl Client {
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation =
-            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        // Declared only when someone can answer: a capability that could
+        // only decline is not offered (servers then do not list tools
+        // that need it).
+        if self.host.elicitor().is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
         let mut roots = RootsCapabilities::default();
         roots.list_changed = Some(true);
         capabilities.roots = Some(roots);

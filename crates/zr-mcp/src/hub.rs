@@ -57,6 +57,8 @@ impl McpHub {
 
     /// Sets who answers servers' elicitation requests (form mode), on
     /// live connections too; `None`, the default, declines every request.
+    /// The capability is declared in the handshakes made while an
+    /// elicitor is set: set it before the first acquire.
     /// Requests made while only background agents have calls in flight on
     /// the connection are declined without asking.
     pub fn set_elicitor(&self, elicitor: Option<Arc<dyn Elicitor>>) {

@@ -142,7 +142,8 @@
 //!
 //! zr declares, in every handshake:
 //!
-//! - **`elicitation` (form mode).** A server's `elicitation/create` is
+//! - **`elicitation` (form mode)**, when the host set an elicitor before
+//!   connecting (a capability that could only decline is not declared). A server's `elicitation/create` is
 //!   handed, as an [`ElicitationRequest`] (the message and the schema as
 //!   [`FormField`]s: text with a format and length, numbers with a range,
 //!   yes/no, one or several choices, each with its default), to the

@@ -131,15 +131,18 @@ fn a_servers_form_is_filled_in_at_the_terminal_and_can_be_declined() {
 }
 
 #[test]
-fn without_a_terminal_a_servers_form_is_declined() {
+fn without_a_terminal_zr_does_not_offer_to_answer_forms() {
     let p = project();
-    let server = Server::scripted(vec![
-        call("c1", ELICIT, json!({})),
-        anthropic_answer(Some("done"), &[]),
-    ]);
+    let server = Server::scripted(vec![anthropic_answer(Some("done"), &[])]);
     run_against(&p, &server, false, "go");
-    let results = tool_results(&server, 1);
-    assert!(results[0].1.contains("User declined"), "{results:?}");
+    // The server was not told zr can ask, so it lists no tool that needs
+    // a form; its other tools are there.
+    let tools = tool_names(&server, 0);
+    assert!(!tools.iter().any(|t| t == ELICIT), "{tools:?}");
+    assert!(
+        tools.iter().any(|t| t == "mcp__everything__get-roots-list"),
+        "{tools:?}"
+    );
 }
 
 #[test]

@@ -107,16 +107,23 @@ async fn a_form_goes_to_the_elicitor_and_its_answer_back_to_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn background_agents_and_a_host_without_an_elicitor_decline() {
+    // Without an elicitor the capability is not declared: the server
+    // offers no tool that needs it.
+    let idle_marker = marker();
+    let idle = hub(vec![everything("every", &idle_marker)], options());
+    let tools = idle.acquire("every").await.unwrap().tools().await.unwrap();
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.handler.remote_name() == "trigger-elicitation-request")
+    );
+
     let marker = marker();
     let hub = hub(vec![everything("every", &marker)], options());
-    let lease = hub.acquire("every").await.unwrap();
-    let tools = lease.tools().await.unwrap();
-    // Nobody to ask.
-    let out = call_as(&tools, "trigger-elicitation-request", json!({}), false).await;
-    assert!(text_of(&out).contains("User declined"), "{out:?}");
-
     let recorder = Recorder::new(ElicitationAnswer::Cancel);
     hub.set_elicitor(Some(recorder.clone()));
+    let lease = hub.acquire("every").await.unwrap();
+    let tools = lease.tools().await.unwrap();
     // A background agent's call: declined without asking.
     let out = call_as(&tools, "trigger-elicitation-request", json!({}), true).await;
     assert!(text_of(&out).contains("User declined"), "{out:?}");
@@ -124,6 +131,11 @@ async fn background_agents_and_a_host_without_an_elicitor_decline() {
     // A foreground agent's call is asked, and the answer is the elicitor's.
     let out = call_as(&tools, "trigger-elicitation-request", json!({}), false).await;
     assert!(text_of(&out).contains("User cancelled"), "{out:?}");
+    assert_eq!(recorder.asked().len(), 1);
+    // The elicitor removed: declined.
+    hub.set_elicitor(None);
+    let out = call_as(&tools, "trigger-elicitation-request", json!({}), false).await;
+    assert!(text_of(&out).contains("User declined"), "{out:?}");
     assert_eq!(recorder.asked().len(), 1);
 }
 
