@@ -1,5 +1,6 @@
 //! Asking the person at the terminal: the permission question for a call
-//! that the mode and `[permissions]` leave open, and `AskUserQuestion`.
+//! that the mode and `[permissions]` leave open, `AskUserQuestion`, and
+//! MCP servers' forms.
 //!
 //! Only when standard input and standard error are both a terminal; then
 //! one [`Asker`] serves the whole run:
@@ -18,9 +19,14 @@
 //!   resume` tells the model the call was interrupted.
 //!
 //! Background agents never get here: the permission handler denies their
-//! open calls as before (DESIGN section 5), and they have no
-//! AskUserQuestion.
+//! open calls as before (DESIGN section 5), they have no
+//! AskUserQuestion, and zr-mcp declines a server's form when only
+//! background agents have calls in flight.
+//!
+//! The asker is also the MCP hub's elicitor (`elicit.rs`): a server's form
+//! is asked field by field, in the same queue.
 
+mod elicit;
 mod permission;
 mod question;
 

@@ -107,9 +107,14 @@ pub(crate) struct ProviderArgs {
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
     /// What to ask the root agent; `-` reads it from standard input (e.g.
-    /// `git diff | zr run -` with the task in the piped text).
+    /// `git diff | zr run -` with the task in the piped text);
+    /// `/server:prompt` runs an MCP server's prompt, filled with ARGS.
     #[arg(value_name = "PROMPT")]
     pub(crate) prompt: String,
+    /// The arguments of a `/server:prompt`: positional in the prompt's
+    /// declared order, or `name=value`.
+    #[arg(value_name = "ARGS")]
+    pub(crate) args: Vec<String>,
     #[command(flatten)]
     pub(crate) provider: ProviderArgs,
     #[command(flatten)]
@@ -306,6 +311,7 @@ Examples:
   zr run \"Which modules have no tests? Look at each one in parallel.\"
   zr run --json \"Summarise the README\" > events.ndjson
   zr run --provider scripted --script script.json \"Try it offline\"
+  zr run /github:review-pr 1234 focus=security
   zr run -q --model claude-opus-4-1 \"Review the last commit\"
 
 Progress goes to standard error (a live tree on a terminal, lines

@@ -163,6 +163,9 @@ pub(crate) struct McpSettings {
     /// Seconds one tool call may take.
     #[serde(deserialize_with = "at_least_one")]
     pub(crate) call_timeout_secs: Option<u64>,
+    /// The folders servers are told they may work in (MCP roots),
+    /// relative to the project folder; `None`: the project folder.
+    pub(crate) roots: Option<Vec<PathBuf>>,
 }
 
 /// `[model]`.

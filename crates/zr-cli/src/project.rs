@@ -128,12 +128,24 @@ impl Project {
     }
 
     /// The MCP hub's options: servers work in the project folder, with
-    /// `[mcp]`'s time limits.
+    /// `[mcp]`'s time limits and roots (each relative to the project
+    /// folder, `..` resolved when the folder exists).
     pub(crate) fn hub_options(&self) -> zr_mcp::HubOptions {
         let mcp = &self.config.mcp;
         let secs =
             |value: Option<u64>, default| std::time::Duration::from_secs(value.unwrap_or(default));
+        let roots = match &mcp.roots {
+            None => vec![self.root.clone()],
+            Some(roots) => roots
+                .iter()
+                .map(|r| {
+                    let path = self.root.join(r);
+                    std::fs::canonicalize(&path).unwrap_or(path)
+                })
+                .collect(),
+        };
         zr_mcp::HubOptions::new(&self.root)
+            .with_roots(roots)
             .with_connect_timeout(secs(
                 mcp.connect_timeout_secs,
                 crate::config::DEFAULT_CONNECT_TIMEOUT_SECS,

@@ -20,6 +20,7 @@ use crate::signal::Signals;
 use crate::telemetry;
 
 mod background;
+mod mcp_prompt;
 pub(crate) mod resume_checks;
 
 /// `zr run PROMPT`.
@@ -38,16 +39,26 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
             "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
         ));
     }
+    let command = mcp_prompt::parse(&prompt, &args.args)?;
     let project = Project::load(root)?;
+    if let Some(command) = &command {
+        command.check(&project)?;
+    }
     let telemetry = telemetry::start(&project, &|v| std::env::var(v).ok());
     telemetry::init_logging(telemetry.as_ref());
-    let outcome = run_loaded(&project, prompt, args).await;
+    let outcome = run_loaded(&project, prompt, command.as_ref(), args).await;
     telemetry::finish(telemetry).await;
     outcome
 }
 
-/// `zr run` once the project is loaded and logging started.
-async fn run_loaded(project: &Project, prompt: String, args: &RunArgs) -> Result<u8, CliError> {
+/// `zr run` once the project is loaded and logging started; `command` is
+/// a `/server:prompt` the prompt named.
+async fn run_loaded(
+    project: &Project,
+    prompt: String,
+    command: Option<&mcp_prompt::PromptCommand>,
+    args: &RunArgs,
+) -> Result<u8, CliError> {
     warn_diagnostics(project);
     let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
@@ -55,6 +66,10 @@ async fn run_loaded(project: &Project, prompt: String, args: &RunArgs) -> Result
     let mut signals = Signals::install();
     let workspace = open_workspace(project, chosen, Asking::OnTerminal, &mut signals).await?;
     warn_servers(&workspace);
+    let prompt = match command {
+        Some(command) => command.expand(&workspace).await?,
+        None => prompt,
+    };
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     // A new session: nobody else holds its lock, and nothing was left.
     let _running = sessions::RunningMark::acquire(&project.sessions_dir(), agent.session_id())

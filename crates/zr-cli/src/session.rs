@@ -92,6 +92,12 @@ impl Workspace {
         }
         let web_search = crate::services::web_search(project, &|v| std::env::var(v).ok())?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
+        // On a terminal, servers' forms are asked there; without one (or
+        // for `zr cron`, which never asks), every form is declined.
+        let (asker, screen) = asking.asker().unzip();
+        if let Some(asker) = &asker {
+            hub.set_elicitor(Some(asker.clone()));
+        }
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();
         let mut server_tools: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
@@ -135,7 +141,6 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let (asker, screen) = asking.asker().unzip();
         let mut builtins =
             BuiltinTools::new(project.cron_store()).with_cron_note(crate::services::FIRES_UNDER);
         builtins =

@@ -254,7 +254,8 @@ async fn run_handler(
         agent.id.clone(),
         agent.cwd.clone(),
         runtime.settings().env.clone(),
-    );
+    )
+    .with_background(agent.background);
     let effects = runtime.effects();
     // The call itself inside the caught future: a handler may panic while
     // making its future, before any poll.

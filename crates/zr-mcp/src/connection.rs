@@ -7,7 +7,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, JsonObject,
+    Prompt, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -21,6 +24,7 @@ use crate::child::{self, StderrTail};
 use crate::client::Client;
 use crate::config::{HttpConfig, ServerConfig, TransportConfig, http_header};
 use crate::error::McpError;
+use crate::host::{Caller, Host};
 use crate::options::HubOptions;
 use zr_process::ProcessGroup;
 
@@ -69,9 +73,10 @@ impl Connection {
     pub(crate) async fn connect(
         config: &ServerConfig,
         options: &HubOptions,
+        host: &Arc<Host>,
     ) -> Result<Self, McpError> {
         let server = config.name.clone();
-        let client = Client::new(server.clone(), options.identity());
+        let client = Client::new(server.clone(), options.identity(), Arc::clone(host));
         let timeout_ms = millis(options.connect_timeout);
         let timed_out = |stderr| McpError::ConnectTimeout {
             server: server.clone(),
@@ -221,18 +226,100 @@ impl Connection {
         Ok(tools)
     }
 
-    /// Calls `tool` with `arguments`, unchanged.
+    /// Calls `tool` with `arguments`, unchanged; `caller` is counted as
+    /// having a call in flight until it ends (for elicitation).
     pub(crate) async fn call(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
         timeout: Duration,
+        caller: Option<Caller>,
     ) -> Result<CallToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let method = format!("tools/call {tool}");
+        let _in_flight = self.service.service().in_flight().enter(caller);
         self.request(&method, timeout, self.service.peer().call_tool(params))
             .await
+    }
+
+    /// Whether the server declared resources, and prompts, in the handshake.
+    pub(crate) fn offers(&self) -> (bool, bool) {
+        self.service
+            .peer()
+            .peer_info()
+            .map_or((false, false), |info| {
+                (
+                    info.capabilities.resources.is_some(),
+                    info.capabilities.prompts.is_some(),
+                )
+            })
+    }
+
+    /// Every resource and resource template the server lists.
+    pub(crate) async fn resources(
+        &self,
+        timeout: Duration,
+    ) -> Result<(Vec<Resource>, Vec<ResourceTemplate>), McpError> {
+        let peer = self.service.peer();
+        let resources = self
+            .request("resources/list", timeout, peer.list_all_resources())
+            .await?;
+        let templates = self
+            .request(
+                "resources/templates/list",
+                timeout,
+                peer.list_all_resource_templates(),
+            )
+            .await
+            .unwrap_or_else(|e| {
+                tracing::debug!(server = %self.server, error = %e, "no resource templates");
+                Vec::new()
+            });
+        Ok((resources, templates))
+    }
+
+    /// Reads the resource `uri`.
+    pub(crate) async fn read_resource(
+        &self,
+        uri: &str,
+        timeout: Duration,
+    ) -> Result<ReadResourceResult, McpError> {
+        let params = ReadResourceRequestParams::new(uri.to_owned());
+        let method = format!("resources/read {uri}");
+        self.request(&method, timeout, self.service.read_resource(params))
+            .await
+    }
+
+    /// Every prompt the server lists.
+    pub(crate) async fn prompts(&self, timeout: Duration) -> Result<Vec<Prompt>, McpError> {
+        self.request(
+            "prompts/list",
+            timeout,
+            self.service.peer().list_all_prompts(),
+        )
+        .await
+    }
+
+    /// The prompt `name` with `arguments`.
+    pub(crate) async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        timeout: Duration,
+    ) -> Result<GetPromptResult, McpError> {
+        let mut params = GetPromptRequestParams::new(name.to_owned());
+        params.arguments = Some(arguments);
+        let method = format!("prompts/get {name}");
+        self.request(&method, timeout, self.service.get_prompt(params))
+            .await
+    }
+
+    /// Tells the server that the roots changed.
+    pub(crate) async fn roots_changed(&self) {
+        if let Err(e) = self.service.peer().notify_roots_list_changed().await {
+            tracing::debug!(server = %self.server, error = %e, "roots/list_changed not sent");
+        }
     }
 
     /// Runs one request with a time limit, failing it as soon as the server

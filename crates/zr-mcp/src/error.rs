@@ -346,6 +346,37 @@ pub enum McpError {
         #[source]
         source: serde_json::Error,
     },
+    /// The server lists no prompt of that name.
+    #[error("MCP server '{server}' has no prompt '{prompt}'{}", known_note(known))]
+    UnknownPrompt {
+        /// The server.
+        server: ServerName,
+        /// The name asked for.
+        prompt: String,
+        /// The prompts it has, in its order.
+        known: Vec<String>,
+    },
+    /// The arguments given do not fit the prompt's declared ones.
+    #[error("prompt '/{server}:{prompt}': {problem}; usage: {usage}")]
+    PromptArguments {
+        /// The server.
+        server: ServerName,
+        /// The prompt.
+        prompt: String,
+        /// What is wrong (a missing required argument, an unknown name,
+        /// one argument too many).
+        problem: String,
+        /// `/server:prompt <required> [optional]`.
+        usage: String,
+    },
+}
+
+fn known_note(known: &[String]) -> String {
+    if known.is_empty() {
+        "; it has no prompts".to_owned()
+    } else {
+        format!("; it has: {}", known.join(", "))
+    }
 }
 
 fn scope_note(scope: Option<&str>) -> String {

@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
+use std::path::PathBuf;
+
 use crate::config::{McpConfig, ServerConfig};
+use crate::elicit::Elicitor;
 use crate::error::McpError;
 use crate::lease::{Lease, McpTool};
 use crate::options::HubOptions;
@@ -50,6 +53,35 @@ impl McpHub {
     #[must_use]
     pub fn options(&self) -> &HubOptions {
         self.pool.options()
+    }
+
+    /// Sets who answers servers' elicitation requests (form mode), on
+    /// live connections too; `None`, the default, declines every request.
+    /// The capability is declared in the handshakes made while an
+    /// elicitor is set: set it before the first acquire.
+    /// Requests made while only background agents have calls in flight on
+    /// the connection are declined without asking.
+    pub fn set_elicitor(&self, elicitor: Option<Arc<dyn Elicitor>>) {
+        self.pool.host().set_elicitor(elicitor);
+    }
+
+    /// Replaces the roots servers are told (`roots/list`), and sends
+    /// `notifications/roots/list_changed` to every live connection when
+    /// they changed.
+    pub async fn set_roots(&self, roots: Vec<PathBuf>) {
+        if !self.pool.host().set_roots(roots) {
+            return;
+        }
+        // A notification each: written, never waited on for an answer.
+        for conn in self.pool.live() {
+            conn.roots_changed().await;
+        }
+    }
+
+    /// The roots servers are told now.
+    #[must_use]
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.pool.host().roots()
     }
 
     /// A lease on the configured server `server`, connecting if needed.

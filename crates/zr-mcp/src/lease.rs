@@ -12,8 +12,11 @@ use zr_types::{
 use crate::config::ServerConfig;
 use crate::connection::Connection;
 use crate::error::McpError;
+use crate::host::Caller;
 use crate::materialise::materialise;
 use crate::pool::{Grant, HubRef};
+use crate::prompts::{McpPrompt, PromptMessage, messages};
+use crate::resources::{LIST_RESOURCES, listing, read, resource_tools};
 use crate::result::map_result;
 
 /// A counted share of one server connection.
@@ -100,14 +103,122 @@ impl Lease {
         Some(grant.map(|grant| Lease::new(grant, self.config.clone())))
     }
 
-    /// Whether the server currently lists a tool named `remote`.
-    async fn has_tool(&self, remote: &str) -> Result<bool, McpError> {
-        let listed = self.conn.tools(self.call_timeout()).await?;
-        Ok(listed.iter().any(|tool| tool.name.as_ref() == remote))
+    /// Whether the server currently offers what `remote` reaches.
+    async fn has(&self, remote: &Remote) -> Result<bool, McpError> {
+        match remote {
+            Remote::Tool(name) => {
+                let listed = self.conn.tools(self.call_timeout()).await?;
+                Ok(listed.iter().any(|tool| tool.name.as_ref() == name))
+            }
+            Remote::ListResources | Remote::ReadResource => Ok(self.conn.offers().0),
+        }
+    }
+
+    /// Whether the server declared resources in the handshake (then,
+    /// when it lists any, [`Lease::tools`] includes its `ListMcpResources`
+    /// and `ReadMcpResource`).
+    #[must_use]
+    pub fn offers_resources(&self) -> bool {
+        self.conn.offers().0
+    }
+
+    /// Whether the server declared resources and lists at least one
+    /// resource or template now: a tool with nothing to act on is not
+    /// offered (as the resolver's R7 does for Skill). A failed listing
+    /// leaves the tools out, with a warning.
+    async fn has_resources(&self) -> bool {
+        if !self.offers_resources() {
+            return false;
+        }
+        match self.conn.resources(self.call_timeout()).await {
+            Ok((resources, templates)) => !resources.is_empty() || !templates.is_empty(),
+            Err(e) => {
+                tracing::warn!(server = %self.config.name, error = %e, "cannot list the resources; ListMcpResources and ReadMcpResource left out");
+                false
+            }
+        }
+    }
+
+    /// Whether the server declared prompts in the handshake.
+    #[must_use]
+    pub fn offers_prompts(&self) -> bool {
+        self.conn.offers().1
+    }
+
+    /// The server's resources and URI templates, one line each, as the
+    /// `ListMcpResources` tool answers.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lease::call`].
+    pub async fn list_resources(&self) -> Result<ToolOutput, McpError> {
+        let (resources, templates) = self.conn.resources(self.call_timeout()).await?;
+        Ok(listing(
+            &self.config.name,
+            &resources,
+            &templates,
+            self.max_result_bytes(),
+        ))
+    }
+
+    /// Reads the resource `uri`, as the `ReadMcpResource` tool answers:
+    /// text with a line naming the resource, images, notes for other
+    /// binary data.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lease::call`]; an unknown URI is [`McpError::Refused`].
+    pub async fn read_resource(&self, uri: &str) -> Result<ToolOutput, McpError> {
+        let result = self.conn.read_resource(uri, self.call_timeout()).await?;
+        Ok(read(result, self.max_result_bytes()))
+    }
+
+    /// The server's prompts, in its order (none when it declared no
+    /// prompts).
+    ///
+    /// # Errors
+    ///
+    /// As [`Lease::call`].
+    pub async fn prompts(&self) -> Result<Vec<McpPrompt>, McpError> {
+        if !self.offers_prompts() {
+            return Ok(Vec::new());
+        }
+        let prompts = self.conn.prompts(self.call_timeout()).await?;
+        Ok(prompts.iter().map(McpPrompt::of).collect())
+    }
+
+    /// The prompt `name` filled with `words` ([`McpPrompt::bind`]: `name=value`
+    /// or positional, in declared order), as messages of text.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::UnknownPrompt`] (naming the prompts it has),
+    /// [`McpError::PromptArguments`], else as [`Lease::call`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        words: &[String],
+    ) -> Result<Vec<PromptMessage>, McpError> {
+        let prompts = self.prompts().await?;
+        let Some(prompt) = prompts.iter().find(|p| p.name == name) else {
+            return Err(McpError::UnknownPrompt {
+                server: self.config.name.clone(),
+                prompt: name.to_owned(),
+                known: prompts.into_iter().map(|p| p.name).collect(),
+            });
+        };
+        let arguments = prompt.bind(&self.config.name, words)?;
+        let result = self
+            .conn
+            .get_prompt(name, arguments, self.call_timeout())
+            .await?;
+        Ok(messages(result))
     }
 
     /// The server's tools as definitions named `mcp__{server}__{tool}`,
-    /// each with a handler that holds a clone of this lease. The list is
+    /// each with a handler that holds a clone of this lease; then, for a
+    /// server that lists resources, its `ListMcpResources` and
+    /// `ReadMcpResource`. The list is
     /// read once and read again after the server announces
     /// `notifications/tools/list_changed`.
     ///
@@ -116,13 +227,37 @@ impl Lease {
     /// The listing failed or timed out, or the connection is gone.
     pub async fn tools(&self) -> Result<Vec<McpTool>, McpError> {
         let listed = self.conn.tools(self.call_timeout()).await?;
-        let tools = materialise(&self.config.name, self.config.deferred, &listed);
-        Ok(tools
+        let server = &self.config.name;
+        let mut tools: Vec<_> = materialise(server, self.config.deferred, &listed)
             .into_iter()
             .map(|m| {
+                let remote = Remote::Tool(m.remote_name.clone());
+                (m, remote)
+            })
+            .collect();
+        if self.has_resources().await {
+            for m in resource_tools(server, self.config.deferred) {
+                if tools
+                    .iter()
+                    .any(|(t, _)| t.definition.name == m.definition.name)
+                {
+                    tracing::warn!(server = %server, tool = %m.definition.name, "the server has a tool of that name; zr's resource tool left out");
+                    continue;
+                }
+                let remote = if m.remote_name == LIST_RESOURCES {
+                    Remote::ListResources
+                } else {
+                    Remote::ReadResource
+                };
+                tools.push((m, remote));
+            }
+        }
+        Ok(tools
+            .into_iter()
+            .map(|(m, remote)| {
                 let handler = McpToolHandler {
                     name: m.definition.name.clone(),
-                    remote: m.remote_name,
+                    remote,
                     lease: Mutex::new(Arc::new(self.clone())),
                 };
                 McpTool {
@@ -147,6 +282,17 @@ impl Lease {
     /// [`McpError::HubDropped`] when the connection is gone, and
     /// [`McpError::Request`] for any other transport failure.
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolOutput, McpError> {
+        self.call_from(tool, arguments, None).await
+    }
+
+    /// [`Lease::call`] made by `caller` (counted as in flight, for
+    /// elicitation).
+    async fn call_from(
+        &self,
+        tool: &str,
+        arguments: Value,
+        caller: Option<Caller>,
+    ) -> Result<ToolOutput, McpError> {
         let arguments = match arguments {
             Value::Object(map) => Some(map),
             Value::Null => None,
@@ -156,7 +302,10 @@ impl Lease {
                 )));
             }
         };
-        let result = self.conn.call(tool, arguments, self.call_timeout()).await?;
+        let result = self
+            .conn
+            .call(tool, arguments, self.call_timeout(), caller)
+            .await?;
         Ok(map_result(result, self.max_result_bytes()))
     }
 }
@@ -212,10 +361,21 @@ pub struct McpTool {
 #[derive(Debug)]
 pub struct McpToolHandler {
     name: ToolName,
-    remote: String,
+    remote: Remote,
     /// The current lease; replaced (never held across an await) when the
     /// server is restarted.
     lease: Mutex<Arc<Lease>>,
+}
+
+/// What a handler reaches on its server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Remote {
+    /// The server's tool of that name.
+    Tool(String),
+    /// `resources/list` (and the templates).
+    ListResources,
+    /// `resources/read`.
+    ReadResource,
 }
 
 /// Why a handler could not get a live lease for a call.
@@ -229,10 +389,15 @@ enum Stale {
 }
 
 impl McpToolHandler {
-    /// The tool's name on its server.
+    /// The tool's name on its server (`ListMcpResources` and
+    /// `ReadMcpResource` for zr's resource tools).
     #[must_use]
     pub fn remote_name(&self) -> &str {
-        &self.remote
+        match &self.remote {
+            Remote::Tool(name) => name,
+            Remote::ListResources => LIST_RESOURCES,
+            Remote::ReadResource => crate::resources::READ_RESOURCE,
+        }
     }
 
     /// The namespaced name.
@@ -258,14 +423,14 @@ impl McpToolHandler {
             return Ok(current);
         };
         let fresh = Arc::new(fresh.map_err(Stale::Restart)?);
-        tracing::info!(server = %fresh.server(), tool = %self.remote, "MCP connection was gone; handler moved to the restarted server");
+        tracing::info!(server = %fresh.server(), tool = %self.remote_name(), "MCP connection was gone; handler moved to the restarted server");
         let replaced = {
             let mut slot = self.lease.lock().unwrap_or_else(PoisonError::into_inner);
             Arc::ptr_eq(&slot, &current).then(|| std::mem::replace(&mut *slot, Arc::clone(&fresh)))
         };
         // The old lease is released outside the handler's lock.
         drop(replaced);
-        match fresh.has_tool(&self.remote).await {
+        match fresh.has(&self.remote).await {
             Ok(true) => Ok(fresh),
             Ok(false) => Err(Stale::ToolGone(fresh.server().clone())),
             Err(e) => Err(Stale::Listing(e)),
@@ -295,7 +460,7 @@ impl ToolHandler for McpToolHandler {
     fn call<'a>(
         &'a self,
         call: ToolCall,
-        _ctx: ToolContext,
+        ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let lease = match self.live_lease().await {
@@ -303,7 +468,7 @@ impl ToolHandler for McpToolHandler {
                 Err(Stale::ToolGone(server)) => {
                     return Ok(ToolOutput::error(format!(
                         "MCP server '{server}' was restarted and no longer has the tool '{}'",
-                        self.remote
+                        self.remote_name()
                     )));
                 }
                 Err(Stale::Restart(e)) => {
@@ -314,7 +479,20 @@ impl ToolHandler for McpToolHandler {
                 }
                 Err(Stale::Listing(e)) => return answer(call.name, Err(e)),
             };
-            let result = lease.call(&self.remote, call.input).await;
+            let caller = Caller {
+                agent: ctx.agent,
+                background: ctx.background,
+            };
+            let result = match &self.remote {
+                Remote::Tool(remote) => lease.call_from(remote, call.input, Some(caller)).await,
+                Remote::ListResources => lease.list_resources().await,
+                Remote::ReadResource => match call.input.get("uri").and_then(Value::as_str) {
+                    Some(uri) => lease.read_resource(uri).await,
+                    None => Ok(ToolOutput::error(
+                        "the input needs 'uri': the resource's URI, as ListMcpResources lists it",
+                    )),
+                },
+            };
             answer(call.name, result)
         })
     }

@@ -155,12 +155,59 @@
 //! the code exchange, the tokens into the [`TokenStore`] (one file per
 //! server and URL, mode 0600). No token is ever logged or put in an error.
 //!
+//! # Client capabilities
+//!
+//! zr declares, in every handshake:
+//!
+//! - **`elicitation` (form mode)**, when the host set an elicitor before
+//!   connecting (a capability that could only decline is not declared). A server's `elicitation/create` is
+//!   handed, as an [`ElicitationRequest`] (the message and the schema as
+//!   [`FormField`]s: text with a format and length, numbers with a range,
+//!   yes/no, one or several choices, each with its default), to the
+//!   [`Elicitor`] the host set with [`McpHub::set_elicitor`]; its
+//!   [`ElicitationAnswer`] (accept with values, decline, cancel) goes back.
+//!   Declined without asking: when no elicitor is set, when every call in
+//!   flight on the connection comes from a background agent
+//!   ([`ToolContext::background`](zr_types::ToolContext::background)),
+//!   and any URL-mode request. [`FormField::read`] turns a typed answer
+//!   into the field's value, so every host checks answers alike.
+//! - **`roots` (with `listChanged`).** `roots/list` answers the hub's
+//!   roots as `file://` URIs ([`HubOptions::roots`], the working folder by
+//!   default); [`McpHub::set_roots`] changes them and sends
+//!   `notifications/roots/list_changed` to every live connection.
+//! - `tools/list_changed` is acted on as described under Tools.
+//!
+//! Sampling is not declared (see `docs/decisions.md`).
+//!
+//! # Resources and prompts
+//!
+//! A server that declares `resources` and lists at least one resource or
+//! URI template gets two more tools in [`Lease::tools`] (a server with
+//! nothing to read gets none, as the resolver's R7 leaves out what has
+//! nothing to act on), read-only connection tools of that server:
+//! `mcp__{server}__ListMcpResources` (no input: one line per resource,
+//! `URI - name (MIME): description`, then the URI templates) and
+//! `mcp__{server}__ReadMcpResource` (`{"uri": ...}`: the contents mapped as
+//! embedded resources are, under the same size limit). Being the server's
+//! own tools, they reach exactly the agents that get its tools, and
+//! `mcp__{server}` patterns cover them. A server tool of the same name
+//! wins (ours is left out, with a warning).
+//!
+//! [`Lease::prompts`] lists a server's prompts ([`McpPrompt`], with its
+//! declared arguments); [`Lease::get_prompt`] binds words to them
+//! ([`McpPrompt::bind`]: `name=value`, else positional in declared order;
+//! a missing required argument, an extra word or a repeated name is
+//! [`McpError::PromptArguments`] with the usage line) and returns the
+//! messages as text.
+//!
 //! # Conformance
 //!
 //! The `zr-mcp-conformance` binary is a small client for the MCP
 //! conformance suite: `conformance client --command zr-mcp-conformance
 //! --scenario initialize`. The integration tests run every client
-//! scenario of the pinned suite, the `auth/*` ones through [`login`].
+//! scenario of the pinned suite, the `auth/*` ones through [`login`], and
+//! `elicitation-sep1034-client-defaults` with its form accepted with every
+//! field's default.
 
 mod auth;
 mod bounded;
@@ -168,19 +215,26 @@ mod child;
 mod client;
 mod config;
 mod connection;
+mod elicit;
 mod error;
+mod host;
 mod hub;
 mod lease;
 mod materialise;
 mod options;
 mod pool;
+mod prompts;
+mod resources;
 mod result;
 
 pub use auth::login::{DEFAULT_LOGIN_TIMEOUT, LoginOptions, LoginOutcome, LoginPrompt, login};
 pub use auth::settings::{KeySource, OAuthSettings, PrivateKey};
 pub use auth::store::{CONFIG_DIR_ENV, TokenStore};
 pub use config::{HttpConfig, McpConfig, ServerConfig, StdioConfig, TransportConfig};
+pub use elicit::{Choice, ElicitationAnswer, ElicitationRequest, Elicitor, FieldKind, FormField};
 pub use error::{BoxError, ConfigError, McpError};
 pub use hub::McpHub;
 pub use lease::{Lease, McpTool, McpToolHandler};
 pub use options::HubOptions;
+pub use prompts::{McpPrompt, PromptArgument, PromptMessage, PromptRole};
+pub use resources::{LIST_RESOURCES, READ_RESOURCE};

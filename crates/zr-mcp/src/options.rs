@@ -50,6 +50,10 @@ pub struct HubOptions {
     /// gets its token (refreshed when it expires). `None` (the default)
     /// sends no stored token.
     pub tokens: Option<TokenStore>,
+    /// The folders servers are told they may work in (`roots/list`), at
+    /// the start; [`McpHub::set_roots`](crate::McpHub::set_roots) changes
+    /// them. Default: `cwd`.
+    pub roots: Vec<PathBuf>,
 }
 
 impl HubOptions {
@@ -61,13 +65,15 @@ impl HubOptions {
             .iter()
             .filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?)))
             .collect();
+        let cwd: PathBuf = cwd.into();
         Self {
+            roots: vec![cwd.clone()],
             grace: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(5),
             call_timeout: DEFAULT_CALL_TIMEOUT,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             max_message_bytes: 64 * 1024 * 1024,
-            cwd: cwd.into(),
+            cwd,
             base_env,
             client_name: "zr".to_owned(),
             client_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -128,6 +134,13 @@ impl HubOptions {
     /// These options without the token store (a login's probe).
     pub(crate) fn without_tokens(self) -> Self {
         self.with_tokens(None)
+    }
+
+    /// Sets the roots servers are told at the start.
+    #[must_use]
+    pub fn with_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.roots = roots;
+        self
     }
 
     pub(crate) fn identity(&self) -> ClientIdentity {

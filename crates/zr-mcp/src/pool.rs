@@ -12,6 +12,7 @@ use zr_types::ServerName;
 use crate::config::ServerConfig;
 use crate::connection::Connection;
 use crate::error::McpError;
+use crate::host::Host;
 use crate::options::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, HubOptions};
 
 /// Every connection of one hub, by connection key. Dropping it stops every
@@ -19,6 +20,7 @@ use crate::options::{DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, HubOptions}
 #[derive(Debug)]
 pub(crate) struct Pool {
     options: HubOptions,
+    host: Arc<Host>,
     slots: Mutex<HashMap<u64, Slot>>,
     generations: AtomicU64,
 }
@@ -69,6 +71,7 @@ impl Pool {
     /// An empty pool connecting with `options`.
     pub(crate) fn new(options: HubOptions) -> Self {
         Self {
+            host: Arc::new(Host::new(options.roots.clone())),
             options,
             slots: Mutex::new(HashMap::new()),
             generations: AtomicU64::new(0),
@@ -78,6 +81,19 @@ impl Pool {
     /// The options.
     pub(crate) fn options(&self) -> &HubOptions {
         &self.options
+    }
+
+    /// The host's side every connection reads.
+    pub(crate) fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
+    /// The live connections, in no particular order.
+    pub(crate) fn live(&self) -> Vec<Arc<Connection>> {
+        self.slots()
+            .values()
+            .filter_map(|slot| slot.live.as_ref().map(|l| Arc::clone(&l.conn)))
+            .collect()
     }
 
     /// A share of the connection of `config`'s key, connecting if needed
@@ -107,7 +123,7 @@ impl Pool {
         } {
             return Ok(grant);
         }
-        let conn = Arc::new(Connection::connect(config, &self.options).await?);
+        let conn = Arc::new(Connection::connect(config, &self.options, &self.host).await?);
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);
         let replaced = {
             let mut slots = self.slots();

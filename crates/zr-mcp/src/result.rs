@@ -36,7 +36,7 @@ fn binary_note(kind: &str, mime: &str, data: &str) -> String {
     }
 }
 
-fn map_block(block: ContentBlock) -> ToolResultContent {
+pub(crate) fn map_block(block: ContentBlock) -> ToolResultContent {
     match block {
         ContentBlock::Text(t) => text(t.text),
         ContentBlock::Image(image) => ToolResultContent::Image {
@@ -46,39 +46,7 @@ fn map_block(block: ContentBlock) -> ToolResultContent {
             },
         },
         ContentBlock::Audio(audio) => text(binary_note("audio", &audio.mime_type, &audio.data)),
-        ContentBlock::Resource(embedded) => match embedded.resource {
-            ResourceContents::TextResourceContents {
-                uri,
-                mime_type,
-                text: body,
-                ..
-            } => text(format!(
-                "[resource {uri}{}]\n{body}",
-                mime_type.map(|m| format!(" ({m})")).unwrap_or_default()
-            )),
-            ResourceContents::BlobResourceContents {
-                uri,
-                mime_type,
-                blob,
-                ..
-            } => {
-                let mime = mime_type.unwrap_or_else(|| "application/octet-stream".to_owned());
-                if mime.starts_with("image/") {
-                    ToolResultContent::Image {
-                        source: ImageSource::Base64 {
-                            media_type: mime,
-                            data: blob,
-                        },
-                    }
-                } else {
-                    text(binary_note(&format!("resource {uri}"), &mime, &blob))
-                }
-            }
-            other => text(format!(
-                "[resource of an unknown kind: {}]",
-                serde_json::to_string(&other).unwrap_or_default()
-            )),
-        },
+        ContentBlock::Resource(embedded) => map_resource(embedded.resource),
         ContentBlock::ResourceLink(link) => {
             let mut note = format!("[resource link: {} {}", link.name, link.uri);
             if let Some(mime) = &link.mime_type {
@@ -92,6 +60,44 @@ fn map_block(block: ContentBlock) -> ToolResultContent {
         }
         other => text(format!(
             "[content of an unknown kind: {}]",
+            serde_json::to_string(&other).unwrap_or_default()
+        )),
+    }
+}
+
+/// A resource's contents: text with a header naming it, an image, or a
+/// note for other binary data.
+pub(crate) fn map_resource(resource: ResourceContents) -> ToolResultContent {
+    match resource {
+        ResourceContents::TextResourceContents {
+            uri,
+            mime_type,
+            text: body,
+            ..
+        } => text(format!(
+            "[resource {uri}{}]\n{body}",
+            mime_type.map(|m| format!(" ({m})")).unwrap_or_default()
+        )),
+        ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            ..
+        } => {
+            let mime = mime_type.unwrap_or_else(|| "application/octet-stream".to_owned());
+            if mime.starts_with("image/") {
+                ToolResultContent::Image {
+                    source: ImageSource::Base64 {
+                        media_type: mime,
+                        data: blob,
+                    },
+                }
+            } else {
+                text(binary_note(&format!("resource {uri}"), &mime, &blob))
+            }
+        }
+        other => text(format!(
+            "[resource of an unknown kind: {}]",
             serde_json::to_string(&other).unwrap_or_default()
         )),
     }
@@ -114,7 +120,7 @@ fn size(block: &ToolResultContent) -> usize {
 /// does not fit at a character boundary, and replaces any other block that
 /// does not fit by a one-line description. Appends a note when anything was
 /// cut.
-fn bound(blocks: Vec<ToolResultContent>, max_bytes: usize) -> Vec<ToolResultContent> {
+pub(crate) fn bound(blocks: Vec<ToolResultContent>, max_bytes: usize) -> Vec<ToolResultContent> {
     let total: usize = blocks.iter().map(size).sum();
     if total <= max_bytes {
         return blocks;

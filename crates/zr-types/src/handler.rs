@@ -55,6 +55,10 @@ pub struct ToolContext {
     /// The environment of child processes: only these variables, never the
     /// host's whole environment.
     pub env: BTreeMap<String, String>,
+    /// Whether the agent runs in the background, where nobody can be asked
+    /// (a handler that would ask the user, such as an MCP server's
+    /// elicitation, declines instead). `false` from [`ToolContext::new`].
+    pub background: bool,
 }
 
 impl ToolContext {
@@ -71,7 +75,15 @@ impl ToolContext {
             agent,
             cwd,
             env,
+            background: false,
         }
+    }
+
+    /// The same context for an agent that runs in the background, or not.
+    #[must_use]
+    pub fn with_background(mut self, background: bool) -> Self {
+        self.background = background;
+        self
     }
 }
 

@@ -36,6 +36,8 @@ struct Connected {
     protocol: Option<String>,
     implementation: Option<(String, String)>,
     tools: Vec<Arc<ToolDefinition>>,
+    /// Each prompt's `zr run` usage (`/server:name <required> [optional]`).
+    prompts: Vec<String>,
 }
 
 /// `zr mcp list`: exit 0 when every server connects or only needs a login
@@ -59,7 +61,9 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
                     let failed = |e: &zr_mcp::McpError| Failure::of(project, server, e);
                     let lease = hub.acquire(&name).await.map_err(|e| failed(&e))?;
                     let tools = lease.tools().await.map_err(|e| failed(&e))?;
+                    let prompts = lease.prompts().await.map_err(|e| failed(&e))?;
                     Ok(Connected {
+                        prompts: prompts.iter().map(|p| p.usage(&server.name)).collect(),
                         protocol: lease.protocol_version(),
                         implementation: lease.server_implementation(),
                         tools: tools.into_iter().map(|t| t.definition).collect(),
@@ -197,6 +201,10 @@ fn text(project: &Project, statuses: &[Status], deferred: &BTreeSet<String>) -> 
                 let body = table(&["", ""], &rows);
                 // Skip the empty header line.
                 out.extend(body.lines().skip(1).map(|l| format!("{l}\n")));
+                if !c.prompts.is_empty() {
+                    out.push_str(&format!("  prompts ({}, zr run ...):\n", c.prompts.len()));
+                    out.extend(c.prompts.iter().map(|p| format!("    {p}\n")));
+                }
             }
             Err(failure) if failure.needs_login => {
                 out.push_str(&format!(
@@ -249,6 +257,7 @@ fn json_of(statuses: &[Status], deferred: &BTreeSet<String>) -> String {
                             })
                         })
                         .collect();
+                    v["prompts"] = c.prompts.clone().into();
                 }
                 Err(failure) => {
                     v["status"] = if failure.needs_login {

@@ -17,6 +17,7 @@ mod hooks;
 mod init;
 mod inspect;
 mod loopback;
+mod mcp_caps;
 mod mcp_start;
 mod oauth;
 mod orphans;

@@ -10,6 +10,9 @@
 //! - `sse-retry`: calls `test_reconnection` (its answer arrives only after
 //!   the client reconnects to the event stream);
 //! - `auth/*`: calls every listed tool with `{}`;
+//! - `elicitation-sep1034-client-defaults`: calls
+//!   `test_client_elicitation_defaults`, whose server asks a form; the
+//!   client's elicitor accepts it with every field's default (SEP-1034);
 //! - any other scenario: calls nothing.
 //!
 //! OAuth goes through zr-mcp as `zr mcp login` does: a server that answers
@@ -29,12 +32,26 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use zr_mcp::{
-    HttpConfig, HubOptions, LoginOptions, McpConfig, McpError, McpHub, OAuthSettings, PrivateKey,
-    ServerConfig, TokenStore, TransportConfig, login,
+    ElicitationAnswer, ElicitationRequest, Elicitor, HttpConfig, HubOptions, LoginOptions,
+    McpConfig, McpError, McpHub, OAuthSettings, PrivateKey, ServerConfig, TokenStore,
+    TransportConfig, login,
 };
-use zr_types::ServerName;
+use zr_types::{BoxFuture, ServerName};
+
+/// Accepts every form as offered: each field's default.
+#[derive(Debug)]
+struct AcceptDefaults;
+
+impl Elicitor for AcceptDefaults {
+    fn elicit<'a>(&'a self, request: &'a ElicitationRequest) -> BoxFuture<'a, ElicitationAnswer> {
+        let _ = writeln!(std::io::stderr(), "elicitation: {}", request.message);
+        Box::pin(async move { ElicitationAnswer::Accept(request.defaults()) })
+    }
+}
 
 /// The client metadata document URL the suite's `auth/basic-cimd` expects.
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
@@ -108,6 +125,7 @@ async fn with_logins(
     let mut logins = 0;
     loop {
         let hub = McpHub::new(McpConfig::from_servers([server.clone()]), options.clone());
+        hub.set_elicitor(Some(Arc::new(AcceptDefaults)));
         match session(&hub, scenario).await {
             Err(McpError::AuthRequired { challenge, .. }) if logins < MAX_LOGINS => {
                 logins += 1;
@@ -148,6 +166,9 @@ async fn session(hub: &McpHub, scenario: &str) -> Result<(), McpError> {
     let calls: Vec<(String, Value)> = match scenario {
         "tools_call" => vec![("add_numbers".to_owned(), json!({"a": 2, "b": 3}))],
         "sse-retry" => vec![("test_reconnection".to_owned(), json!({}))],
+        "elicitation-sep1034-client-defaults" => {
+            vec![("test_client_elicitation_defaults".to_owned(), json!({}))]
+        }
         s if s.starts_with("auth/") => tools
             .iter()
             .map(|t| (t.handler.remote_name().to_owned(), json!({})))

@@ -144,15 +144,12 @@ const TOOLS_CALL: &[&str] = &["tool-add-numbers"];
 struct Scenario {
     name: &'static str,
     checks: Vec<&'static str>,
-    /// Why it is not run yet (it belongs to another piece of work).
-    pending: Option<&'static str>,
 }
 
 fn scenario(name: &'static str, groups: &[&[&'static str]]) -> Scenario {
     Scenario {
         name,
         checks: groups.iter().flat_map(|g| g.iter().copied()).collect(),
-        pending: None,
     }
 }
 
@@ -172,9 +169,6 @@ fn scenarios() -> Vec<Scenario> {
                 "client-elicitation-sep1034-enum-default",
                 "client-elicitation-sep1034-boolean-default",
             ],
-            pending: Some(
-                "elicitation is issue 21 item 2 (engineer `mcpcaps`); it runs once the lead merges that work",
-            ),
         },
         scenario(
             "sse-retry",
@@ -279,12 +273,7 @@ fn the_table_holds_every_client_scenario_of_the_suite() {
 
 #[test]
 fn every_client_scenario_passes_on_its_checks() {
-    let queue = Mutex::new(
-        scenarios()
-            .into_iter()
-            .filter(|s| s.pending.is_none())
-            .collect::<Vec<_>>(),
-    );
+    let queue = Mutex::new(scenarios());
     let failures = Mutex::new(Vec::new());
     let client = Path::new(env!("CARGO_BIN_EXE_zr-mcp-conformance"));
     std::thread::scope(|threads| {
@@ -311,30 +300,21 @@ fn every_client_scenario_passes_on_its_checks() {
     );
 }
 
-/// The scenarios left for other work, run on demand
-/// (`cargo test -p zr-mcp --test it pending -- --ignored`).
-#[test]
-#[ignore = "elicitation belongs to issue 21 item 2 (mcpcaps)"]
-fn pending_client_scenarios_pass_on_their_checks() {
-    for s in scenarios().into_iter().filter(|s| s.pending.is_some()) {
-        run_scenario(s.name, &s.checks);
-    }
-}
-
 #[test]
 fn a_client_that_does_nothing_fails_the_judgement() {
     // `true` exits at once without connecting. The suite itself passes
     // `initialize` for it ("Passed: 0/0", exit status 0).
     let idle = Path::new("/bin/true");
     let all = scenarios();
-    let metadata = all
-        .iter()
-        .find(|s| s.name == "auth/metadata-default")
-        .expect("in the table");
+    let named = |name: &str| {
+        let s = all.iter().find(|s| s.name == name).expect("in the table");
+        (s.name, &s.checks[..])
+    };
     for (scenario, checks) in [
         ("initialize", INITIALIZE),
         ("tools_call", TOOLS_CALL),
-        (metadata.name, &metadata.checks[..]),
+        named("auth/metadata-default"),
+        named("elicitation-sep1034-client-defaults"),
     ] {
         let (status, report) = run_suite(scenario, idle);
         assert!(
