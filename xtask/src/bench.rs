@@ -6,8 +6,9 @@
 //!    `target/criterion`).
 //! 2. The engine at scale, each in a process of its own (peak memory is a
 //!    process's): fan-outs of 1,000, 10,000 and 100,000 subagents (wall,
-//!    CPU, peak RSS, per subagent) and a 200-turn query (its last turns'
-//!    cost against its first), with their ratios.
+//!    CPU, peak RSS, per subagent), the heap bytes per subagent (the
+//!    `heap` bench's counting allocator) and a 200-turn query (its last
+//!    turns' cost against its first), with their ratios ([`engine`]).
 //! 3. Start-up: `zr run` to its first model request, and
 //!    `zr resolve --scenario` on the example (`zr-cli`'s `startup` bench).
 //! 4. Instruction counts (`valgrind --tool=callgrind`, installed if
@@ -17,6 +18,11 @@
 //! 5. MCP `echo` calls over stdio by zr-mcp, the official TypeScript SDK and
 //!    the official Python SDK, against server-everything and against the
 //!    rmcp echo server ([`mcp`]).
+//!
+//! Every step is one `cargo bench --workspace --features zr-mcp/echo-server`
+//! ([`bench_cargo`]), built once at the start. The run ends with the table
+//! of issue 18's targets ([`report`]): each with the figure measured, met
+//! or missed, and by which measure, as Markdown for BENCHMARKS.md.
 //!
 //! `--quick` shortens criterion's times, uses smaller sizes and fewer calls.
 
@@ -34,6 +40,17 @@ use serde_json::Value;
 use crate::{Metadata, cargo, cargo_metadata, run_cmd};
 use report::Report;
 
+/// `cargo bench` as every step runs it: the whole workspace selected and
+/// zr-mcp's `echo-server` feature on (the echo server is a binary of the
+/// `echo` bench's package), so that all steps share one feature set and
+/// one build; `-p CRATE` would resolve each crate's features apart and
+/// build the dependencies again for each.
+pub(crate) fn bench_cargo(root: &Path) -> Command {
+    let mut cmd = cargo(root);
+    cmd.args(["bench", "--workspace", "--features", "zr-mcp/echo-server"]);
+    cmd
+}
+
 /// The criterion benchmarks: (package, bench target).
 const CRITERION: &[(&str, &str)] = &[
     ("zr-resolve", "resolve"),
@@ -49,9 +66,14 @@ const CRITERION: &[(&str, &str)] = &[
 pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
     let start_load = print_load("start");
     let started = std::time::Instant::now();
-    for (package, bench) in CRITERION {
-        let mut cmd = cargo(root);
-        cmd.args(["bench", "-p", package, "--bench", bench]);
+    // One build for every step below (`--no-run` here, so that a failed
+    // build stops the run before anything is measured).
+    let mut build = bench_cargo(root);
+    build.arg("--no-run");
+    run_cmd(build)?;
+    for (_, bench) in CRITERION {
+        let mut cmd = bench_cargo(root);
+        cmd.args(["--bench", bench]);
         if quick {
             cmd.args(["--", "--warm-up-time", "1", "--measurement-time", "2"]);
         }
@@ -147,8 +169,8 @@ fn print_load(when: &str) -> String {
 
 /// `zr run` to its first model request, and `zr resolve --scenario`.
 fn startup(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
-    let mut cmd = cargo(root);
-    cmd.args(["bench", "-p", "zr-cli", "--bench", "startup", "--"])
+    let mut cmd = bench_cargo(root);
+    cmd.args(["--bench", "startup", "--"])
         .args(["--runs", if quick { "5" } else { "20" }]);
     let lines = json_lines(cmd)?;
     println!("\nStart-up of the release `zr` (no MCP server):");

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::report::Report;
-use crate::{cargo, run_cmd};
+use crate::run_cmd;
 
 pub(crate) fn run(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
     ensure_valgrind()?;
@@ -184,8 +184,8 @@ fn ensure_valgrind() -> Result<()> {
 
 /// Builds a bench target (`bench` profile) and returns its executable.
 fn bench_executable(root: &Path, package: &str, bench: &str) -> Result<PathBuf> {
-    let output = cargo(root)
-        .args(["bench", "-p", package, "--bench", bench, "--no-run"])
+    let output = super::bench_cargo(root)
+        .args(["--bench", bench, "--no-run"])
         .arg("--message-format=json")
         .stderr(std::process::Stdio::inherit())
         .output()

@@ -11,12 +11,11 @@ use serde_json::Value;
 
 use super::report::Report;
 use super::{json_lines, num};
-use crate::cargo;
 
 /// One run of zr-engine's `bench` with `ZR_BENCH_ONCE=once`: its JSON line.
 fn once(root: &Path, bench: &str, once: &str) -> Result<Value> {
-    let mut cmd = cargo(root);
-    cmd.args(["bench", "-p", "zr-engine", "--bench", bench])
+    let mut cmd = super::bench_cargo(root);
+    cmd.args(["--bench", bench])
         .env("ZR_BENCH_ONCE", once);
     json_lines(cmd)?
         .into_iter()

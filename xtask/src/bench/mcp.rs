@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::report::Report;
 use super::{json_lines, num};
-use crate::{cargo, deps, run_cmd};
+use crate::{deps, run_cmd};
 
 /// The clients, as printed.
 const CLIENTS: [&str; 3] = ["zr-mcp", "TS SDK", "Python SDK"];
@@ -22,17 +22,10 @@ const CLIENTS: [&str; 3] = ["zr-mcp", "TS SDK", "Python SDK"];
 pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool, report: &mut Report) -> Result<()> {
     let deps = deps::run(root)?;
     let calls = if quick { "500" } else { "5000" };
-    let mut build = cargo(root);
-    build.args([
-        "build",
-        "--release",
-        "-p",
-        "zr-mcp",
-        "--features",
-        "echo-server",
-        "--bin",
-        "zr-echo-server",
-    ]);
+    // The echo server is a binary of the `echo` bench's package: cargo
+    // builds it with the bench (`bench` profile, in `target/release`).
+    let mut build = super::bench_cargo(root);
+    build.args(["--bench", "echo", "--no-run"]);
     run_cmd(build)?;
     let echo_server = target_dir.join("release/zr-echo-server");
     for (server, bin) in [
@@ -44,11 +37,9 @@ pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool, report: &mut Repo
                 cmd.arg("--server-bin").arg(bin);
             }
         };
-        let mut zr = cargo(root);
-        zr.args([
-            "bench", "-p", "zr-mcp", "--bench", "echo", "--", "--calls", calls,
-        ])
-        .env("ZR_DEPS_DIR", &deps);
+        let mut zr = super::bench_cargo(root);
+        zr.args(["--bench", "echo", "--", "--calls", calls])
+            .env("ZR_DEPS_DIR", &deps);
         with_server(&mut zr);
         let mut ts = Command::new("node");
         ts.arg(root.join("crates/zr-mcp/benches/ts/echo_bench.mjs"))
