@@ -15,8 +15,7 @@ use super::{json_lines, num};
 /// One run of zr-engine's `bench` with `ZR_BENCH_ONCE=once`: its JSON line.
 fn once(root: &Path, bench: &str, once: &str) -> Result<Value> {
     let mut cmd = super::bench_cargo(root);
-    cmd.args(["--bench", bench])
-        .env("ZR_BENCH_ONCE", once);
+    cmd.args(["--bench", bench]).env("ZR_BENCH_ONCE", once);
     json_lines(cmd)?
         .into_iter()
         .next()
