@@ -7,8 +7,9 @@
 //!    agent files (reports under `target/criterion`).
 //! 2. The engine at scale, each in a process of its own (peak memory is a
 //!    process's): fan-outs of 1,000, 10,000 and 100,000 subagents (wall,
-//!    CPU, peak RSS, per subagent) and a 200-turn query (its last turns'
-//!    cost against its first), with their ratios.
+//!    CPU, peak RSS, per subagent), the heap bytes per subagent (the
+//!    `heap` bench's counting allocator) and a 200-turn query (its last
+//!    turns' cost against its first), with their ratios ([`engine`]).
 //! 3. Start-up: `zr run` to its first model request, and
 //!    `zr resolve --scenario` on the example (`zr-cli`'s `startup` bench).
 //! 4. Instruction counts (`valgrind --tool=callgrind`, installed if
@@ -19,10 +20,17 @@
 //!    the official Python SDK, against server-everything and against the
 //!    rmcp echo server ([`mcp`]).
 //!
+//! Every step is one `cargo bench --workspace --features zr-mcp/echo-server`
+//! ([`bench_cargo`]), built once at the start. The run ends with the table
+//! of issue 18's targets ([`report`]): each with the figure measured, met
+//! or missed, and by which measure, as Markdown for BENCHMARKS.md.
+//!
 //! `--quick` shortens criterion's times, uses smaller sizes and fewer calls.
 
 mod callgrind;
+mod engine;
 mod mcp;
+mod report;
 
 use std::path::Path;
 use std::process::Command;
@@ -31,6 +39,18 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::{Metadata, cargo, cargo_metadata, run_cmd};
+use report::Report;
+
+/// `cargo bench` as every step runs it: the whole workspace selected and
+/// zr-mcp's `echo-server` feature on (the echo server is a binary of the
+/// `echo` bench's package), so that all steps share one feature set and
+/// one build; `-p CRATE` would resolve each crate's features apart and
+/// build the dependencies again for each.
+pub(crate) fn bench_cargo(root: &Path) -> Command {
+    let mut cmd = cargo(root);
+    cmd.args(["bench", "--workspace", "--features", "zr-mcp/echo-server"]);
+    cmd
+}
 
 /// The criterion benchmarks: (package, bench target).
 const CRITERION: &[(&str, &str)] = &[
@@ -46,10 +66,16 @@ const CRITERION: &[(&str, &str)] = &[
 /// Runs every benchmark; `quick` shortens criterion's times, the sizes and
 /// the number of echo calls.
 pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
-    print_load("start");
-    for (package, bench) in CRITERION {
-        let mut cmd = cargo(root);
-        cmd.args(["bench", "-p", package, "--bench", bench]);
+    let start_load = print_load("start");
+    let started = std::time::Instant::now();
+    // One build for every step below (`--no-run` here, so that a failed
+    // build stops the run before anything is measured).
+    let mut build = bench_cargo(root);
+    build.arg("--no-run");
+    run_cmd(build)?;
+    for (_, bench) in CRITERION {
+        let mut cmd = bench_cargo(root);
+        cmd.args(["--bench", bench]);
         if quick {
             cmd.args(["--", "--warm-up-time", "1", "--measurement-time", "2"]);
             // The telemetry fan-out's quick size.
@@ -63,11 +89,64 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
         target_dir.join("criterion").display(),
         target_dir.join("criterion/report/index.html").display()
     );
-    engine_scale(root, quick)?;
-    startup(root, quick)?;
-    callgrind::run(root, quick)?;
-    mcp::run(root, &target_dir, quick)?;
-    print_load("end");
+    let mut report = Report::default();
+    resolver_wall(&target_dir, &mut report)?;
+    engine::run(root, quick, &mut report)?;
+    startup(root, quick, &mut report)?;
+    callgrind::run(root, quick, &mut report)?;
+    mcp::run(root, &target_dir, quick, &mut report)?;
+    let end_load = print_load("end");
+    println!(
+        "\nIssue 18's targets, one run (`cargo xtask bench{}`, {:.0} min, load average {start_load} at the start, {end_load} at the end):\n",
+        if quick { " --quick" } else { "" },
+        started.elapsed().as_secs_f64() / 60.0
+    );
+    print!("{}", report.markdown());
+    Ok(())
+}
+
+/// Criterion's estimate (ns) of the benchmark `group/function`, from its
+/// report in `target/criterion` (criterion writes `/` in a name as `_`).
+fn criterion_estimate(target_dir: &Path, group: &str, function: &str) -> Result<f64> {
+    let base = target_dir.join("criterion").join(group);
+    let candidates = [base.join(function.replace('/', "_")), base.join(function)];
+    let file = candidates
+        .iter()
+        .map(|dir| dir.join("new/estimates.json"))
+        .find(|file| file.exists())
+        .with_context(|| {
+            format!(
+                "no criterion estimate of {group}/{function} under {}",
+                base.display()
+            )
+        })?;
+    let text = std::fs::read_to_string(&file)?;
+    let value: Value = serde_json::from_str(&text)?;
+    value
+        .pointer("/mean/point_estimate")
+        .and_then(Value::as_f64)
+        .with_context(|| format!("no mean in {}", file.display()))
+}
+
+/// The resolver's session at 2,000 against 20,000 tools, by criterion's
+/// wall-time estimates (the instruction counts come from [`callgrind`]).
+fn resolver_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
+    let (small, large) = (2_000, 20_000);
+    let a = criterion_estimate(target_dir, "resolve", &format!("session/{small}"))?;
+    let b = criterion_estimate(target_dir, "resolve", &format!("session/{large}"))?;
+    println!(
+        "\nResolver session (51 pools): {small} tools {:.2} ms, {large} tools {:.2} ms, ratio {:.2}",
+        a / 1e6,
+        b / 1e6,
+        b / a
+    );
+    report.at_most(
+        format!("resolver session {large} / {small} tools ≤ 11"),
+        format!("{:.2}x ({:.2} ms / {:.2} ms)", b / a, b / 1e6, a / 1e6),
+        b / a,
+        11.0,
+        "wall",
+    );
     Ok(())
 }
 
@@ -80,90 +159,48 @@ fn target_dir(root: &Path) -> Result<std::path::PathBuf> {
 }
 
 /// The load average, printed with the figures: they are only as good as
-/// the machine was quiet.
-fn print_load(when: &str) {
+/// the machine was quiet. Returns the 1-minute figure.
+fn print_load(when: &str) -> String {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     println!(
         "\nload average at the {when} of the run: {}",
         load.join(" ")
     );
-}
-
-/// One run of the engine bench with `ZR_BENCH_ONCE=once`: its JSON line.
-fn engine_once(root: &Path, once: &str) -> Result<Value> {
-    let mut cmd = cargo(root);
-    cmd.args(["bench", "-p", "zr-engine", "--bench", "engine"])
-        .env("ZR_BENCH_ONCE", once);
-    json_lines(cmd)?
-        .into_iter()
-        .next()
-        .with_context(|| format!("ZR_BENCH_ONCE={once} printed no figures"))
-}
-
-/// The engine at scale: fan-outs of growing size, and a long query.
-fn engine_scale(root: &Path, quick: bool) -> Result<()> {
-    let sizes: &[usize] = if quick {
-        &[1_000, 10_000]
-    } else {
-        &[1_000, 10_000, 100_000]
-    };
-    let mut runs = Vec::new();
-    for &n in sizes {
-        runs.push(engine_once(root, &format!("fanout:{n}"))?);
-    }
-    println!(
-        "\nEngine fan-out (each subagent: 3 no-op tool calls in one turn, then an answer; 10 at once):"
-    );
-    println!(
-        "  subagents       wall ms     cpu ms  us/subagent wall  us/subagent cpu  peak KiB  KiB/subagent"
-    );
-    for run in &runs {
-        println!(
-            "  {:>9} {:>13.1} {:>10.1} {:>17.2} {:>16.2} {:>9} {:>13.2}",
-            num(run, "subagents")?,
-            num(run, "wall_ms")?,
-            num(run, "cpu_ms")?,
-            num(run, "wall_us_per_subagent")?,
-            num(run, "cpu_us_per_subagent")?,
-            num(run, "peak_kib")?,
-            num(run, "kib_per_subagent")?,
-        );
-    }
-    for pair in runs.windows(2) {
-        println!(
-            "  {}x subagents: {:.2}x wall, {:.2}x cpu",
-            num(&pair[1], "subagents")? / num(&pair[0], "subagents")?,
-            num(&pair[1], "wall_ms")? / num(&pair[0], "wall_ms")?,
-            num(&pair[1], "cpu_ms")? / num(&pair[0], "cpu_ms")?,
-        );
-    }
-    let turns = engine_once(root, "turns:200")?;
-    println!(
-        "\nA 200-turn query (one no-op call per turn): {:.1} ms; first 10 turns {:.1} us each, last 10 {:.1} us each: last / first {:.2}",
-        num(&turns, "wall_ms")?,
-        num(&turns, "first_turns_us")?,
-        num(&turns, "last_turns_us")?,
-        num(&turns, "last_over_first")?,
-    );
-    Ok(())
+    load.first()
+        .map_or_else(|| "?".to_owned(), |l| (*l).to_owned())
 }
 
 /// `zr run` to its first model request, and `zr resolve --scenario`.
-fn startup(root: &Path, quick: bool) -> Result<()> {
-    let mut cmd = cargo(root);
-    cmd.args(["bench", "-p", "zr-cli", "--bench", "startup", "--"])
+fn startup(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
+    let mut cmd = bench_cargo(root);
+    cmd.args(["--bench", "startup", "--"])
         .args(["--runs", if quick { "5" } else { "20" }]);
     let lines = json_lines(cmd)?;
     println!("\nStart-up of the release `zr` (no MCP server):");
     for line in &lines {
-        println!(
-            "  {:<16} median {:>6.1} ms, min {:>6.1} ms ({} runs)",
-            line.get("bench").and_then(Value::as_str).unwrap_or("?"),
+        let bench = line.get("bench").and_then(Value::as_str).unwrap_or("?");
+        let (median, min, cpu) = (
             num(line, "median_ms")?,
             num(line, "min_ms")?,
+            num(line, "mean_cpu_ms")?,
+        );
+        println!(
+            "  {bench:<16} median {median:>6.1} ms, min {min:>6.1} ms, CPU mean {cpu:>6.1} ms ({} runs)",
             num(line, "runs")?,
         );
+        let what = match bench {
+            "first_request" => "start-up: `zr run` to its first model request ≤ 20 ms",
+            _ => "start-up: `zr resolve --scenario` on the example ≤ 20 ms",
+        };
+        report.at_most(
+            what,
+            format!("{median:.1} ms median, {min:.1} ms min"),
+            median,
+            20.0,
+            "wall",
+        );
+        report.at_most(what, format!("{cpu:.1} ms mean"), cpu, 20.0, "cpu");
     }
     Ok(())
 }

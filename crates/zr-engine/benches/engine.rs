@@ -7,174 +7,23 @@
 //! one fan-out of N subagents (`fanout` alone: 1,000) and prints its wall
 //! time, CPU time and peak memory (`VmHWM`) as a JSON line instead of
 //! running criterion; `ZR_BENCH_ONCE=turns:N` runs one query of N tool
-//! turns and prints the cost of its first and last turns.
+//! turns and prints the cost of its first and last turns. The heap bytes
+//! of the same runs come from the `heap` bench (a counting allocator,
+//! which would slow this one down).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+mod support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group};
-use serde_json::{Value, json};
-use tempfile::TempDir;
-use zr_caps::{AgentDefinition, RuntimeSettings};
-use zr_engine::{
-    Agent, AgentConfig, Decision, Hook, Hooks, PermissionConfig, PermissionHandler,
-    PermissionRequest, RuntimeEnvironment, ScriptedProvider, TaskStatus,
-};
-use zr_tools::BuiltinTools;
-use zr_types::{
-    Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
-    ToolOrigin, ToolOutput, Usage,
-};
-
-/// A read-only tool that does nothing: what is measured is the engine.
-#[derive(Debug)]
-struct Noop;
-
-impl ToolHandler for Noop {
-    fn call<'a>(
-        &'a self,
-        _: ToolCall,
-        _: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async { Ok(ToolOutput::text("ok")) })
-    }
-}
-
-/// Allows every call it is asked about.
-#[derive(Debug)]
-struct AllowAll;
-
-impl PermissionHandler for AllowAll {
-    fn can_use_tool<'a>(&'a self, _: &'a PermissionRequest) -> BoxFuture<'a, Decision> {
-        Box::pin(async { Decision::Allow })
-    }
-}
-
-/// A hook with every default: called, does nothing.
-#[derive(Debug)]
-struct Pass;
-
-impl Hook for Pass {}
-
-const USAGE: Usage = Usage {
-    input_tokens: 100,
-    output_tokens: 20,
-    cache_read_input_tokens: 0,
-    cache_creation_input_tokens: 0,
-};
-
-fn noop_calls(n: usize) -> Vec<Value> {
-    (0..n)
-        .map(|i| json!({"name": "noop", "input": {"i": i}}))
-        .collect()
-}
-
-/// What the turn benchmarks add to a session.
-#[derive(Debug, Clone, Copy)]
-enum Extra {
-    Nothing,
-    /// `sessions_dir` set: every agent writes its transcript.
-    Transcripts,
-    /// `noop` is not read-only, so the permission handler is asked about
-    /// every call; a hook sees each call before and after.
-    Permissions,
-}
-
-/// A fresh session over `script`, with the `noop` tool and a `worker`
-/// subagent type.
-fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
-    agent_with(script, max_concurrent, Extra::Nothing)
-}
-
-fn agent_with(script: &Value, max_concurrent: usize, extra: Extra) -> (TempDir, Agent) {
-    agent_with_noop(script, max_concurrent, extra, Arc::new(Noop))
-}
-
-fn agent_with_noop(
-    script: &Value,
-    max_concurrent: usize,
-    extra: Extra,
-    handler: Arc<dyn ToolHandler>,
-) -> (TempDir, Agent) {
-    let dir = tempfile::tempdir().unwrap();
-    let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
-    let settings = RuntimeSettings {
-        model: "scripted".to_owned(),
-        cwd: dir.path().to_path_buf(),
-        env: Default::default(),
-    };
-    let noop = Arc::new(
-        ToolDefinition::new("noop".parse().unwrap(), "does nothing", ToolOrigin::Custom)
-            .with_annotations(Annotations {
-                read_only: !matches!(extra, Extra::Permissions),
-                ..Annotations::default()
-            }),
-    );
-    let runtime = RuntimeEnvironment::new(
-        provider,
-        settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
-    )
-    .with_tool(Arc::clone(&noop), handler);
-    let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
-    worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
-    let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
-    config.options.custom_tools = vec![noop];
-    config.subagent.max_concurrent = max_concurrent;
-    config.subagent.timeout = Duration::from_secs(3_600);
-    // Room for the longest turn benchmark (`turns:N`).
-    config.max_turns = 1_000;
-    match extra {
-        Extra::Nothing => {}
-        Extra::Transcripts => config.sessions_dir = Some(dir.path().join("sessions")),
-        Extra::Permissions => {
-            config.permissions = PermissionConfig::with_handler(Arc::new(AllowAll));
-            config.hooks = Hooks::new().with(Arc::new(Pass));
-        }
-    }
-    (dir, Agent::new(Arc::new(runtime), config))
-}
+use serde_json::json;
+use support::{Extra, agent, agent_with, agent_with_noop, fanout_script, runtime, turns_script};
+use zr_engine::TaskStatus;
+use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 const TURNS: usize = 20;
-
-/// `tool_turns` turns that each call `noop` once, then an answer.
-fn turns_script(tool_turns: usize) -> Value {
-    let mut turns: Vec<Value> = (0..tool_turns)
-        .map(|_| json!({"text": "step", "tool_calls": noop_calls(1), "usage": USAGE}))
-        .collect();
-    turns.push(json!({"text": "done", "usage": USAGE}));
-    json!({"agents": {"root": [{"turns": turns}]}})
-}
-
-/// `subagents / 10` MultiTask calls of 10 tasks in one root turn, each
-/// subagent making 3 tool calls in its first turn and answering in its
-/// second.
-fn fanout_script(subagents: usize) -> Value {
-    let calls: Vec<Value> = (0..subagents / 10)
-        .map(|c| {
-            let tasks: Vec<Value> = (0..10)
-                .map(|t| json!({"description": format!("task {c}.{t}"), "prompt": "work", "subagent_type": "worker"}))
-                .collect();
-            json!({"name": "MultiTask", "input": {"tasks": tasks}})
-        })
-        .collect();
-    json!({"agents": {
-        "root": [{"turns": [{"tool_calls": calls, "usage": USAGE}, {"text": "all done", "usage": USAGE}]}],
-        "worker": [{"turns": [
-            {"tool_calls": noop_calls(3), "usage": USAGE},
-            {"text": "worked", "usage": USAGE}
-        ]}]
-    }})
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 fn bench(c: &mut Criterion) {
     let rt = runtime();
@@ -275,7 +124,11 @@ fn cpu_time() -> Duration {
 /// with its wall time, CPU time and peak memory, as one JSON line.
 fn once_fanout(subagents: usize) {
     let rt = runtime();
+    support::warm_up(&rt);
     let (_dir, agent) = agent(&fanout_script(subagents), 10);
+    // The peak so far (setting up, the warm-up) is not the query's: `5`
+    // resets `VmHWM` to the current RSS (Linux 4.0 and later).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
     let before = status_kib("VmRSS:");
     let cpu = cpu_time();
     let start = Instant::now();
@@ -364,17 +217,11 @@ fn once_turns(turns: usize) {
 }
 
 fn main() {
-    let once = std::env::var("ZR_BENCH_ONCE").unwrap_or_default();
-    let size = |text: &str| {
-        text.parse::<usize>()
-            .expect("ZR_BENCH_ONCE=fanout:N or turns:N")
-    };
-    match once.split_once(':').unwrap_or((once.as_str(), "")) {
-        ("fanout", "") => return once_fanout(1_000),
-        ("fanout", n) => return once_fanout(size(n)),
-        ("turns", n) => return once_turns(size(n)),
-        ("", _) => {}
-        (other, _) => panic!("ZR_BENCH_ONCE={other}: expected fanout:N or turns:N"),
+    match support::once() {
+        Some((kind, n)) if kind == "fanout" => return once_fanout(n),
+        Some((kind, n)) if kind == "turns" => return once_turns(n),
+        Some((other, _)) => panic!("ZR_BENCH_ONCE={other}: expected fanout:N or turns:N"),
+        None => {}
     }
     benches();
     Criterion::default().configure_from_args().final_summary();

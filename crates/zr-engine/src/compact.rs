@@ -281,7 +281,7 @@ fn estimate(text: &str) -> u64 {
 }
 
 fn estimate_json<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
-    serde_json::to_string(value).map_or(0, |s| estimate(&s))
+    u64::try_from(cut::json_len(value).div_ceil(4)).unwrap_or(u64::MAX)
 }
 
 fn estimate_messages(messages: &[Message]) -> u64 {

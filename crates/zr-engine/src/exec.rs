@@ -57,23 +57,23 @@ struct CallOutcome {
 /// by side (at most [`MAX_PARALLEL_READS`] at once), every other call alone
 /// and in order. Returns one tool result per call, in call order. Tools
 /// loaded through FindTool are added once all calls are done.
+///
+/// Each batch of calls is dropped as soon as it ran: the inputs of a long
+/// turn's calls (a root's hundred MultiTask calls of ten tasks each) are
+/// held once, by the history, not also by the calls still to come and by
+/// those done.
 pub(crate) async fn run_calls(
     ctx: &QueryCtx,
     agent: &mut AgentRun,
-    calls: &[ToolCall],
+    calls: Vec<ToolCall>,
     recorded: &Recorded,
 ) -> Vec<ContentBlock> {
     let mut results = Vec::with_capacity(calls.len());
     let mut load = Vec::new();
-    let mut rest = calls;
-    while let Some(first) = rest.first() {
+    let mut rest = std::collections::VecDeque::from(calls);
+    while !rest.is_empty() {
         let reads = rest.iter().take_while(|c| is_read_only(agent, c)).count();
-        let (now, later) = if reads == 0 {
-            rest.split_at(1)
-        } else {
-            rest.split_at(reads)
-        };
-        rest = later;
+        let now: Vec<ToolCall> = rest.drain(..reads.max(1)).collect();
         let agent_ref: &AgentRun = agent;
         let mut keep = |outcome: CallOutcome| {
             if !outcome.recorded {
@@ -84,8 +84,8 @@ pub(crate) async fn run_calls(
             results.push(outcome.block);
             load.extend(outcome.load);
         };
-        if now.len() == 1 {
-            keep(run_one(ctx, agent_ref, first, recorded).await);
+        if let [call] = now.as_slice() {
+            keep(run_one(ctx, agent_ref, call, recorded).await);
         } else {
             // The futures are made before the stream: a mapping closure
             // kept inside it fails the compiler's higher-ranked `Send`

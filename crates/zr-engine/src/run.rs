@@ -242,9 +242,10 @@ impl AgentRun {
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);
             }
             let allowed = self.calls_within_budget(calls.len());
-            let (run_now, refused) = calls.split_at(allowed);
+            let mut run_now = calls;
+            let refused = run_now.split_off(allowed);
             let mut results = exec::run_calls(ctx, &mut self, run_now, &Recorded::default()).await;
-            for call in refused {
+            for call in &refused {
                 results.push(exec::refused(
                     ctx,
                     &self.meta,
@@ -281,7 +282,7 @@ impl AgentRun {
                 results: open.results,
                 started: resumed.started,
             };
-            let results = exec::run_calls(ctx, self, &open.calls, &recorded).await;
+            let results = exec::run_calls(ctx, self, open.calls, &recorded).await;
             self.history_mut().truncate(open.answer + 1);
             self.history_mut().push(Message {
                 role: MessageRole::User,

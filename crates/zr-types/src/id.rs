@@ -80,14 +80,6 @@ impl AgentId {
     pub fn depth(&self) -> usize {
         self.0.matches('.').count()
     }
-
-    /// The segments after `root`, each as its number's digits and its type.
-    fn segments(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0
-            .split('.')
-            .skip(1)
-            .map(|seg| seg.split_once('-').unwrap_or((seg, "")))
-    }
 }
 
 impl Ord for AgentId {
@@ -97,10 +89,32 @@ impl Ord for AgentId {
         // Parsing and `child` only ever produce canonical numbers (no
         // leading zero beyond four digits), so a longer digit string is a
         // larger number and equal lengths compare as text.
-        self.segments()
-            .map(|(seq, ty)| (seq.len(), seq, ty))
-            .cmp(other.segments().map(|(seq, ty)| (seq.len(), seq, ty)))
+        //
+        // The segments before the one holding the first differing byte are
+        // equal, so the comparison starts at that segment (maps keyed by
+        // ids of one parent compare only the last segment).
+        let (a, b) = (self.0.as_bytes(), other.0.as_bytes());
+        let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        if common == a.len() && common == b.len() {
+            return Ordering::Equal;
+        }
+        match a[..common].iter().rposition(|&c| c == b'.') {
+            // Right after a `.`, a char boundary in both.
+            Some(dot) => order_keys(&self.0[dot + 1..]).cmp(order_keys(&other.0[dot + 1..])),
+            None => order_keys(&self.0)
+                .skip(1)
+                .cmp(order_keys(&other.0).skip(1)),
+        }
     }
+}
+
+/// What orders each segment of `path` (`0001-explore.0002-plan`): the
+/// number's length, the number, the type.
+fn order_keys(path: &str) -> impl Iterator<Item = (usize, &str, &str)> {
+    path.split('.').map(|seg| {
+        let (seq, ty) = seg.split_once('-').unwrap_or((seg, ""));
+        (seq.len(), seq, ty)
+    })
 }
 
 impl PartialOrd for AgentId {

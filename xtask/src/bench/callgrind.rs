@@ -14,9 +14,10 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use crate::{cargo, run_cmd};
+use super::report::Report;
+use crate::run_cmd;
 
-pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
+pub(crate) fn run(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
     ensure_valgrind()?;
     let engine = bench_executable(root, "zr-engine", "engine")?;
     let resolver = bench_executable(root, "zr-resolve", "resolve")?;
@@ -37,6 +38,21 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
         i_small as f64 / small as f64,
         (i_large - i_small) as f64 / (large - small) as f64
     );
+    let ratio = i_large as f64 / i_small as f64;
+    report.at_most(
+        format!(
+            "{}x subagents ({small} to {large}) ≤ 11x the time",
+            large / small
+        ),
+        format!(
+            "{ratio:.2}x ({:.0} / {:.0} instructions per subagent)",
+            i_large as f64 / large as f64,
+            i_small as f64 / small as f64
+        ),
+        ratio,
+        1.1 * (large / small) as f64,
+        "instructions",
+    );
 
     let turns = |n: usize| count(&engine, &format!("turns:{n}"), &[], &out);
     let (t10, t100, t200) = (turns(10)?.ir, turns(100)?.ir, turns(200)?.ir);
@@ -45,6 +61,16 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
     println!(
         "  a turn of a query: {early:.0} each for turns 11-100, {late:.0} each for turns 101-200: ratio {:.2}",
         late / early
+    );
+    report.at_most(
+        "200-turn query: last turns ≤ 1.5x the first",
+        format!(
+            "{:.2}x ({late:.0} instructions per turn of 101-200, {early:.0} of 11-100)",
+            late / early
+        ),
+        late / early,
+        1.5,
+        "instructions",
     );
 
     let cache = [
@@ -67,6 +93,17 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
         a.ll_misses,
         b.ll_misses,
         b.ll_misses as f64 / a.ll_misses.max(1) as f64
+    );
+    report.at_most(
+        format!("resolver session {large} / {small} tools ≤ 11"),
+        format!(
+            "{:.2}x instructions, {:.1}x last-level misses",
+            b.ir as f64 / a.ir as f64,
+            b.ll_misses as f64 / a.ll_misses.max(1) as f64
+        ),
+        b.ir as f64 / a.ir as f64,
+        11.0,
+        "instructions",
     );
     let _ = fs::remove_dir_all(&out);
     Ok(())
@@ -147,8 +184,8 @@ fn ensure_valgrind() -> Result<()> {
 
 /// Builds a bench target (`bench` profile) and returns its executable.
 fn bench_executable(root: &Path, package: &str, bench: &str) -> Result<PathBuf> {
-    let output = cargo(root)
-        .args(["bench", "-p", package, "--bench", bench, "--no-run"])
+    let output = super::bench_cargo(root)
+        .args(["--bench", bench, "--no-run"])
         .arg("--message-format=json")
         .stderr(std::process::Stdio::inherit())
         .output()

@@ -12,26 +12,20 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use super::report::Report;
 use super::{json_lines, num};
-use crate::{cargo, deps, run_cmd};
+use crate::{deps, run_cmd};
 
 /// The clients, as printed.
 const CLIENTS: [&str; 3] = ["zr-mcp", "TS SDK", "Python SDK"];
 
-pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool) -> Result<()> {
+pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool, report: &mut Report) -> Result<()> {
     let deps = deps::run(root)?;
     let calls = if quick { "500" } else { "5000" };
-    let mut build = cargo(root);
-    build.args([
-        "build",
-        "--release",
-        "-p",
-        "zr-mcp",
-        "--features",
-        "echo-server",
-        "--bin",
-        "zr-echo-server",
-    ]);
+    // The echo server is a binary of the `echo` bench's package: cargo
+    // builds it with the bench (`bench` profile, in `target/release`).
+    let mut build = super::bench_cargo(root);
+    build.args(["--bench", "echo", "--no-run"]);
     run_cmd(build)?;
     let echo_server = target_dir.join("release/zr-echo-server");
     for (server, bin) in [
@@ -43,11 +37,9 @@ pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool) -> Result<()> {
                 cmd.arg("--server-bin").arg(bin);
             }
         };
-        let mut zr = cargo(root);
-        zr.args([
-            "bench", "-p", "zr-mcp", "--bench", "echo", "--", "--calls", calls,
-        ])
-        .env("ZR_DEPS_DIR", &deps);
+        let mut zr = super::bench_cargo(root);
+        zr.args(["--bench", "echo", "--", "--calls", calls])
+            .env("ZR_DEPS_DIR", &deps);
         with_server(&mut zr);
         let mut ts = Command::new("node");
         ts.arg(root.join("crates/zr-mcp/benches/ts/echo_bench.mjs"))
@@ -60,12 +52,17 @@ pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool) -> Result<()> {
             .env("ZR_DEPS_DIR", &deps);
         with_server(&mut py);
         let lines = [json_lines(zr)?, json_lines(ts)?, json_lines(py)?];
-        print_table(server, calls, &lines)?;
+        print_table(server, calls, &lines, report)?;
     }
     Ok(())
 }
 
-fn print_table(server: &str, calls: &str, lines: &[Vec<Value>; 3]) -> Result<()> {
+fn print_table(
+    server: &str,
+    calls: &str,
+    lines: &[Vec<Value>; 3],
+    report: &mut Report,
+) -> Result<()> {
     println!(
         "\nMCP echo over stdio against {server} ({calls} calls each, 16 in flight when concurrent):"
     );
@@ -75,15 +72,45 @@ fn print_table(server: &str, calls: &str, lines: &[Vec<Value>; 3]) -> Result<()>
     );
     for mode in ["sequential", "concurrent"] {
         let mut rates = Vec::new();
+        let mut cpus = Vec::new();
         for (client, lines) in CLIENTS.iter().zip(lines) {
             let line = of_mode(lines, mode)?;
             let rate = num(line, "calls_per_second")?;
-            println!(
-                "  {mode:<11} {client:>12} {rate:>8.0} ({:>6.1})",
-                num(line, "cpu_us_per_call")?
-            );
+            let cpu = num(line, "cpu_us_per_call")?;
+            println!("  {mode:<11} {client:>12} {rate:>8.0} ({cpu:>6.1})");
             rates.push(rate);
+            cpus.push(cpu);
         }
+        let (limit, shown) = if mode == "sequential" {
+            (1.5, "sequential")
+        } else {
+            (2.0, "16 in flight")
+        };
+        let ratio = rates[0] / rates[1];
+        report.at_least(
+            format!("MCP against {server}, {shown}: zr-mcp ≥ {limit}x the TS client"),
+            format!(
+                "{ratio:.2}x ({:.0} / {:.0} calls/s; Python {:.0}, zr/Python {:.2}x)",
+                rates[0],
+                rates[1],
+                rates[2],
+                rates[0] / rates[2]
+            ),
+            ratio,
+            limit,
+            "wall",
+        );
+        report.note(
+            format!("MCP against {server}, {shown}: client CPU per call"),
+            format!(
+                "zr-mcp {:.1} µs, TS {:.1} µs, Python {:.1} µs (TS / zr {:.2}x)",
+                cpus[0],
+                cpus[1],
+                cpus[2],
+                cpus[1] / cpus[0]
+            ),
+            "cpu",
+        );
         println!(
             "  {mode:<11} {:>12} {:>8} {:>8} {:>13.2} {:>11.2}",
             "ratio",

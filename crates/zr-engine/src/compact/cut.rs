@@ -136,10 +136,10 @@ pub(crate) async fn limit_result(
     let Some(limit) = limit else {
         return output;
     };
-    let full = text_of(&output.content);
-    if full.len() <= limit {
+    if text_len(&output.content) <= limit {
         return output;
     }
+    let full = text_of(&output.content);
     let (head, tail) = cut(&full, limit);
     let (head, tail) = (head.to_owned(), tail.to_owned());
     let total = full.len();
@@ -186,9 +186,46 @@ pub(crate) fn marker(cut: usize, total: usize, lines: usize, saved: Result<&Path
     }
 }
 
+/// The length of `value` as compact JSON, without making the text.
+pub(crate) fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    /// Counts what JSON serialization writes.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail; a value that cannot be serialized
+    // counts what was written before it failed.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// The length of [`text_of`], without making the text: every result of
+/// every call is measured, a MultiTask call's JSON of ten results too, and
+/// nearly all are within the limit.
+pub(crate) fn text_len(content: &[ToolResultContent]) -> usize {
+    let mut parts = 0_usize;
+    let mut len = 0;
+    for c in content {
+        len += match c {
+            ToolResultContent::Text { text } => text.len(),
+            ToolResultContent::Json { value } => json_len(value),
+            ToolResultContent::Image { .. } => continue,
+        };
+        parts += 1;
+    }
+    len + parts.saturating_sub(1)
+}
+
 /// The text of a result: text blocks, and JSON as compact text, joined by
 /// newlines; images are not counted.
-fn text_of(content: &[ToolResultContent]) -> String {
+pub(crate) fn text_of(content: &[ToolResultContent]) -> String {
     let parts: Vec<String> = content
         .iter()
         .filter_map(|c| match c {

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use zr_types::{ContentBlock, Message, MessageRole, ToolResultContent};
 
-use super::cut::{Spill, cut, marker};
+use super::cut::{Spill, cut, marker, text_len, text_of};
 use super::{fit, splice, split_point};
 
 fn user(text: &str) -> Message {
@@ -313,4 +313,28 @@ proptest! {
         prop_assert_eq!(&tail[1..], &kept[1..]);
         prop_assert!(tail[0].content.ends_with(&kept[0].content));
     }
+}
+
+#[test]
+fn a_results_length_is_measured_as_its_text_would_be() {
+    let json = ToolResultContent::Json {
+        value: json!({"results": [{"output": "é \"quoted\"\n", "turns": 2}], "ok": true}),
+    };
+    let text = ToolResultContent::Text {
+        text: "two\nlines".to_owned(),
+    };
+    let image = ToolResultContent::Image {
+        source: zr_types::ImageSource::Url {
+            url: "http://127.0.0.1/a.png".to_owned(),
+        },
+    };
+    for content in [
+        vec![],
+        vec![image.clone()],
+        vec![json.clone()],
+        vec![text.clone(), image, json.clone(), text],
+    ] {
+        assert_eq!(text_len(&content), text_of(&content).len(), "{content:?}");
+    }
+    assert!(text_len(&[json]) > 20);
 }

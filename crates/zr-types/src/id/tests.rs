@@ -73,7 +73,24 @@ fn agent_id() -> impl Strategy<Value = (AgentId, Vec<(u32, String)>)> {
     })
 }
 
+/// Ids that often share their first segments and differ in a digit or a
+/// letter (`1` and `10`, `a` and `ab`, types with a `-`).
+fn close_agent_id() -> impl Strategy<Value = (AgentId, Vec<(u32, String)>)> {
+    prop::collection::vec((0u32..12, "[ab]{1,2}(-[ab])?"), 0..4).prop_map(|segments| {
+        let id = segments
+            .iter()
+            .fold(AgentId::root(), |id, (seq, ty)| id.child(*seq, ty));
+        (id, segments)
+    })
+}
+
 proptest! {
+    #[test]
+    fn prop_close_agent_ids_order_like_their_segments((a, sa) in close_agent_id(), (b, sb) in close_agent_id()) {
+        prop_assert_eq!(a.cmp(&b), sa.cmp(&sb));
+        prop_assert_eq!(a == b, sa == sb);
+    }
+
     #[test]
     fn prop_agent_ids_order_like_their_segments((a, sa) in agent_id(), (b, sb) in agent_id()) {
         prop_assert_eq!(a.cmp(&b), sa.cmp(&sb));

@@ -1,0 +1,193 @@
+//! What the engine benchmarks share: a session over the scripted
+//! provider with a no-op tool and a `worker` subagent type, the scripts of
+//! a long query and of a fan-out, and the runtime they run on.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use zr_caps::{AgentDefinition, RuntimeSettings};
+use zr_engine::{
+    Agent, AgentConfig, Decision, Hook, Hooks, PermissionConfig, PermissionHandler,
+    PermissionRequest, RuntimeEnvironment, ScriptedProvider,
+};
+use zr_tools::BuiltinTools;
+use zr_types::{
+    Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
+    ToolOrigin, ToolOutput, Usage,
+};
+
+/// A read-only tool that does nothing: what is measured is the engine.
+#[derive(Debug)]
+struct Noop;
+
+impl ToolHandler for Noop {
+    fn call<'a>(
+        &'a self,
+        _: ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { Ok(ToolOutput::text("ok")) })
+    }
+}
+
+/// Allows every call it is asked about.
+#[derive(Debug)]
+struct AllowAll;
+
+impl PermissionHandler for AllowAll {
+    fn can_use_tool<'a>(&'a self, _: &'a PermissionRequest) -> BoxFuture<'a, Decision> {
+        Box::pin(async { Decision::Allow })
+    }
+}
+
+/// A hook with every default: called, does nothing.
+#[derive(Debug)]
+struct Pass;
+
+impl Hook for Pass {}
+
+const USAGE: Usage = Usage {
+    input_tokens: 100,
+    output_tokens: 20,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+};
+
+fn noop_calls(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| json!({"name": "noop", "input": {"i": i}}))
+        .collect()
+}
+
+/// What the turn benchmarks add to a session.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Extra {
+    Nothing,
+    /// `sessions_dir` set: every agent writes its transcript.
+    Transcripts,
+    /// `noop` is not read-only, so the permission handler is asked about
+    /// every call; a hook sees each call before and after.
+    Permissions,
+}
+
+/// A fresh session over `script`, with the `noop` tool and a `worker`
+/// subagent type.
+pub(crate) fn agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
+    agent_with(script, max_concurrent, Extra::Nothing)
+}
+
+pub(crate) fn agent_with(script: &Value, max_concurrent: usize, extra: Extra) -> (TempDir, Agent) {
+    agent_with_noop(script, max_concurrent, extra, Arc::new(Noop))
+}
+
+pub(crate) fn agent_with_noop(
+    script: &Value,
+    max_concurrent: usize,
+    extra: Extra,
+    handler: Arc<dyn ToolHandler>,
+) -> (TempDir, Agent) {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
+    let settings = RuntimeSettings {
+        model: "scripted".to_owned(),
+        cwd: dir.path().to_path_buf(),
+        env: Default::default(),
+    };
+    let noop = Arc::new(
+        ToolDefinition::new("noop".parse().unwrap(), "does nothing", ToolOrigin::Custom)
+            .with_annotations(Annotations {
+                read_only: !matches!(extra, Extra::Permissions),
+                ..Annotations::default()
+            }),
+    );
+    let runtime = RuntimeEnvironment::new(
+        provider,
+        settings,
+        BuiltinTools::new(dir.path().join("cron.json")),
+    )
+    .with_tool(Arc::clone(&noop), handler);
+    let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
+    worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
+    let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
+    config.options.custom_tools = vec![noop];
+    config.subagent.max_concurrent = max_concurrent;
+    config.subagent.timeout = Duration::from_secs(3_600);
+    // Room for the longest turn benchmark (`turns:N`).
+    config.max_turns = 1_000;
+    match extra {
+        Extra::Nothing => {}
+        Extra::Transcripts => config.sessions_dir = Some(dir.path().join("sessions")),
+        Extra::Permissions => {
+            config.permissions = PermissionConfig::with_handler(Arc::new(AllowAll));
+            config.hooks = Hooks::new().with(Arc::new(Pass));
+        }
+    }
+    (dir, Agent::new(Arc::new(runtime), config))
+}
+
+/// `tool_turns` turns that each call `noop` once, then an answer.
+pub(crate) fn turns_script(tool_turns: usize) -> Value {
+    let mut turns: Vec<Value> = (0..tool_turns)
+        .map(|_| json!({"text": "step", "tool_calls": noop_calls(1), "usage": USAGE}))
+        .collect();
+    turns.push(json!({"text": "done", "usage": USAGE}));
+    json!({"agents": {"root": [{"turns": turns}]}})
+}
+
+/// `subagents / 10` MultiTask calls of 10 tasks in one root turn, each
+/// subagent making 3 tool calls in its first turn and answering in its
+/// second.
+pub(crate) fn fanout_script(subagents: usize) -> Value {
+    let calls: Vec<Value> = (0..subagents / 10)
+        .map(|c| {
+            let tasks: Vec<Value> = (0..10)
+                .map(|t| json!({"description": format!("task {c}.{t}"), "prompt": "work", "subagent_type": "worker"}))
+                .collect();
+            json!({"name": "MultiTask", "input": {"tasks": tasks}})
+        })
+        .collect();
+    json!({"agents": {
+        "root": [{"turns": [{"tool_calls": calls, "usage": USAGE}, {"text": "all done", "usage": USAGE}]}],
+        "worker": [{"turns": [
+            {"tool_calls": noop_calls(3), "usage": USAGE},
+            {"text": "worked", "usage": USAGE}
+        ]}]
+    }})
+}
+
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Runs a fan-out of 10 subagents in a session of its own and drops it, so
+/// that what a process pays once (code paged in, the allocator's arenas
+/// and the runtime's threads set up, lazy statics) is not counted as the
+/// measured run's, per subagent.
+pub(crate) fn warm_up(rt: &tokio::runtime::Runtime) {
+    let (dir, agent) = agent(&fanout_script(10), 10);
+    let result = rt.block_on(agent.prompt("go")).unwrap();
+    assert_eq!(result.status, zr_engine::TaskStatus::Completed);
+    drop((result, agent, dir));
+}
+
+/// The `N` of `ZR_BENCH_ONCE=kind:N` (`kind` alone: `default`), or `None`
+/// when the variable is unset and the benchmark runs as usual.
+pub(crate) fn once() -> Option<(String, usize)> {
+    let once = std::env::var("ZR_BENCH_ONCE")
+        .ok()
+        .filter(|v| !v.is_empty())?;
+    let (kind, n) = once.split_once(':').unwrap_or((once.as_str(), ""));
+    let n = if n.is_empty() {
+        1_000
+    } else {
+        n.parse()
+            .unwrap_or_else(|_| panic!("ZR_BENCH_ONCE={once}: expected KIND:N with a number N"))
+    };
+    Some((kind.to_owned(), n))
+}

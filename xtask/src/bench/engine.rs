@@ -1,0 +1,140 @@
+//! The engine at scale, each run in a process of its own (peak memory is a
+//! process's): fan-outs of 1,000, 10,000 and 100,000 subagents (wall, CPU,
+//! peak RSS, per subagent) and a 200-turn query (its last turns' cost
+//! against its first), with their ratios; then the heap bytes of the
+//! 1,000 fan-out, counted by the `heap` bench's counting allocator.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::report::Report;
+use super::{json_lines, num};
+
+/// One run of zr-engine's `bench` with `ZR_BENCH_ONCE=once`: its JSON line.
+fn once(root: &Path, bench: &str, once: &str) -> Result<Value> {
+    let mut cmd = super::bench_cargo(root);
+    cmd.args(["--bench", bench]).env("ZR_BENCH_ONCE", once);
+    json_lines(cmd)?
+        .into_iter()
+        .next()
+        .with_context(|| format!("ZR_BENCH_ONCE={once} of bench {bench} printed no figures"))
+}
+
+/// The fan-out sizes: `quick` stops at 10,000.
+pub(crate) fn sizes(quick: bool) -> &'static [usize] {
+    if quick {
+        &[1_000, 10_000]
+    } else {
+        &[1_000, 10_000, 100_000]
+    }
+}
+
+pub(crate) fn run(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
+    let mut runs = Vec::new();
+    for &n in sizes(quick) {
+        runs.push(once(root, "engine", &format!("fanout:{n}"))?);
+    }
+    println!(
+        "\nEngine fan-out (each subagent: 3 no-op tool calls in one turn, then an answer; 10 at once):"
+    );
+    println!(
+        "  subagents       wall ms     cpu ms  us/subagent wall  us/subagent cpu  peak KiB  KiB/subagent"
+    );
+    for run in &runs {
+        println!(
+            "  {:>9} {:>13.1} {:>10.1} {:>17.2} {:>16.2} {:>9} {:>13.2}",
+            num(run, "subagents")?,
+            num(run, "wall_ms")?,
+            num(run, "cpu_ms")?,
+            num(run, "wall_us_per_subagent")?,
+            num(run, "cpu_us_per_subagent")?,
+            num(run, "peak_kib")?,
+            num(run, "kib_per_subagent")?,
+        );
+    }
+    let first = &runs[0];
+    let (wall, cpu) = (
+        num(first, "wall_us_per_subagent")?,
+        num(first, "cpu_us_per_subagent")?,
+    );
+    report.at_most(
+        "wall per subagent at 1,000 ≤ 15 µs",
+        format!("{wall:.1} µs (CPU {cpu:.1} µs)"),
+        wall,
+        15.0,
+        "wall",
+    );
+    report.at_most(
+        "CPU per subagent at 1,000 ≤ 15 µs (the wall target, without the load)",
+        format!("{cpu:.1} µs"),
+        cpu,
+        15.0,
+        "cpu",
+    );
+    let rss = num(first, "kib_per_subagent")?;
+    report.at_most(
+        "peak RSS per subagent at 1,000 ≤ 4 KiB",
+        format!(
+            "{rss:.2} KiB ({} KiB before the query, {} KiB peak)",
+            num(first, "rss_before_kib")?,
+            num(first, "peak_kib")?
+        ),
+        rss,
+        4.0,
+        "rss",
+    );
+    for pair in runs.windows(2) {
+        let times = num(&pair[1], "subagents")? / num(&pair[0], "subagents")?;
+        let (wall, cpu) = (
+            num(&pair[1], "wall_ms")? / num(&pair[0], "wall_ms")?,
+            num(&pair[1], "cpu_ms")? / num(&pair[0], "cpu_ms")?,
+        );
+        println!("  {times}x subagents: {wall:.2}x wall, {cpu:.2}x cpu");
+        let target = format!(
+            "{times}x subagents ({} to {}) ≤ {:.0}x the time",
+            num(&pair[0], "subagents")?,
+            num(&pair[1], "subagents")?,
+            times * 1.1
+        );
+        report.at_most(&target, format!("{wall:.2}x"), wall, times * 1.1, "wall");
+        report.at_most(&target, format!("{cpu:.2}x"), cpu, times * 1.1, "cpu");
+    }
+    let heap = once(root, "heap", "fanout:1000")?;
+    let (peak, held) = (
+        num(&heap, "peak_kib_per")?,
+        num(&heap, "held_at_end_kib_per")?,
+    );
+    println!(
+        "  heap of the 1,000 fan-out (counting allocator): {peak:.2} KiB per subagent at peak, {held:.2} KiB still held by the query's result and session at its end"
+    );
+    report.at_most(
+        "heap per subagent at 1,000 ≤ 4 KiB",
+        format!("{peak:.2} KiB at peak, {held:.2} KiB held at the end"),
+        peak,
+        4.0,
+        "heap",
+    );
+
+    let turns = once(root, "engine", "turns:200")?;
+    let ratio = num(&turns, "last_over_first")?;
+    println!(
+        "\nA 200-turn query (one no-op call per turn): {:.1} ms; first 10 turns {:.1} us each, last 10 {:.1} us each: last / first {ratio:.2}",
+        num(&turns, "wall_ms")?,
+        num(&turns, "first_turns_us")?,
+        num(&turns, "last_turns_us")?,
+    );
+    report.at_most(
+        "200-turn query: last turns ≤ 1.5x the first",
+        format!(
+            "{ratio:.2}x ({:.1} µs / {:.1} µs, means of 10)",
+            num(&turns, "last_turns_us")?,
+            num(&turns, "first_turns_us")?
+        ),
+        ratio,
+        1.5,
+        "wall",
+    );
+    Ok(())
+}
