@@ -37,7 +37,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
             "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
         ));
     }
-    let project = Project::load(root)?;
+    let project = crate::preflight::load(root, &args.provider)?;
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
