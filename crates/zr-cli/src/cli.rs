@@ -272,6 +272,11 @@ pub(crate) enum ProviderKind {
     /// OpenAI Chat Completions or a local server speaking it
     /// (OPENAI_API_KEY, OPENAI_BASE_URL).
     Openai,
+    /// OpenAI's Responses API (OPENAI_API_KEY, OPENAI_BASE_URL), with
+    /// reasoning carried between turns.
+    #[value(name = "openai-responses")]
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
     /// Replies from a script file, offline (`--script FILE`).
     Scripted,
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use zr_engine::{
-    AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider, Script,
-    ScriptedProvider,
+    AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
+    ResponsesProvider, Script, ScriptedProvider,
 };
 
 use crate::cli::{ProviderArgs, ProviderKind};
@@ -104,7 +104,7 @@ pub(crate) fn choose(
                 model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_owned()),
             })
         }
-        ProviderKind::Openai => {
+        ProviderKind::Openai | ProviderKind::OpenaiResponses => {
             let key_var = model_config
                 .api_key_env
                 .clone()
@@ -127,9 +127,15 @@ pub(crate) fn choose(
             if let Some(key) = key {
                 config = config.with_api_key(key);
             }
+            // One config, two APIs: Chat Completions or Responses.
+            let provider: Arc<dyn ModelProvider> = if kind == ProviderKind::OpenaiResponses {
+                Arc::new(ResponsesProvider::new(config)?)
+            } else {
+                Arc::new(OpenAiProvider::new(config)?)
+            };
             Ok(Chosen {
                 kind,
-                provider: Arc::new(OpenAiProvider::new(config)?),
+                provider,
                 model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_owned()),
             })
         }

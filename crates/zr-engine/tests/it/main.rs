@@ -26,6 +26,7 @@ mod preview;
 mod replay;
 mod resume;
 mod services;
+mod structured;
 mod support;
 mod timeouts;
 mod worktree;
