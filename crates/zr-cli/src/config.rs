@@ -293,19 +293,69 @@ impl ZrConfig {
         Self::parse(path, &text)
     }
 
-    /// Parses the text of `path`.
+    /// Parses the text of `path`, reporting every problem at once: all
+    /// the syntax errors, or else the first problem of each table.
     ///
     /// # Errors
     ///
-    /// [`CliError::Config`] naming the line, column and key of a problem.
+    /// [`CliError::Config`] naming the line, column and key of a problem;
+    /// [`CliError::Several`] when there are more, in the file's order.
     pub(crate) fn parse(path: &Path, text: &str) -> Result<Self, CliError> {
-        let de = toml::Deserializer::parse(text).map_err(|e| config_error(path, text, "", &e))?;
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let (document, syntax) = toml::de::DeTable::parse_recoverable(text);
+        if !syntax.is_empty() {
+            // What follows a syntax error is guesswork: only those, the
+            // first of each line (the parser's recovery may add more).
+            let mut lines = std::collections::BTreeSet::new();
+            let errors: Vec<CliError> = syntax
+                .iter()
+                .map(|e| config_error(path, text, "", e))
+                .filter(|e| match e {
+                    CliError::Config { line, .. } => lines.insert(*line),
+                    _ => true,
+                })
+                .collect();
+            return Err(in_order(errors).expect_err("there was a syntax error"));
+        }
+        let span = document.span();
+        let mut tables = document.into_inner();
+        // Each table alone, so that one table's mistake hides no other's.
+        let mut problems = Vec::new();
+        let names: Vec<_> = tables.keys().cloned().collect();
+        for name in names {
+            let Some(value) = tables.get(&name).cloned() else {
+                continue;
+            };
+            let mut one = toml::de::DeTable::new();
+            one.insert(name.clone(), value);
+            if let Err(e) = Self::from_table(path, text, toml::Spanned::new(span.clone(), one)) {
+                problems.push(e);
+                tables.remove(&name);
+            }
+        }
+        in_order(problems)?;
+        Self::from_table(path, text, toml::Spanned::new(span, tables))
+    }
+
+    fn from_table(
+        path: &Path,
+        text: &str,
+        table: toml::Spanned<toml::de::DeTable<'_>>,
+    ) -> Result<Self, CliError> {
+        serde_path_to_error::deserialize(toml::de::Deserializer::from(table)).map_err(|e| {
             let key = e.path().to_string();
             let key = if key == "." { String::new() } else { key };
             config_error(path, text, &key, e.inner())
         })
     }
+}
+
+/// `problems` sorted by where they are, as one error (none: `Ok`).
+fn in_order(mut problems: Vec<CliError>) -> Result<(), CliError> {
+    problems.sort_by_key(|e| match e {
+        CliError::Config { line, column, .. } => (*line, *column),
+        _ => (0, 0),
+    });
+    CliError::all(problems)
 }
 
 /// A [`CliError::Config`] for `error` at `key` in `text`.

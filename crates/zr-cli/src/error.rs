@@ -74,6 +74,11 @@ pub(crate) enum CliError {
         #[source]
         source: Box<zr_resolve::ScenarioError>,
     },
+    /// Several problems, found together and reported together (the
+    /// project's files are checked whole before anything runs); never
+    /// empty, never nested ([`CliError::all`]).
+    #[error("{}", each(.0))]
+    Several(Vec<CliError>),
     /// Stopped by a signal: Ctrl-C (SIGINT), SIGTERM or SIGHUP.
     #[error("stopped by {signal}")]
     Stopped {
@@ -91,6 +96,16 @@ fn location(path: &std::path::Path, line: usize, column: usize) -> String {
         (line, 0) => format!("{}:{line}", path.display()),
         (line, column) => format!("{}:{line}:{column}", path.display()),
     }
+}
+
+/// Each error with its causes, the second and later after `error: ` on a
+/// line of its own (the first gets its `error: ` from `main`).
+fn each(errors: &[CliError]) -> String {
+    errors
+        .iter()
+        .map(|e| zr_types::error_chain(e))
+        .collect::<Vec<_>>()
+        .join("\nerror: ")
 }
 
 fn key_prefix(key: &str) -> String {
@@ -129,9 +144,35 @@ impl CliError {
         }
     }
 
+    /// `Ok` when `errors` is empty, else all of them as one error (one
+    /// alone as itself), in the order given.
+    pub(crate) fn all(errors: impl IntoIterator<Item = CliError>) -> Result<(), CliError> {
+        let mut flat: Vec<CliError> = errors
+            .into_iter()
+            .flat_map(|e| match e {
+                Self::Several(list) => list,
+                one => vec![one],
+            })
+            .collect();
+        match flat.len() {
+            0 => Ok(()),
+            1 => Err(flat.remove(0)),
+            _ => Err(Self::Several(flat)),
+        }
+    }
+
+    /// The errors this one stands for: its list, or itself.
+    pub(crate) fn into_list(self) -> Vec<CliError> {
+        match self {
+            Self::Several(list) => list,
+            one => vec![one],
+        }
+    }
+
     /// The exit code for this error.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
+            Self::Several(list) => list.iter().map(Self::exit_code).max().unwrap_or(EXIT_USAGE),
             Self::Config { .. } | Self::Usage { .. } | Self::Scenario { .. } => EXIT_USAGE,
             Self::Stopped { code, .. } => *code,
             Self::Io { .. } | Self::Engine(_) | Self::Provider(_) | Self::Mcp(_) => EXIT_FAILED,

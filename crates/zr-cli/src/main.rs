@@ -34,6 +34,7 @@ mod mcp_start;
 mod model_aliases;
 mod permission_names;
 mod permissions;
+mod preflight;
 mod project;
 mod provider;
 mod reload;

@@ -91,15 +91,27 @@ impl Project {
     /// # Errors
     ///
     /// [`CliError::Config`] for a `zr.toml` or `.mcp.json` that is broken
-    /// or cannot be read.
+    /// or cannot be read; [`CliError::Several`] for more than one problem
+    /// (each file is read whatever the other holds).
     pub(crate) fn load(root: PathBuf) -> Result<Self, CliError> {
-        let config = ZrConfig::load(&root.join(CONFIG_FILE))?;
+        // Both files are read whatever the other holds: their problems
+        // are reported together.
+        let config = ZrConfig::load(&root.join(CONFIG_FILE));
         let mcp_path = root.join(MCP_FILE);
         let mcp = if mcp_path.is_file() {
             McpConfig::load(&mcp_path, &|v| std::env::var(v).ok())
-                .map_err(|e| crate::mcp_config::error(&mcp_path, e))?
+                .map_err(|e| crate::mcp_config::error(&mcp_path, e))
         } else {
-            McpConfig::default()
+            Ok(McpConfig::default())
+        };
+        let (config, mcp) = match (config, mcp) {
+            (Ok(config), Ok(mcp)) => (config, mcp),
+            (config, mcp) => {
+                return Err(
+                    CliError::all([config.err(), mcp.err()].into_iter().flatten())
+                        .expect_err("one of the two failed"),
+                );
+            }
         };
         let home = zr_skills::home_dir();
         let skills = Arc::new(SkillRegistry::new(Roots::skills(&root, home.as_deref())));

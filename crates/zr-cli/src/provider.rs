@@ -2,11 +2,12 @@
 //! the environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
 //! `OPENAI_BASE_URL`).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use zr_engine::{
     AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
-    ResponsesProvider, ScriptedProvider,
+    ResponsesProvider, Script, ScriptedProvider,
 };
 
 use crate::cli::{ProviderArgs, ProviderKind};
@@ -65,33 +66,13 @@ pub(crate) fn choose(
     let model = args.model.clone().or_else(|| model_config.name.clone());
     match kind {
         ProviderKind::Scripted => {
-            let script = args
-                .script
-                .clone()
-                .or_else(|| model_config.script.as_ref().map(|s| project.root.join(s)))
-                .ok_or_else(|| {
-                    CliError::usage(
-                        "the scripted provider needs a script",
-                        "pass --script FILE, or set `script` under [model] in zr.toml",
-                    )
-                })?;
-            let text = std::fs::read_to_string(&script).map_err(|e| {
-                let fix = if args.script.is_some() {
-                    "pass the path of a script file (relative to the current folder)"
-                } else {
-                    "fix `script` under [model] in zr.toml (relative to the project folder)"
-                };
+            let script = script_path(project, args).ok_or_else(|| {
                 CliError::usage(
-                    format!("cannot read script {}: {e}", script.display()),
-                    format!("{fix}; see examples/research-team/script.json for the format"),
+                    "the scripted provider needs a script",
+                    "pass --script FILE, or set `script` under [model] in zr.toml",
                 )
             })?;
-            let provider = ScriptedProvider::from_json(&text).map_err(|e| {
-                CliError::usage(
-                    format!("invalid script {}: {e}", script.display()),
-                    "see examples/research-team/script.json for the format",
-                )
-            })?;
+            let provider = ScriptedProvider::new(read_script(&script, args.script.is_some())?);
             Ok(Chosen {
                 kind,
                 provider: Arc::new(provider),
@@ -159,4 +140,57 @@ pub(crate) fn choose(
             })
         }
     }
+}
+
+/// The script the scripted provider would play: `--script`, else
+/// `script` under `[model]` (relative to the project folder).
+pub(crate) fn script_path(project: &Project, args: &ProviderArgs) -> Option<PathBuf> {
+    args.script.clone().or_else(|| {
+        project
+            .config
+            .model
+            .script
+            .as_ref()
+            .map(|s| project.root.join(s))
+    })
+}
+
+/// Reads and parses the script at `path` (`given`: named by `--script`,
+/// else by zr.toml).
+///
+/// # Errors
+///
+/// [`CliError::Usage`] when it cannot be read; [`CliError::Config`] with
+/// the line, column and JSON path of what is wrong in it.
+pub(crate) fn read_script(path: &Path, given: bool) -> Result<Script, CliError> {
+    const FORMAT: &str = "see examples/research-team/script.json for the format";
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let fix = if given {
+            "pass the path of a script file (relative to the current folder)"
+        } else {
+            "fix `script` under [model] in zr.toml (relative to the project folder)"
+        };
+        CliError::usage(
+            format!("cannot read script {}: {e}", path.display()),
+            format!("{fix}; {FORMAT}"),
+        )
+    })?;
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        let key = if key == "." { String::new() } else { key };
+        let inner = e.inner();
+        let message = inner.to_string();
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(m, _)| m)
+            .to_owned();
+        CliError::config(
+            path,
+            (inner.line(), inner.column()),
+            key,
+            format!("invalid script: {message}"),
+            FORMAT,
+        )
+    })
 }

@@ -40,7 +40,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
         ));
     }
     let command = mcp_prompt::parse(&prompt, &args.args)?;
-    let project = Project::load(root)?;
+    let project = crate::preflight::load(root, &args.provider)?;
     if let Some(command) = &command {
         command.check(&project)?;
     }

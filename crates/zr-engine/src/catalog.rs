@@ -77,6 +77,9 @@ pub(crate) struct Catalog {
     /// The builtins whose runtime service is not configured
     /// (`BuiltinTools::no_service`): the resolver leaves them out.
     pub(crate) no_service: Vec<ToolName>,
+    /// The same for background subagents, which nobody can be asked for
+    /// (`BuiltinTools::no_service_in_background`).
+    pub(crate) no_service_in_background: Vec<ToolName>,
     /// The pools resolved from this catalog, by resolver input: the
     /// subagents of a fan-out that share a type share one pool
     /// ([`crate::pools`]). A replaced catalog starts with none.
@@ -101,6 +104,7 @@ impl Catalog {
             engine_tools,
             builtins,
             no_service: runtime.builtin_tools().no_service(),
+            no_service_in_background: runtime.builtin_tools().no_service_in_background(),
             pools: Mutex::new(PoolMemo::default()),
         }
     }

@@ -98,7 +98,12 @@ pub(crate) fn subagent_tools(
         &config.policy,
     )
     .with_parent(&parent_pool)
-    .with_no_service(&catalog.no_service);
+    .with_no_service(match role {
+        Role::Derived {
+            background: true, ..
+        } => &catalog.no_service_in_background,
+        _ => &catalog.no_service,
+    });
     let pool = memoized(&catalog, &input).map_err(|source| EngineError::Resolve {
         agent: id.clone(),
         source,

@@ -145,9 +145,21 @@ impl BuiltinTools {
     /// a tool that can only fail is never offered.
     #[must_use]
     pub fn no_service(&self) -> Vec<ToolName> {
+        self.unserviced(false)
+    }
+
+    /// [`BuiltinTools::no_service`] for a background agent: the ask-user
+    /// service never serves one (nobody watches it; its permission
+    /// prompts are denied), so `AskUserQuestion` is always among them.
+    #[must_use]
+    pub fn no_service_in_background(&self) -> Vec<ToolName> {
+        self.unserviced(true)
+    }
+
+    fn unserviced(&self, background: bool) -> Vec<ToolName> {
         [
             ("WebSearch", self.web_search.is_none()),
-            ("AskUserQuestion", self.ask_user.is_none()),
+            ("AskUserQuestion", background || self.ask_user.is_none()),
             ("Config", self.config.is_none()),
         ]
         .into_iter()

@@ -3,7 +3,8 @@
 //! zr.toml shown first, deny with and without a reason, Ctrl-C) and
 //! AskUserQuestion (an option, several, own words), each checked on the
 //! tool result the model receives in the next request; a hook that blocks
-//! a call before anything is asked.
+//! a call before anything is asked. Without a terminal AskUserQuestion is
+//! in no pool (the requests never advertise it, `zr resolve` says why).
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -11,7 +12,7 @@ use serde_json::json;
 
 use crate::hooks::tool_results;
 use crate::loopback::{Reply, Server, anthropic_answer};
-use crate::support::TempProject;
+use crate::support::{TempProject, stderr, stdout};
 use crate::tree::Terminal;
 
 /// What Bash answers for a command that prints nothing.
@@ -31,6 +32,16 @@ fn run_on_terminal(project: &TempProject, server: &Server) -> Terminal {
             ("ANTHROPIC_BASE_URL", &server.url),
         ],
     )
+}
+
+/// The tool names request `n` advertises.
+fn advertised(server: &Server, n: usize) -> Vec<String> {
+    server.requests()[n].body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
 }
 
 /// How many rows of the screen hold `text`.
@@ -210,6 +221,16 @@ fn ask_user_question_is_answered_with_an_option_several_options_or_own_words() {
     wait_rows(&t, "Please answer (a number or words):", 1);
     t.type_text("a round one\r");
     t.finish(0);
+    // On a terminal AskUserQuestion is offered: FindTool loads it and the
+    // next request advertises it.
+    assert!(
+        tool_results(&server, 1)[0]
+            .1
+            .starts_with("loaded AskUserQuestion: "),
+        "{:?}",
+        tool_results(&server, 1)
+    );
+    assert!(advertised(&server, 1).contains(&"AskUserQuestion".to_owned()));
     assert_eq!(
         tool_results(&server, 2)[1..],
         [(
@@ -296,5 +317,39 @@ fn concurrent_askers_queue_and_the_tree_stays_away_while_one_is_asked() {
         made.iter().filter(|m| **m).count(),
         1,
         "one allowed, one denied"
+    );
+}
+
+#[test]
+fn without_a_terminal_ask_user_question_is_in_no_pool_and_zr_resolve_says_why() {
+    let project = TempProject::new();
+    let server = Server::scripted(vec![
+        anthropic_answer(
+            None,
+            &[("f1", "FindTool", json!({"query": "select:AskUserQuestion"}))],
+        ),
+        anthropic_answer(Some("done"), &[]),
+    ]);
+    // Standard input and error are pipes: nobody can be asked.
+    let out = crate::support::zr()
+        .args(["run", "go"])
+        .current_dir(project.path())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .output()
+        .expect("zr runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "done\n");
+    assert_eq!(
+        tool_results(&server, 1),
+        [(false, "no deferred tool named 'AskUserQuestion'".to_owned())]
+    );
+    for n in 0..2 {
+        assert!(!advertised(&server, n).contains(&"AskUserQuestion".to_owned()));
+    }
+    let pools = stdout(&project.zr_ok(&["resolve", "--agent", "root"]));
+    assert!(
+        pools.contains("  AskUserQuestion  R1    no service configured\n"),
+        "{pools}"
     );
 }

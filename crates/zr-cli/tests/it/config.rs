@@ -1,6 +1,7 @@
 //! Errors in project files: zr.toml (file:line:column, key, what is wrong,
 //! how to fix it), .mcp.json (the file named), agent and skill files
-//! (warnings; the run goes on).
+//! (warnings; the run goes on), and every problem of zr.toml, .mcp.json
+//! and the script reported at once.
 
 use crate::support::{TempProject, stderr, stdout};
 
@@ -142,4 +143,46 @@ fn a_value_error_points_at_the_key_in_its_own_table() {
 #[test]
 fn a_string_where_a_list_belongs() {
     insta::assert_snapshot!(refused("[tools]\ndeny = \"WebFetch\"\n"));
+}
+
+/// `zr run` in `project` with its script `s.json`: exit 2, nothing on
+/// standard output; standard error with the folder as [PROJECT].
+fn refused_in(project: &TempProject) -> String {
+    let out = project.zr(&["run", "--script", "s.json", "go"]);
+    let err = stderr(&out).replace(&project.path().display().to_string(), "[PROJECT]");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(stdout(&out), "");
+    err
+}
+
+#[test]
+fn every_project_file_error_is_reported_at_once() {
+    let project = TempProject::new();
+    project
+        .write(
+            "zr.toml",
+            "[subagents]\nmax_concurent = 3\n\n[tools]\nallow = \"Read\"\n\n[permisions]\nallow = [\"Bash\"]\n",
+        )
+        .write(
+            ".mcp.json",
+            "{\"mcpServers\": {\n  \"fs\": {\"command\": \"x\",}\n}}\n",
+        )
+        .write(
+            "s.json",
+            "{\"agents\": {\"root\": [\n  {\"turns\": [{\"txt\": \"hi\"}]}\n]}}\n",
+        );
+    insta::assert_snapshot!("every_file_at_once", refused_in(&project));
+
+    // The syntax errors of zr.toml, all of them.
+    project.write(
+        "zr.toml",
+        "[model\nname = \"x\"\n\n[agent]\nmax_turns = = 2\n",
+    );
+    insta::assert_snapshot!("every_syntax_error", refused_in(&project));
+
+    // A shape that parses: its values are checked with the other files.
+    project
+        .write("zr.toml", "[permissions]\nmode = \"sometimes\"\n")
+        .write(".mcp.json", "{\"mcpServers\": {}}\n");
+    insta::assert_snapshot!("values_and_the_script", refused_in(&project));
 }

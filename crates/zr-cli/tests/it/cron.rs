@@ -1,7 +1,7 @@
 //! `zr cron` end to end: a prompt that `CronCreate` stored during one
 //! `zr run` fires in a later `zr cron` process as a new session; one
 //! scheduler per project, whose lock the kernel releases when it dies;
-//! `zr cron list`.
+//! `zr cron list`; on a terminal, a fired prompt never stops to ask.
 
 use std::io::{BufRead as _, BufReader, Read};
 use std::process::Child;
@@ -208,4 +208,50 @@ fn a_broken_store_is_named_with_what_to_do() {
             && err.contains("help: fix or remove .zr/cron.json"),
         "{err}"
     );
+}
+
+#[test]
+fn on_a_terminal_zr_cron_fires_and_a_fired_prompt_is_refused_not_asked() {
+    // The fired prompt runs Bash, which zr.toml does not allow: nobody
+    // watches a firing, so it is refused with the key, never asked.
+    const FIRES_BASH: &str = r#"{"agents": {"root": [
+  {"match": "schedule", "turns": [
+    {"tool_calls": [{"name": "FindTool", "input": {"query": "select:CronCreate"}}]},
+    {"tool_calls": [{"name": "CronCreate", "input": {"cron": "* * * * *", "prompt": "say tick", "recurring": false}}]},
+    {"text": "scheduled"}]},
+  {"match": "tick", "turns": [
+    {"tool_calls": [{"name": "Bash", "input": {"command": "echo fired > fired.txt"}}]},
+    {"text": "tick answered"}]}
+]}}"#;
+    let project = project();
+    project.write("script.json", FIRES_BASH);
+    let out = project.zr_ok(&["run", "--script", "script.json", "schedule a tick"]);
+    assert_eq!(stdout(&out), "scheduled\n");
+
+    let mut t =
+        crate::tree::Terminal::spawn_with(&project, &["cron", "--script", "script.json"], &[]);
+    let has = |text: &'static str| move |rows: &[String]| rows.iter().any(|r| r.contains(text));
+    t.wait_for(
+        "the scheduler's first line",
+        has("zr cron: firing the prompts"),
+    );
+    // The next whole minute: at most a minute away.
+    t.wait_within(
+        Duration::from_secs(75),
+        "the firing",
+        has("fired cron-1 (scheduled for "),
+    );
+    let (rows, _) = t.wait_for("its end", has("cron-1 finished (session s-"));
+    let screen = rows.join("\n");
+    assert!(screen.contains("tick answered"), "{screen}");
+    assert!(!screen.contains("Answer 1-4:"), "{screen}");
+    assert!(!project.path().join("fired.txt").exists());
+    let text = transcripts(&project);
+    assert!(
+        text.contains("permission to run 'Bash' was denied"),
+        "{text}"
+    );
+    let pid = i32::try_from(t.child.id()).expect("a pid fits in i32");
+    kill(Pid::from_raw(pid), Signal::SIGINT).expect("the signal is sent");
+    t.finish(130);
 }

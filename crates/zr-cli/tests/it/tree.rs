@@ -124,7 +124,17 @@ impl Terminal {
         what: &str,
         ready: impl Fn(&[String]) -> bool,
     ) -> (Vec<String>, bool) {
-        let deadline = Instant::now() + Duration::from_secs(30);
+        self.wait_within(Duration::from_secs(30), what, ready)
+    }
+
+    /// As [`Terminal::wait_for`], for at most `within`.
+    pub(crate) fn wait_within(
+        &self,
+        within: Duration,
+        what: &str,
+        ready: impl Fn(&[String]) -> bool,
+    ) -> (Vec<String>, bool) {
+        let deadline = Instant::now() + within;
         loop {
             let (rows, hidden) = self.rows();
             if ready(&rows) {

@@ -28,6 +28,7 @@ mod preview;
 mod replay;
 mod responses;
 mod resume;
+mod services;
 mod structured;
 mod support;
 mod timeouts;

@@ -70,6 +70,15 @@ impl Harness {
         script: &Value,
         build: impl FnOnce(RuntimeEnvironment) -> RuntimeEnvironment,
     ) -> Self {
+        Self::with_services(script, |t| t, build)
+    }
+
+    /// A harness whose builtins get their host services from `services`.
+    pub(crate) fn with_services(
+        script: &Value,
+        services: impl FnOnce(BuiltinTools) -> BuiltinTools,
+        build: impl FnOnce(RuntimeEnvironment) -> RuntimeEnvironment,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let provider = Recording::new(script);
         let settings = RuntimeSettings {
@@ -79,7 +88,7 @@ impl Harness {
                 .into_iter()
                 .collect(),
         };
-        let tools = BuiltinTools::new(dir.path().join(".zr/cron.json"));
+        let tools = services(BuiltinTools::new(dir.path().join(".zr/cron.json")));
         let runtime = build(RuntimeEnvironment::new(
             Arc::clone(&provider) as Arc<dyn ModelProvider>,
             settings,

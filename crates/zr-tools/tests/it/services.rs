@@ -292,3 +292,28 @@ async fn config_checks_keys_and_types() {
         "{t}"
     );
 }
+
+#[test]
+fn the_builtins_without_a_service_are_named_and_background_agents_never_ask() {
+    let names = |list: Vec<zr_types::ToolName>| -> Vec<String> {
+        list.iter().map(ToString::to_string).collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bare = BuiltinTools::new(dir.path().join("cron.json"));
+    assert_eq!(
+        names(bare.no_service()),
+        ["WebSearch", "AskUserQuestion", "Config"]
+    );
+    assert_eq!(
+        names(bare.no_service_in_background()),
+        ["WebSearch", "AskUserQuestion", "Config"]
+    );
+    let asks = BuiltinTools::new(dir.path().join("cron.json"))
+        .with_ask_user(Arc::new(FakeUser))
+        .with_config(Arc::new(FakeConfig::default()));
+    assert_eq!(names(asks.no_service()), ["WebSearch"]);
+    assert_eq!(
+        names(asks.no_service_in_background()),
+        ["WebSearch", "AskUserQuestion"]
+    );
+}
