@@ -43,7 +43,8 @@ pub(crate) enum Command {
     Agents(AgentsArgs),
     /// List the skills, or show one.
     Skills(SkillsArgs),
-    /// Show the project's MCP servers and their tools (`zr mcp list`).
+    /// Show the project's MCP servers and their tools (`zr mcp list`), or
+    /// serve the agent types to other MCP hosts (`zr mcp serve`).
     Mcp(McpArgs),
     /// List the sessions in .zr/sessions with their status and cost, or
     /// show one (`zr sessions show SESSION`).
@@ -185,6 +186,21 @@ pub(crate) enum McpCommand {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// Serve the project's agent types as MCP tools, over standard
+    /// input and output (or streamable HTTP on loopback with --http), so
+    /// that another MCP host can delegate to them.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve streamable HTTP at this loopback address (e.g.
+    /// 127.0.0.1:8765; the endpoint is /mcp) instead of standard input
+    /// and output.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
 }
 
 #[derive(Debug, Args)]

@@ -36,6 +36,7 @@ mod reload;
 mod render;
 mod resolve;
 mod run;
+mod serve;
 mod session;
 mod sessions;
 mod signal;
@@ -94,6 +95,9 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Mcp(cli::McpArgs {
             command: cli::McpCommand::List { format },
         }) => inspect::mcp::list(&Project::load(project()?)?, *format).await,
+        Command::Mcp(cli::McpArgs {
+            command: cli::McpCommand::Serve(args),
+        }) => serve::serve(project()?, args).await,
         Command::Init(args) => {
             print!("{}", init::init(cli.project.as_deref(), args)?);
             Ok(EXIT_OK)

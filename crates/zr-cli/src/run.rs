@@ -14,12 +14,12 @@ use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::Project;
 use crate::provider;
 use crate::render::{self, Renderer};
-use crate::session::Workspace;
+use crate::session::{Asking, Workspace};
 use crate::sessions;
 use crate::signal::Signals;
 
 mod background;
-mod resume_checks;
+pub(crate) mod resume_checks;
 
 /// `zr run PROMPT`.
 ///
@@ -43,7 +43,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals).await?;
+    let workspace = open_workspace(&project, chosen, &mut signals, Asking::Terminal).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     // A new session: nobody else holds its lock, and nothing was left.
@@ -97,7 +97,7 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals).await?;
+    let workspace = open_workspace(&project, chosen, &mut signals, Asking::Terminal).await?;
     warn_servers(&workspace);
     let agent = Agent::resume(
         Arc::clone(&workspace.runtime),
@@ -147,10 +147,11 @@ async fn show(
 
 /// Connects the MCP servers and builds the runtime; a stopping signal
 /// meanwhile drops what was started (the servers are killed) and stops.
-async fn open_workspace(
+pub(crate) async fn open_workspace(
     project: &Project,
     chosen: provider::Chosen,
     signals: &mut Signals,
+    asking: Asking,
 ) -> Result<Workspace, CliError> {
     tokio::select! {
         workspace = Workspace::open(
@@ -158,6 +159,7 @@ async fn open_workspace(
             chosen.provider,
             chosen.model,
             crate::model_aliases::family(Some(chosen.kind)),
+            asking,
         ) => workspace,
         stop = signals.recv() => {
             let mut err = std::io::stderr().lock();
@@ -353,7 +355,7 @@ fn exit_code(result: &QueryResult) -> u8 {
 /// Problems in agent and skill files, as `warning: FILE:LINE: ...` lines
 /// on standard error (paths relative to the project); the run goes on
 /// without the files that could not be loaded.
-fn warn_diagnostics(project: &Project) {
+pub(crate) fn warn_diagnostics(project: &Project) {
     crate::inspect::print_diagnostics(project, project.diagnostics());
 }
 
@@ -361,7 +363,7 @@ fn warn_diagnostics(project: &Project) {
 /// for, as `warning: FILE:LINE: ...` lines (the agent runs on the
 /// session's model). A broken `[model.aliases]` is reported when the
 /// workspace opens.
-fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
+pub(crate) fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
     let family = crate::model_aliases::family(Some(kind));
     if let Ok(aliases) = crate::model_aliases::table(project, family) {
         for line in crate::model_aliases::warnings(project, &project.agents, &aliases) {
@@ -370,7 +372,7 @@ fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
     }
 }
 
-fn warn_servers(workspace: &Workspace) {
+pub(crate) fn warn_servers(workspace: &Workspace) {
     tracing::debug!(
         configured = workspace.hub.config().servers().len(),
         connected = workspace.leases.len(),

@@ -67,6 +67,17 @@ impl AgentObserver for SkillGrants {
     }
 }
 
+/// Whether a person can be asked (permission prompts, AskUserQuestion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asking {
+    /// On the terminal, when standard input and error are one.
+    Terminal,
+    /// Never: `zr mcp serve`, whose standard input is the MCP channel and
+    /// whose caller is another program. What the rules leave open is
+    /// denied, as without a terminal.
+    Nobody,
+}
+
 impl Workspace {
     /// Connects the project's MCP servers (a server that fails is left
     /// out, with its error in `failed_servers`), then builds the runtime
@@ -81,6 +92,7 @@ impl Workspace {
         provider: Arc<dyn ModelProvider>,
         model: String,
         family: ModelFamily,
+        asking: Asking,
     ) -> Result<Self, CliError> {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
@@ -129,7 +141,11 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let (asker, screen) = crate::ask::Asker::for_terminal().unzip();
+        let (asker, screen) = match asking {
+            Asking::Terminal => crate::ask::Asker::for_terminal(),
+            Asking::Nobody => None,
+        }
+        .unzip();
         let mut builtins = BuiltinTools::new(project.root.join(".zr").join("cron.json"));
         if let Some(asker) = &asker {
             builtins = builtins.with_ask_user(asker.clone());

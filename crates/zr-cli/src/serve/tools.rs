@@ -1,0 +1,135 @@
+//! The MCP tools of `zr mcp serve`: one per agent type, named after it,
+//! with the input of a `Task` call (its `prompt` and `description`; the
+//! type is the tool), and the task a call's arguments make.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool};
+use serde_json::{Value, json};
+use zr_caps::AgentDefinition;
+use zr_engine::HostTask;
+use zr_types::AgentName;
+
+/// The first message of a subagent called without a `prompt`: a type
+/// whose instructions say the whole job (a test runner, a reviewer of the
+/// current diff) needs no more.
+pub(crate) const DEFAULT_PROMPT: &str =
+    "Carry out the task your instructions describe, then answer with your conclusion.";
+
+/// The input keys a tool takes.
+const FIELDS: &str = "prompt, description";
+
+/// The agent types as MCP tools, in name order, and the way back from a
+/// tool's name to its type.
+#[derive(Debug)]
+pub(crate) struct AgentTools {
+    tools: Vec<Tool>,
+    types: BTreeMap<String, AgentName>,
+}
+
+/// The MCP name of an agent type: its name in snake case (`code-reviewer`
+/// is `code_reviewer`), the way MCP tools are usually named. Agent names
+/// hold no `_`, so two types meet only when they differ by `-` against
+/// `.`; the later one keeps its own name then.
+fn tool_name(name: &AgentName) -> String {
+    name.as_str().replace(['-', '.'], "_")
+}
+
+impl AgentTools {
+    /// One tool per type of `types`.
+    pub(crate) fn new(types: &BTreeMap<AgentName, AgentDefinition>) -> Self {
+        let schema = Arc::new(input_schema());
+        let mut tools = Vec::new();
+        let mut by_name = BTreeMap::new();
+        for (name, definition) in types {
+            let mut mcp = tool_name(name);
+            if by_name.contains_key(&mcp) {
+                mcp = name.as_str().to_owned();
+            }
+            let description = format!(
+                "{} (zr subagent '{name}': runs with its own context, tools and budget in the project, and returns only its conclusion.)",
+                definition.description.trim_end()
+            );
+            let mut tool = Tool::new(Cow::Owned(mcp.clone()), description, Arc::clone(&schema));
+            tool.title = Some(name.as_str().to_owned());
+            tools.push(tool);
+            by_name.insert(mcp, name.clone());
+        }
+        Self {
+            tools,
+            types: by_name,
+        }
+    }
+
+    /// The tools, for `tools/list`.
+    pub(crate) fn list(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The agent type a tool name stands for.
+    pub(crate) fn agent_type(&self, tool: &str) -> Option<&AgentName> {
+        self.types.get(tool)
+    }
+}
+
+/// `{prompt?, description?}`, nothing else.
+fn input_schema() -> JsonObject {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "prompt": {
+                "type": "string",
+                "description": "The task for the subagent: everything it needs to know, since it sees nothing of your conversation. Leave it out when the agent's own instructions say the whole job."
+            },
+            "description": {
+                "type": "string",
+                "description": "A short (3-5 word) description of the task, shown in zr's transcript."
+            }
+        },
+        "additionalProperties": false
+    });
+    match schema {
+        Value::Object(map) => map,
+        _ => unreachable!("the schema is an object literal"),
+    }
+}
+
+/// The task a call of `agent_type`'s tool with `arguments` asks for; `Err`
+/// names the field that is wrong, for the caller's model.
+pub(crate) fn task_of(
+    agent_type: &AgentName,
+    arguments: Option<&JsonObject>,
+) -> Result<HostTask, String> {
+    let empty = JsonObject::new();
+    let arguments = arguments.unwrap_or(&empty);
+    if let Some(key) = arguments
+        .keys()
+        .find(|k| !FIELDS.split(", ").any(|f| f == k.as_str()))
+    {
+        return Err(format!("unknown argument '{key}'; arguments: {FIELDS}"));
+    }
+    let text = |key: &str| match arguments.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(format!("{key}: must not be empty")),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!("{key}: expected a string, got {other}")),
+    };
+    let prompt = text("prompt")?;
+    let description = match text("description")? {
+        Some(description) => description,
+        None => prompt.as_deref().map_or_else(
+            || format!("{agent_type} task"),
+            |p| p.split_whitespace().take(5).collect::<Vec<_>>().join(" "),
+        ),
+    };
+    Ok(HostTask {
+        subagent_type: agent_type.clone(),
+        description,
+        prompt: prompt.unwrap_or_else(|| DEFAULT_PROMPT.to_owned()),
+    })
+}
+
+#[cfg(test)]
+mod tests;
