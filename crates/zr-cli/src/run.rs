@@ -8,13 +8,13 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskResult, TaskStatus};
 
-use crate::ask::{Screen, ScreenRequests};
+use crate::ask::{Asking, Screen, ScreenRequests};
 use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::Project;
 use crate::provider;
 use crate::render::{self, Renderer};
-use crate::session::{Asking, Workspace};
+use crate::session::Workspace;
 use crate::sessions;
 use crate::signal::Signals;
 
@@ -43,7 +43,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals, Asking::Terminal).await?;
+    let workspace = open_workspace(&project, chosen, Asking::OnTerminal, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     // A new session: nobody else holds its lock, and nothing was left.
@@ -97,7 +97,7 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals, Asking::Terminal).await?;
+    let workspace = open_workspace(&project, chosen, Asking::OnTerminal, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::resume(
         Arc::clone(&workspace.runtime),
@@ -150,8 +150,8 @@ async fn show(
 pub(crate) async fn open_workspace(
     project: &Project,
     chosen: provider::Chosen,
-    signals: &mut Signals,
     asking: Asking,
+    signals: &mut Signals,
 ) -> Result<Workspace, CliError> {
     tokio::select! {
         workspace = Workspace::open(
@@ -177,7 +177,7 @@ pub(crate) async fn open_workspace(
 /// resumable; the session id is printed with the `zr resume` command. A
 /// second signal while that runs stops waiting: the caller's drops (and
 /// the runtime's shutdown) still kill every process.
-async fn drive(
+pub(crate) async fn drive(
     agent: &Agent,
     mut query: Query,
     renderer: &mut dyn Renderer,
@@ -328,7 +328,7 @@ fn failed_line(failed: &TaskResult) -> String {
 
 /// A line on standard error, whatever the renderer (also with `--quiet`
 /// and `--json`).
-fn say(text: &str) {
+pub(crate) fn say(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
     let _ = err.flush();

@@ -34,6 +34,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt as _;
 use zr_engine::Agent;
 
+use crate::ask::Asking;
 use crate::cli::ServeArgs;
 use crate::error::{CliError, EXIT_OK};
 use crate::project::Project;
@@ -41,7 +42,6 @@ use crate::provider;
 use crate::run::{open_workspace, warn_aliases, warn_diagnostics, warn_servers};
 use crate::serve::handler::{AgentServer, Served};
 use crate::serve::tools::AgentTools;
-use crate::session::Asking;
 use crate::signal::Signals;
 
 mod handler;
@@ -69,7 +69,7 @@ pub(crate) async fn serve(root: PathBuf, args: &ServeArgs) -> Result<u8, CliErro
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals, Asking::Nobody).await?;
+    let workspace = open_workspace(&project, chosen, Asking::Never, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     let _running =

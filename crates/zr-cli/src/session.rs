@@ -16,6 +16,7 @@ use zr_tools::BuiltinTools;
 pub(crate) use zr_types::error_chain;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
 
+use crate::ask::Asking;
 use crate::config::{LazySetting, ZrConfig};
 use crate::config_key::{config_key_error, patterns};
 use crate::crash_hook::KillAfter;
@@ -67,17 +68,6 @@ impl AgentObserver for SkillGrants {
     }
 }
 
-/// Whether a person can be asked (permission prompts, AskUserQuestion).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Asking {
-    /// On the terminal, when standard input and error are one.
-    Terminal,
-    /// Never: `zr mcp serve`, whose standard input is the MCP channel and
-    /// whose caller is another program. What the rules leave open is
-    /// denied, as without a terminal.
-    Nobody,
-}
-
 impl Workspace {
     /// Connects the project's MCP servers (a server that fails is left
     /// out, with its error in `failed_servers`), then builds the runtime
@@ -97,6 +87,10 @@ impl Workspace {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
         root_config(project, &BTreeMap::new(), Vec::new())?;
+        for warning in crate::permission_names::warnings(project) {
+            eprintln!("{warning}");
+        }
+        let web_search = crate::services::web_search(project, &|v| std::env::var(v).ok())?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();
@@ -141,12 +135,14 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let (asker, screen) = match asking {
-            Asking::Terminal => crate::ask::Asker::for_terminal(),
-            Asking::Nobody => None,
+        let (asker, screen) = asking.asker().unzip();
+        let mut builtins =
+            BuiltinTools::new(project.cron_store()).with_cron_note(crate::services::FIRES_UNDER);
+        builtins =
+            builtins.with_config(Arc::new(crate::config_service::ProjectConfig::new(project)));
+        if let Some(service) = web_search {
+            builtins = builtins.with_web_search(service);
         }
-        .unzip();
-        let mut builtins = BuiltinTools::new(project.root.join(".zr").join("cron.json"));
         if let Some(asker) = &asker {
             builtins = builtins.with_ask_user(asker.clone());
         }

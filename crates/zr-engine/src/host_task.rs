@@ -37,6 +37,10 @@ pub struct HostTask {
     pub description: String,
     /// The task itself: the subagent's first message.
     pub prompt: String,
+    /// A JSON Schema its answer must match, replacing the type's
+    /// `output_schema` (the `Task` call's field); the answer's value is
+    /// then [`TaskResult::value`].
+    pub output_schema: Option<serde_json::Value>,
 }
 
 impl Agent {
@@ -66,14 +70,18 @@ impl Agent {
                 session,
             };
         };
+        let mut input = serde_json::json!({
+            "subagent_type": task.subagent_type.as_str(),
+            "description": task.description,
+            "prompt": task.prompt,
+        });
+        if let (Some(schema), Some(map)) = (task.output_schema, input.as_object_mut()) {
+            map.insert("output_schema".to_owned(), schema);
+        }
         let call = ToolCall {
             id: format!("host-{}", self.next_host_call()),
             name: "Task".to_owned(),
-            input: serde_json::json!({
-                "subagent_type": task.subagent_type.as_str(),
-                "description": task.description,
-                "prompt": task.prompt,
-            }),
+            input,
         };
         // Subscribed before anything starts: a background agent's events
         // go through the session's router, not the call's sink.
@@ -103,7 +111,7 @@ async fn host_call(
 ) -> Result<TaskResult, EngineError> {
     let session = &ctx.session;
     let tools = root_tools(session, &session.catalog.current(), None, &[])?;
-    let root = AgentRun::new(root_meta(session, None, None), tools, Vec::new());
+    let root = AgentRun::new(root_meta(session, None, None, None), tools, Vec::new());
     let result = run_call(&ctx, &root, &call, false)
         .await
         .map_err(|message| EngineError::InvalidTask { message })?
@@ -174,7 +182,8 @@ impl TaskRun {
     /// # Errors
     ///
     /// - [`EngineError::InvalidTask`]: the input was refused (an empty
-    ///   prompt or description, an unknown type); nothing started;
+    ///   prompt or description, an unknown type, an output schema that
+    ///   does not compile); nothing started;
     /// - [`EngineError::Resolve`] or [`EngineError::MissingHandler`]: the
     ///   root's pool (which the subagent's is resolved against) cannot be
     ///   built;

@@ -181,17 +181,29 @@ fn succeeded(status: TaskStatus) -> bool {
 }
 
 /// The call's answer: the conclusion as text (an error result unless the
-/// subagent completed or summarised at its turn limit), the rest of the
+/// subagent completed or summarised at its turn limit; a structured
+/// answer as its JSON, and as `structuredContent` when it is an object),
+/// the rest of the
 /// task's result (status, agent id, turns, usage, duration) under
 /// `_meta.zr`.
 fn answer(result: &TaskResult) -> CallToolResult {
     let mut meta = serde_json::to_value(result).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut meta {
         map.remove("output");
+        map.remove("value");
         map.remove("index");
     }
     let mut out = if succeeded(result.status) {
-        CallToolResult::success(vec![ContentBlock::text(result.output.clone())])
+        match &result.value {
+            // A structured answer: its JSON as text too, as MCP asks of
+            // a tool with structured content.
+            Some(value) => {
+                let mut out = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+                out.structured_content = value.is_object().then(|| value.clone());
+                out
+            }
+            None => CallToolResult::success(vec![ContentBlock::text(result.output.clone())]),
+        }
     } else {
         let mut text = format!("the subagent ended {}", result.status.as_str());
         if let Some(error) = &result.error {
@@ -256,13 +268,13 @@ impl ServerHandler for AgentServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(agent_type) = self.served.tools.agent_type(&request.name) else {
+        let Some(served) = self.served.tools.served(&request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("no tool '{}'; see tools/list", request.name),
                 None,
             ));
         };
-        let task = match task_of(agent_type, request.arguments.as_ref()) {
+        let task = match task_of(served, request.arguments.as_ref()) {
             Ok(task) => task,
             Err(message) => return Ok(failed(message)),
         };

@@ -18,15 +18,28 @@ use zr_types::AgentName;
 pub(crate) const DEFAULT_PROMPT: &str =
     "Carry out the task your instructions describe, then answer with your conclusion.";
 
-/// The input keys a tool takes.
+/// The input keys a tool takes: `output_schema` only for a type that
+/// declares no schema of its own (a declared one is the tool's
+/// `outputSchema`, which a call must not contradict).
 const FIELDS: &str = "prompt, description";
+const FIELDS_WITH_SCHEMA: &str = "prompt, description, output_schema";
 
 /// The agent types as MCP tools, in name order, and the way back from a
 /// tool's name to its type.
 #[derive(Debug)]
 pub(crate) struct AgentTools {
     tools: Vec<Tool>,
-    types: BTreeMap<String, AgentName>,
+    types: BTreeMap<String, Served>,
+}
+
+/// What a tool stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Served {
+    /// The agent type.
+    pub(crate) agent_type: AgentName,
+    /// Whether a call may give an `output_schema` (the type declares
+    /// none that the tool advertises).
+    pub(crate) takes_schema: bool,
 }
 
 /// The MCP name of an agent type: its name in snake case (`code-reviewer`
@@ -40,7 +53,8 @@ fn tool_name(name: &AgentName) -> String {
 impl AgentTools {
     /// One tool per type of `types`.
     pub(crate) fn new(types: &BTreeMap<AgentName, AgentDefinition>) -> Self {
-        let schema = Arc::new(input_schema());
+        let plain = Arc::new(input_schema(false));
+        let with_schema = Arc::new(input_schema(true));
         let mut tools = Vec::new();
         let mut by_name = BTreeMap::new();
         for (name, definition) in types {
@@ -52,10 +66,27 @@ impl AgentTools {
                 "{} (zr subagent '{name}': runs with its own context, tools and budget in the project, and returns only its conclusion.)",
                 definition.description.trim_end()
             );
-            let mut tool = Tool::new(Cow::Owned(mcp.clone()), description, Arc::clone(&schema));
+            // MCP's outputSchema describes an object: a type whose answer
+            // is another JSON value still answers it, as text.
+            let output = definition
+                .output_schema
+                .as_ref()
+                .and_then(Value::as_object)
+                .filter(|schema| schema.get("type") == Some(&json!("object")))
+                .cloned();
+            let takes_schema = definition.output_schema.is_none();
+            let input = if takes_schema { &with_schema } else { &plain };
+            let mut tool = Tool::new(Cow::Owned(mcp.clone()), description, Arc::clone(input));
             tool.title = Some(name.as_str().to_owned());
+            tool.output_schema = output.map(Arc::new);
             tools.push(tool);
-            by_name.insert(mcp, name.clone());
+            by_name.insert(
+                mcp,
+                Served {
+                    agent_type: name.clone(),
+                    takes_schema,
+                },
+            );
         }
         Self {
             tools,
@@ -68,15 +99,15 @@ impl AgentTools {
         &self.tools
     }
 
-    /// The agent type a tool name stands for.
-    pub(crate) fn agent_type(&self, tool: &str) -> Option<&AgentName> {
+    /// What a tool name stands for.
+    pub(crate) fn served(&self, tool: &str) -> Option<&Served> {
         self.types.get(tool)
     }
 }
 
-/// `{prompt?, description?}`, nothing else.
-fn input_schema() -> JsonObject {
-    let schema = json!({
+/// `{prompt?, description?}` (and `output_schema?`), nothing else.
+fn input_schema(takes_schema: bool) -> JsonObject {
+    let mut schema = json!({
         "type": "object",
         "properties": {
             "prompt": {
@@ -90,6 +121,12 @@ fn input_schema() -> JsonObject {
         },
         "additionalProperties": false
     });
+    if takes_schema {
+        schema["properties"]["output_schema"] = json!({
+            "type": "object",
+            "description": "A JSON Schema the subagent's answer must match; the answer is then that JSON value."
+        });
+    }
     match schema {
         Value::Object(map) => map,
         _ => unreachable!("the schema is an object literal"),
@@ -98,17 +135,20 @@ fn input_schema() -> JsonObject {
 
 /// The task a call of `agent_type`'s tool with `arguments` asks for; `Err`
 /// names the field that is wrong, for the caller's model.
-pub(crate) fn task_of(
-    agent_type: &AgentName,
-    arguments: Option<&JsonObject>,
-) -> Result<HostTask, String> {
+pub(crate) fn task_of(served: &Served, arguments: Option<&JsonObject>) -> Result<HostTask, String> {
+    let agent_type = &served.agent_type;
     let empty = JsonObject::new();
     let arguments = arguments.unwrap_or(&empty);
+    let fields = if served.takes_schema {
+        FIELDS_WITH_SCHEMA
+    } else {
+        FIELDS
+    };
     if let Some(key) = arguments
         .keys()
-        .find(|k| !FIELDS.split(", ").any(|f| f == k.as_str()))
+        .find(|k| !fields.split(", ").any(|f| f == k.as_str()))
     {
-        return Err(format!("unknown argument '{key}'; arguments: {FIELDS}"));
+        return Err(format!("unknown argument '{key}'; arguments: {fields}"));
     }
     let text = |key: &str| match arguments.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -128,6 +168,7 @@ pub(crate) fn task_of(
         subagent_type: agent_type.clone(),
         description,
         prompt: prompt.unwrap_or_else(|| DEFAULT_PROMPT.to_owned()),
+        output_schema: arguments.get("output_schema").cloned(),
     })
 }
 

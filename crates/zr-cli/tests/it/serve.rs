@@ -31,8 +31,12 @@ fn host_project() -> TempProject {
             "---\nname: code-reviewer\ndescription: Reviews a change and reports problems\ntools: Read, Bash\n---\nYou review code.\n",
         )
         .write(
+            ".zr/agents/counter.md",
+            "---\nname: counter\ndescription: Counts lines\ntools: Read\noutputSchema:\n  type: object\n  properties:\n    count: {type: integer}\n  required: [count]\n---\nCount.\n",
+        )
+        .write(
             "script.json",
-            r#"{"agents": {"code-reviewer": [
+            r#"{"agents": {"counter": [{"turns": [{"text": "{\"count\": 1}"}]}], "code-reviewer": [
   {"match": "slow", "turns": [{"tool_calls": [{"name": "Bash", "input": {"command": "sleep 31.4159; echo slept"}}]}, {"text": "slow done"}]},
   {"turns": [
     {"tool_calls": [{"name": "Read", "input": {"file_path": "hello.txt"}}]},
@@ -93,11 +97,12 @@ fn a_real_host_lists_the_agent_types_calls_one_and_gets_progress_and_the_conclus
         .iter()
         .map(|t| t["name"].as_str().expect("a name"))
         .collect();
-    // The project's type and the built-in ones, in name order.
+    // The project's types and the built-in ones, in name order.
     assert_eq!(
         names,
         [
             "code_reviewer",
+            "counter",
             "explore",
             "general_purpose",
             "guide",
@@ -106,13 +111,14 @@ fn a_real_host_lists_the_agent_types_calls_one_and_gets_progress_and_the_conclus
         ]
     );
     assert_eq!(report["tools"][0]["title"], "code-reviewer");
+    // A type without an output schema takes one per call, as Task does.
     assert_eq!(
         report["tools"][0]["schema"]["properties"]
             .as_object()
             .expect("properties")
             .keys()
             .collect::<Vec<_>>(),
-        ["description", "prompt"]
+        ["description", "output_schema", "prompt"]
     );
 
     let result = &report["result"];
@@ -144,6 +150,20 @@ fn a_real_host_lists_the_agent_types_calls_one_and_gets_progress_and_the_conclus
         .map(|p| p["progress"].as_f64().expect("a number"))
         .collect();
     assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+
+    // The counter's answer is its value, as structured content the SDK
+    // checked against the tool's output schema, and as text.
+    let structured = &report["structured"];
+    assert_eq!(structured["isError"], false, "{structured}");
+    assert_eq!(
+        structured["structuredContent"],
+        serde_json::json!({"count": 1})
+    );
+    assert_eq!(structured["content"][0]["text"], r#"{"count":1}"#);
+    assert_eq!(
+        report["counter_tool"]["outputSchema"]["required"],
+        serde_json::json!(["count"])
+    );
 
     // The transcript of the call's subagent, in the run's one session.
     let transcript = session_folder(&project).join("root.0001-code-reviewer.jsonl");

@@ -63,6 +63,10 @@ if (mode === "call") {
   );
   out.progress = progress;
   out.result = result;
+  // A type with an output schema: the SDK checks structuredContent
+  // against the tool's outputSchema.
+  out.structured = await client.callTool({ name: "counter", arguments: { prompt: "Count the lines of hello.txt" } });
+  out.counter_tool = listed.tools.find((t) => t.name === "counter");
 } else {
   const marker = "sleep 31.4159";
   const controller = new AbortController();
