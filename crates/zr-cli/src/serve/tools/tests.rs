@@ -39,10 +39,10 @@ fn tools_are_the_types_in_snake_case_and_map_back() {
     let names: Vec<&str> = tools.list().iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["code_reviewer", "explore", "net_4_8"]);
     assert_eq!(
-        tools.agent_type("code_reviewer"),
+        tools.served("code_reviewer").map(|s| &s.agent_type),
         Some(&name("code-reviewer"))
     );
-    assert_eq!(tools.agent_type("code-reviewer"), None);
+    assert_eq!(tools.served("code-reviewer"), None);
     let first = &tools.list()[0];
     assert_eq!(first.title.as_deref(), Some("code-reviewer"));
     assert!(
@@ -81,7 +81,7 @@ fn bad_arguments_name_the_field() {
         (json!({"prompt": "  "}), "prompt: must not be empty"),
         (
             json!({"subagent_type": "x"}),
-            "unknown argument 'subagent_type'; arguments: prompt, description",
+            "unknown argument 'subagent_type'; arguments: prompt, description, output_schema",
         ),
     ];
     for (input, message) in cases {
