@@ -43,7 +43,8 @@ pub(crate) enum Command {
     Agents(AgentsArgs),
     /// List the skills, or show one.
     Skills(SkillsArgs),
-    /// Show the project's MCP servers and their tools (`zr mcp list`).
+    /// Show the project's MCP servers and their tools (`zr mcp list`), or
+    /// serve the agent types to other MCP hosts (`zr mcp serve`).
     Mcp(McpArgs),
     /// Fire the prompts that `CronCreate` scheduled, each as a new session,
     /// until stopped (`zr cron list` shows them).
@@ -239,6 +240,21 @@ pub(crate) enum McpCommand {
         /// The server's name in .mcp.json.
         server: String,
     },
+    /// Serve the project's agent types as MCP tools, over standard
+    /// input and output (or streamable HTTP on loopback with --http), so
+    /// that another MCP host can delegate to them.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve streamable HTTP at this loopback address (e.g.
+    /// 127.0.0.1:8765; the endpoint is /mcp) instead of standard input
+    /// and output.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
 }
 
 #[derive(Debug, Args)]

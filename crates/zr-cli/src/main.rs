@@ -41,6 +41,7 @@ mod reload;
 mod render;
 mod resolve;
 mod run;
+mod serve;
 mod services;
 mod session;
 mod sessions;
@@ -96,6 +97,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             cli::McpCommand::Logout { server } => {
                 mcp_login::logout(&Project::load(project()?)?, server)
             }
+            cli::McpCommand::Serve(args) => serve::serve(project()?, args).await,
         },
         Command::Cron(args) => match &args.command {
             None => cron::run(project()?, args).await,

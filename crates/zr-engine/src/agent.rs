@@ -321,6 +321,15 @@ impl Agent {
         &self.session
     }
 
+    /// The number of the next call a host makes through
+    /// [`Agent::run_task`] (shared with the queries' numbers: unique in the
+    /// agent).
+    pub(crate) fn next_host_call(&self) -> u64 {
+        let mut state = lock(&self.state);
+        state.queries += 1;
+        state.queries
+    }
+
     /// The tools the root loaded through FindTool.
     pub(crate) fn loaded(&self) -> Vec<ToolName> {
         lock(&self.state).loaded.clone()
@@ -492,7 +501,6 @@ async fn run_root(
             None
         }
     };
-    let settings = session.runtime.settings();
     let output = match overrides
         .output_schema
         .as_ref()
@@ -509,20 +517,7 @@ async fn run_root(
         }
         None => None,
     };
-    let meta = AgentMeta {
-        id: root.clone(),
-        agent_type: Arc::from("root"),
-        parent: None,
-        mode: config.permission_mode,
-        background: false,
-        cwd: settings.cwd.clone(),
-        model: overrides.model.unwrap_or_else(|| settings.model.clone()),
-        system: config.system_prompt.clone(),
-        max_turns: overrides.max_turns.unwrap_or(config.max_turns),
-        output,
-        effort: config.effort.map(effort),
-        task: None,
-    };
+    let meta = root_meta(session, overrides.model, overrides.max_turns, output);
     let reload = RootReload {
         capabilities: overrides.capabilities,
     };
@@ -576,6 +571,32 @@ async fn run_root(
         value: outcome.value,
     };
     Ok((result, outcome.history, outcome.loaded))
+}
+
+/// The root of `session` as the stores see it, with the query's `model`
+/// and turn limit (`None`: the session's) and the schema of its answer.
+pub(crate) fn root_meta(
+    session: &Session,
+    model: Option<String>,
+    max_turns: Option<u32>,
+    output: Option<Arc<Structured>>,
+) -> AgentMeta {
+    let settings = session.runtime.settings();
+    let config = &session.config;
+    AgentMeta {
+        id: AgentId::root(),
+        agent_type: Arc::from("root"),
+        parent: None,
+        mode: config.permission_mode,
+        background: false,
+        cwd: settings.cwd.clone(),
+        model: model.unwrap_or_else(|| settings.model.clone()),
+        system: config.system_prompt.clone(),
+        max_turns: max_turns.unwrap_or(config.max_turns),
+        output,
+        effort: config.effort.map(effort),
+        task: None,
+    }
 }
 
 /// A running query: a stream of [`Event`]s, ending when the query ends.

@@ -84,6 +84,13 @@ pub enum EngineError {
     /// [`Query`](crate::Query) was cancelled or its runtime shut down).
     #[error("the query was cancelled")]
     Cancelled,
+    /// A host's task ([`Agent::run_task`](crate::Agent::run_task)) was
+    /// refused before anything started: the message names the field.
+    #[error("{message}")]
+    InvalidTask {
+        /// What is wrong, as a `Task` call's model would be told.
+        message: String,
+    },
     /// A query was started outside a Tokio runtime.
     #[error("a query must be started within a Tokio runtime")]
     NoRuntime,

@@ -171,24 +171,11 @@ async fn delegate_inner(
     call: &ToolCall,
     multi: bool,
 ) -> ToolOutput {
-    let catalog = ctx.session.catalog.current();
-    let tasks = match parse(&catalog.sub_agents, call, multi) {
-        Ok(tasks) => tasks,
-        Err(message) => return ToolOutput::error(format!("{message}. Nothing was started.")),
+    let results = match run_call(ctx, parent, call, multi).await {
+        Ok(results) => results,
+        Err(message) => return ToolOutput::error(message),
     };
-    let config = ctx.session.config.subagent;
-    let budget = CallBudget {
-        slots: Semaphore::new(config.max_concurrent),
-        deadline: deadline_after(config.timeout),
-        start: Instant::now(),
-        timeout: config.timeout,
-    };
-    let runs = tasks
-        .into_iter()
-        .enumerate()
-        .map(|(index, task)| run_task(ctx, parent, call, &budget, index, task));
-    let results = futures_util::future::join_all(runs).await;
-    let display = report(&results, config.timeout);
+    let display = report(&results, ctx.session.config.subagent.timeout);
     let mut values: Vec<Value> = results.iter().map(for_model).collect();
     let value = if multi {
         serde_json::json!({ "results": values })
@@ -200,6 +187,34 @@ async fn delegate_inner(
         is_error: false,
         display: Some(display),
     }
+}
+
+/// Runs the tasks of a Task (`multi == false`) or MultiTask call of
+/// `parent` under one [`CallBudget`]: one result per task, in input
+/// order; `Err` is what the model is told when the input is wrong
+/// (nothing started). The one path of every delegation: a model's call
+/// and a host's ([`crate::host_task`]).
+pub(crate) async fn run_call(
+    ctx: &QueryCtx,
+    parent: &AgentRun,
+    call: &ToolCall,
+    multi: bool,
+) -> Result<Vec<TaskResult>, String> {
+    let catalog = ctx.session.catalog.current();
+    let tasks = parse(&catalog.sub_agents, call, multi)
+        .map_err(|message| format!("{message}. Nothing was started."))?;
+    let config = ctx.session.config.subagent;
+    let budget = CallBudget {
+        slots: Semaphore::new(config.max_concurrent),
+        deadline: deadline_after(config.timeout),
+        start: Instant::now(),
+        timeout: config.timeout,
+    };
+    let runs = tasks
+        .into_iter()
+        .enumerate()
+        .map(|(index, task)| run_task(ctx, parent, call, &budget, index, task));
+    Ok(futures_util::future::join_all(runs).await)
 }
 
 /// A task's result as its delegating model gets it: with a structured

@@ -27,6 +27,7 @@ mod reload;
 mod run;
 mod ruser;
 mod scenario;
+mod serve;
 mod sessions;
 mod signal;
 mod skill_listing;

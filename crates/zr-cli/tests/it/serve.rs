@@ -1,0 +1,520 @@
+//! `zr mcp serve`: driven by a real MCP host (the official TypeScript
+//! SDK's client, `host/mcp_host.mjs`) over stdio, and by the MCP
+//! conformance suite's server scenarios over streamable HTTP.
+//!
+//! The suite's server scenarios that apply to a server whose tools are
+//! agent types run against a project whose agent types carry the names
+//! the suite calls (`test-simple-text` is the tool `test_simple_text`),
+//! answered by the scripted model. The others do not apply: image, audio,
+//! embedded-resource and mixed-content results (a subagent's conclusion
+//! is text), sampling and elicitation (zr does not ask the caller), the
+//! JSON Schema 2020-12 tool (a tool's input is a `Task` call's), SSE
+//! polling and multiple streams (rmcp's transport, not zr's), resources,
+//! prompts and completion (a tools-only server).
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{TempProject, dep, repo, stderr, zr_process};
+
+/// The project of the host test: one agent type with a script; `Bash`
+/// allowed so that a call can run a command to cancel.
+fn host_project() -> TempProject {
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "[permissions]\nallow = [\"Bash\"]\n")
+        .write("hello.txt", "hello wrld\n")
+        .write(
+            ".zr/agents/code-reviewer.md",
+            "---\nname: code-reviewer\ndescription: Reviews a change and reports problems\ntools: Read, Bash\n---\nYou review code.\n",
+        )
+        .write(
+            ".zr/agents/counter.md",
+            "---\nname: counter\ndescription: Counts lines\ntools: Read\noutputSchema:\n  type: object\n  properties:\n    count: {type: integer}\n  required: [count]\n---\nCount.\n",
+        )
+        .write(
+            "script.json",
+            r#"{"agents": {"counter": [{"turns": [{"text": "{\"count\": 1}"}]}], "code-reviewer": [
+  {"match": "slow", "turns": [{"tool_calls": [{"name": "Bash", "input": {"command": "sleep 31.4159; echo slept"}}]}, {"text": "slow done"}]},
+  {"turns": [
+    {"tool_calls": [{"name": "Read", "input": {"file_path": "hello.txt"}}]},
+    {"delay_ms": 200, "text": "hello.txt misspells 'world'."}
+  ]}
+]}}"#,
+        );
+    project
+}
+
+/// Runs the host script in `mode` against `zr mcp serve` in `project`;
+/// its JSON report.
+fn host(project: &TempProject, mode: &str) -> Value {
+    let script = repo().join("crates/zr-cli/tests/it/host/mcp_host.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_zr"))
+        .arg(project.path())
+        .arg(project.path().join("script.json"))
+        .arg(mode)
+        .env("ZR_DEPS_DIR", crate::support::deps_dir())
+        .env("HOME", crate::support::empty_home())
+        .output()
+        .expect("node runs");
+    assert!(out.status.success(), "the host failed: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "the host's report is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// The one session folder of `project`'s server run.
+fn session_folder(project: &TempProject) -> std::path::PathBuf {
+    let sessions: Vec<_> = std::fs::read_dir(project.path().join(".zr/sessions"))
+        .expect("a sessions folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(
+        sessions.len(),
+        1,
+        "one session per server run: {sessions:?}"
+    );
+    sessions[0].clone()
+}
+
+#[test]
+fn a_real_host_lists_the_agent_types_calls_one_and_gets_progress_and_the_conclusion() {
+    let project = host_project();
+    let report = host(&project, "call");
+    assert_eq!(report["server"]["name"], "zr");
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name"))
+        .collect();
+    // The project's types and the built-in ones, in name order.
+    assert_eq!(
+        names,
+        [
+            "code_reviewer",
+            "counter",
+            "explore",
+            "general_purpose",
+            "guide",
+            "plan",
+            "verification"
+        ]
+    );
+    assert_eq!(report["tools"][0]["title"], "code-reviewer");
+    // A type without an output schema takes one per call, as Task does.
+    assert_eq!(
+        report["tools"][0]["schema"]["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .collect::<Vec<_>>(),
+        ["description", "output_schema", "prompt"]
+    );
+
+    let result = &report["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["content"][0]["text"], "hello.txt misspells 'world'.");
+    let zr = &result["_meta"]["zr"];
+    assert_eq!(zr["status"], "completed");
+    assert_eq!(zr["agent_id"], "root.0001-code-reviewer");
+    assert_eq!(zr["description"], "review hello");
+    assert_eq!(zr["turns"], 2);
+
+    let progress = report["progress"].as_array().expect("progress");
+    let messages: Vec<&str> = progress
+        .iter()
+        .map(|p| p["message"].as_str().expect("a message"))
+        .collect();
+    assert_eq!(
+        messages[..4],
+        [
+            "root.0001-code-reviewer running",
+            "root.0001-code-reviewer: turn 1 finished",
+            "root.0001-code-reviewer: calling Read",
+            "root.0001-code-reviewer: turn 2 finished",
+        ],
+        "{progress:?}"
+    );
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().expect("a number"))
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+
+    // The counter's answer is its value, as structured content the SDK
+    // checked against the tool's output schema, and as text.
+    let structured = &report["structured"];
+    assert_eq!(structured["isError"], false, "{structured}");
+    assert_eq!(
+        structured["structuredContent"],
+        serde_json::json!({"count": 1})
+    );
+    assert_eq!(structured["content"][0]["text"], r#"{"count":1}"#);
+    assert_eq!(
+        report["counter_tool"]["outputSchema"]["required"],
+        serde_json::json!(["count"])
+    );
+
+    // The transcript of the call's subagent, in the run's one session.
+    let transcript = session_folder(&project).join("root.0001-code-reviewer.jsonl");
+    let text = std::fs::read_to_string(&transcript).expect("the subagent's transcript");
+    assert!(
+        text.contains(r#""task":{"call":"host-1","index":0,"description":"review hello"}"#),
+        "{text}"
+    );
+    assert!(text.contains("Review the greeting in hello.txt"), "{text}");
+    assert!(text.contains(r#""kind":"finished""#), "{text}");
+}
+
+#[test]
+fn a_host_that_cancels_a_call_stops_its_subagent_and_the_server_serves_on() {
+    let project = host_project();
+    let report = host(&project, "cancel");
+    assert_eq!(report["command_seen"], true, "{report}");
+    assert_eq!(
+        report["call"],
+        "rejected: MCP error -32001: the host changed its mind"
+    );
+    // The subagent's command was killed while the server still ran.
+    assert_eq!(report["command_left"], 0, "{report}");
+    let after = &report["after"];
+    assert_eq!(after["isError"], false, "{after}");
+    assert_eq!(after["_meta"]["zr"]["agent_id"], "root.0002-code-reviewer");
+    let folder = session_folder(&project);
+    let cancelled = std::fs::read_to_string(folder.join("root.0001-code-reviewer.jsonl"))
+        .expect("the cancelled subagent's transcript");
+    assert!(!cancelled.contains("slow done"), "{cancelled}");
+}
+
+#[test]
+fn a_call_the_rules_leave_open_is_denied_with_the_key_to_set() {
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "")
+        .write(
+            ".zr/agents/runner.md",
+            "---\nname: runner\ndescription: Runs commands\ntools: Bash\n---\nRun it.\n",
+        )
+        .write(
+            "script.json",
+            r#"{"agents": {"runner": [{"turns": [
+  {"tool_calls": [{"name": "Bash", "input": {"command": "echo should-not-run > ran.txt"}}]},
+  {"text": "Bash was refused."}
+]}]}}"#,
+        );
+    let mut server = Server::stdio(&project);
+    server.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    server.reply(1);
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    server.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}"#,
+    );
+    server.reply(2);
+    server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"runner","arguments":{"prompt":"Run it"}}}"#);
+    let (reply, before) = server.reply(3);
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(reply["result"]["content"][0]["text"], "Bash was refused.");
+    assert!(!project.path().join("ran.txt").exists(), "Bash ran");
+    let denied = before
+        .iter()
+        .find(|m| m["method"] == "notifications/message")
+        .unwrap_or_else(|| panic!("no log message: {before:?}"));
+    assert_eq!(denied["params"]["level"], "warning");
+    let text = denied["params"]["data"]["message"]
+        .as_str()
+        .expect("a message");
+    assert!(
+        text.starts_with("root.0001-runner: Bash denied: ") && text.contains("[permissions] allow"),
+        "{text}"
+    );
+}
+
+#[test]
+fn http_serves_loopback_addresses_only() {
+    let project = TempProject::new();
+    project.write("zr.toml", "");
+    let out = project.zr(&[
+        "mcp",
+        "serve",
+        "--http",
+        "0.0.0.0:0",
+        "--provider",
+        "scripted",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with(
+            "error: zr mcp serve --http serves loopback addresses only, not 0.0.0.0:0"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A `zr mcp serve` child, killed when dropped.
+struct Server {
+    child: Child,
+    lines: Option<BufReader<std::process::ChildStdout>>,
+}
+
+impl Server {
+    fn stdio(project: &TempProject) -> Self {
+        let script = project.path().join("script.json");
+        let mut child = zr_process()
+            .args(["mcp", "serve", "--provider", "scripted", "--script"])
+            .arg(&script)
+            .current_dir(project.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("zr starts");
+        let lines = child.stdout.take().map(BufReader::new);
+        Self { child, lines }
+    }
+
+    fn http(project: &TempProject) -> (Self, String) {
+        let script = project.path().join("script.json");
+        let mut child = zr_process()
+            .args([
+                "mcp",
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--provider",
+                "scripted",
+                "--script",
+            ])
+            .arg(&script)
+            .current_dir(project.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("zr starts");
+        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        err.read_line(&mut line).expect("zr writes its address");
+        let url = line
+            .trim()
+            .strip_prefix("zr mcp serve: listening on ")
+            .unwrap_or_else(|| panic!("not an address line: {line}"))
+            .to_owned();
+        // The rest of its standard error goes to the test's.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::stderr()));
+        (Self { child, lines: None }, url)
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write as _;
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{line}").expect("zr reads");
+    }
+
+    /// The response to request `id`, and the messages before it.
+    fn reply(&mut self, id: u64) -> (Value, Vec<Value>) {
+        let lines = self.lines.as_mut().expect("a stdio server");
+        let mut before = Vec::new();
+        loop {
+            let mut line = String::new();
+            assert!(
+                lines.read_line(&mut line).expect("zr writes") > 0,
+                "zr closed stdout"
+            );
+            let message: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
+            if message["id"] == id {
+                return (message, before);
+            }
+            before.push(message);
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The conformance project: one agent type per test tool the suite calls.
+fn conformance_project() -> TempProject {
+    let project = TempProject::new();
+    project.write("zr.toml", "").write("hello.txt", "hello\n");
+    for name in [
+        "test-simple-text",
+        "test-tool-with-progress",
+        "test-error-handling",
+        "test-tool-with-logging",
+    ] {
+        project.write(
+            &format!(".zr/agents/{name}.md"),
+            &format!("---\nname: {name}\ndescription: The conformance suite's {name}, as an agent type\ntools: Read\n---\nAnswer the suite.\n"),
+        );
+    }
+    // `test-error-handling` has no script: its model request fails, so
+    // the subagent ends `failed` and the call is an error result.
+    project.write(
+        "script.json",
+        r#"{"agents": {
+  "test-simple-text": [{"turns": [{"text": "This is a simple text response for testing."}]}],
+  "test-tool-with-progress": [{"turns": [{"tool_calls": [{"name": "Read", "input": {"file_path": "hello.txt"}}]}, {"delay_ms": 100, "text": "Progress test completed."}]}],
+  "test-tool-with-logging": [{"turns": [{"tool_calls": [{"name": "Read", "input": {"file_path": "hello.txt"}}]}, {"text": "Logging test completed."}]}]
+}}"#,
+    );
+    project
+}
+
+/// The scenarios that apply, each with the checks it must pass.
+const SCENARIOS: &[(&str, &[&str])] = &[
+    ("server-initialize", &["server-initialize"]),
+    ("ping", &["ping"]),
+    ("tools-list", &["tools-list"]),
+    ("tools-call-simple-text", &["tools-call-simple-text"]),
+    ("tools-call-error", &["tools-call-error"]),
+    ("tools-call-with-progress", &["tools-call-with-progress"]),
+    ("tools-call-with-logging", &["tools-call-with-logging"]),
+    ("logging-set-level", &["logging-set-level"]),
+    (
+        "dns-rebinding-protection",
+        &[
+            "localhost-host-rebinding-rejected",
+            "localhost-host-valid-accepted",
+        ],
+    ),
+];
+
+/// The suite's verdict on `scenario` against `url`: its exit status and
+/// its checks as `(id, outcome)`, from the lines
+/// `TIME [id] OUTCOME description`.
+fn run_scenario(url: &str, scenario: &str) -> (bool, Vec<(String, String)>, String) {
+    let suite = dep("node/node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let work = tempfile::tempdir().expect("a folder for the suite's results");
+    let out = Command::new("node")
+        .arg(suite)
+        .args(["server", "--url", url, "--scenario", scenario])
+        .current_dir(work.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("node runs");
+    let colour = regex::Regex::new("\x1b\\[[0-9;]*m").expect("a valid pattern");
+    let report = colour
+        .replace_all(
+            &format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            "",
+        )
+        .into_owned();
+    let checks = report
+        .lines()
+        .filter_map(|line| {
+            let (_, rest) = line.split_once(" [")?;
+            let (id, rest) = rest.split_once(']')?;
+            let outcome = rest.split_whitespace().next()?;
+            Some((id.trim().to_owned(), outcome.to_owned()))
+        })
+        .collect();
+    (out.status.success(), checks, report)
+}
+
+/// Passes when the suite exited 0 and reported exactly `expected`, each
+/// `SUCCESS`.
+fn judge(ok: bool, checks: &[(String, String)], expected: &[&str]) -> Result<(), String> {
+    if !ok {
+        return Err("the suite exited non-zero".to_owned());
+    }
+    let ids: Vec<&str> = checks.iter().map(|(id, _)| id.as_str()).collect();
+    if ids != expected {
+        return Err(format!("checks {ids:?}, expected {expected:?}"));
+    }
+    match checks.iter().find(|(_, outcome)| outcome != "SUCCESS") {
+        Some((id, outcome)) => Err(format!("check {id}: {outcome}")),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn the_conformance_suites_server_scenarios_that_apply_pass_over_http() {
+    let project = conformance_project();
+    let (_server, url) = Server::http(&project);
+    // Each scenario is its own MCP session; they run at once.
+    let runs: Vec<_> = SCENARIOS
+        .iter()
+        .map(|&(scenario, expected)| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let (ok, checks, report) = run_scenario(&url, scenario);
+                (scenario, judge(ok, &checks, expected), report)
+            })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for run in runs {
+        let (scenario, verdict, report) = run.join().expect("the scenario's thread");
+        if let Err(why) = verdict {
+            failures.push(format!("{scenario}: {why}\n{report}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+
+    // The judgement can fail: a scenario that does not apply (an image
+    // result) fails against the same server.
+    let (ok, checks, report) = run_scenario(&url, "tools-call-image");
+    assert!(
+        judge(ok, &checks, &["tools-call-image"]).is_err(),
+        "tools-call-image passed against agent types:\n{report}"
+    );
+}
+
+#[test]
+fn the_http_server_refuses_a_foreign_host_and_origin() {
+    let project = conformance_project();
+    let (_server, url) = Server::http(&project);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let post = |host: &str, origin: &str| -> String {
+        use std::io::{Read as _, Write as _};
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let mut stream = std::net::TcpStream::connect(&addr).expect("zr listens");
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("the request is written");
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response.lines().next().unwrap_or_default().to_owned()
+    };
+    let port = addr.rsplit(':').next().expect("a port");
+    assert_eq!(
+        post("evil.example.com", "http://evil.example.com"),
+        "HTTP/1.1 403 Forbidden"
+    );
+    // A loopback host with a foreign origin (a page of another site).
+    assert_eq!(
+        post(&addr, "http://evil.example.com"),
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        post(
+            &format!("localhost:{port}"),
+            &format!("http://localhost:{port}")
+        ),
+        "HTTP/1.1 200 OK"
+    );
+}
