@@ -20,6 +20,7 @@ mod orphans;
 mod permissions;
 mod provider;
 mod reload;
+mod restate;
 mod run;
 mod ruser;
 mod scenario;
