@@ -49,6 +49,7 @@ const LAYERS: &[(&str, Allowed)] = &[
             "zr-providers",
         ]),
     ),
+    ("zr-restate", Allowed::Only(&["zr-types", "zr-engine"])),
     ("zr-cli", Allowed::Any),
     ("xtask", Allowed::Only(&[])),
 ];

@@ -34,6 +34,19 @@ pub(crate) struct ZrConfig {
     /// `[hooks]`: shell commands run at PreToolUse, PostToolUse,
     /// SubagentStart, SubagentStop and Stop, in Claude Code's shape.
     pub(crate) hooks: HooksConfig,
+    /// `[durable]`: the Restate server of `zr run --durable` and
+    /// `zr worker`.
+    pub(crate) durable: DurableSettings,
+}
+
+/// `[durable]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct DurableSettings {
+    /// The ingress URL (`http://HOST:8080`) turns are submitted to.
+    pub(crate) ingress: Option<String>,
+    /// The admin URL (`http://HOST:9070`) a worker registers with.
+    pub(crate) admin: Option<String>,
 }
 
 /// `[hooks]`: per event, groups of commands with a matcher.

@@ -22,6 +22,7 @@ mod cli;
 mod config;
 mod config_key;
 mod crash_hook;
+mod durable;
 mod error;
 mod hooks;
 mod init;
@@ -70,7 +71,9 @@ fn init_logging() {
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     let project = || Project::locate(cli.project.as_deref());
     match &cli.command {
+        Command::Run(args) if args.durable => durable::submit(project()?, args).await,
         Command::Run(args) => run::run(project()?, args).await,
+        Command::Worker(args) => durable::worker(project()?, args).await,
         Command::Resume(args) => run::resume(project()?, args).await,
         Command::Resolve(args) => {
             let out = match &args.scenario {

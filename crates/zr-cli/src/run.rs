@@ -58,7 +58,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
 }
 
 /// The prompt of `zr run -`: all of standard input.
-fn read_stdin() -> Result<String, CliError> {
+pub(crate) fn read_stdin() -> Result<String, CliError> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(|e| {
         CliError::usage(
@@ -147,7 +147,7 @@ async fn show(
 
 /// Connects the MCP servers and builds the runtime; a stopping signal
 /// meanwhile drops what was started (the servers are killed) and stops.
-async fn open_workspace(
+pub(crate) async fn open_workspace(
     project: &Project,
     chosen: provider::Chosen,
     signals: &mut Signals,
@@ -353,7 +353,7 @@ fn exit_code(result: &QueryResult) -> u8 {
 /// Problems in agent and skill files, as `warning: FILE:LINE: ...` lines
 /// on standard error (paths relative to the project); the run goes on
 /// without the files that could not be loaded.
-fn warn_diagnostics(project: &Project) {
+pub(crate) fn warn_diagnostics(project: &Project) {
     crate::inspect::print_diagnostics(project, project.diagnostics());
 }
 
@@ -386,7 +386,7 @@ fn warn_servers(workspace: &Workspace) {
 
 /// An empty or blank prompt: nothing to ask (`example`: the command to
 /// type instead).
-fn empty_prompt(example: &str) -> CliError {
+pub(crate) fn empty_prompt(example: &str) -> CliError {
     CliError::usage(
         "the prompt is empty",
         format!("give the task in words: {example}"),

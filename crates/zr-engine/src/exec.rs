@@ -243,7 +243,8 @@ async fn run_handler(
         agent.id.clone(),
         agent.cwd.clone(),
         runtime.settings().env.clone(),
-    );
+    )
+    .for_call(&call.id);
     let effects = runtime.effects();
     // The call itself inside the caught future: a handler may panic while
     // making its future, before any poll.

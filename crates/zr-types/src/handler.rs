@@ -55,6 +55,16 @@ pub struct ToolContext {
     /// The environment of child processes: only these variables, never the
     /// host's whole environment.
     pub env: BTreeMap<String, String>,
+    /// `{session}/{call id}`: the same for every attempt of this call. The
+    /// engine never runs a call that is not read-only twice, but a durable
+    /// run (zr-restate) may: a worker that dies after a call's effect and
+    /// before its result reached the journal runs the call again on the
+    /// next attempt. A tool whose effect must happen exactly once (a
+    /// payment, an email, a row written) passes this key to the system it
+    /// acts on (an `Idempotency-Key` header, a unique column) or records
+    /// it and skips a key it has seen. `None` only in contexts built
+    /// without a call (a tool's own tests).
+    pub idempotency_key: Option<String>,
 }
 
 impl ToolContext {
@@ -71,7 +81,16 @@ impl ToolContext {
             agent,
             cwd,
             env,
+            idempotency_key: None,
         }
+    }
+
+    /// This context for the call `call_id`: its
+    /// [`idempotency_key`](Self::idempotency_key) is `{session}/{call_id}`.
+    #[must_use]
+    pub fn for_call(mut self, call_id: &str) -> Self {
+        self.idempotency_key = Some(format!("{}/{call_id}", self.session));
+        self
     }
 }
 

@@ -20,7 +20,8 @@ mod orphans;
 mod permissions;
 mod provider;
 mod reload;
-mod restate;
+#[path = "../../../zr-restate/tests/it/server.rs"]
+mod restate_server;
 mod run;
 mod ruser;
 mod scenario;
@@ -31,3 +32,4 @@ mod support;
 mod timeline;
 mod tree;
 mod wiring;
+mod worker;
