@@ -24,7 +24,7 @@ pub(crate) const CAPTURE_DIR: &str = "target/captured-bodies";
 const VALIDATOR: &str = "xtask/validate_bodies.py";
 /// The wires whose providers `ci`'s tests must exercise: a run that
 /// captured none of their bodies lost its capture, not its bugs.
-pub(crate) const REQUIRED: [&str; 2] = ["anthropic", "openai-chat"];
+pub(crate) const REQUIRED: [&str; 3] = ["anthropic", "openai-chat", "openai-responses"];
 
 /// Creates [`CAPTURE_DIR`] under `root`, emptied of an earlier run's bodies.
 pub(crate) fn fresh_dir(root: &Path) -> Result<PathBuf> {

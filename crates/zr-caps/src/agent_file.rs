@@ -90,8 +90,10 @@ impl fmt::Display for AgentFileWarning {
 /// `medium`, `high`, `max`), `color`, `memory`, and `type` (or `agentType`:
 /// `general-purpose`, `explore`, `plan`, `verification` in any case, or a
 /// custom name; by default the kind named like the agent, else a custom
-/// kind). Unknown keys are kept in [`ParsedAgentFile::extras`] with a
-/// warning each, whatever their value.
+/// kind), `outputSchema` (or `output_schema`: a JSON Schema written as a
+/// YAML mapping, which the agent's final answer must match; see
+/// [`AgentDefinition::output_schema`]). Unknown keys are kept in
+/// [`ParsedAgentFile::extras`] with a warning each, whatever their value.
 ///
 /// Read leniently, as Claude Code reads them, each with a warning naming
 /// the line in [`ParsedAgentFile::warnings`]:

@@ -170,9 +170,15 @@ pub struct AgentDefinition {
     /// Its kind.
     #[serde(default)]
     pub agent_type: AgentType,
-    /// Reasoning effort.
+    /// Reasoning effort, sent where the provider's API takes it.
     #[serde(default)]
     pub effort: Option<Effort>,
+    /// The JSON Schema its final answer must match: the engine validates
+    /// the answer, gives the model one repair turn, and hands the parsed
+    /// value to the delegating agent (a `Task` call's own `output_schema`
+    /// replaces it). `None`: a free-text answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<serde_json::Value>,
     /// MCP servers whose tools it gets; the host materialises them into
     /// `capabilities.connection_tools`.
     #[serde(default)]
@@ -214,6 +220,7 @@ impl AgentDefinition {
             isolation: Isolation::None,
             agent_type: AgentType::GeneralPurpose,
             effort: None,
+            output_schema: None,
             mcp_servers: None,
             capabilities: AgentCapabilities::default(),
             budget: Budget::default(),

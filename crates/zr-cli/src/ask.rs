@@ -44,6 +44,28 @@ pub(crate) enum Screen {
 /// The receiving end that `drive` listens on.
 pub(crate) type ScreenRequests = mpsc::UnboundedReceiver<Screen>;
 
+/// Whether a run may ask the person at the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asking {
+    /// When standard input and standard error are terminals (`zr run`,
+    /// `zr resume`, `zr resolve`, which shows the pools such a run gets).
+    OnTerminal,
+    /// Never: nobody is expected to watch (`zr cron`'s firings). Open
+    /// calls are refused with the key to change, and `AskUserQuestion`
+    /// has no service, so it is in no pool.
+    Never,
+}
+
+impl Asking {
+    /// The run's asker, if it may ask and a terminal is there.
+    pub(crate) fn asker(self) -> Option<(Arc<Asker>, ScreenRequests)> {
+        match self {
+            Self::OnTerminal => Asker::for_terminal(),
+            Self::Never => None,
+        }
+    }
+}
+
 /// The terminal's asker.
 #[derive(Debug)]
 pub(crate) struct Asker {

@@ -48,6 +48,15 @@ pub(crate) enum Command {
     Skills(SkillsArgs),
     /// Show the project's MCP servers and their tools (`zr mcp list`).
     Mcp(McpArgs),
+    /// Fire the prompts that `CronCreate` scheduled, each as a new session,
+    /// until stopped (`zr cron list` shows them).
+    ///
+    /// Runs in the foreground: one prompt at a time, each firing shown on
+    /// standard error and its answer on standard output; runs missed while
+    /// no scheduler ran fire once, with a note to the model. One scheduler
+    /// per project: a second `zr cron` refuses to start.
+    #[command(after_help = CRON_EXAMPLES)]
+    Cron(CronArgs),
     /// List the sessions in .zr/sessions with their status and cost, or
     /// show one (`zr sessions show SESSION`).
     ///
@@ -200,6 +209,27 @@ pub(crate) enum ShowCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct CronArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<CronCommand>,
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum CronCommand {
+    /// Show the scheduled prompts with their next run (UTC).
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     #[command(subcommand)]
     pub(crate) command: McpCommand,
@@ -271,6 +301,11 @@ pub(crate) enum ProviderKind {
     /// OpenAI Chat Completions or a local server speaking it
     /// (OPENAI_API_KEY, OPENAI_BASE_URL).
     Openai,
+    /// OpenAI's Responses API (OPENAI_API_KEY, OPENAI_BASE_URL), with
+    /// reasoning carried between turns.
+    #[value(name = "openai-responses")]
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
     /// Replies from a script file, offline (`--script FILE`).
     Scripted,
 }
@@ -316,6 +351,15 @@ Examples:
   zr resolve --scenario examples/research-team.json";
 
 /// `zr --help`'s examples.
+const CRON_EXAMPLES: &str = "\
+Examples:
+  zr cron                             fire the scheduled prompts until Ctrl-C
+  zr cron list                        the prompts and their next runs
+  zr cron --json >> cron.ndjson       every firing's events, for a log
+
+Prompts are scheduled by the model's CronCreate tool during `zr run` and
+kept in .zr/cron.json; they fire only while `zr cron` runs.";
+
 const TOP_EXAMPLES: &str = "\
 Examples:
   zr init                          create zr.toml, .mcp.json and .zr/

@@ -31,6 +31,8 @@ pub(crate) struct ZrConfig {
     pub(crate) mcp: McpSettings,
     /// `[skills]`: how skills are shown to the model.
     pub(crate) skills: SkillsSettings,
+    /// `[web_search]`: the search service behind `WebSearch`.
+    pub(crate) web_search: WebSearchSettings,
     /// `[hooks]`: shell commands run at PreToolUse, PostToolUse,
     /// SubagentStart, SubagentStop and Stop, in Claude Code's shape.
     pub(crate) hooks: HooksConfig,
@@ -93,6 +95,36 @@ pub(crate) struct HookCommand {
     /// Seconds it may take (default 60).
     #[serde(default, deserialize_with = "at_least_one")]
     pub(crate) timeout: Option<u64>,
+}
+
+/// `[web_search]`: without `backend`, `WebSearch` is in no pool.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct WebSearchSettings {
+    /// `"searxng"` or `"brave"`.
+    pub(crate) backend: Option<SearchBackendKind>,
+    /// SearXNG: the instance's address (required). Brave: the endpoint
+    /// (default: the public API).
+    pub(crate) url: Option<String>,
+    /// Brave: the environment variable holding the subscription token
+    /// (default `BRAVE_SEARCH_API_KEY`).
+    pub(crate) api_key_env: Option<String>,
+    /// Results per search (1 to 20, default 10).
+    #[serde(deserialize_with = "at_least_one")]
+    pub(crate) max_results: Option<usize>,
+    /// Seconds one search may take (default 20).
+    #[serde(deserialize_with = "at_least_one")]
+    pub(crate) timeout_secs: Option<u64>,
+}
+
+/// `[web_search] backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SearchBackendKind {
+    /// A SearXNG instance's JSON API.
+    Searxng,
+    /// The Brave Search API.
+    Brave,
 }
 
 /// `[skills]`.
@@ -377,7 +409,7 @@ pub(crate) fn expected_names(message: &str) -> Vec<&str> {
 
 /// The name in `known` closest to `word`, if it is close enough to be a
 /// typo (at most a third of its letters differ).
-fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| (edit_distance(&word.to_lowercase(), &k.to_lowercase()), *k))

@@ -21,7 +21,9 @@ mod ask;
 mod cli;
 mod config;
 mod config_key;
+mod config_service;
 mod crash_hook;
+mod cron;
 mod durable;
 mod error;
 mod hooks;
@@ -30,6 +32,7 @@ mod inspect;
 mod mcp_config;
 mod mcp_start;
 mod model_aliases;
+mod permission_names;
 mod permissions;
 mod project;
 mod provider;
@@ -37,6 +40,7 @@ mod reload;
 mod render;
 mod resolve;
 mod run;
+mod services;
 mod session;
 mod sessions;
 mod signal;
@@ -97,6 +101,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Mcp(cli::McpArgs {
             command: cli::McpCommand::List { format },
         }) => inspect::mcp::list(&Project::load(project()?)?, *format).await,
+        Command::Cron(args) => match &args.command {
+            None => cron::run(project()?, args).await,
+            Some(cli::CronCommand::List { format }) => {
+                print!("{}", cron::list(&Project::load(project()?)?, *format)?);
+                Ok(EXIT_OK)
+            }
+        },
         Command::Init(args) => {
             print!("{}", init::init(cli.project.as_deref(), args)?);
             Ok(EXIT_OK)

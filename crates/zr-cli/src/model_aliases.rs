@@ -16,7 +16,7 @@ use crate::project::Project;
 /// shows for a project without a provider).
 pub(crate) fn family(kind: Option<ProviderKind>) -> ModelFamily {
     match kind {
-        Some(ProviderKind::Openai) => ModelFamily::OpenAiCompatible,
+        Some(ProviderKind::Openai | ProviderKind::OpenaiResponses) => ModelFamily::OpenAiCompatible,
         Some(ProviderKind::Anthropic | ProviderKind::Scripted) | None => ModelFamily::Anthropic,
     }
 }

@@ -148,6 +148,12 @@ impl Project {
     pub(crate) fn sessions_dir(&self) -> PathBuf {
         self.root.join(".zr").join("sessions")
     }
+
+    /// The cron store, where `CronCreate` keeps scheduled prompts and
+    /// `zr cron` finds them.
+    pub(crate) fn cron_store(&self) -> PathBuf {
+        self.root.join(".zr").join("cron.json")
+    }
 }
 
 /// A path as the user wrote it, quoted when it holds a space.

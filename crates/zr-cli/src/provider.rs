@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use zr_engine::{
     AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
-    ScriptedProvider,
+    ResponsesProvider, ScriptedProvider,
 };
 
 use crate::cli::{ProviderArgs, ProviderKind};
@@ -123,7 +123,7 @@ pub(crate) fn choose(
                 model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_owned()),
             })
         }
-        ProviderKind::Openai => {
+        ProviderKind::Openai | ProviderKind::OpenaiResponses => {
             let key_var = model_config
                 .api_key_env
                 .clone()
@@ -146,9 +146,15 @@ pub(crate) fn choose(
             if let Some(key) = key {
                 config = config.with_api_key(key);
             }
+            // One config, two APIs: Chat Completions or Responses.
+            let provider: Arc<dyn ModelProvider> = if kind == ProviderKind::OpenaiResponses {
+                Arc::new(ResponsesProvider::new(config)?)
+            } else {
+                Arc::new(OpenAiProvider::new(config)?)
+            };
             Ok(Chosen {
                 kind,
-                provider: Arc::new(OpenAiProvider::new(config)?),
+                provider,
                 model: model.unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_owned()),
             })
         }

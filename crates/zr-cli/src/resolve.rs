@@ -6,6 +6,7 @@ use std::sync::Arc;
 use zr_engine::{Agent, Script, ScriptedProvider};
 use zr_resolve::{Scenario, ScenarioReport};
 
+use crate::ask::Asking;
 use crate::cli::{Format, ResolveArgs};
 use crate::error::CliError;
 use crate::project::Project;
@@ -82,7 +83,7 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
         .unwrap_or_else(|| "unset".to_owned());
     let kind = crate::model_aliases::assumed_kind(project, &|v| std::env::var(v).ok());
     let family = crate::model_aliases::family(kind);
-    let workspace = Workspace::open(project, provider, model, family).await?;
+    let workspace = Workspace::open(project, provider, model, family, Asking::OnTerminal).await?;
     for failed in &workspace.failed_servers {
         eprintln!(
             "warning: MCP server '{}' did not start, its tools are left out: {}\n  help: {}; `zr mcp list` shows every server's status",

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskResult, TaskStatus};
 
-use crate::ask::{Screen, ScreenRequests};
+use crate::ask::{Asking, Screen, ScreenRequests};
 use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
 use crate::error::{CliError, EXIT_FAILED, EXIT_OK};
 use crate::project::Project;
@@ -19,7 +19,7 @@ use crate::sessions;
 use crate::signal::Signals;
 
 mod background;
-mod resume_checks;
+pub(crate) mod resume_checks;
 
 /// `zr run PROMPT`.
 ///
@@ -43,7 +43,7 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals).await?;
+    let workspace = open_workspace(&project, chosen, Asking::OnTerminal, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     // A new session: nobody else holds its lock, and nothing was left.
@@ -97,7 +97,7 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     warn_aliases(&project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals).await?;
+    let workspace = open_workspace(&project, chosen, Asking::OnTerminal, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::resume(
         Arc::clone(&workspace.runtime),
@@ -150,6 +150,7 @@ async fn show(
 pub(crate) async fn open_workspace(
     project: &Project,
     chosen: provider::Chosen,
+    asking: Asking,
     signals: &mut Signals,
 ) -> Result<Workspace, CliError> {
     tokio::select! {
@@ -158,6 +159,7 @@ pub(crate) async fn open_workspace(
             chosen.provider,
             chosen.model,
             crate::model_aliases::family(Some(chosen.kind)),
+            asking,
         ) => workspace,
         stop = signals.recv() => {
             let mut err = std::io::stderr().lock();
@@ -175,7 +177,7 @@ pub(crate) async fn open_workspace(
 /// resumable; the session id is printed with the `zr resume` command. A
 /// second signal while that runs stops waiting: the caller's drops (and
 /// the runtime's shutdown) still kill every process.
-async fn drive(
+pub(crate) async fn drive(
     agent: &Agent,
     mut query: Query,
     renderer: &mut dyn Renderer,
@@ -326,7 +328,7 @@ fn failed_line(failed: &TaskResult) -> String {
 
 /// A line on standard error, whatever the renderer (also with `--quiet`
 /// and `--json`).
-fn say(text: &str) {
+pub(crate) fn say(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
     let _ = err.flush();
@@ -361,7 +363,7 @@ pub(crate) fn warn_diagnostics(project: &Project) {
 /// for, as `warning: FILE:LINE: ...` lines (the agent runs on the
 /// session's model). A broken `[model.aliases]` is reported when the
 /// workspace opens.
-fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
+pub(crate) fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
     let family = crate::model_aliases::family(Some(kind));
     if let Ok(aliases) = crate::model_aliases::table(project, family) {
         for line in crate::model_aliases::warnings(project, &project.agents, &aliases) {
@@ -370,7 +372,7 @@ fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
     }
 }
 
-fn warn_servers(workspace: &Workspace) {
+pub(crate) fn warn_servers(workspace: &Workspace) {
     tracing::debug!(
         configured = workspace.hub.config().servers().len(),
         connected = workspace.leases.len(),

@@ -16,6 +16,7 @@ use zr_tools::BuiltinTools;
 pub(crate) use zr_types::error_chain;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
 
+use crate::ask::Asking;
 use crate::config::{LazySetting, ZrConfig};
 use crate::config_key::{config_key_error, patterns};
 use crate::crash_hook::KillAfter;
@@ -81,10 +82,15 @@ impl Workspace {
         provider: Arc<dyn ModelProvider>,
         model: String,
         family: ModelFamily,
+        asking: Asking,
     ) -> Result<Self, CliError> {
         // zr.toml's values are checked before any server starts: a typo
         // costs nothing (the same build runs again below with the tools).
         root_config(project, &BTreeMap::new(), Vec::new())?;
+        for warning in crate::permission_names::warnings(project) {
+            eprintln!("{warning}");
+        }
+        let web_search = crate::services::web_search(project, &|v| std::env::var(v).ok())?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
         let mut leases = Vec::new();
         let mut failed_servers = Vec::new();
@@ -129,8 +135,14 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let (asker, screen) = crate::ask::Asker::for_terminal().unzip();
-        let mut builtins = BuiltinTools::new(project.root.join(".zr").join("cron.json"));
+        let (asker, screen) = asking.asker().unzip();
+        let mut builtins =
+            BuiltinTools::new(project.cron_store()).with_cron_note(crate::services::FIRES_UNDER);
+        builtins =
+            builtins.with_config(Arc::new(crate::config_service::ProjectConfig::new(project)));
+        if let Some(service) = web_search {
+            builtins = builtins.with_web_search(service);
+        }
         if let Some(asker) = &asker {
             builtins = builtins.with_ask_user(asker.clone());
         }

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use zr_caps::AgentCapabilities;
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage};
 
+use crate::agent_model::effort;
 use crate::agent_run::{AgentRun, Resumption};
 use crate::background;
 use crate::catalog::RootReload;
@@ -27,6 +28,7 @@ use crate::pools::root_tools;
 use crate::registry::BackgroundAgent;
 use crate::runtime::RuntimeEnvironment;
 use crate::session::{Cleanup, QueryCtx, Session};
+use crate::structured::Structured;
 use crate::sync::lock;
 use crate::task::Subagents;
 
@@ -40,6 +42,10 @@ pub struct QueryOverrides {
     pub max_turns: Option<u32>,
     /// The model of this query.
     pub model: Option<String>,
+    /// The JSON Schema the root's answer to this query must match
+    /// (replaces [`AgentConfig::output_schema`]); see
+    /// [`QueryResult::value`].
+    pub output_schema: Option<serde_json::Value>,
 }
 
 /// How a query ended.
@@ -67,6 +73,12 @@ pub struct QueryResult {
     /// got each one's result and may have answered anyway; hosts show
     /// these so that a `completed` root does not hide them.
     pub failed_subagents: Vec<TaskResult>,
+    /// With an output schema ([`AgentConfig::output_schema`] or
+    /// [`QueryOverrides::output_schema`]): the root's answer, parsed and
+    /// valid (`output` is its text). `None` without a schema, or when the
+    /// root stopped at its turn limit. An answer that does not match after
+    /// one repair turn is [`EngineError::InvalidAnswer`].
+    pub value: Option<serde_json::Value>,
 }
 
 /// What the root keeps between queries.
@@ -483,6 +495,22 @@ async fn run_root(
         }
     };
     let settings = session.runtime.settings();
+    let output = match overrides
+        .output_schema
+        .as_ref()
+        .or(config.output_schema.as_ref())
+    {
+        Some(schema) => {
+            Some(
+                Structured::compile(schema).map_err(|message| EngineError::OutputSchema {
+                    agent: root.clone(),
+                    from: "the query's output schema".to_owned(),
+                    message,
+                })?,
+            )
+        }
+        None => None,
+    };
     let meta = AgentMeta {
         id: root.clone(),
         agent_type: Arc::from("root"),
@@ -493,6 +521,8 @@ async fn run_root(
         model: overrides.model.unwrap_or_else(|| settings.model.clone()),
         system: config.system_prompt.clone(),
         max_turns: overrides.max_turns.unwrap_or(config.max_turns),
+        output,
+        effort: config.effort.map(effort),
         task: None,
     };
     let reload = RootReload {
@@ -513,6 +543,12 @@ async fn run_root(
             source,
         });
     }
+    if let Some(message) = outcome.invalid {
+        return Err(EngineError::InvalidAnswer {
+            agent: root,
+            message,
+        });
+    }
     if let Some(stop_reason) = outcome.no_answer {
         return Err(EngineError::NoAnswer {
             agent: root,
@@ -528,6 +564,7 @@ async fn run_root(
         total_usage: ctx.total_usage(),
         duration: start.elapsed(),
         failed_subagents: ctx.failed_subagents(),
+        value: outcome.value,
     };
     Ok((result, outcome.history, outcome.loaded))
 }

@@ -1,6 +1,7 @@
 //! Which model a typed subagent runs on: its definition's `model` with the
 //! session's aliases resolved (`sonnet` -> `claude-sonnet-4-5`), before its
-//! first request. The one place a definition's model is read.
+//! first request, and the effort it asks of the provider. The one place a
+//! definition's model is read.
 
 use zr_caps::{AgentDefinition, ModelAliases, ModelResolution};
 
@@ -22,4 +23,14 @@ pub(crate) fn subagent_model(
         );
     }
     aliases.model_for(&definition.model, parent)
+}
+
+/// The effort a definition's `effort` asks of the provider.
+pub(crate) fn effort(effort: zr_caps::Effort) -> zr_providers::Effort {
+    match effort {
+        zr_caps::Effort::Low => zr_providers::Effort::Low,
+        zr_caps::Effort::Medium => zr_providers::Effort::Medium,
+        zr_caps::Effort::High => zr_providers::Effort::High,
+        zr_caps::Effort::Max => zr_providers::Effort::Max,
+    }
 }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
 use zr_resolve::PoolMemo;
-use zr_types::{AgentName, SkillDefinition, ToolDefinition};
+use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::EngineTools;
@@ -74,6 +74,9 @@ pub(crate) struct Catalog {
     pub(crate) engine_tools: EngineTools,
     /// Every builtin definition in registry order.
     pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    /// The builtins whose runtime service is not configured
+    /// (`BuiltinTools::no_service`): the resolver leaves them out.
+    pub(crate) no_service: Vec<ToolName>,
     /// The pools resolved from this catalog, by resolver input: the
     /// subagents of a fan-out that share a type share one pool
     /// ([`crate::pools`]). A replaced catalog starts with none.
@@ -97,6 +100,7 @@ impl Catalog {
             skills: types.skills,
             engine_tools,
             builtins,
+            no_service: runtime.builtin_tools().no_service(),
             pools: Mutex::new(PoolMemo::default()),
         }
     }

@@ -100,6 +100,14 @@ pub struct AgentConfig {
     /// When agents compact their history, and how large a tool result may
     /// be before it is cut ([`CompactionConfig::default`]).
     pub compaction: CompactionConfig,
+    /// The JSON Schema the root's answers must match; a query may replace
+    /// it ([`QueryOverrides::output_schema`](crate::QueryOverrides::output_schema)). Default `None`: free
+    /// text. See [`QueryResult::value`](crate::QueryResult::value).
+    pub output_schema: Option<serde_json::Value>,
+    /// How much the root's model should reason (subagents: their type's
+    /// `effort`; forks: their parent's). Default `None`: the API's
+    /// default.
+    pub effort: Option<zr_caps::Effort>,
 }
 
 impl AgentConfig {
@@ -124,6 +132,8 @@ impl AgentConfig {
             permissions: PermissionConfig::default(),
             hooks: Hooks::default(),
             compaction: CompactionConfig::default(),
+            output_schema: None,
+            effort: None,
         }
     }
 

@@ -74,8 +74,16 @@ pub struct Fired {
 ///   scheduler keeps the firing in memory, so that the job does not fire
 ///   again from this scheduler; another process would fire it again.
 ///
-/// Two schedulers over one store fire each job twice: run one per store.
-/// The scheduler holds its root weakly and stops when it is dropped.
+/// Two schedulers over one store would fire each job twice: a host runs
+/// one per store by holding the store's scheduler lock
+/// (`CronStore::lock_scheduler`, an OS file lock the kernel releases if
+/// the process dies) while its scheduler runs, as `zr cron` does. The
+/// scheduler holds its root weakly and stops when it is dropped.
+///
+/// A host that fires each prompt into a new session makes the scheduler
+/// with [`CronScheduler::unbound`] and passes a fresh [`Agent`] to each
+/// [`CronScheduler::tick_on`]; running each fired query to its end before
+/// the next tick keeps "one query at a time".
 ///
 /// [`CronScheduler::tick`] takes the time as an argument (tests drive it
 /// with any clock); [`CronScheduler::spawn`] runs it on the wall clock.
@@ -100,6 +108,18 @@ impl CronScheduler {
         }
     }
 
+    /// A scheduler with no root of its own: [`CronScheduler::tick`] and
+    /// [`CronScheduler::spawn`] do nothing; the host passes the agent to
+    /// fire into to each [`CronScheduler::tick_on`].
+    #[must_use]
+    pub fn unbound() -> Self {
+        Self {
+            agent: Weak::new(),
+            started: None,
+            unrecorded: BTreeMap::new(),
+        }
+    }
+
     /// Fires the first job due at `now`, if the root is free: starts its
     /// query, records the firing and returns it. `Ok(None)` when nothing
     /// is due, the root is running a query, or the [`Agent`] is gone. The
@@ -117,6 +137,22 @@ impl CronScheduler {
         let Some(agent) = self.agent.upgrade() else {
             return Ok(None);
         };
+        self.tick_on(&agent, now)
+    }
+
+    /// [`CronScheduler::tick`] into `agent`'s session instead of the
+    /// scheduler's own root: the store is `agent`'s runtime's, the query is
+    /// `agent`'s. What fired and what this scheduler could not record are
+    /// remembered across calls, whichever agent each one gets.
+    ///
+    /// # Errors
+    ///
+    /// As [`CronScheduler::tick`].
+    pub fn tick_on(
+        &mut self,
+        agent: &Agent,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Fired>, EngineError> {
         let started = *self.started.get_or_insert(now);
         let store = agent.runtime().builtin_tools().cron();
         let jobs = store

@@ -58,6 +58,28 @@ pub enum EngineError {
         /// Why the model stopped.
         stop_reason: zr_types::StopReason,
     },
+    /// An agent's output schema is not a JSON Schema (its type's
+    /// `output_schema`, or [`AgentConfig::output_schema`](crate::AgentConfig::output_schema) for the root);
+    /// the agent did not run.
+    #[error("the output schema of agent {agent} (from {from}) is {message}")]
+    OutputSchema {
+        /// The agent.
+        agent: AgentId,
+        /// Where the schema came from: `type NAME` or `AgentConfig`.
+        from: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The root's answer did not match its output schema
+    /// ([`AgentConfig::output_schema`](crate::AgentConfig::output_schema)),
+    /// after one repair turn.
+    #[error("the answer of agent {agent} was refused: {message}")]
+    InvalidAnswer {
+        /// The agent.
+        agent: AgentId,
+        /// What the schema check said.
+        message: String,
+    },
     /// The query's task was aborted before it produced a result (the
     /// [`Query`](crate::Query) was cancelled or its runtime shut down).
     #[error("the query was cancelled")]

@@ -76,8 +76,10 @@
 //! The model providers live in `zr-providers`, which depends on zr-types
 //! only; the engine re-exports them so that one dependency is enough:
 //! [`ScriptedProvider`] (deterministic replies from a [`Script`]),
-//! [`AnthropicProvider`] and [`OpenAiProvider`] (over SSE, with retries as
-//! [`RetryPolicy`] says). Implement [`ModelProvider`] for any other model.
+//! [`AnthropicProvider`], [`OpenAiProvider`] and [`ResponsesProvider`]
+//! (over SSE, with retries as [`RetryPolicy`] says). Implement
+//! [`ModelProvider`] for any other model. A definition's `effort` (the
+//! root's: [`AgentConfig::effort`]) is sent where the API takes it.
 //! A request that fails for good ends the agent with
 //! [`EngineError::Provider`], whose source is the [`ProviderError`].
 //!
@@ -91,6 +93,16 @@
 //! call returns one [`TaskResult`] per task, in input order, with a
 //! [`TaskStatus`]; a type's optional token and tool-call budgets end it
 //! with [`TaskStatus::BudgetExhausted`].
+//!
+//! **Structured answers.** A type's `output_schema`, or a task's own
+//! `output_schema` in the call, is a JSON Schema the subagent's answer
+//! must match: the provider is asked for it natively where it can
+//! ([`ModelRequest::output`], [`StructuredOutput`]), the answer is
+//! checked, an answer that does not match gets one repair turn with the
+//! validation errors, then the task is `failed` with them. A completed
+//! task's [`TaskResult::value`] is the parsed answer, and that is what the
+//! delegating model gets. The root's own schema is
+//! [`AgentConfig::output_schema`], its answer [`QueryResult::value`].
 //!
 //! # Background subagents
 //!
@@ -220,7 +232,8 @@
 //!   Permissions and hooks refuse calls when they are made; they never
 //!   change what a request advertises. Side requests (progress summaries,
 //!   compaction, the turn-limit summary) carry the agent's tools too, with
-//!   tools disabled.
+//!   tools disabled, and so does a structured answer's request (the
+//!   provider adds Anthropic's answer tool, not the engine).
 //! - A tool in a pool without a handler is an error
 //!   ([`EngineError::MissingHandler`]) before the first model request.
 //! - Every `tool_use` in a conversation gets its `tool_result` in the next
@@ -257,6 +270,7 @@ mod run;
 mod runtime;
 mod session;
 mod skill_listing;
+mod structured;
 mod subagent;
 mod sync;
 mod task;
@@ -285,3 +299,4 @@ pub use zr_providers::{
     ProviderError, RequestOrigin, RetryPolicy, Script, ScriptCall, ScriptTurn, ScriptedProvider,
     ToolChoice,
 };
+pub use zr_providers::{OutputFormat, ResponsesProvider, StructuredOutput};

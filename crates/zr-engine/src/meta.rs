@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use zr_caps::PermissionMode;
+use zr_providers::Effort;
 use zr_types::AgentId;
+
+use crate::structured::Structured;
 
 /// One agent as the stores and policies see it: set when the agent is
 /// built, changed only by its worktree (`cwd`).
@@ -32,6 +35,10 @@ pub(crate) struct AgentMeta {
     pub(crate) system: String,
     /// Its turn limit.
     pub(crate) max_turns: u32,
+    /// The schema its final answer must match; `None`: free text.
+    pub(crate) output: Option<Arc<Structured>>,
+    /// How much its model should reason; `None`: the API's default.
+    pub(crate) effort: Option<Effort>,
     /// The task of its parent's call that it carries out (`None` for the
     /// root): a resumed call finds its tasks' transcripts by it.
     pub(crate) task: Option<TaskRef>,

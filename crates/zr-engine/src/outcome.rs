@@ -93,8 +93,16 @@ pub struct TaskResult {
     /// How it ended.
     pub status: TaskStatus,
     /// Its conclusion (for `max_turns`, its summary; for `timed_out` and
-    /// `budget_exhausted`, what it wrote so far).
+    /// `budget_exhausted`, what it wrote so far). For an agent with an
+    /// output schema, the answer's text; the model gets [`TaskResult::value`]
+    /// instead.
     pub output: String,
+    /// For an agent with an output schema (its type's `output_schema` or
+    /// the call's) that completed: its answer, parsed and valid. `None`
+    /// otherwise; a `failed` task whose answer did not match says why in
+    /// [`TaskResult::error`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
     /// Model requests made.
     pub turns: u32,
     /// Tokens used.
@@ -135,6 +143,7 @@ impl TaskResult {
             description,
             status: TaskStatus::Failed,
             output: String::new(),
+            value: None,
             turns: 0,
             usage: Usage::default(),
             duration: Duration::ZERO,
@@ -158,6 +167,7 @@ pub(crate) fn fill_from_outcome(result: &mut TaskResult, outcome: RunOutcome) {
     result.error = outcome_error(&outcome);
     result.status = outcome.status;
     result.output = outcome.output;
+    result.value = outcome.value;
     result.turns = outcome.turns;
     result.usage = outcome.usage;
 }
@@ -175,6 +185,7 @@ pub(crate) fn outcome_error(outcome: &RunOutcome) -> Option<String> {
         .error
         .as_ref()
         .map(|e| error_chain(e))
+        .or_else(|| outcome.invalid.clone())
         .or(no_answer)
         .or_else(|| outcome.denied.clone())
         .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)))
@@ -271,4 +282,9 @@ pub(crate) struct RunOutcome {
     /// Why the agent was stopped for too many permission denials (status
     /// `denied`).
     pub(crate) denied: Option<String>,
+    /// The answer of an agent with an output schema, parsed and valid.
+    pub(crate) value: Option<serde_json::Value>,
+    /// Why its answer was refused (status `failed`): what the schema
+    /// check said after the repair turn.
+    pub(crate) invalid: Option<String>,
 }

@@ -36,7 +36,8 @@ pub(crate) fn root_tools(
         &capabilities,
         &catalog.skills,
         &config.policy,
-    );
+    )
+    .with_no_service(&catalog.no_service);
     let pool = memoized(catalog, &input).map_err(|source| EngineError::Resolve {
         agent: root.clone(),
         source,
@@ -96,7 +97,8 @@ pub(crate) fn subagent_tools(
         &catalog.skills,
         &config.policy,
     )
-    .with_parent(&parent_pool);
+    .with_parent(&parent_pool)
+    .with_no_service(&catalog.no_service);
     let pool = memoized(&catalog, &input).map_err(|source| EngineError::Resolve {
         agent: id.clone(),
         source,

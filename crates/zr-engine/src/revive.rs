@@ -22,6 +22,7 @@ use zr_caps::{AgentDefinition, AgentType, Budget};
 use zr_resolve::Role;
 use zr_types::{AgentId, AgentName, SessionId, error_chain};
 
+use crate::agent_model::effort;
 use crate::agent_run::{AgentRun, Resumption};
 use crate::config::definition_hash;
 use crate::error::{EngineError, TranscriptError};
@@ -30,6 +31,7 @@ use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
 use crate::session::Session;
+use crate::structured::Structured;
 use crate::tools::AgentTools;
 use crate::transcript::{self, Header, Loaded};
 
@@ -230,21 +232,35 @@ pub(crate) fn rebuild(
     if !session.transcripts.claim(id, loaded) {
         return Err(EngineError::Busy { agent: id.clone() });
     }
-    let meta = AgentMeta {
-        id: id.clone(),
-        agent_type: Arc::from(label.as_str()),
-        parent: header.parent.clone(),
-        mode: crate::permission::effective_mode(
-            session.config.permission_mode,
-            definition.as_ref().and_then(|d| d.permission_mode),
-        ),
-        background: how.background,
-        cwd,
-        model: header.model.clone(),
-        system,
-        max_turns: header.max_turns,
-        task: header.task.clone(),
-    };
+    let meta =
+        AgentMeta {
+            id: id.clone(),
+            agent_type: Arc::from(label.as_str()),
+            parent: header.parent.clone(),
+            mode: crate::permission::effective_mode(
+                session.config.permission_mode,
+                definition.as_ref().and_then(|d| d.permission_mode),
+            ),
+            background: how.background,
+            cwd,
+            model: header.model.clone(),
+            system,
+            max_turns: header.max_turns,
+            task: header.task.clone(),
+            // A Task call's own schema is not in the transcript: a revived
+            // agent answers in its type's.
+            output: match definition.as_ref().and_then(|d| d.output_schema.as_ref()) {
+                Some(schema) => Some(Structured::compile(schema).map_err(|message| {
+                    EngineError::OutputSchema {
+                        agent: id.clone(),
+                        from: format!("type {label}"),
+                        message,
+                    }
+                })?),
+                None => None,
+            },
+            effort: definition.as_ref().and_then(|d| d.effort).map(effort),
+        };
     let budget = definition
         .as_ref()
         .map_or_else(Budget::default, |d| d.budget);

@@ -1,5 +1,6 @@
 //! The agent loop: request, stream, run tool calls, append results, repeat.
 
+mod answer;
 mod compact;
 pub(crate) mod model;
 mod reload;
@@ -120,6 +121,8 @@ impl AgentRun {
             denied: self.denials.stopped(),
             history: Arc::unwrap_or_clone(self.history),
             loaded: self.tools.loaded_names(),
+            value: None,
+            invalid: None,
         }
     }
 
@@ -158,7 +161,15 @@ impl AgentRun {
         if let Some(resumed) = self.resumed.take()
             && let Some((status, answer)) = self.resume(ctx, resumed).await
         {
-            return self.outcome(status, answer, None);
+            // A structured answer recorded before the kill is its value
+            // again (it was checked when it was given).
+            let value = match (&self.meta.output, status) {
+                (Some(output), TaskStatus::Completed) => output.check(&answer).ok(),
+                _ => None,
+            };
+            let mut outcome = self.outcome(status, answer, None);
+            outcome.value = value;
+            return outcome;
         }
         let mut turn = 0;
         let mut context = ContextUse::default();
@@ -205,6 +216,9 @@ impl AgentRun {
                         StopReason::EndTurn | StopReason::StopSequence
                     );
                 if answered {
+                    if let Some(output) = self.meta.output.clone() {
+                        return self.structured_answer(ctx, turn, final_text, &output).await;
+                    }
                     return self.outcome(TaskStatus::Completed, final_text, None);
                 }
                 let mut outcome = self.outcome(TaskStatus::Failed, final_text, None);

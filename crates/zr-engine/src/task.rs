@@ -16,7 +16,7 @@ use zr_types::{
     ToolResultContent, error_chain,
 };
 
-use crate::agent_model::subagent_model;
+use crate::agent_model::{effort, subagent_model};
 use crate::agent_run::{AgentRun, Delegate};
 use crate::background;
 use crate::effects::deadline_after;
@@ -28,6 +28,7 @@ use crate::permission;
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
 use crate::revive::{self, Revive};
 use crate::session::QueryCtx;
+use crate::structured::Structured;
 use crate::subagent::{self, Announce, End, Limits, Subagent};
 
 /// One task of a call, checked.
@@ -38,10 +39,12 @@ struct TaskInput {
     subagent_type: Option<AgentName>,
     /// `run_in_background` (Task only).
     background: bool,
+    /// `output_schema`, compiled: replaces the type's.
+    output: Option<Arc<Structured>>,
 }
 
-const FIELDS: &str = "description, prompt, subagent_type";
-const TASK_FIELDS: &str = "description, prompt, subagent_type, run_in_background";
+const FIELDS: &str = "description, prompt, subagent_type, output_schema";
+const TASK_FIELDS: &str = "description, prompt, subagent_type, output_schema, run_in_background";
 const MAX_TASKS: usize = 10;
 
 /// The subagent types a call may name.
@@ -100,11 +103,18 @@ fn parse_task(types: &Types, value: &Value, at: &str, multi: bool) -> Result<Tas
             ));
         }
     };
+    let output = match map.get("output_schema") {
+        None | Some(Value::Null) => None,
+        Some(schema) => {
+            Some(Structured::compile(schema).map_err(|e| format!("{at}.output_schema: {e}"))?)
+        }
+    };
     Ok(TaskInput {
         description,
         prompt,
         subagent_type,
         background,
+        output,
     })
 }
 
@@ -179,19 +189,30 @@ async fn delegate_inner(
         .map(|(index, task)| run_task(ctx, parent, call, &budget, index, task));
     let results = futures_util::future::join_all(runs).await;
     let display = report(&results, config.timeout);
+    let mut values: Vec<Value> = results.iter().map(for_model).collect();
     let value = if multi {
-        serde_json::json!({ "results": results })
+        serde_json::json!({ "results": values })
     } else {
-        results
-            .first()
-            .and_then(|r| serde_json::to_value(r).ok())
-            .unwrap_or(Value::Null)
+        values.pop().unwrap_or(Value::Null)
     };
     ToolOutput {
         content: vec![ToolResultContent::Json { value }],
         is_error: false,
         display: Some(display),
     }
+}
+
+/// A task's result as its delegating model gets it: with a structured
+/// answer, the `value` without its text (the same JSON twice would only
+/// cost tokens).
+fn for_model(result: &TaskResult) -> Value {
+    let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+    if result.value.is_some()
+        && let Some(map) = value.as_object_mut()
+    {
+        map.remove("output");
+    }
+    value
 }
 
 /// What the tasks of one call share: `max_concurrent` slots and one time
@@ -382,12 +403,34 @@ fn prepare(
         model,
         system,
         max_turns,
+        output: None,
+        // A fork reasons as its parent does.
+        effort: match definition {
+            Some(d) => d.effort.map(effort),
+            None => parent.meta.effort,
+        },
         task: Some(TaskRef {
             call: call.id.clone(),
             index,
             description: task.description.clone(),
         }),
     };
+    let output =
+        match (&task.output, definition) {
+            (Some(output), _) => Some(Arc::clone(output)),
+            (None, Some(d)) => match &d.output_schema {
+                Some(schema) => Some(Structured::compile(schema).map_err(|message| {
+                    EngineError::OutputSchema {
+                        agent: meta.id.clone(),
+                        from: format!("type {}", d.name),
+                        message,
+                    }
+                })?),
+                None => None,
+            },
+            (None, None) => None,
+        };
+    let meta = AgentMeta { output, ..meta };
     let cache_prefix = definition
         .is_none()
         .then(|| shared_prefix(parent))

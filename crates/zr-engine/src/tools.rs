@@ -63,7 +63,8 @@ fn task_properties(types: &BTreeMap<AgentName, AgentDefinition>) -> serde_json::
     let names: Vec<&str> = types.keys().map(AgentName::as_str).collect();
     let mut properties = json!({
         "description": {"type": "string", "description": "A short (3-5 word) description of the task."},
-        "prompt": {"type": "string", "description": "The complete task. The subagent sees nothing else of this conversation (unless forked), so include every detail it needs."}
+        "prompt": {"type": "string", "description": "The complete task. The subagent sees nothing else of this conversation (unless forked), so include every detail it needs."},
+        "output_schema": {"type": "object", "description": "A JSON Schema the subagent's answer must match (it replaces its type's). Its result then carries the parsed answer as `value`; an answer that does not match after one repair turn is `failed` with the validation error."}
     });
     // Without types every task is a fork; an empty `enum` would admit no
     // value at all.

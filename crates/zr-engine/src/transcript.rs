@@ -231,6 +231,16 @@ impl Transcripts {
     }
 }
 
+/// `records` as JSON lines.
+fn encode(records: &[RecordOut<'_>]) -> std::io::Result<Vec<u8>> {
+    let mut lines = Vec::new();
+    for record in records {
+        serde_json::to_writer(&mut lines, record)?;
+        lines.push(b'\n');
+    }
+    Ok(lines)
+}
+
 impl Writer {
     /// The writer of `agent`'s existing transcript, read back as `loaded`
     /// at `path` (see [`Transcripts::reopen`]).
@@ -277,19 +287,19 @@ impl Writer {
         let State::Open(file) = &mut self.state else {
             return Ok(());
         };
-        let mut lines = Vec::new();
-        for record in records {
-            serde_json::to_writer(&mut lines, record)?;
-            lines.push(b'\n');
-        }
-        file.write_all(&lines)?;
+        file.write_all(&encode(records)?)?;
+        self.written(records);
+        Ok(())
+    }
+
+    /// Notes that `records` reached the file.
+    fn written(&mut self, records: &[RecordOut<'_>]) {
         self.ended = matches!(records.last(), Some(RecordOut::Finished(_)));
         if let Some(n) = &self.notify {
             for _ in records {
                 n.observer.record_written(&n.session, &n.agent);
             }
         }
-        Ok(())
     }
 
     /// Appends one tool result of the turn that runs: the first opens the
@@ -377,8 +387,11 @@ impl Writer {
         Ok(())
     }
 
-    /// Creates the file with `header` and the messages of `history`, in
-    /// one write: a transcript never has a header without its prompt.
+    /// Creates the file with `header` and the messages of `history`. The
+    /// records are written under a `.partial` name first and the file
+    /// appears under its own name only whole, so a kill at any instant
+    /// leaves no transcript or one with its header and prompt, never an
+    /// empty file that a resume would take for a started agent.
     fn open_new(
         &mut self,
         header: &Header,
@@ -388,20 +401,33 @@ impl Writer {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        // A file that exists belongs to another agent (or another session
-        // under the same id): never write into it.
-        let file = OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .open(&self.path)?;
-        self.state = State::Open(file);
         let mut records = vec![RecordOut::Header(header)];
         records.extend(
             history
                 .iter()
                 .map(|message| RecordOut::Message { message, at_ms }),
         );
-        self.append_all(&records)?;
+        let mut partial = self.path.clone().into_os_string();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
+        // A partial file is left only by a kill before its link: its agent
+        // never started, so it is written anew.
+        match std::fs::remove_file(&partial) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+            _ => {}
+        }
+        let mut file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .open(&partial)?;
+        file.write_all(&encode(&records)?)?;
+        // A file that exists belongs to another agent (or another session
+        // under the same id): linking fails and nothing is written into it.
+        let linked = std::fs::hard_link(&partial, &self.path);
+        std::fs::remove_file(&partial)?;
+        linked?;
+        self.state = State::Open(file);
+        self.written(&records);
         self.messages = history.len();
         self.last = history.last().cloned();
         Ok(())

@@ -7,9 +7,14 @@ mod wire;
 use std::fmt;
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
+use zr_types::{ContentBlock, StopReason};
+
 use crate::error::ProviderError;
 use crate::http::{Endpoint, HttpSettings, RetryPolicy};
-use crate::provider::{ModelProvider, ModelRequest, ModelStream};
+use crate::provider::{
+    ModelEvent, ModelProvider, ModelRequest, ModelStream, StructuredOutput, ToolChoice,
+};
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "anthropic";
@@ -126,6 +131,20 @@ impl fmt::Debug for AnthropicConfig {
 /// is one whose `code` is 429 or 5xx (a number, or a numeric string as
 /// proxies send it). A 2xx answer that is not an event stream is read as a
 /// whole Messages API message (or error object) when it is one.
+///
+/// Structured answers ([`ModelRequest::output`]) come from a forced tool
+/// ([`StructuredOutput::FinalRequest`]): a [`ToolChoice::Answer`]
+/// request adds the answer tool (named [`OutputFormat::name`](crate::OutputFormat::name), its input
+/// schema the format's; a schema that is not an object's is wrapped in
+/// `{"value": ...}`) after the pool's tools and sends `tool_choice:
+/// {type: tool, name}`; the call's input comes back as the answer's text
+/// (JSON), stop reason `end_turn`. Other requests do not send the format.
+///
+/// [`ModelRequest::effort`] is sent as extended thinking, `thinking:
+/// {type: enabled, budget_tokens}` with [`Effort::thinking_budget`](crate::Effort::thinking_budget)
+/// (low 2,048, medium 8,192, high 16,384, max 32,000 tokens, within the
+/// request's `max_tokens`), except on a forced answer, where the API
+/// refuses thinking.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,
@@ -150,7 +169,7 @@ impl ModelProvider for AnthropicProvider {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let key = self.config.api_key.clone();
         let version = self.config.anthropic_version.clone();
-        self.endpoint.stream::<decode::MessageDecoder, _>(
+        let stream = self.endpoint.stream::<decode::MessageDecoder, _>(
             &request,
             wire::body(&request),
             &self.config.http,
@@ -159,7 +178,64 @@ impl ModelProvider for AnthropicProvider {
                     .header("x-api-key", &key)
                     .header("anthropic-version", &version)
             },
-        )
+        );
+        match (&request.output, request.tool_choice) {
+            (Some(format), ToolChoice::Answer) => {
+                let name = format.name.clone();
+                let wrapped = wire::answer_schema(format).1;
+                Box::pin(
+                    stream.filter_map(move |item| {
+                        std::future::ready(answer_event(item, &name, wrapped))
+                    }),
+                )
+            }
+            _ => stream,
+        }
+    }
+
+    fn structured_output(&self) -> StructuredOutput {
+        StructuredOutput::FinalRequest
+    }
+}
+
+/// An event of a forced answer's stream as the engine sees it: the answer
+/// tool's call becomes the answer's text (its input, unwrapped from
+/// `value` if `wrapped`), and is not announced as a tool call.
+fn answer_event(
+    item: Result<ModelEvent, ProviderError>,
+    name: &str,
+    wrapped: bool,
+) -> Option<Result<ModelEvent, ProviderError>> {
+    match item {
+        Ok(ModelEvent::ToolUseStarted { name: called, .. }) if called == name => None,
+        Ok(ModelEvent::Completed(mut response)) => {
+            let mut answered = false;
+            for block in &mut response.content {
+                if let ContentBlock::ToolUse {
+                    name: called,
+                    input,
+                    ..
+                } = block
+                    && called == name
+                {
+                    let value = match input {
+                        serde_json::Value::Object(map) if wrapped => {
+                            map.remove(wire::WRAPPED).unwrap_or_default()
+                        }
+                        other => std::mem::take(other),
+                    };
+                    *block = ContentBlock::Text {
+                        text: value.to_string(),
+                    };
+                    answered = true;
+                }
+            }
+            if answered && response.stop_reason == StopReason::ToolUse {
+                response.stop_reason = StopReason::EndTurn;
+            }
+            Some(Ok(ModelEvent::Completed(response)))
+        }
+        other => Some(other),
     }
 }
 

@@ -9,6 +9,9 @@
 //!   SSE, with prompt-cache breakpoints.
 //! - [`OpenAiProvider`] ([`OpenAiConfig`]): Chat Completions over SSE, for
 //!   OpenAI and local servers that speak it.
+//! - [`ResponsesProvider`] (the same [`OpenAiConfig`]): OpenAI's
+//!   Responses API over SSE, stateless, with reasoning items carried
+//!   between turns.
 //!
 //! Both HTTP providers retry 408, 409, 429, 5xx and overloaded errors with
 //! [`RetryPolicy`] (full jitter, honouring `retry-after`) and fail for good
@@ -51,8 +54,9 @@ mod scripted;
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use error::ProviderError;
 pub use http::{HttpSettings, RetryPolicy};
-pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider};
+pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider, ResponsesProvider};
 pub use provider::{
-    ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, RequestOrigin, ToolChoice,
+    Effort, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, OutputFormat,
+    RequestOrigin, StructuredOutput, ToolChoice,
 };
 pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider, TurnsFrom};

@@ -2,6 +2,7 @@
 //! with `stream: true`; also serves local servers that speak the API.
 
 mod decode;
+mod responses;
 mod wire;
 
 use std::fmt;
@@ -10,6 +11,8 @@ use std::time::Duration;
 use crate::error::ProviderError;
 use crate::http::{Endpoint, HttpSettings, RetryPolicy};
 use crate::provider::{ModelProvider, ModelRequest, ModelStream};
+
+pub use responses::ResponsesProvider;
 
 /// The provider's name in errors and spans.
 const PROVIDER: &str = "openai";
@@ -138,6 +141,10 @@ impl fmt::Debug for OpenAiConfig {
 /// (a number, or a numeric string as proxies send it), is retried. A 2xx
 /// answer that is not an event stream is read as a whole (non-streamed)
 /// chat completion, or error object, when it is one.
+///
+/// [`ModelRequest::output`] is sent as `response_format: {type:
+/// json_schema, json_schema: {name, schema, strict}}` on every request;
+/// [`ModelRequest::effort`] as `reasoning_effort`.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,
@@ -160,16 +167,23 @@ impl OpenAiProvider {
 
 impl ModelProvider for OpenAiProvider {
     fn stream(&self, request: ModelRequest) -> ModelStream {
-        let key = self.config.api_key.clone();
         self.endpoint.stream::<decode::ChunkDecoder, _>(
             &request,
             wire::body(&request, self.config.max_tokens_field),
             &self.config.http,
-            move |builder| match &key {
-                Some(key) => builder.bearer_auth(key),
-                None => builder,
-            },
+            bearer(self.config.api_key.clone()),
         )
+    }
+}
+
+/// Adds `Authorization: Bearer KEY` when there is a key (local servers
+/// need none).
+fn bearer(
+    key: Option<String>,
+) -> impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder + Send + 'static {
+    move |builder| match &key {
+        Some(key) => builder.bearer_auth(key),
+        None => builder,
     }
 }
 

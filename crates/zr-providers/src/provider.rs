@@ -16,6 +16,7 @@ pub type ModelStream = Pin<Box<dyn Stream<Item = Result<ModelEvent, ProviderErro
 
 /// Whether the model may call tools in this request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ToolChoice {
     /// The model decides.
     #[default]
@@ -24,6 +25,165 @@ pub enum ToolChoice {
     /// the request's prefix (and the provider's prompt cache) stays the
     /// same and earlier `tool_use` blocks stay valid.
     None,
+    /// The model must give its final answer now, in the request's
+    /// [`ModelRequest::output`] format, and call no tool: OpenAI's APIs
+    /// get `tool_choice: "none"` with the format; Anthropic's gets the
+    /// answer tool forced (`tool_choice: {type: tool, name}`), whose input
+    /// the provider returns as the answer's text. Without an `output`
+    /// format it is [`ToolChoice::None`].
+    Answer,
+}
+
+/// The shape a model's final answer must have: a JSON Schema.
+///
+/// Set on every request of an agent that must answer with a value
+/// ([`ModelRequest::output`]; not on its summaries). Providers whose API
+/// constrains answers natively send it with each request (OpenAI Chat
+/// Completions `response_format: {type: json_schema}`, the Responses API
+/// `text.format`); the Anthropic provider uses it only when the request
+/// says [`ToolChoice::Answer`], as a forced tool (see
+/// [`ModelProvider::structured_output`]). Serialised, it is OpenAI's
+/// `json_schema` object: `{name, schema, strict}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OutputFormat {
+    /// The schema's name (`^[A-Za-z0-9_-]{1,64}$`): OpenAI's
+    /// `json_schema.name`, the name of Anthropic's answer tool.
+    pub name: String,
+    /// The JSON Schema the answer must match.
+    pub schema: serde_json::Value,
+    /// Whether the API is asked to enforce the schema exactly (OpenAI's
+    /// `strict: true`). [`OutputFormat::new`] sets it when the schema fits
+    /// OpenAI's strict subset: every object lists all its properties in
+    /// `required` and says `additionalProperties: false`.
+    pub strict: bool,
+}
+
+impl OutputFormat {
+    /// The name zr gives an answer's schema (and Anthropic's answer tool).
+    pub const DEFAULT_NAME: &'static str = "StructuredOutput";
+
+    /// The format of `schema`, named [`OutputFormat::DEFAULT_NAME`],
+    /// strict when the schema allows it.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use zr_providers::OutputFormat;
+    /// let strict = json!({"type": "object", "properties": {"n": {"type": "integer"}},
+    ///                     "required": ["n"], "additionalProperties": false});
+    /// assert!(OutputFormat::new(strict).strict);
+    /// let loose = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    /// assert!(!OutputFormat::new(loose).strict);
+    /// ```
+    #[must_use]
+    pub fn new(schema: serde_json::Value) -> Self {
+        Self {
+            name: Self::DEFAULT_NAME.to_owned(),
+            strict: strict_subset(&schema),
+            schema,
+        }
+    }
+}
+
+/// Whether every object schema inside `schema` requires all its properties
+/// and forbids others (OpenAI's strict mode accepts nothing less).
+fn strict_subset(schema: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match schema {
+        Value::Object(map) => {
+            let is_object = match map.get("type") {
+                Some(Value::String(kind)) => kind == "object",
+                Some(Value::Array(kinds)) => kinds.iter().any(|k| k == "object"),
+                _ => map.contains_key("properties"),
+            };
+            if is_object {
+                let properties = map.get("properties").and_then(Value::as_object);
+                let required: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let all_required =
+                    properties.is_none_or(|p| p.keys().all(|key| required.contains(&key.as_str())));
+                if !all_required || map.get("additionalProperties") != Some(&Value::Bool(false)) {
+                    return false;
+                }
+            }
+            map.values().all(strict_subset)
+        }
+        Value::Array(items) => items.iter().all(strict_subset),
+        _ => true,
+    }
+}
+
+/// How much the model should reason before it answers.
+///
+/// Sent where the API takes it: OpenAI Chat Completions
+/// `reasoning_effort` and the Responses API `reasoning.effort` (`low`,
+/// `medium`, `high`; [`Effort::Max`] is sent as `high`); Anthropic as an
+/// extended-thinking budget (`thinking: {type: enabled, budget_tokens}`,
+/// see [`Effort::thinking_budget`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Effort {
+    /// Quick answers.
+    Low,
+    /// The default.
+    Medium,
+    /// Careful work.
+    High,
+    /// As much as the model allows.
+    Max,
+}
+
+impl Effort {
+    /// The effort's name in OpenAI's APIs: `low`, `medium` or `high`
+    /// (`max` is `high`, the most every reasoning model accepts).
+    #[must_use]
+    pub fn openai(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High | Self::Max => "high",
+        }
+    }
+
+    /// Anthropic's thinking budget for this effort within a request whose
+    /// output limit is `max_tokens`: 2,048 (low), 8,192 (medium), 16,384
+    /// (high) or 32,000 (max) tokens, lowered to leave at least 1,024
+    /// tokens of the limit for the answer; `None` (no thinking) when that
+    /// leaves less than the API's minimum budget of 1,024.
+    ///
+    /// ```
+    /// use zr_providers::Effort;
+    /// assert_eq!(Effort::Medium.thinking_budget(32_000), Some(8_192));
+    /// assert_eq!(Effort::Max.thinking_budget(16_000), Some(14_976));
+    /// assert_eq!(Effort::Low.thinking_budget(1_500), None);
+    /// ```
+    #[must_use]
+    pub fn thinking_budget(self, max_tokens: u32) -> Option<u32> {
+        let wanted: u32 = match self {
+            Self::Low => 2_048,
+            Self::Medium => 8_192,
+            Self::High => 16_384,
+            Self::Max => 32_000,
+        };
+        let budget = wanted.min(max_tokens.saturating_sub(1_024));
+        (budget >= 1_024).then_some(budget)
+    }
+}
+
+/// How a provider meets a request's [`ModelRequest::output`] format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StructuredOutput {
+    /// Every request carries the format and the model's text answer is the
+    /// JSON value (OpenAI's APIs; the scripted provider, whose text is
+    /// the value).
+    Native,
+    /// The answer is asked for in one more request, with
+    /// [`ToolChoice::Answer`], once the model has ended its turn
+    /// (Anthropic: a forced tool whose input is the answer).
+    FinalRequest,
 }
 
 /// Who is asking: lets the scripted provider answer per agent type and
@@ -72,6 +232,11 @@ pub struct ModelRequest {
     /// one with automatic prefix caching ignores it (OpenAI). `None`: no
     /// such prefix.
     pub cache_prefix: Option<usize>,
+    /// The shape the final answer must have, for an agent that answers
+    /// with a value; `None`: free text.
+    pub output: Option<Arc<OutputFormat>>,
+    /// How much the model should reason; `None`: the API's default.
+    pub effort: Option<Effort>,
 }
 
 /// The model's complete answer to one request.
@@ -211,4 +376,11 @@ pub trait ModelProvider: Send + Sync + fmt::Debug {
     /// Starts `request` and returns its event stream. The request is only
     /// sent when the stream is first polled.
     fn stream(&self, request: ModelRequest) -> ModelStream;
+
+    /// How this provider meets a request's [`ModelRequest::output`]
+    /// format; by default [`StructuredOutput::Native`] (the answer's text
+    /// is the value).
+    fn structured_output(&self) -> StructuredOutput {
+        StructuredOutput::Native
+    }
 }

@@ -41,7 +41,9 @@ use crate::provider::{
 /// counted across queries (a root's second query continues where the
 /// first one stopped). A request
 /// with tools disabled (the summary asked for at the turn limit) gets
-/// `summary`.
+/// `summary`; one that asks for the final answer in an output format
+/// ([`ToolChoice::Answer`], a repair turn) gets the next turn, whose text
+/// is the answer.
 ///
 /// With `"turns_from": "history"`, an agent's first request in this
 /// process starts at the number of its own answers in the conversation
@@ -197,7 +199,7 @@ impl ScriptedProvider {
                 (index, served)
             });
         let turn = *served;
-        if request.tool_choice == ToolChoice::Auto {
+        if request.tool_choice != ToolChoice::None {
             *served += 1;
         }
         index

@@ -1,6 +1,7 @@
 //! Resolution of a root or derived agent: R1-R8.
 //!
-//! R1 assembles the pool through a name index; R2-R6 are decided for each
+//! R1 assembles the pool through a name index, leaving out the builtins
+//! whose service is not configured (recorded as removed at R1); R2-R6 are decided for each
 //! tool in one pass (each depends only on the tool and the input), with the
 //! removals sorted back into step order; R7 and R8 then work on what
 //! survived. Large pools do not fit in cache, so each definition is read as
@@ -74,15 +75,22 @@ fn check_entry(tool: &ToolDefinition, source: Source) -> Result<(), ResolveError
     }
 }
 
+/// What R1 gives: the pool, the definitions replaced in it, and the
+/// builtins left out because their service is not configured.
+struct Assembled {
+    pool: Vec<Arc<ToolDefinition>>,
+    replaced: Vec<Replaced>,
+    no_service: Vec<Arc<ToolDefinition>>,
+}
+
 /// R1: builtins, then custom, then connection tools; same name replaces in
-/// place.
-fn assemble<'a>(
-    input: &ResolveInput<'a>,
-) -> Result<(Vec<Arc<ToolDefinition>>, Vec<Replaced>), ResolveError> {
+/// place; then the builtins whose service is not configured leave.
+fn assemble<'a>(input: &ResolveInput<'a>) -> Result<Assembled, ResolveError> {
     let caps = input.capabilities;
     let total = input.builtins.len() + caps.custom_tools.len() + caps.connection_tools.len();
     let mut pool: Vec<Arc<ToolDefinition>> = Vec::with_capacity(total);
     let mut replaced = Vec::new();
+    let mut no_service = Vec::new();
     let mut index = NameIndex::with_capacity(total);
     let tagged = |list: &'a [Arc<ToolDefinition>], source| list.iter().map(move |t| (t, source));
     let sources = tagged(input.builtins, Source::Builtins)
@@ -107,7 +115,23 @@ fn assemble<'a>(
             None => pool.push(Arc::clone(tool)),
         }
     }
-    Ok((pool, replaced))
+    // After replacement: a custom or connection tool that took a builtin's
+    // name is the host's own implementation and stays.
+    if !input.no_service.is_empty() {
+        pool.retain(|tool| {
+            let unserviced =
+                tool.origin == ToolOrigin::Builtin && input.no_service.contains(&tool.name);
+            if unserviced {
+                no_service.push(Arc::clone(tool));
+            }
+            !unserviced
+        });
+    }
+    Ok(Assembled {
+        pool,
+        replaced,
+        no_service,
+    })
 }
 
 fn first_match<'p>(patterns: &'p [ToolPattern], tool: &ToolDefinition) -> Option<&'p ToolPattern> {
@@ -195,7 +219,11 @@ struct Specials {
 pub(crate) fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError> {
     let caps = input.capabilities;
     let policy = input.policy;
-    let (assembled, replaced) = assemble(input)?;
+    let Assembled {
+        pool: assembled,
+        replaced,
+        no_service,
+    } = assemble(input)?;
 
     // Warnings are judged against the assembled pool, so a pattern aimed at
     // a tool that an earlier step removed is not reported as a typo.
@@ -212,7 +240,20 @@ pub(crate) fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, Re
     let mut deny_hits = vec![false; caps.disallowed_tools.len()];
 
     let mut pool = Vec::with_capacity(assembled.len());
-    let mut removed = Vec::new();
+    let mut removed = Vec::with_capacity(no_service.len());
+    // A builtin without its service still counts as matched by the
+    // patterns: `allowed_tools = ["WebSearch"]` is not a typo on a host
+    // without a search service.
+    for tool in no_service {
+        mark_hits(allowed, &mut allow_hits, &tool);
+        mark_hits(session, &mut session_hits, &tool);
+        mark_hits(&caps.disallowed_tools, &mut deny_hits, &tool);
+        removed.push(Removed {
+            tool,
+            step: Step::R1,
+            reason: RemovalReason::NoService,
+        });
+    }
     let mut specials = Specials::default();
     for tool in assembled {
         if tool.origin == ToolOrigin::Builtin {

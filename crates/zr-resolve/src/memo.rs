@@ -7,7 +7,8 @@
 //!
 //! An entry is found by a 64-bit fingerprint of the input (FNV-1a over each
 //! definition's precomputed name hash, origin, annotations and defer flag,
-//! the patterns, the skills and the policy) and then confirmed by comparing
+//! the patterns, the skills, the policy and the builtins without a
+//! service) and then confirmed by comparing
 //! the whole input with the one stored: definitions by pointer first, by
 //! value when the pointers differ. A fingerprint collision or a definition
 //! changed behind the same name (a reloaded agent type) is therefore a
@@ -23,7 +24,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use zr_caps::{EffectiveCapabilities, SkillView, ToolPattern};
-use zr_types::{SkillDefinition, ToolDefinition, stable_hash};
+use zr_types::{SkillDefinition, ToolDefinition, ToolName, stable_hash};
 
 use crate::{ResolveError, ResolveInput, ResolvePolicy, ResolvedPool, Role, resolve};
 
@@ -72,6 +73,9 @@ struct OwnedInput {
     capabilities: EffectiveCapabilities,
     skills: Vec<Arc<SkillDefinition>>,
     policy: ResolvePolicy,
+    /// [`ResolveInput::no_service`]: the same definitions with and without
+    /// a service are different pools.
+    no_service: Vec<ToolName>,
 }
 
 impl Default for PoolMemo {
@@ -201,6 +205,7 @@ impl OwnedInput {
             capabilities: input.capabilities.clone(),
             skills: input.skills.to_vec(),
             policy: input.policy.clone(),
+            no_service: input.no_service.to_vec(),
         }
     }
 
@@ -219,6 +224,7 @@ impl OwnedInput {
             && mine.session_disallowed_tools == caps.session_disallowed_tools
             && same_list(&self.skills, input.skills)
             && self.policy == *input.policy
+            && self.no_service == input.no_service
     }
 }
 
@@ -295,6 +301,10 @@ fn fingerprint(input: &ResolveInput<'_>) -> u64 {
     policy.derived_blocklist.hash(&mut h);
     policy.background_allowlist.hash(&mut h);
     policy.delegation.hash(&mut h);
+    h.write_usize(input.no_service.len());
+    for name in input.no_service {
+        h.write_u64(name.stable_hash());
+    }
     h.finish()
 }
 

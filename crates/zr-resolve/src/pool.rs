@@ -59,6 +59,9 @@ impl fmt::Display for Step {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum RemovalReason {
+    /// R1: a builtin whose runtime service the host did not configure
+    /// ([`crate::ResolveInput::no_service`]).
+    NoService,
     /// R2: a builtin no allow pattern matched.
     NotAllowed,
     /// R3: a deny pattern matched.
@@ -93,6 +96,7 @@ pub enum RemovalReason {
 impl fmt::Display for RemovalReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::NoService => f.write_str("no service configured"),
             Self::NotAllowed => f.write_str("not matched by allowed_tools"),
             Self::Denied { pattern, session: false } => write!(f, "denied by '{pattern}'"),
             Self::Denied { pattern, session: true } => {

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use zr_caps::EffectiveCapabilities;
-use zr_types::{Annotations, DEFAULT_BUILTINS, SkillDefinition, ToolDefinition, ToolOrigin};
+use zr_types::{
+    Annotations, DEFAULT_BUILTINS, SkillDefinition, ToolDefinition, ToolName, ToolOrigin,
+};
 
 use crate::agent::resolve_agent;
 use crate::fork::resolve_fork;
@@ -27,6 +29,14 @@ pub struct ResolveInput<'a> {
     /// The parent's resolved pool; required for [`Role::Fork`], ignored
     /// otherwise.
     pub parent: Option<&'a ResolvedPool>,
+    /// Service availability: the builtins whose runtime service (web
+    /// search, ask-user, configuration) the host did not configure. R1
+    /// leaves them out of the pool and records each as removed with the
+    /// reason "no service configured": a tool that can only fail is never
+    /// offered. Only builtins are affected: a custom or connection tool of
+    /// the same name replaces the builtin in place as usual, and stays.
+    /// Empty by default.
+    pub no_service: &'a [ToolName],
 }
 
 impl<'a> ResolveInput<'a> {
@@ -46,7 +56,16 @@ impl<'a> ResolveInput<'a> {
             skills,
             policy,
             parent: None,
+            no_service: &[],
         }
+    }
+
+    /// Sets the builtins whose runtime service is not configured (see
+    /// [`ResolveInput::no_service`]).
+    #[must_use]
+    pub fn with_no_service(mut self, names: &'a [ToolName]) -> Self {
+        self.no_service = names;
+        self
     }
 
     /// Sets the parent's pool (for [`Role::Fork`]).
@@ -85,8 +104,9 @@ pub fn default_builtins() -> Vec<Arc<ToolDefinition>> {
 ///
 /// Steps, in order, each recorded in the output:
 ///
-/// - R1 assemble builtins, custom tools, connection tools; a later entry
-///   with an earlier name replaces it in place;
+/// - R1 assemble builtins (less those in [`ResolveInput::no_service`],
+///   recorded as removed at R1), custom tools, connection tools; a later
+///   entry with an earlier name replaces it in place;
 /// - R2 the allow list constrains builtins only;
 /// - R3 the deny lists (session-wide, then the agent's) apply to everything;
 /// - R4 derived roles lose Task, MultiTask and the policy's block list;

@@ -12,7 +12,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use zr_caps::{AgentCapabilities, AgentOptions, derive, merge_root};
-use zr_types::{AgentName, SkillDefinition, ToolDefinition};
+use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
 
 use crate::{ResolveInput, ResolvePolicy, ResolvedPool, Role, ScenarioError, resolve};
 
@@ -29,6 +29,8 @@ pub struct Scenario {
     query_override: Option<AgentCapabilities>,
     skills: Vec<Arc<SkillDefinition>>,
     policy: ResolvePolicy,
+    /// The builtins whose runtime service is not configured.
+    no_service: Vec<ToolName>,
     subagents: Vec<(AgentName, Role, AgentCapabilities)>,
 }
 
@@ -142,7 +144,8 @@ impl Scenario {
             &root_caps,
             &self.skills,
             &self.policy,
-        );
+        )
+        .with_no_service(&self.no_service);
         let root = resolve(&input).map_err(|source| ScenarioError::Resolve {
             agent: "root".to_owned(),
             source: Box::new(source),
@@ -151,7 +154,8 @@ impl Scenario {
         for (name, role, caps) in &self.subagents {
             let caps = derive(&self.options, caps);
             let input = ResolveInput::new(*role, &self.builtins, &caps, &self.skills, &self.policy)
-                .with_parent(&root);
+                .with_parent(&root)
+                .with_no_service(&self.no_service);
             let pool = resolve(&input).map_err(|source| ScenarioError::Resolve {
                 agent: name.to_string(),
                 source: Box::new(source),

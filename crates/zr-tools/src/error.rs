@@ -63,12 +63,40 @@ pub enum CronStoreError {
         /// The expression as given.
         expression: String,
     },
+    /// A lock file next to the store could not be opened or locked.
+    #[error("cannot lock the cron store through {path}")]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another scheduler holds the store's scheduler lock.
+    #[error("{}", scheduler_running(path, *pid))]
+    SchedulerRunning {
+        /// The lock file.
+        path: PathBuf,
+        /// The holder's process id, when it could be read.
+        pid: Option<u32>,
+    },
     /// No job has this id.
     #[error("no scheduled job with id '{id}'")]
     UnknownJob {
         /// The id that was asked for.
         id: String,
     },
+}
+
+fn scheduler_running(path: &std::path::Path, pid: Option<u32>) -> String {
+    let who = pid.map_or_else(
+        || "another process".to_owned(),
+        |pid| format!("another process (pid {pid})"),
+    );
+    format!(
+        "{who} is already running the scheduler of this cron store (it holds the lock {})",
+        path.display()
+    )
 }
 
 /// A host service (web search, asking the user, configuration) failed.
@@ -101,4 +129,65 @@ pub enum ServiceError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
+}
+
+/// A search backend (`HttpSearch`) could not answer.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SearchBackendError {
+    /// The backend's address is not an http or https URL.
+    #[error("the web search address '{url}' is not an http or https URL")]
+    Url {
+        /// The address.
+        url: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// The HTTP client could not be built.
+    #[error("cannot set up the HTTP client for web search")]
+    Client {
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The request failed: no connection, a timeout, a broken answer.
+    #[error("{backend} could not be reached")]
+    Request {
+        /// `SearXNG` or `Brave Search`.
+        backend: &'static str,
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The backend answered with an HTTP error.
+    #[error("{backend} answered HTTP {status}: {detail}{}", status_help(*status, backend))]
+    Status {
+        /// `SearXNG` or `Brave Search`.
+        backend: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// What its body said (its `error.detail`, or its first bytes).
+        detail: String,
+    },
+    /// The answer is not the JSON the backend documents.
+    #[error("{backend} answered with JSON of an unexpected shape")]
+    Malformed {
+        /// `SearXNG` or `Brave Search`.
+        backend: &'static str,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+fn status_help(status: u16, backend: &str) -> &'static str {
+    match (status, backend) {
+        (403, "SearXNG") => {
+            " (a SearXNG instance answers 403 to format=json unless its settings.yml lists json under search.formats)"
+        }
+        (401 | 403, _) => " (check the API key)",
+        (429, _) => " (rate limited: try again later)",
+        _ => "",
+    }
 }

@@ -96,7 +96,11 @@
 //!   page: no model summarises it here.
 //! - **WebSearch**, **AskUserQuestion** and **Config** call host services
 //!   ([`WebSearchService`], [`AskUserService`], [`ConfigService`]); with none
-//!   configured they answer with an error result, never a made-up answer.
+//!   configured they answer with an error result, never a made-up answer,
+//!   and [`BuiltinTools::no_service`] names them so that the resolver
+//!   leaves them out of every pool. [`HttpSearch`] is a real
+//!   [`WebSearchService`]: a SearXNG instance's JSON API or the Brave
+//!   Search API.
 //!   Config type-checks values against [`ConfigService::settings`]; a
 //!   present `"value": null` is an error (keys cannot be unset), never a read.
 //!   WebSearch shows at most 20 results, whole ones only up to 32 KiB, each
@@ -106,6 +110,8 @@
 //!   (UTC, parsed by `croner`) in a JSON file written atomically (temp file
 //!   in the same folder, fsync, rename, fsync of the folder). The engine's
 //!   scheduler asks [`CronStore::due`] and calls [`CronStore::mark_fired`].
+//!   Each change holds an OS file lock (`STORE.lock`) between processes;
+//!   [`CronStore::lock_scheduler`] is the one-scheduler-per-store lock.
 //!   An expression no date matches (`0 0 30 2 *`) is refused.
 //!   Jitter is a fixed per-job offset derived from the job id.
 //!
@@ -150,9 +156,11 @@ mod write;
 
 pub use ask_user::{AskUserService, Question, QuestionOption, UserAnswer};
 pub use config::{ConfigKind, ConfigService, ConfigSetting};
-pub use cron::{CronJob, CronStore, NewCronJob, Schedule};
-pub use error::{CronStoreError, ServiceError};
+pub use cron::{CronJob, CronStore, NewCronJob, Schedule, SchedulerLock};
+pub use error::{CronStoreError, SearchBackendError, ServiceError};
 pub use registry::BuiltinTools;
 pub use todo::{TodoItem, TodoStatus};
 pub use web_fetch::WebFetchLimits;
-pub use web_search::{SearchQuery, SearchResult, WebSearchService};
+pub use web_search::{
+    BRAVE_DEFAULT_URL, HttpSearch, SearchBackend, SearchQuery, SearchResult, WebSearchService,
+};

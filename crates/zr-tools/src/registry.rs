@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use zr_types::{AgentId, DEFAULT_BUILTINS, SessionId, ToolDefinition, ToolHandler};
+use zr_types::{AgentId, DEFAULT_BUILTINS, SessionId, ToolDefinition, ToolHandler, ToolName};
 
 use crate::ask_user::{AskUserQuestionTool, AskUserService};
 use crate::bash::{BashState, BashTool, stop_all};
@@ -42,6 +42,7 @@ pub struct BuiltinTools {
     ask_user: Option<Arc<dyn AskUserService>>,
     config: Option<Arc<dyn ConfigService>>,
     web_fetch: WebFetchLimits,
+    cron_note: Option<Arc<str>>,
 }
 
 impl BuiltinTools {
@@ -60,7 +61,17 @@ impl BuiltinTools {
             ask_user: None,
             config: None,
             web_fetch: WebFetchLimits::default(),
+            cron_note: None,
         }
+    }
+
+    /// Sets the line `CronCreate` adds to its answer to say when stored
+    /// prompts fire on this host (the store only keeps them; a scheduler
+    /// of the host fires them), e.g. that a scheduler command must run.
+    #[must_use]
+    pub fn with_cron_note(mut self, note: impl Into<String>) -> Self {
+        self.cron_note = Some(Arc::from(note.into()));
+        self
     }
 
     /// Sets the web search service behind `WebSearch`.
@@ -108,7 +119,10 @@ impl BuiltinTools {
             entry(WebFetchTool::new(self.web_fetch.clone())),
             entry(WebSearchTool::new(self.web_search.clone())),
             entry(AskUserQuestionTool::new(self.ask_user.clone())),
-            entry(CronCreateTool::new(Arc::clone(&self.cron))),
+            entry(CronCreateTool::new(
+                Arc::clone(&self.cron),
+                self.cron_note.clone(),
+            )),
             entry(CronDeleteTool::new(Arc::clone(&self.cron))),
             entry(CronListTool::new(Arc::clone(&self.cron))),
             entry(ConfigTool::new(self.config.clone())),
@@ -122,6 +136,27 @@ impl BuiltinTools {
         };
         all.sort_by_key(|(d, _)| rank(d));
         all
+    }
+
+    /// The builtins whose host service was not given, in registry order
+    /// (`WebSearch`, `AskUserQuestion`, `Config`, each without its
+    /// service). The engine hands them to the resolver
+    /// (`ResolveInput::no_service`), which leaves them out of every pool:
+    /// a tool that can only fail is never offered.
+    #[must_use]
+    pub fn no_service(&self) -> Vec<ToolName> {
+        [
+            ("WebSearch", self.web_search.is_none()),
+            ("AskUserQuestion", self.ask_user.is_none()),
+            ("Config", self.config.is_none()),
+        ]
+        .into_iter()
+        .filter(|(_, missing)| *missing)
+        .map(|(name, _)| {
+            name.parse()
+                .expect("the builtin names above are valid tool names")
+        })
+        .collect()
     }
 
     /// The service behind `AskUserQuestion`, if one was given (the engine

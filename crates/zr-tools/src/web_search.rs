@@ -1,5 +1,10 @@
-//! `WebSearch`: delegates to a host search service; without one it says so
-//! and never invents results.
+//! `WebSearch`: delegates to a host search service (the SearXNG and Brave
+//! Search backends of `backend.rs`, or the host's own); without one it
+//! says so and never invents results.
+
+mod backend;
+
+pub use backend::{BRAVE_DEFAULT_URL, HttpSearch, SearchBackend};
 
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
@@ -78,7 +83,7 @@ impl Builtin for WebSearchTool {
 
     fn details(&self) -> String {
         format!(
-            "Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result. At most {MAX_RESULTS} results and {} KiB are returned, saying how much was cut.",
+            "Returns titles, addresses and excerpts from the host's search service; filter with allowed_domains or blocked_domains. Use WebFetch to read a result, and cite the address of each result you use. At most {MAX_RESULTS} results and {} KiB are returned, saying how much was cut.",
             MAX_OUTPUT_BYTES / 1024
         )
     }

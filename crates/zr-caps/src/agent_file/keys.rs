@@ -16,7 +16,7 @@ use crate::{
 type Fail = (usize, AgentFileProblem);
 
 /// The keys zr reads, as written in files.
-const KNOWN_KEYS: [&str; 18] = [
+const KNOWN_KEYS: [&str; 19] = [
     "name",
     "description",
     "tools",
@@ -35,6 +35,7 @@ const KNOWN_KEYS: [&str; 18] = [
     "memory",
     "type",
     "agentType",
+    "outputSchema",
 ];
 
 /// The value of each known key, if present.
@@ -57,6 +58,7 @@ struct Keys<'a> {
     color: Option<&'a Located>,
     memory: Option<&'a Located>,
     kind: Option<(&'static str, &'a Located)>,
+    output_schema: Option<(&'static str, &'a Located)>,
 }
 
 /// The line of `node` in the whole file, or `fallback` when unknown.
@@ -106,9 +108,14 @@ pub(super) fn convert(
             "effort" => &mut keys.effort,
             "color" => &mut keys.color,
             "memory" => &mut keys.memory,
-            "type" | "agentType" => {
-                let this = if text == "type" { "type" } else { "agentType" };
-                if let Some((first, _)) = keys.kind {
+            "type" | "agentType" | "outputSchema" | "output_schema" => {
+                let (this, slot) = match text.as_str() {
+                    "type" => ("type", &mut keys.kind),
+                    "agentType" => ("agentType", &mut keys.kind),
+                    "outputSchema" => ("outputSchema", &mut keys.output_schema),
+                    _ => ("output_schema", &mut keys.output_schema),
+                };
+                if let Some((first, _)) = *slot {
                     return Err((
                         file_line(key, 1),
                         AgentFileProblem::ConflictingKeys {
@@ -117,7 +124,7 @@ pub(super) fn convert(
                         },
                     ));
                 }
-                keys.kind = Some((this, value));
+                *slot = Some((this, value));
                 continue;
             }
             _ => {
@@ -218,6 +225,21 @@ fn build(
             "max" => Effort::Max,
             _ => return Err(invalid(line, "effort", "one of low, medium, high, max", v)),
         }),
+        None => None,
+    };
+    definition.output_schema = match keys.output_schema {
+        Some((key, node)) => match &node.value {
+            Node::Null => None,
+            Node::Map(_) | Node::Bool(_) => Some(node.value.to_json()),
+            other => {
+                return Err(wrong_type(
+                    node,
+                    key,
+                    "a JSON Schema (a mapping, e.g. `type: object`)",
+                    other,
+                ));
+            }
+        },
         None => None,
     };
     definition.mcp_servers = list(keys.mcp_servers, "mcpServers", |s| {

@@ -234,3 +234,32 @@ fn generic_front_matter_keeps_keys_lines_and_values() {
 }
 
 mod lenient;
+
+#[test]
+fn an_output_schema_is_a_yaml_mapping_read_as_json() {
+    let file = parse(
+        "---\nname: a\ndescription: d\noutputSchema:\n  type: object\n  properties:\n    count: {type: integer}\n  required: [count]\n---\n",
+    )
+    .unwrap();
+    assert_eq!(
+        file.definition.output_schema,
+        Some(
+            serde_json::json!({"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]})
+        )
+    );
+    assert!(file.warnings.is_empty(), "{:?}", file.warnings);
+    let snake =
+        parse("---\nname: a\ndescription: d\noutput_schema: {type: string}\n---\n").unwrap();
+    assert_eq!(
+        snake.definition.output_schema,
+        Some(serde_json::json!({"type": "string"}))
+    );
+    let err = parse("---\nname: a\ndescription: d\noutputSchema: object\n---\n").unwrap_err();
+    assert_eq!(err.line, 4);
+    assert!(err.to_string().contains("a JSON Schema"), "{err}");
+    let err = parse(
+        "---\nname: a\ndescription: d\noutputSchema: {type: object}\noutput_schema: {type: object}\n---\n",
+    )
+    .unwrap_err();
+    assert_eq!(err.line, 5);
+}

@@ -8,8 +8,47 @@ use std::sync::Arc;
 use zr_caps::RuntimeSettings;
 use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider};
 use zr_skills::SkillTool;
-use zr_tools::BuiltinTools;
-use zr_types::{SkillDefinition, ToolOrigin};
+use zr_tools::{
+    AskUserService, BuiltinTools, ConfigService, ConfigSetting, Question, SearchQuery,
+    SearchResult, ServiceError, UserAnswer, WebSearchService,
+};
+use zr_types::{BoxFuture, SkillDefinition, ToolOrigin};
+
+/// Services that are never called: they only make the three tools that
+/// need one part of the pool (a builtin without its service is in none).
+#[derive(Debug)]
+struct Unused;
+
+impl WebSearchService for Unused {
+    fn search<'a>(
+        &'a self,
+        _: SearchQuery,
+    ) -> BoxFuture<'a, Result<Vec<SearchResult>, ServiceError>> {
+        Box::pin(async { Err(ServiceError::NoAnswer) })
+    }
+}
+
+impl AskUserService for Unused {
+    fn ask<'a>(&'a self, _: Vec<Question>) -> BoxFuture<'a, Result<Vec<UserAnswer>, ServiceError>> {
+        Box::pin(async { Err(ServiceError::NoAnswer) })
+    }
+}
+
+impl ConfigService for Unused {
+    fn settings(&self) -> Vec<ConfigSetting> {
+        Vec::new()
+    }
+    fn get<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<serde_json::Value, ServiceError>> {
+        Box::pin(async { Err(ServiceError::NoAnswer) })
+    }
+    fn set<'a>(
+        &'a self,
+        _: &'a str,
+        _: serde_json::Value,
+    ) -> BoxFuture<'a, Result<(), ServiceError>> {
+        Box::pin(async { Err(ServiceError::NoAnswer) })
+    }
+}
 
 #[test]
 fn every_builtin_the_engine_runs_has_the_resolvers_flags() {
@@ -23,7 +62,10 @@ fn every_builtin_the_engine_runs_has_the_resolvers_flags() {
     let runtime = RuntimeEnvironment::new(
         provider,
         settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
+        BuiltinTools::new(dir.path().join("cron.json"))
+            .with_web_search(Arc::new(Unused))
+            .with_ask_user(Arc::new(Unused))
+            .with_config(Arc::new(Unused)),
     )
     .with_skill_tool(
         Arc::new(SkillTool::definition()),

@@ -7,7 +7,9 @@ mod builtin_flags;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
 mod config;
+mod config_tool;
 mod corpus;
+mod cron;
 mod durable;
 mod example;
 mod help;
@@ -31,5 +33,6 @@ mod skill_listing;
 mod support;
 mod timeline;
 mod tree;
+mod web_search;
 mod wiring;
 mod worker;

@@ -134,3 +134,39 @@ fn todo_write_runs_without_an_allow_entry() {
         ]
     );
 }
+
+#[test]
+fn permission_entries_that_name_no_tool_warn_with_the_closest_name() {
+    let project = TempProject::new();
+    project.write(
+        "zr.toml",
+        "[permissions]\nallow = [\"Bsh\", \"Read\", \"Cron*\", \"mcp__nope__*\", \"*\"]\ndeny = [\"WebSerch\"]\n",
+    );
+    let out = project.zr_ok(&["resolve"]);
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 3, "{err}");
+    assert!(
+        warnings[0].ends_with("zr.toml:2:1: permissions.allow: \"Bsh\" matches no tool"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  help: did you mean \"Bash\"? tool names are case-sensitive: Bash, Read, "),
+        "{err}"
+    );
+    assert!(
+        warnings[1].ends_with("zr.toml:2:1: permissions.allow: \"mcp__nope__*\" names the MCP server 'nope', which .mcp.json does not define"),
+        "{err}"
+    );
+    assert!(
+        warnings[2].ends_with("zr.toml:3:1: permissions.deny: \"WebSerch\" matches no tool"),
+        "{err}"
+    );
+    assert!(err.contains("  help: did you mean \"WebSearch\"?"), "{err}");
+    // Known names and patterns say nothing.
+    project.write(
+        "zr.toml",
+        "[permissions]\nallow = [\"Bash\", \"Cron*\", \"*\"]\n",
+    );
+    assert!(!stderr(&project.zr_ok(&["resolve"])).contains("warning:"));
+}

@@ -86,6 +86,27 @@ fn openai_over_the_wire_with_the_model_from_zr_toml() {
     assert_eq!(last_user_text(&r.body), "say hello");
 }
 
+#[test]
+fn the_responses_api_over_the_wire_from_zr_toml() {
+    let server = Server::start(fixture("responses/text.sse"));
+    let r = &say_hello(
+        &server,
+        "[model]\nprovider = \"openai-responses\"\nname = \"gpt-from-toml\"\n",
+        &[
+            ("OPENAI_API_KEY", "sk-openai-test"),
+            ("OPENAI_BASE_URL", &format!("{}/v1", server.url)),
+        ],
+    );
+    assert_eq!(r.path, "/v1/responses");
+    assert_eq!(r.header("authorization"), Some("Bearer sk-openai-test"));
+    assert_eq!(r.body["model"], "gpt-from-toml");
+    assert_eq!(
+        (&r.body["stream"], &r.body["store"]),
+        (&Value::Bool(true), &Value::Bool(false))
+    );
+    assert_eq!(r.body["input"][0]["content"], "say hello");
+}
+
 /// Runs `zr run` with both providers' servers in the environment and
 /// `args`; returns which server got the request.
 fn chosen(toml: &str, args: &[&str], anthropic_key: bool) -> &'static str {

@@ -158,3 +158,20 @@ pub(crate) fn dep(rel: &str) -> PathBuf {
 pub(crate) fn everything_js() -> PathBuf {
     dep("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
+
+/// Every transcript of `project`'s sessions, one after the other, as text
+/// (what the model was sent and answered, tool results included).
+pub(crate) fn transcripts(project: &TempProject) -> String {
+    let mut all = String::new();
+    let sessions = project.path().join(".zr/sessions");
+    for session in std::fs::read_dir(sessions).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(session.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            all.push_str(&std::fs::read_to_string(file.path()).unwrap_or_default());
+        }
+    }
+    all
+}

@@ -76,5 +76,6 @@ pub(super) async fn run(
         total_usage: ctx.total_usage(),
         duration: result.duration,
         failed_subagents: ctx.failed_subagents(),
+        value: result.value,
     })
 }

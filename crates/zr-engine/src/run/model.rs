@@ -63,6 +63,16 @@ pub(crate) async fn request(
             turn: ask.turn,
         },
         cache_prefix: ask.cache_prefix,
+        // A summary (tools disabled) is prose whatever the agent's answer
+        // must be.
+        output: match tool_choice {
+            ToolChoice::None => None,
+            _ => meta
+                .output
+                .as_ref()
+                .map(|output| Arc::clone(&output.format)),
+        },
+        effort: meta.effort,
     };
     let runtime = &ctx.session.runtime;
     let mut stream = runtime.effects().model_request(runtime.provider(), request);
@@ -120,7 +130,32 @@ pub(crate) async fn side_request(
     ask: Ask<'_>,
     live: Option<&Mutex<Progress>>,
 ) -> Result<Option<ModelResponse>, ProviderError> {
-    let mut response = request(ctx, ask, ToolChoice::None, live).await?;
+    without_tools(ctx, ask, ToolChoice::None, live).await
+}
+
+/// The answer request of an agent with an output schema: `ask` with
+/// tools disabled, asking for the final answer in the agent's format
+/// ([`ToolChoice::Answer`]); streams as a turn. A tool use in the answer
+/// is dropped, as in [`side_request`].
+///
+/// # Errors
+///
+/// As [`request`].
+pub(crate) async fn answer_request(
+    ctx: &QueryCtx,
+    ask: Ask<'_>,
+    live: &Mutex<Progress>,
+) -> Result<Option<ModelResponse>, ProviderError> {
+    without_tools(ctx, ask, ToolChoice::Answer, Some(live)).await
+}
+
+async fn without_tools(
+    ctx: &QueryCtx,
+    ask: Ask<'_>,
+    choice: ToolChoice,
+    live: Option<&Mutex<Progress>>,
+) -> Result<Option<ModelResponse>, ProviderError> {
+    let mut response = request(ctx, ask, choice, live).await?;
     if let Some(response) = &mut response {
         response
             .content

@@ -59,7 +59,7 @@ fn errors_name_the_task_index_and_the_field() {
         ),
         (
             json!({"tasks": [{"description": "a", "prompt": "b"}, 7]}),
-            "MultiTask.tasks[1]: expected an object with description, prompt, subagent_type",
+            "MultiTask.tasks[1]: expected an object with description, prompt, subagent_type, output_schema",
         ),
         (
             json!({"tasks": [{"description": "", "prompt": "b"}]}),
@@ -71,11 +71,15 @@ fn errors_name_the_task_index_and_the_field() {
         ),
         (
             json!({"tasks": [{"description": "a", "prompt": "b", "model": "x"}]}),
-            "MultiTask.tasks[0]: unknown field 'model'; fields: description, prompt, subagent_type",
+            "MultiTask.tasks[0]: unknown field 'model'; fields: description, prompt, subagent_type, output_schema",
         ),
         (
             json!({"tasks": [{"description": "a", "prompt": "b", "subagent_type": "Nope"}]}),
             "MultiTask.tasks[0].subagent_type: no subagent type 'Nope'; available: worker",
+        ),
+        (
+            json!({"tasks": [{"description": "a", "prompt": "b", "output_schema": "object"}]}),
+            "MultiTask.tasks[0].output_schema: expected a JSON Schema (an object), got \"object\"",
         ),
     ];
     for (input, expected) in cases {
@@ -131,6 +135,7 @@ fn the_report_gives_each_task_a_line_in_order() {
         description: format!("task {index}"),
         status,
         output: output.to_owned(),
+        value: None,
         turns: 2,
         usage: Usage {
             input_tokens: 10,
@@ -166,6 +171,7 @@ fn the_report_survives_huge_usage_figures() {
         description: "d".to_owned(),
         status: TaskStatus::Completed,
         output: String::new(),
+        value: None,
         turns: 1,
         usage: Usage {
             input_tokens: u64::MAX,

@@ -371,6 +371,35 @@ fn a_new_writer_never_writes_into_an_existing_file() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's\n");
 }
 
+#[test]
+fn a_transcript_appears_only_whole_and_a_partial_one_left_by_a_kill_is_written_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("root.0005-fork.jsonl");
+    let partial = dir.path().join("root.0005-fork.jsonl.partial");
+    // What a kill between the partial file's creation and its link leaves.
+    std::fs::write(&partial, "").unwrap();
+    let mut w = writer(&path);
+    w.open_new(&header(), &[Message::user_text("look at a")], 1)
+        .unwrap();
+    assert!(!partial.exists(), "the partial name is gone once linked");
+    let loaded = read(&path).unwrap();
+    assert_eq!(loaded.records, 2, "the header and the prompt, in one file");
+    assert_eq!(loaded.history, vec![Message::user_text("look at a")]);
+    // The writer goes on writing into the linked file.
+    let mut history = vec![Message::user_text("look at a")];
+    history.push(msg(MessageRole::Assistant, vec![text("done")]));
+    w.sync(&history, 1).unwrap();
+    assert_eq!(read(&path).unwrap().history, history);
+    // Neither the session listing nor a resume takes the partial name for
+    // an agent: both read `<agent>.jsonl` names only.
+    assert!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .all(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+    );
+}
+
 fn block() -> impl proptest::strategy::Strategy<Value = ContentBlock> {
     use proptest::prelude::*;
     prop_oneof![

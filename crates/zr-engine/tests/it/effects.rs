@@ -162,6 +162,7 @@ fn journaled(output: &str) -> TaskResult {
         description: "d".to_owned(),
         status: TaskStatus::Completed,
         output: output.to_owned(),
+        value: None,
         turns: 1,
         usage: Usage::default(),
         duration: Duration::ZERO,

@@ -411,7 +411,10 @@ async fn find_tool_ranks_by_keywords_then_pool_order_and_subagents_start_with_no
         vec![
             (false, "loaded mcp__gh__close_issue: Close an issue\nloaded mcp__gh__create_issue: Create an issue\nLoaded tools can be called from your next turn on.".to_owned()),
             (false, "loaded mcp__db__query: Run a SQL query\nno deferred tool named 'mcp__nope__x'\nBash is already available\nLoaded tools can be called from your next turn on.".to_owned()),
-            (false, "no deferred tool matches 'kitchen sink' (9 not loaded yet); try other keywords".to_owned()),
+            // 7: the three Cron tools and the four MCP tools (loads take
+            // effect next turn); the harness configures no ask-user or
+            // config service, so AskUserQuestion and Config are in no pool.
+            (false, "no deferred tool matches 'kitchen sink' (7 not loaded yet); try other keywords".to_owned()),
             (true, "FindTool: 'query' (a string) is required: `select:Name1,Name2` or keywords".to_owned()),
         ]
     );

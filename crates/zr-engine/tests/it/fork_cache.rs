@@ -14,7 +14,7 @@ use zr_tools::BuiltinTools;
 use crate::replay::{Replay, Reply, fast_retry};
 
 /// The SSE of one answer: `text` (if any), then `tool` calls (name, input).
-fn answer(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Reply {
+pub(crate) fn answer(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Reply {
     let mut events = vec![
         json!({"type": "message_start", "message": {"id": "msg", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
     ];

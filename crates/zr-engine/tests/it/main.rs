@@ -25,6 +25,7 @@ mod preview;
 )]
 mod replay;
 mod resume;
+mod structured;
 mod support;
 mod timeouts;
 mod worktree;

@@ -503,3 +503,23 @@ pub(crate) fn record_kinds(path: &std::path::Path) -> Vec<String> {
         })
         .collect()
 }
+
+/// The text of the last user message of `request`.
+pub(crate) fn text_of_last_user(request: &ModelRequest) -> String {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == MessageRole::User)
+        .map(|m| {
+            m.content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}

@@ -193,6 +193,8 @@ fn wire_request(messages: Vec<Message>, cache_prefix: Option<usize>) -> ModelReq
             turn: 1,
         },
         cache_prefix,
+        output: None,
+        effort: None,
     }
 }
 

@@ -8,7 +8,7 @@ use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
 
 use super::PROVIDER;
 use crate::error::ProviderError;
-use crate::provider::{ModelRequest, ToolChoice};
+use crate::provider::{ModelRequest, OutputFormat, ToolChoice};
 
 /// The request body as JSON bytes.
 pub(super) fn body(request: &ModelRequest) -> Result<Vec<u8>, ProviderError> {
@@ -30,8 +30,8 @@ const EPHEMERAL: Option<Ephemeral> = Some(Ephemeral { kind: "ephemeral" });
 /// The body. Its fields are written in this order, so that everything a
 /// fork shares with its parent's last request (model, limits, system,
 /// tools, the first messages) is one contiguous prefix of bytes; the
-/// `tool_choice` of a summary request (tools disabled) comes after the
-/// messages and cannot break it.
+/// `tool_choice` of a summary request (tools disabled) and `thinking`
+/// come after the messages and cannot break it.
 #[derive(Debug, Serialize)]
 struct Body<'a> {
     model: &'a str,
@@ -43,22 +43,57 @@ struct Body<'a> {
     tools: Vec<Tool<'a>>,
     messages: Vec<Message<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<Choice>,
+    tool_choice: Option<Choice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+}
+
+/// `{"type": "enabled", "budget_tokens": N}`: extended thinking.
+#[derive(Debug, Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Debug, Serialize)]
 struct Tool<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: Cow<'a, Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<Ephemeral>,
 }
 
 #[derive(Debug, Serialize)]
-struct Choice {
+struct Choice<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+}
+
+/// The description of the answer tool a [`ToolChoice::Answer`] request
+/// forces.
+const ANSWER_TOOL: &str = "Give your final answer: the input of this call is the answer, as its schema says. Call it once, with nothing else.";
+
+/// The property that holds an answer whose schema is not an object's
+/// (a tool's input must be an object).
+pub(super) const WRAPPED: &str = "value";
+
+/// The input schema of the answer tool of `format`, and whether the answer
+/// is wrapped in [`WRAPPED`] (a tool's input must be an object).
+pub(super) fn answer_schema(format: &OutputFormat) -> (Cow<'_, Value>, bool) {
+    if format.schema.get("type").and_then(Value::as_str) == Some("object") {
+        return (Cow::Borrowed(&format.schema), false);
+    }
+    let wrapped = serde_json::json!({
+        "type": "object",
+        "properties": {WRAPPED: format.schema},
+        "required": [WRAPPED],
+        "additionalProperties": false,
+    });
+    (Cow::Owned(wrapped), true)
 }
 
 #[derive(Debug, Serialize)]
@@ -125,13 +160,29 @@ impl<'a> Body<'a> {
             .map(|tool| Tool {
                 name: tool.name.as_str(),
                 description: &tool.description,
-                input_schema: &tool.input_schema,
+                input_schema: Cow::Borrowed(&tool.input_schema),
                 cache_control: None,
             })
             .collect();
+        // The breakpoint goes on the last tool of the pool, which earlier
+        // requests cached, not on the answer tool after it.
         if let Some(last) = tools.last_mut() {
             last.cache_control = EPHEMERAL;
         }
+        // The answer is forced as a tool call: the API's way to constrain
+        // an answer to a schema.
+        let answer = match (request.tool_choice, &request.output) {
+            (ToolChoice::Answer, Some(format)) => {
+                tools.push(Tool {
+                    name: &format.name,
+                    description: ANSWER_TOOL,
+                    input_schema: answer_schema(format).0,
+                    cache_control: None,
+                });
+                Some(format.name.as_str())
+            }
+            _ => None,
+        };
         // A message left without blocks is not sent: the API rejects empty
         // content, and merges the consecutive same-role messages this may
         // leave behind. `shared` counts the messages sent from the first
@@ -177,9 +228,27 @@ impl<'a> Body<'a> {
             system,
             tools,
             messages,
-            tool_choice: match request.tool_choice {
-                ToolChoice::Auto => None,
-                ToolChoice::None => Some(Choice { kind: "none" }),
+            tool_choice: match (request.tool_choice, answer) {
+                (_, Some(name)) => Some(Choice {
+                    kind: "tool",
+                    name: Some(name),
+                }),
+                (ToolChoice::Auto, None) => None,
+                (_, None) => Some(Choice {
+                    kind: "none",
+                    name: None,
+                }),
+            },
+            // The API refuses thinking with a forced tool call.
+            thinking: match answer {
+                Some(_) => None,
+                None => request
+                    .effort
+                    .and_then(|effort| effort.thinking_budget(request.max_tokens))
+                    .map(|budget_tokens| Thinking {
+                        kind: "enabled",
+                        budget_tokens,
+                    }),
             },
         }
     }

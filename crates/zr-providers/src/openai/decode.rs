@@ -12,7 +12,7 @@ use crate::http::{self, ApiError, Decoder, Failure, SseEvent, truncate};
 use crate::provider::{ModelEvent, ModelResponse};
 
 /// Error types (or codes) in the stream that another attempt may cure.
-const RETRYABLE: [&str; 7] = [
+pub(super) const RETRYABLE: [&str; 7] = [
     "server_error",
     "api_error",
     "overloaded_error",

@@ -19,7 +19,7 @@ use zr_types::{ContentBlock, ImageSource, MessageRole, ToolResultContent};
 
 use super::{MaxTokensField, PROVIDER};
 use crate::error::ProviderError;
-use crate::provider::{ModelRequest, ToolChoice};
+use crate::provider::{ModelRequest, OutputFormat, ToolChoice};
 
 /// The `tool` message of a result that holds only images, which follow in
 /// the `user` message after the tool messages: an empty message would
@@ -51,6 +51,18 @@ struct Body<'a> {
     tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+}
+
+/// `{"type": "json_schema", "json_schema": {name, schema, strict}}`.
+#[derive(Debug, Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: &'a OutputFormat,
 }
 
 #[derive(Debug, Serialize)]
@@ -166,10 +178,16 @@ impl<'a> Body<'a> {
                 include_usage: true,
             },
             tools,
+            // An answer in the output format is an answer without tools.
             tool_choice: match request.tool_choice {
                 ToolChoice::Auto => None,
-                ToolChoice::None => Some("none"),
+                _ => Some("none"),
             },
+            response_format: request.output.as_deref().map(|format| ResponseFormat {
+                kind: "json_schema",
+                json_schema: format,
+            }),
+            reasoning_effort: request.effort.map(crate::provider::Effort::openai),
         }
     }
 }
@@ -191,25 +209,8 @@ fn push_user<'a>(content: &'a [ContentBlock], messages: &mut Vec<Message<'a>>) {
                 is_error,
                 display: _,
             } => {
-                let mut texts = Vec::new();
-                let mut has_image = false;
-                for piece in content {
-                    match piece {
-                        ToolResultContent::Text { text } => texts.push(text.clone()),
-                        ToolResultContent::Json { value } => texts.push(value.to_string()),
-                        ToolResultContent::Image { source } => {
-                            has_image = true;
-                            images.push((tool_use_id.as_str(), source));
-                        }
-                    }
-                }
-                if texts.is_empty() && has_image {
-                    texts.push(IMAGE_ONLY.to_owned());
-                }
-                let mut text = texts.join("\n\n");
-                if *is_error {
-                    text.insert_str(0, "Error: ");
-                }
+                let (text, pictures) = result_text(content, *is_error);
+                images.extend(pictures.into_iter().map(|p| (tool_use_id.as_str(), p)));
                 messages.push(Message::Tool {
                     tool_call_id: tool_use_id,
                     content: text,
@@ -226,12 +227,7 @@ fn push_user<'a>(content: &'a [ContentBlock], messages: &mut Vec<Message<'a>>) {
         });
         image_parts.push(Part::ImageUrl {
             image_url: ImageUrl {
-                url: match source {
-                    ImageSource::Base64 { media_type, data } => {
-                        format!("data:{media_type};base64,{data}")
-                    }
-                    ImageSource::Url { url } => url.clone(),
-                },
+                url: image_url(source),
             },
         });
     }
@@ -242,6 +238,42 @@ fn push_user<'a>(content: &'a [ContentBlock], messages: &mut Vec<Message<'a>>) {
         _ => UserContent::Parts(image_parts),
     };
     messages.push(Message::User { content });
+}
+
+/// A tool result as OpenAI's APIs take it (a `tool` message, a
+/// `function_call_output`): its text and JSON parts joined by blank lines
+/// ([`IMAGE_ONLY`] when it holds only images), prefixed `Error: ` when the
+/// call failed; and its images, which go in a `user` message after the
+/// results.
+pub(super) fn result_text(
+    content: &[ToolResultContent],
+    is_error: bool,
+) -> (String, Vec<&ImageSource>) {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for piece in content {
+        match piece {
+            ToolResultContent::Text { text } => texts.push(text.clone()),
+            ToolResultContent::Json { value } => texts.push(value.to_string()),
+            ToolResultContent::Image { source } => images.push(source),
+        }
+    }
+    if texts.is_empty() && !images.is_empty() {
+        texts.push(IMAGE_ONLY.to_owned());
+    }
+    let mut text = texts.join("\n\n");
+    if is_error {
+        text.insert_str(0, "Error: ");
+    }
+    (text, images)
+}
+
+/// An image as OpenAI's APIs take it: its URL, or a `data:` URL.
+pub(super) fn image_url(source: &ImageSource) -> String {
+    match source {
+        ImageSource::Base64 { media_type, data } => format!("data:{media_type};base64,{data}"),
+        ImageSource::Url { url } => url.clone(),
+    }
 }
 
 fn assistant(content: &[ContentBlock]) -> Message<'_> {

@@ -26,6 +26,8 @@ fn request(
             turn: 1,
         },
         cache_prefix: None,
+        output: None,
+        effort: None,
     }
 }
 

@@ -532,3 +532,94 @@ async fn arbitrary_bytes_never_panic() {
         assert!(outcome.is_err(), "{body:?} gave {outcome:?}");
     }
 }
+
+#[tokio::test]
+async fn an_answer_request_forces_the_answer_tool_and_returns_its_input_as_text() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/answer.sse")]).await;
+    let schema = json!({"type": "object", "properties": {"files": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["files"], "additionalProperties": false});
+    let mut request = rich_request();
+    request.tool_choice = ToolChoice::Answer;
+    request.effort = Some(zr_providers::Effort::High);
+    request.output = Some(Arc::new(zr_providers::OutputFormat::new(schema.clone())));
+    let (events, outcome) = collect(provider(&server, 3).stream(request)).await;
+    assert_eq!(events, vec![], "the answer tool is not announced as a call");
+    let response = outcome.expect("completed");
+    assert_eq!(
+        response.content,
+        vec![ContentBlock::Text {
+            text: r#"{"files":["a.rs","b.rs"]}"#.into()
+        }]
+    );
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    let body = server.requests()[0].json();
+    let tools = body["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["Read", "Glob", "StructuredOutput"],
+        "the pool, then the answer tool"
+    );
+    assert_eq!(tools[2]["input_schema"], schema);
+    assert_eq!(
+        tools[1]["cache_control"],
+        json!({"type": "ephemeral"}),
+        "the breakpoint stays on the pool's last tool"
+    );
+    assert_eq!(
+        body["tool_choice"],
+        json!({"type": "tool", "name": "StructuredOutput"})
+    );
+    assert_eq!(
+        body.get("thinking"),
+        None,
+        "the API refuses thinking with a forced tool"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_an_object_is_wrapped_and_unwrapped() {
+    let body = fixture_replaced(
+        "anthropic/answer.sse",
+        r#""partial_json": "{\"files\": [\"a.rs\"""#,
+        r#""partial_json": "{\"value\": [\"a.rs\"""#,
+    );
+    let server = Replay::start(vec![Reply::sse(body)]).await;
+    let schema = json!({"type": "array", "items": {"type": "string"}});
+    let mut request = simple_request("list them");
+    request.tool_choice = ToolChoice::Answer;
+    request.output = Some(Arc::new(zr_providers::OutputFormat::new(schema.clone())));
+    let (_, outcome) = collect(provider(&server, 3).stream(request)).await;
+    assert_eq!(
+        outcome.expect("completed").content,
+        vec![ContentBlock::Text {
+            text: r#"["a.rs","b.rs"]"#.into()
+        }]
+    );
+    let body = server.requests()[0].json();
+    assert_eq!(
+        body["tools"][0]["input_schema"],
+        json!({"type": "object", "properties": {"value": schema}, "required": ["value"], "additionalProperties": false})
+    );
+}
+
+#[tokio::test]
+async fn effort_is_a_thinking_budget_and_the_format_is_not_sent_before_the_answer() {
+    let server = Replay::start(vec![Reply::fixture("anthropic/text.sse")]).await;
+    let mut request = simple_request("hi");
+    request.max_tokens = 12_000;
+    request.effort = Some(zr_providers::Effort::High);
+    request.output = Some(Arc::new(zr_providers::OutputFormat::new(
+        json!({"type": "object"}),
+    )));
+    let (_, outcome) = collect(provider(&server, 3).stream(request)).await;
+    outcome.expect("completed");
+    let body = server.requests()[0].json();
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 10_976}),
+        "16,384 lowered to leave 1,024 of max_tokens 12,000"
+    );
+    assert_eq!(body.get("tools"), None, "no answer tool on a working turn");
+    assert_eq!(body.get("tool_choice"), None);
+}

@@ -7,4 +7,5 @@ mod capture;
 mod captured;
 mod openai;
 mod replay;
+mod responses;
 mod robustness;

@@ -330,3 +330,40 @@ async fn dropping_the_stream_closes_the_connection() {
     assert_eq!(first.expect("an item").expect("an event"), text("Hello"));
     assert_drop_closes(stream, &server).await;
 }
+
+#[tokio::test]
+async fn the_output_format_is_a_json_schema_response_format_and_effort_is_reasoning_effort() {
+    let server = Replay::start(vec![
+        Reply::fixture("openai/text.sse"),
+        Reply::fixture("openai/text.sse"),
+    ])
+    .await;
+    let provider = provider(&server, 3);
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    let mut request = rich_request();
+    request.tool_choice = zr_providers::ToolChoice::Auto;
+    request.effort = Some(zr_providers::Effort::Low);
+    request.output = Some(std::sync::Arc::new(zr_providers::OutputFormat::new(
+        schema.clone(),
+    )));
+    let (_, outcome) = collect(provider.stream(request.clone())).await;
+    outcome.expect("completed");
+    request.tool_choice = zr_providers::ToolChoice::Answer;
+    let (_, outcome) = collect(provider.stream(request)).await;
+    outcome.expect("completed");
+    let requests = server.requests();
+    let (working, answer) = (requests[0].json(), requests[1].json());
+    let format = json!({"type": "json_schema", "json_schema": {"name": "StructuredOutput", "schema": schema, "strict": false}});
+    assert_eq!(
+        working["response_format"], format,
+        "not strict: `n` is optional"
+    );
+    assert_eq!(working["reasoning_effort"], json!("low"));
+    assert_eq!(working.get("tool_choice"), None);
+    assert_eq!(answer["response_format"], format);
+    assert_eq!(
+        answer["tool_choice"],
+        json!("none"),
+        "an answer calls no tool"
+    );
+}

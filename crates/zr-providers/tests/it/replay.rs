@@ -339,6 +339,8 @@ pub(crate) fn simple_request(text: &str) -> zr_providers::ModelRequest {
             turn: 1,
         },
         cache_prefix: None,
+        output: None,
+        effort: None,
     }
 }
 

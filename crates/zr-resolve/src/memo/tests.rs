@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use zr_caps::{AgentCapabilities, AgentOptions, derive};
-use zr_types::{Annotations, ToolDefinition, ToolOrigin};
+use zr_types::{Annotations, ToolDefinition, ToolName, ToolOrigin};
 
 use super::*;
 use crate::{DerivedKind, default_builtins};
@@ -153,4 +153,35 @@ fn capacity_zero_memoizes_nothing() {
     assert!(!Arc::ptr_eq(&a, &b));
     assert_eq!(*a, *b);
     assert!(memo.is_empty());
+}
+
+#[test]
+fn inputs_that_differ_only_in_the_builtins_without_a_service_miss() {
+    let builtins = default_builtins();
+    let policy = ResolvePolicy::default();
+    let caps = caps_with(Vec::new());
+    let none: Vec<ToolName> = Vec::new();
+    let search: Vec<ToolName> = vec!["WebSearch".parse().unwrap()];
+    let input = |no_service| {
+        ResolveInput::new(EXPLORE, &builtins, &caps, &[], &policy).with_no_service(no_service)
+    };
+    let mut memo = PoolMemo::new(4);
+    let with = memo.resolve(&input(&none)).unwrap();
+    let without = memo.resolve(&input(&search)).unwrap();
+    let named = |pool: &ResolvedPool| -> Vec<String> {
+        pool.advertised()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    };
+    assert!(named(&with).contains(&"WebSearch".to_owned()));
+    assert!(!named(&without).contains(&"WebSearch".to_owned()));
+    assert_eq!((memo.hits(), memo.misses(), memo.len()), (0, 2, 2));
+    // Each is still found under its own input.
+    assert!(Arc::ptr_eq(
+        &memo.resolve(&input(&search)).unwrap(),
+        &without
+    ));
+    assert!(Arc::ptr_eq(&memo.resolve(&input(&none)).unwrap(), &with));
+    assert_eq!(memo.hits(), 2);
 }

@@ -104,6 +104,8 @@ pub(super) struct RawScenario {
     skills: Vec<RawSkill>,
     #[serde(default)]
     policy: RawPolicy,
+    #[serde(default)]
+    no_service: Vec<ToolName>,
     #[serde(default, deserialize_with = "zr_types::ordered_entries")]
     subagents: Vec<(String, RawSubagent)>,
 }
@@ -418,6 +420,7 @@ impl RawScenario {
             query_override,
             skills,
             policy,
+            no_service: self.no_service,
             subagents,
         })
     }

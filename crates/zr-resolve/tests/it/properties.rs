@@ -157,6 +157,26 @@ proptest! {
         }
     }
 
+    /// A builtin whose service is not configured is in no pool, and each
+    /// pool that assembled it records it at R1 with "no service configured".
+    #[test]
+    fn prop_builtin_without_service_is_never_offered(w in world()) {
+        for (_, pool) in every_pool(&w) {
+            let offered = pool.advertised().iter().chain(pool.executable()).chain(pool.deferred());
+            for t in offered {
+                prop_assert!(
+                    !(t.origin == ToolOrigin::Builtin && w.no_service.contains(&t.name)),
+                    "{} has no service but is offered:\n{}", t.name, pool
+                );
+            }
+            for r in pool.removed() {
+                let unserviced = r.tool.origin == ToolOrigin::Builtin && w.no_service.contains(&r.tool.name);
+                prop_assert_eq!(unserviced, r.step == Step::R1, "{} at {}:\n{}", r.tool.name, r.step, pool);
+                prop_assert_eq!(unserviced, r.reason.to_string() == "no service configured");
+            }
+        }
+    }
+
     #[test]
     fn prop_every_removed_tool_has_exactly_one_step(w in world()) {
         let pools = every_pool(&w);

@@ -70,6 +70,8 @@ pub(crate) struct World {
     pub(crate) skills: Vec<Arc<SkillDefinition>>,
     pub(crate) policy: ResolvePolicy,
     pub(crate) subagents: Vec<(Role, AgentCapabilities)>,
+    /// Builtins whose runtime service is not configured.
+    pub(crate) no_service: Vec<ToolName>,
 }
 
 pub(crate) fn custom_tool() -> impl Strategy<Value = Arc<ToolDefinition>> {
@@ -211,7 +213,13 @@ pub(crate) fn world() -> impl Strategy<Value = World> {
         caps(),
         prop::option::of(caps()),
         subsequence(SKILLS.to_vec(), 0..=SKILLS.len()),
-        policy(),
+        (
+            policy(),
+            subsequence(
+                vec!["WebSearch", "AskUserQuestion", "Config", "Read"],
+                0..=4,
+            ),
+        ),
         prop::collection::vec((role(), caps()), 0..4),
     )
         .prop_map(
@@ -221,7 +229,7 @@ pub(crate) fn world() -> impl Strategy<Value = World> {
                 root,
                 query_override,
                 skills,
-                policy,
+                (policy, no_service),
                 subagents,
             )| World {
                 builtins,
@@ -245,6 +253,7 @@ pub(crate) fn world() -> impl Strategy<Value = World> {
                     .collect(),
                 policy,
                 subagents,
+                no_service: tool_names(no_service),
             },
         )
 }
@@ -253,13 +262,10 @@ pub(crate) fn world() -> impl Strategy<Value = World> {
 /// input holds a reserved name (checked separately).
 pub(crate) fn pools(w: &World) -> Option<(ResolvedPool, Vec<ResolvedPool>)> {
     let root_caps = merge_root(&w.options, &w.root, w.query_override.as_ref());
-    let root = resolve(&ResolveInput::new(
-        Role::Root,
-        &w.builtins,
-        &root_caps,
-        &w.skills,
-        &w.policy,
-    ))
+    let root = resolve(
+        &ResolveInput::new(Role::Root, &w.builtins, &root_caps, &w.skills, &w.policy)
+            .with_no_service(&w.no_service),
+    )
     .ok()?;
     let mut subs = Vec::new();
     for (role, caps) in &w.subagents {
@@ -275,8 +281,12 @@ pub(crate) fn sub_pool(
     root: &ResolvedPool,
 ) -> Option<ResolvedPool> {
     let caps = derive(&w.options, caps);
-    resolve(&ResolveInput::new(role, &w.builtins, &caps, &w.skills, &w.policy).with_parent(root))
-        .ok()
+    resolve(
+        &ResolveInput::new(role, &w.builtins, &caps, &w.skills, &w.policy)
+            .with_parent(root)
+            .with_no_service(&w.no_service),
+    )
+    .ok()
 }
 
 pub(crate) fn names(tools: &[Arc<ToolDefinition>]) -> Vec<&str> {

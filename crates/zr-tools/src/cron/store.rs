@@ -1,5 +1,6 @@
 //! The durable cron store: one JSON file, replaced atomically (temp file in
-//! the same folder, fsync, rename, fsync of the folder) on every change.
+//! the same folder, fsync, rename, fsync of the folder) on every change,
+//! each change under a lock that other processes respect.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -8,6 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::lock::{SchedulerLock, beside, exclusive, scheduler};
 use super::schedule::{Schedule, jitter_of};
 use crate::error::CronStoreError;
 
@@ -101,9 +103,12 @@ impl StoreFile {
 ///
 /// Every change reads the file, changes it and writes a new file next to it
 /// that is renamed over the old one, so a crash at any moment leaves either
-/// the old or the new store, never a torn one. Changes within one process
-/// are serialised by a lock; several processes sharing one file are not
-/// coordinated (the last writer wins).
+/// the old or the new store, never a torn one. Changes are serialised by
+/// a lock within the process and by an OS file lock (`flock` on
+/// `STORE.lock`) between processes, so a `CronCreate` in one process and a
+/// firing recorded by a scheduler in another never lose each other's
+/// change. [`CronStore::lock_scheduler`] is the other lock: one scheduler
+/// per store.
 #[derive(Debug)]
 pub struct CronStore {
     path: PathBuf,
@@ -174,10 +179,25 @@ impl CronStore {
         f: impl FnOnce(&mut StoreFile) -> Result<R, CronStoreError>,
     ) -> Result<R, CronStoreError> {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _between_processes = exclusive(&beside(&self.path, "lock"))?;
         let mut file = self.load()?;
         let out = f(&mut file)?;
         self.save(&file)?;
         Ok(out)
+    }
+
+    /// Takes the store's scheduler lock (`STORE.scheduler`, an OS file
+    /// lock) without waiting: while the returned guard lives, no other
+    /// process (and no other call) gets it, so two schedulers never fire
+    /// one job twice. The kernel releases it if the process dies.
+    ///
+    /// # Errors
+    ///
+    /// [`CronStoreError::SchedulerRunning`] (naming the holder's process
+    /// id) when another scheduler holds it; [`CronStoreError::Lock`] when
+    /// the lock file cannot be opened or locked.
+    pub fn lock_scheduler(&self) -> Result<SchedulerLock, CronStoreError> {
+        scheduler(beside(&self.path, "scheduler"))
     }
 
     /// Every job, in creation order.

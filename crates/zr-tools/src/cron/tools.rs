@@ -67,11 +67,13 @@ pub(crate) struct CronCreateInput {
 #[derive(Debug)]
 pub(crate) struct CronCreateTool {
     store: Arc<CronStore>,
+    /// The host's word on when stored prompts fire, added to the answer.
+    fires_under: Option<Arc<str>>,
 }
 
 impl CronCreateTool {
-    pub(crate) fn new(store: Arc<CronStore>) -> Self {
-        Self { store }
+    pub(crate) fn new(store: Arc<CronStore>, fires_under: Option<Arc<str>>) -> Self {
+        Self { store, fires_under }
     }
 }
 
@@ -108,10 +110,13 @@ impl Builtin for CronCreateTool {
                 jitter_seconds: jitter,
             };
             match blocking(Self::NAME, move || store.create(new, now)).await? {
-                Ok(job) => Ok(ToolOutput::text(format!(
-                    "Scheduled {}",
-                    summary(&job, now)
-                ))),
+                Ok(job) => {
+                    let mut text = format!("Scheduled {}", summary(&job, now));
+                    if let Some(note) = &self.fires_under {
+                        let _ = write!(text, "\n{note}");
+                    }
+                    Ok(ToolOutput::text(text))
+                }
                 Err(e) => store_failed(Self::NAME, e),
             }
         })

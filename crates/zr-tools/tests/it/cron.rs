@@ -224,6 +224,29 @@ fn crash_writer_child() {
     }
 }
 
+const HOLDER_ENV: &str = "ZR_TOOLS_CRON_HOLD_SCHEDULER";
+
+/// Run as a child process by the lock test: holds the scheduler lock of
+/// the store until killed. Without the variable it does nothing.
+#[test]
+fn scheduler_holder_child() {
+    let Ok(path) = std::env::var(HOLDER_ENV) else {
+        return;
+    };
+    let store = CronStore::new(path.into());
+    // The parent tries the lock too while it waits for this one.
+    let _lock = loop {
+        match store.lock_scheduler() {
+            Ok(lock) => break lock,
+            Err(CronStoreError::SchedulerRunning { .. }) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    std::thread::sleep(Duration::from_secs(60));
+}
+
 #[test]
 fn the_store_survives_a_writer_killed_at_any_moment() {
     let dir = tempfile::tempdir().unwrap();
@@ -300,4 +323,85 @@ mod laws {
             }
         }
     }
+}
+
+#[test]
+fn stores_of_one_file_never_lose_each_others_changes() {
+    // Two stores over one file stand for two processes (each has its own
+    // in-process lock): only the file lock between them keeps every job.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cron.json");
+    let stores = [CronStore::new(path.clone()), CronStore::new(path.clone())];
+    std::thread::scope(|s| {
+        for store in &stores {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10 {
+                        store
+                            .create(job("0 9 * * *", true, 0), at(8, 0, 1))
+                            .unwrap();
+                    }
+                });
+            }
+        }
+    });
+    let jobs = stores[0].list().unwrap();
+    assert_eq!(jobs.len(), 80);
+    let ids: std::collections::BTreeSet<_> = jobs.iter().map(|j| j.id.clone()).collect();
+    assert_eq!(ids.len(), 80, "every job has its own id");
+}
+
+#[test]
+fn one_scheduler_per_store_and_the_kernel_frees_a_dead_holders_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = CronStore::new(dir.path().join(".zr/cron.json"));
+    let lock = store.lock_scheduler().unwrap();
+    assert_eq!(lock.path(), dir.path().join(".zr/cron.json.scheduler"));
+    let again = CronStore::new(dir.path().join(".zr/cron.json"));
+    match again.lock_scheduler() {
+        Err(CronStoreError::SchedulerRunning { pid, .. }) => {
+            assert_eq!(pid, Some(std::process::id()));
+        }
+        other => panic!("expected SchedulerRunning, got {other:?}"),
+    }
+    // Changes still go through while a scheduler runs.
+    again
+        .create(job("0 9 * * *", true, 0), at(8, 0, 1))
+        .unwrap();
+    drop(lock);
+    drop(store.lock_scheduler().unwrap());
+
+    // Another process holds it (this binary, as `scheduler_holder_child`),
+    // then is killed: no destructor runs, the kernel drops the lock.
+    let mut holder = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "cron::scheduler_holder_child",
+            "--exact",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(HOLDER_ENV, store.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let holder_pid = loop {
+        match store.lock_scheduler() {
+            Err(CronStoreError::SchedulerRunning { pid, .. }) => break pid,
+            Ok(lock) => drop(lock),
+            Err(e) => panic!("{e}"),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child never took the lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(holder_pid, Some(holder.id()));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    store
+        .lock_scheduler()
+        .expect("the kernel released the dead holder's lock");
 }

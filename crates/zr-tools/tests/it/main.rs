@@ -22,3 +22,4 @@ fn input_schemas() {
         insta::assert_snapshot!(format!("schema_{}", def.name), pretty);
     }
 }
+mod web_search;

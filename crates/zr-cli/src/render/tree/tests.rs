@@ -89,6 +89,7 @@ fn finished(at: u64, agent: &str, status: TaskStatus, turns: u32) -> Event {
         description: String::new(),
         status,
         output: "out".to_owned(),
+        value: None,
         turns,
         usage: Usage::default(),
         duration: Duration::from_millis(at),
@@ -303,6 +304,7 @@ fn finish_replaces_the_tree_with_a_summary() {
         },
         duration: Duration::from_millis(2500),
         failed_subagents: Vec::new(),
+        value: None,
     };
     tree.finish(&session(), Some(&result), None);
     let parser = screen(tree.out(), 20, 100);
