@@ -11,11 +11,12 @@ use zr_engine::{AgentConfig, RuntimeEnvironment, TaskStatus};
 use zr_restate::SessionHost;
 use zr_types::SessionId;
 
+use crate::ask::Asking;
 use crate::cli::{RunArgs, WorkerArgs};
 use crate::error::{CliError, EXIT_FAILED};
 use crate::project::Project;
 use crate::provider;
-use crate::run::{empty_prompt, open_workspace, read_stdin, warn_diagnostics};
+use crate::run::{open_workspace, prompt_of, warn_diagnostics};
 use crate::signal::Signals;
 
 /// The project a worker serves: its runtime and root configuration,
@@ -38,7 +39,8 @@ pub(crate) async fn worker(root: PathBuf, args: &WorkerArgs) -> Result<u8, CliEr
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, &mut signals).await?;
+    // Nobody watches a worker: nothing is asked at a terminal.
+    let workspace = open_workspace(&project, chosen, Asking::Never, &mut signals).await?;
     let host = Arc::new(ProjectHost {
         runtime: Arc::clone(&workspace.runtime),
         config: workspace.config.clone(),
@@ -99,14 +101,7 @@ fn new_session() -> SessionId {
 
 /// `zr run --durable`: one turn of a new session, run by the workers.
 pub(crate) async fn submit(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
-    let prompt = if args.prompt == "-" {
-        read_stdin()?
-    } else {
-        args.prompt.clone()
-    };
-    if prompt.trim().is_empty() {
-        return Err(empty_prompt("zr run --durable \"PROMPT\""));
-    }
+    let prompt = prompt_of(args)?;
     let project = Project::load(root)?;
     let ingress = args
         .ingress

@@ -27,16 +27,7 @@ pub(crate) mod resume_checks;
 ///
 /// Any [`CliError`]; Ctrl-C, SIGTERM and SIGHUP are [`CliError::Stopped`].
 pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
-    let prompt = if args.prompt == "-" {
-        read_stdin()?
-    } else {
-        args.prompt.clone()
-    };
-    if prompt.trim().is_empty() {
-        return Err(empty_prompt(
-            "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
-        ));
-    }
+    let prompt = prompt_of(args)?;
     let project = Project::load(root)?;
     warn_diagnostics(&project);
     let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
@@ -58,7 +49,22 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
 }
 
 /// The prompt of `zr run -`: all of standard input.
-pub(crate) fn read_stdin() -> Result<String, CliError> {
+/// The prompt of `zr run` (`-`: standard input), refused when empty.
+pub(crate) fn prompt_of(args: &RunArgs) -> Result<String, CliError> {
+    let prompt = if args.prompt == "-" {
+        read_stdin()?
+    } else {
+        args.prompt.clone()
+    };
+    if prompt.trim().is_empty() {
+        return Err(empty_prompt(
+            "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
+        ));
+    }
+    Ok(prompt)
+}
+
+fn read_stdin() -> Result<String, CliError> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(|e| {
         CliError::usage(
@@ -388,7 +394,7 @@ pub(crate) fn warn_servers(workspace: &Workspace) {
 
 /// An empty or blank prompt: nothing to ask (`example`: the command to
 /// type instead).
-pub(crate) fn empty_prompt(example: &str) -> CliError {
+fn empty_prompt(example: &str) -> CliError {
     CliError::usage(
         "the prompt is empty",
         format!("give the task in words: {example}"),
