@@ -4,7 +4,9 @@
 //! pinned lists kept in `xtask/deps/`:
 //!
 //! - `.deps/node`: `npm ci` of `package.json` + `package-lock.json` (the MCP
-//!   servers, the MCP conformance suite, the TypeScript SDK);
+//!   servers, the MCP conformance suite, the TypeScript SDK, and
+//!   `restate-server` for the durable-run tests: its platform package holds
+//!   the server binary, about 220 MB, most of this folder);
 //! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
 //!   Python MCP SDK for the fault server; the `anthropic` and `openai` SDKs
 //!   whose request types check the captured request bodies);

@@ -52,6 +52,7 @@ const LAYERS: &[(&str, Allowed)] = &[
     // The exporter reads the engine's span targets; nothing below it
     // knows OpenTelemetry.
     ("zr-telemetry", Allowed::Only(&["zr-engine"])),
+    ("zr-restate", Allowed::Only(&["zr-types", "zr-engine"])),
     ("zr-cli", Allowed::Any),
     ("xtask", Allowed::Only(&[])),
 ];

@@ -32,6 +32,9 @@ pub(crate) enum Command {
     /// then the answer.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// Serve this project's sessions to a Restate server (durable runs:
+    /// `zr run --durable` submits to it; see the README's "Scaling out").
+    Worker(WorkerArgs),
     /// Continue a session from its transcripts (after Ctrl-C, a crash or a
     /// finished run).
     #[command(after_help = RESUME_EXAMPLES)]
@@ -123,6 +126,32 @@ pub(crate) struct RunArgs {
     /// The root's turn limit (default: zr.toml's `[agent] max_turns`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_turns: Option<u32>,
+    /// Submit the session to a Restate server (zr.toml's `[durable]
+    /// ingress`, or `--ingress`) and print its answer; `zr worker`
+    /// processes run it.
+    #[arg(long)]
+    pub(crate) durable: bool,
+    /// The Restate ingress URL of `--durable` (`http://HOST:PORT`).
+    #[arg(long, value_name = "URL", requires = "durable")]
+    pub(crate) ingress: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WorkerArgs {
+    /// Where to listen for the Restate server (`HOST:PORT`).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
+    pub(crate) listen: String,
+    /// The URL the server reaches this worker at (default:
+    /// `http://` + the address listened on).
+    #[arg(long, value_name = "URL")]
+    pub(crate) advertise: Option<String>,
+    /// The Restate admin URL to register with (default: zr.toml's
+    /// `[durable] admin`; without either, the command to register is
+    /// printed).
+    #[arg(long, value_name = "URL")]
+    pub(crate) admin: Option<String>,
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
 }
 
 #[derive(Debug, Args)]

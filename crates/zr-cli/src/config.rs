@@ -39,6 +39,19 @@ pub(crate) struct ZrConfig {
     /// `[telemetry]`: OpenTelemetry export; off without the table (and
     /// without the `OTEL_EXPORTER_OTLP_*` variables).
     pub(crate) telemetry: Option<TelemetrySettings>,
+    /// `[durable]`: the Restate server of `zr run --durable` and
+    /// `zr worker`.
+    pub(crate) durable: DurableSettings,
+}
+
+/// `[durable]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct DurableSettings {
+    /// The ingress URL (`http://HOST:8080`) turns are submitted to.
+    pub(crate) ingress: Option<String>,
+    /// The admin URL (`http://HOST:9070`) a worker registers with.
+    pub(crate) admin: Option<String>,
 }
 
 /// `[telemetry]`: where the spans of a run go. Read by `telemetry.rs`.

@@ -65,6 +65,10 @@ pub(crate) enum CliError {
     /// An MCP server or `.mcp.json` failed.
     #[error(transparent)]
     Mcp(Box<zr_mcp::McpError>),
+    /// A durable run or worker could not reach Restate, or its turn
+    /// failed.
+    #[error(transparent)]
+    Restate(Box<zr_restate::RestateError>),
     /// A scenario file is wrong.
     #[error("invalid scenario file {}", path.display())]
     Scenario {
@@ -175,7 +179,11 @@ impl CliError {
             Self::Several(list) => list.iter().map(Self::exit_code).max().unwrap_or(EXIT_USAGE),
             Self::Config { .. } | Self::Usage { .. } | Self::Scenario { .. } => EXIT_USAGE,
             Self::Stopped { code, .. } => *code,
-            Self::Io { .. } | Self::Engine(_) | Self::Provider(_) | Self::Mcp(_) => EXIT_FAILED,
+            Self::Io { .. }
+            | Self::Engine(_)
+            | Self::Provider(_)
+            | Self::Mcp(_)
+            | Self::Restate(_) => EXIT_FAILED,
         }
     }
 }
@@ -193,5 +201,6 @@ macro_rules! boxed_from {
 boxed_from!(
     Engine: zr_engine::EngineError,
     Provider: zr_engine::ProviderError,
-    Mcp: zr_mcp::McpError
+    Mcp: zr_mcp::McpError,
+    Restate: zr_restate::RestateError
 );

@@ -24,6 +24,7 @@ mod config_key;
 mod config_service;
 mod crash_hook;
 mod cron;
+mod durable;
 mod error;
 mod hooks;
 mod init;
@@ -60,7 +61,9 @@ use crate::project::Project;
 async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     let project = || Project::locate(cli.project.as_deref());
     match &cli.command {
+        Command::Run(args) if args.durable => durable::submit(project()?, args).await,
         Command::Run(args) => run::run(project()?, args).await,
+        Command::Worker(args) => durable::worker(project()?, args).await,
         Command::Resume(args) => run::resume(project()?, args).await,
         Command::Resolve(args) => {
             let out = match &args.scenario {

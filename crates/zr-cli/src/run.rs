@@ -29,16 +29,7 @@ pub(crate) mod resume_checks;
 ///
 /// Any [`CliError`]; Ctrl-C, SIGTERM and SIGHUP are [`CliError::Stopped`].
 pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
-    let prompt = if args.prompt == "-" {
-        read_stdin()?
-    } else {
-        args.prompt.clone()
-    };
-    if prompt.trim().is_empty() {
-        return Err(empty_prompt(
-            "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
-        ));
-    }
+    let prompt = prompt_of(args)?;
     let command = mcp_prompt::parse(&prompt, &args.args)?;
     let project = crate::preflight::load(root, &args.provider)?;
     if let Some(command) = &command {
@@ -83,6 +74,21 @@ async fn run_loaded(
 }
 
 /// The prompt of `zr run -`: all of standard input.
+/// The prompt of `zr run` (`-`: standard input), refused when empty.
+pub(crate) fn prompt_of(args: &RunArgs) -> Result<String, CliError> {
+    let prompt = if args.prompt == "-" {
+        read_stdin()?
+    } else {
+        args.prompt.clone()
+    };
+    if prompt.trim().is_empty() {
+        return Err(empty_prompt(
+            "zr run \"PROMPT\" (or text on standard input with `zr run -`)",
+        ));
+    }
+    Ok(prompt)
+}
+
 fn read_stdin() -> Result<String, CliError> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(|e| {

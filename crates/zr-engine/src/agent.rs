@@ -154,6 +154,22 @@ impl Agent {
         }
     }
 
+    /// A root agent of a new session with the id `session` chosen by the
+    /// host (a durable backend keys the session by it) instead of a fresh
+    /// one. Its transcripts go to the same `sessions_dir/{session}` folder
+    /// a fresh id's would.
+    #[must_use]
+    pub fn with_session_id(
+        runtime: Arc<RuntimeEnvironment>,
+        config: AgentConfig,
+        session: SessionId,
+    ) -> Self {
+        Self {
+            session: Arc::new(Session::new(session, runtime, config)),
+            state: Arc::new(Mutex::new(RootState::default())),
+        }
+    }
+
     /// The session's id.
     #[must_use]
     pub fn session_id(&self) -> &SessionId {

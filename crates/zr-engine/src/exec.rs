@@ -255,7 +255,8 @@ async fn run_handler(
         agent.cwd.clone(),
         runtime.settings().env.clone(),
     )
-    .with_background(agent.background);
+    .with_background(agent.background)
+    .for_call(&call.id);
     let effects = runtime.effects();
     // The call itself inside the caught future: a handler may panic while
     // making its future, before any poll.

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use zr_types::{AgentId, Message, StopReason, ToolDefinition, ToolName, Usage, error_chain};
 
 use zr_providers::ProviderError;
 
 /// How a subagent's run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TaskStatus {
@@ -80,7 +80,7 @@ impl TaskStatus {
 }
 
 /// The result of one delegated task, as the delegating model gets it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskResult {
     /// The task's position in the call.
     pub index: usize,
@@ -113,19 +113,28 @@ pub struct TaskResult {
     #[serde(skip)]
     pub cost_usd: Option<f64>,
     /// Wall time from the call's start, queueing included.
-    #[serde(rename = "duration_ms", serialize_with = "millis")]
+    #[serde(
+        rename = "duration_ms",
+        serialize_with = "millis",
+        deserialize_with = "from_millis"
+    )]
     pub duration: Duration,
     /// What went wrong, for every status but `completed`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// For an isolated subagent (`isolation: worktree`) that ran: its
     /// worktree, and whether it was kept.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeInfo>,
 }
 
 fn millis<S: Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The other way (a result read back from a durable journal).
+fn from_millis<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    u64::deserialize(d).map(Duration::from_millis)
 }
 
 impl TaskResult {
@@ -200,7 +209,7 @@ fn describe(status: TaskStatus) -> String {
 }
 
 /// Where an isolated subagent worked, and what became of its worktree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorktreeInfo {
     /// The worktree's folder.
     #[serde(serialize_with = "lossy")]

@@ -87,7 +87,9 @@ impl ToolBox {
 /// let runtime = RuntimeEnvironment::new(provider, settings, BuiltinTools::new(dir.path().join("cron.json")));
 /// assert_eq!(runtime.settings().model, "scripted");
 /// ```
-#[derive(Debug)]
+/// Cloning is cheap (every part is shared): a durable worker starts each
+/// attempt of a turn on a copy with its own effects.
+#[derive(Debug, Clone)]
 pub struct RuntimeEnvironment {
     provider: Arc<dyn ModelProvider>,
     settings: RuntimeSettings,

@@ -59,6 +59,16 @@ pub struct ToolContext {
     /// (a handler that would ask the user, such as an MCP server's
     /// elicitation, declines instead). `false` from [`ToolContext::new`].
     pub background: bool,
+    /// `{session}/{call id}`: the same for every attempt of this call. The
+    /// engine never runs a call that is not read-only twice, but a durable
+    /// run (zr-restate) may: a worker that dies after a call's effect and
+    /// before its result reached the journal runs the call again on the
+    /// next attempt. A tool whose effect must happen exactly once (a
+    /// payment, an email, a row written) passes this key to the system it
+    /// acts on (an `Idempotency-Key` header, a unique column) or records
+    /// it and skips a key it has seen. `None` only in contexts built
+    /// without a call (a tool's own tests).
+    pub idempotency_key: Option<String>,
 }
 
 impl ToolContext {
@@ -76,6 +86,7 @@ impl ToolContext {
             cwd,
             env,
             background: false,
+            idempotency_key: None,
         }
     }
 
@@ -83,6 +94,14 @@ impl ToolContext {
     #[must_use]
     pub fn with_background(mut self, background: bool) -> Self {
         self.background = background;
+        self
+    }
+
+    /// This context for the call `call_id`: its
+    /// [`idempotency_key`](Self::idempotency_key) is `{session}/{call_id}`.
+    #[must_use]
+    pub fn for_call(mut self, call_id: &str) -> Self {
+        self.idempotency_key = Some(format!("{}/{call_id}", self.session));
         self
     }
 }

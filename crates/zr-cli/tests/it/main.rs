@@ -24,6 +24,8 @@ mod orphans;
 mod permissions;
 mod provider;
 mod reload;
+#[path = "../../../zr-restate/tests/it/server.rs"]
+mod restate_server;
 mod run;
 mod ruser;
 mod scenario;
@@ -36,3 +38,4 @@ mod timeline;
 mod tree;
 mod web_search;
 mod wiring;
+mod worker;

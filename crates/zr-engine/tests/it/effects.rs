@@ -58,7 +58,9 @@ impl Effects for Journal {
         call: ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        self.note(format!("tool {} {}", ctx.agent, call.name));
+        let key = ctx.idempotency_key.as_deref().unwrap_or("no key");
+        let key = key.replacen(ctx.session.as_str(), "SESSION", 1);
+        self.note(format!("tool {} {} {key}", ctx.agent, call.name));
         handler.call(call, ctx)
     }
 
@@ -122,7 +124,8 @@ async fn every_model_request_tool_call_and_subagent_goes_through_the_effects() {
             "model root turn 1 tools on",
             "subagent root.0001-worker",
             "model root.0001-worker turn 1 tools on",
-            "tool root.0001-worker Bash",
+            // The idempotency key: `{session}/{call id}`.
+            "tool root.0001-worker Bash SESSION/toolu_01_0",
             // The turn-limit summary: a side request, tools disabled.
             "model root.0001-worker turn 2 tools disabled",
             "model root turn 2 tools on",

@@ -1,0 +1,155 @@
+//! [`DurableEffects`]: the engine's effects seam journaled through a
+//! Restate invocation.
+//!
+//! What is a step of the session's journal:
+//!
+//! - each model request of the root: one step (`model root #N`), the
+//!   whole answer (a durable request streams no deltas);
+//! - each tool call of the root that reaches a handler: one step (`tool
+//!   CALL_ID`), in call order, its context carrying the idempotency key
+//!   `{session}/{call id}`;
+//! - each subagent: one step (`subagent {session}/{agent id}`) holding its
+//!   `TaskResult`; its own requests and calls run inside that step.
+//!
+//! On a replay the root's finished steps are read from the journal (no
+//! request is sent, no tool runs again, a finished subagent is not run
+//! again); the first unfinished step runs again. A subagent cut short
+//! runs again from its start (see the crate documentation).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use zr_engine::{
+    Effects, LocalEffects, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream,
+    ProviderError, TaskResult,
+};
+use zr_types::{
+    AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput,
+};
+
+use crate::journal::Journal;
+use crate::record::{ModelRecord, ToolRecord, journaled_failure, retryable};
+
+/// Tries of a model request whose failure may pass (429, 5xx, transport)
+/// before the failure is journaled; the provider's own retries come on
+/// top of these.
+const MODEL_ATTEMPTS: u32 = 3;
+
+/// Tries of a tool call that panicked or whose step could not be written.
+const TOOL_ATTEMPTS: u32 = 3;
+
+/// The effects of one invocation of a durable session.
+#[derive(Debug)]
+pub(crate) struct DurableEffects {
+    session: SessionId,
+    journal: Journal,
+    /// The session's transcript folder, when transcripts are on.
+    folder: Option<PathBuf>,
+}
+
+impl DurableEffects {
+    pub(crate) fn new(session: SessionId, journal: Journal, folder: Option<PathBuf>) -> Self {
+        Self {
+            session,
+            journal,
+            folder,
+        }
+    }
+
+    /// Removes what an earlier attempt wrote of `agent`'s transcript: the
+    /// run about to start writes it again from its start.
+    pub(crate) fn forget(&self, agent: &AgentId) {
+        if let Some(folder) = &self.folder {
+            let _ = std::fs::remove_file(folder.join(format!("{agent}.jsonl")));
+        }
+    }
+}
+
+/// The whole answer of `stream`: its `Completed` response.
+async fn complete(mut stream: ModelStream) -> Result<ModelResponse, ProviderError> {
+    while let Some(event) = stream.next().await {
+        if let ModelEvent::Completed(response) = event? {
+            return Ok(response);
+        }
+    }
+    Err(ProviderError::Protocol {
+        provider: "engine",
+        message: "the stream ended without a complete answer".to_owned(),
+    })
+}
+
+impl Effects for DurableEffects {
+    fn model_request(
+        &self,
+        provider: &Arc<dyn ModelProvider>,
+        request: ModelRequest,
+    ) -> ModelStream {
+        if !request.origin.agent.is_root() {
+            return LocalEffects.model_request(provider, request);
+        }
+        let name = format!("model {} #{}", request.origin.agent, request.origin.turn);
+        let journal = self.journal.clone();
+        let provider = Arc::clone(provider);
+        let step = async move {
+            let work = async move {
+                match complete(provider.stream(request)).await {
+                    Err(error) if retryable(&error) => Err(zr_types::error_chain(&error)),
+                    outcome => Ok(ModelRecord::of(outcome)),
+                }
+            };
+            match journal.step(name, MODEL_ATTEMPTS, work).await {
+                Ok(record) => record.into_outcome().map(ModelEvent::Completed),
+                Err(message) => Err(journaled_failure(message)),
+            }
+        };
+        Box::pin(futures_util::stream::once(step))
+    }
+
+    fn tool_call<'a>(
+        &'a self,
+        handler: &'a Arc<dyn ToolHandler>,
+        call: ToolCall,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        if !ctx.agent.is_root() {
+            return handler.call(call, ctx);
+        }
+        Box::pin(async move {
+            let name = format!("tool {}", call.id);
+            let tool = call.name.clone();
+            let work = async {
+                Ok(ToolRecord::of(
+                    &call.name,
+                    handler.call(call.clone(), ctx).await,
+                ))
+            };
+            match self.journal.step(name, TOOL_ATTEMPTS, work).await {
+                Ok(record) => record.into_outcome(),
+                Err(reason) => Err(ToolError::Unavailable { tool, reason }),
+            }
+        })
+    }
+
+    fn subagent<'a>(
+        &'a self,
+        agent: &'a AgentId,
+        run: BoxFuture<'a, TaskResult>,
+    ) -> BoxFuture<'a, TaskResult> {
+        Box::pin(async move {
+            let name = format!("subagent {}/{agent}", self.session);
+            let work = async move {
+                self.forget(agent);
+                Ok::<_, String>(run.await)
+            };
+            match self.journal.step(name, 1, work).await {
+                Ok(result) => result,
+                // A subagent's run is never an error; a journal that cannot
+                // hold its result leaves the attempt to Restate's retry.
+                Err(message) => {
+                    panic!("the subagent {agent}'s result was not journaled: {message}")
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,44 @@
+//! The crate's errors.
+
+use thiserror::Error;
+
+/// What can go wrong serving or registering a worker.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum RestateError {
+    /// The endpoint's address could not be bound.
+    #[error("could not listen on {addr}")]
+    Listen {
+        /// The address asked for.
+        addr: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The admin API could not be reached or refused the deployment.
+    #[error("could not register {endpoint} with the Restate admin API at {admin}: {message}")]
+    Register {
+        /// The admin URL.
+        admin: String,
+        /// The endpoint's URL.
+        endpoint: String,
+        /// What the API answered, or why it could not be asked.
+        message: String,
+    },
+    /// A turn could not be submitted, or it failed.
+    #[error("the turn of session {session} through {ingress} failed: {message}")]
+    Turn {
+        /// The ingress URL.
+        ingress: String,
+        /// The session.
+        session: String,
+        /// What the ingress answered, or why it could not be asked.
+        message: String,
+    },
+    /// A URL is not `http://HOST:PORT`.
+    #[error("'{url}' is not an http://HOST:PORT URL")]
+    Url {
+        /// The URL as given.
+        url: String,
+    },
+}

@@ -1,0 +1,99 @@
+//! The bridge between the engine and a Restate invocation.
+//!
+//! The engine runs as ordinary async Rust in its own tasks; a Restate
+//! context lives in the invocation's handler and cannot leave it. Each
+//! journaled effect is a [`Step`] sent from the engine to the handler,
+//! which makes one `ctx.run` of it, in the order the steps arrive (the
+//! engine's own, deterministic order: see zr-engine's `Effects`). The
+//! work itself stays on the engine's side:
+//!
+//! - first run: the handler's `ctx.run` closure asks the engine to do the
+//!   work (`go`), journals what comes back, and hands the journaled value
+//!   to the engine (`done`);
+//! - replay: Restate has the step's result, the closure never runs, `go`
+//!   is dropped unanswered and the engine gets the journaled value
+//!   without doing the work.
+//!
+//! The engine always continues from the journaled value (not from its own
+//! copy), so a first run and a replay see the same thing.
+
+use std::future::Future;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+/// How a step's work ended on the engine's side, before the journal.
+pub(crate) type Work = Result<Value, String>;
+
+/// One effect to journal.
+#[derive(Debug)]
+pub(crate) struct Step {
+    /// The journal entry's name (`model root #3`, `tool toolu_01`,
+    /// `subagent {session}/{agent}`); names make a replay that took
+    /// another path fail loudly instead of reading the wrong result.
+    pub(crate) name: String,
+    /// Answered by the handler when the work must be done now.
+    pub(crate) go: oneshot::Sender<oneshot::Sender<Work>>,
+    /// The journaled value (or the terminal error once retries ran out).
+    pub(crate) done: oneshot::Sender<Result<Value, String>>,
+    /// How many times the step is tried before it fails for good.
+    pub(crate) attempts: u32,
+}
+
+/// The engine's end of the bridge.
+#[derive(Debug, Clone)]
+pub(crate) struct Journal {
+    steps: mpsc::UnboundedSender<Step>,
+}
+
+/// The handler's end: the steps in arrival order.
+pub(crate) type Steps = mpsc::UnboundedReceiver<Step>;
+
+impl Journal {
+    /// A bridge and the handler's end of it.
+    pub(crate) fn new() -> (Self, Steps) {
+        let (steps, rx) = mpsc::unbounded_channel();
+        (Self { steps }, rx)
+    }
+
+    /// Journals `work` as the step `name`: runs it only when the journal
+    /// has no result for the step, and returns the journaled result.
+    /// `Err(text)` from `work` is not journaled: the step is tried again
+    /// (up to `attempts` times, then the step fails with that text).
+    ///
+    /// When the invocation is gone (its attempt failed, the worker is
+    /// shutting down), this never returns: the engine's run is dropped
+    /// with the attempt, and nothing it would do next is real.
+    pub(crate) async fn step<T, W>(&self, name: String, attempts: u32, work: W) -> Result<T, String>
+    where
+        T: Serialize + DeserializeOwned,
+        W: Future<Output = Result<T, String>>,
+    {
+        let (go, asked) = oneshot::channel();
+        let (done, journaled) = oneshot::channel();
+        let step = Step {
+            name,
+            go,
+            done,
+            attempts,
+        };
+        if self.steps.send(step).is_err() {
+            return std::future::pending().await;
+        }
+        if let Ok(reply) = asked.await {
+            let outcome = work
+                .await
+                .and_then(|value| serde_json::to_value(value).map_err(|e| e.to_string()));
+            // The handler may have gone meanwhile; the journal decides.
+            let _ = reply.send(outcome);
+        }
+        match journaled.await {
+            Ok(Ok(value)) => serde_json::from_value(value)
+                .map_err(|e| format!("the journal holds a value this worker cannot read: {e}")),
+            Ok(Err(terminal)) => Err(terminal),
+            Err(_) => std::future::pending().await,
+        }
+    }
+}

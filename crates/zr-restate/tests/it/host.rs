@@ -1,0 +1,166 @@
+//! A worker's project in the tests: the scripted model, a root with a
+//! `worker` subagent type, and the side-effecting tool `bump`, whose
+//! effects are counted by idempotency key in a ledger all workers share
+//! (as a real tool's external system would be).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
+use zr_engine::{
+    AgentConfig, ModelProvider, ModelRequest, ModelStream, RuntimeEnvironment, ScriptedProvider,
+};
+use zr_restate::SessionHost;
+use zr_tools::BuiltinTools;
+use zr_types::{
+    BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler, ToolOrigin,
+    ToolOutput,
+};
+
+/// What `bump` did, across every worker.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    /// Calls of the handler per idempotency key (a retried call counts
+    /// twice).
+    pub(crate) attempts: Mutex<BTreeMap<String, u32>>,
+    /// Effects applied per key: the tool applies a key's effect once.
+    pub(crate) effects: Mutex<BTreeMap<String, u32>>,
+}
+
+/// The scripted provider, counting the requests it answered.
+#[derive(Debug)]
+struct Counted {
+    inner: ScriptedProvider,
+    requests: Arc<AtomicUsize>,
+}
+
+impl ModelProvider for Counted {
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        self.inner.stream(request)
+    }
+}
+
+/// `bump`: applies its effect once per idempotency key. With input
+/// `{"crash": true}` on a worker told to crash, it applies the effect and
+/// then hangs, as a worker killed right after the effect would: the
+/// journal never hears of the result.
+#[derive(Debug)]
+struct Bump {
+    ledger: Arc<Ledger>,
+    crash: Option<Arc<Notify>>,
+}
+
+impl ToolHandler for Bump {
+    fn call<'a>(
+        &'a self,
+        call: ToolCall,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let Some(key) = ctx.idempotency_key.clone() else {
+                return Ok(ToolOutput::error("bump: no idempotency key"));
+            };
+            *self
+                .ledger
+                .attempts
+                .lock()
+                .expect("not poisoned")
+                .entry(key.clone())
+                .or_default() += 1;
+            {
+                let mut effects = self.ledger.effects.lock().expect("not poisoned");
+                let applied = effects.entry(key.clone()).or_default();
+                if *applied == 0 {
+                    *applied = 1;
+                }
+            }
+            if let Some(crash) = &self.crash
+                && call.input.get("crash") == Some(&Value::Bool(true))
+            {
+                crash.notify_one();
+                std::future::pending::<()>().await;
+            }
+            Ok(ToolOutput::text(format!("bumped {key}")))
+        })
+    }
+}
+
+/// One worker's project.
+#[derive(Debug)]
+pub(crate) struct TestHost {
+    pub(crate) script: Value,
+    pub(crate) dir: PathBuf,
+    pub(crate) ledger: Arc<Ledger>,
+    pub(crate) requests: Arc<AtomicUsize>,
+    /// Told when `bump` crashes this worker.
+    pub(crate) crash: Option<Arc<Notify>>,
+}
+
+impl TestHost {
+    pub(crate) fn new(script: Value, dir: PathBuf, ledger: Arc<Ledger>) -> Self {
+        std::fs::create_dir_all(&dir).expect("the worker's folder");
+        Self {
+            script,
+            dir,
+            ledger,
+            requests: Arc::default(),
+            crash: None,
+        }
+    }
+
+    pub(crate) fn sessions(&self) -> PathBuf {
+        self.dir.join("sessions")
+    }
+
+    /// The runtime and configuration, as `open` gives them (a local run
+    /// uses the same).
+    pub(crate) fn build(&self) -> (RuntimeEnvironment, AgentConfig) {
+        let provider =
+            ScriptedProvider::from_json(&self.script.to_string()).expect("a valid script");
+        let provider = Arc::new(Counted {
+            inner: provider,
+            requests: Arc::clone(&self.requests),
+        });
+        let settings = RuntimeSettings {
+            model: "scripted".into(),
+            cwd: self.dir.clone(),
+            env: BTreeMap::default(),
+        };
+        let bump = Arc::new(ToolDefinition::new(
+            "bump".parse().expect("a valid name"),
+            "Bumps a counter (a side effect).",
+            ToolOrigin::Custom,
+        ));
+        let handler = Arc::new(Bump {
+            ledger: Arc::clone(&self.ledger),
+            crash: self.crash.clone(),
+        });
+        let runtime = RuntimeEnvironment::new(
+            provider,
+            settings,
+            BuiltinTools::new(self.dir.join("cron.json")),
+        )
+        .with_tool(Arc::clone(&bump), handler);
+        let worker = AgentDefinition::new(
+            "worker".parse().expect("a valid name"),
+            "the worker agent",
+            "You are the worker agent.",
+        )
+        .with_type(AgentType::GeneralPurpose);
+        let mut config = AgentConfig::new("You are the root.").with_sub_agent(worker);
+        config.options.custom_tools = vec![bump];
+        config.sessions_dir = Some(self.sessions());
+        (runtime, config)
+    }
+}
+
+impl SessionHost for TestHost {
+    fn open(&self) -> Result<(RuntimeEnvironment, AgentConfig), String> {
+        Ok(self.build())
+    }
+}

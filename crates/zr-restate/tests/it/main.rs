@@ -1,0 +1,8 @@
+//! zr-restate against a real `restate-server`: workers in this process
+//! behind a loopback TCP proxy, a scripted model, a side-effecting tool
+//! that counts its effects by idempotency key.
+
+mod durable;
+mod host;
+mod proxy;
+mod server;

@@ -1,0 +1,215 @@
+//! A real Restate server for the durable-run tests: `restate-server` from
+//! `cargo xtask deps` (`@restatedev/restate-server`, pinned in
+//! `xtask/deps`), started on loopback with free ports and a temporary base
+//! folder, and killed with the test.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where `cargo xtask deps` installed the test dependencies
+/// (`ZR_DEPS_DIR`, else `.deps` at the workspace root).
+fn deps_dir() -> PathBuf {
+    std::env::var_os("ZR_DEPS_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
+        PathBuf::from,
+    )
+}
+
+/// How long the server may take to answer `/health` (it takes well under a
+/// second on an idle machine; CI machines are shared).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A running `restate-server`: its process group is killed when this is
+/// dropped (and, through zr-process, when the test process dies).
+#[derive(Debug)]
+pub(crate) struct RestateServer {
+    child: Child,
+    group: zr_process::ProcessGroup,
+    ingress: SocketAddr,
+    admin: SocketAddr,
+    node: SocketAddr,
+    base: tempfile::TempDir,
+}
+
+/// The server binary of this machine's platform package.
+fn binary() -> PathBuf {
+    let arch = match std::env::consts::ARCH {
+        "aarch64" => "arm64",
+        _ => "x64",
+    };
+    let path = deps_dir().join(format!(
+        "node/node_modules/@restatedev/restate-server-linux-{arch}/bin/restate-server"
+    ));
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
+        path.display()
+    );
+    path
+}
+
+/// A loopback port nothing listens on now (the server binds it a moment
+/// later; a port taken in between makes the start fail and be retried).
+fn free_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    listener
+        .local_addr()
+        .expect("a bound listener has an address")
+}
+
+impl RestateServer {
+    /// Starts a server and waits until its admin API answers `/health`.
+    ///
+    /// # Panics
+    ///
+    /// When the binary is missing (`cargo xtask deps` not run) or the
+    /// server does not become healthy: the panic holds its log.
+    pub(crate) fn start() -> Self {
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Self::try_start() {
+                Ok(server) => return server,
+                Err(log) => last = log,
+            }
+        }
+        panic!("restate-server did not start; its log:\n{last}");
+    }
+
+    fn try_start() -> Result<Self, String> {
+        let base = tempfile::tempdir().expect("a temporary folder");
+        let (ingress, admin, node) = (free_port(), free_port(), free_port());
+        let log = std::fs::File::create(base.path().join("server.log")).expect("a log file");
+        let mut cmd = Command::new(binary());
+        cmd.arg("--bind-ip")
+            .arg("127.0.0.1")
+            .arg("--bind-port")
+            .arg(node.port().to_string())
+            .arg("--base-dir")
+            .arg(base.path().join("data"))
+            .arg("--node-name")
+            .arg("zr-test")
+            .arg("--no-logo")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("RESTATE_DISABLE_TELEMETRY", "true")
+            .env("RESTATE_LISTEN_MODE", "tcp")
+            .env("RESTATE_LOG_DISABLE_ANSI_CODES", "true")
+            .env("RESTATE_ADMIN__BIND_ADDRESS", admin.to_string())
+            .env("RESTATE_INGRESS__BIND_ADDRESS", ingress.to_string())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("a second handle"))
+            .stderr(log);
+        let (child, group) =
+            zr_process::spawn_std(cmd, "restate-server").expect("restate-server starts");
+        let mut server = Self {
+            child,
+            group,
+            ingress,
+            admin,
+            node,
+            base,
+        };
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if get(admin, "/health").is_some_and(|(status, _)| status == 200) {
+                return Ok(server);
+            }
+            let exited = server.child.try_wait().ok().flatten().is_some();
+            if exited || Instant::now() > deadline {
+                return Err(server.log());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` of the ingress (where invocations go).
+    pub(crate) fn ingress_url(&self) -> String {
+        format!("http://{}", self.ingress)
+    }
+
+    /// `http://127.0.0.1:PORT` of the admin API (deployments, health).
+    pub(crate) fn admin_url(&self) -> String {
+        format!("http://{}", self.admin)
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The three ports the server listens on.
+    pub(crate) fn addrs(&self) -> [SocketAddr; 3] {
+        [self.ingress, self.admin, self.node]
+    }
+
+    /// Its data folder's parent (the log is `server.log` in it).
+    pub(crate) fn base(&self) -> &Path {
+        self.base.path()
+    }
+
+    /// What the server logged so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.base.path().join("server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for RestateServer {
+    fn drop(&mut self) {
+        self.group.end();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `GET path` of `addr` over HTTP/1.1: the status and body, or `None` when
+/// nothing answers.
+pub(crate) fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8_lossy(&raw);
+    let status = text.split(' ').nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
+    Some((status, body))
+}
+
+#[test]
+fn the_server_answers_on_its_own_ports_and_dies_with_its_handle() {
+    let server = RestateServer::start();
+    let ingress = server.addrs()[0];
+    let (status, body) = get(ingress, "/restate/health").expect("the ingress answers");
+    assert_eq!(status, 200, "ingress health: {body}");
+    assert!(
+        server.admin_url().starts_with("http://127.0.0.1:")
+            && server.ingress_url() != server.admin_url(),
+        "{} {}",
+        server.admin_url(),
+        server.ingress_url()
+    );
+    assert!(
+        server.base().join("data").is_dir(),
+        "the base folder is the temporary one"
+    );
+    let pid = server.pid();
+    let addrs = server.addrs();
+    drop(server);
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "restate-server {pid} outlived its handle"
+    );
+    for addr in addrs {
+        assert!(
+            TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err(),
+            "{addr} still answers after the server was dropped"
+        );
+    }
+}
