@@ -1,3 +1,5 @@
+//! Tests of `authority`: the `HOST:PORT` of a worker's advertised `http://` URL.
+
 use super::authority;
 
 #[test]
