@@ -146,12 +146,8 @@ impl Agent {
     /// A root agent of a new session.
     #[must_use]
     pub fn new(runtime: Arc<RuntimeEnvironment>, config: AgentConfig) -> Self {
-        let session = Session::new(new_session_id(&runtime), runtime, config);
-        Self {
-            span: telemetry::session_span(&session.id),
-            session: Arc::new(session),
-            state: Arc::new(Mutex::new(RootState::default())),
-        }
+        let session = new_session_id(&runtime);
+        Self::with_session_id(runtime, config, session)
     }
 
     /// A root agent of a new session with the id `session` chosen by the
@@ -165,6 +161,7 @@ impl Agent {
         session: SessionId,
     ) -> Self {
         Self {
+            span: telemetry::session_span(&session),
             session: Arc::new(Session::new(session, runtime, config)),
             state: Arc::new(Mutex::new(RootState::default())),
         }

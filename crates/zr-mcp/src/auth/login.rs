@@ -1,5 +1,6 @@
 //! `zr mcp login`: the browser flow. Discovery from the server's challenge, the client (pre-registered, metadata document or registered now), PKCE, the loopback redirect, the code exchange.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::AuthorizationManager;
@@ -11,6 +12,7 @@ use crate::auth::store::TokenStore;
 use crate::config::{ServerConfig, TransportConfig};
 use crate::connection::Connection;
 use crate::error::McpError;
+use crate::host::Host;
 use crate::options::HubOptions;
 
 /// How long `zr mcp login` waits for the browser by default.
@@ -256,7 +258,9 @@ pub async fn login(
 /// when it answered both without asking.
 async fn probe(config: &ServerConfig, options: &HubOptions) -> Result<Option<String>, McpError> {
     let plain = options.clone().without_tokens();
-    let outcome = match Connection::connect(config, &plain).await {
+    // A probe asks nobody anything: no elicitor, the configured roots.
+    let host = Arc::new(Host::new(plain.roots.clone()));
+    let outcome = match Connection::connect(config, &plain, &host).await {
         Ok(connection) => {
             let listed = connection.tools(plain.connect_timeout).await.map(|_| ());
             connection.abandon();

@@ -84,14 +84,6 @@ fn judge(status: ExitStatus, report: &str, checks: &[&str]) -> Result<(), String
     Ok(())
 }
 
-fn run_scenario(scenario: &str, checks: &[&str]) {
-    let client = Path::new(env!("CARGO_BIN_EXE_zr-mcp-conformance"));
-    let (status, report) = run_suite(scenario, client);
-    if let Err(why) = judge(status, &report, checks) {
-        panic!("conformance scenario {scenario} failed ({why}):\n{report}");
-    }
-}
-
 /// The suite colours its report even when not on a terminal.
 fn strip_ansi(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
