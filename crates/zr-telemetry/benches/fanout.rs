@@ -140,6 +140,13 @@ fn bench(c: &mut Criterion) {
     config.queue_size = 65_536;
     let telemetry = Telemetry::start(config).unwrap();
     let exporting = tracing::Dispatch::new(tracing_subscriber::registry().with(telemetry.layer()));
+    // tracing-core caches a callsite's interest at its first hit, and while
+    // exactly one dispatcher is registered it asks only the hitting
+    // thread's default: the "off" half runs first with none, so every span
+    // would stay disabled for the exporting half too. A second live
+    // dispatcher makes first hits ask every registered one (the workaround
+    // of tokio-rs/tracing#3611, as in zr-engine's span test).
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     let fanout = fanout_script(subagents);
     let mut group = c.benchmark_group("telemetry");
     group.sample_size(10);
