@@ -623,6 +623,36 @@ pub struct Query {
     release: Option<BusyGuard>,
 }
 
+/// The result of a run spawned as `task` whose events come through `rx`
+/// (a [`Query`], a host's [`TaskRun`](crate::host_task::TaskRun)):
+/// `early`'s error if it failed before starting, else the task's once
+/// the channel has closed (the events not read are discarded as they come,
+/// so none pile up); a panic is [`EngineError::Panicked`], an aborted task
+/// [`EngineError::Cancelled`].
+pub(crate) async fn join_spawned<T>(
+    early: &mut Option<EngineError>,
+    rx: &mut mpsc::UnboundedReceiver<Event>,
+    task: &mut Option<JoinHandle<Result<T, EngineError>>>,
+) -> Result<T, EngineError> {
+    if let Some(error) = early.take() {
+        return Err(error);
+    }
+    // The channel closes when the task ends.
+    while rx.recv().await.is_some() {}
+    let Some(running) = task.as_mut() else {
+        return Err(EngineError::Cancelled);
+    };
+    let result = running.await;
+    *task = None;
+    match result {
+        Ok(result) => result,
+        Err(join) if join.is_panic() => Err(EngineError::Panicked {
+            message: panic_message(join.into_panic().as_ref()),
+        }),
+        Err(_) => Err(EngineError::Cancelled),
+    }
+}
+
 impl Query {
     /// A query running as `task`, its events coming through `rx`.
     pub(crate) fn spawned(
@@ -657,23 +687,7 @@ impl Query {
     /// As [`Agent::prompt`]; [`EngineError::Cancelled`] if the query's task
     /// was aborted.
     pub async fn finish(mut self) -> Result<QueryResult, EngineError> {
-        if let Some(error) = self.early.take() {
-            return Err(error);
-        }
-        // The channel closes when the query's task ends.
-        while self.rx.recv().await.is_some() {}
-        let Some(task) = self.task.as_mut() else {
-            return Err(EngineError::Cancelled);
-        };
-        let result = task.await;
-        self.task = None;
-        match result {
-            Ok(result) => result,
-            Err(join) if join.is_panic() => Err(EngineError::Panicked {
-                message: panic_message(join.into_panic().as_ref()),
-            }),
-            Err(_) => Err(EngineError::Cancelled),
-        }
+        join_spawned(&mut self.early, &mut self.rx, &mut self.task).await
     }
 
     /// Stops every agent of the query and waits until their tools and

@@ -18,9 +18,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use zr_types::{AgentId, AgentName, ToolCall};
 
-use crate::agent::{Agent, root_meta};
+use crate::agent::{Agent, join_spawned, root_meta};
 use crate::agent_run::AgentRun;
-use crate::error::{EngineError, panic_message};
+use crate::error::EngineError;
 use crate::event::{Event, EventKind, EventSink};
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::root_tools;
@@ -193,22 +193,7 @@ impl TaskRun {
     /// A subagent that fails, times out or is denied is a [`TaskResult`]
     /// with that status, not an error.
     pub async fn finish(mut self) -> Result<TaskResult, EngineError> {
-        if let Some(error) = self.early.take() {
-            return Err(error);
-        }
-        while self.rx.recv().await.is_some() {}
-        let Some(task) = self.task.as_mut() else {
-            return Err(EngineError::Cancelled);
-        };
-        let result = task.await;
-        self.task = None;
-        match result {
-            Ok(result) => result,
-            Err(join) if join.is_panic() => Err(EngineError::Panicked {
-                message: panic_message(join.into_panic().as_ref()),
-            }),
-            Err(_) => Err(EngineError::Cancelled),
-        }
+        join_spawned(&mut self.early, &mut self.rx, &mut self.task).await
     }
 
     /// Stops the subagent and waits until its tools and processes are
