@@ -60,9 +60,11 @@ pub(crate) async fn worker(root: PathBuf, args: &WorkerArgs) -> Result<u8, CliEr
     let serving = tokio::spawn(zr_restate::serve(listener, host, async move {
         let _ = stop_rx.await;
     }));
-    let mut err = std::io::stderr().lock();
+    // No lock on standard error across an await: the log lines of the
+    // serving task (`ZR_LOG`) would wait for it while the registration
+    // waits for the serving task.
     let _ = writeln!(
-        err,
+        std::io::stderr(),
         "zr worker: serving {} at {url}",
         project.root.display()
     );
@@ -73,16 +75,15 @@ pub(crate) async fn worker(root: PathBuf, args: &WorkerArgs) -> Result<u8, CliEr
     {
         Some(admin) => {
             zr_restate::register(admin, &url).await?;
-            let _ = writeln!(err, "zr worker: registered with {admin}");
+            let _ = writeln!(std::io::stderr(), "zr worker: registered with {admin}");
         }
         None => {
             let _ = writeln!(
-                err,
+                std::io::stderr(),
                 "zr worker: register it with: curl -X POST http://ADMIN:9070/deployments -H 'content-type: application/json' -d '{{\"uri\": \"{url}\"}}' (or give --admin, or [durable] admin in zr.toml)"
             );
         }
     }
-    drop(err);
     let stop = signals.recv().await;
     let _ = stop_tx.send(());
     let _ = serving.await;

@@ -41,6 +41,10 @@ pub(crate) const KEEP_ENDED: usize = 32;
 /// it left behind holds the pipes open.
 const LINGER: Duration = Duration::from_millis(300);
 
+/// The variable holding the call's `ToolContext::idempotency_key` in the
+/// command's environment.
+pub(crate) const IDEMPOTENCY_KEY_VAR: &str = "ZR_IDEMPOTENCY_KEY";
+
 /// Input of `Bash`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -82,6 +86,12 @@ impl BashTool {
             .env_clear()
             .envs(&ctx.env)
             .stdin(Stdio::null());
+        // The call's idempotency key (`{session}/{call id}`, the same on
+        // every attempt of a durable run): a command whose effect must
+        // happen once passes it on or skips a key it has seen.
+        if let Some(key) = &ctx.idempotency_key {
+            cmd.env(IDEMPOTENCY_KEY_VAR, key);
+        }
         // Its own process group, death with zr: `zr_process::spawn`.
         cmd
     }

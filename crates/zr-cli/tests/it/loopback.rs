@@ -65,6 +65,13 @@ impl Server {
     /// out).
     pub(crate) fn scripted(replies: Vec<Reply>) -> Self {
         assert!(!replies.is_empty(), "a server needs a reply");
+        Self::answering(move |_, i| replies[i.min(replies.len() - 1)].clone())
+    }
+
+    /// Answers each request with `answer(request, its number)`: a model
+    /// whose answer depends on what it is asked (the agent, the history),
+    /// for sessions whose requests come in no fixed order.
+    pub(crate) fn answering(answer: impl Fn(&Request, usize) -> Reply + Send + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
         let url = format!(
             "http://{}",
@@ -78,7 +85,7 @@ impl Server {
             for stream in listener.incoming().flatten() {
                 // A broken connection is the client's problem: the test
                 // sees it in zr's output and in the requests recorded.
-                let _ = serve(stream, &replies, &seen, &capture);
+                let _ = serve(stream, &answer, &seen, &capture);
             }
         });
         Self { url, requests }
@@ -89,11 +96,11 @@ impl Server {
     }
 }
 
-/// Reads one request from `stream`, records it, answers with the reply of
-/// its number.
+/// Reads one request from `stream`, records it, answers with what
+/// `answer` makes of it.
 fn serve(
     mut stream: TcpStream,
-    replies: &[Reply],
+    answer: &dyn Fn(&Request, usize) -> Reply,
     seen: &Mutex<Vec<Request>>,
     capture: &Capture,
 ) -> std::io::Result<()> {
@@ -123,15 +130,17 @@ fn serve(
     let mut body = vec![0; len];
     reader.read_exact(&mut body)?;
     capture.record(&path, &body);
+    let request = Request {
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: body,
+    };
     let reply = {
         let mut seen = seen.lock().expect("requests lock");
-        seen.push(Request {
-            path,
-            headers,
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-            raw: body,
-        });
-        replies[(seen.len() - 1).min(replies.len() - 1)].clone()
+        let reply = answer(&request, seen.len());
+        seen.push(request);
+        reply
     };
     let kind = if reply.status == 200 {
         "text/event-stream"

@@ -24,10 +24,17 @@ mod orphans;
 mod permissions;
 mod provider;
 mod reload;
+#[path = "../../../zr-restate/tests/it/proxy.rs"]
+#[allow(
+    dead_code,
+    reason = "zr-restate's proxy, shared; not every helper is used here"
+)]
+mod restate_proxy;
 #[path = "../../../zr-restate/tests/it/server.rs"]
 mod restate_server;
 mod run;
 mod ruser;
+mod scale_out;
 mod scenario;
 mod serve;
 mod sessions;

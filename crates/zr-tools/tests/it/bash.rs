@@ -105,6 +105,24 @@ async fn only_the_context_environment_is_visible() {
 }
 
 #[tokio::test]
+async fn the_calls_idempotency_key_is_in_the_environment() {
+    let kit = Kit::new();
+    let command = json!({"command": "echo \"key=${ZR_IDEMPOTENCY_KEY-unset}\""});
+    let keyed = kit
+        .call_as("Bash", command.clone(), kit.ctx().for_call("toolu_07"))
+        .await;
+    let t = text(&keyed);
+    let want = format!("key={}/toolu_07\n", crate::support::session());
+    assert!(t.starts_with(&want), "{t}");
+    let unkeyed = kit.call("Bash", command).await;
+    assert!(
+        text(&unkeyed).starts_with("key=unset\n"),
+        "{}",
+        text(&unkeyed)
+    );
+}
+
+#[tokio::test]
 async fn input_checks_tell_the_model_what_to_fix() {
     let kit = Kit::new();
     let out = kit
