@@ -1,6 +1,11 @@
-//! `zr worker` and `zr run --durable`: sessions on a Restate server
-//! (zr-restate). A worker serves the project's sessions; `--durable`
-//! submits a turn to the server's ingress and prints its answer.
+//! `zr worker`, `zr run --durable` and `zr resume` of a durable session:
+//! sessions on a Restate server (zr-restate). A worker serves the
+//! project's sessions; `--durable` sends a turn to the server's ingress,
+//! follows its journal live through the admin API (when `[durable] admin`
+//! is known) and prints its answer; `zr resume` attaches to a durable
+//! session's running turn, or runs its next one.
+
+mod follow;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -12,7 +17,7 @@ use zr_restate::SessionHost;
 use zr_types::SessionId;
 
 use crate::ask::Asking;
-use crate::cli::{RunArgs, WorkerArgs};
+use crate::cli::{ResumeArgs, RunArgs, WorkerArgs};
 use crate::error::{CliError, EXIT_FAILED};
 use crate::project::Project;
 use crate::provider;
@@ -100,30 +105,153 @@ fn new_session() -> SessionId {
     SessionId::from_parts(millis, now.subsec_nanos() ^ std::process::id())
 }
 
+/// The server's URLs from the flags, else `[durable]`.
+struct Server {
+    ingress: String,
+    admin: Option<String>,
+}
+
+impl Server {
+    fn of(project: &Project, ingress: Option<&String>) -> Result<Self, CliError> {
+        let ingress = ingress
+            .or(project.config.durable.ingress.as_ref())
+            .cloned()
+            .ok_or_else(|| {
+                CliError::usage(
+                    "--durable needs the Restate server's ingress URL",
+                    "set [durable] ingress = \"http://HOST:8080\" in zr.toml, or give --ingress URL",
+                )
+            })?;
+        Ok(Self {
+            ingress,
+            admin: project.config.durable.admin.clone(),
+        })
+    }
+
+    /// Waits for the turn `invocation` of `session`, following its
+    /// journal when the admin API is known; prints the answer.
+    async fn finish(&self, session: &SessionId, invocation: &str) -> Result<u8, CliError> {
+        let answer = zr_restate::attach(&self.ingress, session, invocation);
+        let answer = match &self.admin {
+            Some(admin) => {
+                let (ended, on_end) = tokio::sync::oneshot::channel::<()>();
+                let following = follow::follow(admin, invocation, async {
+                    let _ = on_end.await;
+                });
+                let (answer, ()) = tokio::join!(
+                    async {
+                        let answer = answer.await;
+                        let _ = ended.send(());
+                        answer
+                    },
+                    following
+                );
+                answer
+            }
+            None => answer.await,
+        }?;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", answer.output);
+        Ok(if answer.status == TaskStatus::Completed {
+            0
+        } else {
+            EXIT_FAILED
+        })
+    }
+
+    /// Sends a turn of `session` and finishes it.
+    async fn turn(&self, session: &SessionId, prompt: &str) -> Result<u8, CliError> {
+        let invocation = zr_restate::send(&self.ingress, session, prompt).await?;
+        let _ = writeln!(
+            std::io::stderr(),
+            "session {session}: submitted to {} (invocation {invocation})",
+            self.ingress
+        );
+        self.finish(session, &invocation).await
+    }
+}
+
 /// `zr run --durable`: one turn of a new session, run by the workers.
 pub(crate) async fn submit(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     let prompt = prompt_of(args)?;
     let project = Project::load(root)?;
-    let ingress = args
-        .ingress
-        .as_ref()
-        .or(project.config.durable.ingress.as_ref())
-        .ok_or_else(|| {
-            CliError::usage(
-                "--durable needs the Restate server's ingress URL",
-                "set [durable] ingress = \"http://HOST:8080\" in zr.toml, or give --ingress URL",
-            )
-        })?;
-    let session = new_session();
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "session {session}: submitted to {ingress}");
-    drop(err);
-    let answer = zr_restate::submit(ingress, &session, &prompt).await?;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", answer.output);
-    Ok(if answer.status == TaskStatus::Completed {
-        0
+    let server = Server::of(&project, args.ingress.as_ref())?;
+    server.turn(&new_session(), &prompt).await
+}
+
+/// `zr resume SESSION` of a session the Restate server of `[durable]
+/// admin` holds: attaches to its turn while it runs; once it ended, runs
+/// the next turn with the prompt given (without one, says so and prints
+/// the last answer). `None`: not a durable session (no `[durable]`
+/// admin, an id the server does not know): the local resume applies.
+///
+/// # Errors
+///
+/// What attaching or the turn fails with.
+pub(crate) async fn resume(
+    root: &std::path::Path,
+    args: &ResumeArgs,
+) -> Option<Result<u8, CliError>> {
+    let project = match Project::load(root.to_owned()) {
+        Ok(project) => project,
+        Err(e) => return Some(Err(e)),
+    };
+    let admin = project.config.durable.admin.clone()?;
+    let session: SessionId = args.session.parse().ok()?;
+    let turn = match zr_restate::last_turn(&admin, &session).await {
+        Ok(turn) => turn?,
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: {}; resuming {session} from this machine's transcripts",
+                zr_types::error_chain(&e)
+            );
+            return None;
+        }
+    };
+    let server = match Server::of(&project, None) {
+        Ok(server) => server,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut err = std::io::stderr();
+    Some(if !turn.ended() {
+        let _ = writeln!(
+            err,
+            "session {session}: its turn {} is {} on the Restate server; following it",
+            turn.invocation, turn.status
+        );
+        server.finish(&session, &turn.invocation).await
+    } else if let Some(prompt) = &args.prompt {
+        let _ = writeln!(
+            err,
+            "session {session}: its last turn {} ended; running the next turn",
+            turn.invocation
+        );
+        server.turn(&session, prompt).await
     } else {
-        EXIT_FAILED
+        let _ = writeln!(
+            err,
+            "session {session}: its last turn {} ended; its answer follows (give a prompt to run the next turn)",
+            turn.invocation
+        );
+        server.finish(&session, &turn.invocation).await
     })
+}
+
+/// The durable sessions of the server of `[durable] admin`, for `zr
+/// sessions` (empty without one; a server that cannot be asked is a
+/// warning).
+pub(crate) async fn sessions(
+    root: &std::path::Path,
+) -> (Vec<zr_restate::DurableTurn>, Option<String>) {
+    let Ok(project) = Project::load(root.to_owned()) else {
+        return (Vec::new(), None);
+    };
+    let Some(admin) = project.config.durable.admin.as_ref() else {
+        return (Vec::new(), None);
+    };
+    match zr_restate::sessions(admin).await {
+        Ok(turns) => (turns, None),
+        Err(e) => (Vec::new(), Some(zr_types::error_chain(&e))),
+    }
 }

@@ -64,7 +64,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
         Command::Run(args) if args.durable => durable::submit(project()?, args).await,
         Command::Run(args) => run::run(project()?, args).await,
         Command::Worker(args) => durable::worker(project()?, args).await,
-        Command::Resume(args) => run::resume(project()?, args).await,
+        Command::Resume(args) => {
+            let root = project()?;
+            match durable::resume(&root, args).await {
+                Some(done) => done,
+                None => run::resume(root, args).await,
+            }
+        }
         Command::Resolve(args) => {
             let out = match &args.scenario {
                 Some(path) => resolve::scenario(args, path)?,
@@ -114,7 +120,10 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
             Ok(EXIT_OK)
         }
         Command::Sessions(args) => {
-            let (out, warnings) = sessions::command(&project()?, args)?;
+            let root = project()?;
+            let (durable, unreachable) = durable::sessions(&root).await;
+            let (out, mut warnings) = sessions::command(&root, args, &durable)?;
+            warnings.extend(unreachable);
             for warning in warnings {
                 eprintln!("warning: {warning}");
             }

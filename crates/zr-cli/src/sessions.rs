@@ -60,6 +60,9 @@ pub(crate) struct SessionSummary {
     pub(crate) cost_usd: Option<f64>,
     /// Models the agents ran with, sorted, without repeats.
     pub(crate) models: Vec<String>,
+    /// The status of its last turn on the Restate server (`running`,
+    /// `completed`, ...) for a durable session; `None` for a local one.
+    pub(crate) durable: Option<String>,
 }
 
 /// The sessions under `dir`, newest first, and a warning for each file
@@ -131,7 +134,51 @@ pub(crate) fn summarise(
         usage: view.usage(),
         cost_usd: view.cost(),
         models,
+        durable: None,
     }
+}
+
+/// Adds what the Restate server knows to `sessions`: a session it holds
+/// is marked durable with its last turn's status (a turn still on the
+/// server is `running`, whatever the transcripts say), and one whose
+/// transcripts are not here (written on another machine's worker) is
+/// listed with what the server knows.
+fn merge_durable(sessions: &mut Vec<SessionSummary>, durable: &[zr_restate::DurableTurn]) {
+    for turn in durable {
+        if turn.session.parse::<SessionId>().is_err() {
+            continue;
+        }
+        let status = if turn.ended() {
+            None
+        } else {
+            Some("running".to_owned())
+        };
+        match sessions.iter_mut().find(|s| s.id == turn.session) {
+            Some(local) => {
+                local.durable = Some(turn.status.clone());
+                if let Some(status) = status {
+                    local.status = status;
+                }
+            }
+            None => sessions.push(SessionSummary {
+                id: turn.session.clone(),
+                started_ms: view::started_from_id(&turn.session),
+                status: status.unwrap_or_else(|| "elsewhere".to_owned()),
+                prompt: String::new(),
+                agents: Vec::new(),
+                turns: 0,
+                usage: Usage::default(),
+                cost_usd: None,
+                models: Vec::new(),
+                durable: Some(turn.status.clone()),
+            }),
+        }
+    }
+    sessions.sort_by(|a, b| {
+        b.started_ms
+            .cmp(&a.started_ms)
+            .then_with(|| b.id.cmp(&a.id))
+    });
 }
 
 /// The folder of the session the user typed as `typed`.
@@ -171,12 +218,17 @@ pub(crate) fn find(root: &Path, typed: &str) -> Result<(SessionId, PathBuf), Cli
 /// For `show`: [`CliError::Usage`] for an unknown session or agent,
 /// [`CliError::Io`] when the HTML page cannot be written. A missing
 /// sessions folder is an empty list.
-pub(crate) fn command(root: &Path, args: &SessionsArgs) -> Result<(String, Vec<String>), CliError> {
+pub(crate) fn command(
+    root: &Path,
+    args: &SessionsArgs,
+    durable: &[zr_restate::DurableTurn],
+) -> Result<(String, Vec<String>), CliError> {
     if let Some(SessionsCommand::Show(show)) = &args.command {
         let (id, folder) = find(root, &show.session)?;
         return show::command(root, &id, &folder, show);
     }
-    let (sessions, warnings) = list(&sessions_dir(root), root);
+    let (mut sessions, warnings) = list(&sessions_dir(root), root);
+    merge_durable(&mut sessions, durable);
     let out = match args.format {
         Format::Json => json_text(&Value::Array(sessions.iter().map(json_row).collect())),
         Format::Table => table(&sessions),
@@ -197,6 +249,7 @@ fn json_row(s: &SessionSummary) -> Value {
         "tokens": s.usage.total(),
         "models": s.models,
         "cost_usd": s.cost_usd,
+        "durable": s.durable,
     })
 }
 
@@ -222,7 +275,10 @@ fn table(sessions: &[SessionSummary]) -> String {
             vec![
                 s.id.clone(),
                 format_started(s.started_ms),
-                s.status.clone(),
+                match &s.durable {
+                    Some(_) => format!("{} (durable)", s.status),
+                    None => s.status.clone(),
+                },
                 s.agents.len().to_string(),
                 s.turns.to_string(),
                 s.usage.total().to_string(),

@@ -35,6 +35,15 @@ pub enum RestateError {
         /// What the ingress answered, or why it could not be asked.
         message: String,
     },
+    /// The admin API's SQL introspection could not be asked, or answered
+    /// something else than rows.
+    #[error("the Restate admin API at {admin} could not be queried: {message}")]
+    Admin {
+        /// The admin URL.
+        admin: String,
+        /// What the API answered, or why it could not be asked.
+        message: String,
+    },
     /// A URL is not `http://HOST:PORT`.
     #[error("'{url}' is not an http://HOST:PORT URL")]
     Url {

@@ -29,13 +29,16 @@
 //! The resolver still decides every pool: a worker builds the session's
 //! runtime and configuration from its project, exactly as `zr run` does.
 
+mod admin;
 mod effects;
 mod error;
+mod http;
 mod journal;
 mod object;
 mod record;
 mod serve;
 
+pub use admin::{DurableTurn, JournalEntry, attach, journal, last_turn, send, sessions};
 pub use error::RestateError;
 pub use object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};

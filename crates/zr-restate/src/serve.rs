@@ -1,14 +1,13 @@
 //! Serving the session object over HTTP, and registering it with a
 //! Restate server's admin API.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use restate_sdk::prelude::{Endpoint, HttpServer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 use crate::error::RestateError;
+use crate::http::{authority, post_json};
 use zr_types::SessionId;
 
 use crate::object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
@@ -37,80 +36,6 @@ pub async fn listen(addr: &str) -> Result<TcpListener, RestateError> {
             addr: addr.to_owned(),
             source,
         })
-}
-
-/// `HOST:PORT` of an `http://HOST:PORT[/]` URL.
-fn authority(url: &str) -> Result<&str, RestateError> {
-    url.strip_prefix("http://")
-        .map(|rest| rest.trim_end_matches('/'))
-        .filter(|rest| !rest.is_empty() && !rest.contains('/'))
-        .ok_or_else(|| RestateError::Url {
-            url: url.to_owned(),
-        })
-}
-
-/// One `POST path` of `body` (JSON) to `base` (`http://HOST:PORT`) over
-/// HTTP/1.1: the status and the body. `Err` holds why nothing came back.
-async fn post_json(
-    base: &str,
-    path: &str,
-    body: &serde_json::Value,
-) -> Result<(u16, String), String> {
-    let host = authority(base).map_err(|e| e.to_string())?;
-    let addr: SocketAddr = tokio::net::lookup_host(host)
-        .await
-        .map_err(|e| e.to_string())?
-        .next()
-        .ok_or_else(|| format!("{host} has no address"))?;
-    let body = body.to_string();
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let mut stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    stream
-        .write_all(request.as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    stream
-        .read_to_end(&mut raw)
-        .await
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, rest) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("not an HTTP answer: {text}"))?;
-    let status: u16 = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("not an HTTP answer: {head}"))?;
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(rest)
-    } else {
-        rest.to_owned()
-    };
-    Ok((status, body))
-}
-
-/// The body of a chunked answer.
-fn dechunk(mut rest: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 || tail.len() < size {
-            break;
-        }
-        out.push_str(&tail[..size]);
-        rest = tail[size..].trim_start_matches("\r\n");
-    }
-    out
 }
 
 /// Registers the endpoint at `endpoint` (`http://HOST:PORT`) with the admin

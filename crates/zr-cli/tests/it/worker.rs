@@ -94,3 +94,114 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
     let status = worker.wait().expect("the worker ends");
     assert_eq!(status.code(), Some(128 + 15), "a signal stops the worker");
 }
+
+/// A root that sleeps in Bash for a while before it answers.
+const SLOW: &str = r#"{"turns_from": "history", "agents": {
+  "root": [{"turns": [
+    {"tool_calls": [{"name": "Bash", "input": {"command": "sleep 3; echo rested"}}]},
+    {"text": "Slept well."}]}]}}"#;
+
+/// The durable sessions `zr sessions --format json` lists.
+fn durable_sessions(project: &TempProject) -> Vec<serde_json::Value> {
+    let out = project.zr(&["sessions", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let all: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).expect("JSON");
+    all.into_iter().filter(|s| !s["durable"].is_null()).collect()
+}
+
+#[test]
+fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
+    let project = TempProject::new();
+    project.write("script.json", SLOW);
+    let server = RestateServer::start();
+    project.write(
+        "zr.toml",
+        &format!(
+            "[permissions]\nallow = [\"Bash\"]\n\n[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
+            server.ingress_url(),
+            server.admin_url()
+        ),
+    );
+    let mut worker = spawn_zr(
+        &project,
+        &["worker", "--listen", "127.0.0.1:0", "--script", "script.json"],
+    );
+    let lines = BufReader::new(worker.stderr.take().expect("piped"));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("the worker did not register\n{}", server.log()));
+        if line.starts_with("zr worker: registered with") {
+            break;
+        }
+    }
+
+    let run = spawn_zr(&project, &["run", "--durable", "rest a while"]);
+    // While the turn sleeps, the server lists it as running.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let session = loop {
+        let listed = durable_sessions(&project);
+        if let Some(s) = listed.iter().find(|s| s["status"] == "running") {
+            assert_ne!(s["durable"], "completed", "{s}");
+            break s["id"].as_str().expect("an id").to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no running durable session: {listed:?}\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+
+    // `zr resume` attaches to the running turn and prints its answer.
+    let attached = project.zr(&["resume", &session]);
+    assert_eq!(attached.status.code(), Some(0), "{}", stderr(&attached));
+    assert_eq!(stdout(&attached), "Slept well.\n");
+    assert!(
+        stderr(&attached).starts_with(&format!("session {session}: its turn inv_")),
+        "{}",
+        stderr(&attached)
+    );
+
+    // The run followed the journal live: each step as it ended.
+    let out = run.wait_with_output().expect("the run ends");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Slept well.\n");
+    let err = stderr(&out);
+    let steps: Vec<&str> = err.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(
+        steps,
+        ["  ✓ model root #1", "  ✓ tool toolu_01_0_root", "  ✓ model root #2"],
+        "{err}"
+    );
+    assert!(
+        err.starts_with(&format!("session {session}: submitted to ")),
+        "{err}"
+    );
+
+    // Ended: listed as completed on both sides; resume says so and
+    // shows the answer again.
+    let listed = durable_sessions(&project);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["durable"], "completed");
+    assert_eq!(listed[0]["status"], "completed");
+    let table = project.zr(&["sessions"]);
+    assert!(
+        stdout(&table).contains("completed (durable)"),
+        "{}",
+        stdout(&table)
+    );
+    let again = project.zr(&["resume", &session]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(stdout(&again), "Slept well.\n");
+    assert!(stderr(&again).contains("ended; its answer follows"), "{}", stderr(&again));
+
+    let _ = worker.kill();
+    let _ = worker.wait();
+}

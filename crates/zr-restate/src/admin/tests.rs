@@ -1,0 +1,53 @@
+//! Tests of reading `sys_journal` rows (as restate-server 1.7 writes
+//! them) and of quoting.
+
+use serde_json::json;
+
+use super::{JournalEntry, entry, literal};
+
+#[test]
+fn journal_rows_become_steps_calls_and_ends() {
+    let run = json!({"index": 1, "entry_type": "Command: Run", "name": "model root #1",
+        "entry_lite_json": "{\"Command\":{\"Run\":{\"completion_id\":1,\"name\":\"model root #1\"}}}"});
+    assert_eq!(
+        entry(&run),
+        JournalEntry::Step {
+            completion: 1,
+            name: "model root #1".to_owned()
+        }
+    );
+    let done = json!({"index": 2, "entry_type": "Notification: Run",
+        "entry_lite_json": "{\"Notification\":{\"ty\":{\"Completion\":\"Run\"},\"id\":{\"CompletionId\":1},\"result\":\"Success\"}}"});
+    assert_eq!(
+        entry(&done),
+        JournalEntry::Done {
+            completion: 1,
+            failed: false
+        }
+    );
+    let failed = json!({"entry_type": "Notification: Run",
+        "entry_lite_json": "{\"Notification\":{\"id\":{\"CompletionId\":4},\"result\":\"Failure\"}}"});
+    assert_eq!(
+        entry(&failed),
+        JournalEntry::Done {
+            completion: 4,
+            failed: true
+        }
+    );
+    let call = json!({"entry_type": "Command: Call", "invoked_target": "ZrAgent/s-1/run"});
+    assert_eq!(
+        entry(&call),
+        JournalEntry::Call {
+            target: "ZrAgent/s-1/run".to_owned()
+        }
+    );
+    let input =
+        json!({"entry_type": "Command: Input", "entry_lite_json": "{\"Command\":{\"Input\":{}}}"});
+    assert_eq!(entry(&input), JournalEntry::Other);
+}
+
+#[test]
+fn a_literal_doubles_its_quotes() {
+    assert_eq!(literal("s-1"), "'s-1'");
+    assert_eq!(literal("a'; DROP"), "'a''; DROP'");
+}
