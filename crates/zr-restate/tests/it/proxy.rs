@@ -1,5 +1,6 @@
 //! A loopback TCP proxy in front of the workers: Restate knows one
-//! endpoint address; the test decides which worker is behind it and can
+//! endpoint address; the test decides which workers are behind it (new
+//! connections go to them in turn, as a load balancer's would) and can
 //! cut every open connection at once (what a worker's death looks like
 //! from the server).
 
@@ -13,7 +14,7 @@ use tokio::task::JoinHandle;
 #[derive(Debug)]
 pub(crate) struct Proxy {
     addr: SocketAddr,
-    target: Arc<Mutex<SocketAddr>>,
+    targets: Arc<Mutex<Vec<SocketAddr>>>,
     open: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
 }
@@ -21,15 +22,25 @@ pub(crate) struct Proxy {
 impl Proxy {
     /// A proxy to `target` on a free loopback port.
     pub(crate) async fn start(target: SocketAddr) -> Self {
+        Self::to_each(vec![target]).await
+    }
+
+    /// A proxy to `targets` in turn, connection by connection.
+    pub(crate) async fn to_each(targets: Vec<SocketAddr>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let addr = listener.local_addr().expect("a bound address");
-        let target = Arc::new(Mutex::new(target));
+        let targets = Arc::new(Mutex::new(targets));
         let open: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = {
-            let (target, open) = (Arc::clone(&target), Arc::clone(&open));
+            let (targets, open) = (Arc::clone(&targets), Arc::clone(&open));
             tokio::spawn(async move {
+                let mut turn = 0;
                 while let Ok((mut inbound, _)) = listener.accept().await {
-                    let to = *target.lock().expect("not poisoned");
+                    let to = {
+                        let targets = targets.lock().expect("not poisoned");
+                        turn += 1;
+                        targets[turn % targets.len()]
+                    };
                     let pipe = tokio::spawn(async move {
                         if let Ok(mut outbound) = TcpStream::connect(to).await {
                             let _ =
@@ -42,7 +53,7 @@ impl Proxy {
         };
         Self {
             addr,
-            target,
+            targets,
             open,
             accept,
         }
@@ -55,7 +66,7 @@ impl Proxy {
 
     /// New connections go to `target` from now on.
     pub(crate) fn point_to(&self, target: SocketAddr) {
-        *self.target.lock().expect("not poisoned") = target;
+        *self.targets.lock().expect("not poisoned") = vec![target];
     }
 
     /// Closes every open connection (both ends see them drop).
