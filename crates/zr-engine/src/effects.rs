@@ -10,9 +10,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use futures_util::FutureExt as _;
+use futures_util::future::Shared;
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 use crate::outcome::TaskResult;
+use crate::remote::SubagentSpec;
 use zr_providers::{ModelProvider, ModelRequest, ModelStream};
 
 /// The engine's effects. Every method has a default, today's local
@@ -114,13 +117,33 @@ pub trait Effects: Send + Sync + fmt::Debug {
         run
     }
 
+    /// Runs the subagent `spec` describes somewhere else, or `None` (the
+    /// default): it runs here, through [`Effects::subagent`]. The engine
+    /// asks only for a fresh, typed, foreground subagent of the root (not
+    /// a fork, a background agent or a resumed one); it polls the future
+    /// once the task holds a slot of its call (the remote run must start
+    /// only then), bounds it by the call's budget, and publishes its
+    /// result as for a local run.
+    /// What runs elsewhere is the same lifecycle, from `spec`
+    /// ([`Agent::run_described`](crate::Agent::run_described)): its hooks,
+    /// worktree, loop and transcript are the other side's.
+    ///
+    /// # Cancellation
+    ///
+    /// Dropping the future (the call's budget ran out, the query was
+    /// cancelled) must stop the remote run.
+    fn remote_subagent(&self, spec: &SubagentSpec) -> Option<BoxFuture<'static, TaskResult>> {
+        let _ = spec;
+        None
+    }
+
     /// The wall clock (session ids, transcript headers).
     fn now(&self) -> SystemTime {
         SystemTime::now()
     }
 
-    /// Waits until `deadline` on the runtime's timer: time budgets and
-    /// progress ticks.
+    /// Waits until `deadline` on the runtime's timer: time budgets (one
+    /// timer per call) and progress ticks.
     fn sleep_until(&self, deadline: tokio::time::Instant) -> BoxFuture<'static, ()> {
         Box::pin(tokio::time::sleep_until(deadline))
     }
@@ -141,18 +164,47 @@ pub(crate) fn deadline_after(timeout: Duration) -> tokio::time::Instant {
         .unwrap_or(now)
 }
 
-/// Runs `work` until `deadline` by `effects`' timer: `None` when the
-/// deadline came first. `work` is polled before the deadline is checked
-/// (as `tokio::time::timeout_at` does).
-pub(crate) async fn until<T>(
-    effects: &dyn Effects,
-    deadline: tokio::time::Instant,
-    work: impl Future<Output = T>,
-) -> Option<T> {
-    let timer = effects.sleep_until(deadline);
-    tokio::select! {
-        biased;
-        value = work => Some(value),
-        () = timer => None,
+/// The end of a time budget: its instant, and the one timer of the
+/// effects that fires at it (every task of a call waits on the same one).
+#[derive(Clone)]
+pub(crate) struct Deadline {
+    at: tokio::time::Instant,
+    timer: Shared<BoxFuture<'static, ()>>,
+}
+
+impl fmt::Debug for Deadline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Deadline")
+            .field("at", &self.at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Deadline {
+    /// The budget `timeout`, from now, on `effects`' timer.
+    pub(crate) fn after(effects: &dyn Effects, timeout: Duration) -> Self {
+        let at = deadline_after(timeout);
+        Self {
+            at,
+            timer: effects.sleep_until(at).shared(),
+        }
+    }
+
+    /// Whether the budget is spent: its instant passed, or its timer
+    /// fired.
+    pub(crate) fn passed(&self) -> bool {
+        tokio::time::Instant::now() >= self.at || self.timer.peek().is_some()
+    }
+
+    /// Runs `work` until the deadline: `None` when the deadline came
+    /// first. `work` is polled before the timer (as
+    /// `tokio::time::timeout_at` does).
+    pub(crate) async fn until<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        let timer = self.timer.clone();
+        tokio::select! {
+            biased;
+            value = work => Some(value),
+            () = timer => None,
+        }
     }
 }

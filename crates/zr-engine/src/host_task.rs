@@ -24,8 +24,9 @@ use crate::error::EngineError;
 use crate::event::{Event, EventKind, EventSink};
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::root_tools;
+use crate::remote::SubagentSpec;
 use crate::session::{QueryCtx, Session};
-use crate::task::run_call;
+use crate::task::{run_call, run_described};
 
 /// What a host asks one subagent to do: the fields of a `Task` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +102,63 @@ impl Agent {
             session,
         }
     }
+
+    /// Runs one subagent of the session's root from its description: what
+    /// a durable backend's child invocation receives
+    /// ([`Effects::remote_subagent`](crate::Effects::remote_subagent)).
+    /// The subagent is built as the root's task would build it here: the
+    /// task checked as the call's input is, its pool resolved from its
+    /// type and the root's pool (this agent's project: nothing of the
+    /// description but the type and the task reaches the resolver), the id
+    /// its parent gave it; then the one subagent lifecycle (hooks,
+    /// worktree, loop, transcript). The call's slots and budget are the
+    /// parent's, not this run's.
+    ///
+    /// # Errors
+    ///
+    /// Through [`TaskRun::finish`]: [`EngineError::InvalidTask`] when the
+    /// description does not fit this project (an unknown type, an id its
+    /// parent could not have given, a background type, a parent other
+    /// than the root); the root's pool errors as for
+    /// [`Agent::run_task`].
+    ///
+    /// Must be called within a Tokio runtime.
+    pub fn run_described(&self, spec: SubagentSpec) -> TaskRun {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let session = Arc::clone(self.session());
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return TaskRun {
+                rx,
+                task: None,
+                early: Some(EngineError::NoRuntime),
+                session,
+            };
+        };
+        let ctx = QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx));
+        let join = handle.spawn(async move {
+            let root = root_run(&ctx.session)?;
+            run_described(&ctx, &root, &spec)
+                .await
+                .map_err(|message| EngineError::InvalidTask { message })
+        });
+        TaskRun {
+            rx,
+            task: Some(join),
+            early: None,
+            session,
+        }
+    }
+}
+
+/// The session's root as a host's call sees it: its pool (no query's
+/// overrides), its meta, no history.
+fn root_run(session: &Session) -> Result<AgentRun, EngineError> {
+    let tools = root_tools(session, &session.catalog.current(), None, &[])?;
+    Ok(AgentRun::new(
+        root_meta(session, None, None, None),
+        tools,
+        Vec::new(),
+    ))
 }
 
 /// The call of `run_task`, under a root that does not run.
@@ -109,9 +167,7 @@ async fn host_call(
     call: ToolCall,
     background: Option<mpsc::UnboundedReceiver<Event>>,
 ) -> Result<TaskResult, EngineError> {
-    let session = &ctx.session;
-    let tools = root_tools(session, &session.catalog.current(), None, &[])?;
-    let root = AgentRun::new(root_meta(session, None, None, None), tools, Vec::new());
+    let root = root_run(&ctx.session)?;
     let result = run_call(&ctx, &root, &call, false)
         .await
         .map_err(|message| EngineError::InvalidTask { message })?

@@ -39,8 +39,8 @@
 //!   loop's start).
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
@@ -49,11 +49,13 @@ use zr_caps::Isolation;
 use zr_types::{AgentId, error_chain};
 
 use crate::agent_run::AgentRun;
-use crate::effects;
+use crate::effects::Deadline;
+use crate::error::EngineError;
 use crate::event::EventKind;
 use crate::hooks::HookAgent;
-use crate::outcome::{TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
+use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
 use crate::price::cost_of;
+use crate::remote::SubagentSpec;
 use crate::session::QueryCtx;
 use crate::telemetry;
 use crate::worktree::Scope;
@@ -67,13 +69,16 @@ pub(crate) struct Subagent {
     pub(crate) isolation: Isolation,
     /// Where its duration counts from (a foreground task: its call's start).
     pub(crate) start: Instant,
+    /// Its description, when it may run elsewhere
+    /// ([`Effects::remote_subagent`](crate::Effects::remote_subagent)).
+    pub(crate) spec: Option<SubagentSpec>,
 }
 
 /// What bounds a subagent's run: a slot of its call (foreground tasks
 /// queue beyond `max_concurrent`) and a deadline.
 pub(crate) struct Limits<'a> {
     pub(crate) slots: Option<&'a Semaphore>,
-    pub(crate) deadline: Option<tokio::time::Instant>,
+    pub(crate) deadline: Option<Deadline>,
     /// The error of a run the deadline stopped; `true` when it had
     /// started (not only waited in the queue).
     pub(crate) timed_out: &'a (dyn Fn(bool) -> String + Sync),
@@ -158,9 +163,16 @@ pub(crate) async fn live(
     beside: impl Future<Output = ()> + Send,
     end: &mut dyn End,
 ) -> TaskResult {
+    let effects = Arc::clone(ctx.session.runtime.effects());
+    if let Some(remote) = subagent
+        .spec
+        .as_ref()
+        .and_then(|spec| effects.remote_subagent(spec))
+    {
+        return elsewhere(ctx, subagent, &limits, remote, end).await;
+    }
     let id = subagent.run.meta.id.clone();
     let agent_type = Arc::clone(&subagent.run.meta.agent_type);
-    let effects = Arc::clone(ctx.session.runtime.effects());
     // A child of the current span: the `execute_tool` of the call that
     // started it (a background agent's task carries that span).
     let span = telemetry::agent_span(
@@ -177,6 +189,7 @@ pub(crate) async fn live(
             mut result,
             isolation,
             start,
+            spec: _,
         } = subagent;
         let session = &ctx.session;
         let id = run.meta.id.clone();
@@ -191,56 +204,26 @@ pub(crate) async fn live(
         let hooks = &session.config.hooks;
         hooks.subagent_start(&hook_agent, &parent).await;
         steps.armed(&hook_agent);
-        let Limits {
-            slots,
-            deadline,
-            timed_out,
-        } = limits;
         let progress = Arc::clone(&run.progress);
         let model = run.meta.model.clone();
-        let ran = AtomicBool::new(false);
         let work = {
-            let (ran, scope) = (&ran, &scope);
+            let scope = &scope;
             async move {
-                // A closed semaphore cannot happen (it is never closed); run
-                // anyway rather than fail the task.
-                let _slot = match slots {
-                    Some(slots) => slots.acquire().await.ok(),
-                    None => None,
-                };
-                // The deadline's timer is polled after this future: a slot
-                // freed by a task stopped at the deadline must not start a
-                // queued one after the budget is spent.
-                if deadline.is_some_and(|deadline| tokio::time::Instant::now() >= deadline) {
-                    return None;
-                }
-                ran.store(true, Ordering::Relaxed);
-                if let Err(error) = scope.enter(&mut run.meta).await {
-                    return Some(Err(error));
-                }
+                scope.enter(&mut run.meta).await?;
                 ctx.sink.emit(&run.meta, EventKind::SubagentRunning);
                 let work = run.run(ctx);
                 tokio::pin!(work);
-                let outcome = tokio::select! {
+                Ok::<_, EngineError>(tokio::select! {
                     outcome = &mut work => outcome,
                     // `beside` ends only when it has nothing to do.
                     () = beside => work.await,
-                };
-                Some(Ok(outcome))
+                })
             }
         };
-        let ended = match deadline {
-            Some(deadline) => effects::until(&**session.runtime.effects(), deadline, work).await,
-            None => Some(work.await),
-        };
-        match ended {
-            Some(Some(Err(error))) => result.error = Some(error_chain(&error)),
-            Some(Some(Ok(outcome))) => fill_from_outcome(&mut result, outcome),
-            Some(None) | None => {
-                fill_from_progress(&mut result, &progress);
-                result.status = TaskStatus::TimedOut;
-                result.error = Some(timed_out(ran.load(Ordering::Relaxed)));
-            }
+        match bounded(&limits, work).await {
+            Bounded::Done(Err(error)) => result.error = Some(error_chain(&error)),
+            Bounded::Done(Ok(outcome)) => fill_from_outcome(&mut result, outcome),
+            Bounded::Stopped { ran } => stopped(&mut result, &progress, &limits, ran),
         }
         result.cost_usd = cost_of(&model, &result.usage);
         result.worktree = scope.finish().await;
@@ -254,4 +237,79 @@ pub(crate) async fn live(
         .await;
     telemetry::record_task(&span, &result);
     end.publish(ctx, &agent_type, result)
+}
+
+/// How a run bounded by its [`Limits`] ended.
+enum Bounded<T> {
+    /// It finished.
+    Done(T),
+    /// The deadline stopped it; `ran`: it had started (not only waited in
+    /// its call's queue).
+    Stopped { ran: bool },
+}
+
+/// Runs `work` within `limits`: in a slot of its call (a foreground task
+/// waits in the call's queue), by the call's deadline. The one copy of a
+/// task's limits, for a run here and a run elsewhere.
+async fn bounded<T>(limits: &Limits<'_>, work: impl Future<Output = T>) -> Bounded<T> {
+    let ran = AtomicBool::new(false);
+    let gated = async {
+        // A closed semaphore cannot happen (it is never closed); run
+        // anyway rather than fail the task.
+        let _slot = match limits.slots {
+            Some(slots) => slots.acquire().await.ok(),
+            None => None,
+        };
+        // The deadline's timer is polled after this future: a slot freed
+        // by a task stopped at the deadline must not start a queued one
+        // after the budget is spent.
+        if limits.deadline.as_ref().is_some_and(Deadline::passed) {
+            return None;
+        }
+        ran.store(true, Ordering::Relaxed);
+        Some(work.await)
+    };
+    let ended = match &limits.deadline {
+        Some(deadline) => deadline.until(gated).await.flatten(),
+        None => gated.await,
+    };
+    match ended {
+        Some(value) => Bounded::Done(value),
+        None => Bounded::Stopped {
+            ran: ran.load(Ordering::Relaxed),
+        },
+    }
+}
+
+/// `result` of a run the deadline stopped: what it wrote by then.
+fn stopped(result: &mut TaskResult, progress: &Mutex<Progress>, limits: &Limits<'_>, ran: bool) {
+    fill_from_progress(result, progress);
+    result.status = TaskStatus::TimedOut;
+    result.error = Some((limits.timed_out)(ran));
+}
+
+/// Steps 2 to 7 elsewhere (`remote`: the subagent's whole lifecycle in
+/// another worker), within `limits` here; step 8 here. A run the deadline
+/// stopped is dropped (which stops it there) and is `timed_out`, with
+/// nothing of its output.
+async fn elsewhere(
+    ctx: &QueryCtx,
+    subagent: Subagent,
+    limits: &Limits<'_>,
+    remote: futures_util::future::BoxFuture<'static, TaskResult>,
+    end: &mut dyn End,
+) -> TaskResult {
+    let Subagent {
+        run,
+        mut result,
+        start,
+        ..
+    } = subagent;
+    match bounded(limits, remote).await {
+        Bounded::Done(done) => result = done,
+        Bounded::Stopped { ran } => stopped(&mut result, &run.progress, limits, ran),
+    }
+    result.duration = start.elapsed();
+    end.settled(&result);
+    end.publish(ctx, &run.meta.agent_type, result)
 }

@@ -19,13 +19,14 @@ use zr_types::{
 use crate::agent_model::{effort, subagent_model};
 use crate::agent_run::{AgentRun, Delegate};
 use crate::background;
-use crate::effects::deadline_after;
+use crate::effects::Deadline;
 use crate::error::EngineError;
 use crate::event::EventKind;
 use crate::meta::{AgentMeta, TaskRef};
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::permission;
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
+use crate::remote::SubagentSpec;
 use crate::revive::{self, Revive};
 use crate::session::QueryCtx;
 use crate::structured::{Structured, subagent_output};
@@ -41,6 +42,8 @@ struct TaskInput {
     background: bool,
     /// `output_schema`, compiled: replaces the type's.
     output: Option<Arc<Structured>>,
+    /// `output_schema` as the call held it.
+    schema: Option<Value>,
 }
 
 const FIELDS: &str = "description, prompt, subagent_type, output_schema";
@@ -103,8 +106,9 @@ fn parse_task(types: &Types, value: &Value, at: &str, multi: bool) -> Result<Tas
             ));
         }
     };
-    let output = match map.get("output_schema") {
-        None | Some(Value::Null) => None,
+    let schema = map.get("output_schema").filter(|s| !s.is_null()).cloned();
+    let output = match &schema {
+        None => None,
         Some(schema) => {
             Some(Structured::compile_call(schema).map_err(|e| format!("{at}.output_schema: {e}"))?)
         }
@@ -115,6 +119,7 @@ fn parse_task(types: &Types, value: &Value, at: &str, multi: bool) -> Result<Tas
         subagent_type,
         background,
         output,
+        schema,
     })
 }
 
@@ -204,9 +209,10 @@ pub(crate) async fn run_call(
     let tasks = parse(&catalog.sub_agents, call, multi)
         .map_err(|message| format!("{message}. Nothing was started."))?;
     let config = ctx.session.config.subagent;
+    let effects = ctx.session.runtime.effects();
     let budget = CallBudget {
         slots: Semaphore::new(config.max_concurrent),
-        deadline: deadline_after(config.timeout),
+        deadline: Deadline::after(&**effects, config.timeout),
         start: Instant::now(),
         timeout: config.timeout,
     };
@@ -234,8 +240,8 @@ fn for_model(result: &TaskResult) -> Value {
 /// budget, queueing included.
 struct CallBudget {
     slots: Semaphore,
-    /// When the budget ends.
-    deadline: tokio::time::Instant,
+    /// When the budget ends: one timer for the call.
+    deadline: Deadline,
     /// When the call started (task durations count from here).
     start: Instant,
     /// The budget, for messages.
@@ -259,9 +265,10 @@ async fn run_task(
     let found = ctx
         .session
         .take_found_task(&parent.meta.id, &call.id, index);
+    let fresh = found.is_none();
     let ready = match found {
         Some(id) => take_up(ctx, parent, &id, index),
-        None => prepare(ctx, parent, call, &task, index)
+        None => prepare(ctx, parent, call, &task, index, None)
             .map(|run| Ready::Run(run, catalog.isolation_of(task.subagent_type.as_ref()))),
     };
     let (run, isolation) = match ready {
@@ -278,19 +285,24 @@ async fn run_task(
             return result;
         }
     };
-    result.agent_id = Some(run.meta.id.clone());
-    if let Some(task) = &run.meta.task {
-        result.agent_type = run.meta.agent_type.to_string();
-        result.description.clone_from(&task.description);
-    }
-    let description = result.description.clone();
-    subagent::started(ctx, &run, &description, index);
-    let subagent = Subagent {
-        isolation,
-        run,
-        result,
-        start: budget.start,
+    // A typed foreground subagent of the root may run elsewhere: its
+    // description is what a local run would build it from.
+    let spec = match &task.subagent_type {
+        Some(name) if fresh && !run.meta.background && parent.meta.id.is_root() => {
+            Some(SubagentSpec {
+                subagent_type: name.clone(),
+                description: task.description.clone(),
+                prompt: task.prompt.clone(),
+                output_schema: task.schema.clone(),
+                call: call.id.clone(),
+                index,
+                agent: run.meta.id.clone(),
+                parents: vec![parent.meta.id.clone()],
+            })
+        }
+        _ => None,
     };
+    let subagent = announce(ctx, run, isolation, result, budget.start, spec);
     if subagent.run.meta.background {
         let mut result = background::launch(ctx, subagent);
         result.duration = budget.start.elapsed();
@@ -308,11 +320,92 @@ async fn run_task(
     };
     let limits = Limits {
         slots: Some(&budget.slots),
-        deadline: Some(budget.deadline),
+        deadline: Some(budget.deadline.clone()),
         timed_out: &timed_out,
     };
     let mut end = Foreground(ctx);
     subagent::live(ctx, subagent, limits, std::future::pending(), &mut end).await
+}
+
+/// Step 1 of `run`'s lifecycle: its result knows its id, type and
+/// description, and `SubagentStarted` is sent.
+fn announce(
+    ctx: &QueryCtx,
+    run: AgentRun,
+    isolation: Isolation,
+    mut result: TaskResult,
+    start: Instant,
+    spec: Option<SubagentSpec>,
+) -> Subagent {
+    result.agent_id = Some(run.meta.id.clone());
+    if let Some(task) = &run.meta.task {
+        result.agent_type = run.meta.agent_type.to_string();
+        result.description.clone_from(&task.description);
+    }
+    subagent::started(ctx, &run, &result.description, result.index);
+    Subagent {
+        isolation,
+        run,
+        result,
+        start,
+        spec,
+    }
+}
+
+/// Runs the subagent `spec` describes, a child of `parent` (the root,
+/// rebuilt by this worker), as [`run_task`] runs a task of a call: the
+/// same checks of the task, the same pool and first messages, the id its
+/// parent gave it, then the one lifecycle. The call's slots and budget
+/// are the parent's (it holds them while this runs). `Err`: the
+/// description does not fit this worker's project (nothing started).
+pub(crate) async fn run_described(
+    ctx: &QueryCtx,
+    parent: &AgentRun,
+    spec: &SubagentSpec,
+) -> Result<TaskResult, String> {
+    if spec.parents != [parent.meta.id.clone()] {
+        return Err(format!(
+            "{}: only the root's subagents run from a description, not a child of {:?}",
+            spec.agent,
+            spec.parents.iter().map(AgentId::as_str).collect::<Vec<_>>()
+        ));
+    }
+    let catalog = ctx.session.catalog.current();
+    let task = parse_task(
+        &catalog.sub_agents,
+        &spec.task_input(),
+        "the described task",
+        true,
+    )?;
+    let isolation = catalog.isolation_of(task.subagent_type.as_ref());
+    let call = ToolCall {
+        id: spec.call.clone(),
+        name: "MultiTask".to_owned(),
+        input: Value::Null,
+    };
+    let run = prepare(ctx, parent, &call, &task, spec.index, Some(&spec.agent))
+        .map_err(|e| error_chain(&e))?;
+    if run.meta.background {
+        return Err(format!(
+            "{}: the type '{}' runs in the background, in its parent",
+            spec.agent, spec.subagent_type
+        ));
+    }
+    let result = TaskResult::pending(
+        spec.index,
+        spec.subagent_type.as_str().to_owned(),
+        task.description.clone(),
+    );
+    let subagent = announce(ctx, run, isolation, result, Instant::now(), None);
+    let mut end = Foreground(ctx);
+    Ok(subagent::live(
+        ctx,
+        subagent,
+        Limits::NONE,
+        std::future::pending(),
+        &mut end,
+    )
+    .await)
 }
 
 /// A foreground subagent's end: a failed one is noted for the query's
@@ -368,18 +461,19 @@ fn take_up(
     Ok(Ready::Run(run, Isolation::None))
 }
 
-/// Builds the subagent of task `index`: its id, system prompt, resolved
-/// pool and first messages.
+/// Builds the subagent of task `index`: its id (the next of the session,
+/// or `given`, which must be one its parent could have given it), system
+/// prompt, resolved pool and first messages.
 fn prepare(
     ctx: &QueryCtx,
     parent: &AgentRun,
     call: &ToolCall,
     task: &TaskInput,
     index: usize,
+    given: Option<&AgentId>,
 ) -> Result<AgentRun, EngineError> {
     let session = &ctx.session;
     let catalog = session.catalog.current();
-    let seq = session.next_child();
     let definition = task
         .subagent_type
         .as_ref()
@@ -399,7 +493,10 @@ fn prepare(
             "fork",
         ),
     };
-    let id = parent.meta.id.child(seq, label);
+    let id = match given {
+        None => parent.meta.id.child(session.next_child(), label),
+        Some(id) => child_of(&parent.meta.id, label, id)?,
+    };
     let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
         Some(d) => typed(&session.config.model_aliases, d, parent, task),
@@ -439,6 +536,22 @@ fn prepare(
     Ok(AgentRun::new(meta, tools, history)
         .with_budget(budget)
         .with_cache_prefix(cache_prefix))
+}
+
+/// `id` when it is the id of a `label` subagent of `parent`.
+fn child_of(parent: &AgentId, label: &str, id: &AgentId) -> Result<AgentId, EngineError> {
+    let seq = id
+        .as_str()
+        .strip_prefix(parent.as_str())
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(seq, _)| seq.parse::<u32>().ok());
+    match seq {
+        Some(seq) if parent.child(seq, label) == *id => Ok(id.clone()),
+        _ => Err(EngineError::InvalidTask {
+            message: format!("{id} is not the id of a '{label}' subagent of {parent}"),
+        }),
+    }
 }
 
 type Start = (String, String, u32, Budget, Vec<Message>);

@@ -1,33 +1,43 @@
 //! [`DurableEffects`]: the engine's effects seam journaled through a
-//! Restate invocation.
+//! Restate invocation, the root's (`ZrSession`) or one subagent's
+//! (`ZrAgent`): the invocation's agent.
 //!
-//! What is a step of the session's journal:
+//! What is a command of the invocation's journal:
 //!
-//! - each model request of the root: one step (`model root #N`), the
-//!   whole answer (a durable request streams no deltas);
-//! - each tool call of the root that reaches a handler: one step (`tool
+//! - each model request of the invocation's agent: one step (`model
+//!   AGENT #N`), the whole answer (a durable request streams no deltas);
+//! - each tool call of that agent that reaches a handler: one step (`tool
 //!   CALL_ID`), in call order, its context carrying the idempotency key
 //!   `{session}/{call id}`;
-//! - each subagent: one step (`subagent {session}/{agent id}`) holding its
-//!   `TaskResult`; its own requests and calls run inside that step.
+//! - each of the root's subagents the engine may run elsewhere (typed,
+//!   foreground, fresh): a call of the child invocation `ZrAgent`
+//!   `{session}/{agent id}`, made once the task holds a slot of its call;
+//!   the call's time budget: one durable timer per call (Restate keeps its
+//!   first wake-up time); a child still running when it fires is
+//!   cancelled;
+//! - any other subagent (a fork, a background agent): one step
+//!   (`subagent {session}/{agent id}`) holding its `TaskResult`; its own
+//!   requests and calls run inside that step.
 //!
-//! On a replay the root's finished steps are read from the journal (no
-//! request is sent, no tool runs again, a finished subagent is not run
-//! again); the first unfinished step runs again. A subagent cut short
-//! runs again from its start (see the crate documentation).
+//! On a replay the finished commands are read from the journal (no
+//! request is sent, no tool runs again, a finished child is not called
+//! again); the first unfinished one runs again. A subagent run inside a
+//! step and cut short runs again from its start.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use zr_engine::{
     Effects, LocalEffects, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream,
-    ProviderError, TaskResult,
+    ProviderError, SubagentSpec, TaskResult, TaskStatus,
 };
 use zr_types::{
-    AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput,
+    AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput, Usage,
 };
 
+use crate::agent::{AGENT_OBJECT, agent_key};
 use crate::journal::Journal;
 use crate::record::{ModelRecord, ToolRecord, journaled_failure, retryable};
 
@@ -43,15 +53,23 @@ const TOOL_ATTEMPTS: u32 = 3;
 #[derive(Debug)]
 pub(crate) struct DurableEffects {
     session: SessionId,
+    /// The agent whose effects are this invocation's commands.
+    agent: AgentId,
     journal: Journal,
     /// The session's transcript folder, when transcripts are on.
     folder: Option<PathBuf>,
 }
 
 impl DurableEffects {
-    pub(crate) fn new(session: SessionId, journal: Journal, folder: Option<PathBuf>) -> Self {
+    pub(crate) fn new(
+        session: SessionId,
+        agent: AgentId,
+        journal: Journal,
+        folder: Option<PathBuf>,
+    ) -> Self {
         Self {
             session,
+            agent,
             journal,
             folder,
         }
@@ -63,6 +81,26 @@ impl DurableEffects {
         if let Some(folder) = &self.folder {
             let _ = std::fs::remove_file(folder.join(format!("{agent}.jsonl")));
         }
+    }
+}
+
+/// The result of the task `spec` whose child invocation failed with
+/// `message`.
+fn failed_child(spec: &SubagentSpec, message: String) -> TaskResult {
+    TaskResult {
+        index: spec.index,
+        agent_id: Some(spec.agent.clone()),
+        agent_type: spec.subagent_type.as_str().to_owned(),
+        description: spec.description.clone(),
+        status: TaskStatus::Failed,
+        output: String::new(),
+        value: None,
+        turns: 0,
+        usage: Usage::default(),
+        cost_usd: None,
+        duration: Duration::ZERO,
+        error: Some(message),
+        worktree: None,
     }
 }
 
@@ -85,7 +123,7 @@ impl Effects for DurableEffects {
         provider: &Arc<dyn ModelProvider>,
         request: ModelRequest,
     ) -> ModelStream {
-        if !request.origin.agent.is_root() {
+        if request.origin.agent != self.agent {
             return LocalEffects.model_request(provider, request);
         }
         let name = format!("model {} #{}", request.origin.agent, request.origin.turn);
@@ -112,7 +150,7 @@ impl Effects for DurableEffects {
         call: ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        if !ctx.agent.is_root() {
+        if ctx.agent != self.agent {
             return handler.call(call, ctx);
         }
         Box::pin(async move {
@@ -136,6 +174,10 @@ impl Effects for DurableEffects {
         agent: &'a AgentId,
         run: BoxFuture<'a, TaskResult>,
     ) -> BoxFuture<'a, TaskResult> {
+        if *agent == self.agent {
+            // The invocation's own agent: its lifecycle is the invocation.
+            return run;
+        }
         Box::pin(async move {
             let name = format!("subagent {}/{agent}", self.session);
             let work = async move {
@@ -151,5 +193,24 @@ impl Effects for DurableEffects {
                 }
             }
         })
+    }
+
+    fn remote_subagent(&self, spec: &SubagentSpec) -> Option<BoxFuture<'static, TaskResult>> {
+        if !self.agent.is_root() || spec.parents != [AgentId::root()] {
+            return None;
+        }
+        let journal = self.journal.clone();
+        let key = agent_key(&self.session, spec);
+        let input = serde_json::to_value(spec).ok()?;
+        let spec = spec.clone();
+        Some(Box::pin(async move {
+            match journal.call(AGENT_OBJECT, key, input).await {
+                Ok(result) => result,
+                // The child invocation failed for good (not its task: its
+                // run, e.g. a description this worker's project refuses):
+                // the task failed, as a local one that could not start.
+                Err(message) => failed_child(&spec, message),
+            }
+        }))
     }
 }

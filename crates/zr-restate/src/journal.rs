@@ -3,9 +3,10 @@
 //! The engine runs as ordinary async Rust in its own tasks; a Restate
 //! context lives in the invocation's handler and cannot leave it. Each
 //! journaled effect is a [`Step`] sent from the engine to the handler,
-//! which makes one `ctx.run` of it, in the order the steps arrive (the
-//! engine's own, deterministic order: see zr-engine's `Effects`). The
-//! work itself stays on the engine's side:
+//! which makes one command of it (a `ctx.run`, or a call of a child
+//! invocation), in the order the steps arrive (the engine's own,
+//! deterministic order: see zr-engine's `Effects`). The work of a
+//! `ctx.run` stays on the engine's side:
 //!
 //! - first run: the handler's `ctx.run` closure asks the engine to do the
 //!   work (`go`), journals what comes back, and hands the journaled value
@@ -27,9 +28,18 @@ use tokio::sync::{mpsc, oneshot};
 /// How a step's work ended on the engine's side, before the journal.
 pub(crate) type Work = Result<Value, String>;
 
-/// One effect to journal.
+/// One effect to journal, in the engine's order.
 #[derive(Debug)]
-pub(crate) struct Step {
+pub(crate) enum Step {
+    /// A `ctx.run` of work done on the engine's side.
+    Run(Run),
+    /// A call of a child invocation.
+    Call(Call),
+}
+
+/// Work to journal as one `ctx.run`.
+#[derive(Debug)]
+pub(crate) struct Run {
     /// The journal entry's name (`model root #3`, `tool toolu_01`,
     /// `subagent {session}/{agent}`); names make a replay that took
     /// another path fail loudly instead of reading the wrong result.
@@ -40,6 +50,19 @@ pub(crate) struct Step {
     pub(crate) done: oneshot::Sender<Result<Value, String>>,
     /// How many times the step is tried before it fails for good.
     pub(crate) attempts: u32,
+}
+
+/// A request-response call of a child invocation: the object `object`
+/// keyed `key`, handler `run`, with `input`.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) object: &'static str,
+    pub(crate) key: String,
+    pub(crate) input: Value,
+    /// Its answer, or its terminal error's message. Dropped by the engine
+    /// before the answer (the call's budget ran out): the child invocation
+    /// is cancelled.
+    pub(crate) done: oneshot::Sender<Result<Value, String>>,
 }
 
 /// The engine's end of the bridge.
@@ -73,12 +96,12 @@ impl Journal {
     {
         let (go, asked) = oneshot::channel();
         let (done, journaled) = oneshot::channel();
-        let step = Step {
+        let step = Step::Run(Run {
             name,
             go,
             done,
             attempts,
-        };
+        });
         if self.steps.send(step).is_err() {
             return std::future::pending().await;
         }
@@ -90,10 +113,41 @@ impl Journal {
             let _ = reply.send(outcome);
         }
         match journaled.await {
-            Ok(Ok(value)) => serde_json::from_value(value)
-                .map_err(|e| format!("the journal holds a value this worker cannot read: {e}")),
+            Ok(Ok(value)) => read(value),
             Ok(Err(terminal)) => Err(terminal),
             Err(_) => std::future::pending().await,
         }
     }
+
+    /// Calls the child invocation `object`/`key` with `input` and waits
+    /// for its answer (`Err`: its terminal error). Dropping the future
+    /// cancels the child. Never returns when the invocation is gone.
+    pub(crate) async fn call<T: DeserializeOwned>(
+        &self,
+        object: &'static str,
+        key: String,
+        input: Value,
+    ) -> Result<T, String> {
+        let (done, rx) = oneshot::channel();
+        let call = Call {
+            object,
+            key,
+            input,
+            done,
+        };
+        if self.steps.send(Step::Call(call)).is_err() {
+            return std::future::pending().await;
+        }
+        match rx.await {
+            Ok(Ok(value)) => read(value),
+            Ok(Err(terminal)) => Err(terminal),
+            Err(_) => std::future::pending().await,
+        }
+    }
+}
+
+/// A journaled value as the engine's type.
+fn read<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    serde_json::from_value(value)
+        .map_err(|e| format!("the journal holds a value this worker cannot read: {e}"))
 }

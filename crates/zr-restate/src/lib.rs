@@ -1,35 +1,62 @@
 //! Durable zr sessions on Restate.
 //!
-//! A worker serves the virtual object [`SESSION_OBJECT`], keyed by session
-//! id (Restate runs one turn of a session at a time). A turn is the
-//! engine's ordinary loop with its effects seam (`zr_engine::Effects`)
-//! pointed at the invocation's journal:
+//! A worker serves two virtual objects: [`SESSION_OBJECT`], keyed by
+//! session id (Restate runs one turn of a session at a time), and
+//! [`AGENT_OBJECT`], keyed `{session}/{agent id}`, one invocation per
+//! subagent of the root. A turn is the engine's ordinary loop with its
+//! effects seam (`zr_engine::Effects`) pointed at the invocation's
+//! journal:
 //!
-//! - each model request of the root is one journaled step (the whole
-//!   answer); a failure worth retrying (429, 5xx, a broken connection,
-//!   after the provider's own retries) is not journaled and the step is
-//!   tried again, up to three times; any other failure (4xx, a malformed
-//!   answer) is journaled and ends the turn as it would locally;
-//! - each tool call of the root that reaches a handler is one step, in
+//! - each model request of the invocation's agent (the root's in a turn,
+//!   the subagent's in its own invocation) is one journaled step (the
+//!   whole answer); a failure worth retrying (429, 5xx, a broken
+//!   connection, after the provider's own retries) is not journaled and
+//!   the step is tried again, up to three times; any other failure (4xx,
+//!   a malformed answer) is journaled and ends the agent as it would
+//!   locally;
+//! - each tool call of that agent that reaches a handler is one step, in
 //!   call order; its `ToolContext::idempotency_key` is `{session}/{call
 //!   id}`, the same on every attempt;
-//! - each subagent is one step keyed `{session}/{agent id}`, holding its
-//!   `TaskResult`: a finished subagent is never run again.
+//! - each typed foreground subagent of the root (a `Task` or `MultiTask`
+//!   task naming a type) is a call of the child invocation
+//!   `ZrAgent/{session}/{agent id}`, made once the task holds a slot of
+//!   its call: a MultiTask keeps at most `max_concurrent` children in
+//!   flight and starts the next as one answers. Restate runs each child
+//!   on any worker of the deployment; the worker rebuilds the subagent
+//!   from its description (`zr_engine::SubagentSpec`: type, task, call,
+//!   index, id, parents) with its own project and runs the engine's one
+//!   subagent lifecycle (`Agent::run_described`): hooks, worktree, loop,
+//!   transcript are the child's. The call's time budget stays with the
+//!   parent: a child still running when it ends is cancelled (Restate's
+//!   cancellation) and its task is `timed_out`;
+//! - a fork or a background subagent is one step of its parent keyed
+//!   `{session}/{agent id}`, holding its `TaskResult` (a fork needs its
+//!   parent's history; a background agent outlives the call that started
+//!   it).
 //!
-//! A worker that dies mid-turn costs the unfinished step: Restate retries
-//! the invocation (on any worker of the deployment), the turn replays
-//! from its journal without sending a request or running a tool again,
-//! and continues from the first unfinished step. A tool call cut short
-//! after its effect runs again with the same idempotency key; a subagent
-//! cut short runs again from its start (its own steps are not journaled
-//! one by one in this version). Transcripts are written again on every
-//! attempt from the start (the session's folder is cleared first), so a
-//! replay leaves no record twice.
+//! A worker that dies mid-turn costs the unfinished steps of the
+//! invocations it was running: Restate retries each (on any worker), the
+//! invocation replays from its journal without sending a request,
+//! running a tool or calling a child again, and continues from its first
+//! unfinished step. A tool call cut short after its effect runs again with
+//! the same idempotency key. A child that finished is never run again; a
+//! child cut short continues from its own journal. Transcripts are
+//! written again on every attempt from the start (the agent's file is
+//! removed first), by the worker of that attempt, so a replay leaves no
+//! record twice.
+//!
+//! Cancelling the turn (Restate's admin API) ends it at its next journal
+//! command, cancels the children it waits for, and drops the engine's run
+//! (its tools and processes stop).
 //!
 //! The resolver still decides every pool: a worker builds the session's
-//! runtime and configuration from its project, exactly as `zr run` does.
+//! runtime and configuration from its project, exactly as `zr run` does,
+//! and a child's pool derives from its type and the root's pool, as
+//! locally; nothing in a description reaches the resolver but the type.
 
 mod admin;
+mod agent;
+mod drive;
 mod effects;
 mod error;
 mod http;
@@ -39,6 +66,7 @@ mod record;
 mod serve;
 
 pub use admin::{DurableTurn, JournalEntry, attach, journal, last_turn, send, sessions};
+pub use agent::{AGENT_OBJECT, AgentObject};
 pub use error::RestateError;
 pub use object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};

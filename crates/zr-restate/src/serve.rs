@@ -6,19 +6,25 @@ use std::sync::Arc;
 use restate_sdk::prelude::{Endpoint, HttpServer};
 use tokio::net::TcpListener;
 
+use crate::agent::AgentObject;
 use crate::error::RestateError;
 use crate::http::{authority, post_json};
 use zr_types::SessionId;
 
 use crate::object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 
-/// Serves the sessions of `host` on `listener` until `shutdown` ends.
+/// Serves the sessions of `host` on `listener` until `shutdown` ends: the
+/// session object and the subagent object (`ZrAgent`), so that every
+/// worker of a deployment runs turns and subagents alike.
 pub async fn serve(
     listener: TcpListener,
     host: Arc<dyn SessionHost>,
     shutdown: impl Future<Output = ()>,
 ) {
-    let endpoint = Endpoint::builder().bind(SessionObject::new(host)).build();
+    let endpoint = Endpoint::builder()
+        .bind(SessionObject::new(Arc::clone(&host)))
+        .bind(AgentObject::new(host))
+        .build();
     HttpServer::new(endpoint)
         .serve_with_cancel(listener, shutdown)
         .await;

@@ -106,7 +106,9 @@ fn durable_sessions(project: &TempProject) -> Vec<serde_json::Value> {
     let out = project.zr(&["sessions", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let all: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).expect("JSON");
-    all.into_iter().filter(|s| !s["durable"].is_null()).collect()
+    all.into_iter()
+        .filter(|s| !s["durable"].is_null())
+        .collect()
 }
 
 #[test]
@@ -124,7 +126,13 @@ fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
     );
     let mut worker = spawn_zr(
         &project,
-        &["worker", "--listen", "127.0.0.1:0", "--script", "script.json"],
+        &[
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "--script",
+            "script.json",
+        ],
     );
     let lines = BufReader::new(worker.stderr.take().expect("piped"));
     let (tx, rx) = mpsc::channel();
@@ -177,7 +185,11 @@ fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
     let steps: Vec<&str> = err.lines().filter(|l| l.starts_with("  ")).collect();
     assert_eq!(
         steps,
-        ["  ✓ model root #1", "  ✓ tool toolu_01_0_root", "  ✓ model root #2"],
+        [
+            "  ✓ model root #1",
+            "  ✓ tool toolu_01_0_root",
+            "  ✓ model root #2"
+        ],
         "{err}"
     );
     assert!(
@@ -200,7 +212,11 @@ fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
     let again = project.zr(&["resume", &session]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     assert_eq!(stdout(&again), "Slept well.\n");
-    assert!(stderr(&again).contains("ended; its answer follows"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("ended; its answer follows"),
+        "{}",
+        stderr(&again)
+    );
 
     let _ = worker.kill();
     let _ = worker.wait();

@@ -7,7 +7,7 @@ use zr_caps::Isolation;
 use zr_types::{AgentId, ToolName};
 
 use crate::agent::QueryResult;
-use crate::effects::deadline_after;
+use crate::effects::Deadline;
 use crate::error::EngineError;
 use crate::event::EventKind;
 use crate::outcome::TaskResult;
@@ -55,6 +55,7 @@ pub(super) async fn run(
         // not made again.
         isolation: Isolation::None,
         start,
+        spec: None,
     };
     let timed_out = |_| {
         format!(
@@ -64,7 +65,7 @@ pub(super) async fn run(
     };
     let limits = Limits {
         slots: None,
-        deadline: Some(deadline_after(timeout)),
+        deadline: Some(Deadline::after(&**session.runtime.effects(), timeout)),
         timed_out: &timed_out,
     };
     let result = subagent::live(ctx, subagent, limits, std::future::pending(), &mut Announce).await;

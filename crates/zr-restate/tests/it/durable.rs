@@ -45,7 +45,7 @@ fn script() -> Value {
 /// with what differs between any two runs taken out: time stamps and
 /// durations, the folders, a report's text (it shows durations) and the
 /// input token counts (the scripted model counts the durations' digits).
-fn transcripts(sessions: &Path, session: &str) -> BTreeMap<String, Vec<Value>> {
+pub(crate) fn transcripts(sessions: &Path, session: &str) -> BTreeMap<String, Vec<Value>> {
     let dir = sessions.join(session);
     let mut files = BTreeMap::new();
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
@@ -83,7 +83,7 @@ fn strip_times(value: &mut Value) {
     }
 }
 
-async fn serve(host: Arc<TestHost>) -> SocketAddr {
+pub(crate) async fn serve(host: Arc<TestHost>) -> SocketAddr {
     let listener = zr_restate::listen("127.0.0.1:0")
         .await
         .expect("a free port");

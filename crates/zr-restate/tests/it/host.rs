@@ -3,7 +3,7 @@
 //! effects are counted by idempotency key in a ledger all workers share
 //! (as a real tool's external system would be).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,18 +29,28 @@ pub(crate) struct Ledger {
     pub(crate) attempts: Mutex<BTreeMap<String, u32>>,
     /// Effects applied per key: the tool applies a key's effect once.
     pub(crate) effects: Mutex<BTreeMap<String, u32>>,
+    /// Calls of `bump` with `hold_ms` running now, on every worker.
+    pub(crate) holding: AtomicUsize,
+    /// The most that ever ran at once.
+    pub(crate) most_held: AtomicUsize,
 }
 
-/// The scripted provider, counting the requests it answered.
+/// The scripted provider, counting the requests it answered and the
+/// agents that asked.
 #[derive(Debug)]
 struct Counted {
     inner: ScriptedProvider,
     requests: Arc<AtomicUsize>,
+    agents: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl ModelProvider for Counted {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.requests.fetch_add(1, Ordering::SeqCst);
+        self.agents
+            .lock()
+            .expect("not poisoned")
+            .insert(request.origin.agent.to_string());
         self.inner.stream(request)
     }
 }
@@ -48,7 +58,8 @@ impl ModelProvider for Counted {
 /// `bump`: applies its effect once per idempotency key. With input
 /// `{"crash": true}` on a worker told to crash, it applies the effect and
 /// then hangs, as a worker killed right after the effect would: the
-/// journal never hears of the result.
+/// journal never hears of the result. With `{"hold_ms": N}` it takes N
+/// ms, counted in the ledger's `holding` meanwhile.
 #[derive(Debug)]
 struct Bump {
     ledger: Arc<Ledger>,
@@ -79,6 +90,12 @@ impl ToolHandler for Bump {
                     *applied = 1;
                 }
             }
+            if let Some(ms) = call.input.get("hold_ms").and_then(Value::as_u64) {
+                let now = self.ledger.holding.fetch_add(1, Ordering::SeqCst) + 1;
+                self.ledger.most_held.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                self.ledger.holding.fetch_sub(1, Ordering::SeqCst);
+            }
             if let Some(crash) = &self.crash
                 && call.input.get("crash") == Some(&Value::Bool(true))
             {
@@ -97,8 +114,12 @@ pub(crate) struct TestHost {
     pub(crate) dir: PathBuf,
     pub(crate) ledger: Arc<Ledger>,
     pub(crate) requests: Arc<AtomicUsize>,
+    /// The agents whose model requests this worker answered.
+    pub(crate) agents: Arc<Mutex<BTreeSet<String>>>,
     /// Told when `bump` crashes this worker.
     pub(crate) crash: Option<Arc<Notify>>,
+    /// The session's `subagent.max_concurrent`, when not the default.
+    pub(crate) max_concurrent: Option<usize>,
 }
 
 impl TestHost {
@@ -109,7 +130,9 @@ impl TestHost {
             dir,
             ledger,
             requests: Arc::default(),
+            agents: Arc::default(),
             crash: None,
+            max_concurrent: None,
         }
     }
 
@@ -125,6 +148,7 @@ impl TestHost {
         let provider = Arc::new(Counted {
             inner: provider,
             requests: Arc::clone(&self.requests),
+            agents: Arc::clone(&self.agents),
         });
         let settings = RuntimeSettings {
             model: "scripted".into(),
@@ -146,15 +170,19 @@ impl TestHost {
             BuiltinTools::new(self.dir.join("cron.json")),
         )
         .with_tool(Arc::clone(&bump), handler);
-        let worker = AgentDefinition::new(
+        let mut worker = AgentDefinition::new(
             "worker".parse().expect("a valid name"),
             "the worker agent",
             "You are the worker agent.",
         )
         .with_type(AgentType::GeneralPurpose);
+        worker.capabilities.custom_tools = Some(vec![Arc::clone(&bump)]);
         let mut config = AgentConfig::new("You are the root.").with_sub_agent(worker);
         config.options.custom_tools = vec![bump];
         config.sessions_dir = Some(self.sessions());
+        if let Some(n) = self.max_concurrent {
+            config.subagent.max_concurrent = n;
+        }
         (runtime, config)
     }
 }

@@ -3,6 +3,7 @@
 //! that counts its effects by idempotency key.
 
 mod durable;
+mod fanout;
 mod host;
 mod proxy;
 mod server;

@@ -37,10 +37,17 @@ pub(crate) struct Proxy {
 impl Proxy {
     /// A proxy to `target` on a free loopback port.
     pub(crate) async fn start(target: SocketAddr) -> Self {
+        Self::to_each(vec![target]).await
+    }
+
+    /// A proxy to `targets` in turn, connection by connection, the first
+    /// one first.
+    pub(crate) async fn to_each(targets: Vec<SocketAddr>) -> Self {
+        assert!(!targets.is_empty(), "a proxy needs a worker behind it");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let addr = listener.local_addr().expect("a bound address");
         let target = Arc::new(Mutex::new(Targets {
-            addrs: vec![target],
+            addrs: targets,
             next: 0,
         }));
         let open: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();

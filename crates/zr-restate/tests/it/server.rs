@@ -99,6 +99,13 @@ impl RestateServer {
             .env("RESTATE_LOG_DISABLE_ANSI_CODES", "true")
             .env("RESTATE_ADMIN__BIND_ADDRESS", admin.to_string())
             .env("RESTATE_INGRESS__BIND_ADDRESS", ingress.to_string())
+            // One invocation per HTTP/2 connection to a deployment: the
+            // loopback proxy in front of the workers then decides the
+            // worker of each invocation, as a load balancer would.
+            .env(
+                "RESTATE_WORKER__INVOKER__HTTP2_STREAMS_PER_CONNECTION_LIMIT",
+                "1",
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("a second handle"))
             .stderr(log);

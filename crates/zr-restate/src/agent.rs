@@ -1,0 +1,87 @@
+//! A subagent of a durable session as its own Restate invocation: the
+//! virtual object [`AGENT_OBJECT`], keyed `{session}/{agent id}`, which
+//! the root's invocation calls for each of its typed foreground
+//! subagents. Restate runs each call on any worker of the deployment; the
+//! worker rebuilds the subagent from its description with its own
+//! project, and journals the subagent's own model requests and tool calls
+//! one by one.
+
+use std::sync::Arc;
+
+use restate_sdk::prelude::*;
+use zr_engine::{Agent, SubagentSpec, TaskResult};
+use zr_types::SessionId;
+
+use crate::drive::drive;
+use crate::effects::DurableEffects;
+use crate::journal::Journal;
+use crate::object::SessionHost;
+
+/// The Restate name of the subagent object.
+pub const AGENT_OBJECT: &str = "ZrAgent";
+
+/// The key of `agent`'s invocation in `session`.
+pub(crate) fn agent_key(session: &SessionId, spec: &SubagentSpec) -> String {
+    format!("{session}/{}", spec.agent)
+}
+
+/// The virtual object of subagents a worker serves.
+#[derive(Debug)]
+pub struct AgentObject {
+    host: Arc<dyn SessionHost>,
+}
+
+impl AgentObject {
+    /// Subagents of `host`'s project.
+    pub fn new(host: Arc<dyn SessionHost>) -> Self {
+        Self { host }
+    }
+}
+
+#[restate_sdk::object(name = "ZrAgent")]
+impl AgentObject {
+    /// Runs the subagent `spec` describes, of the session the key names,
+    /// to its result.
+    #[handler]
+    async fn run(
+        &self,
+        ctx: ObjectContext<'_>,
+        spec: Json<SubagentSpec>,
+    ) -> HandlerResult<Json<TaskResult>> {
+        let Json(spec) = spec;
+        let key = ctx.key().to_owned();
+        let session: SessionId = key
+            .split_once('/')
+            .and_then(|(session, _)| session.parse().ok())
+            .ok_or_else(|| TerminalError::new(format!("'{key}' is not a SESSION/AGENT key")))?;
+        if agent_key(&session, &spec) != key {
+            return Err(TerminalError::new(format!(
+                "the key '{key}' does not name the agent {} it describes",
+                spec.agent
+            ))
+            .into());
+        }
+        let (runtime, config) = self.host.open().map_err(TerminalError::new)?;
+        let (journal, steps) = Journal::new();
+        let folder = config
+            .sessions_dir
+            .as_ref()
+            .map(|dir| dir.join(session.as_str()));
+        let effects = Arc::new(DurableEffects::new(
+            session.clone(),
+            spec.agent.clone(),
+            journal,
+            folder,
+        ));
+        // Every attempt runs the subagent from its start (its finished
+        // steps from the journal) and writes its transcript again.
+        effects.forget(&spec.agent);
+        let runtime = Arc::new(runtime.with_effects(effects));
+        let agent = Agent::with_session_id(runtime, config, session);
+        let run = agent.run_described(spec).finish();
+        let result = drive(&ctx, steps, run)
+            .await?
+            .map_err(|e| TerminalError::new(zr_types::error_chain(&e)))?;
+        Ok(Json(result))
+    }
+}

@@ -1,0 +1,270 @@
+//! The handler's side of the bridge: each [`Step`] the engine sends
+//! becomes one command of the invocation's journal, and its result goes
+//! back to the engine.
+//!
+//! The child calls in flight are awaited together, through the SDK's one
+//! combinator over durable futures (`DurableFuturesUnordered`): an SDK
+//! future awaited on its own reads the invocation's input only for
+//! itself, and a completion another one read would never wake it.
+//! `ctx.run` steps run beside them.
+//!
+//! During a replay, awaiting a completion the journal does not hold while
+//! the journal still holds commands fails the attempt (Restate calls it a
+//! changed code path). The engine makes its next command in its own task
+//! a moment after it hears of a completion (a freed slot starts the next
+//! queued task), so the calls are awaited again only once the engine has
+//! been quiet for [`QUIET`] after a completion was handed to it.
+//!
+//! A cancelled invocation (through the admin API, or a parent that
+//! cancelled it) ends at the first command that hears of it: the handler
+//! returns Restate's cancellation (409), the engine's run is dropped with
+//! it (its tools and processes stop), and the SDK cancels the child
+//! invocations it was waiting for.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use restate_sdk::context::{CallFuture as _, DurableFuture, RequestTarget};
+use restate_sdk::prelude::*;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::journal::{Call, Run, Step, Steps};
+
+/// The code of Restate's cancellation.
+const CANCELLED: u16 = 409;
+
+/// A terminal error of a command: the invocation's cancellation ends the
+/// handler (`Err`); any other is the step's result (`Ok`).
+fn terminal(error: TerminalError) -> Result<String, HandlerError> {
+    if error.code() == CANCELLED {
+        Err(error.into())
+    } else {
+        Ok(error.message().to_owned())
+    }
+}
+
+async fn journal_run(ctx: &ObjectContext<'_>, run: Run) -> Result<(), HandlerError> {
+    let Run {
+        name,
+        go,
+        done,
+        attempts,
+    } = run;
+    let policy = RunRetryPolicy::default()
+        .initial_delay(std::time::Duration::from_millis(200))
+        .max_attempts(attempts.max(1));
+    let run = ctx
+        .run(move || async move {
+            let (reply, outcome) = tokio::sync::oneshot::channel();
+            if go.send(reply).is_err() {
+                return Err(HandlerError::from("the engine stopped before the step ran"));
+            }
+            match outcome.await {
+                Ok(Ok(value)) => Ok(Json(value)),
+                Ok(Err(message)) => Err(HandlerError::from(message)),
+                Err(_) => Err(HandlerError::from("the engine dropped the step")),
+            }
+        })
+        .name(name)
+        .retry_policy(policy);
+    let outcome = match run.await {
+        Ok(Json(value)) => Ok(value),
+        Err(error) => Err(terminal(error)?),
+    };
+    let _ = done.send(outcome);
+    Ok(())
+}
+
+/// How long the engine must have sent no step, after a completion was
+/// handed to it, before the calls are awaited again.
+const QUIET: Duration = Duration::from_millis(25);
+
+/// How a call ended.
+type Ended = Result<Json<Value>, TerminalError>;
+
+/// A call's command, awaited with the others.
+type Waiting<'ctx> = Pin<Box<dyn DurableFuture<Output = Ended> + Send + 'ctx>>;
+
+/// A call's engine side, and the child (cancelled when the engine lets
+/// the call go).
+struct Waiter {
+    done: oneshot::Sender<Result<Value, String>>,
+    child: InvocationHandle,
+}
+
+/// The calls in flight. A call the engine let go stays in the set until
+/// its (cancelled) child answers; nobody hears of it.
+struct Durable<'ctx> {
+    set: DurableFuturesUnordered<Waiting<'ctx>>,
+    waiters: BTreeMap<usize, Waiter>,
+}
+
+impl<'ctx> Durable<'ctx> {
+    fn new() -> Self {
+        Self {
+            set: DurableFuturesUnordered::new(),
+            waiters: BTreeMap::new(),
+        }
+    }
+
+    /// Makes the command of a call.
+    ///
+    /// # Errors
+    ///
+    /// The invocation was cancelled, or its attempt ends.
+    async fn start(
+        &mut self,
+        ctx: &'ctx ObjectContext<'_>,
+        call: Call,
+    ) -> Result<(), HandlerError> {
+        let Call {
+            object,
+            key,
+            input,
+            done,
+        } = call;
+        let target = RequestTarget::object(object, key, "run");
+        let call = ctx.request::<_, Json<Value>>(target, Json(input)).call();
+        // Awaited alone, at once: the child's id, to cancel it.
+        let child = call.invocation_handle().await?;
+        let i = self.set.push(Box::pin(call));
+        self.waiters.insert(i, Waiter { done, child });
+        Ok(())
+    }
+
+    /// The next call to end (its number and how), or `None` when the
+    /// engine let calls go (their children are cancelled).
+    ///
+    /// # Errors
+    ///
+    /// The invocation was cancelled, or its attempt ends.
+    async fn event(&mut self) -> Result<Option<(usize, Ended)>, HandlerError> {
+        let Self { set, waiters } = self;
+        tokio::select! {
+            biased;
+            () = std::future::poll_fn(|cx| let_go(waiters, cx)) => Ok(None),
+            ended = set.next(), if !set.is_empty() => Ok(ended?),
+        }
+    }
+
+    /// Hands the end of call `i` to the engine; `false` when the engine
+    /// had let it go.
+    ///
+    /// # Errors
+    ///
+    /// A child that answered with Restate's cancellation while its
+    /// parent still waited for it: the parent was cancelled (or the
+    /// child, through the admin API), and so is this invocation.
+    fn settle(&mut self, i: usize, ended: Ended) -> Result<bool, HandlerError> {
+        let Some(Waiter { done, .. }) = self.waiters.remove(&i) else {
+            return Ok(false);
+        };
+        let outcome = match ended {
+            Ok(Json(value)) => Ok(value),
+            Err(error) => Err(terminal(error)?),
+        };
+        let _ = done.send(outcome);
+        Ok(true)
+    }
+}
+
+/// Waits until the engine lets calls go; cancels their children.
+fn let_go(waiters: &mut BTreeMap<usize, Waiter>, cx: &mut Context<'_>) -> Poll<()> {
+    let mut gone = Vec::new();
+    for (i, waiter) in waiters.iter_mut() {
+        if waiter.done.poll_closed(cx).is_ready() {
+            gone.push(*i);
+        }
+    }
+    if gone.is_empty() {
+        return Poll::Pending;
+    }
+    for i in gone {
+        if let Some(Waiter { child, .. }) = waiters.remove(&i) {
+            tracing::info!(
+                child = child.invocation_id(),
+                "the engine let the call go (its budget ran out): cancelling the child"
+            );
+            child.cancel();
+        }
+    }
+    Poll::Ready(())
+}
+
+/// The `ctx.run` steps being journaled, in the order they were made.
+type Running<'a> = Vec<Pin<Box<dyn Future<Output = Result<(), HandlerError>> + Send + 'a>>>;
+
+/// Polls every running step, in order, each time the handler's task
+/// wakes: the SDK wakes only the step that last read the invocation's
+/// input, which may have read another step's completion (a
+/// `FuturesUnordered` would leave that other step asleep for good). The
+/// order matters too: a step's command is made at its first poll.
+fn poll_all(running: &mut Running<'_>, cx: &mut Context<'_>) -> Poll<Result<(), HandlerError>> {
+    let mut progressed = false;
+    let mut i = 0;
+    while i < running.len() {
+        match running[i].as_mut().poll(cx) {
+            Poll::Ready(ended) => {
+                drop(running.remove(i));
+                ended?;
+                progressed = true;
+            }
+            Poll::Pending => i += 1,
+        }
+    }
+    if progressed {
+        Poll::Ready(Ok(()))
+    } else {
+        Poll::Pending
+    }
+}
+
+/// Runs `turn` to its end while journaling the steps it sends.
+///
+/// # Errors
+///
+/// The invocation was cancelled (Restate's 409), or a command could not
+/// be journaled for a reason worth retrying, which ends the attempt
+/// (Restate retries the invocation and replays it).
+pub(crate) async fn drive<T>(
+    ctx: &ObjectContext<'_>,
+    mut steps: Steps,
+    turn: impl Future<Output = T>,
+) -> Result<T, HandlerError> {
+    let mut turn = pin!(turn);
+    let mut running: Running<'_> = Vec::new();
+    let mut calls = Durable::new();
+    // Set when a completion was handed to the engine, until it is quiet.
+    let quiet = tokio::time::sleep(Duration::ZERO);
+    let mut quiet = pin!(quiet);
+    let mut settling = false;
+    loop {
+        tokio::select! {
+            biased;
+            Some(step) = steps.recv() => {
+                if settling {
+                    quiet.as_mut().reset(tokio::time::Instant::now() + QUIET);
+                }
+                match step {
+                    Step::Run(run) => running.push(Box::pin(journal_run(ctx, run))),
+                    Step::Call(call) => calls.start(ctx, call).await?,
+                }
+            }
+            ended = std::future::poll_fn(|cx| poll_all(&mut running, cx)), if !running.is_empty() => ended?,
+            () = &mut quiet, if settling => settling = false,
+            event = calls.event(), if !settling => {
+                if let Some((i, ended)) = event?
+                    && calls.settle(i, ended)?
+                {
+                    settling = true;
+                    quiet.as_mut().reset(tokio::time::Instant::now() + QUIET);
+                }
+            }
+            value = &mut turn => return Ok(value),
+        }
+    }
+}
