@@ -11,7 +11,10 @@
 //!    `heap` bench's counting allocator) and a 200-turn query (its last
 //!    turns' cost against its first), with their ratios ([`engine`]).
 //! 3. Start-up: `zr run` to its first model request, and
-//!    `zr resolve --scenario` on the example (`zr-cli`'s `startup` bench).
+//!    `zr resolve --scenario` on the example (`zr-cli`'s `startup` bench);
+//!    then issue 22's fan-out of 1,000 subagents locally and through a
+//!    restate-server with one and two `zr worker` processes (`zr-cli`'s
+//!    `durable` bench, [`durable`]).
 //! 4. Instruction counts (`valgrind --tool=callgrind`, installed if
 //!    missing) of what wall time is too noisy to decide on a shared
 //!    machine: the fan-out's growth, the turns' growth, the resolver at
@@ -28,6 +31,7 @@
 //! `--quick` shortens criterion's times, uses smaller sizes and fewer calls.
 
 mod callgrind;
+mod durable;
 mod engine;
 mod mcp;
 mod report;
@@ -93,6 +97,7 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
     resolver_wall(&target_dir, &mut report)?;
     engine::run(root, quick, &mut report)?;
     startup(root, quick, &mut report)?;
+    durable::run(root, quick, &mut report)?;
     callgrind::run(root, quick, &mut report)?;
     mcp::run(root, &target_dir, quick, &mut report)?;
     let end_load = print_load("end");

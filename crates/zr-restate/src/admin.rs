@@ -141,6 +141,25 @@ pub async fn last_turn(
         .next())
 }
 
+/// How many journal entries the server holds for `session`: its turns'
+/// and its child invocations' (`ZrAgent/{session}/...`), over all turns.
+///
+/// # Errors
+///
+/// As [`sessions`].
+pub async fn journal_entries(admin: &str, session: &SessionId) -> Result<u64, RestateError> {
+    let sql = format!(
+        "SELECT CAST(sum(journal_size) AS BIGINT) AS entries FROM sys_invocation WHERE target_service_key = {} OR target_service_key LIKE {}",
+        literal(session.as_str()),
+        literal(&format!("{session}/%"))
+    );
+    let rows = query(admin, &sql).await?;
+    Ok(rows
+        .first()
+        .and_then(|row| row["entries"].as_u64())
+        .unwrap_or(0))
+}
+
 /// The journal of the invocation `invocation`, in order.
 ///
 /// # Errors

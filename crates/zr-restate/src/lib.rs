@@ -65,7 +65,9 @@ mod object;
 mod record;
 mod serve;
 
-pub use admin::{DurableTurn, JournalEntry, attach, journal, last_turn, send, sessions};
+pub use admin::{
+    DurableTurn, JournalEntry, attach, journal, journal_entries, last_turn, send, sessions,
+};
 pub use agent::{AGENT_OBJECT, AgentObject};
 pub use error::RestateError;
 pub use object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
