@@ -174,19 +174,93 @@ impl Drop for RestateServer {
 /// `GET path` of `addr` over HTTP/1.1: the status and body, or `None` when
 /// nothing answers.
 pub(crate) fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    request(addr, "GET", path, None)
+}
+
+/// `METHOD path` of `addr` over HTTP/1.1, with a JSON `body`: the status
+/// and body (de-chunked), or `None` when nothing answers.
+pub(crate) fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let body = body.unwrap_or("");
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
     )
     .ok()?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).ok()?;
     let text = String::from_utf8_lossy(&raw);
     let status = text.split(' ').nth(1)?.parse().ok()?;
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned())?;
+    let (head, rest) = text.split_once("\r\n\r\n")?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
     Some((status, body))
+}
+
+/// The body of a chunked answer.
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || tail.len() < size {
+            break;
+        }
+        out.push_str(&tail[..size]);
+        rest = tail[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+impl RestateServer {
+    /// The rows of an SQL query of the admin API (`POST /query`): the
+    /// invocations table `sys_invocation` and the like.
+    ///
+    /// # Panics
+    ///
+    /// When the API does not answer with rows.
+    pub(crate) fn sql(&self, query: &str) -> Vec<serde_json::Value> {
+        let body = serde_json::json!({ "query": query }).to_string();
+        let (status, text) = request(self.admin, "POST", "/query", Some(&body))
+            .unwrap_or_else(|| panic!("the admin API did not answer {query}"));
+        assert_eq!(status, 200, "{query}: {text}");
+        let value: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        value["rows"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Cancels the invocation `id` through the admin API.
+    ///
+    /// # Panics
+    ///
+    /// When the API refuses.
+    pub(crate) fn cancel(&self, id: &str) {
+        let (status, text) = request(
+            self.admin,
+            "PATCH",
+            &format!("/invocations/{id}/cancel"),
+            None,
+        )
+        .unwrap_or_else(|| panic!("the admin API did not answer the cancel of {id}"));
+        assert!(
+            (200..300).contains(&status),
+            "cancel {id}: HTTP {status} {text}"
+        );
+    }
 }
 
 #[test]
