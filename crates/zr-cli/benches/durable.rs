@@ -36,6 +36,12 @@ mod restate_server;
 mod scale_out;
 #[path = "../tests/it/support.rs"]
 mod support;
+#[path = "../tests/it/worker.rs"]
+#[allow(
+    unused_imports,
+    reason = "its tests' imports; its tests are not built here"
+)]
+mod worker;
 
 use std::time::Instant;
 

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use restate_sdk::prelude::{Endpoint, HttpServer};
 use tokio::net::TcpListener;
 
+use crate::admin::{attach, send};
 use crate::agent::AgentObject;
 use crate::error::RestateError;
 use crate::http::{authority, post_json};
 use zr_types::SessionId;
 
-use crate::object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
+use crate::object::{SessionHost, SessionObject, TurnAnswer};
 
 /// Serves the sessions of `host` on `listener` until `shutdown` ends: the
 /// session object and the subagent object (`ZrAgent`), so that every
@@ -70,8 +71,8 @@ pub async fn register(admin: &str, endpoint: &str) -> Result<(), RestateError> {
     }
 }
 
-/// Runs one turn of `session` through the ingress at `ingress`
-/// (`POST /ZrSession/{session}/run`) and waits for its answer.
+/// Runs one turn of `session` through the ingress at `ingress` and waits
+/// for its answer: [`send`] then [`attach`].
 ///
 /// # Errors
 ///
@@ -82,21 +83,8 @@ pub async fn submit(
     session: &SessionId,
     prompt: &str,
 ) -> Result<TurnAnswer, RestateError> {
-    let failed = |message: String| RestateError::Turn {
-        ingress: ingress.to_owned(),
-        session: session.to_string(),
-        message,
-    };
-    authority(ingress)?;
-    let path = format!("/{SESSION_OBJECT}/{session}/run");
-    let request = TurnRequest {
-        prompt: prompt.to_owned(),
-    };
-    let body = serde_json::to_value(request).map_err(|e| failed(e.to_string()))?;
-    match post_json(ingress, &path, &body).await.map_err(failed)? {
-        (200, body) => serde_json::from_str(&body).map_err(|e| failed(format!("{e}: {body}"))),
-        (status, body) => Err(failed(format!("HTTP {status}: {body}"))),
-    }
+    let invocation = send(ingress, session, prompt).await?;
+    attach(ingress, session, &invocation).await
 }
 
 #[cfg(test)]

@@ -31,7 +31,10 @@ mod reload;
 )]
 mod restate_proxy;
 #[path = "../../../zr-restate/tests/it/server.rs"]
-#[allow(dead_code, reason = "zr-restate's test server, shared; not every helper is used here")]
+#[allow(
+    dead_code,
+    reason = "zr-restate's test server, shared; not every helper is used here"
+)]
 mod restate_server;
 mod run;
 mod ruser;

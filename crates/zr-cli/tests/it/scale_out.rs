@@ -18,11 +18,9 @@
 #![allow(clippy::unwrap_used, reason = "test helpers")]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -33,6 +31,7 @@ use crate::loopback::{Reply, Request, Server, anthropic_answer};
 use crate::restate_proxy::Proxy;
 use crate::restate_server::RestateServer;
 use crate::support::{TempProject, stderr, stdout, zr_process};
+use crate::worker::registered;
 
 /// Generous: the machine is shared and slow.
 const PATIENCE: Duration = Duration::from_secs(180);
@@ -193,27 +192,8 @@ impl Worker {
             project,
             &["worker", "--listen", &listen, "--advertise", proxy],
         );
-        let lines = BufReader::new(child.stderr.take().expect("piped"));
-        let (tx, rx) = mpsc::channel();
         let log = project.path().join(format!("worker-{}.log", child.id()));
-        std::thread::spawn(move || {
-            let mut log = std::fs::File::create(log).unwrap();
-            for line in lines.lines().map_while(Result::ok) {
-                use std::io::Write as _;
-                let _ = writeln!(log, "{line}");
-                let _ = tx.send(line);
-            }
-        });
-        let mut seen = Vec::new();
-        while !seen
-            .iter()
-            .any(|l: &String| l.starts_with("zr worker: registered with"))
-        {
-            match rx.recv_timeout(Duration::from_secs(60)) {
-                Ok(line) => seen.push(line),
-                Err(_) => panic!("the worker did not register: {seen:?}\n{}", server.log()),
-            }
-        }
+        registered(&mut child, Some(log), server);
         Self { child, addr }
     }
 

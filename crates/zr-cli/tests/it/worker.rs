@@ -1,11 +1,45 @@
 //! `zr worker` and `zr run --durable` against a real `restate-server`.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::PathBuf;
+use std::process::Child;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::restate_server::RestateServer;
 use crate::support::{TempProject, spawn_zr, stderr, stdout};
+
+/// Waits until `worker` (a `zr worker` started with its standard error
+/// piped) says it registered; returns the lines it wrote until then. The
+/// lines go on to `log` (a file) when given.
+pub(crate) fn registered(
+    worker: &mut Child,
+    log: Option<PathBuf>,
+    server: &RestateServer,
+) -> Vec<String> {
+    let lines = BufReader::new(worker.stderr.take().expect("piped"));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut log = log.map(|path| std::fs::File::create(path).expect("a log file"));
+        for line in lines.lines().map_while(Result::ok) {
+            if let Some(log) = &mut log {
+                let _ = writeln!(log, "{line}");
+            }
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|l: &String| l.starts_with("zr worker: registered with"))
+    {
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("the worker did not register: {seen:?}\n{}", server.log()),
+        }
+    }
+    seen
+}
 
 const SCRIPT: &str = r#"{"agents": {
   "root": [{"turns": [
@@ -52,23 +86,7 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
             "script.json",
         ],
     );
-    let lines = BufReader::new(worker.stderr.take().expect("piped"));
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in lines.lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    while !seen
-        .iter()
-        .any(|l: &String| l.starts_with("zr worker: registered with"))
-    {
-        match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(line) => seen.push(line),
-            Err(_) => panic!("the worker did not register: {seen:?}\n{}", server.log()),
-        }
-    }
+    let seen = registered(&mut worker, None, &server);
     assert!(seen[0].starts_with("zr worker: serving "), "{seen:?}");
 
     let out = project.zr(&["run", "--durable", "go"]);
@@ -134,21 +152,7 @@ fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
             "script.json",
         ],
     );
-    let lines = BufReader::new(worker.stderr.take().expect("piped"));
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in lines.lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("the worker did not register\n{}", server.log()));
-        if line.starts_with("zr worker: registered with") {
-            break;
-        }
-    }
+    registered(&mut worker, None, &server);
 
     let run = spawn_zr(&project, &["run", "--durable", "rest a while"]);
     // While the turn sleeps, the server lists it as running.
