@@ -268,7 +268,9 @@ impl<'a> ProgressTicker<'a> {
         let effects = self.ctx.session.runtime.effects();
         let mut last_len = 0;
         loop {
-            effects.sleep_until(deadline_after(every)).await;
+            effects
+                .sleep_until(&self.meta.id, deadline_after(every))
+                .await;
             let Some((history, tools)) = lock(&self.progress).snapshot.clone() else {
                 continue;
             };

@@ -142,9 +142,19 @@ pub trait Effects: Send + Sync + fmt::Debug {
         SystemTime::now()
     }
 
-    /// Waits until `deadline` on the runtime's timer: time budgets (one
-    /// timer per call) and progress ticks.
-    fn sleep_until(&self, deadline: tokio::time::Instant) -> BoxFuture<'static, ()> {
+    /// Waits until `deadline` on the runtime's timer, for `agent`: the end
+    /// of a call's time budget (`agent` made the call; one timer per call,
+    /// asked for when the call starts and first polled once its first task
+    /// holds a slot) or a background agent's progress tick (`agent` is
+    /// that agent). A durable backend makes the budget of the agent whose
+    /// journal it keeps a durable timer: a worker that takes the run over
+    /// keeps the first attempt's deadline.
+    fn sleep_until(
+        &self,
+        agent: &AgentId,
+        deadline: tokio::time::Instant,
+    ) -> BoxFuture<'static, ()> {
+        let _ = agent;
         Box::pin(tokio::time::sleep_until(deadline))
     }
 }
@@ -181,12 +191,12 @@ impl fmt::Debug for Deadline {
 }
 
 impl Deadline {
-    /// The budget `timeout`, from now, on `effects`' timer.
-    pub(crate) fn after(effects: &dyn Effects, timeout: Duration) -> Self {
+    /// The budget `timeout` of `agent`, from now, on `effects`' timer.
+    pub(crate) fn after(effects: &dyn Effects, agent: &AgentId, timeout: Duration) -> Self {
         let at = deadline_after(timeout);
         Self {
             at,
-            timer: effects.sleep_until(at).shared(),
+            timer: effects.sleep_until(agent, at).shared(),
         }
     }
 

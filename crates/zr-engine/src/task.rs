@@ -212,7 +212,7 @@ pub(crate) async fn run_call(
     let effects = ctx.session.runtime.effects();
     let budget = CallBudget {
         slots: Semaphore::new(config.max_concurrent),
-        deadline: Deadline::after(&**effects, config.timeout),
+        deadline: Deadline::after(&**effects, &parent.meta.id, config.timeout),
         start: Instant::now(),
         timeout: config.timeout,
     };

@@ -2,11 +2,14 @@
 //! becomes one command of the invocation's journal, and its result goes
 //! back to the engine.
 //!
-//! The child calls in flight are awaited together, through the SDK's one
-//! combinator over durable futures (`DurableFuturesUnordered`): an SDK
-//! future awaited on its own reads the invocation's input only for
+//! The child calls and timers in flight are awaited together, through the
+//! SDK's one combinator over durable futures (`DurableFuturesUnordered`):
+//! an SDK future awaited on its own reads the invocation's input only for
 //! itself, and a completion another one read would never wake it.
-//! `ctx.run` steps run beside them.
+//! `ctx.run` steps run beside them. A call or timer the engine let go
+//! stays in the set (the SDK's set cannot drop one) but is awaited only
+//! beside one the engine still waits for: during a replay, a timer that
+//! never fired would otherwise be awaited alone while commands remain.
 //!
 //! During a replay, awaiting a completion the journal does not hold while
 //! the journal still holds commands fails the attempt (Restate calls it a
@@ -32,7 +35,7 @@ use restate_sdk::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::journal::{Call, Run, Step, Steps};
+use crate::journal::{Call, Run, Sleep, Step, Steps};
 
 /// The code of Restate's cancellation.
 const CANCELLED: u16 = 409;
@@ -83,24 +86,44 @@ async fn journal_run(ctx: &ObjectContext<'_>, run: Run) -> Result<(), HandlerErr
 /// handed to it, before the calls are awaited again.
 const QUIET: Duration = Duration::from_millis(25);
 
-/// How a call ended.
-type Ended = Result<Json<Value>, TerminalError>;
-
-/// A call's command, awaited with the others.
-type Waiting<'ctx> = Pin<Box<dyn DurableFuture<Output = Ended> + Send + 'ctx>>;
-
-/// A call's engine side, and the child (cancelled when the engine lets
-/// the call go).
-struct Waiter {
-    done: oneshot::Sender<Result<Value, String>>,
-    child: InvocationHandle,
+/// How a call or a timer ended.
+enum Ended {
+    Answered(Result<Json<Value>, TerminalError>),
+    Fired(Result<(), TerminalError>),
 }
 
-/// The calls in flight. A call the engine let go stays in the set until
-/// its (cancelled) child answers; nobody hears of it.
+/// A call's or a timer's command, awaited with the others.
+type Waiting<'ctx> = Pin<Box<dyn DurableFuture<Output = Ended> + Send + 'ctx>>;
+
+/// Who hears of a call or a timer.
+enum Waiter {
+    /// A call's engine side, and the child (cancelled when the engine
+    /// lets the call go).
+    Call {
+        done: oneshot::Sender<Result<Value, String>>,
+        child: InvocationHandle,
+    },
+    /// A timer's engine side.
+    Timer(oneshot::Sender<()>),
+}
+
+impl Waiter {
+    /// Whether the engine still waits for it.
+    fn wanted(&self) -> bool {
+        match self {
+            Self::Call { done, .. } => !done.is_closed(),
+            Self::Timer(fired) => !fired.is_closed(),
+        }
+    }
+}
+
+/// The calls and timers in flight. One the engine let go stays in the
+/// set until it ends (a cancelled child answers); nobody hears of it.
 struct Durable<'ctx> {
     set: DurableFuturesUnordered<Waiting<'ctx>>,
     waiters: BTreeMap<usize, Waiter>,
+    /// The engine's call numbers: their place in the set.
+    calls: BTreeMap<u64, usize>,
 }
 
 impl<'ctx> Durable<'ctx> {
@@ -108,6 +131,7 @@ impl<'ctx> Durable<'ctx> {
         Self {
             set: DurableFuturesUnordered::new(),
             waiters: BTreeMap::new(),
+            calls: BTreeMap::new(),
         }
     }
 
@@ -116,12 +140,9 @@ impl<'ctx> Durable<'ctx> {
     /// # Errors
     ///
     /// The invocation was cancelled, or its attempt ends.
-    async fn start(
-        &mut self,
-        ctx: &'ctx ObjectContext<'_>,
-        call: Call,
-    ) -> Result<(), HandlerError> {
+    async fn call(&mut self, ctx: &'ctx ObjectContext<'_>, call: Call) -> Result<(), HandlerError> {
         let Call {
+            n,
             object,
             key,
             input,
@@ -131,23 +152,48 @@ impl<'ctx> Durable<'ctx> {
         let call = ctx.request::<_, Json<Value>>(target, Json(input)).call();
         // Awaited alone, at once: the child's id, to cancel it.
         let child = call.invocation_handle().await?;
-        let i = self.set.push(Box::pin(call));
-        self.waiters.insert(i, Waiter { done, child });
+        let i = self.set.push(Box::pin(call.map(Ended::Answered)));
+        self.waiters.insert(i, Waiter::Call { done, child });
+        self.calls.insert(n, i);
         Ok(())
     }
 
-    /// The next call to end (its number and how), or `None` when the
-    /// engine let calls go (their children are cancelled).
+    /// Makes the command of a timer.
+    fn sleep(&mut self, ctx: &'ctx ObjectContext<'_>, sleep: Sleep) {
+        let timer = ctx.sleep(sleep.duration).map(Ended::Fired);
+        let i = self.set.push(Box::pin(timer));
+        self.waiters.insert(i, Waiter::Timer(sleep.fired));
+    }
+
+    /// Cancels the child of call `n`, which the engine let go.
+    fn cancel(&mut self, n: u64) {
+        let Some(i) = self.calls.remove(&n) else {
+            return;
+        };
+        if let Some(Waiter::Call { child, .. }) = self.waiters.remove(&i) {
+            tracing::info!(
+                child = child.invocation_id(),
+                "the engine let the call go (its budget ran out): cancelling the child"
+            );
+            child.cancel();
+        }
+    }
+
+    /// Whether the engine waits for a call or timer in flight (only then
+    /// is the set awaited).
+    fn wanted(&self) -> bool {
+        self.waiters.values().any(Waiter::wanted)
+    }
+
+    /// The next call or timer to end: its place in the set and how.
     ///
     /// # Errors
     ///
     /// The invocation was cancelled, or its attempt ends.
-    async fn event(&mut self) -> Result<Option<(usize, Ended)>, HandlerError> {
-        let Self { set, waiters } = self;
-        tokio::select! {
-            biased;
-            () = std::future::poll_fn(|cx| let_go(waiters, cx)) => Ok(None),
-            ended = set.next(), if !set.is_empty() => Ok(ended?),
+    async fn next(&mut self) -> Result<(usize, Ended), HandlerError> {
+        match self.set.next().await? {
+            Some(ended) => Ok(ended),
+            None => std::future::pending().await,
         }
     }
 
@@ -160,39 +206,26 @@ impl<'ctx> Durable<'ctx> {
     /// parent still waited for it: the parent was cancelled (or the
     /// child, through the admin API), and so is this invocation.
     fn settle(&mut self, i: usize, ended: Ended) -> Result<bool, HandlerError> {
-        let Some(Waiter { done, .. }) = self.waiters.remove(&i) else {
-            return Ok(false);
-        };
-        let outcome = match ended {
-            Ok(Json(value)) => Ok(value),
-            Err(error) => Err(terminal(error)?),
-        };
-        let _ = done.send(outcome);
-        Ok(true)
-    }
-}
-
-/// Waits until the engine lets calls go; cancels their children.
-fn let_go(waiters: &mut BTreeMap<usize, Waiter>, cx: &mut Context<'_>) -> Poll<()> {
-    let mut gone = Vec::new();
-    for (i, waiter) in waiters.iter_mut() {
-        if waiter.done.poll_closed(cx).is_ready() {
-            gone.push(*i);
+        match (self.waiters.remove(&i), ended) {
+            (Some(Waiter::Call { done, .. }), Ended::Answered(outcome)) => {
+                let outcome = match outcome {
+                    Ok(Json(value)) => Ok(value),
+                    Err(error) => Err(terminal(error)?),
+                };
+                let _ = done.send(outcome);
+                Ok(true)
+            }
+            (Some(Waiter::Timer(fired)), Ended::Fired(outcome)) => {
+                if let Err(error) = outcome {
+                    terminal(error)?;
+                }
+                let _ = fired.send(());
+                Ok(true)
+            }
+            // Let go by the engine.
+            _ => Ok(false),
         }
     }
-    if gone.is_empty() {
-        return Poll::Pending;
-    }
-    for i in gone {
-        if let Some(Waiter { child, .. }) = waiters.remove(&i) {
-            tracing::info!(
-                child = child.invocation_id(),
-                "the engine let the call go (its budget ran out): cancelling the child"
-            );
-            child.cancel();
-        }
-    }
-    Poll::Ready(())
 }
 
 /// The `ctx.run` steps being journaled, in the order they were made.
@@ -251,15 +284,16 @@ pub(crate) async fn drive<T>(
                 }
                 match step {
                     Step::Run(run) => running.push(Box::pin(journal_run(ctx, run))),
-                    Step::Call(call) => calls.start(ctx, call).await?,
+                    Step::Call(call) => calls.call(ctx, call).await?,
+                    Step::Sleep(sleep) => calls.sleep(ctx, sleep),
+                    Step::Cancel(n) => calls.cancel(n),
                 }
             }
             ended = std::future::poll_fn(|cx| poll_all(&mut running, cx)), if !running.is_empty() => ended?,
             () = &mut quiet, if settling => settling = false,
-            event = calls.event(), if !settling => {
-                if let Some((i, ended)) = event?
-                    && calls.settle(i, ended)?
-                {
+            ended = calls.next(), if !settling && calls.wanted() => {
+                let (i, ended) = ended?;
+                if calls.settle(i, ended)? {
                     settling = true;
                     quiet.as_mut().reset(tokio::time::Instant::now() + QUIET);
                 }

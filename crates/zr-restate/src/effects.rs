@@ -12,9 +12,10 @@
 //! - each of the root's subagents the engine may run elsewhere (typed,
 //!   foreground, fresh): a call of the child invocation `ZrAgent`
 //!   `{session}/{agent id}`, made once the task holds a slot of its call;
-//!   the call's time budget: one durable timer per call (Restate keeps its
-//!   first wake-up time); a child still running when it fires is
-//!   cancelled;
+//! - the time budget of a call of that agent: one durable timer per call
+//!   (Restate keeps its first wake-up time, so a worker that takes the
+//!   turn over keeps the deadline); a child still running when it fires
+//!   is cancelled;
 //! - any other subagent (a fork, a background agent): one step
 //!   (`subagent {session}/{agent id}`) holding its `TaskResult`; its own
 //!   requests and calls run inside that step.
@@ -193,6 +194,19 @@ impl Effects for DurableEffects {
                 }
             }
         })
+    }
+
+    fn sleep_until(
+        &self,
+        agent: &AgentId,
+        deadline: tokio::time::Instant,
+    ) -> BoxFuture<'static, ()> {
+        if *agent != self.agent {
+            return LocalEffects.sleep_until(agent, deadline);
+        }
+        let journal = self.journal.clone();
+        let duration = deadline.saturating_duration_since(tokio::time::Instant::now());
+        Box::pin(async move { journal.sleep(duration).await })
     }
 
     fn remote_subagent(&self, spec: &SubagentSpec) -> Option<BoxFuture<'static, TaskResult>> {

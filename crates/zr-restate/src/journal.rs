@@ -19,6 +19,8 @@
 //! copy), so a first run and a replay see the same thing.
 
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -35,6 +37,23 @@ pub(crate) enum Step {
     Run(Run),
     /// A call of a child invocation.
     Call(Call),
+    /// A durable timer.
+    Sleep(Sleep),
+    /// The engine let call `n` go before its answer (its budget ran out):
+    /// the child is cancelled. Sent on the same channel as the steps, so
+    /// the cancel takes its place in the engine's order.
+    Cancel(u64),
+}
+
+/// A durable timer: Restate keeps the wake-up time of its first attempt.
+#[derive(Debug)]
+pub(crate) struct Sleep {
+    /// How long from now (on a replay, Restate's journaled wake-up time
+    /// counts instead).
+    pub(crate) duration: std::time::Duration,
+    /// Told when the timer fires; dropped by the engine when it no longer
+    /// waits (the call ended first).
+    pub(crate) fired: oneshot::Sender<()>,
 }
 
 /// Work to journal as one `ctx.run`.
@@ -56,12 +75,12 @@ pub(crate) struct Run {
 /// keyed `key`, handler `run`, with `input`.
 #[derive(Debug)]
 pub(crate) struct Call {
+    /// The call's number in this invocation (for [`Step::Cancel`]).
+    pub(crate) n: u64,
     pub(crate) object: &'static str,
     pub(crate) key: String,
     pub(crate) input: Value,
-    /// Its answer, or its terminal error's message. Dropped by the engine
-    /// before the answer (the call's budget ran out): the child invocation
-    /// is cancelled.
+    /// Its answer, or its terminal error's message.
     pub(crate) done: oneshot::Sender<Result<Value, String>>,
 }
 
@@ -69,6 +88,8 @@ pub(crate) struct Call {
 #[derive(Debug, Clone)]
 pub(crate) struct Journal {
     steps: mpsc::UnboundedSender<Step>,
+    /// The number of the next call.
+    calls: Arc<AtomicU64>,
 }
 
 /// The handler's end: the steps in arrival order.
@@ -78,7 +99,8 @@ impl Journal {
     /// A bridge and the handler's end of it.
     pub(crate) fn new() -> (Self, Steps) {
         let (steps, rx) = mpsc::unbounded_channel();
-        (Self { steps }, rx)
+        let calls = Arc::default();
+        (Self { steps, calls }, rx)
     }
 
     /// Journals `work` as the step `name`: runs it only when the journal
@@ -119,9 +141,24 @@ impl Journal {
         }
     }
 
+    /// A durable timer of `duration` from now (on a replay, from when the
+    /// first attempt set it). Never returns when the invocation is gone.
+    pub(crate) async fn sleep(&self, duration: std::time::Duration) {
+        let (fired, rx) = oneshot::channel();
+        if self
+            .steps
+            .send(Step::Sleep(Sleep { duration, fired }))
+            .is_err()
+            || rx.await.is_err()
+        {
+            std::future::pending::<()>().await;
+        }
+    }
+
     /// Calls the child invocation `object`/`key` with `input` and waits
     /// for its answer (`Err`: its terminal error). Dropping the future
-    /// cancels the child. Never returns when the invocation is gone.
+    /// before the answer cancels the child. Never returns when the
+    /// invocation is gone.
     pub(crate) async fn call<T: DeserializeOwned>(
         &self,
         object: &'static str,
@@ -129,7 +166,9 @@ impl Journal {
         input: Value,
     ) -> Result<T, String> {
         let (done, rx) = oneshot::channel();
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let call = Call {
+            n,
             object,
             key,
             input,
@@ -138,10 +177,30 @@ impl Journal {
         if self.steps.send(Step::Call(call)).is_err() {
             return std::future::pending().await;
         }
-        match rx.await {
+        let mut unanswered = Unanswered {
+            steps: &self.steps,
+            n: Some(n),
+        };
+        let answer = rx.await;
+        unanswered.n = None;
+        match answer {
             Ok(Ok(value)) => read(value),
             Ok(Err(terminal)) => Err(terminal),
             Err(_) => std::future::pending().await,
+        }
+    }
+}
+
+/// Cancels call `n` when dropped before its answer.
+struct Unanswered<'a> {
+    steps: &'a mpsc::UnboundedSender<Step>,
+    n: Option<u64>,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if let Some(n) = self.n {
+            let _ = self.steps.send(Step::Cancel(n));
         }
     }
 }

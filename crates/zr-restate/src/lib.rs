@@ -27,8 +27,10 @@
 //!   index, id, parents) with its own project and runs the engine's one
 //!   subagent lifecycle (`Agent::run_described`): hooks, worktree, loop,
 //!   transcript are the child's. The call's time budget stays with the
-//!   parent: a child still running when it ends is cancelled (Restate's
-//!   cancellation) and its task is `timed_out`;
+//!   parent, as one durable timer per call (Restate keeps the first
+//!   attempt's wake-up time: a worker that takes the turn over keeps the
+//!   deadline); a child still running when it fires is cancelled
+//!   (Restate's cancellation) and its task is `timed_out`;
 //! - a fork or a background subagent is one step of its parent keyed
 //!   `{session}/{agent id}`, holding its `TaskResult` (a fork needs its
 //!   parent's history; a background agent outlives the call that started

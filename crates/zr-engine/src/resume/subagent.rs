@@ -65,7 +65,11 @@ pub(super) async fn run(
     };
     let limits = Limits {
         slots: None,
-        deadline: Some(Deadline::after(&**session.runtime.effects(), timeout)),
+        deadline: Some(Deadline::after(
+            &**session.runtime.effects(),
+            &subagent.run.meta.id,
+            timeout,
+        )),
         timed_out: &timed_out,
     };
     let result = subagent::live(ctx, subagent, limits, std::future::pending(), &mut Announce).await;

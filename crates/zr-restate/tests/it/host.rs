@@ -120,6 +120,9 @@ pub(crate) struct TestHost {
     pub(crate) crash: Option<Arc<Notify>>,
     /// The session's `subagent.max_concurrent`, when not the default.
     pub(crate) max_concurrent: Option<usize>,
+    /// The session's `subagent.timeout` (a call's budget), when not the
+    /// default.
+    pub(crate) budget: Option<std::time::Duration>,
 }
 
 impl TestHost {
@@ -133,6 +136,7 @@ impl TestHost {
             agents: Arc::default(),
             crash: None,
             max_concurrent: None,
+            budget: None,
         }
     }
 
@@ -182,6 +186,9 @@ impl TestHost {
         config.sessions_dir = Some(self.sessions());
         if let Some(n) = self.max_concurrent {
             config.subagent.max_concurrent = n;
+        }
+        if let Some(budget) = self.budget {
+            config.subagent.timeout = budget;
         }
         (runtime, config)
     }

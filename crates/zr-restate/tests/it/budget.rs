@@ -1,0 +1,112 @@
+//! A call's time budget is a durable timer: the worker running the turn
+//! dies mid-budget, another takes the turn over, and the straggling
+//! children are stopped at the first attempt's deadline, not a fresh one.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use zr_restate::TurnAnswer;
+use zr_types::SessionId;
+
+use crate::durable::serve;
+use crate::host::{Ledger, TestHost};
+use crate::proxy::Proxy;
+use crate::server::RestateServer;
+
+const SESSION: &str = "s-0000000000004-00000004";
+
+/// The call's budget.
+const BUDGET: Duration = Duration::from_secs(6);
+
+/// When the first worker dies, counted from the moment both children
+/// are under way (the call started a little before).
+const DIES_AFTER: Duration = Duration::from_secs(3);
+
+/// The root fans out to two workers that bump for a minute (longer than
+/// the budget), then answers.
+fn script() -> Value {
+    let tasks: Vec<Value> = (0..2)
+        .map(|i| json!({"description": format!("task {i}"), "prompt": format!("do task {i}"), "subagent_type": "worker"}))
+        .collect();
+    json!({"turns_from": "history", "agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "MultiTask", "input": {"tasks": tasks}}]},
+            {"text": "budget spent"}
+        ]}],
+        "worker": [{"turns": [
+            {"tool_calls": [{"name": "bump", "input": {"n": 1, "hold_ms": 60_000}}]},
+            {"text": "worker done"}
+        ]}]
+    }})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_budget_ends_at_the_first_attempts_deadline_after_a_worker_dies() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ZR_LOG"))
+        .with_test_writer()
+        .try_init();
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let server = RestateServer::start();
+    let ledger = Arc::new(Ledger::default());
+    let host = |name: &str| {
+        let mut host = TestHost::new(script(), scratch.path().join(name), Arc::clone(&ledger));
+        host.budget = Some(BUDGET);
+        Arc::new(host)
+    };
+    let (first, second) = (host("a"), host("b"));
+    let a = serve(Arc::clone(&first)).await;
+    let b = serve(Arc::clone(&second)).await;
+    let proxy = Proxy::start(a).await;
+    zr_restate::register(&server.admin_url(), &proxy.url())
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", server.log()));
+
+    let ingress = server.ingress_url();
+    let start = Instant::now();
+    let turn = tokio::spawn(async move {
+        let session: SessionId = SESSION.parse().expect("a session id");
+        zr_restate::submit(&ingress, &session, "go").await
+    });
+    // Both children are in their bump, mid-budget: the first worker dies
+    // (every connection to it drops; new ones go to the second).
+    while ledger.holding.load(Ordering::SeqCst) < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the children did not start\n{}",
+            server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let under_way = Instant::now();
+    tokio::time::sleep(DIES_AFTER).await;
+    proxy.point_to(b);
+    proxy.cut();
+
+    let answer: TurnAnswer = tokio::time::timeout(Duration::from_secs(60), turn)
+        .await
+        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
+        .expect("the request task")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (took, since) = (start.elapsed(), under_way.elapsed());
+    assert_eq!(answer.output, "budget spent");
+    // The first attempt's deadline (BUDGET after the call started, a
+    // little before `under_way`), not the second's (BUDGET after the
+    // takeover, DIES_AFTER after `under_way`).
+    assert!(
+        took >= BUDGET && since < BUDGET + DIES_AFTER,
+        "the turn ended {took:?} after its submit, {since:?} after its children were under way; the budget is {BUDGET:?}, the takeover came {DIES_AFTER:?} after they were"
+    );
+    // The second worker ran the turn to its end: its root transcript says
+    // both tasks timed out.
+    let root = std::fs::read_to_string(second.sessions().join(SESSION).join("root.jsonl"))
+        .expect("the second worker wrote the root's transcript");
+    assert_eq!(
+        root.matches("\"status\":\"timed_out\"").count(),
+        2,
+        "{root}"
+    );
+    drop(server);
+}
