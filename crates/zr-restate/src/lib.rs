@@ -61,11 +61,13 @@ mod drive;
 mod effects;
 mod error;
 mod journal;
+mod keys;
 mod object;
 mod record;
 mod serve;
 
-pub use agent::{AGENT_OBJECT, AgentObject};
+pub use agent::AgentObject;
 pub use error::RestateError;
+pub use keys::AGENT_OBJECT;
 pub use object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};
