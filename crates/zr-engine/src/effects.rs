@@ -128,11 +128,20 @@ pub trait Effects: Send + Sync + fmt::Debug {
     /// ([`Agent::run_described`](crate::Agent::run_described)): its hooks,
     /// worktree, loop and transcript are the other side's.
     ///
+    /// # Errors
+    ///
+    /// `Err(reason)`: the remote run failed for good (not its task: its
+    /// run, e.g. a description the other side refuses); the task is then
+    /// `failed` with `reason`, as a local one that could not start.
+    ///
     /// # Cancellation
     ///
     /// Dropping the future (the call's budget ran out, the query was
     /// cancelled) must stop the remote run.
-    fn remote_subagent(&self, spec: &SubagentSpec) -> Option<BoxFuture<'static, TaskResult>> {
+    fn remote_subagent(
+        &self,
+        spec: &SubagentSpec,
+    ) -> Option<BoxFuture<'static, Result<TaskResult, String>>> {
         let _ = spec;
         None
     }

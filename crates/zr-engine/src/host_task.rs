@@ -8,6 +8,7 @@
 //! each is its own call of the session's root, with its own budget and
 //! events, while the root's conversation is never touched.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -61,16 +62,7 @@ impl Agent {
     ///
     /// Must be called within a Tokio runtime.
     pub fn run_task(&self, task: HostTask) -> TaskRun {
-        let (tx, rx) = mpsc::unbounded_channel();
         let session = Arc::clone(self.session());
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return TaskRun {
-                rx,
-                task: None,
-                early: Some(EngineError::NoRuntime),
-                session,
-            };
-        };
         let mut input = serde_json::json!({
             "subagent_type": task.subagent_type.as_str(),
             "description": task.description,
@@ -93,14 +85,7 @@ impl Agent {
             .get(&task.subagent_type)
             .is_some_and(|d| d.background)
             .then(|| session.router.subscribe());
-        let ctx = QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx));
-        let join = handle.spawn(host_call(ctx, call, background));
-        TaskRun {
-            rx,
-            task: Some(join),
-            early: None,
-            session,
-        }
+        spawn_run(session, |ctx| host_call(ctx, call, background))
     }
 
     /// Runs one subagent of the session's root from its description: what
@@ -124,29 +109,37 @@ impl Agent {
     ///
     /// Must be called within a Tokio runtime.
     pub fn run_described(&self, spec: SubagentSpec) -> TaskRun {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let session = Arc::clone(self.session());
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return TaskRun {
-                rx,
-                task: None,
-                early: Some(EngineError::NoRuntime),
-                session,
-            };
-        };
-        let ctx = QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx));
-        let join = handle.spawn(async move {
+        spawn_run(Arc::clone(self.session()), |ctx| async move {
             let root = root_run(&ctx.session)?;
             run_described(&ctx, &root, &spec)
                 .await
                 .map_err(|message| EngineError::InvalidTask { message })
-        });
-        TaskRun {
+        })
+    }
+}
+
+/// Spawns `work` (a host's task of `session`, its events into the
+/// context's sink) as a [`TaskRun`].
+fn spawn_run<F>(session: Arc<Session>, work: impl FnOnce(QueryCtx) -> F) -> TaskRun
+where
+    F: Future<Output = Result<TaskResult, EngineError>> + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel();
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return TaskRun {
             rx,
-            task: Some(join),
-            early: None,
+            task: None,
+            early: Some(EngineError::NoRuntime),
             session,
-        }
+        };
+    };
+    let ctx = QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx));
+    let join = handle.spawn(work(ctx));
+    TaskRun {
+        rx,
+        task: Some(join),
+        early: None,
+        session,
     }
 }
 

@@ -298,7 +298,7 @@ async fn elsewhere(
     ctx: &QueryCtx,
     subagent: Subagent,
     limits: &Limits<'_>,
-    remote: futures_util::future::BoxFuture<'static, TaskResult>,
+    remote: futures_util::future::BoxFuture<'static, Result<TaskResult, String>>,
     end: &mut dyn End,
 ) -> TaskResult {
     let Subagent {
@@ -308,7 +308,8 @@ async fn elsewhere(
         ..
     } = subagent;
     match bounded(limits, remote).await {
-        Bounded::Done(done) => result = done,
+        Bounded::Done(Ok(done)) => result = done,
+        Bounded::Done(Err(reason)) => result.error = Some(reason),
         Bounded::Stopped { ran } => stopped(&mut result, &run.progress, limits, ran),
     }
     result.duration = start.elapsed();

@@ -1,7 +1,7 @@
 //! A subagent of a durable session as its own Restate invocation: the
-//! virtual object [`AGENT_OBJECT`], keyed `{session}/{agent id}`, which
-//! the root's invocation calls for each of its typed foreground
-//! subagents. Restate runs each call on any worker of the deployment; the
+//! virtual object [`AGENT_OBJECT`](crate::AGENT_OBJECT), keyed
+//! `{session}/{agent id}`, which the root's invocation calls for each of
+//! its typed foreground subagents. Restate runs each call on any worker of the deployment; the
 //! worker rebuilds the subagent from its description with its own
 //! project, and journals the subagent's own model requests and tool calls
 //! one by one.
@@ -9,21 +9,12 @@
 use std::sync::Arc;
 
 use restate_sdk::prelude::*;
-use zr_engine::{Agent, SubagentSpec, TaskResult};
+use zr_engine::{SubagentSpec, TaskResult};
 use zr_types::SessionId;
 
 use crate::drive::drive;
-use crate::effects::DurableEffects;
-use crate::journal::Journal;
-use crate::object::SessionHost;
-
-/// The Restate name of the subagent object.
-pub const AGENT_OBJECT: &str = "ZrAgent";
-
-/// The key of `agent`'s invocation in `session`.
-pub(crate) fn agent_key(session: &SessionId, spec: &SubagentSpec) -> String {
-    format!("{session}/{}", spec.agent)
-}
+use crate::keys::agent_key;
+use crate::object::{SessionHost, attempt};
 
 /// The virtual object of subagents a worker serves.
 #[derive(Debug)]
@@ -61,23 +52,8 @@ impl AgentObject {
             ))
             .into());
         }
-        let (runtime, config) = self.host.open().map_err(TerminalError::new)?;
-        let (journal, steps) = Journal::new();
-        let folder = config
-            .sessions_dir
-            .as_ref()
-            .map(|dir| dir.join(session.as_str()));
-        let effects = Arc::new(DurableEffects::new(
-            session.clone(),
-            spec.agent.clone(),
-            journal,
-            folder,
-        ));
-        // Every attempt runs the subagent from its start (its finished
-        // steps from the journal) and writes its transcript again.
-        effects.forget(&spec.agent);
-        let runtime = Arc::new(runtime.with_effects(effects));
-        let agent = Agent::with_session_id(runtime, config, session);
+        let agent = spec.agent.clone();
+        let (agent, steps) = attempt(&*self.host, session, &agent)?;
         let run = agent.run_described(spec).finish();
         let result = drive(&ctx, steps, run)
             .await?

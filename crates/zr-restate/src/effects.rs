@@ -27,19 +27,18 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use zr_engine::{
     Effects, LocalEffects, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream,
-    ProviderError, SubagentSpec, TaskResult, TaskStatus,
+    ProviderError, SubagentSpec, TaskResult,
 };
 use zr_types::{
-    AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput, Usage,
+    AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput,
 };
 
-use crate::agent::{AGENT_OBJECT, agent_key};
 use crate::journal::Journal;
+use crate::keys::{AGENT_OBJECT, agent_key};
 use crate::record::{ModelRecord, ToolRecord, journaled_failure, retryable};
 
 /// Tries of a model request whose failure may pass (429, 5xx, transport)
@@ -82,26 +81,6 @@ impl DurableEffects {
         if let Some(folder) = &self.folder {
             let _ = std::fs::remove_file(folder.join(format!("{agent}.jsonl")));
         }
-    }
-}
-
-/// The result of the task `spec` whose child invocation failed with
-/// `message`.
-fn failed_child(spec: &SubagentSpec, message: String) -> TaskResult {
-    TaskResult {
-        index: spec.index,
-        agent_id: Some(spec.agent.clone()),
-        agent_type: spec.subagent_type.as_str().to_owned(),
-        description: spec.description.clone(),
-        status: TaskStatus::Failed,
-        output: String::new(),
-        value: None,
-        turns: 0,
-        usage: Usage::default(),
-        cost_usd: None,
-        duration: Duration::ZERO,
-        error: Some(message),
-        worktree: None,
     }
 }
 
@@ -209,22 +188,19 @@ impl Effects for DurableEffects {
         Box::pin(async move { journal.sleep(duration).await })
     }
 
-    fn remote_subagent(&self, spec: &SubagentSpec) -> Option<BoxFuture<'static, TaskResult>> {
+    fn remote_subagent(
+        &self,
+        spec: &SubagentSpec,
+    ) -> Option<BoxFuture<'static, Result<TaskResult, String>>> {
         if !self.agent.is_root() || spec.parents != [AgentId::root()] {
             return None;
         }
         let journal = self.journal.clone();
         let key = agent_key(&self.session, spec);
         let input = serde_json::to_value(spec).ok()?;
-        let spec = spec.clone();
+        // `Err`: the child invocation failed for good (not its task).
         Some(Box::pin(async move {
-            match journal.call(AGENT_OBJECT, key, input).await {
-                Ok(result) => result,
-                // The child invocation failed for good (not its task: its
-                // run, e.g. a description this worker's project refuses):
-                // the task failed, as a local one that could not start.
-                Err(message) => failed_child(&spec, message),
-            }
+            journal.call(AGENT_OBJECT, key, input).await
         }))
     }
 }

@@ -63,6 +63,7 @@ mod effects;
 mod error;
 mod http;
 mod journal;
+mod keys;
 mod object;
 mod record;
 mod serve;
@@ -70,7 +71,8 @@ mod serve;
 pub use admin::{
     DurableTurn, JournalEntry, attach, journal, journal_entries, last_turn, send, sessions,
 };
-pub use agent::{AGENT_OBJECT, AgentObject};
+pub use agent::AgentObject;
 pub use error::RestateError;
+pub use keys::AGENT_OBJECT;
 pub use object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};

@@ -11,7 +11,7 @@ use zr_types::{AgentId, SessionId};
 
 use crate::drive::drive;
 use crate::effects::DurableEffects;
-use crate::journal::Journal;
+use crate::journal::{Journal, Steps};
 
 /// The Restate name of the session object.
 pub const SESSION_OBJECT: &str = "ZrSession";
@@ -61,6 +61,38 @@ impl SessionObject {
     }
 }
 
+/// One attempt of an invocation of `session` whose journal holds the
+/// effects of `agent` (the root's turn, or one subagent): the project
+/// opened afresh with the journal's effects, and the handler's end of the
+/// journal. Every attempt runs the agent from its start (its finished
+/// steps from the journal) and writes its transcript again, the old file
+/// removed first: no record twice.
+///
+/// # Errors
+///
+/// The project does not open (a terminal error: no retry helps).
+pub(crate) fn attempt(
+    host: &dyn SessionHost,
+    session: SessionId,
+    agent: &AgentId,
+) -> Result<(Agent, Steps), TerminalError> {
+    let (runtime, config) = host.open().map_err(TerminalError::new)?;
+    let (journal, steps) = Journal::new();
+    let folder = config
+        .sessions_dir
+        .as_ref()
+        .map(|dir| dir.join(session.as_str()));
+    let effects = Arc::new(DurableEffects::new(
+        session.clone(),
+        agent.clone(),
+        journal,
+        folder,
+    ));
+    effects.forget(agent);
+    let runtime = Arc::new(runtime.with_effects(effects));
+    Ok((Agent::with_session_id(runtime, config, session), steps))
+}
+
 #[restate_sdk::object(name = "ZrSession")]
 impl SessionObject {
     /// Runs one turn of the session `ctx.key()`.
@@ -75,24 +107,7 @@ impl SessionObject {
             .key()
             .parse()
             .map_err(|e| TerminalError::new(format!("'{}' is not a session id: {e}", ctx.key())))?;
-        let (runtime, config) = self.host.open().map_err(TerminalError::new)?;
-        let (journal, steps) = Journal::new();
-        let folder = config
-            .sessions_dir
-            .as_ref()
-            .map(|dir| dir.join(session.as_str()));
-        let effects = Arc::new(DurableEffects::new(
-            session.clone(),
-            AgentId::root(),
-            journal,
-            folder,
-        ));
-        // Every attempt replays the root from its start and writes its
-        // transcript again: no record twice. A subagent's transcript is
-        // written by the attempt that runs it (see `DurableEffects`).
-        effects.forget(&AgentId::root());
-        let runtime = Arc::new(runtime.with_effects(effects));
-        let agent = Agent::with_session_id(runtime, config, session);
+        let (agent, steps) = attempt(&*self.host, session, &AgentId::root())?;
         let turn = agent
             .query(request.prompt, QueryOverrides::default())
             .finish();
