@@ -11,7 +11,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
 use tracing::{Level, Subscriber};
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::Targets;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 use zr_engine::{CONTENT_TARGET, TELEMETRY_TARGET};
 
@@ -92,12 +92,25 @@ impl Telemetry {
         S: Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
     {
         let tracer = self.provider.tracer("zr");
-        let mut targets = Targets::new().with_target(TELEMETRY_TARGET, Level::INFO);
-        if self.config.capture_content {
-            targets = targets.with_target(CONTENT_TARGET, Level::INFO);
-        }
+        // `Targets` matches a target by prefix: `gen_ai` alone would enable
+        // `gen_ai_content` too, and every span would format the content
+        // only for `Conventions` to drop it. The content target is named
+        // either way (the longer directive wins).
+        let content = if self.config.capture_content {
+            LevelFilter::INFO
+        } else {
+            LevelFilter::OFF
+        };
+        let targets = Targets::new()
+            .with_target(TELEMETRY_TARGET, Level::INFO)
+            .with_target(CONTENT_TARGET, content);
         tracing_opentelemetry::layer()
             .with_tracer(tracer)
+            // No other OpenTelemetry instrumentation reads the current
+            // OpenTelemetry context: parents come from the `tracing` span
+            // tree, and entering a span (every poll of an instrumented
+            // future) does not start and attach its OpenTelemetry span.
+            .with_context_activation(false)
             .with_tracked_inactivity(false)
             .with_threads(false)
             .with_location(false)
@@ -134,3 +147,6 @@ impl Telemetry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
