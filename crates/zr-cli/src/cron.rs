@@ -22,6 +22,7 @@ use zr_types::error_chain;
 
 use crate::ask::Asking;
 use crate::cli::{CronArgs, Format};
+use crate::clock::Clock;
 use crate::error::CliError;
 use crate::project::Project;
 use crate::run::resume_checks::running_now;
@@ -46,6 +47,7 @@ const PROMPT_CHARS: usize = 60;
 pub(crate) async fn run(root: PathBuf, args: &CronArgs) -> Result<u8, CliError> {
     let project = Project::load(root)?;
     warn_diagnostics(&project);
+    let clock = Clock::from_env(&|v| std::env::var(v).ok());
     let store = CronStore::new(project.cron_store());
     // Before any server starts: a second scheduler costs nothing.
     let _lock = store.lock_scheduler().map_err(store_error)?;
@@ -57,7 +59,7 @@ pub(crate) async fn run(root: PathBuf, args: &CronArgs) -> Result<u8, CliError> 
     say(&format!(
         "zr cron: firing the prompts scheduled in {} (Ctrl-C stops). {}",
         relative(&project, &store),
-        waiting_for(&store, Utc::now())
+        waiting_for(&store, clock.now())
     ));
 
     let mut scheduler = CronScheduler::unbound();
@@ -80,7 +82,7 @@ pub(crate) async fn run(root: PathBuf, args: &CronArgs) -> Result<u8, CliError> 
                 workspace.config.clone(),
             ))
         }));
-        let now = Utc::now();
+        let now = clock.now();
         let ticked = tokio::task::spawn_blocking(move || {
             let fired = scheduler.tick_on(&agent, now);
             (scheduler, agent, fired)
@@ -108,7 +110,7 @@ pub(crate) async fn run(root: PathBuf, args: &CronArgs) -> Result<u8, CliError> 
         };
         last_error = None;
         next = None;
-        fire(&project, &store, &agent, fired, args, &mut signals).await?;
+        fire(&project, &store, &agent, fired, args, &mut signals, clock).await?;
     }
 }
 
@@ -121,6 +123,7 @@ async fn fire(
     fired: Fired,
     args: &CronArgs,
     signals: &mut Signals,
+    clock: Clock,
 ) -> Result<(), CliError> {
     let id = fired.job.id.clone();
     let missed = match fired.missed {
@@ -130,7 +133,7 @@ async fn fire(
     };
     say(&format!(
         "{} fired {id} (scheduled for {}{missed}) as session {}: {}",
-        time(Utc::now()),
+        time(clock.now()),
         time(fired.scheduled_for),
         agent.session_id(),
         short(&fired.job.prompt)
@@ -157,9 +160,9 @@ async fn fire(
     };
     say(&format!(
         "{} {id} {how} (session {}). {}",
-        time(Utc::now()),
+        time(clock.now()),
         agent.session_id(),
-        waiting_for(store, Utc::now())
+        waiting_for(store, clock.now())
     ));
     Ok(())
 }

@@ -19,6 +19,7 @@
 
 mod ask;
 mod cli;
+mod clock;
 mod config;
 mod config_key;
 mod config_service;

@@ -4,14 +4,17 @@
 //! `zr cron list`; on a terminal, a fired prompt never stops to ask.
 
 use std::io::{BufRead as _, BufReader, Read};
-use std::process::Child;
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::support::{TempProject, spawn_zr, stderr, stdout, transcripts};
+use crate::support::{TempProject, spawn_zr, stderr, stdout, transcripts, zr_process};
+
+/// The test-only clock offset of `zr cron` (debug builds).
+const CLOCK_VAR: &str = "ZR_TEST_CLOCK_OFFSET_SECS";
 
 /// The root schedules a one-shot prompt for the next minute (CronCreate is
 /// deferred: FindTool loads it first); the fired prompt is answered.
@@ -67,6 +70,18 @@ fn wait_for(rx: &mpsc::Receiver<String>, needle: &str, within: Duration, seen: &
     panic!("no {needle:?} within {within:?}:\n{}", seen.join("\n"));
 }
 
+/// The value of `ZR_TEST_CLOCK_OFFSET_SECS` (`src/clock.rs`) that puts
+/// the scheduler's clock three seconds before the next whole minute, so
+/// that a prompt scheduled for "the next minute" fires in seconds.
+fn three_seconds_before_the_minute() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970")
+        .as_secs();
+    let left = 60 - secs % 60;
+    left.saturating_sub(3).to_string()
+}
+
 fn stop(mut child: Child, signal: Signal) {
     let pid = i32::try_from(child.id()).expect("a pid fits in i32");
     kill(Pid::from_raw(pid), signal).expect("the signal is sent");
@@ -103,7 +118,14 @@ fn zr_cron_fires_a_prompt_cron_create_stored_in_an_earlier_run() {
     assert_eq!(value["jobs"][0]["recurring"], false);
     assert_eq!(value["jobs"][0]["prompt"], "say tick");
 
-    let mut child = spawn_zr(&project, &["cron", "--script", "script.json"]);
+    let mut child = zr_process()
+        .args(["cron", "--script", "script.json"])
+        .env(CLOCK_VAR, three_seconds_before_the_minute())
+        .current_dir(project.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the zr binary starts");
     let err = lines(child.stderr.take().expect("stderr is piped"));
     let out = lines(child.stdout.take().expect("stdout is piped"));
     let mut seen = Vec::new();
@@ -131,7 +153,7 @@ fn zr_cron_fires_a_prompt_cron_create_stored_in_an_earlier_run() {
         stderr(&second)
     );
 
-    // The next whole minute: at most a minute away.
+    // The next whole minute of the shifted clock: seconds away.
     wait_for(
         &err,
         "fired cron-1 (scheduled for ",
@@ -228,14 +250,18 @@ fn on_a_terminal_zr_cron_fires_and_a_fired_prompt_is_refused_not_asked() {
     let out = project.zr_ok(&["run", "--script", "script.json", "schedule a tick"]);
     assert_eq!(stdout(&out), "scheduled\n");
 
-    let mut t =
-        crate::tree::Terminal::spawn_with(&project, &["cron", "--script", "script.json"], &[]);
+    let offset = three_seconds_before_the_minute();
+    let mut t = crate::tree::Terminal::spawn_with(
+        &project,
+        &["cron", "--script", "script.json"],
+        &[(CLOCK_VAR, &offset)],
+    );
     let has = |text: &'static str| move |rows: &[String]| rows.iter().any(|r| r.contains(text));
     t.wait_for(
         "the scheduler's first line",
         has("zr cron: firing the prompts"),
     );
-    // The next whole minute: at most a minute away.
+    // The next whole minute of the shifted clock: seconds away.
     t.wait_within(
         Duration::from_secs(75),
         "the firing",
