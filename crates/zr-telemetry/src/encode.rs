@@ -129,7 +129,7 @@ fn status(status: &Status) -> (u64, &str) {
 }
 
 fn scope_len(scope: &InstrumentationScope) -> usize {
-    string_field_len(1, &scope.name())
+    string_field_len(1, scope.name())
         + string_field_len(2, scope.version().unwrap_or(""))
         + scope
             .attributes()
@@ -139,7 +139,7 @@ fn scope_len(scope: &InstrumentationScope) -> usize {
 
 fn write_scope(out: &mut Vec<u8>, scope: &InstrumentationScope) {
     header(out, 1, scope_len(scope));
-    string_field(out, 1, &scope.name());
+    string_field(out, 1, scope.name());
     string_field(out, 2, scope.version().unwrap_or(""));
     for kv in scope.attributes() {
         header(out, 3, key_value_len(kv));
