@@ -30,7 +30,9 @@ impl Clock {
         else {
             return Self::default();
         };
-        eprintln!("warning: {VAR}={secs}: this test build's scheduler reads the clock {secs} s ahead");
+        eprintln!(
+            "warning: {VAR}={secs}: this test build's scheduler reads the clock {secs} s ahead"
+        );
         Self {
             offset: TimeDelta::seconds(secs),
         }

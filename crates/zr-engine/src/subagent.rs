@@ -219,8 +219,10 @@ pub(crate) async fn live(
                     return Some(Err(error));
                 }
                 ctx.sink.emit(&run.meta, EventKind::SubagentRunning);
-                let work = run.run(ctx);
-                tokio::pin!(work);
+                // Boxed: the loop's state is large, and held inline it
+                // would be copied by every move of this frame (into its
+                // span, into the effects' box) and of the task around it.
+                let mut work = Box::pin(run.run(ctx));
                 let outcome = tokio::select! {
                     outcome = &mut work => outcome,
                     // `beside` ends only when it has nothing to do.
