@@ -12,6 +12,16 @@
 //! then shares the machine's cores with the run. `ZR_BENCH_SUBAGENTS=N`
 //! sets the size (`cargo xtask bench --quick`: 100). Without `--bench`
 //! (as `cargo test --all-targets` runs it) it returns at once.
+//!
+//! `ZR_BENCH_ONCE=MODE:N` (`MODE` one of `setup`, `off`, `exported`) runs
+//! no criterion: it sets up as the bench does (the sink, the exporter, a
+//! warm-up fan-out of 10 exported subagents), runs one fan-out of N
+//! subagents without telemetry (`off`), exported (`exported`) or not at
+//! all (`setup`), shuts the exporter down (sending what is queued) and
+//! prints the run's wall and CPU time. Under
+//! `valgrind --tool=callgrind` the three modes' instruction counts give
+//! what the run costs with and without export, every thread counted
+//! (the exporter's too): `(exported - setup) / (off - setup)`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "../tests/it/phoenix.rs"]
@@ -24,7 +34,7 @@ mod phoenix;
 mod sink;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group};
 use serde_json::{Value, json};
@@ -193,7 +203,68 @@ fn bench(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 
+/// `ZR_BENCH_ONCE=MODE:N`: see the module's documentation.
+fn once(mode: &str, subagents: usize) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let sink = sink::Sink::start();
+    let mut config = TelemetryConfig::new(sink.traces_endpoint());
+    config.queue_size = 65_536;
+    let telemetry = Telemetry::start(config).unwrap();
+    let exporting = tracing::Dispatch::new(tracing_subscriber::registry().with(telemetry.layer()));
+    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+    let run = |script: &Value, dispatch: Option<&tracing::Dispatch>| {
+        let (_dir, agent) = agent(script);
+        let go = || rt.block_on(agent.prompt("go")).unwrap();
+        let result = match dispatch {
+            Some(d) => tracing::dispatcher::with_default(d, go),
+            None => go(),
+        };
+        assert_eq!(result.status, TaskStatus::Completed);
+    };
+    run(&fanout_script(10), Some(&exporting));
+    let script = fanout_script(subagents);
+    let start = Instant::now();
+    match mode {
+        "setup" => {}
+        "off" => run(&script, None),
+        "exported" => run(&script, Some(&exporting)),
+        other => panic!("ZR_BENCH_ONCE={other}:N: expected setup, off or exported"),
+    }
+    let wall = start.elapsed();
+    drop(exporting);
+    telemetry.shutdown();
+    let (requests, bytes) = sink.received();
+    println!(
+        "{}",
+        json!({
+            "bench": "telemetry_fanout",
+            "mode": mode,
+            "subagents": subagents,
+            "wall_ms": wall.as_secs_f64() * 1e3,
+            "export_requests": requests,
+            "export_bytes": bytes,
+        })
+    );
+}
+
 fn main() {
+    if let Some(once_var) = std::env::var("ZR_BENCH_ONCE")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        let (mode, n) = once_var.split_once(':').unwrap_or((once_var.as_str(), ""));
+        let n = if n.is_empty() {
+            1_000
+        } else {
+            n.parse().unwrap_or_else(|_| {
+                panic!("ZR_BENCH_ONCE={once_var}: expected MODE:N with a number N")
+            })
+        };
+        return once(mode, n);
+    }
     if !std::env::args().any(|arg| arg == "--bench") {
         return;
     }

@@ -19,11 +19,21 @@ pub enum TelemetryError {
         /// The entry.
         header: String,
     },
-    /// The OTLP exporter could not be built.
-    #[error("the OTLP exporter could not be built")]
+    /// The HTTP client of the exporter could not be built.
+    #[error("the OTLP exporter's HTTP client could not be built")]
     Exporter {
         /// Why.
         #[source]
-        source: opentelemetry_otlp::ExporterBuildError,
+        source: reqwest::Error,
     },
+    /// The thread that builds the HTTP client could not start.
+    #[error("the OTLP exporter's HTTP client could not be built: no thread")]
+    Thread {
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Building the HTTP client panicked.
+    #[error("the OTLP exporter's HTTP client panicked while being built")]
+    ClientPanicked,
 }

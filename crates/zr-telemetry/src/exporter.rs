@@ -1,23 +1,22 @@
 //! [`Telemetry`]: the OTLP/HTTP exporter behind a bounded batch queue,
 //! and the `tracing` layer that feeds it the engine's spans.
 
-use std::collections::HashMap;
 use std::sync::mpsc;
 use std::thread;
 
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider};
 use tracing::{Level, Subscriber};
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::Targets;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::registry::LookupSpan;
 use zr_engine::{CONTENT_TARGET, TELEMETRY_TARGET};
 
 use crate::config::TelemetryConfig;
 use crate::conventions::Conventions;
 use crate::error::TelemetryError;
+use crate::transport::OtlpHttp;
 
 /// Spans per export request.
 const BATCH_SIZE: usize = 512;
@@ -44,8 +43,9 @@ impl Telemetry {
     /// # Errors
     ///
     /// [`TelemetryError::BadEndpoint`] for an endpoint that is not an
-    /// HTTP URL, [`TelemetryError::Exporter`] when the HTTP client cannot
-    /// be built.
+    /// HTTP URL, [`TelemetryError::BadHeader`] for a header HTTP cannot
+    /// carry, [`TelemetryError::Exporter`] (or `Thread`, `ClientPanicked`)
+    /// when the HTTP client cannot be built.
     pub fn start(config: TelemetryConfig) -> Result<Self, TelemetryError> {
         let endpoint = config.endpoint.trim();
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
@@ -53,15 +53,7 @@ impl Telemetry {
                 endpoint: config.endpoint.clone(),
             });
         }
-        let headers: HashMap<String, String> = config.headers.iter().cloned().collect();
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(endpoint)
-            .with_timeout(config.export_timeout)
-            .with_headers(headers)
-            .build()
-            .map_err(|source| TelemetryError::Exporter { source })?;
+        let exporter = OtlpHttp::new(endpoint, &config.headers, config.export_timeout)?;
         let batch = BatchConfigBuilder::default()
             .with_max_queue_size(config.queue_size.max(1))
             .with_max_export_batch_size(BATCH_SIZE.min(config.queue_size.max(1)))
@@ -92,12 +84,25 @@ impl Telemetry {
         S: Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
     {
         let tracer = self.provider.tracer("zr");
-        let mut targets = Targets::new().with_target(TELEMETRY_TARGET, Level::INFO);
-        if self.config.capture_content {
-            targets = targets.with_target(CONTENT_TARGET, Level::INFO);
-        }
+        // `Targets` matches a target by prefix: `gen_ai` alone would enable
+        // `gen_ai_content` too, and every span would format the content
+        // only for `Conventions` to drop it. The content target is named
+        // either way (the longer directive wins).
+        let content = if self.config.capture_content {
+            LevelFilter::INFO
+        } else {
+            LevelFilter::OFF
+        };
+        let targets = Targets::new()
+            .with_target(TELEMETRY_TARGET, Level::INFO)
+            .with_target(CONTENT_TARGET, content);
         tracing_opentelemetry::layer()
             .with_tracer(tracer)
+            // No other OpenTelemetry instrumentation reads the current
+            // OpenTelemetry context: parents come from the `tracing` span
+            // tree, and entering a span (every poll of an instrumented
+            // future) does not start and attach its OpenTelemetry span.
+            .with_context_activation(false)
             .with_tracked_inactivity(false)
             .with_threads(false)
             .with_location(false)
@@ -134,3 +139,6 @@ impl Telemetry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

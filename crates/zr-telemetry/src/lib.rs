@@ -27,8 +27,10 @@
 
 mod config;
 mod conventions;
+mod encode;
 mod error;
 mod exporter;
+mod transport;
 
 pub use config::{DEFAULT_QUEUE_SIZE, TelemetryConfig, parse_headers};
 pub use error::TelemetryError;
