@@ -135,11 +135,17 @@ fn root_turn(request: &Request, turn: usize, n: usize) -> Reply {
 
 /// A project whose model is `model`, allowed to run Bash, with the Restate
 /// server's URLs when `server` is given.
+/// The root's turn limit in the fan-out's project.
+const MAX_ROOT_TURNS: u32 = 10_000;
+
 fn project(model: &Server, server: Option<&RestateServer>) -> TempProject {
     let project = TempProject::new();
     let mut toml = format!(
-        "[model]\nprovider = \"anthropic\"\nbase_url = \"{}\"\n\n[permissions]\nallow = [\"Bash\"]\n\n[subagents]\nmax_concurrent = 10\n",
-        model.url
+        "[model]\nprovider = \"anthropic\"\nbase_url = \"{}\"\n\n[agent]\nmax_turns = {}\n\n[permissions]\nallow = [\"Bash\"]\n\n[subagents]\nmax_concurrent = 10\n",
+        model.url,
+        // The root makes one turn per MultiTask of ten, and a last one: the
+        // bench's 1,000 subagents need 101 (the default limit is 100).
+        MAX_ROOT_TURNS
     );
     if let Some(server) = server {
         toml.push_str(&format!(
