@@ -44,10 +44,7 @@ fn script() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_budget_ends_at_the_first_attempts_deadline_after_a_worker_dies() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ZR_LOG"))
-        .with_test_writer()
-        .try_init();
+    crate::server::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());
@@ -60,9 +57,7 @@ async fn the_budget_ends_at_the_first_attempts_deadline_after_a_worker_dies() {
     let a = serve(Arc::clone(&first)).await;
     let b = serve(Arc::clone(&second)).await;
     let proxy = Proxy::start(a).await;
-    zr_restate::register(&server.admin_url(), &proxy.url())
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", server.log()));
+    server.register(&proxy.url()).await;
 
     let ingress = server.ingress_url();
     let start = Instant::now();

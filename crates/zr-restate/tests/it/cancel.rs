@@ -56,10 +56,7 @@ fn invocations(server: &RestateServer, service: &str) -> BTreeMap<String, (Strin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ZR_LOG"))
-        .with_test_writer()
-        .try_init();
+    crate::server::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());
@@ -70,9 +67,7 @@ async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
     };
     let (first, second) = (host("a"), host("b"));
     let proxy = Proxy::to_each(vec![serve(first).await, serve(second).await]).await;
-    zr_restate::register(&server.admin_url(), &proxy.url())
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", server.log()));
+    server.register(&proxy.url()).await;
 
     let ingress = server.ingress_url();
     let turn = tokio::spawn(async move {

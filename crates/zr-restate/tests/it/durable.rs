@@ -94,10 +94,7 @@ pub(crate) async fn serve(host: Arc<TestHost>) -> SocketAddr {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_worker_dying_after_an_effect_costs_nothing_but_that_step() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ZR_LOG"))
-        .with_test_writer()
-        .try_init();
+    crate::server::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
 
     // The same project run locally: the answer to compare with.
@@ -122,9 +119,7 @@ async fn a_worker_dying_after_an_effect_costs_nothing_but_that_step() {
     let a = serve(Arc::clone(&first)).await;
     let b = serve(Arc::clone(&second)).await;
     let proxy = Proxy::start(a).await;
-    zr_restate::register(&server.admin_url(), &proxy.url())
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", server.log()));
+    server.register(&proxy.url()).await;
 
     let ingress = server.ingress_url();
     let turn = tokio::spawn(async move {

@@ -61,10 +61,7 @@ fn host(dir: std::path::PathBuf, ledger: &Arc<Ledger>) -> TestHost {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_subagent_is_a_child_invocation_on_either_worker() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ZR_LOG"))
-        .with_test_writer()
-        .try_init();
+    crate::server::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
 
     let local_ledger = Arc::new(Ledger::default());
@@ -84,9 +81,7 @@ async fn each_subagent_is_a_child_invocation_on_either_worker() {
     let a = serve(Arc::clone(&first)).await;
     let b = serve(Arc::clone(&second)).await;
     let proxy = Proxy::to_each(vec![a, b]).await;
-    zr_restate::register(&server.admin_url(), &proxy.url())
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", server.log()));
+    server.register(&proxy.url()).await;
 
     let answer: TurnAnswer = tokio::time::timeout(
         Duration::from_secs(120),

@@ -226,7 +226,27 @@ fn dechunk(mut rest: &str) -> String {
     out
 }
 
+/// The engine's and the SDK's logs in the test's output, filtered by
+/// `ZR_LOG` (once per test binary).
+pub(crate) fn log_to_test() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("ZR_LOG"))
+        .with_test_writer()
+        .try_init();
+}
+
 impl RestateServer {
+    /// Registers the worker deployment at `endpoint` (`http://HOST:PORT`).
+    ///
+    /// # Panics
+    ///
+    /// When the admin API refuses it (with the server's log).
+    pub(crate) async fn register(&self, endpoint: &str) {
+        zr_restate::register(&self.admin_url(), endpoint)
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{}", self.log()));
+    }
+
     /// The rows of an SQL query of the admin API (`POST /query`): the
     /// invocations table `sys_invocation` and the like.
     ///
