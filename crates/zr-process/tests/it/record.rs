@@ -79,8 +79,11 @@ fn what_a_dead_owner_left_is_found_and_killed() {
         ),
     )
     .unwrap();
+    // `setsid` execs `sleep`: until it has, its command line reads
+    // `setsid sleep 313`.
     assert!(within(Duration::from_secs(2), || {
-        zr_process::leftovers(&path).len() == 3
+        let found = zr_process::leftovers(&path);
+        found.len() == 3 && found.iter().any(|l| l.command == "sleep 313")
     }));
     let found = zr_process::leftovers(&path);
     let pids: Vec<u32> = found.iter().map(|l| l.pid).collect();
