@@ -222,6 +222,48 @@ fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
         stderr(&again)
     );
 
+    // `--json`: the journal's steps and the answer as JSON lines on
+    // standard output, nothing else there.
+    let json = project.zr(&["resume", &session, "--json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let lines: Vec<serde_json::Value> = stdout(&json)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let steps: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["type"] == "durable_step")
+        .map(|l| {
+            assert_eq!(l["agent"], "root", "{l}");
+            assert!(l["at_ms"].is_u64(), "{l}");
+            (
+                l["name"].as_str().unwrap_or_default(),
+                l["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("model root #1", "ok"),
+            ("tool toolu_01_0_root", "ok"),
+            ("model root #2", "ok")
+        ]
+    );
+    let result = lines.last().expect("a result line");
+    assert_eq!(result["type"], "result", "{result}");
+    assert_eq!(result["session"], session.as_str());
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["output"], "Slept well.");
+    assert_eq!(result["turns"], 2);
+    assert_eq!(lines.len(), 4, "three steps and the result: {lines:?}");
+
+    // `--quiet`: the answer alone.
+    let quiet = project.zr(&["resume", &session, "--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    assert_eq!(stdout(&quiet), "Slept well.\n");
+    assert!(!stderr(&quiet).contains('✓'), "{}", stderr(&quiet));
+
     let _ = worker.kill();
     let _ = worker.wait();
 }

@@ -1,8 +1,9 @@
 //! Tests of the lines a followed journal shows.
 
+use serde_json::json;
 use zr_restate::JournalEntry;
 
-use super::Progress;
+use super::{Line, Progress};
 
 fn step(completion: u64, name: &str) -> JournalEntry {
     JournalEntry::Step {
@@ -31,8 +32,9 @@ fn each_step_shows_once_when_it_ends() {
         },
         done(1, true),
     ]);
+    let lines = progress.lines(&journal);
     assert_eq!(
-        progress.lines(&journal),
+        lines.iter().map(Line::plain).collect::<Vec<_>>(),
         [
             "  ✓ subagent root.0001-explore",
             "  → ZrAgent/k/run",
@@ -40,4 +42,29 @@ fn each_step_shows_once_when_it_ends() {
         ]
     );
     assert!(progress.lines(&journal).is_empty(), "no line twice");
+}
+
+#[test]
+fn json_lines_lead_with_type_time_and_agent() {
+    let step = Line::Step {
+        name: "tool toolu_01".to_owned(),
+        failed: false,
+    };
+    assert_eq!(
+        step.json(12),
+        r#"{"type":"durable_step","at_ms":12,"agent":"root","name":"tool toolu_01","status":"ok"}"#
+    );
+    let failed = Line::Step {
+        name: "model root #2".to_owned(),
+        failed: true,
+    };
+    let failed: serde_json::Value = serde_json::from_str(&failed.json(3)).unwrap();
+    assert_eq!(failed["status"], json!("failed"));
+    let call = Line::Call {
+        target: "ZrAgent/s/root.0001-explore/run".to_owned(),
+    };
+    assert_eq!(
+        call.json(40),
+        r#"{"type":"durable_call","at_ms":40,"agent":"root","target":"ZrAgent/s/root.0001-explore/run"}"#
+    );
 }
