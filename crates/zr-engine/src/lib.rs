@@ -228,7 +228,7 @@
 //! - delegation: `background`, `task` (whose `Subagents` is the root's
 //!   `Delegate`; subagents get one that refuses, so depth 1 holds by
 //!   construction);
-//! - the facade: `agent`, `resume`, `preview`, `cron`.
+//! - the facade: `agent`, `resume`, `snapshot`, `preview`, `cron`.
 //!
 //! # Invariants
 //!
@@ -281,6 +281,7 @@ mod run;
 mod runtime;
 mod session;
 mod skill_listing;
+mod snapshot;
 mod structured;
 mod subagent;
 mod sync;
@@ -308,6 +309,7 @@ pub use registry::BackgroundAgent;
 pub use remote::SubagentSpec;
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+pub use snapshot::RootSnapshot;
 pub use telemetry::{CONTENT_TARGET, TARGET as TELEMETRY_TARGET};
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,

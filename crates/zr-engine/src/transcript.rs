@@ -230,6 +230,54 @@ impl Transcripts {
     pub(crate) fn close(&self, agent: &AgentId) {
         lock(&self.open).remove(agent);
     }
+
+    /// For an agent that goes on from a host's copy of its `history`
+    /// rather than from its transcript (a durable backend's state): when
+    /// the transcript's first `len` bytes hold exactly `history`, ended by
+    /// a `finished` record (what the agent's last run left on this
+    /// machine), the transcript is cut back to them and appended to;
+    /// otherwise (no length, no file, a file another machine's runs or a
+    /// later attempt made different) the file is removed, and the agent's
+    /// next run writes it anew: the header, then `history` whole. Either
+    /// way no record is on disk twice, and nothing the host's copy does
+    /// not hold stays.
+    pub(crate) fn continue_from(&self, agent: &AgentId, history: &[Message], len: Option<u64>) {
+        let Some(path) = self.path(agent) else {
+            return;
+        };
+        let kept = len.and_then(|len| {
+            let bytes = std::fs::read(&path).ok()?;
+            let prefix = bytes.get(..usize::try_from(len).ok()?)?;
+            let loaded = read::parse(&path, prefix).ok()?;
+            let whole = !loaded.torn && loaded.valid_len == len && !loaded.repairs.any();
+            (whole && loaded.finished.is_some() && loaded.history == history).then_some(loaded)
+        });
+        match kept {
+            Some(loaded) => self.reopen(agent, &loaded),
+            None => {
+                lock(&self.open).remove(agent);
+                if let Err(error) = std::fs::remove_file(&path)
+                    && error.kind() != std::io::ErrorKind::NotFound
+                {
+                    tracing::warn!(path = %path.display(), error = %error_chain(&error), "cannot remove the transcript to write it anew");
+                }
+            }
+        }
+    }
+
+    /// The length in bytes of `agent`'s transcript when its last run
+    /// ended with a `finished` record and nothing failed to be written
+    /// (what [`Transcripts::continue_from`] takes); `None` otherwise.
+    pub(crate) fn ended_len(&self, agent: &AgentId) -> Option<u64> {
+        let writer = lock(&self.open).get(agent).cloned()?;
+        let writer = lock(&writer);
+        match &writer.state {
+            State::Open(file) if writer.ended && !writer.in_run => {
+                file.metadata().ok().map(|m| m.len())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// `records` as JSON lines.

@@ -74,5 +74,5 @@ pub use admin::{
 pub use agent::AgentObject;
 pub use error::RestateError;
 pub use keys::AGENT_OBJECT;
-pub use object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
+pub use object::{ROOT_STATE, SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};

@@ -1,0 +1,97 @@
+//! A root's conversation as a host can keep it elsewhere: what the root
+//! carries from one query to the next ([`RootSnapshot`]), taken after a
+//! query and given to a new [`Agent`] of the same session, maybe in
+//! another process on another machine (a durable backend keeps it in its
+//! own state, so that each turn of a session may run on any worker).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use zr_types::{AgentId, Message, SessionId, ToolName};
+
+use crate::agent::Agent;
+use crate::config::AgentConfig;
+use crate::runtime::RuntimeEnvironment;
+use crate::session::Session;
+
+/// What a root carries from one query to the next, as plain data
+/// ([`Agent::snapshot`], [`Agent::from_snapshot`]). Its size is the
+/// conversation's (which compaction bounds as it bounds the model's
+/// context) plus a few names and numbers.
+///
+/// Not in it, as not in a transcript ([`Agent::resume`] does not bring
+/// them back either): the root's todo list and read ledger (a file read
+/// in an earlier query must be read again before an edit), its background
+/// commands and background agents (they belong to the process that runs
+/// them), and the permissions the host granted for the session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct RootSnapshot {
+    /// The conversation so far ([`Agent::history`]).
+    pub history: Vec<Message>,
+    /// The deferred tools the root loaded through FindTool: still
+    /// advertised in the next query, as on a root that lives on.
+    pub loaded: Vec<ToolName>,
+    /// The number of the session's last subagent: the next query's
+    /// subagents are numbered after it (`root.0004-explore` after three),
+    /// so that no id, transcript or durable key of an earlier query's
+    /// subagent is taken again.
+    pub subagents: u32,
+    /// The length in bytes of the root's transcript when the snapshot was
+    /// taken, on the machine that took it; `None` without transcripts, or
+    /// when the transcript could not be written whole.
+    pub transcript_len: Option<u64>,
+}
+
+impl Agent {
+    /// What the root carries to its next query, for a host that keeps it
+    /// elsewhere; `None` while a query runs.
+    #[must_use]
+    pub fn snapshot(&self) -> Option<RootSnapshot> {
+        let (history, loaded) = self.kept()?;
+        let session = self.session();
+        Some(RootSnapshot {
+            history,
+            loaded,
+            subagents: session.last_child(),
+            transcript_len: session.transcripts.ended_len(&AgentId::root()),
+        })
+    }
+
+    /// The root of the session `session` going on from `snapshot` (taken
+    /// by [`Agent::snapshot`] after the session's last query, here or on
+    /// another machine), rather than from its transcript as
+    /// [`Agent::resume`] does: its queries continue the snapshot's history
+    /// with its loaded tools, and number their subagents after its.
+    /// `RootSnapshot::default()` starts the session anew.
+    ///
+    /// The root's transcript in `config.sessions_dir` goes on from the
+    /// snapshot too: when its first `transcript_len` bytes hold exactly
+    /// the snapshot's history (the snapshot was taken on this machine, or
+    /// on one sharing the folder), anything after them (the records of an
+    /// attempt that did not finish) is cut off and the next query appends;
+    /// otherwise the file is removed and the next query writes it anew,
+    /// the snapshot's history whole after the header. No record is on
+    /// disk twice.
+    #[must_use]
+    pub fn from_snapshot(
+        runtime: Arc<RuntimeEnvironment>,
+        config: AgentConfig,
+        session: SessionId,
+        snapshot: RootSnapshot,
+    ) -> Self {
+        let RootSnapshot {
+            history,
+            loaded,
+            subagents,
+            transcript_len,
+        } = snapshot;
+        let state = Session::new(session, runtime, config);
+        state.skip_children(subagents);
+        state
+            .transcripts
+            .continue_from(&AgentId::root(), &history, transcript_len);
+        Self::restored(state, history, loaded, None)
+    }
+}
