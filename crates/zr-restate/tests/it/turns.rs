@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use zr_engine::Agent;
 use zr_restate::{SessionHost, TurnAnswer};
-use zr_types::{ContentBlock, Message, MessageRole, SessionId};
+use zr_types::{Message, SessionId};
 
 use crate::durable::{serve, transcripts};
 use crate::host::{Ledger, TestHost};
@@ -51,15 +51,6 @@ fn comparable(messages: &[Message]) -> Value {
     let mut value = serde_json::to_value(messages).expect("messages serialise");
     crate::durable::strip_times(&mut value);
     value
-}
-
-fn text(role: MessageRole, text: &str) -> Message {
-    Message {
-        role,
-        content: vec![ContentBlock::Text {
-            text: text.to_owned(),
-        }],
-    }
 }
 
 async fn turn(server: &RestateServer, prompt: &str) -> TurnAnswer {
@@ -147,8 +138,8 @@ async fn the_second_turn_goes_on_from_the_first_even_when_its_worker_dies() {
     // The second turn's first request carries the first turn's whole
     // conversation (its last request, its answer), then the new prompt.
     let mut expected = asked_first[2].clone();
-    expected.push(text(MessageRole::Assistant, "first answer"));
-    expected.push(text(MessageRole::User, "second"));
+    expected.push(Message::assistant_text("first answer"));
+    expected.push(Message::user_text("second"));
     assert_eq!(
         asked_first[3], expected,
         "turn 2 starts from turn 1's conversation"
