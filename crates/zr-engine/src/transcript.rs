@@ -241,27 +241,39 @@ impl Transcripts {
     /// next run writes it anew: the header, then `history` whole. Either
     /// way no record is on disk twice, and nothing the host's copy does
     /// not hold stays.
+    ///
+    /// The kept bytes go to a new file renamed over the old one, as a
+    /// removed file is unlinked: a process that still holds the old file
+    /// open (an attempt on a worker the backend gave up on) writes into
+    /// the unlinked one, never into this.
     pub(crate) fn continue_from(&self, agent: &AgentId, history: &[Message], len: Option<u64>) {
         let Some(path) = self.path(agent) else {
             return;
         };
+        lock(&self.open).remove(agent);
         let kept = len.and_then(|len| {
-            let bytes = std::fs::read(&path).ok()?;
-            let prefix = bytes.get(..usize::try_from(len).ok()?)?;
-            let loaded = read::parse(&path, prefix).ok()?;
+            let mut bytes = std::fs::read(&path).ok()?;
+            let end = usize::try_from(len)
+                .ok()
+                .filter(|&end| end <= bytes.len())?;
+            bytes.truncate(end);
+            let loaded = read::parse(&path, &bytes).ok()?;
             let whole = !loaded.torn && loaded.valid_len == len && !loaded.repairs.any();
-            (whole && loaded.finished.is_some() && loaded.history == history).then_some(loaded)
+            (whole && loaded.finished.is_some() && loaded.history == history)
+                .then_some((loaded, bytes))
         });
-        match kept {
-            Some(loaded) => self.reopen(agent, &loaded),
-            None => {
-                lock(&self.open).remove(agent);
-                if let Err(error) = std::fs::remove_file(&path)
-                    && error.kind() != std::io::ErrorKind::NotFound
-                {
-                    tracing::warn!(path = %path.display(), error = %error_chain(&error), "cannot remove the transcript to write it anew");
+        if let Some((loaded, bytes)) = kept {
+            match replace_file(&path, &bytes) {
+                Ok(()) => return self.reopen(agent, &loaded),
+                Err(error) => {
+                    tracing::warn!(path = %path.display(), error = %error_chain(&error), "cannot cut the transcript back; it is written anew");
                 }
             }
+        }
+        if let Err(error) = std::fs::remove_file(&path)
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %path.display(), error = %error_chain(&error), "cannot remove the transcript to write it anew");
         }
     }
 
@@ -278,6 +290,16 @@ impl Transcripts {
             _ => None,
         }
     }
+}
+
+/// Replaces the file at `path` with a new one holding `bytes` (written
+/// next to it, then renamed over it).
+fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut cut = path.as_os_str().to_owned();
+    cut.push(".cut");
+    let cut = PathBuf::from(cut);
+    std::fs::write(&cut, bytes)?;
+    std::fs::rename(&cut, path)
 }
 
 /// `records` as JSON lines.

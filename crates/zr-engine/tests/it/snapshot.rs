@@ -71,14 +71,14 @@ async fn a_root_from_a_snapshot_goes_on_and_cuts_off_what_a_later_attempt_wrote(
         Some(std::fs::metadata(&path).unwrap().len())
     );
     drop(first);
-    // An attempt of the next turn wrote a record, then its worker died.
-    let mut file = std::fs::OpenOptions::new()
+    // An attempt of the next turn wrote a record, then its worker was
+    // given up on (it still holds the file open).
+    let mut zombie = std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
         .unwrap();
     let lost = json!({"kind": "message", "at_ms": 1, "message": {"role": "user", "content": [{"type": "text", "text": "a lost attempt"}]}});
-    writeln!(file, "{lost}").unwrap();
-    drop(file);
+    writeln!(zombie, "{lost}").unwrap();
 
     let second = Agent::from_snapshot(
         Arc::clone(&h.runtime),
@@ -87,6 +87,9 @@ async fn a_root_from_a_snapshot_goes_on_and_cuts_off_what_a_later_attempt_wrote(
         stored(&snapshot),
     );
     assert_eq!(second.prompt("more").await.unwrap().output, "again");
+    // The given-up attempt writes again: not into the new transcript.
+    writeln!(zombie, "{lost}").unwrap();
+    drop(zombie);
     let requests = h.provider.of_type("root");
     let mut expected = snapshot.history.clone();
     expected.push(Message::user_text("more"));
