@@ -175,6 +175,14 @@
 //! parent's when a worktree it ran in is gone). A transcript that cannot
 //! be written never stops an agent ([`EventKind::TranscriptError`]).
 //!
+//! A host that keeps the conversation itself (a durable backend whose
+//! turns run on any machine) takes [`Agent::snapshot`] after a query, a
+//! plain [`RootSnapshot`] (history, the tools loaded through FindTool,
+//! the last subagent's number, the transcript's length), and builds the
+//! next query's root with [`Agent::from_snapshot`]; the root's transcript
+//! is cut back to the snapshot, or written anew from it where the file is
+//! not the snapshot's.
+//!
 //! # Compaction
 //!
 //! Every agent's context use is tracked; above
