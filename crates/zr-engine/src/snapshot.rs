@@ -74,6 +74,32 @@ impl Agent {
     /// otherwise the file is removed and the next query writes it anew,
     /// the snapshot's history whole after the header. No record is on
     /// disk twice.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zr_caps::RuntimeSettings;
+    /// # use zr_engine::{Agent, AgentConfig, RootSnapshot, RuntimeEnvironment, ScriptedProvider};
+    /// # use zr_tools::BuiltinTools;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let script = r#"{"agents": {"root": [{"turns": [{"text": "Hello."}, {"text": "Hello again."}]}]}}"#;
+    /// let provider = Arc::new(ScriptedProvider::from_json(script)?);
+    /// # let settings = RuntimeSettings { model: "scripted".into(), cwd: dir.path().into(), env: Default::default() };
+    /// let runtime = Arc::new(RuntimeEnvironment::new(provider, settings, BuiltinTools::new(dir.path().join("cron.json"))));
+    /// let first = Agent::new(Arc::clone(&runtime), AgentConfig::new("You are helpful."));
+    /// first.prompt("Say hello").await?;
+    /// // Kept anywhere (as JSON here) until the next query.
+    /// let kept = serde_json::to_string(&first.snapshot().expect("no query runs"))?;
+    /// let session = first.session_id().clone();
+    /// drop(first);
+    ///
+    /// let snapshot: RootSnapshot = serde_json::from_str(&kept)?;
+    /// let next = Agent::from_snapshot(runtime, AgentConfig::new("You are helpful."), session, snapshot);
+    /// assert_eq!(next.prompt("Once more").await?.output, "Hello again.");
+    /// assert_eq!(next.history().len(), 4, "both queries' messages");
+    /// # Ok(()) }
+    /// ```
     #[must_use]
     pub fn from_snapshot(
         runtime: Arc<RuntimeEnvironment>,
