@@ -178,10 +178,10 @@
 //! A host that keeps the conversation itself (a durable backend whose
 //! turns run on any machine) takes [`Agent::snapshot`] after a query, a
 //! plain [`RootSnapshot`] (history, the tools loaded through FindTool,
-//! the last subagent's number, the transcript's length), and builds the
-//! next query's root with [`Agent::from_snapshot`]; the root's transcript
-//! is cut back to the snapshot, or written anew from it where the file is
-//! not the snapshot's.
+//! the last subagent's number), and builds the next query's root with
+//! [`Agent::from_snapshot`]; the root's transcript is cut back to the
+//! snapshot, or written anew from it where the file is not the
+//! snapshot's.
 //!
 //! # Compaction
 //!

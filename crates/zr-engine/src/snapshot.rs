@@ -17,7 +17,9 @@ use crate::session::Session;
 /// What a root carries from one query to the next, as plain data
 /// ([`Agent::snapshot`], [`Agent::from_snapshot`]). Its size is the
 /// conversation's (which compaction bounds as it bounds the model's
-/// context) plus a few names and numbers.
+/// context) plus a few names and a number. Nothing in it depends on the
+/// machine that took it: a durable backend whose attempt is replayed on
+/// another machine stores the same value.
 ///
 /// Not in it, as not in a transcript ([`Agent::resume`] does not bring
 /// them back either): the root's todo list and read ledger (a file read
@@ -38,10 +40,6 @@ pub struct RootSnapshot {
     /// so that no id, transcript or durable key of an earlier query's
     /// subagent is taken again.
     pub subagents: u32,
-    /// The length in bytes of the root's transcript when the snapshot was
-    /// taken, on the machine that took it; `None` without transcripts, or
-    /// when the transcript could not be written whole.
-    pub transcript_len: Option<u64>,
 }
 
 impl Agent {
@@ -55,7 +53,6 @@ impl Agent {
             history,
             loaded,
             subagents: session.last_child(),
-            transcript_len: session.transcripts.ended_len(&AgentId::root()),
         })
     }
 
@@ -67,13 +64,13 @@ impl Agent {
     /// `RootSnapshot::default()` starts the session anew.
     ///
     /// The root's transcript in `config.sessions_dir` goes on from the
-    /// snapshot too: when its first `transcript_len` bytes hold exactly
-    /// the snapshot's history (the snapshot was taken on this machine, or
-    /// on one sharing the folder), anything after them (the records of an
-    /// attempt that did not finish) is cut off and the next query appends;
-    /// otherwise the file is removed and the next query writes it anew,
-    /// the snapshot's history whole after the header. No record is on
-    /// disk twice.
+    /// snapshot too: when it holds exactly the snapshot's history up to
+    /// one of its last `finished` records (the snapshot was taken on this
+    /// machine, or on one sharing the folder), anything after that record
+    /// (the records of an attempt that did not finish) is cut off and the
+    /// next query appends; otherwise the file is removed and the next
+    /// query writes it anew, the snapshot's history whole after the
+    /// header. No record is on disk twice.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -111,13 +108,10 @@ impl Agent {
             history,
             loaded,
             subagents,
-            transcript_len,
         } = snapshot;
         let state = Session::new(session, runtime, config);
         state.skip_children(subagents);
-        state
-            .transcripts
-            .continue_from(&AgentId::root(), &history, transcript_len);
+        state.transcripts.continue_from(&AgentId::root(), &history);
         Self::restored(state, history, loaded, None)
     }
 }

@@ -52,7 +52,7 @@
 //! goes on from the conversation of the earlier ones. The object's K/V
 //! state [`ROOT_STATE`] holds the root's `zr_engine::RootSnapshot` (its
 //! conversation, the tools it loaded through FindTool, the number of its
-//! last subagent, its transcript's length): read at the start of every
+//! last subagent): read at the start of every
 //! attempt (journaled, so a replay starts from the same state), set when
 //! the turn answers. Restate's state, not a worker's folder, is the
 //! source of the conversation: workers need not share a folder.

@@ -18,10 +18,10 @@ pub const SESSION_OBJECT: &str = "ZrSession";
 
 /// The session object's state key holding what the root carries from one
 /// turn to the next (`zr_engine::RootSnapshot`): its conversation, the
-/// tools it loaded through FindTool, the number of its last subagent and
-/// its transcript's length after the last turn. Set once at the end of
-/// each turn that returned an answer; the next turn, on any worker,
-/// starts from it.
+/// tools it loaded through FindTool and the number of its last subagent.
+/// Set once at the end of each turn that returned an answer (a value that
+/// comes from the journal alone, so that a replay sets the same); the
+/// next turn, on any worker, starts from it.
 pub const ROOT_STATE: &str = "root";
 
 /// What a worker needs to run a session of its project: a fresh runtime
