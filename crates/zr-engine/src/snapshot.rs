@@ -17,9 +17,10 @@ use crate::session::Session;
 /// What a root carries from one query to the next, as plain data
 /// ([`Agent::snapshot`], [`Agent::from_snapshot`]). Its size is the
 /// conversation's (which compaction bounds as it bounds the model's
-/// context) plus a few names and a number. Nothing in it depends on the
-/// machine that took it: a durable backend whose attempt is replayed on
-/// another machine stores the same value.
+/// context) plus a few names and a number. It holds nothing about the
+/// machine that took it (no file length or offset): a durable backend
+/// whose attempt is replayed on another machine stores the same value, as
+/// long as the conversation is the same.
 ///
 /// Not in it, as not in a transcript ([`Agent::resume`] does not bring
 /// them back either): the root's todo list and read ledger (a file read
