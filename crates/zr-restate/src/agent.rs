@@ -53,7 +53,7 @@ impl AgentObject {
             .into());
         }
         let agent = spec.agent.clone();
-        let (agent, steps) = attempt(&*self.host, session, &agent)?;
+        let (agent, steps) = attempt(&*self.host, session, &agent, None)?;
         let run = agent.run_described(spec).finish();
         let result = drive(&ctx, steps, run)
             .await?

@@ -17,7 +17,7 @@ use zr_engine::{
 use zr_restate::SessionHost;
 use zr_tools::BuiltinTools;
 use zr_types::{
-    BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler, ToolOrigin,
+    BoxFuture, Message, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler, ToolOrigin,
     ToolOutput,
 };
 
@@ -36,12 +36,14 @@ pub(crate) struct Ledger {
 }
 
 /// The scripted provider, counting the requests it answered and the
-/// agents that asked.
+/// agents that asked, and keeping the conversation each of the root's
+/// requests carried.
 #[derive(Debug)]
 struct Counted {
     inner: ScriptedProvider,
     requests: Arc<AtomicUsize>,
     agents: Arc<Mutex<BTreeSet<String>>>,
+    root_requests: Arc<Mutex<Vec<Vec<Message>>>>,
 }
 
 impl ModelProvider for Counted {
@@ -51,6 +53,12 @@ impl ModelProvider for Counted {
             .lock()
             .expect("not poisoned")
             .insert(request.origin.agent.to_string());
+        if request.origin.agent.is_root() {
+            self.root_requests
+                .lock()
+                .expect("not poisoned")
+                .push(request.messages.to_vec());
+        }
         self.inner.stream(request)
     }
 }
@@ -116,6 +124,9 @@ pub(crate) struct TestHost {
     pub(crate) requests: Arc<AtomicUsize>,
     /// The agents whose model requests this worker answered.
     pub(crate) agents: Arc<Mutex<BTreeSet<String>>>,
+    /// The messages of each request of the root this worker answered, in
+    /// the order they came.
+    pub(crate) root_requests: Arc<Mutex<Vec<Vec<Message>>>>,
     /// Told when `bump` crashes this worker.
     pub(crate) crash: Option<Arc<Notify>>,
     /// The session's `subagent.max_concurrent`, when not the default.
@@ -134,6 +145,7 @@ impl TestHost {
             ledger,
             requests: Arc::default(),
             agents: Arc::default(),
+            root_requests: Arc::default(),
             crash: None,
             max_concurrent: None,
             budget: None,
@@ -153,6 +165,7 @@ impl TestHost {
             inner: provider,
             requests: Arc::clone(&self.requests),
             agents: Arc::clone(&self.agents),
+            root_requests: Arc::clone(&self.root_requests),
         });
         let settings = RuntimeSettings {
             model: "scripted".into(),

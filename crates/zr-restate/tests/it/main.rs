@@ -9,3 +9,4 @@ mod fanout;
 mod host;
 mod proxy;
 mod server;
+mod turns;
