@@ -30,6 +30,10 @@ mod conventions;
 mod encode;
 mod error;
 mod exporter;
+mod ids;
+mod layer;
+mod queue;
+mod record;
 mod transport;
 
 pub use config::{DEFAULT_QUEUE_SIZE, TelemetryConfig, parse_headers};
