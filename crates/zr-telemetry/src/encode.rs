@@ -2,18 +2,17 @@
 //! `ExportTraceServiceRequest` (`opentelemetry/proto/collector/trace/v1`),
 //! written straight from the layer's [`SpanRecord`]s.
 //!
-//! Each span's size is computed once, from the borrowed data, and the
-//! bytes written in one pass, in field-number order as `prost` writes
-//! them (the tests decode both and compare, and compare the bytes with
-//! those of the OpenTelemetry crates' own conversion of the same spans).
+//! The attributes are already OTLP bytes (the layer wrote them as they
+//! were recorded) and are copied; the rest of each span is sized once and
+//! written in one pass, in field-number order as `prost` writes it (the
+//! tests decode both and compare, and compare the bytes with those of the
+//! OpenTelemetry crates' own conversion of the same spans).
 
-use crate::record::{AttrValue, Attribute, EventName, EventRecord, SpanRecord};
-
-/// Wire types.
-const VARINT: u32 = 0;
-const FIXED64: u32 = 1;
-const LEN: u32 = 2;
-const FIXED32: u32 = 5;
+use crate::record::{EventName, EventRecord, SpanRecord};
+use crate::wire::{
+    FIXED32, bytes_field, bytes_field_len, fixed64_field, header, message_field_len, string_field,
+    string_field_len, tag, tag_len, varint_field, varint_field_len,
+};
 
 /// `SpanFlags`: sampled, and the flags byte says the parent is not remote.
 const FLAGS: u32 = 0x01 | 0x100;
@@ -102,7 +101,7 @@ fn span_len(span: &SpanRecord) -> usize {
         + bytes_field_len(5, name_len(span))
         + varint_field_len(6, span.kind as u64)
         + 2 * (1 + 8)
-        + attributes_len(9, span, &span.attributes)
+        + span.attributes().len()
         + varint_field_len(12, u64::from(span.dropped_events))
         + message_field_len(15, status_len(span))
         + tag_len(16)
@@ -134,12 +133,12 @@ fn write_span(out: &mut Vec<u8>, span: &SpanRecord) {
     varint_field(out, 6, span.kind as u64);
     fixed64_field(out, 7, span.start);
     fixed64_field(out, 8, span.end);
-    attributes(out, 9, span, &span.attributes);
+    out.extend_from_slice(span.attributes());
     for event in &span.events {
         header(out, 11, event_len(span, event));
         fixed64_field(out, 1, event.time);
         string_field(out, 2, event_name(span, event));
-        attributes(out, 3, span, &event.attributes);
+        out.extend_from_slice(&event.attributes);
     }
     varint_field(out, 12, u64::from(span.dropped_events));
     header(out, 15, status_len(span));
@@ -159,171 +158,7 @@ fn event_name<'a>(span: &'a SpanRecord, event: &EventRecord) -> &'a str {
 }
 
 fn event_len(span: &SpanRecord, event: &EventRecord) -> usize {
-    1 + 8
-        + string_field_len(2, event_name(span, event))
-        + attributes_len(3, span, &event.attributes)
-}
-
-fn attributes_len(field: u32, span: &SpanRecord, attributes: &[Attribute]) -> usize {
-    attributes
-        .iter()
-        .map(|a| message_field_len(field, key_value_len(span, a)))
-        .sum()
-}
-
-fn attributes(out: &mut Vec<u8>, field: u32, span: &SpanRecord, attributes: &[Attribute]) {
-    for attribute in attributes {
-        header(out, field, key_value_len(span, attribute));
-        string_field(out, 1, attribute.key);
-        header(out, 2, any_value_len(span, attribute.value));
-        any_value(out, span, attribute.value);
-    }
-}
-
-fn key_value_len(span: &SpanRecord, attribute: &Attribute) -> usize {
-    string_field_len(1, attribute.key) + message_field_len(2, any_value_len(span, attribute.value))
-}
-
-/// The strings of a comma-separated list, trimmed.
-fn list(span: &SpanRecord, text: crate::record::Text) -> impl Iterator<Item = &str> {
-    span.str(text).split(',').map(str::trim)
-}
-
-/// An `AnyValue`: a oneof, so its one field is written even when it holds
-/// the default (an empty string, `false`, `0`).
-fn any_value_len(span: &SpanRecord, value: AttrValue) -> usize {
-    match value {
-        AttrValue::Bool(_) => 2,
-        AttrValue::I64(i) => 1 + varint_len(i64_bits(i)),
-        AttrValue::F64(_) => 1 + 8,
-        AttrValue::Str(text) => message_field_len(1, text.len()),
-        AttrValue::StrList(text) => message_field_len(5, array_len(span, text)),
-    }
-}
-
-fn any_value(out: &mut Vec<u8>, span: &SpanRecord, value: AttrValue) {
-    match value {
-        AttrValue::Bool(b) => {
-            tag(out, 2, VARINT);
-            out.push(u8::from(b));
-        }
-        AttrValue::I64(i) => {
-            tag(out, 3, VARINT);
-            varint(out, i64_bits(i));
-        }
-        AttrValue::F64(f) => {
-            tag(out, 4, FIXED64);
-            out.extend_from_slice(&f.to_le_bytes());
-        }
-        AttrValue::Str(text) => {
-            let text = span.str(text);
-            header(out, 1, text.len());
-            out.extend_from_slice(text.as_bytes());
-        }
-        AttrValue::StrList(text) => {
-            header(out, 5, array_len(span, text));
-            for item in list(span, text) {
-                header(out, 1, message_field_len(1, item.len()));
-                header(out, 1, item.len());
-                out.extend_from_slice(item.as_bytes());
-            }
-        }
-    }
-}
-
-/// An `ArrayValue` of strings: its `values` (field 1), each an `AnyValue`.
-fn array_len(span: &SpanRecord, text: crate::record::Text) -> usize {
-    list(span, text)
-        .map(|item| message_field_len(1, message_field_len(1, item.len())))
-        .sum()
-}
-
-/// An `int64` on the wire: its two's complement bits.
-fn i64_bits(i: i64) -> u64 {
-    u64::from_ne_bytes(i.to_ne_bytes())
-}
-
-fn varint_len(mut v: u64) -> usize {
-    let mut len = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        len += 1;
-    }
-    len
-}
-
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        // The low seven bits, with the continuation bit.
-        out.push((v & 0x7f) as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn tag(out: &mut Vec<u8>, field: u32, wire: u32) {
-    varint(out, u64::from(field << 3 | wire));
-}
-
-fn tag_len(field: u32) -> usize {
-    varint_len(u64::from(field << 3))
-}
-
-/// A length-delimited field's tag and length.
-fn header(out: &mut Vec<u8>, field: u32, len: usize) {
-    tag(out, field, LEN);
-    varint(out, len as u64);
-}
-
-/// A message field of `len` bytes (always written, as `prost` writes a
-/// message that is present).
-fn message_field_len(field: u32, len: usize) -> usize {
-    tag_len(field) + varint_len(len as u64) + len
-}
-
-/// A proto3 string or bytes field: left out when empty.
-fn string_field_len(field: u32, text: &str) -> usize {
-    bytes_field_len(field, text.len())
-}
-
-fn bytes_field_len(field: u32, len: usize) -> usize {
-    if len == 0 {
-        0
-    } else {
-        message_field_len(field, len)
-    }
-}
-
-fn string_field(out: &mut Vec<u8>, field: u32, text: &str) {
-    bytes_field(out, field, text.as_bytes());
-}
-
-fn bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
-    if !bytes.is_empty() {
-        header(out, field, bytes.len());
-        out.extend_from_slice(bytes);
-    }
-}
-
-/// A proto3 integer field: left out when zero.
-fn varint_field_len(field: u32, v: u64) -> usize {
-    if v == 0 {
-        0
-    } else {
-        tag_len(field) + varint_len(v)
-    }
-}
-
-fn varint_field(out: &mut Vec<u8>, field: u32, v: u64) {
-    if v != 0 {
-        tag(out, field, VARINT);
-        varint(out, v);
-    }
-}
-
-fn fixed64_field(out: &mut Vec<u8>, field: u32, v: u64) {
-    tag(out, field, FIXED64);
-    out.extend_from_slice(&v.to_le_bytes());
+    1 + 8 + string_field_len(2, event_name(span, event)) + event.attributes.len()
 }
 
 #[cfg(test)]

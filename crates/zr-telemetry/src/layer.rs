@@ -7,9 +7,9 @@
 //! starts a trace. Entering and leaving a span (every poll of an
 //! instrumented future) costs this layer nothing: it does not implement
 //! `on_enter` or `on_exit`. Fields are written into the record as they
-//! come: strings copied into the span's one buffer, numbers as they are,
-//! `otel.*` fields turned into the span's name, kind and status, content
-//! left out unless asked for.
+//! come: each attribute as its OTLP bytes, in the span's one buffer (a
+//! `%` field formatted straight into it); `otel.*` fields turned into the
+//! span's name, kind and status; content left out unless asked for.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -23,13 +23,12 @@ use tracing_subscriber::registry::LookupSpan;
 use crate::conventions::{MESSAGE, Role, naming_attribute, role};
 use crate::ids::Ids;
 use crate::queue::Queue;
-use crate::record::{
-    AttrValue, Attribute, EventName, EventRecord, Kind, Name, SpanRecord, StatusCode, Text, now,
-};
+use crate::record::{EventName, EventRecord, Kind, Name, SpanRecord, StatusCode, now};
+use crate::wire::AttrValue;
 
-/// Room reserved for a span's strings up front: an agent span's ids,
-/// names and model fit, so most spans allocate their buffer once.
-const TEXT_RESERVE: usize = 192;
+/// Room reserved for a span's attributes up front: an agent span's fit,
+/// so most spans allocate their buffer once.
+const ATTRIBUTES_RESERVE: usize = 384;
 
 /// The layer; see the module's documentation.
 #[derive(Debug)]
@@ -56,12 +55,11 @@ where
         let (trace_id, parent_id) = parent.unwrap_or_else(|| (self.ids.trace_id(), 0));
         let metadata = attrs.metadata();
         let mut record = SpanRecord::new(trace_id, self.ids.span_id(), parent_id, metadata.name());
-        record.reserve(metadata.fields().len(), TEXT_RESERVE);
+        record.reserve(ATTRIBUTES_RESERVE);
         attrs.record(&mut SpanVisitor {
             record: &mut record,
             capture_content: self.capture_content,
             naming: naming_attribute(metadata.name()),
-            fresh: true,
         });
         // `replace`, not `insert`: a second exporting layer in the same
         // subscriber must not panic the host (its record takes the place).
@@ -78,7 +76,6 @@ where
                 record,
                 capture_content: self.capture_content,
                 naming: naming_attribute(span.name()),
-                fresh: false,
             });
         }
     }
@@ -94,21 +91,11 @@ where
         let mut visitor = EventVisitor {
             record,
             capture_content: self.capture_content,
-            name: EventName::Static(event.metadata().name()),
-            attributes: Vec::new(),
+            event: EventRecord::new(now(), event.metadata().name()),
         };
         event.record(&mut visitor);
-        let EventVisitor {
-            record,
-            name,
-            attributes,
-            ..
-        } = visitor;
-        record.add_event(EventRecord {
-            time: now(),
-            name,
-            attributes,
-        });
+        let EventVisitor { record, event, .. } = visitor;
+        record.add_event(event);
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
@@ -130,11 +117,11 @@ enum Str<'a> {
     Debug(&'a dyn Debug),
 }
 
-impl Str<'_> {
-    fn write(self, record: &mut SpanRecord) -> Text {
+impl<'a> Str<'a> {
+    fn value(self) -> AttrValue<'a> {
         match self {
-            Self::Plain(text) => record.push_str(text),
-            Self::Debug(value) => record.push_debug(value),
+            Self::Plain(text) => AttrValue::Str(text),
+            Self::Debug(value) => AttrValue::Debug(value),
         }
     }
 
@@ -154,25 +141,21 @@ struct SpanVisitor<'a> {
     capture_content: bool,
     /// The attribute that completes the span's name.
     naming: Option<&'static str>,
-    /// Whether no field has been recorded yet (a new span's fields are
-    /// distinct, so none replaces another).
-    fresh: bool,
 }
 
 impl SpanVisitor<'_> {
-    fn attribute(&mut self, key: &'static str, value: AttrValue) {
-        if self.fresh {
-            self.record.push(key, value);
-        } else {
-            self.record.set(key, value);
-        }
+    fn attribute(&mut self, field: &Field, value: AttrValue<'_>) {
+        self.record.set(field.index(), field.name(), value);
     }
 
     fn string(&mut self, field: &Field, value: Str<'_>) {
         let key = field.name();
         match role(key) {
             Role::Name => {
-                let text = value.write(self.record);
+                let text = match value {
+                    Str::Plain(text) => self.record.push_str(text),
+                    Str::Debug(value) => self.record.push_debug(value),
+                };
                 self.record.name = Name::Given(text);
             }
             Role::Kind => {
@@ -196,24 +179,28 @@ impl SpanVisitor<'_> {
                 }
             }
             Role::StatusDescription => {
-                let text = value.write(self.record);
+                let text = match value {
+                    Str::Plain(text) => self.record.push_str(text),
+                    Str::Debug(value) => self.record.push_debug(value),
+                };
                 self.record.status = StatusCode::Error;
                 self.record.description = Some(text);
             }
-            Role::FinishReasons => {
-                let text = value.write(self.record);
-                self.attribute(key, AttrValue::StrList(text));
-            }
+            Role::FinishReasons => match value {
+                Str::Plain(list) => self.attribute(field, AttrValue::List(list)),
+                Str::Debug(value) => self.attribute(field, AttrValue::List(&format!("{value:?}"))),
+            },
             Role::Content if !self.capture_content => {}
             Role::Content | Role::Attribute => {
-                let text = value.write(self.record);
-                if self.naming == Some(key) {
+                let text = self.record.set(field.index(), key, value.value());
+                if self.naming == Some(key)
+                    && let Some(text) = text
+                {
                     self.record.name = match self.record.name {
                         Name::Plain(prefix) | Name::With(prefix, _) => Name::With(prefix, text),
                         given @ Name::Given(_) => given,
                     };
                 }
-                self.attribute(key, AttrValue::Str(text));
             }
         }
     }
@@ -229,47 +216,45 @@ impl Visit for SpanVisitor<'_> {
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.attribute(field.name(), AttrValue::I64(value));
+        self.attribute(field, AttrValue::I64(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
         match i64::try_from(value) {
-            Ok(value) => self.attribute(field.name(), AttrValue::I64(value)),
+            Ok(value) => self.attribute(field, AttrValue::I64(value)),
             Err(_) => self.string(field, Str::Debug(&value)),
         }
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.attribute(field.name(), AttrValue::F64(value));
+        self.attribute(field, AttrValue::F64(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.attribute(field.name(), AttrValue::Bool(value));
+        self.attribute(field, AttrValue::Bool(value));
     }
 }
 
-/// Writes an event's fields: `message` names it, the others are its
-/// attributes (strings in the span's buffer).
+/// Writes an event's fields: `message` names it (in the span's text), the
+/// others are its attributes.
 struct EventVisitor<'a> {
     record: &'a mut SpanRecord,
     capture_content: bool,
-    name: EventName,
-    attributes: Vec<Attribute>,
+    event: EventRecord,
 }
 
 impl EventVisitor<'_> {
     fn string(&mut self, field: &Field, value: Str<'_>) {
         let key = field.name();
         if key == MESSAGE {
-            self.name = EventName::Message(value.write(self.record));
+            let text = match value {
+                Str::Plain(text) => self.record.push_str(text),
+                Str::Debug(value) => self.record.push_debug(value),
+            };
+            self.event.name = EventName::Message(text);
         } else if self.capture_content || role(key) != Role::Content {
-            let text = value.write(self.record);
-            self.push(key, AttrValue::Str(text));
+            self.event.attribute(key, value.value());
         }
-    }
-
-    fn push(&mut self, key: &'static str, value: AttrValue) {
-        self.attributes.push(Attribute { key, value });
     }
 }
 
@@ -283,22 +268,22 @@ impl Visit for EventVisitor<'_> {
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.push(field.name(), AttrValue::I64(value));
+        self.event.attribute(field.name(), AttrValue::I64(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
         match i64::try_from(value) {
-            Ok(value) => self.push(field.name(), AttrValue::I64(value)),
+            Ok(value) => self.event.attribute(field.name(), AttrValue::I64(value)),
             Err(_) => self.string(field, Str::Debug(&value)),
         }
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.push(field.name(), AttrValue::F64(value));
+        self.event.attribute(field.name(), AttrValue::F64(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.push(field.name(), AttrValue::Bool(value));
+        self.event.attribute(field.name(), AttrValue::Bool(value));
     }
 }
 

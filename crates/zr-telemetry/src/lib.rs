@@ -35,6 +35,7 @@ mod layer;
 mod queue;
 mod record;
 mod transport;
+mod wire;
 
 pub use config::{DEFAULT_QUEUE_SIZE, TelemetryConfig, parse_headers};
 pub use error::TelemetryError;

@@ -17,12 +17,36 @@ use prost::Message as _;
 
 use super::*;
 use crate::record::{Kind, Name, StatusCode};
+use crate::wire::AttrValue;
 
 const T0: u64 = 1_700_000_000_000_000_000;
 
-/// A span with every kind of value, an event, and (by `id`) each kind,
-/// status and form of name.
-fn record(id: u64, parent: u64) -> SpanRecord {
+/// Sets `key` on both the record and the SDK's attributes.
+fn set(span: &mut SpanRecord, sdk: &mut Vec<KeyValue>, key: &'static str, value: AttrValue<'_>) {
+    span.set(sdk.len(), key, value);
+    sdk.push(KeyValue::new(key, sdk_value(value)));
+}
+
+fn sdk_value(value: AttrValue<'_>) -> Value {
+    match value {
+        AttrValue::Str(text) => Value::from(text.to_owned()),
+        AttrValue::Debug(value) => Value::from(format!("{value:?}")),
+        AttrValue::Bool(b) => Value::Bool(b),
+        AttrValue::I64(i) => Value::I64(i),
+        AttrValue::F64(f) => Value::F64(f),
+        AttrValue::List(list) => Value::Array(Array::String(
+            list.split(',')
+                .map(|s| StringValue::from(s.trim().to_owned()))
+                .collect(),
+        )),
+    }
+}
+
+/// A span with every kind of value and (by `id`) each kind, status, form
+/// of name and events; as zr records it and as the OpenTelemetry SDK
+/// holds it.
+fn span(id: u64, parent: u64) -> (SpanRecord, SpanData) {
+    let at = |nanos| UNIX_EPOCH + Duration::from_nanos(nanos);
     let mut span = SpanRecord::new(
         0x0123_4567_89ab_cdef_0123_4567_89ab_cdef,
         id,
@@ -31,151 +55,135 @@ fn record(id: u64, parent: u64) -> SpanRecord {
     );
     span.start = T0;
     span.end = T0 + 250_000_000 + id;
-    let strings = [
-        ("gen_ai.operation.name", "chat"),
-        ("empty", ""),
-        ("ünïcode", "naïve ✓"),
-    ];
-    for (key, value) in strings {
-        let text = span.push_str(value);
-        span.push(key, AttrValue::Str(text));
-    }
-    let model = span.push_str("claude-x");
-    span.push("gen_ai.request.model", AttrValue::Str(model));
-    span.push("gen_ai.usage.input_tokens", AttrValue::I64(100));
-    span.push("negative", AttrValue::I64(-3));
-    span.push("zero", AttrValue::I64(0));
-    span.push("zr.task.cost_usd", AttrValue::F64(0.25));
-    span.push("zr.agent.background", AttrValue::Bool(false));
-    span.push("yes", AttrValue::Bool(true));
-    let reasons = span.push_str("end_turn, tool_use");
-    span.push(
+    let mut sdk = Vec::new();
+    set(
+        &mut span,
+        &mut sdk,
+        "gen_ai.operation.name",
+        AttrValue::Str("chat"),
+    );
+    set(&mut span, &mut sdk, "empty", AttrValue::Str(""));
+    set(&mut span, &mut sdk, "ünïcode", AttrValue::Str("naïve ✓"));
+    set(
+        &mut span,
+        &mut sdk,
+        "gen_ai.agent.id",
+        AttrValue::Debug(&format_args!("root.{id:04}")),
+    );
+    set(
+        &mut span,
+        &mut sdk,
+        "gen_ai.usage.input_tokens",
+        AttrValue::I64(100),
+    );
+    set(&mut span, &mut sdk, "negative", AttrValue::I64(-3));
+    set(&mut span, &mut sdk, "zero", AttrValue::I64(0));
+    set(
+        &mut span,
+        &mut sdk,
+        "zr.task.cost_usd",
+        AttrValue::F64(0.25),
+    );
+    set(
+        &mut span,
+        &mut sdk,
+        "zr.agent.background",
+        AttrValue::Bool(false),
+    );
+    set(&mut span, &mut sdk, "yes", AttrValue::Bool(true));
+    set(
+        &mut span,
+        &mut sdk,
         "gen_ai.response.finish_reasons",
-        AttrValue::StrList(reasons),
+        AttrValue::List("end_turn, tool_use"),
     );
-    let one = span.push_str("stop");
-    span.set(
-        "gen_ai.response.finish_reasons_one",
-        AttrValue::StrList(one),
-    );
+    let model = span
+        .set(
+            sdk.len(),
+            "gen_ai.request.model",
+            AttrValue::Str("claude-x"),
+        )
+        .unwrap();
+    sdk.push(KeyValue::new("gen_ai.request.model", "claude-x"));
     span.name = match id {
         1 => Name::Plain("session"),
         2 => Name::With("chat", model),
         _ => Name::Given(span.push_str("custom name")),
+    };
+    let name = match id {
+        1 => "session",
+        2 => "chat claude-x",
+        _ => "custom name",
     };
     span.kind = if id == 2 {
         Kind::Client
     } else {
         Kind::Internal
     };
-    match id {
-        1 => {}
-        2 => span.status = StatusCode::Ok,
+    let status = match id {
+        1 => Status::Unset,
+        2 => {
+            span.status = StatusCode::Ok;
+            Status::Ok
+        }
         _ => {
             span.status = StatusCode::Error;
             span.description = Some(span.push_str("timed out"));
+            Status::error("timed out")
         }
-    }
+    };
+    let mut events = SpanEvents::default();
     if id != 1 {
-        let reason = span.push_str("HTTP 429");
         let message = span.push_str("retry");
-        span.add_event(EventRecord {
-            time: T0 + 5_000_000,
-            name: EventName::Message(message),
-            attributes: vec![
-                Attribute {
-                    key: "zr.retry.attempt",
-                    value: AttrValue::I64(1),
-                },
-                Attribute {
-                    key: "zr.retry.reason",
-                    value: AttrValue::Str(reason),
-                },
+        let mut retry = EventRecord::new(T0 + 5_000_000, "event");
+        retry.name = EventName::Message(message);
+        retry.attribute("zr.retry.attempt", AttrValue::I64(1));
+        retry.attribute("zr.retry.reason", AttrValue::Str("HTTP 429"));
+        span.add_event(retry);
+        span.add_event(EventRecord::new(T0 + 6_000_000, "event"));
+        events.events.push(Event::new(
+            "retry",
+            at(T0 + 5_000_000),
+            vec![
+                KeyValue::new("zr.retry.attempt", 1_i64),
+                KeyValue::new("zr.retry.reason", "HTTP 429"),
             ],
-        });
-        span.add_event(EventRecord {
-            time: T0 + 6_000_000,
-            name: EventName::Static("event"),
-            attributes: Vec::new(),
-        });
+            0,
+        ));
+        events
+            .events
+            .push(Event::new("event", at(T0 + 6_000_000), Vec::new(), 0));
     }
     if id == 4 {
         span.dropped_events = 3;
+        events.dropped_count = 3;
     }
-    span
-}
-
-/// The same span as the OpenTelemetry SDK holds it.
-fn span_data(span: &SpanRecord) -> SpanData {
-    let at = |nanos| UNIX_EPOCH + Duration::from_nanos(nanos);
-    let value = |v: AttrValue| match v {
-        AttrValue::Str(text) => Value::from(span.str(text).to_owned()),
-        AttrValue::Bool(b) => Value::Bool(b),
-        AttrValue::I64(i) => Value::I64(i),
-        AttrValue::F64(f) => Value::F64(f),
-        AttrValue::StrList(text) => Value::Array(Array::String(
-            span.str(text)
-                .split(',')
-                .map(|s| StringValue::from(s.trim().to_owned()))
-                .collect(),
-        )),
-    };
-    let attributes = |list: &[Attribute]| -> Vec<KeyValue> {
-        list.iter()
-            .map(|a| KeyValue::new(a.key, value(a.value)))
-            .collect()
-    };
-    let mut events = SpanEvents::default();
-    for event in &span.events {
-        let name = match event.name {
-            EventName::Static(name) => name.to_owned(),
-            EventName::Message(text) => span.str(text).to_owned(),
-        };
-        events.events.push(Event::new(
-            name,
-            at(event.time),
-            attributes(&event.attributes),
-            0,
-        ));
-    }
-    events.dropped_count = span.dropped_events;
-    let name = match span.name_parts() {
-        (name, None) => name.to_owned(),
-        (prefix, Some(suffix)) => format!("{prefix} {suffix}"),
-    };
-    SpanData {
+    let data = SpanData {
         span_context: SpanContext::new(
             TraceId::from(span.trace_id),
-            SpanId::from(span.span_id),
+            SpanId::from(id),
             TraceFlags::SAMPLED,
             false,
             TraceState::default(),
         ),
-        parent_span_id: SpanId::from(span.parent_id),
+        parent_span_id: SpanId::from(parent),
         parent_span_is_remote: false,
-        span_kind: match span.kind {
-            Kind::Internal => SpanKind::Internal,
-            Kind::Server => SpanKind::Server,
-            Kind::Client => SpanKind::Client,
-            Kind::Producer => SpanKind::Producer,
-            Kind::Consumer => SpanKind::Consumer,
+        span_kind: if id == 2 {
+            SpanKind::Client
+        } else {
+            SpanKind::Internal
         },
         name: name.into(),
         start_time: at(span.start),
         end_time: at(span.end),
-        attributes: attributes(&span.attributes),
+        attributes: sdk,
         dropped_attributes_count: 0,
         events,
         links: SpanLinks::default(),
-        status: match span.status {
-            StatusCode::Unset => Status::Unset,
-            StatusCode::Ok => Status::Ok,
-            StatusCode::Error => {
-                Status::error(span.description.map_or("", |d| span.str(d)).to_owned())
-            }
-        },
+        status,
         instrumentation_scope: InstrumentationScope::builder(SCOPE).build(),
-    }
+    };
+    (span, data)
 }
 
 /// The resource as the SDK holds it, and as ours (in the SDK's order:
@@ -199,13 +207,16 @@ fn resources() -> (opentelemetry_sdk::Resource, Resource) {
 
 #[test]
 fn the_bytes_decode_to_what_the_opentelemetry_conversion_makes() {
-    let spans = vec![record(1, 0), record(2, 1), record(3, 1), record(4, 2)];
+    let (spans, data): (Vec<SpanRecord>, Vec<SpanData>) =
+        [span(1, 0), span(2, 1), span(3, 1), span(4, 2)]
+            .into_iter()
+            .unzip();
     let (sdk_resource, resource) = resources();
     let bytes = export_request(&spans, &resource);
     let ours = ExportTraceServiceRequest::decode(bytes.as_slice()).expect("valid OTLP protobuf");
     let theirs = ExportTraceServiceRequest {
         resource_spans: group_spans_by_resource_and_scope(
-            spans.iter().map(span_data).collect(),
+            data,
             &ResourceAttributesWithSchema::from(&sdk_resource),
         ),
     };
