@@ -79,7 +79,7 @@ fn string_key_value_len(key: &str, value: &str) -> usize {
 
 /// The span's name: its parts, and their length as one string.
 fn name_len(span: &SpanRecord) -> usize {
-    match span.name_parts() {
+    match span.name_bytes() {
         (name, None) => name.len(),
         (prefix, Some(suffix)) => prefix.len() + 1 + suffix.len(),
     }
@@ -121,12 +121,12 @@ fn write_span(out: &mut Vec<u8>, span: &SpanRecord) {
     let len = name_len(span);
     if len > 0 {
         header(out, 5, len);
-        match span.name_parts() {
-            (name, None) => out.extend_from_slice(name.as_bytes()),
+        match span.name_bytes() {
+            (name, None) => out.extend_from_slice(name),
             (prefix, Some(suffix)) => {
-                out.extend_from_slice(prefix.as_bytes());
+                out.extend_from_slice(prefix);
                 out.push(b' ');
-                out.extend_from_slice(suffix.as_bytes());
+                out.extend_from_slice(suffix);
             }
         }
     }

@@ -252,21 +252,25 @@ impl SpanRecord {
         }
     }
 
-    /// The span's name, in its parts (`{prefix} {suffix}` or whole).
-    pub(crate) fn name_parts(&self) -> (&str, Option<&str>) {
+    /// The span's name, in its parts (`{prefix} {suffix}` or whole), as
+    /// the UTF-8 bytes the export copies.
+    pub(crate) fn name_bytes(&self) -> (&[u8], Option<&[u8]>) {
         match self.name {
-            Name::Plain(name) => (name, None),
+            Name::Plain(name) => (name.as_bytes(), None),
             Name::With(name, text) => (
-                name,
-                Some(
-                    self.attributes
-                        .get(text.range())
-                        .and_then(|bytes| std::str::from_utf8(bytes).ok())
-                        .unwrap_or_default(),
-                ),
+                name.as_bytes(),
+                Some(self.attributes.get(text.range()).unwrap_or_default()),
             ),
-            Name::Given(text) => (self.str(text), None),
+            Name::Given(text) => (self.str(text).as_bytes(), None),
         }
+    }
+
+    /// The span's name, in its parts (`{prefix} {suffix}` or whole).
+    #[cfg(test)]
+    pub(crate) fn name_parts(&self) -> (&str, Option<&str>) {
+        let text = |bytes| std::str::from_utf8(bytes).expect("names are UTF-8");
+        let (name, suffix) = self.name_bytes();
+        (text(name), suffix.map(text))
     }
 }
 

@@ -51,10 +51,8 @@ pub(crate) fn key_value(
     match value {
         AttrValue::Str(text) => {
             let any = message_field_len(1, text.len());
-            header(out, field, key_len + message_field_len(2, any));
-            string_field(out, 1, key);
-            header(out, 2, any);
-            header(out, 1, text.len());
+            prefix(out, field, key, key_len + message_field_len(2, any), any);
+            short_header(out, 1, text.len());
             let at = out.len();
             out.extend_from_slice(text.as_bytes());
             Some((at, text.len()))
@@ -75,26 +73,19 @@ pub(crate) fn key_value(
             Some((start + framing, len))
         }
         AttrValue::Bool(b) => {
-            header(out, field, key_len + message_field_len(2, 2));
-            string_field(out, 1, key);
-            header(out, 2, 2);
-            tag(out, 2, VARINT);
-            out.push(u8::from(b));
+            prefix(out, field, key, key_len + message_field_len(2, 2), 2);
+            out.extend_from_slice(&[2 << 3 | VARINT as u8, u8::from(b)]);
             None
         }
         AttrValue::I64(i) => {
             let any = 1 + varint_len(i64_bits(i));
-            header(out, field, key_len + message_field_len(2, any));
-            string_field(out, 1, key);
-            header(out, 2, any);
+            prefix(out, field, key, key_len + message_field_len(2, any), any);
             tag(out, 3, VARINT);
             varint(out, i64_bits(i));
             None
         }
         AttrValue::F64(x) => {
-            header(out, field, key_len + message_field_len(2, 9));
-            string_field(out, 1, key);
-            header(out, 2, 9);
+            prefix(out, field, key, key_len + message_field_len(2, 9), 9);
             tag(out, 4, FIXED64);
             out.extend_from_slice(&x.to_le_bytes());
             None
@@ -116,6 +107,36 @@ pub(crate) fn key_value(
             }
             None
         }
+    }
+}
+
+/// A `KeyValue`'s framing up to its value: its tag and length (`kv`
+/// bytes), its key, and the tag and length of its `AnyValue` (`any`
+/// bytes). Most attributes are under 128 bytes, so that every length is
+/// one byte: then it is three copies, with room reserved once.
+fn prefix(out: &mut Vec<u8>, field: u32, key: &str, kv: usize, any: usize) {
+    if kv < 128 && field < 16 {
+        out.reserve(2 + kv);
+        // All under 128: each length is its one byte.
+        out.extend_from_slice(&[(field << 3 | LEN) as u8, kv as u8]);
+        if !key.is_empty() {
+            out.extend_from_slice(&[1 << 3 | LEN as u8, key.len() as u8]);
+            out.extend_from_slice(key.as_bytes());
+        }
+        out.extend_from_slice(&[2 << 3 | LEN as u8, any as u8]);
+    } else {
+        header(out, field, kv);
+        string_field(out, 1, key);
+        header(out, 2, any);
+    }
+}
+
+/// A length-delimited field's tag and length, a short one in one copy.
+fn short_header(out: &mut Vec<u8>, field: u32, len: usize) {
+    if len < 128 && field < 16 {
+        out.extend_from_slice(&[(field << 3 | LEN) as u8, len as u8]);
+    } else {
+        header(out, field, len);
     }
 }
 
