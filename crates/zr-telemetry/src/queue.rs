@@ -43,10 +43,14 @@ struct State {
 impl Queue {
     /// A queue of at most `bound` spans (at least one).
     pub(crate) fn new(bound: usize) -> Self {
+        let bound = bound.max(1);
         Self {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                spans: Vec::with_capacity(BATCH_SIZE.min(bound)),
+                ..State::default()
+            }),
             wake: Condvar::new(),
-            bound: bound.max(1),
+            bound,
         }
     }
 
@@ -87,6 +91,10 @@ impl Queue {
     /// is closed; then takes what is queued.
     fn take(&self) -> Taken {
         let deadline = Instant::now() + SCHEDULE;
+        // Room for a batch, made here, so that a run's thread does not
+        // grow the queue from nothing (copying it at each doubling) after
+        // every take.
+        let mut fresh = Vec::with_capacity(BATCH_SIZE.min(self.bound));
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         while state.spans.len() < BATCH_SIZE.min(self.bound) && !state.closed {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -99,8 +107,12 @@ impl Queue {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+        if state.spans.capacity() > fresh.capacity() {
+            // A queue that grew past a batch keeps its size.
+            fresh = Vec::with_capacity(state.spans.capacity());
+        }
         Taken {
-            spans: std::mem::take(&mut state.spans),
+            spans: std::mem::replace(&mut state.spans, fresh),
             dropped: state.dropped,
             closed: state.closed,
         }
