@@ -2,11 +2,14 @@
 //! `ExportTraceServiceRequest` (`opentelemetry/proto/collector/trace/v1`),
 //! written straight from the layer's [`SpanRecord`]s.
 //!
-//! The attributes are already OTLP bytes (the layer wrote them as they
-//! were recorded) and are copied; the rest of each span is sized once and
-//! written in one pass, in field-number order as `prost` writes it (the
-//! tests decode both and compare, and compare the bytes with those of the
-//! OpenTelemetry crates' own conversion of the same spans).
+//! A span is encoded when it ends, on the run's thread, into the queue's
+//! buffer ([`span_entry`]); the export thread wraps a batch of them in a
+//! request ([`request`]). The attributes are already OTLP bytes (the
+//! layer wrote them as they were recorded) and are copied; the rest of
+//! each span is sized once and written in one pass, in field-number
+//! order as `prost` writes it (the tests decode both and compare, and
+//! compare the bytes with those of the OpenTelemetry crates' own
+//! conversion of the same spans).
 
 use crate::record::{EventName, EventRecord, SpanRecord};
 use crate::wire::{
@@ -26,20 +29,23 @@ pub(crate) struct Resource {
     pub(crate) attributes: Vec<(String, String)>,
 }
 
-/// The request body for `spans`, under `resource` and the scope [`SCOPE`].
-pub(crate) fn export_request(spans: &[SpanRecord], resource: &Resource) -> Vec<u8> {
-    let span_lens: Vec<usize> = spans.iter().map(span_len).collect();
-    let scope_len = if spans.is_empty() {
-        None
-    } else {
-        Some(
-            message_field_len(1, string_field_len(1, SCOPE))
-                + span_lens
-                    .iter()
-                    .map(|&len| message_field_len(2, len))
-                    .sum::<usize>(),
-        )
-    };
+/// Appends `span` to `out` as an entry of `ScopeSpans.spans` (its tag,
+/// length and `Span` message): a batch of entries is what [`request`]
+/// wraps.
+pub(crate) fn span_entry(out: &mut Vec<u8>, span: &SpanRecord) {
+    let len = span_len(span);
+    out.reserve(message_field_len(2, len));
+    header(out, 2, len);
+    let start = out.len();
+    write_span(out, span);
+    debug_assert_eq!(out.len() - start, len, "sizes computed as written");
+}
+
+/// The request body for `entries` (spans as [`span_entry`] writes them),
+/// under `resource` and the scope [`SCOPE`].
+pub(crate) fn request(entries: &[u8], resource: &Resource) -> Vec<u8> {
+    let scope_len = (!entries.is_empty())
+        .then(|| message_field_len(1, string_field_len(1, SCOPE)) + entries.len());
     let resource_len: usize = resource
         .attributes
         .iter()
@@ -63,13 +69,21 @@ pub(crate) fn export_request(spans: &[SpanRecord], resource: &Resource) -> Vec<u
         header(&mut out, 2, len);
         header(&mut out, 1, string_field_len(1, SCOPE));
         string_field(&mut out, 1, SCOPE);
-        for (span, &len) in spans.iter().zip(&span_lens) {
-            header(&mut out, 2, len);
-            write_span(&mut out, span);
-        }
+        out.extend_from_slice(entries);
     }
     debug_assert_eq!(out.len(), total, "sizes computed as written");
     out
+}
+
+/// The request body for `spans` (tests compare it with the OpenTelemetry
+/// crates' conversion).
+#[cfg(test)]
+pub(crate) fn export_request(spans: &[SpanRecord], resource: &Resource) -> Vec<u8> {
+    let mut entries = Vec::new();
+    for span in spans {
+        span_entry(&mut entries, span);
+    }
+    request(&entries, resource)
 }
 
 /// A `KeyValue` of a string value.

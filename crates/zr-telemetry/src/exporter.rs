@@ -14,7 +14,7 @@ use crate::encode::Resource;
 use crate::error::TelemetryError;
 use crate::ids::Ids;
 use crate::layer::ExportLayer;
-use crate::queue::{Queue, Worker};
+use crate::queue::{Queue, SpanSink, Worker};
 use crate::transport::OtlpHttp;
 
 /// A running exporter. Build the layer with [`Telemetry::layer`] and add
@@ -84,7 +84,7 @@ impl Telemetry {
             .with_target(TELEMETRY_TARGET, Level::INFO)
             .with_target(CONTENT_TARGET, content);
         ExportLayer {
-            queue: Arc::clone(&self.queue),
+            sink: Arc::clone(&self.queue) as Arc<dyn SpanSink>,
             ids: Arc::clone(&self.ids),
             capture_content: self.config.capture_content,
         }

@@ -1,5 +1,5 @@
 //! [`ExportLayer`]: the `tracing` layer that turns the engine's spans into
-//! [`SpanRecord`]s and queues each as it closes.
+//! [`SpanRecord`]s and hands each to the export queue as it closes.
 //!
 //! A span's record lives in the registry's extensions from `on_new_span`
 //! to `on_close`; its parent is the nearest enclosing span this layer
@@ -22,7 +22,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 use crate::conventions::{MESSAGE, Role, naming_attribute, role};
 use crate::ids::Ids;
-use crate::queue::Queue;
+use crate::queue::SpanSink;
 use crate::record::{EventName, EventRecord, Kind, Name, SpanRecord, StatusCode, now};
 use crate::wire::AttrValue;
 
@@ -31,11 +31,19 @@ use crate::wire::AttrValue;
 const ATTRIBUTES_RESERVE: usize = 384;
 
 /// The layer; see the module's documentation.
-#[derive(Debug)]
 pub(crate) struct ExportLayer {
-    pub(crate) queue: Arc<Queue>,
+    /// Where ended spans go: the export queue.
+    pub(crate) sink: Arc<dyn SpanSink>,
     pub(crate) ids: Arc<Ids>,
     pub(crate) capture_content: bool,
+}
+
+impl std::fmt::Debug for ExportLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExportLayer")
+            .field("capture_content", &self.capture_content)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<S> tracing_subscriber::Layer<S> for ExportLayer
@@ -106,7 +114,7 @@ where
             return;
         };
         record.end = now();
-        self.queue.push(record);
+        self.sink.push(record);
     }
 }
 

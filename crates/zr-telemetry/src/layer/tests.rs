@@ -13,12 +13,22 @@ use tracing_subscriber::layer::SubscriberExt as _;
 use super::*;
 use crate::record::decoded;
 
+/// Keeps the records the layer hands over.
+#[derive(Default)]
+struct Records(std::sync::Mutex<Vec<SpanRecord>>);
+
+impl SpanSink for Records {
+    fn push(&self, span: SpanRecord) {
+        self.0.lock().unwrap().push(span);
+    }
+}
+
 /// Runs `body` under a subscriber with the layer alone and returns the
-/// records it queued, in the order the spans closed.
+/// records it handed over, in the order the spans closed.
 fn records(capture_content: bool, body: impl FnOnce()) -> Vec<SpanRecord> {
-    let queue = Arc::new(Queue::new(1_000));
+    let queue = Arc::new(Records::default());
     let layer = ExportLayer {
-        queue: Arc::clone(&queue),
+        sink: Arc::clone(&queue) as Arc<dyn SpanSink>,
         ids: Arc::new(Ids::with_seed(7)),
         capture_content,
     };
@@ -32,7 +42,7 @@ fn records(capture_content: bool, body: impl FnOnce()) -> Vec<SpanRecord> {
         .with_target("gen_ai_content", content);
     let subscriber = tracing_subscriber::registry().with(layer.with_filter(targets));
     tracing::subscriber::with_default(subscriber, body);
-    queue.drain().0
+    std::mem::take(&mut *queue.0.lock().unwrap())
 }
 
 fn find<'a>(records: &'a [SpanRecord], name: &str) -> &'a SpanRecord {
