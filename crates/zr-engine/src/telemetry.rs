@@ -1,9 +1,16 @@
 //! The engine's spans in the OpenTelemetry GenAI conventions: `tracing`
 //! spans of target [`TARGET`] whose names and fields are the conventions'
 //! (`invoke_agent`, `chat`, `execute_tool`; `gen_ai.*` attributes), so
-//! that any `tracing` layer exporting them (zr-telemetry's, through
-//! `tracing-opentelemetry`) shows the agent tree as OpenTelemetry tools
-//! expect. The engine knows nothing of OpenTelemetry itself.
+//! that a `tracing` layer exporting them (zr-telemetry's) shows the agent
+//! tree as OpenTelemetry tools expect. The engine knows nothing of
+//! OpenTelemetry itself.
+//!
+//! A span's name is its operation; the exporter completes it as the
+//! conventions name spans, `{operation} {target}` (`invoke_agent worker`
+//! from `gen_ai.agent.name`, `chat {gen_ai.request.model}`,
+//! `execute_tool {gen_ai.tool.name}`), so that no span formats a name it
+//! may never need. `otel.kind` and `otel.status_*` fields give the span's
+//! kind and status (as `tracing-opentelemetry` reads them).
 //!
 //! - one `session` span per [`Agent`](crate::Agent) (a root: one trace per
 //!   session), holding every query's root `invoke_agent`;
@@ -50,7 +57,6 @@ pub(crate) fn session_span(id: &SessionId) -> Span {
         target: TARGET,
         parent: None,
         "session",
-        otel.name = "session",
         gen_ai.conversation.id = %id,
     )
 }
@@ -65,19 +71,18 @@ pub(crate) fn agent_span(
     provider: &str,
     description: Option<&str>,
 ) -> Span {
-    let span = tracing::info_span!(
+    tracing::info_span!(
         target: TARGET,
         parent: parent,
         "invoke_agent",
-        otel.name = format!("invoke_agent {}", meta.agent_type),
         gen_ai.operation.name = "invoke_agent",
         gen_ai.provider.name = provider,
         gen_ai.agent.name = %meta.agent_type,
         gen_ai.agent.id = %meta.id,
-        gen_ai.agent.description = Empty,
+        gen_ai.agent.description = description,
         gen_ai.conversation.id = %session,
         gen_ai.request.model = %meta.model,
-        zr.agent.parent = Empty,
+        zr.agent.parent = meta.parent.as_ref().map(tracing::field::display),
         zr.agent.background = meta.background,
         zr.task.status = Empty,
         zr.task.turns = Empty,
@@ -89,22 +94,18 @@ pub(crate) fn agent_span(
         error.type = Empty,
         otel.status_code = Empty,
         otel.status_description = Empty,
-    );
-    if let Some(parent) = &meta.parent {
-        span.record("zr.agent.parent", tracing::field::display(parent));
-    }
-    if let Some(description) = description {
-        span.record("gen_ai.agent.description", description);
-    }
-    span
+    )
 }
 
 /// Records a subagent's result on its `invoke_agent` span.
 pub(crate) fn record_task(span: &Span, result: &TaskResult) {
-    record_end(span, result.status, result.turns, result.usage);
-    if let Some(cost) = result.cost_usd {
-        span.record("zr.task.cost_usd", cost);
-    }
+    record_end_with_cost(
+        span,
+        result.status,
+        result.turns,
+        result.usage,
+        result.cost_usd,
+    );
     if is_error(result.status) {
         fail(span, result.status.as_str(), result.error.as_deref());
     }
@@ -112,15 +113,39 @@ pub(crate) fn record_task(span: &Span, result: &TaskResult) {
 
 /// Records how an agent's run ended on its `invoke_agent` span.
 pub(crate) fn record_end(span: &Span, status: TaskStatus, turns: u32, usage: Usage) {
-    span.record("zr.task.status", status.as_str());
-    span.record("zr.task.turns", turns);
-    record_usage(span, usage);
+    record_end_with_cost(span, status, turns, usage, None);
+}
+
+/// The end of a run, in one record (each `record` is a call through the
+/// subscriber to every layer).
+fn record_end_with_cost(
+    span: &Span,
+    status: TaskStatus,
+    turns: u32,
+    usage: Usage,
+    cost: Option<f64>,
+) {
+    tracing::record_all!(
+        span,
+        zr.task.status = status.as_str(),
+        zr.task.turns = turns,
+        zr.task.cost_usd = cost,
+        gen_ai.usage.input_tokens = usage.input_tokens,
+        gen_ai.usage.output_tokens = usage.output_tokens,
+        gen_ai.usage.cache_read.input_tokens = usage.cache_read_input_tokens,
+        gen_ai.usage.cache_creation.input_tokens = usage.cache_creation_input_tokens,
+    );
 }
 
 /// A root whose run failed (a provider error, no answer).
 pub(crate) fn record_failure(span: &Span, kind: &str, message: &str) {
-    span.record("zr.task.status", TaskStatus::Failed.as_str());
-    fail(span, kind, Some(message));
+    tracing::record_all!(
+        span,
+        zr.task.status = TaskStatus::Failed.as_str(),
+        error.type = kind,
+        otel.status_code = "ERROR",
+        otel.status_description = message,
+    );
 }
 
 /// The statuses that are errors of the agent's operation: it did not end
@@ -133,23 +158,11 @@ fn is_error(status: TaskStatus) -> bool {
 }
 
 fn fail(span: &Span, kind: &str, message: Option<&str>) {
-    span.record("error.type", kind);
-    span.record("otel.status_code", "ERROR");
-    if let Some(message) = message {
-        span.record("otel.status_description", message);
-    }
-}
-
-fn record_usage(span: &Span, usage: Usage) {
-    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
-    span.record(
-        "gen_ai.usage.cache_read.input_tokens",
-        usage.cache_read_input_tokens,
-    );
-    span.record(
-        "gen_ai.usage.cache_creation.input_tokens",
-        usage.cache_creation_input_tokens,
+    tracing::record_all!(
+        span,
+        error.type = kind,
+        otel.status_code = "ERROR",
+        otel.status_description = message,
     );
 }
 
@@ -170,7 +183,6 @@ pub(crate) fn chat_span(start: &ChatStart<'_>) -> Span {
     let span = tracing::info_span!(
         target: TARGET,
         "chat",
-        otel.name = format!("chat {}", start.model),
         otel.kind = "client",
         gen_ai.operation.name = "chat",
         gen_ai.provider.name = start.provider,
@@ -203,10 +215,7 @@ pub(crate) fn chat_span(start: &ChatStart<'_>) -> Span {
 
 /// The model and id the API named for the response.
 pub(crate) fn record_response_metadata(span: &Span, model: &str, id: Option<&str>) {
-    span.record("gen_ai.response.model", model);
-    if let Some(id) = id {
-        span.record("gen_ai.response.id", id);
-    }
+    tracing::record_all!(span, gen_ai.response.model = model, gen_ai.response.id = id);
 }
 
 /// A finished response: finish reason, usage, and (with content) what the
@@ -219,8 +228,14 @@ pub(crate) fn record_response(
     usage: Usage,
     content_blocks: &[ContentBlock],
 ) {
-    span.record("gen_ai.response.finish_reasons", stop.as_str());
-    record_usage(span, usage);
+    tracing::record_all!(
+        span,
+        gen_ai.response.finish_reasons = stop.as_str(),
+        gen_ai.usage.input_tokens = usage.input_tokens,
+        gen_ai.usage.output_tokens = usage.output_tokens,
+        gen_ai.usage.cache_read.input_tokens = usage.cache_read_input_tokens,
+        gen_ai.usage.cache_creation.input_tokens = usage.cache_creation_input_tokens,
+    );
     if !span.is_disabled() && content() {
         let output = Value::Array(
             content_blocks
@@ -255,7 +270,6 @@ pub(crate) fn tool_span(name: &str, call_id: &str, input: &Value) -> Span {
     let span = tracing::info_span!(
         target: TARGET,
         "execute_tool",
-        otel.name = format!("execute_tool {name}"),
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = name,
         gen_ai.tool.call.id = call_id,
@@ -291,11 +305,13 @@ pub(crate) fn record_tool(span: &Span, status: ToolStatus, result: impl FnOnce()
         ToolStatus::Error => "error",
         ToolStatus::Denied => "denied",
     };
-    span.record("zr.tool.status", name);
-    if status != ToolStatus::Ok {
-        span.record("error.type", name);
-        span.record("otel.status_code", "ERROR");
-    }
+    let failed = (status != ToolStatus::Ok).then_some(name);
+    tracing::record_all!(
+        span,
+        zr.tool.status = name,
+        error.type = failed,
+        otel.status_code = failed.map(|_| "ERROR"),
+    );
     if !span.is_disabled() && content() {
         span.record("gen_ai.tool.call.result", result());
     }

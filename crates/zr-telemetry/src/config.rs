@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::error::TelemetryError;
 
 /// The default bound of the export queue, in spans. A 1,000-subagent
-/// fan-out makes about 4,000.
+/// fan-out makes about 6,100 (an agent, two chats and three calls each).
 pub const DEFAULT_QUEUE_SIZE: usize = 16_384;
 
 /// How an exporter is set up. Off unless an endpoint is set.
@@ -21,6 +21,9 @@ pub struct TelemetryConfig {
     pub capture_content: bool,
     /// `service.name` of the spans' resource.
     pub service_name: String,
+    /// Other attributes of the spans' resource (`deployment.environment`
+    /// and the like), as `OTEL_RESOURCE_ATTRIBUTES` gives them.
+    pub resource_attributes: Vec<(String, String)>,
     /// The bound of the export queue, in spans; a span beyond it is
     /// dropped (with a warning) rather than wait.
     pub queue_size: usize,
@@ -42,6 +45,7 @@ impl TelemetryConfig {
             headers: Vec::new(),
             capture_content: false,
             service_name: "zr".to_owned(),
+            resource_attributes: Vec::new(),
             queue_size: DEFAULT_QUEUE_SIZE,
             export_timeout: Duration::from_secs(10),
             shutdown_timeout: Duration::from_secs(5),
@@ -53,7 +57,8 @@ impl TelemetryConfig {
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` (with `/v1/traces` appended);
     /// `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_EXPORTER_OTLP_TRACES_HEADERS`
     /// (`key=value,key2=value2`, values percent-decoded);
-    /// `OTEL_SERVICE_NAME`. `None` when no endpoint is set or
+    /// `OTEL_SERVICE_NAME`; `OTEL_RESOURCE_ATTRIBUTES` (as the headers are
+    /// written). `None` when no endpoint is set or
     /// `OTEL_SDK_DISABLED` is `true`.
     ///
     /// # Errors
@@ -72,12 +77,14 @@ impl TelemetryConfig {
     }
 
     /// Applies the standard variables over this configuration: an endpoint
-    /// and a service name there replace these; their headers are added
-    /// (a header named twice takes the variable's value).
+    /// and a service name there replace these; their headers and resource
+    /// attributes are added (a header named twice takes the variable's
+    /// value).
     ///
     /// # Errors
     ///
-    /// [`TelemetryError::BadHeader`] for a header without `=`.
+    /// [`TelemetryError::BadHeader`] for a header (or resource attribute)
+    /// without `=`.
     pub fn apply_env(
         &mut self,
         var: &dyn Fn(&str) -> Option<String>,
@@ -94,6 +101,12 @@ impl TelemetryConfig {
                     self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&key));
                     self.headers.push((key, value));
                 }
+            }
+        }
+        if let Some(list) = var("OTEL_RESOURCE_ATTRIBUTES") {
+            for (key, value) in parse_headers(&list)? {
+                self.resource_attributes.retain(|(k, _)| *k != key);
+                self.resource_attributes.push((key, value));
             }
         }
         if let Some(name) = var("OTEL_SERVICE_NAME").filter(|n| !n.trim().is_empty()) {

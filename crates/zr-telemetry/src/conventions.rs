@@ -1,19 +1,8 @@
-//! The last touches before a span is queued for export: what a `tracing`
-//! field cannot say in the GenAI conventions' types, and the content the
-//! host did not ask for.
-//!
-//! - `gen_ai.response.finish_reasons` is a string array in the
-//!   conventions; the engine records it comma-separated;
-//! - without `capture_content`, message content (prompts, answers, tool
-//!   arguments and results) is removed from every span, whatever the
-//!   engine recorded (another layer may have enabled the content target).
-
-use std::time::Duration;
-
-use opentelemetry::{Array, Context, KeyValue, StringValue, Value};
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
+//! What a `tracing` field of the engine's spans is in OpenTelemetry's
+//! terms: a span property (`otel.*`, as `tracing-opentelemetry` named
+//! them), message content (exported only with `capture_content`), a typed
+//! attribute the engine cannot write as such (the finish reasons, a
+//! string array), or a plain attribute; and how a span is named.
 
 /// The attributes that hold message content.
 pub(crate) const CONTENT_ATTRIBUTES: [&str; 5] = [
@@ -24,53 +13,61 @@ pub(crate) const CONTENT_ATTRIBUTES: [&str; 5] = [
     "gen_ai.tool.call.result",
 ];
 
-/// Wraps the batch processor: every span passes [`fix`] first.
-#[derive(Debug)]
-pub(crate) struct Conventions<P> {
-    pub(crate) inner: P,
-    pub(crate) capture_content: bool,
+/// A string array in the conventions; the engine records it
+/// comma-separated.
+pub(crate) const FINISH_REASONS: &str = "gen_ai.response.finish_reasons";
+
+/// An event's field that names it.
+pub(crate) const MESSAGE: &str = "message";
+
+/// What a span's field is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// `otel.name`: the whole span name.
+    Name,
+    /// `otel.kind`: `client`, `server`, ...
+    Kind,
+    /// `otel.status_code`: `ok` or `error`.
+    StatusCode,
+    /// `otel.status_description`: an error's message.
+    StatusDescription,
+    /// The finish reasons.
+    FinishReasons,
+    /// Message content.
+    Content,
+    /// Any other field: an attribute of its own name.
+    Attribute,
 }
 
-impl<P: SpanProcessor> SpanProcessor for Conventions<P> {
-    fn on_start(&self, span: &mut Span, cx: &Context) {
-        self.inner.on_start(span, cx);
+/// What the field `name` is for.
+pub(crate) fn role(name: &str) -> Role {
+    if let Some(property) = name.strip_prefix("otel.") {
+        return match property {
+            "name" => Role::Name,
+            "kind" => Role::Kind,
+            "status_code" => Role::StatusCode,
+            "status_description" => Role::StatusDescription,
+            _ => Role::Attribute,
+        };
     }
-
-    fn on_end(&self, mut span: SpanData) {
-        fix(&mut span.attributes, self.capture_content);
-        self.inner.on_end(span);
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        self.inner.force_flush()
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        self.inner.set_resource(resource);
+    if name == FINISH_REASONS {
+        Role::FinishReasons
+    } else if CONTENT_ATTRIBUTES.contains(&name) {
+        Role::Content
+    } else {
+        Role::Attribute
     }
 }
 
-/// Applies the conventions' types to `attributes`, and drops content
-/// unless `capture_content`.
-pub(crate) fn fix(attributes: &mut Vec<KeyValue>, capture_content: bool) {
-    if !capture_content {
-        attributes.retain(|kv| !CONTENT_ATTRIBUTES.contains(&kv.key.as_str()));
-    }
-    for kv in attributes.iter_mut() {
-        if kv.key.as_str() == "gen_ai.response.finish_reasons"
-            && let Value::String(list) = &kv.value
-        {
-            let reasons: Vec<StringValue> = list
-                .as_str()
-                .split(',')
-                .map(|r| StringValue::from(r.trim().to_owned()))
-                .collect();
-            kv.value = Value::Array(Array::String(reasons));
-        }
+/// The attribute whose value follows the operation in a span's name
+/// (`invoke_agent worker`, `chat claude-sonnet-4-5`, `execute_tool Bash`),
+/// for a `tracing` span called `span_name`.
+pub(crate) fn naming_attribute(span_name: &str) -> Option<&'static str> {
+    match span_name {
+        "invoke_agent" => Some("gen_ai.agent.name"),
+        "chat" => Some("gen_ai.request.model"),
+        "execute_tool" => Some("gen_ai.tool.name"),
+        _ => None,
     }
 }
 

@@ -30,7 +30,12 @@ mod conventions;
 mod encode;
 mod error;
 mod exporter;
+mod ids;
+mod layer;
+mod queue;
+mod record;
 mod transport;
+mod wire;
 
 pub use config::{DEFAULT_QUEUE_SIZE, TelemetryConfig, parse_headers};
 pub use error::TelemetryError;

@@ -1,22 +1,35 @@
-//! [`OtlpHttp`]: the SDK's span exporter for OTLP over HTTP with protobuf
-//! bodies ([`crate::encode`]), sent by a blocking HTTP client on the batch
-//! processor's own thread.
+//! [`OtlpHttp`]: OTLP over HTTP with protobuf bodies ([`crate::encode`]),
+//! posted by a blocking HTTP client on the export thread.
 
 use std::time::Duration;
 
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
-use crate::encode::{ResourceData, export_request};
 use crate::error::TelemetryError;
+
+/// Why an export request failed (logged by the export thread, never
+/// returned to a run).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PostError {
+    #[error("OTLP export to {endpoint}: {source}")]
+    Send {
+        endpoint: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("OTLP export to {endpoint}: HTTP {status}")]
+    Status {
+        endpoint: String,
+        status: StatusCode,
+    },
+}
 
 /// Posts each batch to one OTLP/HTTP traces URL.
 #[derive(Debug)]
 pub(crate) struct OtlpHttp {
     client: reqwest::blocking::Client,
     endpoint: String,
-    resource: ResourceData,
 }
 
 impl OtlpHttp {
@@ -59,40 +72,28 @@ impl OtlpHttp {
         Ok(Self {
             client,
             endpoint: endpoint.to_owned(),
-            resource: ResourceData::default(),
         })
     }
 
-    fn post(&self, batch: &[SpanData]) -> OTelSdkResult {
-        let body = export_request(batch, &self.resource);
+    /// Posts one export request's `body`.
+    pub(crate) fn post(&self, body: Vec<u8>) -> Result<(), PostError> {
         let response = self
             .client
             .post(&self.endpoint)
             .body(body)
             .send()
-            .map_err(|error| {
-                OTelSdkError::InternalFailure(format!("OTLP export to {}: {error}", self.endpoint))
+            .map_err(|source| PostError::Send {
+                endpoint: self.endpoint.clone(),
+                source,
             })?;
         let status = response.status();
         if status.is_success() {
             Ok(())
         } else {
-            Err(OTelSdkError::InternalFailure(format!(
-                "OTLP export to {}: HTTP {status}",
-                self.endpoint
-            )))
+            Err(PostError::Status {
+                endpoint: self.endpoint.clone(),
+                status,
+            })
         }
-    }
-}
-
-impl SpanExporter for OtlpHttp {
-    /// The batch processor runs this future to completion on its thread
-    /// (`block_on`): the request blocks that thread, never the run's.
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        self.post(&batch)
-    }
-
-    fn set_resource(&mut self, resource: &opentelemetry_sdk::Resource) {
-        self.resource = ResourceData::from(resource);
     }
 }

@@ -1,37 +1,34 @@
-//! Finish reasons become arrays; content goes unless asked for.
+//! Which fields are span properties, content, or attributes; how spans
+//! are named.
 
 use super::*;
 
-fn attrs() -> Vec<KeyValue> {
-    vec![
-        KeyValue::new("gen_ai.response.finish_reasons", "end_turn"),
-        KeyValue::new("gen_ai.input.messages", "[secret]"),
-        KeyValue::new("gen_ai.tool.call.result", "secret"),
-        KeyValue::new("gen_ai.usage.input_tokens", 3_i64),
-    ]
+#[test]
+fn each_field_has_its_role() {
+    let cases = [
+        ("otel.name", Role::Name),
+        ("otel.kind", Role::Kind),
+        ("otel.status_code", Role::StatusCode),
+        ("otel.status_description", Role::StatusDescription),
+        ("otel.other", Role::Attribute),
+        ("gen_ai.response.finish_reasons", Role::FinishReasons),
+        ("gen_ai.input.messages", Role::Content),
+        ("gen_ai.output.messages", Role::Content),
+        ("gen_ai.system_instructions", Role::Content),
+        ("gen_ai.tool.call.arguments", Role::Content),
+        ("gen_ai.tool.call.result", Role::Content),
+        ("gen_ai.tool.call.id", Role::Attribute),
+        ("zr.task.status", Role::Attribute),
+    ];
+    for (name, expected) in cases {
+        assert_eq!(role(name), expected, "{name}");
+    }
 }
 
 #[test]
-fn finish_reasons_become_a_string_array() {
-    let mut a = attrs();
-    fix(&mut a, true);
-    assert_eq!(
-        a[0].value,
-        Value::Array(Array::String(vec![StringValue::from("end_turn")]))
-    );
-    assert_eq!(a.len(), 4, "content kept when asked for");
-}
-
-#[test]
-fn content_is_removed_unless_asked_for() {
-    let mut a = attrs();
-    fix(&mut a, false);
-    let keys: Vec<&str> = a.iter().map(|kv| kv.key.as_str()).collect();
-    assert_eq!(
-        keys,
-        [
-            "gen_ai.response.finish_reasons",
-            "gen_ai.usage.input_tokens"
-        ]
-    );
+fn operations_are_named_after_their_target() {
+    assert_eq!(naming_attribute("invoke_agent"), Some("gen_ai.agent.name"));
+    assert_eq!(naming_attribute("chat"), Some("gen_ai.request.model"));
+    assert_eq!(naming_attribute("execute_tool"), Some("gen_ai.tool.name"));
+    assert_eq!(naming_attribute("session"), None);
 }
