@@ -222,7 +222,13 @@ pub(crate) async fn live(
                 })
             }
         };
-        match bounded(&limits, work).await {
+        let ended = {
+            // Pinned here and lent: `bounded` holding `work` by value made
+            // it (and this frame) several times `work`'s size.
+            let work = std::pin::pin!(work);
+            bounded(&limits, work).await
+        };
+        match ended {
             Bounded::Done(Err(error)) => result.error = Some(error_chain(&error)),
             Bounded::Done(Ok(outcome)) => fill_from_outcome(&mut result, outcome),
             Bounded::Stopped { ran } => stopped(&mut result, &progress, &limits, ran),
