@@ -213,7 +213,8 @@ pub(crate) struct AgentTools {
     /// The pool's advertised tools as the model sees them: the same
     /// definitions, the `Skill` one with this agent's skills listed.
     pool_advertised: Vec<Arc<ToolDefinition>>,
-    executable: BTreeMap<String, Callable>,
+    /// Keyed by the pool's own names (a pointer copy each, no new string).
+    executable: BTreeMap<ToolName, Callable>,
     directory: Vec<Callable>,
     loaded: Vec<Callable>,
     /// Advertised after the pool's tools, in order: what was loaded, and
@@ -246,7 +247,7 @@ impl AgentTools {
         let executable = pool
             .executable()
             .iter()
-            .map(|d| Ok((d.name.as_str().to_owned(), callable(d)?)))
+            .map(|d| Ok((d.name.clone(), callable(d)?)))
             .collect::<Result<_, EngineError>>()?;
         let directory = pool
             .deferred()
