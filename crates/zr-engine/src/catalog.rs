@@ -20,7 +20,7 @@ use zr_resolve::PoolMemo;
 use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
-use crate::tools::EngineTools;
+use crate::tools::{EngineTools, Joined};
 
 /// A session's agent types and skills at one moment.
 #[derive(Debug, Clone, Default)]
@@ -84,7 +84,14 @@ pub(crate) struct Catalog {
     /// subagents of a fan-out that share a type share one pool
     /// ([`crate::pools`]). A replaced catalog starts with none.
     pub(crate) pools: Mutex<PoolMemo>,
+    /// The pools of `pools` joined with their handlers, at most
+    /// [`JOINED`], the latest last: the agents of one pool share one join
+    /// ([`crate::pools`]).
+    pub(crate) joined: Mutex<Vec<Arc<Joined>>>,
 }
+
+/// How many joins a catalog keeps.
+pub(crate) const JOINED: usize = 16;
 
 impl Catalog {
     /// The catalog of `types`, whose Task and MultiTask run at most
@@ -106,6 +113,7 @@ impl Catalog {
             no_service: runtime.builtin_tools().no_service(),
             no_service_in_background: runtime.builtin_tools().no_service_in_background(),
             pools: Mutex::new(PoolMemo::default()),
+            joined: Mutex::default(),
         }
     }
 }

@@ -14,10 +14,10 @@ use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root}
 use zr_resolve::{DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, resolve};
 use zr_types::{AgentId, ToolName};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, JOINED};
 use crate::error::EngineError;
 use crate::session::Session;
-use crate::tools::AgentTools;
+use crate::tools::{AgentTools, Joined};
 
 /// The root's pool for a query whose capabilities `overrides` (C1), with
 /// the tools it `loaded` through FindTool.
@@ -42,7 +42,7 @@ pub(crate) fn root_tools(
         agent: root.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(&root, pool, &catalog.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(joined(catalog, &root, pool, session)?);
     tools.load(loaded);
     Ok(tools)
 }
@@ -59,6 +59,38 @@ fn memoized(
     let pool = Arc::new(resolve(input)?);
     crate::sync::lock(&catalog.pools).insert(input, Arc::clone(&pool));
     Ok(pool)
+}
+
+/// `pool` joined with its handlers for `agent`: the join of an earlier
+/// agent of the same pool (the same `Arc`: the memo's) when `catalog`
+/// still has it, else a new one, remembered. The lock is held only to look
+/// up and to remember; errors are not remembered.
+fn joined(
+    catalog: &Catalog,
+    agent: &AgentId,
+    pool: Arc<ResolvedPool>,
+    session: &Session,
+) -> Result<Arc<Joined>, EngineError> {
+    let found = crate::sync::lock(&catalog.joined)
+        .iter()
+        .rev()
+        .find(|j| Arc::ptr_eq(j.pool(), &pool))
+        .cloned();
+    if let Some(joined) = found {
+        return Ok(joined);
+    }
+    let joined = Arc::new(Joined::new(
+        agent,
+        pool,
+        &catalog.engine_tools,
+        &session.runtime,
+    )?);
+    let mut kept = crate::sync::lock(&catalog.joined);
+    if kept.len() >= JOINED {
+        kept.remove(0);
+    }
+    kept.push(Arc::clone(&joined));
+    Ok(joined)
 }
 
 /// The resolver's kind of a subagent type.
@@ -108,7 +140,7 @@ pub(crate) fn subagent_tools(
         agent: id.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(id, pool, &catalog.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(joined(&catalog, id, pool, session)?);
     if definition.is_none() {
         tools.inherit_loaded(parent);
     }
