@@ -201,7 +201,10 @@ async fn delegate_inner(
     let display = report(&results, ctx.session.config.subagent.timeout);
     let mut values: Vec<Value> = results.iter().map(for_model).collect();
     let value = if multi {
-        serde_json::json!({ "results": values })
+        // Moved in: `json!` would serialize every result a second time.
+        let mut object = Map::new();
+        object.insert("results".to_owned(), Value::Array(values));
+        Value::Object(object)
     } else {
         values.pop().unwrap_or(Value::Null)
     };
