@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
-use zr_resolve::PoolMemo;
+use zr_resolve::{PoolMemo, ResolvedPool, Role};
 use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
@@ -88,6 +88,28 @@ pub(crate) struct Catalog {
     /// [`JOINED`], the latest last: the agents of one pool share one join
     /// ([`crate::pools`]).
     pub(crate) joined: Mutex<Vec<Arc<Joined>>>,
+    /// The joins of this catalog's subagent types by [`Typed`] key, at
+    /// most [`JOINED`], the latest last: a fan-out of one type derives and
+    /// looks up its pool once, not once per subagent ([`crate::pools`]).
+    pub(crate) typed: Mutex<Vec<(Typed, Arc<Joined>)>>,
+}
+
+/// What a typed subagent's pool depends on beyond its catalog and its
+/// session: its type, its role and its parent's pool (kept, so that the
+/// pointer compared is never a later pool's).
+#[derive(Debug)]
+pub(crate) struct Typed {
+    pub(crate) name: AgentName,
+    pub(crate) role: Role,
+    pub(crate) parent: Arc<ResolvedPool>,
+}
+
+impl PartialEq for Typed {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.role == other.role
+            && Arc::ptr_eq(&self.parent, &other.parent)
+    }
 }
 
 /// How many joins a catalog keeps.
@@ -114,6 +136,7 @@ impl Catalog {
             no_service_in_background: runtime.builtin_tools().no_service_in_background(),
             pools: Mutex::new(PoolMemo::default()),
             joined: Mutex::default(),
+            typed: Mutex::default(),
         }
     }
 }

@@ -14,7 +14,7 @@ use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root}
 use zr_resolve::{DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, resolve};
 use zr_types::{AgentId, ToolName};
 
-use crate::catalog::{Catalog, JOINED};
+use crate::catalog::{Catalog, JOINED, Typed};
 use crate::error::EngineError;
 use crate::session::Session;
 use crate::tools::{AgentTools, Joined};
@@ -116,6 +116,31 @@ pub(crate) fn subagent_tools(
 ) -> Result<AgentTools, EngineError> {
     let config = &session.config;
     let catalog = session.catalog.current();
+    // A type of this catalog (not a copy, as a revived agent's may be)
+    // under a parent pool seen before: everything else its resolver input
+    // holds is the catalog's or the session's, so its join is the same.
+    let typed = definition
+        .filter(|d| {
+            catalog
+                .sub_agents
+                .get(&d.name)
+                .is_some_and(|own| std::ptr::eq(own, *d))
+        })
+        .map(|d| Typed {
+            name: d.name.clone(),
+            role,
+            parent: Arc::clone(parent.pool()),
+        });
+    if let Some(typed) = &typed {
+        let found = crate::sync::lock(&catalog.typed)
+            .iter()
+            .rev()
+            .find(|(key, _)| key == typed)
+            .map(|(_, joined)| Arc::clone(joined));
+        if let Some(joined) = found {
+            return Ok(AgentTools::new(joined));
+        }
+    }
     let empty = zr_caps::AgentCapabilities::default();
     let capabilities = derive(
         &config.options,
@@ -140,7 +165,15 @@ pub(crate) fn subagent_tools(
         agent: id.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(joined(&catalog, id, pool, session)?);
+    let joined = joined(&catalog, id, pool, session)?;
+    if let Some(typed) = typed {
+        let mut kept = crate::sync::lock(&catalog.typed);
+        if kept.len() >= JOINED {
+            kept.remove(0);
+        }
+        kept.push((typed, Arc::clone(&joined)));
+    }
+    let mut tools = AgentTools::new(joined);
     if definition.is_none() {
         tools.inherit_loaded(parent);
     }
