@@ -4,9 +4,12 @@
 //! three tool calls each.
 //!
 //! `ZR_BENCH_ONCE=fanout:N cargo bench -p zr-engine --bench engine` runs
-//! one fan-out of N subagents (`fanout` alone: 1,000) and prints its wall
-//! time, CPU time and peak memory (`VmHWM`) as a JSON line instead of
-//! running criterion; `ZR_BENCH_ONCE=turns:N` runs one query of N tool
+//! one fan-out of N subagents (`fanout` alone: 1,000) through
+//! `Agent::prompt` and prints its wall time, CPU time and peak memory
+//! (`VmHWM`) as a JSON line instead of running criterion;
+//! `ZR_BENCH_ONCE=fanout_streamed:N` runs it through `Agent::query`,
+//! reading every event as a host that shows them does (`prompt` makes
+//! none); `ZR_BENCH_ONCE=turns:N` runs one query of N tool
 //! turns and prints the cost of its first and last turns. The heap bytes
 //! of the same runs come from the `heap` bench (a counting allocator,
 //! which would slow this one down).
@@ -18,9 +21,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group};
+use futures_util::StreamExt as _;
 use serde_json::json;
 use support::{Extra, agent, agent_with, agent_with_noop, fanout_script, runtime, turns_script};
-use zr_engine::TaskStatus;
+use zr_engine::{QueryOverrides, TaskStatus};
 use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 const TURNS: usize = 20;
@@ -121,8 +125,9 @@ fn cpu_time() -> Duration {
 }
 
 /// `ZR_BENCH_ONCE=fanout:N`: one fan-out of N subagents in this process,
-/// with its wall time, CPU time and peak memory, as one JSON line.
-fn once_fanout(subagents: usize) {
+/// with its wall time, CPU time and peak memory, as one JSON line;
+/// `streamed`: through `Agent::query`, every event read.
+fn once_fanout(subagents: usize, streamed: bool) {
     let rt = runtime();
     support::warm_up(&rt);
     let (_dir, agent) = agent(&fanout_script(subagents), 10);
@@ -132,7 +137,19 @@ fn once_fanout(subagents: usize) {
     let before = status_kib("VmRSS:");
     let cpu = cpu_time();
     let start = Instant::now();
-    let result = rt.block_on(agent.prompt("go")).unwrap();
+    let mut events = 0_usize;
+    let result = if streamed {
+        rt.block_on(async {
+            let mut query = agent.query("go", QueryOverrides::default());
+            while query.next().await.is_some() {
+                events += 1;
+            }
+            query.finish().await
+        })
+    } else {
+        rt.block_on(agent.prompt("go"))
+    }
+    .unwrap();
     let wall = start.elapsed();
     let cpu = cpu_time().saturating_sub(cpu);
     let peak = status_kib("VmHWM:");
@@ -141,8 +158,9 @@ fn once_fanout(subagents: usize) {
     println!(
         "{}",
         json!({
-            "bench": "fanout",
+            "bench": if streamed { "fanout_streamed" } else { "fanout" },
             "subagents": subagents,
+            "events": events,
             "wall_ms": wall.as_secs_f64() * 1e3,
             "cpu_ms": cpu.as_secs_f64() * 1e3,
             "wall_us_per_subagent": wall.as_secs_f64() * 1e6 / n,
@@ -218,9 +236,12 @@ fn once_turns(turns: usize) {
 
 fn main() {
     match support::once() {
-        Some((kind, n)) if kind == "fanout" => return once_fanout(n),
+        Some((kind, n)) if kind == "fanout" => return once_fanout(n, false),
+        Some((kind, n)) if kind == "fanout_streamed" => return once_fanout(n, true),
         Some((kind, n)) if kind == "turns" => return once_turns(n),
-        Some((other, _)) => panic!("ZR_BENCH_ONCE={other}: expected fanout:N or turns:N"),
+        Some((other, _)) => {
+            panic!("ZR_BENCH_ONCE={other}: expected fanout:N, fanout_streamed:N or turns:N")
+        }
         None => {}
     }
     benches();

@@ -209,6 +209,12 @@ impl Agent {
     /// A query with `prompt`, or with none: the root continues its history
     /// (see [`Agent::continue_interrupted`]).
     pub(crate) fn start(&self, prompt: Option<String>, overrides: QueryOverrides) -> Query {
+        self.start_as(prompt, overrides, true)
+    }
+
+    /// [`Agent::start`]; `heard: false` when nobody reads the query's
+    /// events (they are not made).
+    fn start_as(&self, prompt: Option<String>, overrides: QueryOverrides, heard: bool) -> Query {
         let (tx, rx) = mpsc::unbounded_channel();
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return Query::failed(rx, EngineError::NoRuntime);
@@ -239,10 +245,12 @@ impl Agent {
         };
         let release = busy.clone();
         self.session.router.query_started(number, tx.clone());
-        let ctx = QueryCtx::new(
-            Arc::clone(&self.session),
-            EventSink::new(Instant::now(), tx),
-        );
+        let sink = if heard {
+            EventSink::new(Instant::now(), tx)
+        } else {
+            EventSink::unheard(Instant::now(), tx)
+        };
+        let ctx = QueryCtx::new(Arc::clone(&self.session), sink);
         let state = Arc::clone(&self.state);
         // Made outside the task: dropped with it even if it never ran.
         let ending = QueryEnd {
@@ -305,7 +313,10 @@ impl Agent {
     /// - [`EngineError::NoRuntime`]: called outside a Tokio runtime;
     /// - [`EngineError::Panicked`]: the engine itself panicked (a bug).
     pub async fn prompt(&self, prompt: impl Into<String>) -> Result<QueryResult, EngineError> {
-        self.query(prompt, QueryOverrides::default()).finish().await
+        // Its events would be discarded unread: none is made.
+        self.start_as(Some(prompt.into()), QueryOverrides::default(), false)
+            .finish()
+            .await
     }
 
     /// A root agent of the existing session `session` with `history` and

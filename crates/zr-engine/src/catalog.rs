@@ -16,11 +16,11 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
-use zr_resolve::PoolMemo;
+use zr_resolve::{PoolMemo, ResolvedPool, Role};
 use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
-use crate::tools::EngineTools;
+use crate::tools::{EngineTools, Joined};
 
 /// A session's agent types and skills at one moment.
 #[derive(Debug, Clone, Default)]
@@ -84,7 +84,36 @@ pub(crate) struct Catalog {
     /// subagents of a fan-out that share a type share one pool
     /// ([`crate::pools`]). A replaced catalog starts with none.
     pub(crate) pools: Mutex<PoolMemo>,
+    /// The pools of `pools` joined with their handlers, at most
+    /// [`JOINED`], the latest last: the agents of one pool share one join
+    /// ([`crate::pools`]).
+    pub(crate) joined: Mutex<Vec<Arc<Joined>>>,
+    /// The joins of this catalog's subagent types by [`Typed`] key, at
+    /// most [`JOINED`], the latest last: a fan-out of one type derives and
+    /// looks up its pool once, not once per subagent ([`crate::pools`]).
+    pub(crate) typed: Mutex<Vec<(Typed, Arc<Joined>)>>,
 }
+
+/// What a typed subagent's pool depends on beyond its catalog and its
+/// session: its type, its role and its parent's pool (kept, so that the
+/// pointer compared is never a later pool's).
+#[derive(Debug)]
+pub(crate) struct Typed {
+    pub(crate) name: AgentName,
+    pub(crate) role: Role,
+    pub(crate) parent: Arc<ResolvedPool>,
+}
+
+impl PartialEq for Typed {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.role == other.role
+            && Arc::ptr_eq(&self.parent, &other.parent)
+    }
+}
+
+/// How many joins a catalog keeps.
+pub(crate) const JOINED: usize = 16;
 
 impl Catalog {
     /// The catalog of `types`, whose Task and MultiTask run at most
@@ -106,6 +135,8 @@ impl Catalog {
             no_service: runtime.builtin_tools().no_service(),
             no_service_in_background: runtime.builtin_tools().no_service_in_background(),
             pools: Mutex::new(PoolMemo::default()),
+            joined: Mutex::default(),
+            typed: Mutex::default(),
         }
     }
 }

@@ -189,6 +189,10 @@ pub(crate) struct EventSink {
 enum Route {
     /// The stream of one query.
     Query(mpsc::UnboundedSender<Event>),
+    /// The stream of a query whose events nobody reads ([`crate::Agent::prompt`]
+    /// discards them): none is made. The sender is kept, so that the
+    /// stream closes when the query ends, as a heard one does.
+    Unheard { _open: mpsc::UnboundedSender<Event> },
     /// The session's router: background agents outlive the query that
     /// started them.
     Session(Arc<EventRouter>),
@@ -199,6 +203,27 @@ impl EventSink {
         Self {
             start,
             route: Route::Query(tx),
+        }
+    }
+
+    /// The sink of a query whose events nobody reads: it sends none.
+    pub(crate) fn unheard(start: Instant, tx: mpsc::UnboundedSender<Event>) -> Self {
+        Self {
+            start,
+            route: Route::Unheard { _open: tx },
+        }
+    }
+
+    /// Whether anybody reads the events sent here (a background agent's
+    /// always may: they go to the session's subscribers too).
+    pub(crate) fn heard(&self) -> bool {
+        !matches!(self.route, Route::Unheard { .. })
+    }
+
+    /// Sends the event `kind` makes, made only when somebody reads it.
+    pub(crate) fn emit_with(&self, agent: &AgentMeta, kind: impl FnOnce() -> EventKind) {
+        if self.heard() {
+            self.emit(agent, kind());
         }
     }
 
@@ -219,6 +244,9 @@ impl EventSink {
     }
 
     pub(crate) fn send(&self, agent: &AgentId, agent_type: &Arc<str>, kind: EventKind) {
+        if !self.heard() {
+            return;
+        }
         let event = Event {
             at: self.start.elapsed(),
             agent: agent.clone(),
@@ -230,6 +258,7 @@ impl EventSink {
                 let _ = tx.send(event);
             }
             Route::Session(router) => router.send(event),
+            Route::Unheard { .. } => {}
         }
     }
 }

@@ -218,14 +218,11 @@ async fn run_one(
 }
 
 fn started(ctx: &QueryCtx, agent: &AgentMeta, call: &ToolCall) {
-    ctx.sink.emit(
-        agent,
-        EventKind::ToolCallStarted {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            input: call.input.clone(),
-        },
-    );
+    ctx.sink.emit_with(agent, || EventKind::ToolCallStarted {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        input: call.input.clone(),
+    });
 }
 
 /// The answer to a call of a tool the agent does not have. Nothing runs.
@@ -296,7 +293,24 @@ fn finish(
     output: ToolOutput,
     start: Instant,
 ) -> ContentBlock {
-    let summary = output.display.clone().unwrap_or_else(|| {
+    ctx.sink.emit_with(agent, || EventKind::ToolCallFinished {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        is_error: output.is_error,
+        summary: summary(&output),
+        duration: start.elapsed(),
+    });
+    ContentBlock::ToolResult {
+        tool_use_id: call.id.clone(),
+        content: output.content,
+        is_error: output.is_error,
+        display: output.display,
+    }
+}
+
+/// A result's text for people: its `display`, else its content.
+fn summary(output: &ToolOutput) -> String {
+    output.display.clone().unwrap_or_else(|| {
         output
             .content
             .iter()
@@ -307,23 +321,7 @@ fn finish(
             })
             .collect::<Vec<_>>()
             .join("\n")
-    });
-    ctx.sink.emit(
-        agent,
-        EventKind::ToolCallFinished {
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            is_error: output.is_error,
-            summary,
-            duration: start.elapsed(),
-        },
-    );
-    ContentBlock::ToolResult {
-        tool_use_id: call.id.clone(),
-        content: output.content,
-        is_error: output.is_error,
-        display: output.display,
-    }
+    })
 }
 
 /// A result's content as JSON, for telemetry.

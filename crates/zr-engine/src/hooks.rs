@@ -2,6 +2,7 @@
 //! (which may deny a call, allow it or rewrite its input), PostToolUse and
 //! Stop, each bounded by a timeout.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -224,8 +225,9 @@ impl HookAgent {
 /// A call that passes PreToolUse: the call to go on with (its input
 /// rewritten or not) and whether a hook allowed it without asking.
 #[derive(Debug, Clone)]
-pub(crate) struct Admitted {
-    pub(crate) call: ToolCall,
+pub(crate) struct Admitted<'a> {
+    /// Borrowed from the model's call unless a hook changed its input.
+    pub(crate) call: Cow<'a, ToolCall>,
     pub(crate) allowed: bool,
 }
 
@@ -253,13 +255,13 @@ async fn guarded<'a, T>(
 impl Hooks {
     /// Runs the PreToolUse hooks for the agent `view` makes (made only when
     /// there are hooks): the call to go on with, or why it must not run.
-    pub(crate) async fn pre_tool_use(
+    pub(crate) async fn pre_tool_use<'a>(
         &self,
         view: impl FnOnce() -> HookAgent,
-        call: &ToolCall,
-    ) -> Result<Admitted, String> {
+        call: &'a ToolCall,
+    ) -> Result<Admitted<'a>, String> {
         let mut admitted = Admitted {
-            call: call.clone(),
+            call: Cow::Borrowed(call),
             allowed: false,
         };
         if self.hooks.is_empty() {
@@ -274,10 +276,10 @@ impl Hooks {
                 Ok(PreToolUse::Allow(input)) => {
                     admitted.allowed = true;
                     if let Some(input) = input {
-                        admitted.call.input = input;
+                        admitted.call.to_mut().input = input;
                     }
                 }
-                Ok(PreToolUse::Rewrite(input)) => admitted.call.input = input,
+                Ok(PreToolUse::Rewrite(input)) => admitted.call.to_mut().input = input,
                 Ok(PreToolUse::Deny(reason)) => {
                     return Err(format!(
                         "tool '{}' was not run: a PreToolUse hook denied it: {}",

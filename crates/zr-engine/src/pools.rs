@@ -14,10 +14,10 @@ use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root}
 use zr_resolve::{DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, resolve};
 use zr_types::{AgentId, ToolName};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, JOINED, Typed};
 use crate::error::EngineError;
 use crate::session::Session;
-use crate::tools::AgentTools;
+use crate::tools::{AgentTools, Joined};
 
 /// The root's pool for a query whose capabilities `overrides` (C1), with
 /// the tools it `loaded` through FindTool.
@@ -42,7 +42,7 @@ pub(crate) fn root_tools(
         agent: root.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(&root, pool, &catalog.engine_tools, &session.runtime)?;
+    let mut tools = AgentTools::new(joined(catalog, &root, pool, session)?);
     tools.load(loaded);
     Ok(tools)
 }
@@ -59,6 +59,38 @@ fn memoized(
     let pool = Arc::new(resolve(input)?);
     crate::sync::lock(&catalog.pools).insert(input, Arc::clone(&pool));
     Ok(pool)
+}
+
+/// `pool` joined with its handlers for `agent`: the join of an earlier
+/// agent of the same pool (the same `Arc`: the memo's) when `catalog`
+/// still has it, else a new one, remembered. The lock is held only to look
+/// up and to remember; errors are not remembered.
+fn joined(
+    catalog: &Catalog,
+    agent: &AgentId,
+    pool: Arc<ResolvedPool>,
+    session: &Session,
+) -> Result<Arc<Joined>, EngineError> {
+    let found = crate::sync::lock(&catalog.joined)
+        .iter()
+        .rev()
+        .find(|j| Arc::ptr_eq(j.pool(), &pool))
+        .cloned();
+    if let Some(joined) = found {
+        return Ok(joined);
+    }
+    let joined = Arc::new(Joined::new(
+        agent,
+        pool,
+        &catalog.engine_tools,
+        &session.runtime,
+    )?);
+    let mut kept = crate::sync::lock(&catalog.joined);
+    if kept.len() >= JOINED {
+        kept.remove(0);
+    }
+    kept.push(Arc::clone(&joined));
+    Ok(joined)
 }
 
 /// The resolver's kind of a subagent type.
@@ -84,6 +116,31 @@ pub(crate) fn subagent_tools(
 ) -> Result<AgentTools, EngineError> {
     let config = &session.config;
     let catalog = session.catalog.current();
+    // A type of this catalog (not a copy, as a revived agent's may be)
+    // under a parent pool seen before: everything else its resolver input
+    // holds is the catalog's or the session's, so its join is the same.
+    let typed = definition
+        .filter(|d| {
+            catalog
+                .sub_agents
+                .get(&d.name)
+                .is_some_and(|own| std::ptr::eq(own, *d))
+        })
+        .map(|d| Typed {
+            name: d.name.clone(),
+            role,
+            parent: Arc::clone(parent.pool()),
+        });
+    if let Some(typed) = &typed {
+        let found = crate::sync::lock(&catalog.typed)
+            .iter()
+            .rev()
+            .find(|(key, _)| key == typed)
+            .map(|(_, joined)| Arc::clone(joined));
+        if let Some(joined) = found {
+            return Ok(AgentTools::new(joined));
+        }
+    }
     let empty = zr_caps::AgentCapabilities::default();
     let capabilities = derive(
         &config.options,
@@ -108,7 +165,15 @@ pub(crate) fn subagent_tools(
         agent: id.clone(),
         source,
     })?;
-    let mut tools = AgentTools::new(id, pool, &catalog.engine_tools, &session.runtime)?;
+    let joined = joined(&catalog, id, pool, session)?;
+    if let Some(typed) = typed {
+        let mut kept = crate::sync::lock(&catalog.typed);
+        if kept.len() >= JOINED {
+            kept.remove(0);
+        }
+        kept.push((typed, Arc::clone(&joined)));
+    }
+    let mut tools = AgentTools::new(joined);
     if definition.is_none() {
         tools.inherit_loaded(parent);
     }

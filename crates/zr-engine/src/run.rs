@@ -133,6 +133,11 @@ impl AgentRun {
     /// budget is reached, or the provider fails.
     pub(crate) async fn run(self, ctx: &QueryCtx) -> RunOutcome {
         let session = &ctx.session;
+        // Without transcripts, neither the definition (a clone) nor the
+        // meta (another) is needed.
+        if !session.transcripts.enabled() {
+            return self.run_inner(ctx).await;
+        }
         let definition = session.definition_of(&self.meta);
         // A fork starts with its parent's conversation and one message of
         // its own (the task); every other agent with its task alone.

@@ -129,7 +129,9 @@ impl End for Announce {
 
 /// Sends `SubagentFinished` for `result`.
 pub(crate) fn finished(ctx: &QueryCtx, agent_type: &Arc<str>, result: &TaskResult) {
-    if let Some(id) = &result.agent_id {
+    if let Some(id) = &result.agent_id
+        && ctx.sink.heard()
+    {
         ctx.sink.send(
             id,
             agent_type,
@@ -142,15 +144,13 @@ pub(crate) fn finished(ctx: &QueryCtx, agent_type: &Arc<str>, result: &TaskResul
 
 /// Step 1: announces `run`, started by its parent for task `index`.
 pub(crate) fn started(ctx: &QueryCtx, run: &AgentRun, description: &str, index: usize) {
-    ctx.sink.emit(
-        &run.meta,
-        EventKind::SubagentStarted {
+    ctx.sink
+        .emit_with(&run.meta, || EventKind::SubagentStarted {
             parent: run.meta.parent.clone().unwrap_or_else(AgentId::root),
             description: description.to_owned(),
             index,
             background: run.meta.background,
-        },
-    );
+        });
 }
 
 /// Steps 2 to 8: runs `subagent` to its result within `limits`, with
@@ -222,7 +222,13 @@ pub(crate) async fn live(
                 })
             }
         };
-        match bounded(&limits, work).await {
+        let ended = {
+            // Pinned here and lent: `bounded` holding `work` by value made
+            // it (and this frame) several times `work`'s size.
+            let work = std::pin::pin!(work);
+            bounded(&limits, work).await
+        };
+        match ended {
             Bounded::Done(Err(error)) => result.error = Some(error_chain(&error)),
             Bounded::Done(Ok(outcome)) => fill_from_outcome(&mut result, outcome),
             Bounded::Stopped { ran } => stopped(&mut result, &progress, &limits, ran),

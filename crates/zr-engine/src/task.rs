@@ -3,7 +3,7 @@
 //! task in input order.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,20 +48,36 @@ struct TaskInput {
 
 const FIELDS: &str = "description, prompt, subagent_type, output_schema";
 const TASK_FIELDS: &str = "description, prompt, subagent_type, output_schema, run_in_background";
+/// [`TASK_FIELDS`] one by one; a MultiTask's are all but the last.
+const TASK_FIELD_NAMES: [&str; 5] = [
+    "description",
+    "prompt",
+    "subagent_type",
+    "output_schema",
+    "run_in_background",
+];
 const MAX_TASKS: usize = 10;
 
 /// The subagent types a call may name.
 type Types = BTreeMap<AgentName, AgentDefinition>;
 
-fn parse_task(types: &Types, value: &Value, at: &str, multi: bool) -> Result<TaskInput, String> {
-    let fields = if multi { FIELDS } else { TASK_FIELDS };
+/// `at` names the task in errors (`Task`, `MultiTask.tasks[2]`); it is
+/// formatted only for one.
+fn parse_task(
+    types: &Types,
+    value: &Value,
+    at: impl fmt::Display,
+    multi: bool,
+) -> Result<TaskInput, String> {
+    let (fields, names) = if multi {
+        (FIELDS, &TASK_FIELD_NAMES[..4])
+    } else {
+        (TASK_FIELDS, &TASK_FIELD_NAMES[..])
+    };
     let Value::Object(map) = value else {
         return Err(format!("{at}: expected an object with {fields}"));
     };
-    if let Some(key) = map
-        .keys()
-        .find(|k| !fields.split(", ").any(|f| f == k.as_str()))
-    {
+    if let Some(key) = map.keys().find(|k| !names.contains(&k.as_str())) {
         return Err(format!("{at}: unknown field '{key}'; fields: {fields}"));
     }
     let background = match map.get("run_in_background") {
@@ -91,9 +107,11 @@ fn parse_task(types: &Types, value: &Value, at: &str, multi: bool) -> Result<Tas
     };
     let subagent_type = match map.get("subagent_type") {
         None | Some(Value::Null) => None,
-        Some(Value::String(name)) => match name.parse::<AgentName>() {
-            Ok(name) if types.contains_key(&name) => Some(name),
-            _ => {
+        // Looked up by text: a key is a valid name, so a text that is not
+        // one is not found either.
+        Some(Value::String(name)) => match types.get_key_value(name.as_str()) {
+            Some((name, _)) => Some(name.clone()),
+            None => {
                 return Err(format!(
                     "{at}.subagent_type: no subagent type '{name}'; {}",
                     available()
@@ -147,7 +165,7 @@ fn parse(types: &Types, call: &ToolCall, multi: bool) -> Result<Vec<TaskInput>, 
     tasks
         .iter()
         .enumerate()
-        .map(|(i, task)| parse_task(types, task, &format!("MultiTask.tasks[{i}]"), true))
+        .map(|(i, task)| parse_task(types, task, format_args!("MultiTask.tasks[{i}]"), true))
         .collect()
 }
 
@@ -183,7 +201,10 @@ async fn delegate_inner(
     let display = report(&results, ctx.session.config.subagent.timeout);
     let mut values: Vec<Value> = results.iter().map(for_model).collect();
     let value = if multi {
-        serde_json::json!({ "results": values })
+        // Moved in: `json!` would serialize every result a second time.
+        let mut object = Map::new();
+        object.insert("results".to_owned(), Value::Array(values));
+        Value::Object(object)
     } else {
         values.pop().unwrap_or(Value::Null)
     };

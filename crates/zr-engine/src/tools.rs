@@ -205,26 +205,22 @@ pub(crate) struct Callable {
     pub(crate) runner: Runner,
 }
 
-/// What one agent can run: its executable pool, its FindTool directory and
-/// what it loaded from there.
-#[derive(Debug, Clone)]
-pub(crate) struct AgentTools {
+/// A pool joined with its handlers: the same for every agent of that pool
+/// in a catalog, so agents of one pool share one ([`crate::pools`]).
+#[derive(Debug)]
+pub(crate) struct Joined {
     pool: Arc<ResolvedPool>,
     /// The pool's advertised tools as the model sees them: the same
-    /// definitions, the `Skill` one with this agent's skills listed.
+    /// definitions, the `Skill` one with the pool's skills listed.
     pool_advertised: Vec<Arc<ToolDefinition>>,
-    executable: BTreeMap<String, Callable>,
+    /// Keyed by the pool's own names (a pointer copy each, no new string).
+    executable: BTreeMap<ToolName, Callable>,
     directory: Vec<Callable>,
-    loaded: Vec<Callable>,
-    /// Advertised after the pool's tools, in order: what was loaded, and
-    /// for a fork what its parent had loaded (even a tool the fork may not
-    /// run, to keep the parent's prefix).
-    shown: Vec<Arc<ToolDefinition>>,
 }
 
-impl AgentTools {
-    /// Joins `pool` with the handlers; every tool the agent could ever run
-    /// must have one.
+impl Joined {
+    /// Joins `pool` with the handlers; every tool an agent of it could
+    /// ever run must have one (else the error names `agent`).
     pub(crate) fn new(
         agent: &AgentId,
         pool: Arc<ResolvedPool>,
@@ -246,7 +242,7 @@ impl AgentTools {
         let executable = pool
             .executable()
             .iter()
-            .map(|d| Ok((d.name.as_str().to_owned(), callable(d)?)))
+            .map(|d| Ok((d.name.clone(), callable(d)?)))
             .collect::<Result<_, EngineError>>()?;
         let directory = pool
             .deferred()
@@ -263,20 +259,49 @@ impl AgentTools {
             pool_advertised,
             executable,
             directory,
-            loaded: Vec::new(),
-            shown: Vec::new(),
         })
     }
 
+    /// The pool joined.
     pub(crate) fn pool(&self) -> &Arc<ResolvedPool> {
         &self.pool
+    }
+}
+
+/// What one agent can run: its executable pool, its FindTool directory and
+/// what it loaded from there.
+#[derive(Debug, Clone)]
+pub(crate) struct AgentTools {
+    /// Its pool with the handlers, shared with the other agents of the
+    /// pool.
+    joined: Arc<Joined>,
+    loaded: Vec<Callable>,
+    /// Advertised after the pool's tools, in order: what was loaded, and
+    /// for a fork what its parent had loaded (even a tool the fork may not
+    /// run, to keep the parent's prefix).
+    shown: Vec<Arc<ToolDefinition>>,
+}
+
+impl AgentTools {
+    /// An agent of `joined`'s pool that loaded nothing yet.
+    pub(crate) fn new(joined: Arc<Joined>) -> Self {
+        Self {
+            joined,
+            loaded: Vec::new(),
+            shown: Vec::new(),
+        }
+    }
+
+    pub(crate) fn pool(&self) -> &Arc<ResolvedPool> {
+        &self.joined.pool
     }
 
     /// What the model is shown: the advertised pool (the `Skill` entry
     /// listing the agent's skills), then the loaded tools in the order they
     /// were loaded.
     pub(crate) fn advertised(&self) -> Vec<Arc<ToolDefinition>> {
-        self.pool_advertised
+        self.joined
+            .pool_advertised
             .iter()
             .cloned()
             .chain(self.shown.iter().cloned())
@@ -286,7 +311,7 @@ impl AgentTools {
     /// The tool the model may call under `name`: an executable one or a
     /// loaded one. `None` for anything else.
     pub(crate) fn get(&self, name: &str) -> Option<&Callable> {
-        self.executable.get(name).or_else(|| {
+        self.joined.executable.get(name).or_else(|| {
             self.loaded
                 .iter()
                 .find(|c| c.definition.name.as_str() == name)
@@ -295,7 +320,8 @@ impl AgentTools {
 
     /// Whether `name` waits in the directory, not yet loaded.
     pub(crate) fn in_directory(&self, name: &str) -> bool {
-        self.directory
+        self.joined
+            .directory
             .iter()
             .any(|c| c.definition.name.as_str() == name)
             && !self.is_loaded(name)
@@ -308,7 +334,7 @@ impl AgentTools {
     }
 
     pub(crate) fn directory(&self) -> &[Callable] {
-        &self.directory
+        &self.joined.directory
     }
 
     /// Loads tools of the directory by name (names already loaded or not in
@@ -318,7 +344,12 @@ impl AgentTools {
             if self.is_loaded(name.as_str()) {
                 continue;
             }
-            if let Some(c) = self.directory.iter().find(|c| &c.definition.name == name) {
+            if let Some(c) = self
+                .joined
+                .directory
+                .iter()
+                .find(|c| &c.definition.name == name)
+            {
                 self.shown.push(Arc::clone(&c.definition));
                 self.loaded.push(c.clone());
             }
@@ -336,6 +367,7 @@ impl AgentTools {
             }
             self.shown.push(Arc::clone(definition));
             if let Some(c) = self
+                .joined
                 .directory
                 .iter()
                 .find(|c| c.definition.name.as_str() == name)

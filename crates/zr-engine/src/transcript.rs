@@ -155,6 +155,11 @@ impl Transcripts {
         })
     }
 
+    /// Whether transcripts are written at all.
+    pub(crate) fn enabled(&self) -> bool {
+        self.folder.is_some()
+    }
+
     /// Where `agent`'s transcript is written, when transcripts are on.
     pub(crate) fn path(&self, agent: &AgentId) -> Option<PathBuf> {
         self.folder

@@ -87,7 +87,9 @@ impl Scope {
         if !self.isolated {
             return Ok(());
         }
-        self.make(run)
+        // Boxed: git's futures are large, and every subagent's lifecycle
+        // would otherwise hold (and copy) their state, isolated or not.
+        Box::pin(self.make(run))
             .await
             .map_err(|source| EngineError::Worktree {
                 agent: run.id.clone(),

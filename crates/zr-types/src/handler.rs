@@ -101,7 +101,13 @@ impl ToolContext {
     /// [`idempotency_key`](Self::idempotency_key) is `{session}/{call_id}`.
     #[must_use]
     pub fn for_call(mut self, call_id: &str) -> Self {
-        self.idempotency_key = Some(format!("{}/{call_id}", self.session));
+        // One allocation of the right size: every tool call makes one.
+        let session = self.session.as_str();
+        let mut key = String::with_capacity(session.len() + 1 + call_id.len());
+        key.push_str(session);
+        key.push('/');
+        key.push_str(call_id);
+        self.idempotency_key = Some(key);
         self
     }
 }

@@ -1,7 +1,7 @@
 //! Agent and session ids: stable, printable, sortable.
 
 use std::cmp::Ordering;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -44,23 +44,24 @@ impl AgentId {
     /// Characters of the type outside `[a-z0-9-]` become `-`.
     #[must_use]
     pub fn child(&self, seq: u32, agent_type: &str) -> Self {
-        let ty: String = agent_type
-            .chars()
-            .map(|c| {
-                let c = c.to_ascii_lowercase();
-                if c.is_ascii_lowercase() || c.is_ascii_digit() {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let ty = if ty.is_empty() {
-            "agent".to_owned()
-        } else {
-            ty
-        };
-        Self(Arc::from(format!("{}.{seq:04}-{ty}", self.0)))
+        // Written into one string (every subagent gets an id).
+        let mut id = String::with_capacity(self.0.len() + 12 + agent_type.len().max(5));
+        id.push_str(&self.0);
+        id.push('.');
+        // Writing to a `String` cannot fail.
+        let _ = write!(id, "{seq:04}-");
+        if agent_type.is_empty() {
+            id.push_str("agent");
+        }
+        id.extend(agent_type.chars().map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        }));
+        Self(Arc::from(id))
     }
 
     /// The id as text.
