@@ -144,7 +144,7 @@ pub(crate) fn revive(ctx: &QueryCtx, id: &AgentId, parent: &AgentTools) {
         // It works in its recorded folder: a worktree is not made again.
         isolation: Isolation::None,
         start: Instant::now(),
-        spec: None,
+        remote: None,
     };
     launch(ctx, subagent);
 }

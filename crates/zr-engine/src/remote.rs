@@ -34,6 +34,12 @@ pub struct SubagentSpec {
     /// Its parents, the root first (today always `[root]`: subagents do
     /// not delegate).
     pub parents: Vec<AgentId>,
+    /// It runs in the background (`run_in_background`, or its type's
+    /// `background: true`): its call returned at once, and its parent
+    /// hears of its end in a message. The receiving worker builds it as a
+    /// background agent (its pool, its permission prompts denied).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 impl SubagentSpec {

@@ -54,6 +54,12 @@ pub enum JournalEntry {
         /// `Object/key/handler`.
         target: String,
     },
+    /// A child invocation was sent one way (a background agent on any
+    /// worker; the turn attaches to it for its end).
+    Send {
+        /// `Object/key/handler`.
+        target: String,
+    },
     /// The step with this completion id ended.
     Done {
         /// The step's completion id.
@@ -191,11 +197,18 @@ fn entry(row: &Value) -> JournalEntry {
             },
             None => JournalEntry::Other,
         },
-        "Command: Call" | "Command: OneWayCall" => JournalEntry::Call {
+        "Command: Call" => JournalEntry::Call {
             target: row["invoked_target"]
                 .as_str()
                 .unwrap_or_default()
                 .to_owned(),
+        },
+        // Its row has no `invoked_target` (restate-server 1.7).
+        "Command: OneWayCall" => JournalEntry::Send {
+            target: lite
+                .pointer("/Command/OneWayCall/invocation_target")
+                .map(target)
+                .unwrap_or_default(),
         },
         _ if kind.starts_with("Notification") => {
             match lite
@@ -211,6 +224,20 @@ fn entry(row: &Value) -> JournalEntry {
         }
         _ => JournalEntry::Other,
     }
+}
+
+/// `Object/key/handler` of a journaled invocation target
+/// (`{"VirtualObject": {"name", "key", "handler", ...}}`, or a service's
+/// without a key).
+fn target(value: &Value) -> String {
+    let Some((_, fields)) = value.as_object().and_then(|kinds| kinds.iter().next()) else {
+        return String::new();
+    };
+    ["name", "key", "handler"]
+        .iter()
+        .filter_map(|field| fields[*field].as_str())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Sends one turn of `session` through the ingress at `ingress` without

@@ -108,9 +108,18 @@ impl SessionObject {
             .parse()
             .map_err(|e| TerminalError::new(format!("'{}' is not a session id: {e}", ctx.key())))?;
         let (agent, steps) = attempt(&*self.host, session, &AgentId::root())?;
-        let turn = agent
+        let query = agent
             .query(request.prompt, QueryOverrides::default())
             .finish();
+        let turn = async {
+            let result = query.await;
+            if result.is_ok() {
+                // As `zr run`: the turn ends once its background agents
+                // did (a cancelled turn cancels them).
+                agent.wait_background().await;
+            }
+            result
+        };
         let result = drive(&ctx, steps, turn)
             .await?
             .map_err(|e| TerminalError::new(zr_types::error_chain(&e)))?;

@@ -37,6 +37,9 @@ impl Progress {
                     }
                 }
                 JournalEntry::Call { target } => lines.push(format!("  → {target}")),
+                JournalEntry::Send { target } => {
+                    lines.push(format!("  → {target} (background)"));
+                }
                 _ => {}
             }
         }

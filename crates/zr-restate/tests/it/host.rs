@@ -42,15 +42,19 @@ struct Counted {
     inner: ScriptedProvider,
     requests: Arc<AtomicUsize>,
     agents: Arc<Mutex<BTreeSet<String>>>,
+    asked: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl ModelProvider for Counted {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.requests.fetch_add(1, Ordering::SeqCst);
-        self.agents
+        let agent = request.origin.agent.to_string();
+        let messages = serde_json::to_string(&request.messages).expect("messages serialise");
+        self.asked
             .lock()
             .expect("not poisoned")
-            .insert(request.origin.agent.to_string());
+            .push((agent.clone(), messages));
+        self.agents.lock().expect("not poisoned").insert(agent);
         self.inner.stream(request)
     }
 }
@@ -116,6 +120,9 @@ pub(crate) struct TestHost {
     pub(crate) requests: Arc<AtomicUsize>,
     /// The agents whose model requests this worker answered.
     pub(crate) agents: Arc<Mutex<BTreeSet<String>>>,
+    /// Each request this worker answered, in order: its agent and its
+    /// messages as JSON.
+    pub(crate) asked: Arc<Mutex<Vec<(String, String)>>>,
     /// Told when `bump` crashes this worker.
     pub(crate) crash: Option<Arc<Notify>>,
     /// The session's `subagent.max_concurrent`, when not the default.
@@ -134,6 +141,7 @@ impl TestHost {
             ledger,
             requests: Arc::default(),
             agents: Arc::default(),
+            asked: Arc::default(),
             crash: None,
             max_concurrent: None,
             budget: None,
@@ -153,6 +161,7 @@ impl TestHost {
             inner: provider,
             requests: Arc::clone(&self.requests),
             agents: Arc::clone(&self.agents),
+            asked: Arc::clone(&self.asked),
         });
         let settings = RuntimeSettings {
             model: "scripted".into(),
