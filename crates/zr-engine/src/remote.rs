@@ -1,5 +1,6 @@
 //! A subagent described for another worker: what a durable backend sends
-//! to run one of the root's subagents as a child invocation
+//! to run one of the root's subagents, foreground or background, as a
+//! child invocation
 //! ([`Effects::remote_subagent`](crate::Effects::remote_subagent)), and
 //! what the receiving worker rebuilds it from
 //! ([`Agent::run_described`](crate::Agent::run_described)).

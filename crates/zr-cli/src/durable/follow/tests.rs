@@ -29,6 +29,9 @@ fn each_step_shows_once_when_it_ends() {
         JournalEntry::Call {
             target: "ZrAgent/k/run".to_owned(),
         },
+        JournalEntry::Send {
+            target: "ZrAgent/b/run".to_owned(),
+        },
         done(1, true),
     ]);
     assert_eq!(
@@ -36,6 +39,7 @@ fn each_step_shows_once_when_it_ends() {
         [
             "  ✓ subagent root.0001-explore",
             "  → ZrAgent/k/run",
+            "  → ZrAgent/b/run (background)",
             "  ✗ model root #1"
         ]
     );
