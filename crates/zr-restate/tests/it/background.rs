@@ -205,6 +205,19 @@ async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_a
     assert_eq!(bg_bumps.len(), 1, "{attempts:?}");
     assert_eq!(*bg_bumps[0].1, 1, "{attempts:?}");
 
+    // The worker that ran it built it as a background agent (its pool,
+    // its prompts denied): its transcript's header says so.
+    let transcript =
+        std::fs::read_to_string(first.sessions().join(SESSION).join(format!("{BG}.jsonl")))
+            .expect("the first worker wrote the background agent's transcript");
+    let header: Value =
+        serde_json::from_str(transcript.lines().next().expect("a header")).expect("a JSON header");
+    assert_eq!(
+        (header["kind"].as_str(), header["background"].as_bool()),
+        (Some("header"), Some(true)),
+        "{header}"
+    );
+
     // Its end reached the root at its next request, once: the first
     // worker's third request (the worker ended during the root's 4 s
     // bump) holds it. The second worker, which replayed the turn from
