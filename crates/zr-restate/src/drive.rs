@@ -21,12 +21,11 @@
 //! A background agent's child is sent one way, and an attach to it (its
 //! answer) joins the set. The engine does not wait for it while it works
 //! on, so during a replay nothing guarantees that the journal holds its
-//! end: the attach is awaited only once the attempt is past its replay
-//! (a step's work ran here: Restate runs the work of a step only then),
-//! or when the engine waits for nothing else (no step running, nothing
-//! sent for [`QUIET`]: it waits for the children, or its turn answered
-//! and it waits for its background agents). Then the end the journal does
-//! not hold is the next thing the invocation waits for, as a call's is.
+//! end while it still holds later commands: the attach is awaited only
+//! beside calls the engine waits for (it makes no command of its own
+//! meanwhile), once the attempt is past its replay (a step's work ran
+//! here: Restate asks for the work of a step only then), or once the turn
+//! answered and waits only for its background agents ([`Step::Idle`]).
 //! During a replay the engine therefore may hear of a background agent's
 //! end later than its first attempt did (at a later model request): the
 //! requests it replays are answered from the journal all the same.
@@ -377,9 +376,7 @@ pub(crate) async fn drive<T>(
     let quiet = tokio::time::sleep(Duration::ZERO);
     let mut quiet = pin!(quiet);
     let mut settling = false;
-    // Fires once the engine sent no step and no step ended for QUIET.
-    let hush = tokio::time::sleep(QUIET);
-    let mut hush = pin!(hush);
+    // Set when the turn answered and waits only for its background agents.
     let mut idle = false;
     let ended: Result<T, HandlerError> = async {
         loop {
@@ -392,8 +389,6 @@ pub(crate) async fn drive<T>(
                     if settling {
                         quiet.as_mut().reset(now + QUIET);
                     }
-                    idle = false;
-                    hush.as_mut().reset(now + QUIET);
                     match step {
                         Step::Run(run) => {
                             running.push(Box::pin(journal_run(ctx, run, Arc::clone(&live))));
@@ -402,15 +397,11 @@ pub(crate) async fn drive<T>(
                         Step::Send(send) => calls.send(ctx, send).await?,
                         Step::Sleep(sleep) => calls.sleep(ctx, sleep),
                         Step::Cancel(n) => calls.cancel(n),
+                        Step::Idle => idle = true,
                     }
                 }
-                ended = std::future::poll_fn(|cx| poll_all(&mut running, cx)), if !running.is_empty() => {
-                    ended?;
-                    idle = false;
-                    hush.as_mut().reset(tokio::time::Instant::now() + QUIET);
-                }
+                ended = std::future::poll_fn(|cx| poll_all(&mut running, cx)), if !running.is_empty() => ended?,
                 () = &mut quiet, if settling => settling = false,
-                () = &mut hush, if !idle => idle = true,
                 ended = calls.next(), if !settling && calls.wanted(free) => {
                     let (i, ended) = ended?;
                     if calls.settle(i, ended)? {

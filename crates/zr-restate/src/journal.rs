@@ -47,6 +47,10 @@ pub(crate) enum Step {
     /// cancelled. Sent on the same channel as the steps, so the cancel
     /// takes its place in the engine's order.
     Cancel(u64),
+    /// The turn answered and waits only for its background agents: their
+    /// ends may be awaited now (the engine makes no further command of
+    /// its own).
+    Idle,
 }
 
 /// A durable timer: Restate keeps the wake-up time of its first attempt.
@@ -262,6 +266,14 @@ impl Journal {
                 Err(_) => std::future::pending().await,
             }
         })
+    }
+}
+
+impl Journal {
+    /// Tells the handler that the turn answered and waits only for its
+    /// background agents ([`Step::Idle`]).
+    pub(crate) fn idle(&self) {
+        let _ = self.steps.send(Step::Idle);
     }
 }
 

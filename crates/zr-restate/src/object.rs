@@ -75,7 +75,7 @@ pub(crate) fn attempt(
     host: &dyn SessionHost,
     session: SessionId,
     agent: &AgentId,
-) -> Result<(Agent, Steps), TerminalError> {
+) -> Result<(Agent, Steps, Journal), TerminalError> {
     let (runtime, config) = host.open().map_err(TerminalError::new)?;
     let (journal, steps) = Journal::new();
     let folder = config
@@ -85,12 +85,16 @@ pub(crate) fn attempt(
     let effects = Arc::new(DurableEffects::new(
         session.clone(),
         agent.clone(),
-        journal,
+        journal.clone(),
         folder,
     ));
     effects.forget(agent);
     let runtime = Arc::new(runtime.with_effects(effects));
-    Ok((Agent::with_session_id(runtime, config, session), steps))
+    Ok((
+        Agent::with_session_id(runtime, config, session),
+        steps,
+        journal,
+    ))
 }
 
 #[restate_sdk::object(name = "ZrSession")]
@@ -107,7 +111,7 @@ impl SessionObject {
             .key()
             .parse()
             .map_err(|e| TerminalError::new(format!("'{}' is not a session id: {e}", ctx.key())))?;
-        let (agent, steps) = attempt(&*self.host, session, &AgentId::root())?;
+        let (agent, steps, journal) = attempt(&*self.host, session, &AgentId::root())?;
         let query = agent
             .query(request.prompt, QueryOverrides::default())
             .finish();
@@ -116,6 +120,7 @@ impl SessionObject {
             if result.is_ok() {
                 // As `zr run`: the turn ends once its background agents
                 // did (a cancelled turn cancels them).
+                journal.idle();
                 agent.wait_background().await;
             }
             result

@@ -373,3 +373,110 @@ async fn a_cancelled_turn_cancels_its_background_subagent() {
     assert_eq!(bg.len(), 1, "only its first bump: {effects:?}");
     drop(server);
 }
+
+/// The root starts a worker in the background, bumps (a slow hook holds
+/// the call first) and answers; the worker bumps for a while.
+fn waiting_script() -> Value {
+    json!({"turns_from": "history", "agents": {
+        "root": [{"turns": [
+            {"tool_calls": [bg_task()]},
+            {"tool_calls": [{"name": "bump", "input": {"n": 1}}]},
+            {"text": "root done"}
+        ]}],
+        "worker": [{"turns": [
+            {"tool_calls": [{"name": "bump", "input": {"n": 7, "hold_ms": 4000}}]},
+            {"text": "bg done"}
+        ]}]
+    }})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_turn_replayed_while_it_waits_for_its_background_agent_ends_once_the_agent_did() {
+    const SESSION: &str = "s-0000000000008-00000008";
+    crate::server::log_to_test();
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let server = RestateServer::start();
+    let ledger = Arc::new(Ledger::default());
+    let host = |name: &str| {
+        let mut host = TestHost::new(
+            waiting_script(),
+            scratch.path().join(name),
+            Arc::clone(&ledger),
+        );
+        // During the replay the engine is quiet this long between two
+        // commands, with more in the journal.
+        host.root_hook = Some(Duration::from_millis(300));
+        Arc::new(host)
+    };
+    let (first, second) = (host("a"), host("b"));
+    let a = serve(Arc::clone(&first)).await;
+    let b = serve(Arc::clone(&second)).await;
+    let proxy = Proxy::start(a).await;
+    server.register(&proxy.url()).await;
+    let ingress = server.ingress_url();
+    let turn = tokio::spawn(async move {
+        let session: SessionId = SESSION.parse().expect("a session id");
+        zr_restate::submit(&ingress, &session, "go").await
+    });
+    // The root answered (its three requests and its bump are in its
+    // journal) and waits for its background agent, which bumps.
+    let ended_runs = |server: &RestateServer| -> usize {
+        invocations(server, "ZrSession")
+            .keys()
+            .map(|id| {
+                server
+                    .sql(&format!(
+                        "SELECT entry_type FROM sys_journal WHERE id = '{id}' AND entry_type = 'Notification: Run'"
+                    ))
+                    .len()
+            })
+            .sum()
+    };
+    until("the background agent never bumped", &server, || {
+        ledger.holding.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    until(
+        "the root never answered while its agent bumped",
+        &server,
+        || ended_runs(&server) == 4 && ledger.holding.load(Ordering::SeqCst) == 1,
+    )
+    .await;
+    // Every attempt ends (the turn's and the agent's): the next ones, on
+    // the second worker, replay their journals. The turn's replay runs no
+    // step's work, and awaits its agent's end only once it answered
+    // (awaited while the hook holds the replay, the end the journal does
+    // not hold would fail the attempt).
+    proxy.point_to(b);
+    proxy.cut();
+    let answer: TurnAnswer = tokio::time::timeout(Duration::from_secs(60), turn)
+        .await
+        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
+        .expect("the request task")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (answer.status, answer.output.as_str()),
+        (TaskStatus::Completed, "root done")
+    );
+    // The turn ended only once its background agent did, with its answer.
+    let children = invocations(&server, "ZrAgent");
+    assert_eq!(
+        children.values().cloned().collect::<Vec<_>>(),
+        [("completed".to_owned(), String::new())],
+        "{children:?}"
+    );
+    let ended: Vec<String> = [&first, &second]
+        .iter()
+        .flat_map(|h| asked(h, BG))
+        .collect();
+    assert_eq!(ended.len(), 2, "the agent's two requests, once each");
+    // The replay asked nothing again, and never awaited the agent's end
+    // before its journal was replayed (Restate's "changed code path").
+    assert!(asked(&second, "root").is_empty());
+    let log = server.log();
+    assert!(
+        !log.contains("could not be replayed"),
+        "an attempt failed on its replay:\n{log}"
+    );
+    drop(server);
+}

@@ -12,7 +12,8 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
 use zr_engine::{
-    AgentConfig, ModelProvider, ModelRequest, ModelStream, RuntimeEnvironment, ScriptedProvider,
+    AgentConfig, Hook, HookAgent, Hooks, ModelProvider, ModelRequest, ModelStream, PreToolUse,
+    RuntimeEnvironment, ScriptedProvider,
 };
 use zr_restate::SessionHost;
 use zr_tools::BuiltinTools;
@@ -130,6 +131,28 @@ pub(crate) struct TestHost {
     /// The session's `subagent.timeout` (a call's budget), when not the
     /// default.
     pub(crate) budget: Option<std::time::Duration>,
+    /// How long a PreToolUse hook holds each of the root's tool calls
+    /// (local work between two commands of its journal).
+    pub(crate) root_hook: Option<std::time::Duration>,
+}
+
+/// A PreToolUse hook that takes its time over the root's calls.
+#[derive(Debug)]
+struct Slow(std::time::Duration);
+
+impl Hook for Slow {
+    fn pre_tool_use<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        _: &'a ToolCall,
+    ) -> BoxFuture<'a, PreToolUse> {
+        Box::pin(async move {
+            if agent.agent.is_root() {
+                tokio::time::sleep(self.0).await;
+            }
+            PreToolUse::Continue
+        })
+    }
 }
 
 impl TestHost {
@@ -145,6 +168,7 @@ impl TestHost {
             crash: None,
             max_concurrent: None,
             budget: None,
+            root_hook: None,
         }
     }
 
@@ -198,6 +222,9 @@ impl TestHost {
         }
         if let Some(budget) = self.budget {
             config.subagent.timeout = budget;
+        }
+        if let Some(hold) = self.root_hook {
+            config.hooks = Hooks::new().with(Arc::new(Slow(hold)));
         }
         (runtime, config)
     }
