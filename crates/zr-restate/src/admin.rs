@@ -59,6 +59,16 @@ pub enum JournalEntry {
     Send {
         /// `Object/key/handler`.
         target: String,
+        /// The child's invocation id.
+        invocation: String,
+    },
+    /// The turn attached to a child invocation for its end (a background
+    /// agent's): the notification with this completion id ends it.
+    Attach {
+        /// Its completion id.
+        completion: u64,
+        /// The child's invocation id.
+        invocation: String,
     },
     /// The step with this completion id ended.
     Done {
@@ -209,6 +219,17 @@ fn entry(row: &Value) -> JournalEntry {
                 .pointer("/Command/OneWayCall/invocation_target")
                 .map(target)
                 .unwrap_or_default(),
+            invocation: text(&lite, "/Command/OneWayCall/invocation_id"),
+        },
+        "Command: AttachInvocation" => match lite
+            .pointer("/Command/AttachInvocation/completion_id")
+            .and_then(Value::as_u64)
+        {
+            Some(completion) => JournalEntry::Attach {
+                completion,
+                invocation: text(&lite, "/Command/AttachInvocation/target/InvocationId"),
+            },
+            None => JournalEntry::Other,
         },
         _ if kind.starts_with("Notification") => {
             match lite
@@ -224,6 +245,15 @@ fn entry(row: &Value) -> JournalEntry {
         }
         _ => JournalEntry::Other,
     }
+}
+
+/// The string at `pointer` in `value`, or an empty one.
+fn text(value: &Value, pointer: &str) -> String {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// `Object/key/handler` of a journaled invocation target

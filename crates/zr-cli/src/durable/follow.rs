@@ -17,8 +17,11 @@ const POLL: Duration = Duration::from_millis(250);
 pub(crate) struct Progress {
     /// Entries already read.
     read: usize,
-    /// Step names by completion id.
+    /// Step names by completion id (an attach to a background agent's
+    /// invocation: the agent).
     names: BTreeMap<u64, String>,
+    /// The background agents sent, by invocation id.
+    sent: BTreeMap<String, String>,
 }
 
 impl Progress {
@@ -37,8 +40,17 @@ impl Progress {
                     }
                 }
                 JournalEntry::Call { target } => lines.push(format!("  → {target}")),
-                JournalEntry::Send { target } => {
+                JournalEntry::Send { target, invocation } => {
                     lines.push(format!("  → {target} (background)"));
+                    self.sent.insert(invocation.clone(), background(target));
+                }
+                JournalEntry::Attach {
+                    completion,
+                    invocation,
+                } => {
+                    if let Some(name) = self.sent.get(invocation) {
+                        self.names.insert(*completion, name.clone());
+                    }
                 }
                 _ => {}
             }
@@ -46,6 +58,13 @@ impl Progress {
         self.read = self.read.max(journal.len());
         lines
     }
+}
+
+/// `ZrAgent/s-.../root.0001-explore/run` -> `background
+/// root.0001-explore`.
+fn background(target: &str) -> String {
+    let agent = target.rsplit('/').nth(1).unwrap_or(target);
+    format!("background {agent}")
 }
 
 /// `subagent s-.../root.0001-explore` -> `subagent root.0001-explore`.

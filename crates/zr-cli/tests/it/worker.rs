@@ -278,6 +278,7 @@ fn a_durable_run_shows_its_background_agent_sent_and_ends_after_it() {
         )),
         "{err}"
     );
+    assert!(err.contains("✓ background root.0001-explore"), "{err}");
     // The turn ended after its background agent, which the worker ran as
     // its own invocation: its transcript is complete.
     let transcript = std::fs::read_to_string(

@@ -46,7 +46,17 @@ fn journal_rows_become_steps_calls_and_ends() {
     assert_eq!(
         entry(&send),
         JournalEntry::Send {
-            target: "ZrAgent/s-1/root.0001-worker/run".to_owned()
+            target: "ZrAgent/s-1/root.0001-worker/run".to_owned(),
+            invocation: "inv_1".to_owned()
+        }
+    );
+    let attach = json!({"entry_type": "Command: AttachInvocation",
+        "entry_lite_json": "{\"Command\":{\"AttachInvocation\":{\"target\":{\"InvocationId\":\"inv_1\"},\"completion_id\":3}}}"});
+    assert_eq!(
+        entry(&attach),
+        JournalEntry::Attach {
+            completion: 3,
+            invocation: "inv_1".to_owned()
         }
     );
     let input =

@@ -30,7 +30,12 @@ fn each_step_shows_once_when_it_ends() {
             target: "ZrAgent/k/run".to_owned(),
         },
         JournalEntry::Send {
-            target: "ZrAgent/b/run".to_owned(),
+            target: "ZrAgent/s-1/root.0002-worker/run".to_owned(),
+            invocation: "inv_b".to_owned(),
+        },
+        JournalEntry::Attach {
+            completion: 3,
+            invocation: "inv_b".to_owned(),
         },
         done(1, true),
     ]);
@@ -39,9 +44,15 @@ fn each_step_shows_once_when_it_ends() {
         [
             "  ✓ subagent root.0001-explore",
             "  → ZrAgent/k/run",
-            "  → ZrAgent/b/run (background)",
+            "  → ZrAgent/s-1/root.0002-worker/run (background)",
             "  ✗ model root #1"
         ]
+    );
+    // The background agent's end: its attach's completion.
+    journal.push(done(3, false));
+    assert_eq!(
+        progress.lines(&journal),
+        ["  ✓ background root.0002-worker"]
     );
     assert!(progress.lines(&journal).is_empty(), "no line twice");
 }
