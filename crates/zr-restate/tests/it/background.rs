@@ -52,20 +52,6 @@ async fn journal(server: &RestateServer, id: &str) -> Vec<JournalEntry> {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The kinds of the commands of invocation `id`'s journal.
-fn commands(server: &RestateServer, id: &str) -> Vec<String> {
-    server
-        .sql(&format!(
-            "SELECT entry_type FROM sys_journal WHERE id = '{id}' ORDER BY index"
-        ))
-        .into_iter()
-        .filter_map(|row| {
-            let kind = row["entry_type"].as_str()?.strip_prefix("Command: ")?;
-            Some(kind.to_owned())
-        })
-        .collect()
-}
-
 /// Waits (at most a minute) until `what` holds.
 async fn until(what: &str, server: &RestateServer, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -164,7 +150,7 @@ async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_a
     // the turn ran twice) and attached to it, and ran no step for it.
     let children = invocations(&server, "ZrAgent");
     assert_eq!(children.len(), 1, "{children:?}");
-    let (status, failure) = children.values().next().expect("one child");
+    let (child, (status, failure)) = children.iter().next().expect("one child");
     assert_eq!((status.as_str(), failure.as_str()), ("completed", ""));
     let roots = invocations(&server, "ZrSession");
     assert_eq!(roots.len(), 1, "{roots:?}");
@@ -177,7 +163,10 @@ async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_a
         .collect();
     assert_eq!(
         sends,
-        [&JournalEntry::Send { target }],
+        [&JournalEntry::Send {
+            target,
+            invocation: child.clone()
+        }],
         "one send of the child, no call: {entries:?}"
     );
     assert!(
@@ -186,12 +175,14 @@ async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_a
             .any(|e| matches!(e, JournalEntry::Step { name, .. } if name.starts_with("subagent "))),
         "no step runs it inside the turn: {entries:?}"
     );
-    let kinds = commands(&server, root);
-    assert_eq!(
-        kinds.iter().filter(|k| *k == "AttachInvocation").count(),
-        1,
-        "one attach to it: {kinds:?}"
-    );
+    let attaches: Vec<_> = entries
+        .iter()
+        .filter_map(|e| match e {
+            JournalEntry::Attach { invocation, .. } => Some(invocation),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(attaches, [child], "one attach to it: {entries:?}");
 
     // It ran once (on the first worker, before it died): two requests,
     // one bump.
