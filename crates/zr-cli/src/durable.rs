@@ -10,19 +10,22 @@ mod follow;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::json;
 
 use zr_engine::{AgentConfig, RuntimeEnvironment, TaskStatus};
 use zr_restate::SessionHost;
 use zr_types::SessionId;
 
 use crate::ask::Asking;
-use crate::cli::{ResumeArgs, RunArgs, WorkerArgs};
+use crate::cli::{OutputArgs, ResumeArgs, RunArgs, WorkerArgs};
 use crate::error::{CliError, EXIT_FAILED};
 use crate::project::Project;
 use crate::provider;
 use crate::run::{open_workspace, prompt_of, warn_diagnostics};
 use crate::signal::Signals;
+use follow::Shown;
 
 /// The project a worker serves: its runtime and root configuration,
 /// built once; each attempt of a turn runs on a copy.
@@ -129,13 +132,20 @@ impl Server {
     }
 
     /// Waits for the turn `invocation` of `session`, following its
-    /// journal when the admin API is known; prints the answer.
-    async fn finish(&self, session: &SessionId, invocation: &str) -> Result<u8, CliError> {
+    /// journal when the admin API is known; prints the answer (with
+    /// `--json`, the `result` line).
+    async fn finish(
+        &self,
+        session: &SessionId,
+        invocation: &str,
+        shown: Shown,
+    ) -> Result<u8, CliError> {
+        let start = Instant::now();
         let answer = zr_restate::attach(&self.ingress, session, invocation);
         let answer = match &self.admin {
             Some(admin) => {
                 let (ended, on_end) = tokio::sync::oneshot::channel::<()>();
-                let following = follow::follow(admin, invocation, async {
+                let following = follow::follow(admin, invocation, shown, start, async {
                     let _ = on_end.await;
                 });
                 let (answer, ()) = tokio::join!(
@@ -149,9 +159,26 @@ impl Server {
                 answer
             }
             None => answer.await,
-        }?;
+        };
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", answer.output);
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) if shown == Shown::Json => {
+                let error = zr_types::error_chain(&e);
+                let _ = writeln!(out, "{}", result_line(session, invocation, None, &error));
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if shown == Shown::Json {
+            let _ = writeln!(
+                out,
+                "{}",
+                result_line(session, invocation, Some(&answer), "")
+            );
+        } else {
+            let _ = writeln!(out, "{}", answer.output);
+        }
         Ok(if answer.status == TaskStatus::Completed {
             0
         } else {
@@ -160,14 +187,53 @@ impl Server {
     }
 
     /// Sends a turn of `session` and finishes it.
-    async fn turn(&self, session: &SessionId, prompt: &str) -> Result<u8, CliError> {
+    async fn turn(&self, session: &SessionId, prompt: &str, shown: Shown) -> Result<u8, CliError> {
         let invocation = zr_restate::send(&self.ingress, session, prompt).await?;
-        let _ = writeln!(
-            std::io::stderr(),
-            "session {session}: submitted to {} (invocation {invocation})",
-            self.ingress
-        );
-        self.finish(session, &invocation).await
+        if shown != Shown::Quiet {
+            let _ = writeln!(
+                std::io::stderr(),
+                "session {session}: submitted to {} (invocation {invocation})",
+                self.ingress
+            );
+        }
+        self.finish(session, &invocation, shown).await
+    }
+}
+
+/// The `result` line of `--json` for a durable turn: `session`, `status`,
+/// `output`, `turns` and the turn's `invocation`, as a local run's
+/// `result` line; `status` `error` with `error` when the answer could
+/// not be had.
+fn result_line(
+    session: &SessionId,
+    invocation: &str,
+    answer: Option<&zr_restate::TurnAnswer>,
+    error: &str,
+) -> String {
+    let mut fields = vec![
+        ("type", json!("result")),
+        ("session", json!(session.as_str())),
+    ];
+    match answer {
+        Some(answer) => fields.extend([
+            ("status", json!(answer.status.as_str())),
+            ("output", json!(answer.output)),
+            ("turns", json!(answer.turns)),
+        ]),
+        None => fields.extend([("status", json!("error")), ("error", json!(error))]),
+    }
+    fields.push(("invocation", json!(invocation)));
+    crate::render::json::line(&fields)
+}
+
+/// How `output` asks a turn to be shown.
+fn shown(output: &OutputArgs) -> Shown {
+    if output.json {
+        Shown::Json
+    } else if output.quiet {
+        Shown::Quiet
+    } else {
+        Shown::Plain
     }
 }
 
@@ -176,7 +242,9 @@ pub(crate) async fn submit(root: PathBuf, args: &RunArgs) -> Result<u8, CliError
     let prompt = prompt_of(args)?;
     let project = Project::load(root)?;
     let server = Server::of(&project, args.ingress.as_ref())?;
-    server.turn(&new_session(), &prompt).await
+    server
+        .turn(&new_session(), &prompt, shown(&args.output))
+        .await
 }
 
 /// `zr resume SESSION` of a session the Restate server of `[durable]
@@ -213,6 +281,7 @@ pub(crate) async fn resume(
         Ok(server) => server,
         Err(e) => return Some(Err(e)),
     };
+    let shown = shown(&args.output);
     let mut err = std::io::stderr();
     Some(if !turn.ended() {
         let _ = writeln!(
@@ -220,21 +289,21 @@ pub(crate) async fn resume(
             "session {session}: its turn {} is {} on the Restate server; following it",
             turn.invocation, turn.status
         );
-        server.finish(&session, &turn.invocation).await
+        server.finish(&session, &turn.invocation, shown).await
     } else if let Some(prompt) = &args.prompt {
         let _ = writeln!(
             err,
             "session {session}: its last turn {} ended; running the next turn",
             turn.invocation
         );
-        server.turn(&session, prompt).await
+        server.turn(&session, prompt, shown).await
     } else {
         let _ = writeln!(
             err,
             "session {session}: its last turn {} ended; its answer follows (give a prompt to run the next turn)",
             turn.invocation
         );
-        server.finish(&session, &turn.invocation).await
+        server.finish(&session, &turn.invocation, shown).await
     })
 }
 

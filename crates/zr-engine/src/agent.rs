@@ -310,12 +310,14 @@ impl Agent {
 
     /// A root agent of the existing session `session` with `history` and
     /// the tools it `loaded`.
-    /// `started`: the calls its transcript recorded as started.
+    /// `started`: the calls its transcript recorded as started, when its
+    /// first query goes on from a transcript (`None`: the history ends
+    /// with a finished query).
     pub(crate) fn restored(
         session: Session,
         history: Vec<Message>,
         loaded: Vec<ToolName>,
-        started: BTreeSet<String>,
+        started: Option<BTreeSet<String>>,
     ) -> Self {
         Self {
             span: telemetry::session_span(&session.id),
@@ -323,10 +325,20 @@ impl Agent {
             state: Arc::new(Mutex::new(RootState {
                 history,
                 loaded,
-                resumed: Some(started),
+                resumed: started,
                 ..RootState::default()
             })),
         }
+    }
+
+    /// The history and loaded tools of the root (a copy), or `None` while
+    /// a query runs.
+    pub(crate) fn kept(&self) -> Option<(Vec<Message>, Vec<ToolName>)> {
+        let state = lock(&self.state);
+        state
+            .running
+            .is_none()
+            .then(|| (state.history.clone(), state.loaded.clone()))
     }
 
     /// The session every agent of this root shares.

@@ -175,6 +175,14 @@
 //! parent's when a worktree it ran in is gone). A transcript that cannot
 //! be written never stops an agent ([`EventKind::TranscriptError`]).
 //!
+//! A host that keeps the conversation itself (a durable backend whose
+//! turns run on any machine) takes [`Agent::snapshot`] after a query, a
+//! plain [`RootSnapshot`] (history, the tools loaded through FindTool,
+//! the last subagent's number), and builds the next query's root with
+//! [`Agent::from_snapshot`]; the root's transcript is cut back to the
+//! snapshot, or written anew from it where the file is not the
+//! snapshot's.
+//!
 //! # Compaction
 //!
 //! Every agent's context use is tracked; above
@@ -228,7 +236,7 @@
 //! - delegation: `background`, `task` (whose `Subagents` is the root's
 //!   `Delegate`; subagents get one that refuses, so depth 1 holds by
 //!   construction);
-//! - the facade: `agent`, `resume`, `preview`, `cron`.
+//! - the facade: `agent`, `resume`, `snapshot`, `preview`, `cron`.
 //!
 //! # Invariants
 //!
@@ -281,6 +289,7 @@ mod run;
 mod runtime;
 mod session;
 mod skill_listing;
+mod snapshot;
 mod structured;
 mod subagent;
 mod sync;
@@ -308,6 +317,7 @@ pub use registry::BackgroundAgent;
 pub use remote::SubagentSpec;
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+pub use snapshot::RootSnapshot;
 pub use telemetry::{CONTENT_TARGET, TARGET as TELEMETRY_TARGET};
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,

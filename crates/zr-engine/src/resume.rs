@@ -164,7 +164,12 @@ impl Agent {
         let found = survey(&state, &folder, &loaded.history);
         *lock(&state.found) = found;
         let tools = called_tools(&loaded.history);
-        Ok(Self::restored(state, loaded.history, tools, loaded.started))
+        Ok(Self::restored(
+            state,
+            loaded.history,
+            tools,
+            Some(loaded.started),
+        ))
     }
 
     /// Whether the agent was resumed from a transcript whose last run was

@@ -161,6 +161,11 @@ impl Session {
         self.child_seq.fetch_max(seq, Ordering::Relaxed);
     }
 
+    /// The number of the session's last subagent so far (0: none).
+    pub(crate) fn last_child(&self) -> u32 {
+        self.child_seq.load(Ordering::Relaxed)
+    }
+
     /// Forgets everything kept for `agent`: kills its background shells,
     /// drops its read ledger and todo list, tells the observer.
     pub(crate) async fn agent_finished(&self, agent: &AgentId) {

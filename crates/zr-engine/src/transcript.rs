@@ -230,6 +230,87 @@ impl Transcripts {
     pub(crate) fn close(&self, agent: &AgentId) {
         lock(&self.open).remove(agent);
     }
+
+    /// For an agent that goes on from a host's copy of its `history`
+    /// rather than from its transcript (a durable backend's state): when
+    /// the transcript, up to one of its last `finished` records, holds
+    /// exactly `history` (what the agent's last run left on this machine),
+    /// the transcript is cut back there and appended to; otherwise (no
+    /// file, a file another machine's runs made different) the file is
+    /// removed, and the agent's next run writes it anew: the header, then
+    /// `history` whole. Either way no record is on disk twice, and nothing
+    /// the host's copy does not hold stays (the records of an attempt that
+    /// did not finish, or whose end the host never kept).
+    ///
+    /// The kept bytes go to a new file renamed over the old one, as a
+    /// removed file is unlinked: a process that still holds the old file
+    /// open (an attempt on a worker the backend gave up on) writes into
+    /// the unlinked one, never into this.
+    pub(crate) fn continue_from(&self, agent: &AgentId, history: &[Message]) {
+        let Some(path) = self.path(agent) else {
+            return;
+        };
+        lock(&self.open).remove(agent);
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        let kept = finished_ends(&bytes).into_iter().find_map(|end| {
+            let prefix = bytes.get(..end)?;
+            let loaded = read::parse(&path, prefix).ok()?;
+            let whole = !loaded.torn
+                && usize::try_from(loaded.valid_len).ok() == Some(end)
+                && !loaded.repairs.any();
+            (whole && loaded.finished.is_some() && loaded.history == history)
+                .then_some((loaded, prefix))
+        });
+        if let Some((loaded, prefix)) = kept {
+            match replace_file(&path, prefix) {
+                Ok(()) => return self.reopen(agent, &loaded),
+                Err(error) => {
+                    tracing::warn!(path = %path.display(), error = %error_chain(&error), "cannot cut the transcript back; it is written anew");
+                }
+            }
+        }
+        if let Err(error) = std::fs::remove_file(&path)
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(path = %path.display(), error = %error_chain(&error), "cannot remove the transcript to write it anew");
+        }
+    }
+}
+
+/// How many of a transcript's last `finished` records
+/// [`Transcripts::continue_from`] tries: the host's copy is the last
+/// run's, or the one before when a later run finished on disk but its
+/// end never reached the host.
+const FINISHED_TRIED: usize = 3;
+
+/// Where the last [`FINISHED_TRIED`] `finished` records of `bytes` end,
+/// the last first.
+fn finished_ends(bytes: &[u8]) -> Vec<usize> {
+    #[derive(serde::Deserialize)]
+    struct Kind {
+        kind: String,
+    }
+    let mut ends = Vec::new();
+    let mut end = 0;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        end += line.len();
+        if line.ends_with(b"\n")
+            && serde_json::from_slice::<Kind>(line).is_ok_and(|k| k.kind == "finished")
+        {
+            ends.push(end);
+        }
+    }
+    ends.into_iter().rev().take(FINISHED_TRIED).collect()
+}
+
+/// Replaces the file at `path` with a new one holding `bytes` (written
+/// next to it, then renamed over it).
+fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut cut = path.as_os_str().to_owned();
+    cut.push(".cut");
+    let cut = PathBuf::from(cut);
+    std::fs::write(&cut, bytes)?;
+    std::fs::rename(&cut, path)
 }
 
 /// `records` as JSON lines.

@@ -32,6 +32,14 @@ use zr_process::ProcessGroup;
 /// to read an answer the server wrote just before exiting.
 const LATE_ANSWER_WAIT: Duration = Duration::from_millis(20);
 
+/// The `_meta` key of a `tools/call` request that holds the call's
+/// idempotency key (`zr_types::ToolContext::idempotency_key`,
+/// `{session}/{call id}`): the same on every attempt of one call, so that
+/// a server whose tool has an effect can do it once. MCP has no standard
+/// key for it; a `_meta` name with a prefix of the client's own is what
+/// the specification leaves to implementations.
+pub const IDEMPOTENCY_KEY_META: &str = "zr/idempotencyKey";
+
 /// How long to wait for the exit status once the connection closed.
 const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
 
@@ -227,16 +235,24 @@ impl Connection {
     }
 
     /// Calls `tool` with `arguments`, unchanged; `caller` is counted as
-    /// having a call in flight until it ends (for elicitation).
+    /// having a call in flight until it ends (for elicitation). An
+    /// idempotency key goes to the server in the request's `_meta`, under
+    /// [`IDEMPOTENCY_KEY_META`].
     pub(crate) async fn call(
         &self,
         tool: &str,
         arguments: Option<JsonObject>,
         timeout: Duration,
         caller: Option<Caller>,
+        idempotency_key: Option<&str>,
     ) -> Result<CallToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
+        if let Some(key) = idempotency_key {
+            let mut meta = JsonObject::new();
+            meta.insert(IDEMPOTENCY_KEY_META.to_owned(), key.into());
+            params.meta = Some(meta.into());
+        }
         let method = format!("tools/call {tool}");
         let _in_flight = self.service.service().in_flight().enter(caller);
         self.request(&method, timeout, self.service.peer().call_tool(params))

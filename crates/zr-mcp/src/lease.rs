@@ -282,16 +282,18 @@ impl Lease {
     /// [`McpError::HubDropped`] when the connection is gone, and
     /// [`McpError::Request`] for any other transport failure.
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<ToolOutput, McpError> {
-        self.call_from(tool, arguments, None).await
+        self.call_from(tool, arguments, None, None).await
     }
 
     /// [`Lease::call`] made by `caller` (counted as in flight, for
-    /// elicitation).
+    /// elicitation), with the call's idempotency key in the request's
+    /// `_meta` ([`IDEMPOTENCY_KEY_META`](crate::IDEMPOTENCY_KEY_META)).
     async fn call_from(
         &self,
         tool: &str,
         arguments: Value,
         caller: Option<Caller>,
+        idempotency_key: Option<&str>,
     ) -> Result<ToolOutput, McpError> {
         let arguments = match arguments {
             Value::Object(map) => Some(map),
@@ -304,7 +306,13 @@ impl Lease {
         };
         let result = self
             .conn
-            .call(tool, arguments, self.call_timeout(), caller)
+            .call(
+                tool,
+                arguments,
+                self.call_timeout(),
+                caller,
+                idempotency_key,
+            )
             .await?;
         Ok(map_result(result, self.max_result_bytes()))
     }
@@ -479,12 +487,15 @@ impl ToolHandler for McpToolHandler {
                 }
                 Err(Stale::Listing(e)) => return answer(call.name, Err(e)),
             };
+            let key = ctx.idempotency_key.as_deref();
             let caller = Caller {
                 agent: ctx.agent,
                 background: ctx.background,
             };
             let result = match &self.remote {
-                Remote::Tool(remote) => lease.call_from(remote, call.input, Some(caller)).await,
+                Remote::Tool(remote) => {
+                    lease.call_from(remote, call.input, Some(caller), key).await
+                }
                 Remote::ListResources => lease.list_resources().await,
                 Remote::ReadResource => match call.input.get("uri").and_then(Value::as_str) {
                     Some(uri) => lease.read_resource(uri).await,

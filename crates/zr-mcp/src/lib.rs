@@ -78,7 +78,13 @@
 //! # Calls and results
 //!
 //! Each tool's [`McpToolHandler`] passes the model's input unchanged as the
-//! arguments. Results map as follows; nothing is dropped silently:
+//! arguments, and the call's idempotency key
+//! ([`ToolContext::idempotency_key`](zr_types::ToolContext::idempotency_key),
+//! `{session}/{call id}`, the same on every attempt of a durable run) in
+//! the request's `_meta` as [`IDEMPOTENCY_KEY_META`]
+//! (`{"_meta": {"zr/idempotencyKey": "s-.../toolu_01"}}`): a server whose
+//! tool has an effect that must happen once records the key and answers a
+//! key it has seen from its record. Results map as follows; nothing is dropped silently:
 //!
 //! | MCP content                 | zr content                                             |
 //! |-----------------------------|--------------------------------------------------------|
@@ -231,6 +237,7 @@ pub use auth::login::{DEFAULT_LOGIN_TIMEOUT, LoginOptions, LoginOutcome, LoginPr
 pub use auth::settings::{KeySource, OAuthSettings, PrivateKey};
 pub use auth::store::{CONFIG_DIR_ENV, TokenStore};
 pub use config::{HttpConfig, McpConfig, ServerConfig, StdioConfig, TransportConfig};
+pub use connection::IDEMPOTENCY_KEY_META;
 pub use elicit::{Choice, ElicitationAnswer, ElicitationRequest, Elicitor, FieldKind, FormField};
 pub use error::{BoxError, ConfigError, McpError};
 pub use hub::McpHub;

@@ -54,7 +54,7 @@ impl AgentObject {
             .into());
         }
         let agent = spec.agent.clone();
-        let (agent, steps, _) = attempt(&*self.host, session, &agent)?;
+        let (agent, steps, _) = attempt(&*self.host, session, &agent, None)?;
         let run = agent.run_described(spec).finish();
         let result = drive(&ctx, steps, run)
             .await?

@@ -52,9 +52,19 @@
 //! unfinished step. A tool call cut short after its effect runs again with
 //! the same idempotency key. A child that finished is never run again; a
 //! child cut short continues from its own journal. Transcripts are
-//! written again on every attempt from the start (the agent's file is
-//! removed first), by the worker of that attempt, so a replay leaves no
-//! record twice.
+//! written again on every attempt from the start, by the worker of that
+//! attempt, so a replay leaves no record twice: a subagent's file is
+//! removed first; the root's is cut back to where the session's last turn
+//! left it, or written anew from the session's state (below).
+//!
+//! A session has many turns, each an invocation of the same object; each
+//! goes on from the conversation of the earlier ones. The object's K/V
+//! state [`ROOT_STATE`] holds the root's `zr_engine::RootSnapshot` (its
+//! conversation, the tools it loaded through FindTool, the number of its
+//! last subagent): read at the start of every
+//! attempt (journaled, so a replay starts from the same state), set when
+//! the turn answers. Restate's state, not a worker's folder, is the
+//! source of the conversation: workers need not share a folder.
 //!
 //! Cancelling the turn (Restate's admin API) ends it at its next journal
 //! command, cancels the children it waits for, and drops the engine's run
@@ -83,5 +93,5 @@ pub use admin::{
 pub use agent::AgentObject;
 pub use error::RestateError;
 pub use keys::AGENT_OBJECT;
-pub use object::{SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
+pub use object::{ROOT_STATE, SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};

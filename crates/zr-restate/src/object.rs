@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
-use zr_engine::{Agent, AgentConfig, QueryOverrides, RuntimeEnvironment, TaskStatus};
+use zr_engine::{Agent, AgentConfig, QueryOverrides, RootSnapshot, RuntimeEnvironment, TaskStatus};
 use zr_types::{AgentId, SessionId};
 
 use crate::drive::drive;
@@ -15,6 +15,14 @@ use crate::journal::{Journal, Steps};
 
 /// The Restate name of the session object.
 pub const SESSION_OBJECT: &str = "ZrSession";
+
+/// The session object's state key holding what the root carries from one
+/// turn to the next (`zr_engine::RootSnapshot`): its conversation, the
+/// tools it loaded through FindTool and the number of its last subagent.
+/// Set once at the end of each turn that returned an answer (a value that
+/// comes from the journal alone, so that a replay sets the same); the
+/// next turn, on any worker, starts from it.
+pub const ROOT_STATE: &str = "root";
 
 /// What a worker needs to run a session of its project: a fresh runtime
 /// and the root's configuration, for every attempt of every turn (an
@@ -65,8 +73,11 @@ impl SessionObject {
 /// effects of `agent` (the root's turn, or one subagent): the project
 /// opened afresh with the journal's effects, and the handler's end of the
 /// journal. Every attempt runs the agent from its start (its finished
-/// steps from the journal) and writes its transcript again, the old file
-/// removed first: no record twice.
+/// steps from the journal) and writes its transcript again: a root's turn
+/// goes on from `root`, the session's state (its transcript cut back to
+/// where the last turn left it, or written anew from the state:
+/// `Agent::from_snapshot`); a subagent's transcript is removed first. No
+/// record twice.
 ///
 /// # Errors
 ///
@@ -75,6 +86,7 @@ pub(crate) fn attempt(
     host: &dyn SessionHost,
     session: SessionId,
     agent: &AgentId,
+    root: Option<RootSnapshot>,
 ) -> Result<(Agent, Steps, Journal), TerminalError> {
     let (runtime, config) = host.open().map_err(TerminalError::new)?;
     let (journal, steps) = Journal::new();
@@ -88,18 +100,24 @@ pub(crate) fn attempt(
         journal.clone(),
         folder,
     ));
-    effects.forget(agent);
-    let runtime = Arc::new(runtime.with_effects(effects));
-    Ok((
-        Agent::with_session_id(runtime, config, session),
-        steps,
-        journal,
-    ))
+    let agent = match root {
+        Some(snapshot) => {
+            let runtime = Arc::new(runtime.with_effects(effects));
+            Agent::from_snapshot(runtime, config, session, snapshot)
+        }
+        None => {
+            effects.forget(agent);
+            let runtime = Arc::new(runtime.with_effects(effects));
+            Agent::with_session_id(runtime, config, session)
+        }
+    };
+    Ok((agent, steps, journal))
 }
 
 #[restate_sdk::object(name = "ZrSession")]
 impl SessionObject {
-    /// Runs one turn of the session `ctx.key()`.
+    /// Runs one turn of the session `ctx.key()`, going on from the
+    /// conversation of its earlier turns ([`ROOT_STATE`]).
     #[handler]
     async fn run(
         &self,
@@ -111,7 +129,10 @@ impl SessionObject {
             .key()
             .parse()
             .map_err(|e| TerminalError::new(format!("'{}' is not a session id: {e}", ctx.key())))?;
-        let (agent, steps, journal) = attempt(&*self.host, session, &AgentId::root())?;
+        let saved: Option<Json<RootSnapshot>> = ctx.get(ROOT_STATE).await?;
+        let saved = saved.map(|Json(saved)| saved).unwrap_or_default();
+        let (agent, steps, journal) =
+            attempt(&*self.host, session, &AgentId::root(), Some(saved))?;
         let query = agent
             .query(request.prompt, QueryOverrides::default())
             .finish();
@@ -128,6 +149,11 @@ impl SessionObject {
         let result = drive(&ctx, steps, turn)
             .await?
             .map_err(|e| TerminalError::new(zr_types::error_chain(&e)))?;
+        // The query has returned: the root is idle, and has a snapshot.
+        let snapshot = agent
+            .snapshot()
+            .ok_or_else(|| HandlerError::from("the root still ran after its turn ended"))?;
+        ctx.set(ROOT_STATE, Json(snapshot));
         Ok(Json(TurnAnswer {
             status: result.status,
             output: result.output,

@@ -49,6 +49,15 @@
 //! {"type":"result","session":"s-001a22d178c73-b32470d3","status":"completed","output":"All done.","turns":2,"usage":{...},"total_usage":{...},"duration_ms":41}
 //! ```
 //!
+//! A durable turn (`zr run --durable`, `zr resume` of a durable session)
+//! is followed through its journal, not the engine's events: its lines
+//! are `durable_step` (`name`, `status`: `ok` or `failed`),
+//! `durable_call` (`target`) and `durable_send` (`target`: a background
+//! agent sent one way; its end is a `durable_step` named
+//! `background root.NNNN-type`), each with `type`, `at_ms` and `agent`
+//! first, then the same `result` line with `output`, `turns` and the
+//! turn's `invocation` (no usage: the journal does not hold it).
+//!
 //! Keys may be added to any line and new `type`s may appear; readers
 //! should ignore what they do not know.
 

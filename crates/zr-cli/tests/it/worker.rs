@@ -113,11 +113,13 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
     assert_eq!(status.code(), Some(128 + 15), "a signal stops the worker");
 }
 
-/// A root that sleeps in Bash for a while before it answers.
+/// A root that sleeps in Bash for a while before it answers; its next
+/// turn answers at once.
 const SLOW: &str = r#"{"turns_from": "history", "agents": {
   "root": [{"turns": [
     {"tool_calls": [{"name": "Bash", "input": {"command": "sleep 3; echo rested"}}]},
-    {"text": "Slept well."}]}]}}"#;
+    {"text": "Slept well."},
+    {"text": "Good morning."}]}]}}"#;
 
 /// The durable sessions `zr sessions --format json` lists.
 fn durable_sessions(project: &TempProject) -> Vec<serde_json::Value> {
@@ -221,6 +223,75 @@ fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
         "{}",
         stderr(&again)
     );
+
+    // `--json`: the journal's steps and the answer as JSON lines on
+    // standard output, nothing else there.
+    let json = project.zr(&["resume", &session, "--json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let lines: Vec<serde_json::Value> = stdout(&json)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let steps: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|l| l["type"] == "durable_step")
+        .map(|l| {
+            assert_eq!(l["agent"], "root", "{l}");
+            assert!(l["at_ms"].is_u64(), "{l}");
+            (
+                l["name"].as_str().unwrap_or_default(),
+                l["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("model root #1", "ok"),
+            ("tool toolu_01_0_root", "ok"),
+            ("model root #2", "ok")
+        ]
+    );
+    let result = lines.last().expect("a result line");
+    assert_eq!(result["type"], "result", "{result}");
+    assert_eq!(result["session"], session.as_str());
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["output"], "Slept well.");
+    assert_eq!(result["turns"], 2);
+    assert_eq!(lines.len(), 4, "three steps and the result: {lines:?}");
+
+    // `--quiet`: the answer alone.
+    let quiet = project.zr(&["resume", &session, "--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    assert_eq!(stdout(&quiet), "Slept well.\n");
+    assert!(!stderr(&quiet).contains('✓'), "{}", stderr(&quiet));
+
+    // With a prompt, the next turn goes on from the first: the session's
+    // transcript holds both turns, each once.
+    let next = project.zr(&["resume", &session, "wake up"]);
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    assert_eq!(stdout(&next), "Good morning.\n");
+    assert!(
+        stderr(&next).contains("ended; running the next turn"),
+        "{}",
+        stderr(&next)
+    );
+    let transcript = project
+        .path()
+        .join(format!(".zr/sessions/{session}/root.jsonl"));
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&transcript)
+        .expect("the root's transcript")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let prompts: Vec<&str> = records
+        .iter()
+        .filter(|r| r["kind"] == "message" && r["message"]["role"] == "user")
+        .filter_map(|r| r["message"]["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(prompts, ["rest a while", "wake up"], "{records:#?}");
+    let finished = records.iter().filter(|r| r["kind"] == "finished").count();
+    assert_eq!(finished, 2, "{records:#?}");
 
     let _ = worker.kill();
     let _ = worker.wait();

@@ -29,6 +29,7 @@ mod replay;
 mod responses;
 mod resume;
 mod services;
+mod snapshot;
 mod structured;
 mod support;
 mod timeouts;

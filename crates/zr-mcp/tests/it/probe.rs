@@ -36,7 +36,8 @@ async fn a_changed_tool_list_is_seen_by_the_next_listing() {
         [
             "mcp__probe__add_tool",
             "mcp__probe__wait_for_cancel",
-            "mcp__probe__shout"
+            "mcp__probe__shout",
+            "mcp__probe__request_meta"
         ]
     );
     // Listing again without a change uses the stored list.
@@ -63,6 +64,37 @@ async fn a_changed_tool_list_is_seen_by_the_next_listing() {
     );
     let out = lease.call("fresh", json!({})).await.unwrap();
     assert_eq!(text_of(&out), "I am fresh");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_carries_its_idempotency_key_in_meta() {
+    let hub = hub(vec![probe(&marker())], options());
+    let lease = hub.acquire("probe").await.unwrap();
+    let tools = lease.tools().await.unwrap();
+    let handler = handler_of(&tools, "request_meta");
+
+    // Through the handler, as the engine calls it: the context's key
+    // (`{session}/{call id}`) is in the request's `_meta`.
+    let out = run(&handler, json!({})).await.unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&text_of(&out)).unwrap();
+    let key = tool_context().for_call("1").idempotency_key.unwrap();
+    assert_eq!(
+        meta.get(zr_mcp::IDEMPOTENCY_KEY_META),
+        Some(&json!(key)),
+        "{meta}"
+    );
+
+    // A context without a call has no key, and the request no such entry.
+    let call = zr_types::ToolCall {
+        id: "2".into(),
+        name: handler.name().to_string(),
+        input: json!({}),
+    };
+    let out = zr_types::ToolHandler::call(&*handler, call, tool_context())
+        .await
+        .unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&text_of(&out)).unwrap();
+    assert_eq!(meta.get(zr_mcp::IDEMPOTENCY_KEY_META), None, "{meta}");
 }
 
 /// `PATH.started`: written by `wait_for_cancel` when its handler runs.

@@ -9,9 +9,12 @@ Built on the official Python SDK (`mcp` 2.x in `.deps/venv`). Tools:
   writes "cancelled" to `path`. (A cancellation that arrives before the
   handler starts stops it before it runs, so tests wait for `PATH.started`.)
 - `shout(text)`: writes "probe: TEXT" to stderr and answers "shouted".
+- `request_meta()`: answers the request's `_meta` as JSON (sorted keys;
+  `{}` when there is none).
 """
 
 import asyncio
+import json
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -51,6 +54,13 @@ def shout(text: str) -> str:
     sys.stderr.write(f"probe: {text}\n")
     sys.stderr.flush()
     return "shouted"
+
+
+@server.tool()
+def request_meta(ctx: Context) -> str:
+    """Answers the `_meta` object of this request as JSON."""
+    meta = ctx.request_context.meta or {}
+    return json.dumps(dict(meta), sort_keys=True)
 
 
 if __name__ == "__main__":

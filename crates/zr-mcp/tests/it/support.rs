@@ -221,7 +221,8 @@ pub(crate) async fn run(
         name: handler.name().to_string(),
         input,
     };
-    ToolHandler::call(handler, call, tool_context()).await
+    let ctx = tool_context().for_call(&call.id);
+    ToolHandler::call(handler, call, ctx).await
 }
 
 /// The handler of the server's tool `remote` (its own name).

@@ -70,7 +70,7 @@ pub(crate) fn transcripts(sessions: &Path, session: &str) -> BTreeMap<String, Ve
     files
 }
 
-fn strip_times(value: &mut Value) {
+pub(crate) fn strip_times(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.retain(|k, _| {

@@ -18,7 +18,7 @@ use zr_engine::{
 use zr_restate::SessionHost;
 use zr_tools::BuiltinTools;
 use zr_types::{
-    BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler, ToolOrigin,
+    BoxFuture, Message, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler, ToolOrigin,
     ToolOutput,
 };
 
@@ -37,13 +37,15 @@ pub(crate) struct Ledger {
 }
 
 /// The scripted provider, counting the requests it answered and the
-/// agents that asked.
+/// agents that asked, each request's agent and messages, and the
+/// conversation each of the root's requests carried.
 #[derive(Debug)]
 struct Counted {
     inner: ScriptedProvider,
     requests: Arc<AtomicUsize>,
     agents: Arc<Mutex<BTreeSet<String>>>,
     asked: Arc<Mutex<Vec<(String, String)>>>,
+    root_requests: Arc<Mutex<Vec<Vec<Message>>>>,
 }
 
 impl ModelProvider for Counted {
@@ -55,6 +57,12 @@ impl ModelProvider for Counted {
             .lock()
             .expect("not poisoned")
             .push((agent.clone(), messages));
+        if request.origin.agent.is_root() {
+            self.root_requests
+                .lock()
+                .expect("not poisoned")
+                .push(request.messages.to_vec());
+        }
         self.agents.lock().expect("not poisoned").insert(agent);
         self.inner.stream(request)
     }
@@ -124,6 +132,9 @@ pub(crate) struct TestHost {
     /// Each request this worker answered, in order: its agent and its
     /// messages as JSON.
     pub(crate) asked: Arc<Mutex<Vec<(String, String)>>>,
+    /// The messages of each request of the root this worker answered, in
+    /// the order they came.
+    pub(crate) root_requests: Arc<Mutex<Vec<Vec<Message>>>>,
     /// Told when `bump` crashes this worker.
     pub(crate) crash: Option<Arc<Notify>>,
     /// The session's `subagent.max_concurrent`, when not the default.
@@ -165,6 +176,7 @@ impl TestHost {
             requests: Arc::default(),
             agents: Arc::default(),
             asked: Arc::default(),
+            root_requests: Arc::default(),
             crash: None,
             max_concurrent: None,
             budget: None,
@@ -186,6 +198,7 @@ impl TestHost {
             requests: Arc::clone(&self.requests),
             agents: Arc::clone(&self.agents),
             asked: Arc::clone(&self.asked),
+            root_requests: Arc::clone(&self.root_requests),
         });
         let settings = RuntimeSettings {
             model: "scripted".into(),

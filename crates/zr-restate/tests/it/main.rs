@@ -10,3 +10,4 @@ mod fanout;
 mod host;
 mod proxy;
 mod server;
+mod turns;
