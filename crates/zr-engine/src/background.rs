@@ -4,7 +4,11 @@
 //! them, through the same lifecycle as any subagent (`subagent.rs`). Their
 //! parent hears of their end at its next turn; a progress summary is
 //! produced every interval; the host lists, inspects, stops and waits for
-//! them (`registry.rs`).
+//! them (`registry.rs`). One the effects run elsewhere (a durable run's
+//! child invocation, started when its call starts it) takes the same
+//! path: its task awaits the remote end and publishes it as its own;
+//! stopping it drops (and so cancels) the remote run; it has no progress
+//! summaries here.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -144,7 +148,7 @@ pub(crate) fn revive(ctx: &QueryCtx, id: &AgentId, parent: &AgentTools) {
         // It works in its recorded folder: a worktree is not made again.
         isolation: Isolation::None,
         start: Instant::now(),
-        spec: None,
+        remote: None,
     };
     launch(ctx, subagent);
 }

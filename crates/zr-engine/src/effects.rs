@@ -119,11 +119,22 @@ pub trait Effects: Send + Sync + fmt::Debug {
 
     /// Runs the subagent `spec` describes somewhere else, or `None` (the
     /// default): it runs here, through [`Effects::subagent`]. The engine
-    /// asks only for a fresh, typed, foreground subagent of the root (not
-    /// a fork, a background agent or a resumed one); it polls the future
-    /// once the task holds a slot of its call (the remote run must start
-    /// only then), bounds it by the call's budget, and publishes its
-    /// result as for a local run.
+    /// asks only for a fresh, typed subagent of the root (not a fork or a
+    /// resumed one), when its task starts it, in its parent's order.
+    ///
+    /// - A foreground one (`!spec.background`): the engine polls the
+    ///   future once the task holds a slot of its call (the remote run
+    ///   must start only then), bounds it by the call's budget, and
+    ///   publishes its result as for a local run.
+    /// - A background one (`spec.background`): the remote run starts now,
+    ///   before this returns (its call returns at once, and nothing is
+    ///   awaited in between); the future is its end, which the engine
+    ///   awaits in the agent's background task and publishes as a local
+    ///   background agent's (its parent hears of it at its next model
+    ///   request; the host sees it in
+    ///   [`Agent::background_agents`](crate::Agent::background_agents)).
+    ///   It has no progress summaries here.
+    ///
     /// What runs elsewhere is the same lifecycle, from `spec`
     /// ([`Agent::run_described`](crate::Agent::run_described)): its hooks,
     /// worktree, loop and transcript are the other side's.
@@ -137,7 +148,8 @@ pub trait Effects: Send + Sync + fmt::Debug {
     /// # Cancellation
     ///
     /// Dropping the future (the call's budget ran out, the query was
-    /// cancelled) must stop the remote run.
+    /// cancelled, the host stopped the background agent or the session
+    /// ended) must stop the remote run.
     fn remote_subagent(
         &self,
         spec: &SubagentSpec,

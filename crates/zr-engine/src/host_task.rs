@@ -97,13 +97,16 @@ impl Agent {
     /// description but the type and the task reaches the resolver), the id
     /// its parent gave it; then the one subagent lifecycle (hooks,
     /// worktree, loop, transcript). The call's slots and budget are the
-    /// parent's, not this run's.
+    /// parent's, not this run's. A background one
+    /// ([`SubagentSpec::background`]) is built as a background agent (its
+    /// pool, its permission prompts denied) and runs to its end here.
     ///
     /// # Errors
     ///
     /// Through [`TaskRun::finish`]: [`EngineError::InvalidTask`] when the
     /// description does not fit this project (an unknown type, an id its
-    /// parent could not have given, a background type, a parent other
+    /// parent could not have given, a type whose definition says
+    /// `background: true` in a description that does not, a parent other
     /// than the root); the root's pool errors as for
     /// [`Agent::run_task`].
     ///

@@ -1,5 +1,6 @@
 //! A subagent described for another worker: what a durable backend sends
-//! to run one of the root's subagents as a child invocation
+//! to run one of the root's subagents, foreground or background, as a
+//! child invocation
 //! ([`Effects::remote_subagent`](crate::Effects::remote_subagent)), and
 //! what the receiving worker rebuilds it from
 //! ([`Agent::run_described`](crate::Agent::run_described)).
@@ -34,6 +35,12 @@ pub struct SubagentSpec {
     /// Its parents, the root first (today always `[root]`: subagents do
     /// not delegate).
     pub parents: Vec<AgentId>,
+    /// It runs in the background (`run_in_background`, or its type's
+    /// `background: true`): its call returned at once, and its parent
+    /// hears of its end in a message. The receiving worker builds it as a
+    /// background agent (its pool, its permission prompts denied).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
 }
 
 impl SubagentSpec {

@@ -38,6 +38,7 @@
 //!   hooks included, as a call's budget does (it used to count from the
 //!   loop's start).
 
+use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,7 +47,7 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 use tracing::{Instrument as _, Span};
 use zr_caps::Isolation;
-use zr_types::{AgentId, error_chain};
+use zr_types::{AgentId, BoxFuture, error_chain};
 
 use crate::agent_run::AgentRun;
 use crate::effects::Deadline;
@@ -69,9 +70,30 @@ pub(crate) struct Subagent {
     pub(crate) isolation: Isolation,
     /// Where its duration counts from (a foreground task: its call's start).
     pub(crate) start: Instant,
-    /// Its description, when it may run elsewhere
-    /// ([`Effects::remote_subagent`](crate::Effects::remote_subagent)).
-    pub(crate) spec: Option<SubagentSpec>,
+    /// Its run elsewhere, when the effects run it there
+    /// ([`Effects::remote_subagent`](crate::Effects::remote_subagent)):
+    /// then steps 2 to 7 are the other side's.
+    pub(crate) remote: Option<Remote>,
+}
+
+/// A subagent's whole lifecycle run elsewhere, ending with its result
+/// (`Err`: the remote run failed for good).
+pub(crate) struct Remote(pub(crate) BoxFuture<'static, Result<TaskResult, String>>);
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Remote(..)")
+    }
+}
+
+/// Asks the effects whether the subagent `spec` describes runs elsewhere
+/// (where its lifecycle's steps 2 to 7 are the other side's). A
+/// background one starts there now: this is called when its task starts
+/// it, in its parent's order, before the call returns.
+pub(crate) fn placed(ctx: &QueryCtx, spec: Option<&SubagentSpec>) -> Option<Remote> {
+    let effects = ctx.session.runtime.effects();
+    spec.and_then(|spec| effects.remote_subagent(spec))
+        .map(Remote)
 }
 
 /// What bounds a subagent's run: a slot of its call (foreground tasks
@@ -158,19 +180,15 @@ pub(crate) fn started(ctx: &QueryCtx, run: &AgentRun, description: &str, index: 
 /// nothing to do), and tells `end`.
 pub(crate) async fn live(
     ctx: &QueryCtx,
-    subagent: Subagent,
+    mut subagent: Subagent,
     limits: Limits<'_>,
     beside: impl Future<Output = ()> + Send,
     end: &mut dyn End,
 ) -> TaskResult {
-    let effects = Arc::clone(ctx.session.runtime.effects());
-    if let Some(remote) = subagent
-        .spec
-        .as_ref()
-        .and_then(|spec| effects.remote_subagent(spec))
-    {
+    if let Some(Remote(remote)) = subagent.remote.take() {
         return elsewhere(ctx, subagent, &limits, remote, end).await;
     }
+    let effects = Arc::clone(ctx.session.runtime.effects());
     let id = subagent.run.meta.id.clone();
     let agent_type = Arc::clone(&subagent.run.meta.agent_type);
     // A child of the current span: the `execute_tool` of the call that
@@ -189,7 +207,7 @@ pub(crate) async fn live(
             mut result,
             isolation,
             start,
-            spec: _,
+            remote: _,
         } = subagent;
         let session = &ctx.session;
         let id = run.meta.id.clone();
@@ -299,7 +317,8 @@ fn stopped(result: &mut TaskResult, progress: &Mutex<Progress>, limits: &Limits<
 /// Steps 2 to 7 elsewhere (`remote`: the subagent's whole lifecycle in
 /// another worker), within `limits` here; step 8 here. A run the deadline
 /// stopped is dropped (which stops it there) and is `timed_out`, with
-/// nothing of its output.
+/// nothing of its output. A background agent's `beside` (its progress
+/// ticker) does not run: its conversation is the other side's.
 async fn elsewhere(
     ctx: &QueryCtx,
     subagent: Subagent,

@@ -306,21 +306,20 @@ async fn run_task(
             return result;
         }
     };
-    // A typed foreground subagent of the root may run elsewhere: its
-    // description is what a local run would build it from.
+    // A typed subagent of the root may run elsewhere: its description is
+    // what a local run would build it from.
     let spec = match &task.subagent_type {
-        Some(name) if fresh && !run.meta.background && parent.meta.id.is_root() => {
-            Some(SubagentSpec {
-                subagent_type: name.clone(),
-                description: task.description.clone(),
-                prompt: task.prompt.clone(),
-                output_schema: task.schema.clone(),
-                call: call.id.clone(),
-                index,
-                agent: run.meta.id.clone(),
-                parents: vec![parent.meta.id.clone()],
-            })
-        }
+        Some(name) if fresh && parent.meta.id.is_root() => Some(SubagentSpec {
+            subagent_type: name.clone(),
+            description: task.description.clone(),
+            prompt: task.prompt.clone(),
+            output_schema: task.schema.clone(),
+            call: call.id.clone(),
+            index,
+            agent: run.meta.id.clone(),
+            parents: vec![parent.meta.id.clone()],
+            background: run.meta.background,
+        }),
         _ => None,
     };
     let subagent = announce(ctx, run, isolation, result, budget.start, spec);
@@ -349,7 +348,9 @@ async fn run_task(
 }
 
 /// Step 1 of `run`'s lifecycle: its result knows its id, type and
-/// description, and `SubagentStarted` is sent.
+/// description, and `SubagentStarted` is sent; the effects are asked
+/// whether the subagent `spec` describes runs elsewhere (a background one
+/// starts there now, before its call returns).
 fn announce(
     ctx: &QueryCtx,
     run: AgentRun,
@@ -369,7 +370,7 @@ fn announce(
         run,
         result,
         start,
-        spec,
+        remote: subagent::placed(ctx, spec.as_ref()),
     }
 }
 
@@ -377,8 +378,11 @@ fn announce(
 /// rebuilt by this worker), as [`run_task`] runs a task of a call: the
 /// same checks of the task, the same pool and first messages, the id its
 /// parent gave it, then the one lifecycle. The call's slots and budget
-/// are the parent's (it holds them while this runs). `Err`: the
-/// description does not fit this worker's project (nothing started).
+/// are the parent's (it holds them while this runs). A background agent
+/// (`spec.background`) is built as one (its pool, its prompts denied) and
+/// runs to its end here; its parent, which did not wait, hears of it.
+/// `Err`: the description does not fit this worker's project (nothing
+/// started).
 pub(crate) async fn run_described(
     ctx: &QueryCtx,
     parent: &AgentRun,
@@ -392,12 +396,13 @@ pub(crate) async fn run_described(
         ));
     }
     let catalog = ctx.session.catalog.current();
-    let task = parse_task(
+    let mut task = parse_task(
         &catalog.sub_agents,
         &spec.task_input(),
         "the described task",
         true,
     )?;
+    task.background = spec.background;
     let isolation = catalog.isolation_of(task.subagent_type.as_ref());
     let call = ToolCall {
         id: spec.call.clone(),
@@ -406,9 +411,9 @@ pub(crate) async fn run_described(
     };
     let run = prepare(ctx, parent, &call, &task, spec.index, Some(&spec.agent))
         .map_err(|e| error_chain(&e))?;
-    if run.meta.background {
+    if run.meta.background != spec.background {
         return Err(format!(
-            "{}: the type '{}' runs in the background, in its parent",
+            "{}: the type '{}' runs in the background, and its description does not say so",
             spec.agent, spec.subagent_type
         ));
     }

@@ -54,6 +54,22 @@ pub enum JournalEntry {
         /// `Object/key/handler`.
         target: String,
     },
+    /// A child invocation was sent one way (a background agent on any
+    /// worker; the turn attaches to it for its end).
+    Send {
+        /// `Object/key/handler`.
+        target: String,
+        /// The child's invocation id.
+        invocation: String,
+    },
+    /// The turn attached to a child invocation for its end (a background
+    /// agent's): the notification with this completion id ends it.
+    Attach {
+        /// Its completion id.
+        completion: u64,
+        /// The child's invocation id.
+        invocation: String,
+    },
     /// The step with this completion id ended.
     Done {
         /// The step's completion id.
@@ -191,11 +207,29 @@ fn entry(row: &Value) -> JournalEntry {
             },
             None => JournalEntry::Other,
         },
-        "Command: Call" | "Command: OneWayCall" => JournalEntry::Call {
+        "Command: Call" => JournalEntry::Call {
             target: row["invoked_target"]
                 .as_str()
                 .unwrap_or_default()
                 .to_owned(),
+        },
+        // Its row has no `invoked_target` (restate-server 1.7).
+        "Command: OneWayCall" => JournalEntry::Send {
+            target: lite
+                .pointer("/Command/OneWayCall/invocation_target")
+                .map(target)
+                .unwrap_or_default(),
+            invocation: text(&lite, "/Command/OneWayCall/invocation_id"),
+        },
+        "Command: AttachInvocation" => match lite
+            .pointer("/Command/AttachInvocation/completion_id")
+            .and_then(Value::as_u64)
+        {
+            Some(completion) => JournalEntry::Attach {
+                completion,
+                invocation: text(&lite, "/Command/AttachInvocation/target/InvocationId"),
+            },
+            None => JournalEntry::Other,
         },
         _ if kind.starts_with("Notification") => {
             match lite
@@ -211,6 +245,29 @@ fn entry(row: &Value) -> JournalEntry {
         }
         _ => JournalEntry::Other,
     }
+}
+
+/// The string at `pointer` in `value`, or an empty one.
+fn text(value: &Value, pointer: &str) -> String {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `Object/key/handler` of a journaled invocation target
+/// (`{"VirtualObject": {"name", "key", "handler", ...}}`, or a service's
+/// without a key).
+fn target(value: &Value) -> String {
+    let Some((_, fields)) = value.as_object().and_then(|kinds| kinds.iter().next()) else {
+        return String::new();
+    };
+    ["name", "key", "handler"]
+        .iter()
+        .filter_map(|field| fields[*field].as_str())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Sends one turn of `session` through the ingress at `ingress` without

@@ -1,10 +1,11 @@
 //! A subagent of a durable session as its own Restate invocation: the
 //! virtual object [`AGENT_OBJECT`](crate::AGENT_OBJECT), keyed
 //! `{session}/{agent id}`, which the root's invocation calls for each of
-//! its typed foreground subagents. Restate runs each call on any worker of the deployment; the
-//! worker rebuilds the subagent from its description with its own
-//! project, and journals the subagent's own model requests and tool calls
-//! one by one.
+//! its typed foreground subagents and sends one way for each of its typed
+//! background ones. Restate runs each on any worker of the deployment;
+//! the worker rebuilds the subagent from its description with its own
+//! project (a background one as a background agent), and journals the
+//! subagent's own model requests and tool calls one by one.
 
 use std::sync::Arc;
 
@@ -53,7 +54,7 @@ impl AgentObject {
             .into());
         }
         let agent = spec.agent.clone();
-        let (agent, steps) = attempt(&*self.host, session, &agent, None)?;
+        let (agent, steps, _) = attempt(&*self.host, session, &agent, None)?;
         let run = agent.run_described(spec).finish();
         let result = drive(&ctx, steps, run)
             .await?

@@ -18,15 +18,31 @@
 //! queued task), so the calls are awaited again only once the engine has
 //! been quiet for [`QUIET`] after a completion was handed to it.
 //!
+//! A background agent's child is sent one way, and an attach to it (its
+//! answer) joins the set. The engine does not wait for it while it works
+//! on, so during a replay nothing guarantees that the journal holds its
+//! end while it still holds later commands: the attach is awaited only
+//! beside calls the engine waits for (it makes no command of its own
+//! meanwhile), once the attempt is past its replay (a step's work ran
+//! here: Restate asks for the work of a step only then), or once the turn
+//! answered and waits only for its background agents ([`Step::Idle`]).
+//! During a replay the engine therefore may hear of a background agent's
+//! end later than its first attempt did (at a later model request): the
+//! requests it replays are answered from the journal all the same.
+//!
 //! A cancelled invocation (through the admin API, or a parent that
 //! cancelled it) ends at the first command that hears of it: the handler
 //! returns Restate's cancellation (409), the engine's run is dropped with
 //! it (its tools and processes stop), and the SDK cancels the child
-//! invocations it was waiting for.
+//! invocations it was waiting for. The children it sent one way are not
+//! Restate's to cancel: the handler cancels every one still running when
+//! it ends, however it ends (a turn that answered has waited for them).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -35,7 +51,7 @@ use restate_sdk::prelude::*;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::journal::{Call, Run, Sleep, Step, Steps};
+use crate::journal::{Call, OneWay, Run, Sent, Sleep, Step, Steps};
 
 /// The code of Restate's cancellation.
 const CANCELLED: u16 = 409;
@@ -50,7 +66,13 @@ fn terminal(error: TerminalError) -> Result<String, HandlerError> {
     }
 }
 
-async fn journal_run(ctx: &ObjectContext<'_>, run: Run) -> Result<(), HandlerError> {
+/// Journals `run`; `live` is set when its work is done here (Restate
+/// asks for a step's work only once the attempt's replay is over).
+async fn journal_run(
+    ctx: &ObjectContext<'_>,
+    run: Run,
+    live: Arc<AtomicBool>,
+) -> Result<(), HandlerError> {
     let Run {
         name,
         go,
@@ -62,6 +84,7 @@ async fn journal_run(ctx: &ObjectContext<'_>, run: Run) -> Result<(), HandlerErr
         .max_attempts(attempts.max(1));
     let run = ctx
         .run(move || async move {
+            live.store(true, Ordering::Relaxed);
             let (reply, outcome) = tokio::sync::oneshot::channel();
             if go.send(reply).is_err() {
                 return Err(HandlerError::from("the engine stopped before the step ran"));
@@ -105,14 +128,23 @@ enum Waiter {
     },
     /// A timer's engine side.
     Timer(oneshot::Sender<()>),
+    /// A background agent's engine side, and its child (cancelled when
+    /// the engine lets it go, or the invocation ends before it).
+    Sent {
+        done: oneshot::Sender<Sent>,
+        child: InvocationHandle,
+    },
 }
 
 impl Waiter {
-    /// Whether the engine still waits for it.
-    fn wanted(&self) -> bool {
+    /// Whether the engine still waits for it; a background agent's end
+    /// counts only when `free` (the journal may not hold it: see the
+    /// module's comment).
+    fn wanted(&self, free: bool) -> bool {
         match self {
             Self::Call { done, .. } => !done.is_closed(),
             Self::Timer(fired) => !fired.is_closed(),
+            Self::Sent { done, .. } => free && !done.is_closed(),
         }
     }
 }
@@ -158,6 +190,34 @@ impl<'ctx> Durable<'ctx> {
         Ok(())
     }
 
+    /// Makes the command of a one-way send and of the attach to its
+    /// child, one after the other.
+    ///
+    /// # Errors
+    ///
+    /// The invocation was cancelled, or its attempt ends.
+    async fn send(
+        &mut self,
+        ctx: &'ctx ObjectContext<'_>,
+        send: OneWay,
+    ) -> Result<(), HandlerError> {
+        let OneWay {
+            n,
+            object,
+            key,
+            input,
+            done,
+        } = send;
+        let target = RequestTarget::object(object, key, "run");
+        // Awaited alone, at once: the child's id, to attach and cancel.
+        let child = ctx.request::<_, ()>(target, Json(input)).send().await?;
+        let answer = child.attach::<Json<Value>>();
+        let i = self.set.push(Box::pin(answer.map(Ended::Answered)));
+        self.waiters.insert(i, Waiter::Sent { done, child });
+        self.calls.insert(n, i);
+        Ok(())
+    }
+
     /// Makes the command of a timer.
     fn sleep(&mut self, ctx: &'ctx ObjectContext<'_>, sleep: Sleep) {
         let timer = ctx.sleep(sleep.duration).map(Ended::Fired);
@@ -165,24 +225,48 @@ impl<'ctx> Durable<'ctx> {
         self.waiters.insert(i, Waiter::Timer(sleep.fired));
     }
 
-    /// Cancels the child of call `n`, which the engine let go.
+    /// Cancels the child of call or send `n`, which the engine let go.
     fn cancel(&mut self, n: u64) {
         let Some(i) = self.calls.remove(&n) else {
             return;
         };
-        if let Some(Waiter::Call { child, .. }) = self.waiters.remove(&i) {
-            tracing::info!(
-                child = child.invocation_id(),
-                "the engine let the call go (its budget ran out): cancelling the child"
-            );
-            child.cancel();
+        match self.waiters.remove(&i) {
+            Some(Waiter::Call { child, .. }) => {
+                tracing::info!(
+                    child = child.invocation_id(),
+                    "the engine let the call go (its budget ran out): cancelling the child"
+                );
+                child.cancel();
+            }
+            Some(Waiter::Sent { child, .. }) => {
+                tracing::info!(
+                    child = child.invocation_id(),
+                    "the engine let the background agent go (stopped): cancelling the child"
+                );
+                child.cancel();
+            }
+            _ => {}
         }
     }
 
-    /// Whether the engine waits for a call or timer in flight (only then
-    /// is the set awaited).
-    fn wanted(&self) -> bool {
-        self.waiters.values().any(Waiter::wanted)
+    /// Cancels every child sent one way that has not ended: the
+    /// invocation ends, and nobody would hear of them.
+    fn cancel_sent(&mut self) {
+        for waiter in self.waiters.values() {
+            if let Waiter::Sent { child, .. } = waiter {
+                tracing::info!(
+                    child = child.invocation_id(),
+                    "the invocation ends before its background agent: cancelling the child"
+                );
+                child.cancel();
+            }
+        }
+    }
+
+    /// Whether the engine waits for a call, timer or (when `free`) a
+    /// background agent in flight: only then is the set awaited.
+    fn wanted(&self, free: bool) -> bool {
+        self.waiters.values().any(|w| w.wanted(free))
     }
 
     /// The next call or timer to end: its place in the set and how.
@@ -213,6 +297,19 @@ impl<'ctx> Durable<'ctx> {
                     Err(error) => Err(terminal(error)?),
                 };
                 let _ = done.send(outcome);
+                Ok(true)
+            }
+            (Some(Waiter::Sent { done, .. }), Ended::Answered(outcome)) => {
+                let sent = match outcome {
+                    Ok(Json(value)) => Sent::Answered(value),
+                    // The child's own cancellation: this invocation's
+                    // would have ended the await itself.
+                    Err(error) if error.code() == CANCELLED => {
+                        Sent::Cancelled(error.message().to_owned())
+                    }
+                    Err(error) => Sent::Failed(error.message().to_owned()),
+                };
+                let _ = done.send(sent);
                 Ok(true)
             }
             (Some(Waiter::Timer(fired)), Ended::Fired(outcome)) => {
@@ -256,7 +353,9 @@ fn poll_all(running: &mut Running<'_>, cx: &mut Context<'_>) -> Poll<Result<(), 
     }
 }
 
-/// Runs `turn` to its end while journaling the steps it sends.
+/// Runs `turn` to its end while journaling the steps it sends. The
+/// children it sent one way and that still run when it ends are
+/// cancelled.
 ///
 /// # Errors
 ///
@@ -269,36 +368,52 @@ pub(crate) async fn drive<T>(
     turn: impl Future<Output = T>,
 ) -> Result<T, HandlerError> {
     let mut turn = pin!(turn);
+    // Set once a step's work ran in this attempt: its replay is over.
+    let live = Arc::new(AtomicBool::new(false));
     let mut running: Running<'_> = Vec::new();
     let mut calls = Durable::new();
     // Set when a completion was handed to the engine, until it is quiet.
     let quiet = tokio::time::sleep(Duration::ZERO);
     let mut quiet = pin!(quiet);
     let mut settling = false;
-    loop {
-        tokio::select! {
-            biased;
-            Some(step) = steps.recv() => {
-                if settling {
-                    quiet.as_mut().reset(tokio::time::Instant::now() + QUIET);
+    // Set when the turn answered and waits only for its background agents.
+    let mut idle = false;
+    let ended: Result<T, HandlerError> = async {
+        loop {
+            // Whether a background agent's end may be awaited now.
+            let free = live.load(Ordering::Relaxed) || (idle && running.is_empty());
+            tokio::select! {
+                biased;
+                Some(step) = steps.recv() => {
+                    let now = tokio::time::Instant::now();
+                    if settling {
+                        quiet.as_mut().reset(now + QUIET);
+                    }
+                    match step {
+                        Step::Run(run) => {
+                            running.push(Box::pin(journal_run(ctx, run, Arc::clone(&live))));
+                        }
+                        Step::Call(call) => calls.call(ctx, call).await?,
+                        Step::Send(send) => calls.send(ctx, send).await?,
+                        Step::Sleep(sleep) => calls.sleep(ctx, sleep),
+                        Step::Cancel(n) => calls.cancel(n),
+                        Step::Idle => idle = true,
+                    }
                 }
-                match step {
-                    Step::Run(run) => running.push(Box::pin(journal_run(ctx, run))),
-                    Step::Call(call) => calls.call(ctx, call).await?,
-                    Step::Sleep(sleep) => calls.sleep(ctx, sleep),
-                    Step::Cancel(n) => calls.cancel(n),
+                ended = std::future::poll_fn(|cx| poll_all(&mut running, cx)), if !running.is_empty() => ended?,
+                () = &mut quiet, if settling => settling = false,
+                ended = calls.next(), if !settling && calls.wanted(free) => {
+                    let (i, ended) = ended?;
+                    if calls.settle(i, ended)? {
+                        settling = true;
+                        quiet.as_mut().reset(tokio::time::Instant::now() + QUIET);
+                    }
                 }
+                value = &mut turn => return Ok(value),
             }
-            ended = std::future::poll_fn(|cx| poll_all(&mut running, cx)), if !running.is_empty() => ended?,
-            () = &mut quiet, if settling => settling = false,
-            ended = calls.next(), if !settling && calls.wanted() => {
-                let (i, ended) = ended?;
-                if calls.settle(i, ended)? {
-                    settling = true;
-                    quiet.as_mut().reset(tokio::time::Instant::now() + QUIET);
-                }
-            }
-            value = &mut turn => return Ok(value),
         }
     }
+    .await;
+    calls.cancel_sent();
+    ended
 }

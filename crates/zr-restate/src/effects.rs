@@ -10,20 +10,25 @@
 //!   CALL_ID`), in call order, its context carrying the idempotency key
 //!   `{session}/{call id}`;
 //! - each of the root's subagents the engine may run elsewhere (typed,
-//!   foreground, fresh): a call of the child invocation `ZrAgent`
-//!   `{session}/{agent id}`, made once the task holds a slot of its call;
+//!   fresh): for a foreground one, a call of the child invocation
+//!   `ZrAgent` `{session}/{agent id}`, made once the task holds a slot of
+//!   its call; for a background one, a one-way send of that invocation,
+//!   made when its `Task` call starts it (in the engine's order), and an
+//!   attach to it, whose answer is the agent's end (its parent hears of
+//!   it as locally, in a message at its next model request);
 //! - the time budget of a call of that agent: one durable timer per call
 //!   (Restate keeps its first wake-up time, so a worker that takes the
 //!   turn over keeps the deadline); a child still running when it fires
 //!   is cancelled;
-//! - any other subagent (a fork, a background agent): one step
-//!   (`subagent {session}/{agent id}`) holding its `TaskResult`; its own
-//!   requests and calls run inside that step.
+//! - any other subagent (a fork, in the foreground or the background):
+//!   one step (`subagent {session}/{agent id}`) holding its `TaskResult`;
+//!   its own requests and calls run inside that step.
 //!
 //! On a replay the finished commands are read from the journal (no
 //! request is sent, no tool runs again, a finished child is not called
-//! again); the first unfinished one runs again. A subagent run inside a
-//! step and cut short runs again from its start.
+//! again, a child sent one way is not sent again); the first unfinished
+//! one runs again. A subagent run inside a step and cut short runs again
+//! from its start.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,13 +36,13 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use zr_engine::{
     Effects, LocalEffects, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream,
-    ProviderError, SubagentSpec, TaskResult,
+    ProviderError, SubagentSpec, TaskResult, TaskStatus,
 };
 use zr_types::{
     AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput,
 };
 
-use crate::journal::Journal;
+use crate::journal::{Journal, Sent};
 use crate::keys::{AGENT_OBJECT, agent_key};
 use crate::record::{ModelRecord, ToolRecord, journaled_failure, retryable};
 
@@ -198,9 +203,47 @@ impl Effects for DurableEffects {
         let journal = self.journal.clone();
         let key = agent_key(&self.session, spec);
         let input = serde_json::to_value(spec).ok()?;
+        if spec.background {
+            // Sent now, in the engine's order; the future is its end.
+            let sent = journal.send(AGENT_OBJECT, key, input);
+            let spec = spec.clone();
+            return Some(Box::pin(async move {
+                match sent.await {
+                    Sent::Answered(value) => serde_json::from_value(value).map_err(|e| {
+                        format!("the background agent's answer is not a task result: {e}")
+                    }),
+                    Sent::Cancelled(message) => Ok(cancelled(&spec, &message)),
+                    Sent::Failed(message) => Err(message),
+                }
+            }));
+        }
         // `Err`: the child invocation failed for good (not its task).
         Some(Box::pin(async move {
             journal.call(AGENT_OBJECT, key, input).await
         }))
+    }
+}
+
+/// The result of the background agent `spec` whose invocation Restate
+/// cancelled (through its admin API) with `message`: `cancelled`, as a
+/// background agent a host stops, without what it wrote (that stays in its
+/// transcript, on its worker).
+fn cancelled(spec: &SubagentSpec, message: &str) -> TaskResult {
+    TaskResult {
+        index: spec.index,
+        agent_id: Some(spec.agent.clone()),
+        agent_type: spec.subagent_type.as_str().to_owned(),
+        description: spec.description.clone(),
+        status: TaskStatus::Cancelled,
+        output: String::new(),
+        value: None,
+        turns: 0,
+        usage: zr_types::Usage::default(),
+        cost_usd: None,
+        duration: std::time::Duration::ZERO,
+        error: Some(format!(
+            "its invocation was cancelled through Restate before it finished ({message})"
+        )),
+        worktree: None,
     }
 }

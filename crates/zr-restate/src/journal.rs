@@ -3,8 +3,8 @@
 //! The engine runs as ordinary async Rust in its own tasks; a Restate
 //! context lives in the invocation's handler and cannot leave it. Each
 //! journaled effect is a [`Step`] sent from the engine to the handler,
-//! which makes one command of it (a `ctx.run`, or a call of a child
-//! invocation), in the order the steps arrive (the engine's own,
+//! which makes one command of it (a `ctx.run`, a call of a child
+//! invocation, a one-way send), in the order the steps arrive (the engine's own,
 //! deterministic order: see zr-engine's `Effects`). The work of a
 //! `ctx.run` stays on the engine's side:
 //!
@@ -37,12 +37,20 @@ pub(crate) enum Step {
     Run(Run),
     /// A call of a child invocation.
     Call(Call),
+    /// A one-way send of a child invocation (a background agent), then
+    /// an attach to it for its answer.
+    Send(OneWay),
     /// A durable timer.
     Sleep(Sleep),
-    /// The engine let call `n` go before its answer (its budget ran out):
-    /// the child is cancelled. Sent on the same channel as the steps, so
-    /// the cancel takes its place in the engine's order.
+    /// The engine let call or send `n` go before its answer (its budget
+    /// ran out, or its background agent was stopped): the child is
+    /// cancelled. Sent on the same channel as the steps, so the cancel
+    /// takes its place in the engine's order.
     Cancel(u64),
+    /// The turn answered and waits only for its background agents: their
+    /// ends may be awaited now (the engine makes no further command of
+    /// its own).
+    Idle,
 }
 
 /// A durable timer: Restate keeps the wake-up time of its first attempt.
@@ -82,6 +90,34 @@ pub(crate) struct Call {
     pub(crate) input: Value,
     /// Its answer, or its terminal error's message.
     pub(crate) done: oneshot::Sender<Result<Value, String>>,
+}
+
+/// A one-way send of a child invocation: the object `object` keyed
+/// `key`, handler `run`, with `input`; the child runs on its own (its
+/// parent's invocation may end first), and the handler attaches to it
+/// for its answer.
+#[derive(Debug)]
+pub(crate) struct OneWay {
+    /// The send's number in this invocation (for [`Step::Cancel`]),
+    /// shared with the calls'.
+    pub(crate) n: u64,
+    pub(crate) object: &'static str,
+    pub(crate) key: String,
+    pub(crate) input: Value,
+    /// How the child ended.
+    pub(crate) done: oneshot::Sender<Sent>,
+}
+
+/// How a child sent one way ended.
+#[derive(Debug)]
+pub(crate) enum Sent {
+    /// Its answer.
+    Answered(Value),
+    /// It was cancelled (Restate's cancellation: the admin API, or its
+    /// parent let it go); the text says by whom, as Restate does.
+    Cancelled(String),
+    /// Its terminal error's message.
+    Failed(String),
 }
 
 /// The engine's end of the bridge.
@@ -178,7 +214,7 @@ impl Journal {
             return std::future::pending().await;
         }
         let mut unanswered = Unanswered {
-            steps: &self.steps,
+            steps: self.steps.clone(),
             n: Some(n),
         };
         let answer = rx.await;
@@ -191,13 +227,63 @@ impl Journal {
     }
 }
 
-/// Cancels call `n` when dropped before its answer.
-struct Unanswered<'a> {
-    steps: &'a mpsc::UnboundedSender<Step>,
+impl Journal {
+    /// Sends the child invocation `object`/`key` `input` one way, now:
+    /// the step is on its way when this returns (the send takes its place
+    /// in the engine's order here, not when the future is first polled).
+    /// The future is the child's end. Dropping it before the end cancels
+    /// the child; it never returns when the invocation is gone.
+    pub(crate) fn send(
+        &self,
+        object: &'static str,
+        key: String,
+        input: Value,
+    ) -> impl Future<Output = Sent> + use<> {
+        let (done, rx) = oneshot::channel();
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        let send = OneWay {
+            n,
+            object,
+            key,
+            input,
+            done,
+        };
+        if self.steps.send(Step::Send(send)).is_err() {
+            return futures_util::future::Either::Left(std::future::pending());
+        }
+        // Made now: dropped unpolled, the future still cancels the child.
+        let unanswered = Unanswered {
+            steps: self.steps.clone(),
+            n: Some(n),
+        };
+        futures_util::future::Either::Right(async move {
+            // The whole guard moves in (not only the field it clears).
+            let mut unanswered = unanswered;
+            let ended = rx.await;
+            unanswered.n = None;
+            match ended {
+                Ok(sent) => sent,
+                Err(_) => std::future::pending().await,
+            }
+        })
+    }
+}
+
+impl Journal {
+    /// Tells the handler that the turn answered and waits only for its
+    /// background agents ([`Step::Idle`]).
+    pub(crate) fn idle(&self) {
+        let _ = self.steps.send(Step::Idle);
+    }
+}
+
+/// Cancels call or send `n` when dropped before its answer.
+struct Unanswered {
+    steps: mpsc::UnboundedSender<Step>,
     n: Option<u64>,
 }
 
-impl Drop for Unanswered<'_> {
+impl Drop for Unanswered {
     fn drop(&mut self) {
         if let Some(n) = self.n {
             let _ = self.steps.send(Step::Cancel(n));

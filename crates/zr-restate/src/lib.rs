@@ -31,10 +31,19 @@
 //!   attempt's wake-up time: a worker that takes the turn over keeps the
 //!   deadline); a child still running when it fires is cancelled
 //!   (Restate's cancellation) and its task is `timed_out`;
-//! - a fork or a background subagent is one step of its parent keyed
-//!   `{session}/{agent id}`, holding its `TaskResult` (a fork needs its
-//!   parent's history; a background agent outlives the call that started
-//!   it).
+//! - each typed background subagent of the root (`run_in_background`, or
+//!   a type that says `background: true`) is a one-way send of the same
+//!   child invocation, made when its `Task` call starts it (the call
+//!   returns at once), and an attach to it: Restate runs it on any worker,
+//!   it survives its parent's worker and is never run twice. Its end
+//!   reaches the root as locally, in a message at its next model request
+//!   (on a replay, once the replay is over). A turn that answered waits
+//!   for its background agents before it ends, as `zr run` does;
+//!   cancelling the child (admin API) ends it `cancelled` and the turn
+//!   goes on; a turn that ends before them (cancelled, failed) cancels
+//!   them;
+//! - a fork is one step of its parent keyed `{session}/{agent id}`,
+//!   holding its `TaskResult` (a fork needs its parent's history).
 //!
 //! A worker that dies mid-turn costs the unfinished steps of the
 //! invocations it was running: Restate retries each (on any worker), the

@@ -87,7 +87,7 @@ pub(crate) fn attempt(
     session: SessionId,
     agent: &AgentId,
     root: Option<RootSnapshot>,
-) -> Result<(Agent, Steps), TerminalError> {
+) -> Result<(Agent, Steps, Journal), TerminalError> {
     let (runtime, config) = host.open().map_err(TerminalError::new)?;
     let (journal, steps) = Journal::new();
     let folder = config
@@ -97,7 +97,7 @@ pub(crate) fn attempt(
     let effects = Arc::new(DurableEffects::new(
         session.clone(),
         agent.clone(),
-        journal,
+        journal.clone(),
         folder,
     ));
     let agent = match root {
@@ -111,7 +111,7 @@ pub(crate) fn attempt(
             Agent::with_session_id(runtime, config, session)
         }
     };
-    Ok((agent, steps))
+    Ok((agent, steps, journal))
 }
 
 #[restate_sdk::object(name = "ZrSession")]
@@ -131,10 +131,21 @@ impl SessionObject {
             .map_err(|e| TerminalError::new(format!("'{}' is not a session id: {e}", ctx.key())))?;
         let saved: Option<Json<RootSnapshot>> = ctx.get(ROOT_STATE).await?;
         let saved = saved.map(|Json(saved)| saved).unwrap_or_default();
-        let (agent, steps) = attempt(&*self.host, session, &AgentId::root(), Some(saved))?;
-        let turn = agent
+        let (agent, steps, journal) =
+            attempt(&*self.host, session, &AgentId::root(), Some(saved))?;
+        let query = agent
             .query(request.prompt, QueryOverrides::default())
             .finish();
+        let turn = async {
+            let result = query.await;
+            if result.is_ok() {
+                // As `zr run`: the turn ends once its background agents
+                // did (a cancelled turn cancels them).
+                journal.idle();
+                agent.wait_background().await;
+            }
+            result
+        };
         let result = drive(&ctx, steps, turn)
             .await?
             .map_err(|e| TerminalError::new(zr_types::error_chain(&e)))?;

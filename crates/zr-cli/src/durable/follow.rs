@@ -43,10 +43,17 @@ pub(crate) enum Line {
         /// `Object/key/handler`.
         target: String,
     },
+    /// A background agent was sent (a one-way call the turn attaches to
+    /// later): `ZrAgent/{session}/{agent}/run`.
+    Send {
+        /// `Object/key/handler`.
+        target: String,
+    },
 }
 
 impl Line {
-    /// The plain line: `  ✓ model root #1`, `  → ZrAgent/k/run`.
+    /// The plain line: `  ✓ model root #1`, `  → ZrAgent/k/run`,
+    /// `  → ZrAgent/k/run (background)`.
     pub(crate) fn plain(&self) -> String {
         match self {
             Self::Step { name, failed } => {
@@ -54,12 +61,14 @@ impl Line {
                 format!("  {mark} {name}")
             }
             Self::Call { target } => format!("  → {target}"),
+            Self::Send { target } => format!("  → {target} (background)"),
         }
     }
 
     /// The JSON line (`type`, `at_ms`, `agent` first, as `--json`'s
     /// events): `durable_step` with `name` and `status` (`ok` or
-    /// `failed`), or `durable_call` with `target`. `agent` is the root:
+    /// `failed`), `durable_call` or `durable_send` (a background agent)
+    /// with `target`. `agent` is the root:
     /// the followed journal is the root's turn.
     pub(crate) fn json(&self, at_ms: u64) -> String {
         let mut fields = vec![
@@ -68,6 +77,7 @@ impl Line {
                 json!(match self {
                     Self::Step { .. } => "durable_step",
                     Self::Call { .. } => "durable_call",
+                    Self::Send { .. } => "durable_send",
                 }),
             ),
             ("at_ms", json!(at_ms)),
@@ -78,7 +88,9 @@ impl Line {
                 fields.push(("name", json!(name)));
                 fields.push(("status", json!(if *failed { "failed" } else { "ok" })));
             }
-            Self::Call { target } => fields.push(("target", json!(target))),
+            Self::Call { target } | Self::Send { target } => {
+                fields.push(("target", json!(target)));
+            }
         }
         render::json::line(&fields)
     }
@@ -89,8 +101,11 @@ impl Line {
 pub(crate) struct Progress {
     /// Entries already read.
     read: usize,
-    /// Step names by completion id.
+    /// Step names by completion id (an attach to a background agent's
+    /// invocation: the agent).
     names: BTreeMap<u64, String>,
+    /// The background agents sent, by invocation id.
+    sent: BTreeMap<String, String>,
 }
 
 impl Progress {
@@ -113,12 +128,33 @@ impl Progress {
                 JournalEntry::Call { target } => lines.push(Line::Call {
                     target: target.clone(),
                 }),
+                JournalEntry::Send { target, invocation } => {
+                    lines.push(Line::Send {
+                        target: target.clone(),
+                    });
+                    self.sent.insert(invocation.clone(), background(target));
+                }
+                JournalEntry::Attach {
+                    completion,
+                    invocation,
+                } => {
+                    if let Some(name) = self.sent.get(invocation) {
+                        self.names.insert(*completion, name.clone());
+                    }
+                }
                 _ => {}
             }
         }
         self.read = self.read.max(journal.len());
         lines
     }
+}
+
+/// `ZrAgent/s-.../root.0001-explore/run` -> `background
+/// root.0001-explore`.
+fn background(target: &str) -> String {
+    let agent = target.rsplit('/').nth(1).unwrap_or(target);
+    format!("background {agent}")
 }
 
 /// `subagent s-.../root.0001-explore` -> `subagent root.0001-explore`.

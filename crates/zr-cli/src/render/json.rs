@@ -51,8 +51,10 @@
 //!
 //! A durable turn (`zr run --durable`, `zr resume` of a durable session)
 //! is followed through its journal, not the engine's events: its lines
-//! are `durable_step` (`name`, `status`: `ok` or `failed`) and
-//! `durable_call` (`target`), each with `type`, `at_ms` and `agent`
+//! are `durable_step` (`name`, `status`: `ok` or `failed`),
+//! `durable_call` (`target`) and `durable_send` (`target`: a background
+//! agent sent one way; its end is a `durable_step` named
+//! `background root.NNNN-type`), each with `type`, `at_ms` and `agent`
 //! first, then the same `result` line with `output`, `turns` and the
 //! turn's `invocation` (no usage: the journal does not hold it).
 //!

@@ -296,3 +296,83 @@ fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
     let _ = worker.kill();
     let _ = worker.wait();
 }
+
+/// A root that starts an explorer in the background and answers at once.
+const BACKGROUND: &str = r#"{"turns_from": "history", "agents": {
+  "root": [{"turns": [
+    {"tool_calls": [{"name": "Task", "input": {"description": "look", "prompt": "list the json files", "subagent_type": "explore", "run_in_background": true}}]},
+    {"text": "Started it."}]}],
+  "explore": [{"turns": [
+    {"tool_calls": [{"name": "Glob", "input": {"pattern": "*.json"}}]},
+    {"text": "found script.json"}]}]}}"#;
+
+#[test]
+fn a_durable_run_shows_its_background_agent_sent_and_ends_after_it() {
+    let project = TempProject::new();
+    project.write("script.json", BACKGROUND);
+    let server = RestateServer::start();
+    project.write(
+        "zr.toml",
+        &format!(
+            "[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
+            server.ingress_url(),
+            server.admin_url()
+        ),
+    );
+    let mut worker = spawn_zr(
+        &project,
+        &[
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "--script",
+            "script.json",
+        ],
+    );
+    registered(&mut worker, None, &server);
+
+    let out = project.zr(&["run", "--durable", "go"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}\n{}", server.log());
+    assert_eq!(stdout(&out).trim_end(), "Started it.");
+    let session = err
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("session "))
+        .and_then(|l| l.split_once(':'))
+        .map(|(session, _)| session)
+        .unwrap_or_else(|| panic!("no session line: {err}"))
+        .to_owned();
+    assert!(
+        err.contains(&format!(
+            "→ ZrAgent/{session}/root.0001-explore/run (background)"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("✓ background root.0001-explore"), "{err}");
+    // The turn ended after its background agent, which the worker ran as
+    // its own invocation: its transcript is complete.
+    let transcript = std::fs::read_to_string(
+        project
+            .path()
+            .join(".zr/sessions")
+            .join(&session)
+            .join("root.0001-explore.jsonl"),
+    )
+    .expect("the background agent's transcript");
+    assert!(transcript.contains("found script.json"), "{transcript}");
+    assert!(
+        transcript
+            .lines()
+            .next()
+            .is_some_and(|h| h.contains("\"background\":true")),
+        "{transcript}"
+    );
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(worker.id()).expect("a pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("the worker is signalled");
+    let _ = worker.wait();
+}

@@ -55,7 +55,7 @@ pub(super) async fn run(
         // not made again.
         isolation: Isolation::None,
         start,
-        spec: None,
+        remote: None,
     };
     let timed_out = |_| {
         format!(

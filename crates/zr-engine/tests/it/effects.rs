@@ -171,3 +171,195 @@ fn journaled(output: &str) -> TaskResult {
         worktree: None,
     }
 }
+
+/// Runs each typed subagent of the root that is in the background
+/// "elsewhere": records when the engine asks (beside the model requests),
+/// and ends it when the test says so, or never.
+#[derive(Debug)]
+struct Elsewhere {
+    seen: Arc<Mutex<Vec<String>>>,
+    /// Told to end the remote run with `from elsewhere`; `None`: it never
+    /// ends.
+    end: Option<Arc<tokio::sync::Notify>>,
+    /// Opened when the remote run ended.
+    ended: Arc<tokio::sync::Semaphore>,
+}
+
+/// Records in `0` that the remote run of agent `1` was dropped before its
+/// end.
+struct Dropped(Arc<Mutex<Vec<String>>>, Option<String>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        if let Some(agent) = self.1.take() {
+            self.0.lock().unwrap().push(format!("dropped {agent}"));
+        }
+    }
+}
+
+impl Effects for Elsewhere {
+    fn model_request(
+        &self,
+        provider: &Arc<dyn ModelProvider>,
+        request: ModelRequest,
+    ) -> ModelStream {
+        self.seen.lock().unwrap().push(format!(
+            "model {} turn {}",
+            request.origin.agent, request.origin.turn
+        ));
+        provider.stream(request)
+    }
+
+    fn remote_subagent(
+        &self,
+        spec: &zr_engine::SubagentSpec,
+    ) -> Option<BoxFuture<'static, Result<TaskResult, String>>> {
+        if !spec.background {
+            return None;
+        }
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("elsewhere {} in the background", spec.agent));
+        let mut result = journaled("from elsewhere");
+        result.agent_id = Some(spec.agent.clone());
+        result.description.clone_from(&spec.description);
+        let end = self.end.clone();
+        let ended = Arc::clone(&self.ended);
+        let dropped = Dropped(Arc::clone(&self.seen), Some(spec.agent.to_string()));
+        Some(Box::pin(async move {
+            let mut dropped = dropped;
+            match end {
+                Some(end) => end.notified().await,
+                None => std::future::pending().await,
+            }
+            dropped.1 = None;
+            ended.add_permits(1);
+            Ok(result)
+        }))
+    }
+}
+
+/// A custom tool that answers once `open` has a permit.
+#[derive(Debug)]
+struct Gate(Arc<tokio::sync::Semaphore>);
+
+impl ToolHandler for Gate {
+    fn call(&self, _: ToolCall, _: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let permit = tokio::time::timeout(Duration::from_secs(30), self.0.acquire())
+                .await
+                .expect("the gate opens within 30 s")
+                .expect("the gate is never closed");
+            permit.forget();
+            Ok(ToolOutput::text("gate passed"))
+        })
+    }
+}
+
+/// The root starts a worker in the background, then waits at the gate
+/// (opened when the worker's remote run ends), then answers.
+fn elsewhere_harness(effects: &Arc<Elsewhere>) -> (Harness, zr_engine::AgentConfig) {
+    let script = json!({"agents": {
+        "root": [{"turns": [
+            {"tool_calls": [{"name": "Task", "input": {"description": "bg job", "prompt": "p", "subagent_type": "worker", "run_in_background": true}}]},
+            {"tool_calls": [{"name": "gate", "input": {}}]},
+            {"text": "root done"}
+        ]}],
+        "worker": [{"turns": [{"text": "ran here"}]}]
+    }});
+    let gate = crate::support::custom("gate", false);
+    let handler = Arc::new(Gate(Arc::clone(&effects.ended)));
+    let shared = Arc::clone(effects) as Arc<dyn Effects>;
+    let h = Harness::with_runtime(&script, |r| {
+        r.with_tool(Arc::clone(&gate), handler).with_effects(shared)
+    });
+    let mut config = zr_engine::AgentConfig::new("root")
+        .with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    config.capabilities.custom_tools = Some(vec![gate]);
+    (h, config)
+}
+
+#[tokio::test]
+async fn a_background_subagent_run_elsewhere_starts_before_its_call_returns_and_its_end_reaches_the_parent()
+ {
+    let end = Arc::new(tokio::sync::Notify::new());
+    let effects = Arc::new(Elsewhere {
+        seen: Arc::default(),
+        end: Some(Arc::clone(&end)),
+        ended: Arc::new(tokio::sync::Semaphore::new(0)),
+    });
+    let (h, config) = elsewhere_harness(&effects);
+    let agent = h.agent(config);
+    let query = agent.query("go", zr_engine::QueryOverrides::default());
+    // The remote run ends once the root waits at the gate.
+    let ender = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        end.notify_one();
+    });
+    let result = query.finish().await.unwrap();
+    ender.await.unwrap();
+    assert_eq!(result.output, "root done");
+    // Asked when the call started it, before the call returned (the
+    // root's next request); it never ran here.
+    assert_eq!(
+        effects.seen.lock().unwrap().clone(),
+        vec![
+            "model root turn 1",
+            "elsewhere root.0001-worker in the background",
+            "model root turn 2",
+            "model root turn 3",
+        ]
+    );
+    assert!(h.provider.of_type("worker").is_empty());
+    let root = h.provider.of_type("root");
+    // The call's result: started in the background.
+    let started = crate::support::tool_results(&root[1]);
+    assert!(
+        started[0].1.contains("\"status\":\"background\""),
+        "{started:?}"
+    );
+    // The remote end, as a local background agent's: in the root's next
+    // request, and in the host's list.
+    let told = crate::support::notification(&root[2]);
+    assert_eq!(told["agent_id"], "root.0001-worker");
+    assert_eq!(told["status"], "completed");
+    assert_eq!(told["output"], "from elsewhere");
+    let listed = agent.background_agents();
+    assert_eq!(listed.len(), 1);
+    let ended = listed[0].result.as_ref().expect("it ended");
+    assert_eq!(
+        (ended.status, ended.output.as_str()),
+        (TaskStatus::Completed, "from elsewhere")
+    );
+}
+
+#[tokio::test]
+async fn stopping_a_background_subagent_run_elsewhere_drops_its_remote_run() {
+    let effects = Arc::new(Elsewhere {
+        seen: Arc::default(),
+        end: None,
+        ended: Arc::new(tokio::sync::Semaphore::new(0)),
+    });
+    let (h, config) = elsewhere_harness(&effects);
+    // The root does not wait at the gate here.
+    effects.ended.add_permits(1);
+    let agent = h.agent(config);
+    let result = agent.prompt("go").await.unwrap();
+    assert_eq!(result.output, "root done");
+    let id: AgentId = "root.0001-worker".parse().unwrap();
+    assert!(agent.background_agent(&id).unwrap().is_running());
+    assert!(agent.stop_background(&id).await);
+    let stopped = agent.background_agent(&id).unwrap();
+    let stopped = stopped.result.expect("it ended");
+    assert_eq!(stopped.status, TaskStatus::Cancelled);
+    assert!(
+        effects
+            .seen
+            .lock()
+            .unwrap()
+            .contains(&"dropped root.0001-worker".to_owned()),
+        "{:?}",
+        effects.seen.lock().unwrap()
+    );
+}

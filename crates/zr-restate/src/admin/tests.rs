@@ -41,6 +41,24 @@ fn journal_rows_become_steps_calls_and_ends() {
             target: "ZrAgent/s-1/run".to_owned()
         }
     );
+    let send = json!({"entry_type": "Command: OneWayCall", "invoked_target": null,
+        "entry_lite_json": "{\"Command\":{\"OneWayCall\":{\"invocation_id\":\"inv_1\",\"invocation_target\":{\"VirtualObject\":{\"name\":\"ZrAgent\",\"key\":\"s-1/root.0001-worker\",\"handler\":\"run\",\"handler_ty\":\"Exclusive\",\"scope\":null}},\"invoke_time\":0,\"invocation_id_completion_id\":2}}}"});
+    assert_eq!(
+        entry(&send),
+        JournalEntry::Send {
+            target: "ZrAgent/s-1/root.0001-worker/run".to_owned(),
+            invocation: "inv_1".to_owned()
+        }
+    );
+    let attach = json!({"entry_type": "Command: AttachInvocation",
+        "entry_lite_json": "{\"Command\":{\"AttachInvocation\":{\"target\":{\"InvocationId\":\"inv_1\"},\"completion_id\":3}}}"});
+    assert_eq!(
+        entry(&attach),
+        JournalEntry::Attach {
+            completion: 3,
+            invocation: "inv_1".to_owned()
+        }
+    );
     let input =
         json!({"entry_type": "Command: Input", "entry_lite_json": "{\"Command\":{\"Input\":{}}}"});
     assert_eq!(entry(&input), JournalEntry::Other);

@@ -12,7 +12,8 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
 use zr_engine::{
-    AgentConfig, ModelProvider, ModelRequest, ModelStream, RuntimeEnvironment, ScriptedProvider,
+    AgentConfig, Hook, HookAgent, Hooks, ModelProvider, ModelRequest, ModelStream, PreToolUse,
+    RuntimeEnvironment, ScriptedProvider,
 };
 use zr_restate::SessionHost;
 use zr_tools::BuiltinTools;
@@ -36,29 +37,33 @@ pub(crate) struct Ledger {
 }
 
 /// The scripted provider, counting the requests it answered and the
-/// agents that asked, and keeping the conversation each of the root's
-/// requests carried.
+/// agents that asked, each request's agent and messages, and the
+/// conversation each of the root's requests carried.
 #[derive(Debug)]
 struct Counted {
     inner: ScriptedProvider,
     requests: Arc<AtomicUsize>,
     agents: Arc<Mutex<BTreeSet<String>>>,
+    asked: Arc<Mutex<Vec<(String, String)>>>,
     root_requests: Arc<Mutex<Vec<Vec<Message>>>>,
 }
 
 impl ModelProvider for Counted {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.requests.fetch_add(1, Ordering::SeqCst);
-        self.agents
+        let agent = request.origin.agent.to_string();
+        let messages = serde_json::to_string(&request.messages).expect("messages serialise");
+        self.asked
             .lock()
             .expect("not poisoned")
-            .insert(request.origin.agent.to_string());
+            .push((agent.clone(), messages));
         if request.origin.agent.is_root() {
             self.root_requests
                 .lock()
                 .expect("not poisoned")
                 .push(request.messages.to_vec());
         }
+        self.agents.lock().expect("not poisoned").insert(agent);
         self.inner.stream(request)
     }
 }
@@ -124,6 +129,9 @@ pub(crate) struct TestHost {
     pub(crate) requests: Arc<AtomicUsize>,
     /// The agents whose model requests this worker answered.
     pub(crate) agents: Arc<Mutex<BTreeSet<String>>>,
+    /// Each request this worker answered, in order: its agent and its
+    /// messages as JSON.
+    pub(crate) asked: Arc<Mutex<Vec<(String, String)>>>,
     /// The messages of each request of the root this worker answered, in
     /// the order they came.
     pub(crate) root_requests: Arc<Mutex<Vec<Vec<Message>>>>,
@@ -134,6 +142,28 @@ pub(crate) struct TestHost {
     /// The session's `subagent.timeout` (a call's budget), when not the
     /// default.
     pub(crate) budget: Option<std::time::Duration>,
+    /// How long a PreToolUse hook holds each of the root's tool calls
+    /// (local work between two commands of its journal).
+    pub(crate) root_hook: Option<std::time::Duration>,
+}
+
+/// A PreToolUse hook that takes its time over the root's calls.
+#[derive(Debug)]
+struct Slow(std::time::Duration);
+
+impl Hook for Slow {
+    fn pre_tool_use<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        _: &'a ToolCall,
+    ) -> BoxFuture<'a, PreToolUse> {
+        Box::pin(async move {
+            if agent.agent.is_root() {
+                tokio::time::sleep(self.0).await;
+            }
+            PreToolUse::Continue
+        })
+    }
 }
 
 impl TestHost {
@@ -145,10 +175,12 @@ impl TestHost {
             ledger,
             requests: Arc::default(),
             agents: Arc::default(),
+            asked: Arc::default(),
             root_requests: Arc::default(),
             crash: None,
             max_concurrent: None,
             budget: None,
+            root_hook: None,
         }
     }
 
@@ -165,6 +197,7 @@ impl TestHost {
             inner: provider,
             requests: Arc::clone(&self.requests),
             agents: Arc::clone(&self.agents),
+            asked: Arc::clone(&self.asked),
             root_requests: Arc::clone(&self.root_requests),
         });
         let settings = RuntimeSettings {
@@ -202,6 +235,9 @@ impl TestHost {
         }
         if let Some(budget) = self.budget {
             config.subagent.timeout = budget;
+        }
+        if let Some(hold) = self.root_hook {
+            config.hooks = Hooks::new().with(Arc::new(Slow(hold)));
         }
         (runtime, config)
     }

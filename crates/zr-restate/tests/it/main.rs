@@ -2,6 +2,7 @@
 //! behind a loopback TCP proxy, a scripted model, a side-effecting tool
 //! that counts its effects by idempotency key.
 
+mod background;
 mod budget;
 mod cancel;
 mod durable;

@@ -30,6 +30,14 @@ fn each_step_shows_once_when_it_ends() {
         JournalEntry::Call {
             target: "ZrAgent/k/run".to_owned(),
         },
+        JournalEntry::Send {
+            target: "ZrAgent/s-1/root.0002-worker/run".to_owned(),
+            invocation: "inv_b".to_owned(),
+        },
+        JournalEntry::Attach {
+            completion: 3,
+            invocation: "inv_b".to_owned(),
+        },
         done(1, true),
     ]);
     let lines = progress.lines(&journal);
@@ -38,8 +46,19 @@ fn each_step_shows_once_when_it_ends() {
         [
             "  ✓ subagent root.0001-explore",
             "  → ZrAgent/k/run",
+            "  → ZrAgent/s-1/root.0002-worker/run (background)",
             "  ✗ model root #1"
         ]
+    );
+    // The background agent's end: its attach's completion.
+    journal.push(done(3, false));
+    assert_eq!(
+        progress
+            .lines(&journal)
+            .iter()
+            .map(Line::plain)
+            .collect::<Vec<_>>(),
+        ["  ✓ background root.0002-worker"]
     );
     assert!(progress.lines(&journal).is_empty(), "no line twice");
 }
@@ -66,5 +85,12 @@ fn json_lines_lead_with_type_time_and_agent() {
     assert_eq!(
         call.json(40),
         r#"{"type":"durable_call","at_ms":40,"agent":"root","target":"ZrAgent/s/root.0001-explore/run"}"#
+    );
+    let send = Line::Send {
+        target: "ZrAgent/s/root.0002-worker/run".to_owned(),
+    };
+    assert_eq!(
+        send.json(41),
+        r#"{"type":"durable_send","at_ms":41,"agent":"root","target":"ZrAgent/s/root.0002-worker/run"}"#
     );
 }
