@@ -131,8 +131,7 @@ impl SessionObject {
             .map_err(|e| TerminalError::new(format!("'{}' is not a session id: {e}", ctx.key())))?;
         let saved: Option<Json<RootSnapshot>> = ctx.get(ROOT_STATE).await?;
         let saved = saved.map(|Json(saved)| saved).unwrap_or_default();
-        let (agent, steps, journal) =
-            attempt(&*self.host, session, &AgentId::root(), Some(saved))?;
+        let (agent, steps, journal) = attempt(&*self.host, session, &AgentId::root(), Some(saved))?;
         let query = agent
             .query(request.prompt, QueryOverrides::default())
             .finish();
