@@ -11,7 +11,8 @@
 //! the worker that ran it) every time it runs, and to `effects` only when
 //! the key is not there yet, as a tool author is told to do.
 //!
-//! `ZR_SCALE_OUT_SUBAGENTS` sets the size (100 by default);
+//! `ZR_SCALE_OUT_SUBAGENTS` sets the size (20 by default, the must-show's
+//! 100 when set so);
 //! `ZR_TEST_WORKER_LOG` is the workers' `ZR_LOG` (their standard error goes
 //! to `worker-PID.log` in the project, shown when the run does not end).
 
