@@ -15,8 +15,13 @@
 //! the journal still holds commands fails the attempt (Restate calls it a
 //! changed code path). The engine makes its next command in its own task
 //! a moment after it hears of a completion (a freed slot starts the next
-//! queued task), so the calls are awaited again only once the engine has
-//! been quiet for [`QUIET`] after a completion was handed to it.
+//! queued task), so during a replay the calls are awaited again only once
+//! the engine has been quiet for [`QUIET`] after a completion was handed
+//! to it. Past the replay (a step's work ran here: Restate's state machine
+//! asks for a step's work only once every command of the journal was
+//! replayed) there is no journal left to contradict, and the calls are
+//! awaited at once: a fan-out's children are heard of as they end, not
+//! one per quiet window.
 //!
 //! A background agent's child is sent one way, and an attach to it (its
 //! answer) joins the set. The engine does not wait for it while it works
@@ -380,8 +385,12 @@ pub(crate) async fn drive<T>(
     let mut idle = false;
     let ended: Result<T, HandlerError> = async {
         loop {
+            let past_replay = live.load(Ordering::Relaxed);
             // Whether a background agent's end may be awaited now.
-            let free = live.load(Ordering::Relaxed) || (idle && running.is_empty());
+            let free = past_replay || (idle && running.is_empty());
+            // Past the replay no await can come before a command the
+            // journal holds: the calls need not wait for the engine.
+            let settled = past_replay || !settling;
             tokio::select! {
                 biased;
                 Some(step) = steps.recv() => {
@@ -401,10 +410,10 @@ pub(crate) async fn drive<T>(
                     }
                 }
                 ended = std::future::poll_fn(|cx| poll_all(&mut running, cx)), if !running.is_empty() => ended?,
-                () = &mut quiet, if settling => settling = false,
-                ended = calls.next(), if !settling && calls.wanted(free) => {
+                () = &mut quiet, if !settled => settling = false,
+                ended = calls.next(), if settled && calls.wanted(free) => {
                     let (i, ended) = ended?;
-                    if calls.settle(i, ended)? {
+                    if calls.settle(i, ended)? && !live.load(Ordering::Relaxed) {
                         settling = true;
                         quiet.as_mut().reset(tokio::time::Instant::now() + QUIET);
                     }
