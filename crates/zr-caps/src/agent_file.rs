@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
+use self::yaml::FRONT_MATTER_OFFSET;
 use crate::{AgentDefinition, AgentFileError, AgentFileProblem};
 
 /// An agent-type file, parsed.
@@ -174,9 +175,6 @@ pub(crate) fn read_front(
         }
     }
 }
-
-/// Lines before the front matter's first line: the opening `---`.
-pub(crate) const FRONT_MATTER_OFFSET: usize = 1;
 
 /// Splits a file into its front matter (YAML text) and its trimmed body.
 fn split(text: &str) -> Result<(String, String), AgentFileProblem> {

@@ -12,12 +12,7 @@ use std::time::Duration;
 use zr_mcp::{LoginOptions, McpError, ServerConfig, TokenStore, TransportConfig};
 
 use crate::error::{CliError, EXIT_OK};
-use crate::project::{MCP_FILE, Project};
-
-/// The user's token store.
-pub(crate) fn user_tokens() -> Option<TokenStore> {
-    TokenStore::for_user(&|name| std::env::var(name).ok())
-}
+use crate::project::{MCP_FILE, Project, user_tokens};
 
 /// `zr mcp login SERVER [--scope S]... [--timeout SECS]`.
 ///

@@ -4,11 +4,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use zr_mcp::McpConfig;
+use zr_mcp::{McpConfig, TokenStore};
 use zr_skills::{AgentRegistry, AgentTypesView, Diagnostic, Roots, SkillRegistry, SkillsView};
 
 use crate::config::ZrConfig;
 use crate::error::CliError;
+
+/// The user's OAuth token store for MCP servers (`zr mcp login` writes
+/// it; a project's connections read it).
+pub(crate) fn user_tokens() -> Option<TokenStore> {
+    TokenStore::for_user(&|name| std::env::var(name).ok())
+}
 
 /// The settings file's name.
 pub(crate) const CONFIG_FILE: &str = "zr.toml";
@@ -166,7 +172,7 @@ impl Project {
                 mcp.call_timeout_secs,
                 crate::config::DEFAULT_CALL_TIMEOUT_SECS,
             ))
-            .with_tokens(crate::mcp_login::user_tokens())
+            .with_tokens(user_tokens())
     }
 
     /// `.zr/sessions`: one folder of JSONL transcripts per session.

@@ -3,8 +3,7 @@
 
 use std::path::Path;
 
-use super::keys::file_line;
-use super::yaml::Node;
+use super::yaml::{Node, file_line};
 use super::{AgentFileWarning, fail_at, read_front};
 use crate::{AgentFileError, AgentFileProblem};
 

@@ -5,8 +5,8 @@ use std::str::FromStr;
 use zr_types::{AgentName, ServerName, SkillName};
 
 use super::tool_list::{ListKind, tool_list};
-use super::yaml::{Located, Node, line_of};
-use super::{AgentFileWarning, ExtraKey, FRONT_MATTER_OFFSET, ParsedAgentFile};
+use super::yaml::{Located, Node, file_line};
+use super::{AgentFileWarning, ExtraKey, ParsedAgentFile};
 use crate::{
     AgentCapabilities, AgentDefinition, AgentFileProblem, AgentType, Effort, Isolation,
     ModelChoice, PermissionMode,
@@ -59,14 +59,6 @@ struct Keys<'a> {
     memory: Option<&'a Located>,
     kind: Option<(&'static str, &'a Located)>,
     output_schema: Option<(&'static str, &'a Located)>,
-}
-
-/// The line of `node` in the whole file, or `fallback` when unknown.
-pub(super) fn file_line(node: &Located, fallback: usize) -> usize {
-    match line_of(node) {
-        0 => fallback,
-        line => line.saturating_add(FRONT_MATTER_OFFSET),
-    }
 }
 
 /// Turns the front matter's tree and the body into a parsed file.

@@ -10,8 +10,7 @@ use std::str::FromStr;
 
 use super::AgentFileWarning;
 use super::claude_tools::lookup;
-use super::keys::file_line;
-use super::yaml::{Located, Node};
+use super::yaml::{Located, Node, file_line};
 use crate::{AgentFileProblem, ToolPattern};
 
 /// Which list an entry is in: it decides what "cannot honour" costs.

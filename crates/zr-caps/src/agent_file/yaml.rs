@@ -32,6 +32,18 @@ pub(crate) fn line_of(node: &Located) -> usize {
     usize::try_from(node.referenced.line()).unwrap_or(usize::MAX)
 }
 
+/// Lines of the file before the front matter's first line: the opening
+/// `---`.
+pub(crate) const FRONT_MATTER_OFFSET: usize = 1;
+
+/// The line of `node` in the whole file, or `fallback` when unknown.
+pub(crate) fn file_line(node: &Located, fallback: usize) -> usize {
+    match line_of(node) {
+        0 => fallback,
+        line => line.saturating_add(FRONT_MATTER_OFFSET),
+    }
+}
+
 /// A YAML error reduced to what a diagnostic needs.
 #[derive(Debug)]
 pub(crate) struct YamlError {
