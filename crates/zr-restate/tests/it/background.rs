@@ -12,13 +12,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use zr_engine::TaskStatus;
-use zr_restate::{JournalEntry, TurnAnswer};
-use zr_types::SessionId;
+use zr_restate::JournalEntry;
 
-use crate::durable::serve;
 use crate::host::{Ledger, TestHost};
 use crate::proxy::Proxy;
 use crate::server::RestateServer;
+use crate::workers::{Takeover, Turn, answer, crashed, serve, submit};
 
 /// The background agent's id, and its invocation's key in `session`.
 const BG: &str = "root.0001-worker";
@@ -29,20 +28,6 @@ const TOLD: &str = "<background-task-finished>\\nThe background agent root.0001-
 /// The Task call that starts the background agent.
 fn bg_task() -> Value {
     json!({"name": "Task", "input": {"description": "bg job", "prompt": "background job", "subagent_type": "worker", "run_in_background": true}})
-}
-
-/// The invocations of `service`: id -> (status, completion failure).
-fn invocations(server: &RestateServer, service: &str) -> BTreeMap<String, (String, String)> {
-    server
-        .sql(&format!(
-            "SELECT id, status, completion_failure FROM sys_invocation WHERE target_service_name = '{service}'"
-        ))
-        .into_iter()
-        .map(|row| {
-            let text = |key: &str| row[key].as_str().unwrap_or_default().to_owned();
-            (text("id"), (text("status"), text("completion_failure")))
-        })
-        .collect()
 }
 
 /// The journal of invocation `id`, as `zr run --durable` reads it.
@@ -110,36 +95,20 @@ async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_a
         scratch.path().join("b"),
         Arc::clone(&ledger),
     ));
-    let (a, b) = (
-        serve(Arc::clone(&first)).await,
-        serve(Arc::clone(&second)).await,
-    );
     // Everything on the first worker until it dies.
-    let proxy = Proxy::start(a).await;
-    server.register(&proxy.url()).await;
+    let workers = Takeover::start(&server, &first, &second).await;
 
-    let ingress = server.ingress_url();
-    let turn = tokio::spawn(async move {
-        let session: SessionId = SESSION.parse().expect("a session id");
-        zr_restate::submit(&ingress, &session, "go").await
-    });
-    tokio::time::timeout(Duration::from_secs(60), crash.notified())
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "the first worker never reached the second bump\n{}",
-                server.log()
-            )
-        });
+    let turn = submit(&server, SESSION, "go");
+    crashed(
+        &server,
+        &crash,
+        "the first worker never reached the second bump",
+    )
+    .await;
     // The first worker is dead to the server; the turn goes on on the
     // second, from its journal.
-    proxy.point_to(b);
-    proxy.cut();
-    let answer: TurnAnswer = tokio::time::timeout(Duration::from_secs(120), turn)
-        .await
-        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
-        .expect("the request task")
-        .unwrap_or_else(|e| panic!("{e}"));
+    workers.take_over();
+    let answer = answer(&server, turn, Duration::from_secs(120)).await;
     assert_eq!(
         (answer.status, answer.output.as_str()),
         (TaskStatus::Completed, "root done")
@@ -148,11 +117,11 @@ async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_a
     // The background agent is one invocation of its own, which ended
     // with its answer; the turn's journal sent it one way (once, though
     // the turn ran twice) and attached to it, and ran no step for it.
-    let children = invocations(&server, "ZrAgent");
+    let children = server.invocations("ZrAgent");
     assert_eq!(children.len(), 1, "{children:?}");
     let (child, (status, failure)) = children.iter().next().expect("one child");
     assert_eq!((status.as_str(), failure.as_str()), ("completed", ""));
-    let roots = invocations(&server, "ZrSession");
+    let roots = server.invocations("ZrSession");
     assert_eq!(roots.len(), 1, "{roots:?}");
     let root = roots.keys().next().expect("one root");
     let entries = journal(&server, root).await;
@@ -254,13 +223,7 @@ async fn started(
     scratch: &std::path::Path,
     script: &Value,
     session: &'static str,
-) -> (
-    RestateServer,
-    Proxy,
-    [Arc<TestHost>; 2],
-    Arc<Ledger>,
-    tokio::task::JoinHandle<Result<TurnAnswer, zr_restate::RestateError>>,
-) {
+) -> (RestateServer, Proxy, [Arc<TestHost>; 2], Arc<Ledger>, Turn) {
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());
     let host = |name: &str| {
@@ -277,11 +240,7 @@ async fn started(
     ])
     .await;
     server.register(&proxy.url()).await;
-    let ingress = server.ingress_url();
-    let turn = tokio::spawn(async move {
-        let session: SessionId = session.parse().expect("a session id");
-        zr_restate::submit(&ingress, &session, "go").await
-    });
+    let turn = submit(&server, session, "go");
     until(
         "the root and its background agent never both bumped",
         &server,
@@ -299,21 +258,17 @@ async fn a_background_subagent_cancelled_through_restate_ends_cancelled_and_its_
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let (server, _proxy, hosts, ledger, turn) =
         started(scratch.path(), &cancel_script(6000), SESSION).await;
-    let children = invocations(&server, "ZrAgent");
+    let children = server.invocations("ZrAgent");
     assert_eq!(children.len(), 1, "{children:?}");
     server.cancel(children.keys().next().expect("one child"));
 
-    let answer: TurnAnswer = tokio::time::timeout(Duration::from_secs(60), turn)
-        .await
-        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
-        .expect("the request task")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let answer = answer(&server, turn, Duration::from_secs(60)).await;
     // The turn itself goes on and answers.
     assert_eq!(
         (answer.status, answer.output.as_str()),
         (TaskStatus::Completed, "root done")
     );
-    let children = invocations(&server, "ZrAgent");
+    let children = server.invocations("ZrAgent");
     let (status, failure) = children.values().next().expect("one child");
     assert_eq!(status, "completed");
     assert!(failure.contains("cancel"), "{failure}");
@@ -336,7 +291,7 @@ async fn a_cancelled_turn_cancels_its_background_subagent() {
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let (server, _proxy, _hosts, ledger, turn) =
         started(scratch.path(), &cancel_script(1000), SESSION).await;
-    let roots = invocations(&server, "ZrSession");
+    let roots = server.invocations("ZrSession");
     assert_eq!(roots.len(), 1, "{roots:?}");
     server.cancel(roots.keys().next().expect("one root"));
 
@@ -352,7 +307,7 @@ async fn a_cancelled_turn_cancels_its_background_subagent() {
     // parent (it was sent one way), ends cancelled too.
     let mut children = BTreeMap::new();
     until("the background agent did not end", &server, || {
-        children = invocations(&server, "ZrAgent");
+        children = server.invocations("ZrAgent");
         children.len() == 1 && children.values().all(|(status, _)| status == "completed")
     })
     .await;
@@ -400,19 +355,12 @@ async fn a_turn_replayed_while_it_waits_for_its_background_agent_ends_once_the_a
         Arc::new(host)
     };
     let (first, second) = (host("a"), host("b"));
-    let a = serve(Arc::clone(&first)).await;
-    let b = serve(Arc::clone(&second)).await;
-    let proxy = Proxy::start(a).await;
-    server.register(&proxy.url()).await;
-    let ingress = server.ingress_url();
-    let turn = tokio::spawn(async move {
-        let session: SessionId = SESSION.parse().expect("a session id");
-        zr_restate::submit(&ingress, &session, "go").await
-    });
+    let workers = Takeover::start(&server, &first, &second).await;
+    let turn = submit(&server, SESSION, "go");
     // The root answered (its three requests and its bump are in its
     // journal) and waits for its background agent, which bumps.
     let ended_runs = |server: &RestateServer| -> usize {
-        invocations(server, "ZrSession")
+        server.invocations("ZrSession")
             .keys()
             .map(|id| {
                 server
@@ -438,19 +386,14 @@ async fn a_turn_replayed_while_it_waits_for_its_background_agent_ends_once_the_a
     // step's work, and awaits its agent's end only once it answered
     // (awaited while the hook holds the replay, the end the journal does
     // not hold would fail the attempt).
-    proxy.point_to(b);
-    proxy.cut();
-    let answer: TurnAnswer = tokio::time::timeout(Duration::from_secs(60), turn)
-        .await
-        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
-        .expect("the request task")
-        .unwrap_or_else(|e| panic!("{e}"));
+    workers.take_over();
+    let answer = answer(&server, turn, Duration::from_secs(60)).await;
     assert_eq!(
         (answer.status, answer.output.as_str()),
         (TaskStatus::Completed, "root done")
     );
     // The turn ended only once its background agent did, with its answer.
-    let children = invocations(&server, "ZrAgent");
+    let children = server.invocations("ZrAgent");
     assert_eq!(
         children.values().cloned().collect::<Vec<_>>(),
         [("completed".to_owned(), String::new())],

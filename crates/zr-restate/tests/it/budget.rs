@@ -6,14 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use zr_restate::TurnAnswer;
-use zr_types::SessionId;
-
-use crate::durable::serve;
 use crate::host::{Ledger, TestHost};
-use crate::proxy::Proxy;
 use crate::server::RestateServer;
+use crate::workers::{Takeover, answer, submit};
+use serde_json::{Value, json};
 
 const SESSION: &str = "s-0000000000004-00000004";
 
@@ -54,17 +50,10 @@ async fn the_budget_ends_at_the_first_attempts_deadline_after_a_worker_dies() {
         Arc::new(host)
     };
     let (first, second) = (host("a"), host("b"));
-    let a = serve(Arc::clone(&first)).await;
-    let b = serve(Arc::clone(&second)).await;
-    let proxy = Proxy::start(a).await;
-    server.register(&proxy.url()).await;
+    let workers = Takeover::start(&server, &first, &second).await;
 
-    let ingress = server.ingress_url();
     let start = Instant::now();
-    let turn = tokio::spawn(async move {
-        let session: SessionId = SESSION.parse().expect("a session id");
-        zr_restate::submit(&ingress, &session, "go").await
-    });
+    let turn = submit(&server, SESSION, "go");
     // Both children are in their bump, mid-budget: the first worker dies
     // (every connection to it drops; new ones go to the second).
     while ledger.holding.load(Ordering::SeqCst) < 2 {
@@ -77,14 +66,9 @@ async fn the_budget_ends_at_the_first_attempts_deadline_after_a_worker_dies() {
     }
     let under_way = Instant::now();
     tokio::time::sleep(DIES_AFTER).await;
-    proxy.point_to(b);
-    proxy.cut();
+    workers.take_over();
 
-    let answer: TurnAnswer = tokio::time::timeout(Duration::from_secs(60), turn)
-        .await
-        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
-        .expect("the request task")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let answer = answer(&server, turn, Duration::from_secs(60)).await;
     let (took, since) = (start.elapsed(), under_way.elapsed());
     assert_eq!(answer.output, "budget spent");
     // The first attempt's deadline (BUDGET after the call started, a

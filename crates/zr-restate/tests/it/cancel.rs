@@ -2,18 +2,15 @@
 //! invocation and every child it waits for end cancelled, and no side
 //! effect happens after.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use zr_types::SessionId;
-
-use crate::durable::serve;
 use crate::host::{Ledger, TestHost};
 use crate::proxy::Proxy;
 use crate::server::RestateServer;
+use crate::workers::{serve, submit};
+use serde_json::{Value, json};
 
 const SESSION: &str = "s-0000000000003-00000003";
 
@@ -40,20 +37,6 @@ fn script() -> Value {
     }})
 }
 
-/// The invocations of `service`: id -> (status, completion failure).
-fn invocations(server: &RestateServer, service: &str) -> BTreeMap<String, (String, String)> {
-    server
-        .sql(&format!(
-            "SELECT id, status, completion_failure FROM sys_invocation WHERE target_service_name = '{service}'"
-        ))
-        .into_iter()
-        .map(|row| {
-            let text = |key: &str| row[key].as_str().unwrap_or_default().to_owned();
-            (text("id"), (text("status"), text("completion_failure")))
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
     crate::server::log_to_test();
@@ -69,11 +52,7 @@ async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
     let proxy = Proxy::to_each(vec![serve(first).await, serve(second).await]).await;
     server.register(&proxy.url()).await;
 
-    let ingress = server.ingress_url();
-    let turn = tokio::spawn(async move {
-        let session: SessionId = SESSION.parse().expect("a session id");
-        zr_restate::submit(&ingress, &session, "go").await
-    });
+    let turn = submit(&server, SESSION, "go");
     // Every child is in its first bump.
     let deadline = Instant::now() + Duration::from_secs(60);
     while ledger.holding.load(Ordering::SeqCst) < CHILDREN {
@@ -86,7 +65,7 @@ async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let roots = invocations(&server, "ZrSession");
+    let roots = server.invocations("ZrSession");
     assert_eq!(roots.len(), 1, "{roots:?}");
     let root = roots.keys().next().expect("one root");
     server.cancel(root);
@@ -103,7 +82,7 @@ async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
     // Every invocation ends, cancelled.
     let deadline = Instant::now() + Duration::from_secs(30);
     let children = loop {
-        let children = invocations(&server, "ZrAgent");
+        let children = server.invocations("ZrAgent");
         if children.len() == CHILDREN && children.values().all(|(status, _)| status == "completed")
         {
             break children;
@@ -116,7 +95,7 @@ async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
     };
     for (id, (_, failure)) in children
         .iter()
-        .chain(invocations(&server, "ZrSession").iter())
+        .chain(server.invocations("ZrSession").iter())
     {
         assert!(
             failure.contains("cancelled"),

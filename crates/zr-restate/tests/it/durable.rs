@@ -2,7 +2,6 @@
 //! effect, another takes the turn over and replays it.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -11,12 +10,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use zr_engine::Agent;
-use zr_restate::{SessionHost, TurnAnswer};
+use zr_restate::SessionHost;
 use zr_types::SessionId;
 
 use crate::host::{Ledger, TestHost};
-use crate::proxy::Proxy;
 use crate::server::RestateServer;
+use crate::workers::{Takeover, answer, crashed, submit};
 
 const SESSION: &str = "s-0000000000001-00000001";
 
@@ -83,15 +82,6 @@ pub(crate) fn strip_times(value: &mut Value) {
     }
 }
 
-pub(crate) async fn serve(host: Arc<TestHost>) -> SocketAddr {
-    let listener = zr_restate::listen("127.0.0.1:0")
-        .await
-        .expect("a free port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(zr_restate::serve(listener, host, std::future::pending()));
-    addr
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_worker_dying_after_an_effect_costs_nothing_but_that_step() {
     crate::server::log_to_test();
@@ -116,33 +106,17 @@ async fn a_worker_dying_after_an_effect_costs_nothing_but_that_step() {
         scratch.path().join("b"),
         Arc::clone(&ledger),
     ));
-    let a = serve(Arc::clone(&first)).await;
-    let b = serve(Arc::clone(&second)).await;
-    let proxy = Proxy::start(a).await;
-    server.register(&proxy.url()).await;
+    let workers = Takeover::start(&server, &first, &second).await;
 
-    let ingress = server.ingress_url();
-    let turn = tokio::spawn(async move {
-        let session: SessionId = SESSION.parse().expect("a session id");
-        zr_restate::submit(&ingress, &session, "go").await
-    });
-    tokio::time::timeout(Duration::from_secs(60), crash.notified())
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "the first worker never reached the second bump\n{}",
-                server.log()
-            )
-        });
-    // The first worker is dead to the server: its connections drop and
-    // every new one goes to the second.
-    proxy.point_to(b);
-    proxy.cut();
-    let answer: TurnAnswer = tokio::time::timeout(Duration::from_secs(120), turn)
-        .await
-        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
-        .expect("the request task")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let turn = submit(&server, SESSION, "go");
+    crashed(
+        &server,
+        &crash,
+        "the first worker never reached the second bump",
+    )
+    .await;
+    workers.take_over();
+    let answer = answer(&server, turn, Duration::from_secs(120)).await;
     assert_eq!(
         answer.output, expected.output,
         "the same answer as the local run"

@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zr_engine::{Agent, TaskStatus};
-use zr_restate::{SessionHost, TurnAnswer};
+use zr_restate::SessionHost;
 use zr_types::SessionId;
 
-use crate::durable::{serve, transcripts};
+use crate::durable::transcripts;
 use crate::host::{Ledger, TestHost};
 use crate::proxy::Proxy;
 use crate::server::RestateServer;
+use crate::workers::{answer, serve, submit};
 
 const SESSION: &str = "s-0000000000002-00000002";
 
@@ -83,13 +84,12 @@ async fn each_subagent_is_a_child_invocation_on_either_worker() {
     let proxy = Proxy::to_each(vec![a, b]).await;
     server.register(&proxy.url()).await;
 
-    let answer: TurnAnswer = tokio::time::timeout(
+    let answer = answer(
+        &server,
+        submit(&server, SESSION, "go"),
         Duration::from_secs(120),
-        zr_restate::submit(&server.ingress_url(), &session, "go"),
     )
-    .await
-    .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
-    .unwrap_or_else(|e| panic!("{e}"));
+    .await;
     assert_eq!(
         (answer.status, answer.output.as_str()),
         (TaskStatus::Completed, "fanned out")

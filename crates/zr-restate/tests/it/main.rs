@@ -11,3 +11,4 @@ mod host;
 mod proxy;
 mod server;
 mod turns;
+mod workers;

@@ -263,6 +263,22 @@ impl RestateServer {
         value["rows"].as_array().cloned().unwrap_or_default()
     }
 
+    /// The invocations of `service`: id -> (status, completion failure).
+    pub(crate) fn invocations(
+        &self,
+        service: &str,
+    ) -> std::collections::BTreeMap<String, (String, String)> {
+        self.sql(&format!(
+            "SELECT id, status, completion_failure FROM sys_invocation WHERE target_service_name = '{service}'"
+        ))
+        .into_iter()
+        .map(|row| {
+            let text = |key: &str| row[key].as_str().unwrap_or_default().to_owned();
+            (text("id"), (text("status"), text("completion_failure")))
+        })
+        .collect()
+    }
+
     /// Cancels the invocation `id` through the admin API.
     ///
     /// # Panics

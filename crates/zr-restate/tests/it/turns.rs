@@ -14,10 +14,10 @@ use zr_engine::Agent;
 use zr_restate::{SessionHost, TurnAnswer};
 use zr_types::{Message, SessionId};
 
-use crate::durable::{serve, transcripts};
+use crate::durable::transcripts;
 use crate::host::{Ledger, TestHost};
-use crate::proxy::Proxy;
 use crate::server::RestateServer;
+use crate::workers::{Takeover, answer, crashed, submit};
 
 const SESSION: &str = "s-0000000000002-00000002";
 
@@ -54,15 +54,12 @@ fn comparable(messages: &[Message]) -> Value {
 }
 
 async fn turn(server: &RestateServer, prompt: &str) -> TurnAnswer {
-    let ingress = server.ingress_url();
-    let prompt = prompt.to_owned();
-    let answer =
-        tokio::spawn(async move { zr_restate::submit(&ingress, &session(), &prompt).await });
-    tokio::time::timeout(Duration::from_secs(120), answer)
-        .await
-        .unwrap_or_else(|_| panic!("the turn did not end\n{}", server.log()))
-        .expect("the request task")
-        .unwrap_or_else(|e| panic!("{e}"))
+    answer(
+        server,
+        submit(server, SESSION, prompt),
+        Duration::from_secs(120),
+    )
+    .await
 }
 
 fn requests(host: &TestHost) -> Vec<Vec<Message>> {
@@ -93,10 +90,7 @@ async fn the_second_turn_goes_on_from_the_first_even_when_its_worker_dies() {
     first.crash = Some(Arc::clone(&crash));
     let first = Arc::new(first);
     let second = Arc::new(TestHost::new(script(), shared, Arc::clone(&ledger)));
-    let a = serve(Arc::clone(&first)).await;
-    let b = serve(Arc::clone(&second)).await;
-    let proxy = Proxy::start(a).await;
-    server.register(&proxy.url()).await;
+    let workers = Takeover::start(&server, &first, &second).await;
 
     let answer = turn(&server, "first").await;
     assert_eq!(
@@ -104,25 +98,15 @@ async fn the_second_turn_goes_on_from_the_first_even_when_its_worker_dies() {
         (local_first.output.as_str(), local_first.turns)
     );
 
-    let second_turn = tokio::spawn({
-        let ingress = server.ingress_url();
-        async move { zr_restate::submit(&ingress, &session(), "second").await }
-    });
-    tokio::time::timeout(Duration::from_secs(60), crash.notified())
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "the first worker never reached the second turn's bump\n{}",
-                server.log()
-            )
-        });
-    proxy.point_to(b);
-    proxy.cut();
-    let answer = tokio::time::timeout(Duration::from_secs(120), second_turn)
-        .await
-        .unwrap_or_else(|_| panic!("the second turn did not end\n{}", server.log()))
-        .expect("the request task")
-        .unwrap_or_else(|e| panic!("{e}"));
+    let second_turn = submit(&server, SESSION, "second");
+    crashed(
+        &server,
+        &crash,
+        "the first worker never reached the second turn's bump",
+    )
+    .await;
+    workers.take_over();
+    let answer = crate::workers::answer(&server, second_turn, Duration::from_secs(120)).await;
     assert_eq!(
         (answer.output.as_str(), answer.turns),
         (local_second.output.as_str(), local_second.turns),
@@ -253,25 +237,20 @@ async fn workers_without_a_shared_folder_each_write_the_whole_conversation() {
         scratch.path().join("b"),
         Arc::clone(&ledger),
     ));
-    let a = serve(Arc::clone(&first)).await;
-    let b = serve(Arc::clone(&second)).await;
-    let proxy = Proxy::start(a).await;
-    server.register(&proxy.url()).await;
+    let workers = Takeover::start(&server, &first, &second).await;
 
     // Turn 1 on the first worker, turn 2 on the second, turn 3 on the
     // first again (whose transcript holds only turn 1).
     assert_eq!(turn(&server, "first").await.output, "one");
     assert_eq!(comparable(&resumed_history(&first)), local_histories[0]);
-    proxy.point_to(b);
-    proxy.cut();
+    workers.take_over();
     assert_eq!(turn(&server, "second").await.output, "two");
     assert_eq!(
         comparable(&resumed_history(&second)),
         local_histories[1],
         "the second worker's transcript holds turn 1 (from the state) and turn 2"
     );
-    proxy.point_to(a);
-    proxy.cut();
+    workers.give_back();
     assert_eq!(turn(&server, "third").await.output, "three");
     assert_eq!(
         comparable(&resumed_history(&first)),
