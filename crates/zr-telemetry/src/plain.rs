@@ -27,9 +27,15 @@ pub(crate) struct Target {
 
 impl Target {
     /// The parts of `endpoint` when it is a plain `http://` URL this
-    /// client can serve (no user information); `None` otherwise.
+    /// client can serve as written (no user information, nothing to
+    /// percent-encode: only visible ASCII); `None` otherwise (reqwest
+    /// serves it). A fragment is not sent.
     pub(crate) fn parse(endpoint: &str) -> Option<Self> {
         let rest = endpoint.strip_prefix("http://")?;
+        let rest = rest.split_once('#').map_or(rest, |(before, _)| before);
+        if !rest.bytes().all(|b| b.is_ascii_graphic()) {
+            return None;
+        }
         let (authority, path) = match rest.find(['/', '?']) {
             Some(at) => (&rest[..at], &rest[at..]),
             None => (rest, "/"),

@@ -32,6 +32,12 @@ fn endpoints_parse_into_what_is_connected_to_and_asked_for() {
     assert_eq!(parts("https://collector/v1/traces"), None);
     assert_eq!(parts("http://user:pw@collector/v1/traces"), None);
     assert_eq!(parts("http:///v1/traces"), None);
+    assert_eq!(
+        parts("http://collector/v1/traces#top"),
+        owned("collector", "collector:80", "/v1/traces")
+    );
+    assert_eq!(parts("http://collector/v1 traces"), None);
+    assert_eq!(parts("http://collector/v1/trac\u{e9}s"), None);
 }
 
 /// What a server saw of one request: its head's lines and its body.
