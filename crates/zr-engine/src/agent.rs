@@ -9,7 +9,6 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use futures_util::Stream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tracing::Instrument as _;
 use zr_caps::AgentCapabilities;
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage, error_chain};
 
@@ -23,6 +22,7 @@ use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::history::{continue_history, push_user_text};
 use crate::hooks::HookAgent;
+use crate::in_span::in_span;
 use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::root_tools;
@@ -572,7 +572,7 @@ async fn run_root(
         session.runtime.provider().name(),
         None,
     );
-    let outcome = run.run(ctx).instrument(span.clone()).await;
+    let outcome = in_span(run.run(ctx), span.clone()).await;
     telemetry::record_end(&span, outcome.status, outcome.turns, outcome.usage);
     if let Some(source) = outcome.error {
         telemetry::record_failure(&span, "provider_error", &error_chain(&source));

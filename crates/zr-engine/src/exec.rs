@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::{StreamExt as _, stream};
-use tracing::Instrument as _;
 use zr_types::{
     ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput, ToolResultContent,
     error_chain,
@@ -21,6 +20,7 @@ use crate::error::catch_panic;
 use crate::event::EventKind;
 use crate::find_tool;
 use crate::hooks::HookAgent;
+use crate::in_span::in_span;
 use crate::meta::AgentMeta;
 use crate::permission;
 use crate::session::QueryCtx;
@@ -121,7 +121,7 @@ async fn run_one(
 ) -> CallOutcome {
     let span = telemetry::tool_span(&call.name, &call.id, &call.input);
     let traced = span.clone();
-    async move {
+    in_span(async move {
         let meta = &agent.meta;
         let answer = |block| CallOutcome {
             block,
@@ -212,8 +212,7 @@ async fn run_one(
             load,
             recorded: false,
         }
-    }
-    .instrument(span)
+    }, span)
     .await
 }
 

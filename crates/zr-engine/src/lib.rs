@@ -275,6 +275,7 @@ mod find_tool;
 mod history;
 mod hooks;
 mod host_task;
+mod in_span;
 mod meta;
 mod outcome;
 mod permission;

@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
-use tracing::{Instrument as _, Span};
+use tracing::Span;
 use zr_caps::Isolation;
 use zr_types::{AgentId, BoxFuture, error_chain};
 
@@ -54,6 +54,7 @@ use crate::effects::Deadline;
 use crate::error::EngineError;
 use crate::event::EventKind;
 use crate::hooks::HookAgent;
+use crate::in_span::in_span;
 use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
 use crate::price::cost_of;
 use crate::remote::SubagentSpec;
@@ -259,7 +260,7 @@ pub(crate) async fn live(
         result
     };
     let result = effects
-        .subagent(&id, Box::pin(frame.instrument(span.clone())))
+        .subagent(&id, Box::pin(in_span(frame, span.clone())))
         .await;
     telemetry::record_task(&span, &result);
     end.publish(ctx, &agent_type, result)

@@ -4,7 +4,7 @@
 //!
 //! A span is encoded when it ends, on the run's thread, into the queue's
 //! buffer ([`span_entry`]); the export thread wraps a batch of them in a
-//! request ([`request`]). The attributes are already OTLP bytes (the
+//! request ([`request_head`], then the entries as queued). The attributes are already OTLP bytes (the
 //! layer wrote them as they were recorded) and are copied; the rest of
 //! each span is sized once and written in one pass, in field-number
 //! order as `prost` writes it (the tests decode both and compare, and
@@ -43,9 +43,18 @@ pub(crate) fn span_entry(out: &mut Vec<u8>, span: &SpanRecord) {
 
 /// The request body for `entries` (spans as [`span_entry`] writes them),
 /// under `resource` and the scope [`SCOPE`].
+#[cfg(test)]
 pub(crate) fn request(entries: &[u8], resource: &Resource) -> Vec<u8> {
-    let scope_len = (!entries.is_empty())
-        .then(|| message_field_len(1, string_field_len(1, SCOPE)) + entries.len());
+    let mut out = request_head(entries.len(), resource);
+    out.extend_from_slice(entries);
+    out
+}
+
+/// The bytes of [`request`]'s body that come before `entries_len` bytes
+/// of entries (the body is this, then the entries as they are).
+pub(crate) fn request_head(entries_len: usize, resource: &Resource) -> Vec<u8> {
+    let scope_len =
+        (entries_len != 0).then(|| message_field_len(1, string_field_len(1, SCOPE)) + entries_len);
     let resource_len: usize = resource
         .attributes
         .iter()
@@ -54,7 +63,7 @@ pub(crate) fn request(entries: &[u8], resource: &Resource) -> Vec<u8> {
     let resource_spans_len =
         message_field_len(1, resource_len) + scope_len.map_or(0, |len| message_field_len(2, len));
 
-    let total = message_field_len(1, resource_spans_len);
+    let total = message_field_len(1, resource_spans_len) - entries_len;
     let mut out = Vec::with_capacity(total);
     header(&mut out, 1, resource_spans_len);
     header(&mut out, 1, resource_len);
@@ -69,7 +78,6 @@ pub(crate) fn request(entries: &[u8], resource: &Resource) -> Vec<u8> {
         header(&mut out, 2, len);
         header(&mut out, 1, string_field_len(1, SCOPE));
         string_field(&mut out, 1, SCOPE);
-        out.extend_from_slice(entries);
     }
     debug_assert_eq!(out.len(), total, "sizes computed as written");
     out

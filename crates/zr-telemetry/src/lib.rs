@@ -32,6 +32,7 @@ mod error;
 mod exporter;
 mod ids;
 mod layer;
+mod plain;
 mod queue;
 mod record;
 mod transport;

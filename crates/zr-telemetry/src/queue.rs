@@ -1,7 +1,7 @@
 //! The bounded queue between the run and the export thread, and that
 //! thread: it wakes when a batch is full, every [`SCHEDULE`] or at
-//! shutdown, takes everything queued, and posts it in batches of
-//! [`BATCH_SIZE`].
+//! shutdown, takes everything queued, posts it in batches of
+//! [`BATCH_SIZE`], and gives the buffer back to be filled again.
 //!
 //! A span is encoded into the queue's buffer as it ends, on the run's
 //! thread, under the queue's lock (no I/O, no wait; a wake-up only when a
@@ -18,7 +18,9 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::encode::{Resource, request, span_entry};
+#[cfg(test)]
+use crate::encode::request;
+use crate::encode::{Resource, request_head, span_entry};
 use crate::record::SpanRecord;
 use crate::transport::OtlpHttp;
 
@@ -51,10 +53,18 @@ struct State {
     spans: usize,
     dropped: u64,
     closed: bool,
+    /// A buffer the export thread has sent and given back, emptied: the
+    /// next one to fill, so that the run's thread writes into memory
+    /// already mapped rather than fresh pages.
+    spare: Vec<u8>,
 }
 
 /// Room for a batch's bytes when nothing better is known.
 const BATCH_BYTES: usize = 64 * 1024;
+
+/// The largest buffer kept for reuse ([`Queue::give_back`]): after a
+/// burst, a larger one is freed.
+const SPARE_MAX: usize = 4 * 1024 * 1024;
 
 impl Queue {
     /// A queue of at most `bound` spans (at least one).
@@ -95,9 +105,14 @@ impl Queue {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
-        // The next buffer as large as this one was (made here, not by a
-        // run's thread growing it from nothing).
-        let fresh = Vec::with_capacity(state.bytes.len().max(BATCH_BYTES));
+        // The next buffer: the one given back, or one as large as this one
+        // was (made here, not by a run's thread growing it from nothing).
+        let wanted = state.bytes.len().max(BATCH_BYTES);
+        let fresh = if state.spare.capacity() >= wanted {
+            std::mem::take(&mut state.spare)
+        } else {
+            Vec::with_capacity(wanted)
+        };
         let mut batch_ends = std::mem::take(&mut state.batch_ends);
         let bytes = std::mem::replace(&mut state.bytes, fresh);
         if batch_ends.last() != Some(&bytes.len()) && !bytes.is_empty() {
@@ -109,6 +124,19 @@ impl Queue {
             batch_ends,
             dropped: state.dropped,
             closed: state.closed,
+        }
+    }
+}
+
+impl Queue {
+    /// Takes back a buffer [`Queue::take`] handed out, once sent: kept
+    /// (emptied) as the next one to fill, if larger than the one kept and
+    /// at most [`SPARE_MAX`].
+    pub(crate) fn give_back(&self, mut bytes: Vec<u8>) {
+        bytes.clear();
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if bytes.capacity() > state.spare.capacity() && bytes.capacity() <= SPARE_MAX {
+            state.spare = bytes;
         }
     }
 }
@@ -174,7 +202,7 @@ impl Worker {
     /// Starts the thread that sends `queue`'s spans with `http`.
     pub(crate) fn start(
         queue: Arc<Queue>,
-        http: OtlpHttp,
+        mut http: OtlpHttp,
         resource: Resource,
     ) -> std::io::Result<Self> {
         let (tx, done) = mpsc::channel();
@@ -182,7 +210,7 @@ impl Worker {
         thread::Builder::new()
             .name("zr-telemetry-export".to_owned())
             .spawn(move || {
-                export_loop(&shared, &http, &resource);
+                export_loop(&shared, &mut http, &resource);
                 // The client's own runtime is dropped here, off any async
                 // runtime; then the caller of `stop` is told.
                 drop(http);
@@ -209,7 +237,7 @@ impl Worker {
     }
 }
 
-fn export_loop(queue: &Queue, http: &OtlpHttp, resource: &Resource) {
+fn export_loop(queue: &Queue, http: &mut OtlpHttp, resource: &Resource) {
     let mut warned_drops = false;
     let mut failing = false;
     loop {
@@ -222,7 +250,7 @@ fn export_loop(queue: &Queue, http: &OtlpHttp, resource: &Resource) {
             );
         }
         for batch in taken.batches() {
-            match http.post(request(batch, resource)) {
+            match http.post(&request_head(batch.len(), resource), batch) {
                 Ok(()) => failing = false,
                 Err(error) if !failing => {
                     failing = true;
@@ -233,15 +261,22 @@ fn export_loop(queue: &Queue, http: &OtlpHttp, resource: &Resource) {
                 Err(_) => {}
             }
         }
-        if taken.closed {
-            if taken.dropped > 0 {
+        let Taken {
+            bytes,
+            dropped,
+            closed,
+            ..
+        } = taken;
+        if closed {
+            if dropped > 0 {
                 tracing::warn!(
                     "telemetry: {} spans were dropped (the export queue was full)",
-                    taken.dropped
+                    dropped
                 );
             }
             return;
         }
+        queue.give_back(bytes);
     }
 }
 

@@ -7,10 +7,11 @@
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
-use tracing::{Instrument as _, Span};
+use tracing::Span;
 use zr_types::{ContentBlock, Message, ToolDefinition, error_chain};
 
 use crate::event::EventKind;
+use crate::in_span::in_span;
 use crate::meta::AgentMeta;
 use crate::outcome::Progress;
 use crate::session::QueryCtx;
@@ -85,7 +86,7 @@ pub(crate) async fn request(
         system: &request.system,
         messages: &request.messages,
     });
-    let streamed = stream_response(ctx, meta, request, live).instrument(span.clone());
+    let streamed = in_span(stream_response(ctx, meta, request, live), span.clone());
     match streamed.await {
         Ok(Some(response)) => {
             telemetry::record_response(

@@ -83,3 +83,37 @@ fn a_full_batch_wakes_the_taker_before_the_schedule() {
     assert_eq!(taken, BATCH_SIZE);
     assert!(waited < SCHEDULE, "woken by the batch, not the schedule");
 }
+
+#[test]
+fn a_buffer_given_back_is_filled_again() {
+    // A bound of one: each span is a full batch, taken without waiting.
+    let queue = Queue::new(1);
+    queue.push(span(1));
+    let first = queue.take();
+    let reused = first.bytes.as_ptr();
+    queue.give_back(first.bytes);
+    queue.push(span(2));
+    let second = queue.take();
+    assert_eq!(batches(&second), [vec![2]]);
+    queue.push(span(3));
+    let third = queue.take();
+    assert_eq!(batches(&third), [vec![3]]);
+    assert_eq!(
+        third.bytes.as_ptr(),
+        reused,
+        "the spans went into the buffer given back"
+    );
+}
+
+#[test]
+fn a_buffer_past_the_bound_is_not_kept() {
+    let queue = Queue::new(100);
+    queue.give_back(Vec::with_capacity(SPARE_MAX + 1));
+    let kept = queue
+        .state
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .spare
+        .capacity();
+    assert_eq!(kept, 0);
+}
