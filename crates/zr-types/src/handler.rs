@@ -197,7 +197,7 @@ impl ToolOutput {
 /// impl ToolHandler for Echo {
 ///     fn call<'a>(
 ///         &'a self,
-///         call: ToolCall,
+///         call: &'a ToolCall,
 ///         _ctx: ToolContext,
 ///     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
 ///         Box::pin(async move {
@@ -218,9 +218,14 @@ impl ToolOutput {
 /// ```
 pub trait ToolHandler: Send + Sync + fmt::Debug {
     /// Runs `call` on behalf of the agent described by `ctx`.
+    ///
+    /// The call is lent for as long as the future lives: the engine runs
+    /// it from the turn's calls without a copy per call (every call of
+    /// every agent of a fan-out made one). A handler that needs the input
+    /// beyond the future (a request body it hands on) clones what it keeps.
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }

@@ -310,7 +310,7 @@ struct Big(Arc<String>);
 impl ToolHandler for Big {
     fn call<'a>(
         &'a self,
-        _: ToolCall,
+        _: &'a ToolCall,
         _: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let text = self.0.as_str().to_owned();

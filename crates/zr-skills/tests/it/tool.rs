@@ -29,7 +29,7 @@ fn call(tool: &SkillTool, agent: &AgentId, input: Value) -> ToolOutput {
         name: "Skill".to_owned(),
         input,
     };
-    ready(tool.call(call, ctx(agent))).unwrap()
+    ready(tool.call(&call, ctx(agent))).unwrap()
 }
 
 fn text(output: &ToolOutput) -> &str {
