@@ -30,9 +30,9 @@ pub(crate) struct AgentMeta {
     /// subagents, else the runtime's).
     pub(crate) cwd: PathBuf,
     /// The model its requests name.
-    pub(crate) model: String,
+    pub(crate) model: Arc<str>,
     /// Its system prompt.
-    pub(crate) system: String,
+    pub(crate) system: Arc<str>,
     /// Its turn limit.
     pub(crate) max_turns: u32,
     /// The schema its final answer must match; `None`: free text.

@@ -258,8 +258,8 @@ pub(crate) fn rebuild(
         ),
         background: how.background,
         cwd,
-        model: header.model.clone(),
-        system,
+        model: Arc::from(header.model.as_str()),
+        system: Arc::from(system),
         max_turns: header.max_turns,
         task: header.task.clone(),
         // The schema the Task call passed (its header has it) wins over

@@ -41,7 +41,7 @@ impl Recording {
             .lock()
             .unwrap()
             .iter()
-            .filter(|r| r.origin.agent_type == agent_type)
+            .filter(|r| *r.origin.agent_type == *agent_type)
             .cloned()
             .collect()
     }
