@@ -98,7 +98,7 @@ pub(crate) fn recorded_result(id: &AgentId, loaded: &Loaded, index: usize) -> Op
 struct Kind {
     definition: Option<AgentDefinition>,
     label: String,
-    system: String,
+    system: Arc<str>,
 }
 
 fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind {
@@ -122,7 +122,7 @@ fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind 
         return Kind {
             definition: None,
             label: "fork".to_owned(),
-            system,
+            system: Arc::from(system),
         };
     }
     let catalog = session.catalog.current();
@@ -259,7 +259,7 @@ pub(crate) fn rebuild(
         background: how.background,
         cwd,
         model: Arc::from(header.model.as_str()),
-        system: Arc::from(system),
+        system,
         max_turns: header.max_turns,
         task: header.task.clone(),
         // The schema the Task call passed (its header has it) wins over

@@ -593,7 +593,7 @@ fn typed(
     parent: &AgentRun,
     task: &TaskInput,
 ) -> Start {
-    let system = Arc::from(system_prompt(definition));
+    let system = system_prompt(definition);
     // Most types run on their parent's model: its text is shared.
     let model = subagent_model(aliases, definition, &parent.meta.model);
     let model = if *model == *parent.meta.model {
