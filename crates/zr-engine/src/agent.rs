@@ -625,7 +625,7 @@ pub(crate) fn root_meta(
         parent: None,
         mode: config.permission_mode,
         background: false,
-        cwd: settings.cwd.clone(),
+        cwd: Arc::from(settings.cwd.as_path()),
         model: model.map_or_else(|| Arc::from(settings.model.as_str()), Arc::from),
         system: Arc::from(config.system_prompt.as_str()),
         max_turns: max_turns.unwrap_or(config.max_turns),

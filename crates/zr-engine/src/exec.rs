@@ -249,7 +249,7 @@ async fn run_handler(
     let tool_ctx = ToolContext::new(
         ctx.session.id.clone(),
         agent.id.clone(),
-        agent.cwd.clone(),
+        Arc::clone(&agent.cwd),
         runtime.settings().env.clone(),
     )
     .with_background(agent.background)

@@ -257,7 +257,7 @@ pub(crate) fn rebuild(
             definition.as_ref().and_then(|d| d.permission_mode),
         ),
         background: how.background,
-        cwd,
+        cwd: cwd.into(),
         model: Arc::from(header.model.as_str()),
         system,
         max_turns: header.max_turns,

@@ -541,7 +541,7 @@ fn prepare(
             definition.and_then(|d| d.permission_mode),
         ),
         background: task.background || definition.is_some_and(|d| d.background),
-        cwd: parent.meta.cwd.clone(),
+        cwd: Arc::clone(&parent.meta.cwd),
         model,
         system,
         max_turns,

@@ -18,7 +18,7 @@ fn ctx(agent: &AgentId) -> ToolContext {
     ToolContext::new(
         SessionId::from_parts(1, 2),
         agent.clone(),
-        "/tmp".into(),
+        std::path::Path::new("/tmp"),
         BTreeMap::new(),
     )
 }
