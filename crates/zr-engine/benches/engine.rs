@@ -182,7 +182,7 @@ struct Stamped(std::sync::Mutex<Vec<Instant>>);
 impl ToolHandler for Stamped {
     fn call<'a>(
         &'a self,
-        _: ToolCall,
+        _: &'a ToolCall,
         _: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         self.0.lock().unwrap().push(Instant::now());

@@ -72,7 +72,7 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
         template: subagent.result.clone(),
         progress: Arc::clone(&run.progress),
         agent_type: Arc::clone(&run.meta.agent_type),
-        model: run.meta.model.clone(),
+        model: run.meta.model.to_string(),
         parent,
         started: subagent.start,
         settled: None,

@@ -98,7 +98,7 @@ pub trait Effects: Send + Sync + fmt::Debug {
     fn tool_call<'a>(
         &'a self,
         handler: &'a Arc<dyn ToolHandler>,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         handler.call(call, ctx)

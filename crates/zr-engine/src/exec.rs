@@ -248,7 +248,7 @@ async fn run_handler(
     let tool_ctx = ToolContext::new(
         ctx.session.id.clone(),
         agent.id.clone(),
-        agent.cwd.clone(),
+        Arc::clone(&agent.cwd),
         runtime.settings().env.clone(),
     )
     .with_background(agent.background)
@@ -256,7 +256,7 @@ async fn run_handler(
     let effects = runtime.effects();
     // The call itself inside the caught future: a handler may panic while
     // making its future, before any poll.
-    let called = catch_panic(async { effects.tool_call(handler, call.clone(), tool_ctx).await });
+    let called = catch_panic(async { effects.tool_call(handler, call, tool_ctx).await });
     let failure = match called.await {
         Ok(Ok(output)) => return output,
         Ok(Err(error)) => error_chain(&error),

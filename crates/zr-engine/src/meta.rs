@@ -2,7 +2,7 @@
 //! model, prompt), the narrow view that hooks, permissions, transcripts,
 //! worktrees, compaction and events take instead of the whole run.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use zr_caps::PermissionMode;
@@ -28,11 +28,11 @@ pub(crate) struct AgentMeta {
     pub(crate) background: bool,
     /// The folder the agent's tools work in (a worktree for isolated
     /// subagents, else the runtime's).
-    pub(crate) cwd: PathBuf,
+    pub(crate) cwd: Arc<Path>,
     /// The model its requests name.
-    pub(crate) model: String,
+    pub(crate) model: Arc<str>,
     /// Its system prompt.
-    pub(crate) system: String,
+    pub(crate) system: Arc<str>,
     /// Its turn limit.
     pub(crate) max_turns: u32,
     /// The schema its final answer must match; `None`: free text.

@@ -181,12 +181,14 @@ pub(crate) fn subagent_tools(
 }
 
 /// A typed subagent's system prompt: its definition's prompt, then its
-/// `append_prompt`.
-pub(crate) fn system_prompt(definition: &AgentDefinition) -> String {
+/// `append_prompt`. Made once per subagent and shared by its requests.
+pub(crate) fn system_prompt(definition: &AgentDefinition) -> Arc<str> {
+    let Some(extra) = &definition.append_prompt else {
+        // One allocation: no `String` to copy into the `Arc`.
+        return Arc::from(definition.prompt.as_str());
+    };
     let mut system = definition.prompt.clone();
-    if let Some(extra) = &definition.append_prompt {
-        system.push_str("\n\n");
-        system.push_str(extra);
-    }
-    system
+    system.push_str("\n\n");
+    system.push_str(extra);
+    Arc::from(system)
 }

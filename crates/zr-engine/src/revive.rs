@@ -98,7 +98,7 @@ pub(crate) fn recorded_result(id: &AgentId, loaded: &Loaded, index: usize) -> Op
 struct Kind {
     definition: Option<AgentDefinition>,
     label: String,
-    system: String,
+    system: Arc<str>,
 }
 
 fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind {
@@ -122,7 +122,7 @@ fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind 
         return Kind {
             definition: None,
             label: "fork".to_owned(),
-            system,
+            system: Arc::from(system),
         };
     }
     let catalog = session.catalog.current();
@@ -257,8 +257,8 @@ pub(crate) fn rebuild(
             definition.as_ref().and_then(|d| d.permission_mode),
         ),
         background: how.background,
-        cwd,
-        model: header.model.clone(),
+        cwd: cwd.into(),
+        model: Arc::from(header.model.as_str()),
         system,
         max_turns: header.max_turns,
         task: header.task.clone(),

@@ -307,13 +307,14 @@ async fn run_task(
         }
     };
     // A typed subagent of the root may run elsewhere: its description is
-    // what a local run would build it from.
-    let spec = match &task.subagent_type {
+    // what a local run would build it from. The task is not needed after
+    // this: its texts move into the description.
+    let spec = match task.subagent_type {
         Some(name) if fresh && parent.meta.id.is_root() => Some(SubagentSpec {
-            subagent_type: name.clone(),
-            description: task.description.clone(),
-            prompt: task.prompt.clone(),
-            output_schema: task.schema.clone(),
+            subagent_type: name,
+            description: task.description,
+            prompt: task.prompt,
+            output_schema: task.schema,
             call: call.id.clone(),
             index,
             agent: run.meta.id.clone(),
@@ -361,7 +362,10 @@ fn announce(
 ) -> Subagent {
     result.agent_id = Some(run.meta.id.clone());
     if let Some(task) = &run.meta.task {
-        result.agent_type = run.meta.agent_type.to_string();
+        // Nearly always the type the result was made with: no new text.
+        if *result.agent_type != *run.meta.agent_type {
+            result.agent_type = run.meta.agent_type.to_string();
+        }
         result.description.clone_from(&task.description);
     }
     subagent::started(ctx, &run, &result.description, result.index);
@@ -537,7 +541,7 @@ fn prepare(
             definition.and_then(|d| d.permission_mode),
         ),
         background: task.background || definition.is_some_and(|d| d.background),
-        cwd: parent.meta.cwd.clone(),
+        cwd: Arc::clone(&parent.meta.cwd),
         model,
         system,
         max_turns,
@@ -580,7 +584,7 @@ fn child_of(parent: &AgentId, label: &str, id: &AgentId) -> Result<AgentId, Engi
     }
 }
 
-type Start = (String, String, u32, Budget, Vec<Message>);
+type Start = (Arc<str>, Arc<str>, u32, Budget, Vec<Message>);
 
 /// A typed subagent: its own prompt, an empty history but for the task.
 fn typed(
@@ -590,7 +594,13 @@ fn typed(
     task: &TaskInput,
 ) -> Start {
     let system = system_prompt(definition);
+    // Most types run on their parent's model: its text is shared.
     let model = subagent_model(aliases, definition, &parent.meta.model);
+    let model = if *model == *parent.meta.model {
+        Arc::clone(&parent.meta.model)
+    } else {
+        Arc::from(model)
+    };
     (
         system,
         model,
@@ -649,8 +659,8 @@ fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput) -> Start {
         content,
     });
     (
-        parent.meta.system.clone(),
-        parent.meta.model.clone(),
+        Arc::clone(&parent.meta.system),
+        Arc::clone(&parent.meta.model),
         (parent.meta.max_turns / 2).max(1),
         Budget::default(),
         history,
@@ -662,7 +672,8 @@ mod tests;
 
 /// The report people see.
 fn report(results: &[TaskResult], timeout: Duration) -> String {
-    let mut text = String::new();
+    // About one line of 100 bytes per result: few regrowths.
+    let mut text = String::with_capacity(64 + 128 * results.len());
     let done = results
         .iter()
         .filter(|r| r.status == TaskStatus::Completed)
@@ -674,10 +685,10 @@ fn report(results: &[TaskResult], timeout: Duration) -> String {
         timeout.as_secs()
     );
     for r in results {
-        let id = r
-            .agent_id
-            .as_ref()
-            .map_or_else(|| "-".to_owned(), ToString::to_string);
+        let id: &dyn fmt::Display = match &r.agent_id {
+            Some(id) => id,
+            None => &"-",
+        };
         let _ = writeln!(
             text,
             "[{}] {} ({}, {}): {} after {:.1} s, {} turns, {} tokens",

@@ -179,7 +179,7 @@ impl Scope {
                 })?;
         }
         tracing::info!(agent = %run.id, worktree = %path.display(), %branch, "isolated in a worktree");
-        run.cwd = cwd;
+        run.cwd = cwd.into();
         Ok(())
     }
 

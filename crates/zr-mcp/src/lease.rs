@@ -447,18 +447,18 @@ impl McpToolHandler {
 }
 
 /// The handler's answer for a call's outcome.
-fn answer(tool: String, result: Result<ToolOutput, McpError>) -> Result<ToolOutput, ToolError> {
+fn answer(tool: &str, result: Result<ToolOutput, McpError>) -> Result<ToolOutput, ToolError> {
     match result {
         Ok(output) => Ok(output),
         Err(e @ (McpError::Timeout { .. } | McpError::Refused { .. })) => {
             Ok(ToolOutput::error(e.to_string()))
         }
         Err(e) if e.is_connection_lost() => Err(ToolError::Unavailable {
-            tool,
+            tool: tool.to_owned(),
             reason: e.to_string(),
         }),
         Err(e) => Err(ToolError::Failed {
-            tool,
+            tool: tool.to_owned(),
             source: Box::new(e),
         }),
     }
@@ -467,7 +467,7 @@ fn answer(tool: String, result: Result<ToolOutput, McpError>) -> Result<ToolOutp
 impl ToolHandler for McpToolHandler {
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
@@ -481,11 +481,11 @@ impl ToolHandler for McpToolHandler {
                 }
                 Err(Stale::Restart(e)) => {
                     return Err(ToolError::Unavailable {
-                        tool: call.name,
+                        tool: call.name.clone(),
                         reason: format!("restarting failed: {}", zr_types::error_chain(&e)),
                     });
                 }
-                Err(Stale::Listing(e)) => return answer(call.name, Err(e)),
+                Err(Stale::Listing(e)) => return answer(&call.name, Err(e)),
             };
             let key = ctx.idempotency_key.as_deref();
             let caller = Caller {
@@ -494,7 +494,9 @@ impl ToolHandler for McpToolHandler {
             };
             let result = match &self.remote {
                 Remote::Tool(remote) => {
-                    lease.call_from(remote, call.input, Some(caller), key).await
+                    lease
+                        .call_from(remote, call.input.clone(), Some(caller), key)
+                        .await
                 }
                 Remote::ListResources => lease.list_resources().await,
                 Remote::ReadResource => match call.input.get("uri").and_then(Value::as_str) {
@@ -504,7 +506,7 @@ impl ToolHandler for McpToolHandler {
                     )),
                 },
             };
-            answer(call.name, result)
+            answer(&call.name, result)
         })
     }
 }

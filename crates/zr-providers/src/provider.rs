@@ -192,8 +192,9 @@ pub enum StructuredOutput {
 pub struct RequestOrigin {
     /// The asking agent.
     pub agent: AgentId,
-    /// Its type: `root`, `fork`, or the subagent type's name.
-    pub agent_type: String,
+    /// Its type: `root`, `fork`, or the subagent type's name. Shared
+    /// with the agent (every request of every agent carries it).
+    pub agent_type: Arc<str>,
     /// The 1-based number of this request within the agent's run.
     pub turn: u32,
 }
@@ -205,12 +206,16 @@ pub struct RequestOrigin {
 /// it unchanged and in order. Messages are zr's own vocabulary: a provider
 /// translates them into its wire format and never sends a tool result's
 /// `display`.
+///
+/// The model id and the system prompt are shared (`Arc<str>`) with the
+/// agent that asks, as the messages are with its history: an agent's
+/// requests do not copy them.
 #[derive(Debug, Clone)]
 pub struct ModelRequest {
     /// The model id.
-    pub model: String,
+    pub model: Arc<str>,
     /// The system prompt.
-    pub system: String,
+    pub system: Arc<str>,
     /// The advertised tools, in pool order.
     pub tools: Vec<Arc<ToolDefinition>>,
     /// The conversation so far, oldest first; never empty, and the last

@@ -170,7 +170,7 @@ impl ScriptedProvider {
     /// The agent's script, and the index of the turn to serve (counted per
     /// agent across queries; summary requests do not count).
     fn choose(&self, request: &ModelRequest) -> Option<(&AgentScript, usize)> {
-        let ty = &request.origin.agent_type;
+        let ty: &str = &request.origin.agent_type;
         let entries = self
             .script
             .agents

@@ -132,7 +132,7 @@ impl Effects for DurableEffects {
     fn tool_call<'a>(
         &'a self,
         handler: &'a Arc<dyn ToolHandler>,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         if ctx.agent != self.agent {
@@ -141,12 +141,7 @@ impl Effects for DurableEffects {
         Box::pin(async move {
             let name = format!("tool {}", call.id);
             let tool = call.name.clone();
-            let work = async {
-                Ok(ToolRecord::of(
-                    &call.name,
-                    handler.call(call.clone(), ctx).await,
-                ))
-            };
+            let work = async { Ok(ToolRecord::of(&call.name, handler.call(call, ctx).await)) };
             match self.journal.step(name, TOOL_ATTEMPTS, work).await {
                 Ok(record) => record.into_outcome(),
                 Err(reason) => Err(ToolError::Unavailable { tool, reason }),

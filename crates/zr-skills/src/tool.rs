@@ -161,11 +161,11 @@ impl SkillTool {
 impl ToolHandler for SkillTool {
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         // A skill file is small: reading it inside the future is cheap.
-        Box::pin(async move { Ok(self.run(&call, &ctx.agent)) })
+        Box::pin(async move { Ok(self.run(call, &ctx.agent)) })
     }
 }
 

@@ -56,7 +56,7 @@ struct Noop;
 impl ToolHandler for Noop {
     fn call<'a>(
         &'a self,
-        _: ToolCall,
+        _: &'a ToolCall,
         _: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async { Ok(ToolOutput::text("ok")) })

@@ -37,7 +37,7 @@ impl Bench {
             name: tool.to_owned(),
             input,
         };
-        let out = self.rt.block_on(h.call(call, self.ctx.clone())).unwrap();
+        let out = self.rt.block_on(h.call(&call, self.ctx.clone())).unwrap();
         assert!(!out.is_error, "{out:?}");
         out
     }

@@ -95,7 +95,7 @@ pub(crate) struct Handler<T>(pub(crate) T);
 impl<T: Builtin> ToolHandler for Handler<T> {
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::Path;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -50,8 +51,9 @@ pub struct ToolContext {
     pub session: SessionId,
     /// The calling agent.
     pub agent: AgentId,
-    /// The agent's working directory; tools act inside it.
-    pub cwd: PathBuf,
+    /// The agent's working directory; tools act inside it. Shared with
+    /// the agent (every call of every agent has one).
+    pub cwd: Arc<Path>,
     /// The environment of child processes: only these variables, never the
     /// host's whole environment.
     pub env: BTreeMap<String, String>,
@@ -77,13 +79,13 @@ impl ToolContext {
     pub fn new(
         session: SessionId,
         agent: AgentId,
-        cwd: PathBuf,
+        cwd: impl Into<Arc<Path>>,
         env: BTreeMap<String, String>,
     ) -> Self {
         Self {
             session,
             agent,
-            cwd,
+            cwd: cwd.into(),
             env,
             background: false,
             idempotency_key: None,
@@ -197,7 +199,7 @@ impl ToolOutput {
 /// impl ToolHandler for Echo {
 ///     fn call<'a>(
 ///         &'a self,
-///         call: ToolCall,
+///         call: &'a ToolCall,
 ///         _ctx: ToolContext,
 ///     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
 ///         Box::pin(async move {
@@ -218,9 +220,14 @@ impl ToolOutput {
 /// ```
 pub trait ToolHandler: Send + Sync + fmt::Debug {
     /// Runs `call` on behalf of the agent described by `ctx`.
+    ///
+    /// The call is lent for as long as the future lives: the engine runs
+    /// it from the turn's calls without a copy per call (every call of
+    /// every agent of a fan-out made one). A handler that needs the input
+    /// beyond the future (a request body it hands on) clones what it keeps.
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }

@@ -136,7 +136,9 @@ pub(crate) async fn limit_result(
     let Some(limit) = limit else {
         return output;
     };
-    if text_len(&output.content) <= limit {
+    // The bound is a walk of the values; the exact length, which writes
+    // every byte's escape, only when the bound is over the limit.
+    if text_len_bound(&output.content) <= limit || text_len(&output.content) <= limit {
         return output;
     }
     let full = text_of(&output.content);
@@ -221,6 +223,43 @@ pub(crate) fn text_len(content: &[ToolResultContent]) -> usize {
         parts += 1;
     }
     len + parts.saturating_sub(1)
+}
+
+/// At least [`text_len`], without serializing: a MultiTask call's JSON of
+/// ten results is far below any limit, and its exact length would cost as
+/// much as printing it.
+pub(crate) fn text_len_bound(content: &[ToolResultContent]) -> usize {
+    let mut parts = 0_usize;
+    let mut len = 0_usize;
+    for c in content {
+        len = len.saturating_add(match c {
+            ToolResultContent::Text { text } => text.len(),
+            ToolResultContent::Json { value } => json_len_bound(value),
+            ToolResultContent::Image { .. } => continue,
+        });
+        parts += 1;
+    }
+    len.saturating_add(parts.saturating_sub(1))
+}
+
+/// At least [`json_len`] of `value`: a string's byte is at most six bytes
+/// escaped (`\u001f`), a number at most 24 characters, and every array
+/// or object's separators are counted once per element.
+pub(crate) fn json_len_bound(value: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    let string = |s: &str| s.len().saturating_mul(6).saturating_add(2);
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(s) => string(s),
+        Value::Array(items) => items
+            .iter()
+            .fold(2 + items.len(), |n, v| n.saturating_add(json_len_bound(v))),
+        Value::Object(map) => map.iter().fold(2 + 2 * map.len(), |n, (k, v)| {
+            n.saturating_add(string(k))
+                .saturating_add(json_len_bound(v))
+        }),
+    }
 }
 
 /// The text of a result: text blocks, and JSON as compact text, joined by

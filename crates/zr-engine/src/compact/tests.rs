@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use zr_types::{ContentBlock, Message, MessageRole, ToolResultContent};
 
-use super::cut::{Spill, cut, marker, text_len, text_of};
+use super::cut::{Spill, cut, marker, text_len, text_len_bound, text_of};
 use super::{fit, splice, split_point};
 
 fn user(text: &str) -> Message {
@@ -335,6 +335,45 @@ fn a_results_length_is_measured_as_its_text_would_be() {
         vec![text.clone(), image, json.clone(), text],
     ] {
         assert_eq!(text_len(&content), text_of(&content).len(), "{content:?}");
+        assert!(
+            text_len_bound(&content) >= text_len(&content),
+            "{content:?}"
+        );
     }
     assert!(text_len(&[json]) > 20);
+}
+
+/// Any JSON value: numbers of every kind, strings with characters that
+/// need escapes, nested arrays and objects.
+fn any_json() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_map(|n| json!(n)),
+        any::<String>().prop_map(serde_json::Value::String),
+        "[\u{0}-\u{1f}\"\\\\]{0,8}".prop_map(serde_json::Value::String),
+    ];
+    leaf.prop_recursive(4, 64, 8, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..8).prop_map(serde_json::Value::Array),
+            proptest::collection::btree_map(any::<String>(), inner, 0..8)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// Law: the bound that spares a result's exact measure is never below
+    /// it, so a result it passes is within the limit.
+    #[test]
+    fn prop_the_length_bound_is_never_below_the_length(value in any_json(), text in ".{0,40}") {
+        let content = vec![
+            ToolResultContent::Json { value },
+            ToolResultContent::Text { text },
+        ];
+        prop_assert!(text_len_bound(&content) >= text_len(&content));
+        prop_assert!(text_len_bound(&content[..1]) >= text_len(&content[..1]));
+    }
 }

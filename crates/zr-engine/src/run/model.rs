@@ -54,15 +54,15 @@ pub(crate) async fn request(
 ) -> Result<Option<ModelResponse>, ProviderError> {
     let meta = ask.meta;
     let request = ModelRequest {
-        model: meta.model.clone(),
-        system: meta.system.clone(),
+        model: Arc::clone(&meta.model),
+        system: Arc::clone(&meta.system),
         tools: ask.tools,
         messages: ask.messages,
         max_tokens: ask.max_tokens,
         tool_choice,
         origin: RequestOrigin {
             agent: meta.id.clone(),
-            agent_type: meta.agent_type.to_string(),
+            agent_type: Arc::clone(&meta.agent_type),
             turn: ask.turn,
         },
         cache_prefix: ask.cache_prefix,

@@ -27,11 +27,11 @@ struct Gate {
 }
 
 impl ToolHandler for Gate {
-    fn call(
-        &self,
-        _call: ToolCall,
+    fn call<'a>(
+        &'a self,
+        _call: &'a ToolCall,
         _ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let permit = tokio::time::timeout(Duration::from_secs(30), self.open.acquire())
                 .await
@@ -79,11 +79,11 @@ struct Slow {
 }
 
 impl ToolHandler for Slow {
-    fn call(
-        &self,
-        _call: ToolCall,
+    fn call<'a>(
+        &'a self,
+        _call: &'a ToolCall,
         _ctx: ToolContext,
-    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(self.ms)).await;
             Ok(ToolOutput::text("slept"))

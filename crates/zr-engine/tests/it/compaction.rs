@@ -310,7 +310,7 @@ struct Big(Arc<String>);
 impl ToolHandler for Big {
     fn call<'a>(
         &'a self,
-        _: ToolCall,
+        _: &'a ToolCall,
         _: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let text = self.0.as_str().to_owned();
@@ -706,7 +706,7 @@ async fn a_summary_that_spends_the_token_budget_stops_the_subagent_before_its_ne
     assert!(results[0].usage.total() >= 1531, "{:?}", results[0].usage);
     let worker_choices: Vec<ToolChoice> = requests(&h)
         .iter()
-        .filter(|r| r.origin.agent_type == "worker")
+        .filter(|r| &*r.origin.agent_type == "worker")
         .map(|r| r.tool_choice)
         .collect();
     assert_eq!(worker_choices, [ToolChoice::Auto, ToolChoice::None]);

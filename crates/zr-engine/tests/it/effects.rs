@@ -55,7 +55,7 @@ impl Effects for Journal {
     fn tool_call<'a>(
         &'a self,
         handler: &'a Arc<dyn ToolHandler>,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let key = ctx.idempotency_key.as_deref().unwrap_or("no key");
@@ -245,7 +245,11 @@ impl Effects for Elsewhere {
 struct Gate(Arc<tokio::sync::Semaphore>);
 
 impl ToolHandler for Gate {
-    fn call(&self, _: ToolCall, _: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        _: &'a ToolCall,
+        _: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let permit = tokio::time::timeout(Duration::from_secs(30), self.0.acquire())
                 .await

@@ -48,8 +48,8 @@ async fn a_text_answer_streams_deltas_and_reports_usage() {
     // The request carried the system prompt and the root's pool.
     let requests = h.provider.of_type("root");
     assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].system, "You answer.");
-    assert_eq!(requests[0].model, "scripted-model");
+    assert_eq!(&*requests[0].system, "You answer.");
+    assert_eq!(&*requests[0].model, "scripted-model");
     let names: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
     assert!(
         names.contains(&"Bash") && names.contains(&"MultiTask"),
@@ -136,7 +136,7 @@ struct Probe {
 impl ToolHandler for Probe {
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         _ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
@@ -310,7 +310,7 @@ struct Panics;
 impl ToolHandler for Panics {
     fn call<'a>(
         &'a self,
-        _: ToolCall,
+        _: &'a ToolCall,
         _: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async { panic!("the probe broke") })

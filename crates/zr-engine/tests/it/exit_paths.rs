@@ -24,7 +24,7 @@ struct PanicsEarly;
 impl ToolHandler for PanicsEarly {
     fn call<'a>(
         &'a self,
-        _: ToolCall,
+        _: &'a ToolCall,
         _: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         panic!("broken before the future")

@@ -72,7 +72,7 @@ struct Planned {
 impl ModelProvider for Planned {
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.requests.lock().unwrap().push(request.clone());
-        let ty = request.origin.agent_type.as_str();
+        let ty = &*request.origin.agent_type;
         let plan = self
             .plans
             .get(ty)

@@ -430,7 +430,7 @@ struct Explodes {
 impl ToolHandler for Explodes {
     fn call<'a>(
         &'a self,
-        _: ToolCall,
+        _: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
@@ -442,14 +442,13 @@ impl ToolHandler for Explodes {
             let started = self
                 .bash
                 .call(
-                    call(json!({"command": self.background, "run_in_background": true})),
+                    &call(json!({"command": self.background, "run_in_background": true})),
                     ctx.clone(),
                 )
                 .await?;
             *self.log.lock().unwrap() = Some(log_of(&text(&started.content)));
-            let foreground = self
-                .bash
-                .call(call(json!({"command": self.foreground})), ctx);
+            let foreground_call = call(json!({"command": self.foreground}));
+            let foreground = self.bash.call(&foreground_call, ctx);
             tokio::pin!(foreground);
             let running = async {
                 while self.seen.lock().unwrap().len() < 3 {

@@ -292,7 +292,7 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
         *request.messages, written,
         "the interrupted turn is re-run as it was"
     );
-    assert_eq!(request.system, "root");
+    assert_eq!(&*request.system, "root");
 
     // The transcript: the bytes before the kill, untouched; the torn tail
     // cut; then the answer and the end.
@@ -335,7 +335,7 @@ async fn a_root_killed_mid_turn_resumes_from_its_transcript_and_finishes() {
     );
     let request = provider.of_type("worker").remove(0);
     assert_eq!(request.origin.agent, worker);
-    assert_eq!(request.system, "You are the worker agent.");
+    assert_eq!(&*request.system, "You are the worker agent.");
     assert_eq!(
         *request.messages,
         [
@@ -498,7 +498,7 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
     );
     let request = provider.of_type("general-purpose").remove(0);
     assert_eq!(request.origin.agent, worker);
-    assert_eq!(request.system, "You are the worker agent.");
+    assert_eq!(&*request.system, "You are the worker agent.");
     assert_eq!(
         *request.messages,
         [
@@ -559,7 +559,7 @@ async fn a_fork_resumes_with_its_parents_prompt_from_the_parents_transcript() {
             .any(|e| matches!(e.kind, EventKind::ResumeWarning { .. }))
     );
     let request = provider.of_type("fork").remove(0);
-    assert_eq!(request.system, "the parent's prompt on disk");
+    assert_eq!(&*request.system, "the parent's prompt on disk");
     let last = request.messages.last().unwrap();
     assert_eq!(text_of(last), "more");
     assert_eq!(request.messages[0], Message::user_text("delegate"));
@@ -921,7 +921,7 @@ async fn a_background_agent_killed_with_its_process_resumes_after_the_session() 
     // It goes on from its tool's result, as it was before the kill.
     let request = provider.of_type("worker").remove(0);
     assert_eq!(*request.messages, written);
-    assert_eq!(request.system, "You are the worker agent.");
+    assert_eq!(&*request.system, "You are the worker agent.");
     let after = std::fs::read(&worker_path).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
     assert_eq!(

@@ -41,7 +41,7 @@ impl Recording {
             .lock()
             .unwrap()
             .iter()
-            .filter(|r| r.origin.agent_type == agent_type)
+            .filter(|r| *r.origin.agent_type == *agent_type)
             .cloned()
             .collect()
     }
@@ -322,7 +322,7 @@ pub(crate) struct Echo;
 impl ToolHandler for Echo {
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         _: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move { Ok(ToolOutput::text(format!("{} {}", call.name, call.input))) })

@@ -50,7 +50,7 @@ async fn call_as(tools: &[McpTool], remote: &str, input: Value, background: bool
     };
     ToolHandler::call(
         handler.as_ref(),
-        call,
+        &call,
         tool_context().with_background(background),
     )
     .await

@@ -16,7 +16,7 @@ async fn call(tools: &[McpTool], name: &str, input: serde_json::Value) -> zr_typ
     let handler: Arc<dyn ToolHandler> = tool.handler.clone();
     handler
         .call(
-            ToolCall {
+            &ToolCall {
                 id: "toolu_1".into(),
                 name: name.into(),
                 input,

@@ -90,7 +90,7 @@ async fn a_tool_call_carries_its_idempotency_key_in_meta() {
         name: handler.name().to_string(),
         input: json!({}),
     };
-    let out = zr_types::ToolHandler::call(&*handler, call, tool_context())
+    let out = zr_types::ToolHandler::call(&*handler, &call, tool_context())
         .await
         .unwrap();
     let meta: serde_json::Value = serde_json::from_str(&text_of(&out)).unwrap();

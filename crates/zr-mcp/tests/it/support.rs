@@ -222,7 +222,7 @@ pub(crate) async fn run(
         input,
     };
     let ctx = tool_context().for_call(&call.id);
-    ToolHandler::call(handler, call, ctx).await
+    ToolHandler::call(handler, &call, ctx).await
 }
 
 /// The handler of the server's tool `remote` (its own name).

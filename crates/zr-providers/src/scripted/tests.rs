@@ -14,15 +14,15 @@ fn request(
     tool_choice: ToolChoice,
 ) -> ModelRequest {
     ModelRequest {
-        model: "m".to_owned(),
-        system: "s".to_owned(),
+        model: "m".into(),
+        system: "s".into(),
         tools: Vec::new(),
         messages: std::sync::Arc::new(vec![Message::user_text(prompt)]),
         max_tokens: 100,
         tool_choice,
         origin: RequestOrigin {
             agent: agent.clone(),
-            agent_type: agent_type.to_owned(),
+            agent_type: agent_type.into(),
             turn: 1,
         },
         cache_prefix: None,

@@ -82,7 +82,7 @@ struct Bump {
 impl ToolHandler for Bump {
     fn call<'a>(
         &'a self,
-        call: ToolCall,
+        call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {

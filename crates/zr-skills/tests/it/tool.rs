@@ -18,7 +18,7 @@ fn ctx(agent: &AgentId) -> ToolContext {
     ToolContext::new(
         SessionId::from_parts(1, 2),
         agent.clone(),
-        "/tmp".into(),
+        std::path::Path::new("/tmp"),
         BTreeMap::new(),
     )
 }
@@ -29,7 +29,7 @@ fn call(tool: &SkillTool, agent: &AgentId, input: Value) -> ToolOutput {
         name: "Skill".to_owned(),
         input,
     };
-    ready(tool.call(call, ctx(agent))).unwrap()
+    ready(tool.call(&call, ctx(agent))).unwrap()
 }
 
 fn text(output: &ToolOutput) -> &str {

@@ -213,7 +213,7 @@ async fn dropping_the_call_kills_the_group() {
         name: "Bash".to_owned(),
         input: json!({"command": "sleep 300 & echo $! > drop.pid; wait"}),
     };
-    let fut = handler.call(call, ctx);
+    let fut = handler.call(&call, ctx);
     let pid_path = kit.path("drop.pid");
     let pid = tokio::select! {
         _ = fut => panic!("the command finished"),

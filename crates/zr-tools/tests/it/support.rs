@@ -92,7 +92,7 @@ impl Kit {
             name: tool.to_owned(),
             input,
         };
-        handler.call(call, ctx).await.unwrap()
+        handler.call(&call, ctx).await.unwrap()
     }
 }
 
