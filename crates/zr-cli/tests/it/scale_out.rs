@@ -50,7 +50,9 @@ pub(crate) const PAUSE: &str = "0.3";
 fn subagents() -> usize {
     std::env::var("ZR_SCALE_OUT_SUBAGENTS")
         .ok()
-        .map_or(100, |n| n.parse().expect("ZR_SCALE_OUT_SUBAGENTS: a number"))
+        .map_or(100, |n| {
+            n.parse().expect("ZR_SCALE_OUT_SUBAGENTS: a number")
+        })
 }
 
 /// The text of the first user message of `request`.
