@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 use zr_engine::TaskStatus;
 use zr_restate::JournalEntry;
 
@@ -82,19 +81,12 @@ async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_a
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());
-    let crash = Arc::new(Notify::new());
-    let mut first = TestHost::new(
-        takeover_script(),
+    let (first, second, crash) = TestHost::crashing_pair(
+        &takeover_script(),
         scratch.path().join("a"),
-        Arc::clone(&ledger),
-    );
-    first.crash = Some(Arc::clone(&crash));
-    let first = Arc::new(first);
-    let second = Arc::new(TestHost::new(
-        takeover_script(),
         scratch.path().join("b"),
-        Arc::clone(&ledger),
-    ));
+        &ledger,
+    );
     // Everything on the first worker until it dies.
     let workers = Takeover::start(&server, &first, &second).await;
 

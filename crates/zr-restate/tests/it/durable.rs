@@ -8,7 +8,6 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 use zr_engine::Agent;
 use zr_restate::SessionHost;
 use zr_types::SessionId;
@@ -97,15 +96,12 @@ async fn a_worker_dying_after_an_effect_costs_nothing_but_that_step() {
 
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());
-    let crash = Arc::new(Notify::new());
-    let mut first = TestHost::new(script(), scratch.path().join("a"), Arc::clone(&ledger));
-    first.crash = Some(Arc::clone(&crash));
-    let first = Arc::new(first);
-    let second = Arc::new(TestHost::new(
-        script(),
+    let (first, second, crash) = TestHost::crashing_pair(
+        &script(),
+        scratch.path().join("a"),
         scratch.path().join("b"),
-        Arc::clone(&ledger),
-    ));
+        &ledger,
+    );
     let workers = Takeover::start(&server, &first, &second).await;
 
     let turn = submit(&server, SESSION, "go");

@@ -167,6 +167,22 @@ impl Hook for Slow {
 }
 
 impl TestHost {
+    /// Two workers of `script` in `a` and `b` sharing `ledger`, the first
+    /// told to crash at a `bump` with `{"crash": true}`: the workers and
+    /// what the first tells when it crashes.
+    pub(crate) fn crashing_pair(
+        script: &Value,
+        a: PathBuf,
+        b: PathBuf,
+        ledger: &Arc<Ledger>,
+    ) -> (Arc<Self>, Arc<Self>, Arc<Notify>) {
+        let crash = Arc::new(Notify::new());
+        let mut first = Self::new(script.clone(), a, Arc::clone(ledger));
+        first.crash = Some(Arc::clone(&crash));
+        let second = Self::new(script.clone(), b, Arc::clone(ledger));
+        (Arc::new(first), Arc::new(second), crash)
+    }
+
     pub(crate) fn new(script: Value, dir: PathBuf, ledger: Arc<Ledger>) -> Self {
         std::fs::create_dir_all(&dir).expect("the worker's folder");
         Self {

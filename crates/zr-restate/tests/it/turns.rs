@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 use zr_engine::Agent;
 use zr_restate::{SessionHost, TurnAnswer};
 use zr_types::{Message, SessionId};
@@ -85,11 +84,8 @@ async fn the_second_turn_goes_on_from_the_first_even_when_its_worker_dies() {
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());
     let shared = scratch.path().join("shared");
-    let crash = Arc::new(Notify::new());
-    let mut first = TestHost::new(script(), shared.clone(), Arc::clone(&ledger));
-    first.crash = Some(Arc::clone(&crash));
-    let first = Arc::new(first);
-    let second = Arc::new(TestHost::new(script(), shared, Arc::clone(&ledger)));
+    let (first, second, crash) =
+        TestHost::crashing_pair(&script(), shared.clone(), shared, &ledger);
     let workers = Takeover::start(&server, &first, &second).await;
 
     let answer = turn(&server, "first").await;
