@@ -160,6 +160,9 @@ impl Workspace {
         if let Some(max_tokens) = project.config.model.max_tokens {
             runtime = runtime.with_max_tokens(max_tokens);
         }
+        if let Some(tracer) = crate::telemetry::tracer() {
+            runtime = runtime.with_tracer(tracer);
+        }
         let mut all_mcp: Vec<Arc<ToolDefinition>> = Vec::new();
         for server in project.mcp.servers() {
             for tool in server_tools.get(server.name.as_str()).into_iter().flatten() {

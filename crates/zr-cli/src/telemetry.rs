@@ -1,13 +1,15 @@
 //! OpenTelemetry export of a run (`[telemetry]` in `zr.toml`, or the
-//! standard `OTEL_EXPORTER_OTLP_*` variables), wired into the logging
-//! subscriber; the final flush has a bound. Telemetry never fails a run: a
+//! standard `OTEL_EXPORTER_OTLP_*` variables): the exporter's tracer is
+//! given to every runtime of the process; the final flush has a bound. Telemetry never fails a run: a
 //! setting that cannot be used is a warning, and the run goes on without.
 
 use std::io::Write as _;
+use std::sync::{Arc, OnceLock};
 
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
+use zr_engine::Tracer;
 use zr_telemetry::{Telemetry, TelemetryConfig, TelemetryError};
 
 use crate::config::TelemetrySettings;
@@ -70,7 +72,8 @@ pub(crate) fn config(
 /// only the command's result. By default the MCP library (`rmcp`) is
 /// silent: zr-mcp reports its failures as errors that say what to do, and
 /// its own lines are internal. With `telemetry`, the engine's spans are
-/// exported too (the filter of `ZR_LOG` applies to the log lines only).
+/// exported too: its tracer is the one [`tracer`] gives every runtime the
+/// process builds (the filter of `ZR_LOG` applies to the log lines only).
 pub(crate) fn init_logging(telemetry: Option<&Telemetry>) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
@@ -80,10 +83,20 @@ pub(crate) fn init_logging(telemetry: Option<&Telemetry>) {
         .with_target(false)
         .without_time()
         .with_filter(filter);
-    tracing_subscriber::registry()
-        .with(lines)
-        .with(telemetry.map(Telemetry::layer))
-        .init();
+    tracing_subscriber::registry().with(lines).init();
+    if let Some(telemetry) = telemetry {
+        // Set once per process, as the subscriber is.
+        let _ = TRACER.set(telemetry.tracer());
+    }
+}
+
+/// The exporter's tracer of this process, set with the logging.
+static TRACER: OnceLock<Arc<dyn Tracer>> = OnceLock::new();
+
+/// The tracer every runtime of the process reports to: the exporter's
+/// when telemetry is on.
+pub(crate) fn tracer() -> Option<Arc<dyn Tracer>> {
+    TRACER.get().cloned()
 }
 
 /// Sends the spans still queued, within the configured bound.

@@ -32,7 +32,7 @@ use crate::session::{Cleanup, QueryCtx, Session};
 use crate::structured::Structured;
 use crate::sync::lock;
 use crate::task::Subagents;
-use crate::telemetry;
+use crate::telemetry::{self, Traced};
 
 /// Per-query changes to the root (C1: a set field replaces the
 /// constructor's).
@@ -130,7 +130,7 @@ pub struct Agent {
     state: Arc<Mutex<RootState>>,
     /// The session's span, the root of its trace: it ends when the agent
     /// is dropped (and its background agents' spans have ended).
-    span: tracing::Span,
+    span: Traced,
 }
 
 fn new_session_id(runtime: &RuntimeEnvironment) -> SessionId {
@@ -161,7 +161,7 @@ impl Agent {
         session: SessionId,
     ) -> Self {
         Self {
-            span: telemetry::session_span(&session),
+            span: telemetry::session_span(runtime.tracer(), &session),
             session: Arc::new(Session::new(session, runtime, config)),
             state: Arc::new(Mutex::new(RootState::default())),
         }
@@ -331,7 +331,7 @@ impl Agent {
         started: Option<BTreeSet<String>>,
     ) -> Self {
         Self {
-            span: telemetry::session_span(&session.id),
+            span: telemetry::session_span(session.runtime.tracer(), &session.id),
             session: Arc::new(session),
             state: Arc::new(Mutex::new(RootState {
                 history,
@@ -500,7 +500,7 @@ struct RootStart {
 
 async fn run_root(
     ctx: &QueryCtx,
-    session_span: &tracing::Span,
+    session_span: &Traced,
     start_from: RootStart,
     overrides: QueryOverrides,
 ) -> Result<(QueryResult, Vec<Message>, Vec<ToolName>), EngineError> {
@@ -566,6 +566,7 @@ async fn run_root(
         .with_reload(reload);
     run.resumed = resumption;
     let span = telemetry::agent_span(
+        session.runtime.tracer(),
         session_span,
         &run.meta,
         &session.id,
@@ -573,7 +574,7 @@ async fn run_root(
         None,
     );
     let outcome = in_span(run.run(ctx), span.clone()).await;
-    telemetry::record_end(&span, outcome.status, outcome.turns, outcome.usage);
+    telemetry::record_end(&span, outcome.status, outcome.turns, outcome.usage, None);
     if let Some(source) = outcome.error {
         telemetry::record_failure(&span, "provider_error", &error_chain(&source));
         return Err(EngineError::Provider {

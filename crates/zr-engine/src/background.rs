@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tracing::Instrument as _;
 use zr_types::{AgentId, ToolDefinition};
 
 use crate::agent_run::AgentRun;
@@ -24,6 +23,7 @@ use crate::effects::deadline_after;
 use crate::event::EventKind;
 use crate::history::push_user_text;
 use crate::hooks::HookAgent;
+use crate::in_span::in_span;
 use crate::meta::AgentMeta;
 use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_progress};
 use crate::price::cost_of;
@@ -33,6 +33,7 @@ use crate::run::model::{Ask, side_request};
 use crate::session::QueryCtx;
 use crate::subagent::{self, End, Limits, Subagent};
 use crate::sync::lock;
+use crate::telemetry::Traced;
 use crate::tools::AgentTools;
 use zr_caps::Isolation;
 use zr_types::texts;
@@ -87,7 +88,7 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
     let tracked = Tracked {
         // The task keeps the span of the call that launched it: the
         // agent's `invoke_agent` span is that call's child.
-        work: Box::pin(work.in_current_span()),
+        work: Box::pin(in_span(work, Traced::current())),
         _running: running,
     };
     // The session may have ended while the query that launched it ran

@@ -1,5 +1,6 @@
-//! [`InSpan`]: a future run inside a `tracing` span, as `tracing`'s
-//! `Instrumented` runs it (the span entered for every poll, and for
+//! [`InSpan`]: a future run inside a span of the engine ([`Traced`]: its
+//! `tracing` span and its exported one), as `tracing`'s `Instrumented`
+//! runs a future in a span (the span entered for every poll, and for
 //! dropping the future), except that a future that has finished is
 //! dropped at once, inside the poll that finished it, so that dropping
 //! the wrapper afterwards does not enter the span a second time.
@@ -14,13 +15,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use tracing::Span;
+use crate::telemetry::Traced;
 
 pin_project_lite::pin_project! {
     /// See the module's documentation; made by [`in_span`].
     #[derive(Debug)]
     pub(crate) struct InSpan<F> {
-        span: Span,
+        span: Traced,
         #[pin]
         state: State<F>,
     }
@@ -48,7 +49,7 @@ pin_project_lite::pin_project! {
 }
 
 /// `future`, run inside `span`.
-pub(crate) fn in_span<F: Future>(future: F, span: Span) -> InSpan<F> {
+pub(crate) fn in_span<F: Future>(future: F, span: Traced) -> InSpan<F> {
     InSpan {
         span,
         state: State::Running { future },

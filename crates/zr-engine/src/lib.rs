@@ -67,10 +67,11 @@
 //!
 //! **Cost and telemetry.** [`QueryResult::cost_usd`] and each
 //! [`TaskResult::cost_usd`] price the tokens by [`price_of`]'s table (the
-//! one `zr sessions` uses; `None` for an unknown model). The engine's
-//! `tracing` spans of target [`TELEMETRY_TARGET`] follow the OpenTelemetry
-//! GenAI conventions (`invoke_agent`, `chat`, `execute_tool`); zr-telemetry
-//! exports them over OTLP.
+//! one `zr sessions` uses; `None` for an unknown model). The engine gives
+//! its spans, in the OpenTelemetry GenAI conventions (`invoke_agent`,
+//! `chat`, `execute_tool`), to the runtime's [`Tracer`]
+//! ([`RuntimeEnvironment::with_tracer`]); zr-telemetry's exports them over
+//! OTLP.
 //!
 //! **Cancelling.** [`Query::cancel`] (or dropping the [`Query`]) stops
 //! every agent under the query and kills the processes their tool calls
@@ -319,7 +320,7 @@ pub use remote::SubagentSpec;
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use snapshot::RootSnapshot;
-pub use telemetry::{CONTENT_TARGET, TARGET as TELEMETRY_TARGET};
+pub use telemetry::{Attribute, AttributeValue, SpanKind, SpanStart, TraceSpan, Tracer};
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
     ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,

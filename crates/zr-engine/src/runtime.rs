@@ -10,6 +10,7 @@ use zr_tools::BuiltinTools;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolHandler};
 
 use crate::effects::{Effects, LocalEffects};
+use crate::telemetry::Tracer;
 use zr_providers::ModelProvider;
 
 /// The output-token limit of each model request unless set otherwise.
@@ -98,6 +99,7 @@ pub struct RuntimeEnvironment {
     skill_tool: Option<(Arc<ToolDefinition>, Arc<dyn ToolHandler>)>,
     tools: ToolBox,
     observer: Option<Arc<dyn AgentObserver>>,
+    tracer: Option<Arc<dyn Tracer>>,
     max_tokens: u32,
     effects: Arc<dyn Effects>,
 }
@@ -124,6 +126,7 @@ impl RuntimeEnvironment {
             skill_tool: None,
             tools: ToolBox::default(),
             observer: None,
+            tracer: None,
             max_tokens: DEFAULT_MAX_TOKENS,
             effects: Arc::new(LocalEffects),
         }
@@ -158,6 +161,16 @@ impl RuntimeEnvironment {
     #[must_use]
     pub fn with_observer(mut self, observer: Arc<dyn AgentObserver>) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Sends every agent's spans (`invoke_agent`, `chat`, `execute_tool`
+    /// in the OpenTelemetry GenAI conventions) to `tracer`: zr-telemetry's
+    /// `Telemetry::tracer` exports them over OTLP. Without one nothing is
+    /// recorded beyond the `tracing` spans of the log lines.
+    #[must_use]
+    pub fn with_tracer(mut self, tracer: Arc<dyn Tracer>) -> Self {
+        self.tracer = Some(tracer);
         self
     }
 
@@ -216,5 +229,9 @@ impl RuntimeEnvironment {
 
     pub(crate) fn observer(&self) -> Option<&Arc<dyn AgentObserver>> {
         self.observer.as_ref()
+    }
+
+    pub(crate) fn tracer(&self) -> Option<&Arc<dyn Tracer>> {
+        self.tracer.as_ref()
     }
 }

@@ -45,7 +45,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::Semaphore;
-use tracing::Span;
 use zr_caps::Isolation;
 use zr_types::{AgentId, BoxFuture, error_chain};
 
@@ -59,7 +58,7 @@ use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_outcome, fill_f
 use crate::price::cost_of;
 use crate::remote::SubagentSpec;
 use crate::session::QueryCtx;
-use crate::telemetry;
+use crate::telemetry::{self, Traced};
 use crate::worktree::Scope;
 
 /// A subagent built and announced, with the result its task starts from
@@ -195,7 +194,8 @@ pub(crate) async fn live(
     // A child of the current span: the `execute_tool` of the call that
     // started it (a background agent's task carries that span).
     let span = telemetry::agent_span(
-        &Span::current(),
+        ctx.session.runtime.tracer(),
+        &Traced::current(),
         &subagent.run.meta,
         &ctx.session.id,
         ctx.session.runtime.provider().name(),

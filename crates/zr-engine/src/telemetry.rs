@@ -1,105 +1,314 @@
-//! The engine's spans in the OpenTelemetry GenAI conventions: `tracing`
-//! spans of target [`TARGET`] whose names and fields are the conventions'
-//! (`invoke_agent`, `chat`, `execute_tool`; `gen_ai.*` attributes), so
-//! that a `tracing` layer exporting them (zr-telemetry's) shows the agent
-//! tree as OpenTelemetry tools expect. The engine knows nothing of
-//! OpenTelemetry itself.
-//!
-//! A span's name is its operation; the exporter completes it as the
-//! conventions name spans, `{operation} {target}` (`invoke_agent worker`
-//! from `gen_ai.agent.name`, `chat {gen_ai.request.model}`,
-//! `execute_tool {gen_ai.tool.name}`), so that no span formats a name it
-//! may never need. `otel.kind` and `otel.status_*` fields give the span's
-//! kind and status (as `tracing-opentelemetry` reads them).
+//! The engine's spans in the OpenTelemetry GenAI conventions, given to a
+//! [`Tracer`] (zr-telemetry's exporter, or a host's own) straight from the
+//! engine's values: `invoke_agent`, `chat`, `execute_tool`, with their
+//! `gen_ai.*` attributes. The engine knows nothing of OpenTelemetry's
+//! crates; the tracer encodes and sends.
 //!
 //! - one `session` span per [`Agent`](crate::Agent) (a root: one trace per
 //!   session), holding every query's root `invoke_agent`;
-//! - `invoke_agent {type}` per agent; a subagent's (foreground, fork,
+//! - `invoke_agent` per agent; a subagent's (foreground, fork,
 //!   background, resumed) is a child of the `execute_tool` span of the
 //!   `Task` or `MultiTask` call that started it, and ends with the task's
 //!   status (`zr.task.status`: `completed`, `timed_out`,
 //!   `budget_exhausted`, ...), its turns, usage and cost;
-//! - `chat {model}` per model request (turns and side requests), with the
-//!   response's model, finish reason and usage, retries as `retry` events;
-//! - `execute_tool {tool}` per call, with its status (`zr.tool.status`).
+//! - `chat` per model request (turns and side requests), of kind client,
+//!   with the response's model, finish reason and usage, retries as
+//!   `retry` events;
+//! - `execute_tool` per call, with its status (`zr.tool.status`).
 //!
 //! Message content (`gen_ai.input.messages`, `gen_ai.output.messages`,
-//! `gen_ai.system_instructions`, tool arguments and results) is recorded
-//! only while target [`CONTENT_TARGET`] is enabled at `INFO`: a layer that
-//! wants it enables that target.
+//! `gen_ai.system_instructions`, tool arguments and results) is given only
+//! to a tracer whose [`Tracer::capture_content`] says so.
 //!
-//! Spans are at `INFO`, so with no subscriber interested in [`TARGET`] a
-//! span costs a callsite check, and no field is formatted.
+//! Each span is also a `tracing` span (`session`, `agent`, `chat`, `tool`,
+//! with a few identifying fields) for log lines' context; the exported
+//! tree does not go through `tracing`: a subscriber's registry per span
+//! cost more than the export itself (BENCHMARKS.md, issue 20). The
+//! current span is kept as `tracing` keeps its own: per thread, set by
+//! [`Traced::enter`] for each poll of a future run inside it (`in_span`),
+//! so a span made while a future runs is a child of that future's span.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
-use tracing::Span;
-use tracing::field::Empty;
 use zr_types::{ContentBlock, Message, SessionId, StopReason, Usage};
 
 use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 
-/// The target of every span this module makes.
-pub const TARGET: &str = "gen_ai";
+/// Where the engine's spans go: set with
+/// [`RuntimeEnvironment::with_tracer`](crate::RuntimeEnvironment::with_tracer)
+/// (zr-telemetry's `Telemetry::tracer`). Every agent of the runtime's
+/// sessions reports to it.
+///
+/// Called from async code on the run's threads: neither method may block
+/// (queue the span's data; send it elsewhere).
+pub trait Tracer: Send + Sync + fmt::Debug {
+    /// Whether spans should carry message content (prompts, answers, tool
+    /// arguments and results). When `false` the engine does not even
+    /// serialise it.
+    fn capture_content(&self) -> bool;
 
-/// The target whose `INFO` level, when enabled, makes the spans carry
-/// message content.
-pub const CONTENT_TARGET: &str = "gen_ai_content";
+    /// Starts a span now: a child of `parent` (a handle this tracer
+    /// returned), or the root of a new trace. The span ends when the last
+    /// clone of the returned handle is dropped.
+    fn start(
+        &self,
+        parent: Option<&Arc<dyn TraceSpan>>,
+        start: &SpanStart<'_>,
+    ) -> Arc<dyn TraceSpan>;
+}
 
-/// Whether message content goes on the spans.
-fn content() -> bool {
-    tracing::enabled!(target: CONTENT_TARGET, tracing::Level::INFO)
+/// A running span of a [`Tracer`]; it ends when its last handle is
+/// dropped. Within one span the engine sets each attribute key once,
+/// except that a retried request may name its response's model and id
+/// again (the later value wins).
+pub trait TraceSpan: Send + Sync + fmt::Debug {
+    /// Sets `attributes` on the span.
+    fn set(&self, attributes: &[Attribute<'_>]);
+
+    /// Adds the event `name`, now, with `attributes`.
+    fn add_event(&self, name: &'static str, attributes: &[Attribute<'_>]);
+
+    /// Sets the span's status to error, with `description` (OpenTelemetry's
+    /// status message) if given.
+    fn set_error(&self, description: Option<&str>);
+
+    /// The span as [`Any`], for a tracer to reach its own type (a
+    /// parent's ids).
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// What a span starts with: its operation (`session`, `invoke_agent`,
+/// `chat`, `execute_tool`; the conventions name the span `{operation}
+/// {target}`, the target being the attribute `gen_ai.agent.name`,
+/// `gen_ai.request.model` or `gen_ai.tool.name`), its kind and its first
+/// attributes.
+#[derive(Debug, Clone, Copy)]
+pub struct SpanStart<'a> {
+    /// The operation, which is also the span's name before its target.
+    pub operation: &'static str,
+    /// OpenTelemetry's span kind.
+    pub kind: SpanKind,
+    /// The attributes known at the start.
+    pub attributes: &'a [Attribute<'a>],
+}
+
+/// OpenTelemetry's span kinds, of those the engine's spans take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanKind {
+    /// Work inside the process (sessions, agents, tool calls).
+    Internal,
+    /// A request to another service (a model request).
+    Client,
+}
+
+/// One attribute: a key of the conventions and its value.
+#[derive(Debug, Clone, Copy)]
+pub struct Attribute<'a> {
+    /// The key (`gen_ai.request.model`).
+    pub key: &'static str,
+    /// The value.
+    pub value: AttributeValue<'a>,
+}
+
+/// An attribute's value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AttributeValue<'a> {
+    /// A string.
+    Str(&'a str),
+    /// An integer.
+    I64(i64),
+    /// A float.
+    F64(f64),
+    /// A boolean.
+    Bool(bool),
+    /// An array of strings (`gen_ai.response.finish_reasons`).
+    StrArray(&'a [&'a str]),
+}
+
+/// `key` = the string `value`.
+const fn str<'a>(key: &'static str, value: &'a str) -> Attribute<'a> {
+    Attribute {
+        key,
+        value: AttributeValue::Str(value),
+    }
+}
+
+/// `key` = the integer `value` (saturated at `i64::MAX`).
+fn int(key: &'static str, value: impl TryInto<i64>) -> Attribute<'static> {
+    Attribute {
+        key,
+        value: AttributeValue::I64(value.try_into().unwrap_or(i64::MAX)),
+    }
+}
+
+/// `key` = the boolean `value`.
+const fn bool(key: &'static str, value: bool) -> Attribute<'static> {
+    Attribute {
+        key,
+        value: AttributeValue::Bool(value),
+    }
+}
+
+thread_local! {
+    /// The exported span of the future being polled on this thread.
+    static CURRENT: RefCell<Option<Arc<dyn TraceSpan>>> = const { RefCell::new(None) };
+}
+
+/// A span of the engine: its `tracing` span (log context) and, with a
+/// tracer, the exported span. Cloning shares both; the exported span ends
+/// with its last clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Traced {
+    log: tracing::Span,
+    export: Option<Arc<dyn TraceSpan>>,
+}
+
+/// The span [`Traced::enter`] made current; restores the previous one when
+/// dropped.
+pub(crate) struct Entered<'a> {
+    _log: tracing::span::Entered<'a>,
+    previous: Option<Arc<dyn TraceSpan>>,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        // The thread is ending: nothing is current any more.
+        let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
+    }
+}
+
+impl Traced {
+    /// A span of `tracing` only (nothing exported).
+    #[cfg(test)]
+    pub(crate) fn log_only(log: tracing::Span) -> Self {
+        Self { log, export: None }
+    }
+
+    /// Makes the span current on this thread (for `tracing` and for the
+    /// spans started while it is) until the guard is dropped.
+    pub(crate) fn enter(&self) -> Entered<'_> {
+        let previous = CURRENT
+            .try_with(|current| current.replace(self.export.clone()))
+            .ok()
+            .flatten();
+        Entered {
+            _log: self.log.enter(),
+            previous,
+        }
+    }
+
+    /// The current span: the future being polled on this thread is inside
+    /// it.
+    pub(crate) fn current() -> Self {
+        Self {
+            log: tracing::Span::current(),
+            export: current_export(),
+        }
+    }
+
+    fn set(&self, attributes: &[Attribute<'_>]) {
+        if let Some(span) = &self.export {
+            span.set(attributes);
+        }
+    }
+
+    fn fail(&self, kind: &str, description: Option<&str>) {
+        if let Some(span) = &self.export {
+            span.set(&[str("error.type", kind)]);
+            span.set_error(description);
+        }
+    }
+}
+
+fn current_export() -> Option<Arc<dyn TraceSpan>> {
+    CURRENT
+        .try_with(|current| current.borrow().clone())
+        .ok()
+        .flatten()
+}
+
+/// Whether `tracer` wants content.
+fn content(tracer: Option<&Arc<dyn Tracer>>) -> bool {
+    tracer.is_some_and(|t| t.capture_content())
 }
 
 /// The session's span: a root, one per [`Agent`](crate::Agent).
-pub(crate) fn session_span(id: &SessionId) -> Span {
-    tracing::info_span!(
-        target: TARGET,
-        parent: None,
-        "session",
-        gen_ai.conversation.id = %id,
-    )
+pub(crate) fn session_span(tracer: Option<&Arc<dyn Tracer>>, id: &SessionId) -> Traced {
+    let log = tracing::info_span!(parent: None, "session", id = %id);
+    let export = tracer.map(|tracer| {
+        tracer.start(
+            None,
+            &SpanStart {
+                operation: "session",
+                kind: SpanKind::Internal,
+                attributes: &[str("gen_ai.conversation.id", id.as_str())],
+            },
+        )
+    });
+    Traced { log, export }
 }
 
 /// An agent's `invoke_agent` span, a child of `parent` (the session's span
 /// for a root, the current span, the `execute_tool` of its call, for a
 /// subagent).
 pub(crate) fn agent_span(
-    parent: &Span,
+    tracer: Option<&Arc<dyn Tracer>>,
+    parent: &Traced,
     meta: &AgentMeta,
     session: &SessionId,
     provider: &str,
     description: Option<&str>,
-) -> Span {
-    tracing::info_span!(
-        target: TARGET,
-        parent: parent,
-        "invoke_agent",
-        gen_ai.operation.name = "invoke_agent",
-        gen_ai.provider.name = provider,
-        gen_ai.agent.name = %meta.agent_type,
-        gen_ai.agent.id = %meta.id,
-        gen_ai.agent.description = description,
-        gen_ai.conversation.id = %session,
-        gen_ai.request.model = %meta.model,
-        zr.agent.parent = meta.parent.as_ref().map(tracing::field::display),
-        zr.agent.background = meta.background,
-        zr.task.status = Empty,
-        zr.task.turns = Empty,
-        zr.task.cost_usd = Empty,
-        gen_ai.usage.input_tokens = Empty,
-        gen_ai.usage.output_tokens = Empty,
-        gen_ai.usage.cache_read.input_tokens = Empty,
-        gen_ai.usage.cache_creation.input_tokens = Empty,
-        error.type = Empty,
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-    )
+) -> Traced {
+    let log = tracing::info_span!(
+        parent: &parent.log,
+        "agent",
+        id = %meta.id,
+        r#type = &*meta.agent_type,
+    );
+    let export = tracer.map(|tracer| {
+        let mut attributes = [
+            str("gen_ai.operation.name", "invoke_agent"),
+            str("gen_ai.provider.name", provider),
+            str("gen_ai.agent.name", &meta.agent_type),
+            str("gen_ai.agent.id", meta.id.as_str()),
+            str("gen_ai.conversation.id", session.as_str()),
+            str("gen_ai.request.model", &meta.model),
+            bool("zr.agent.background", meta.background),
+            // Replaced below when known.
+            str("gen_ai.agent.description", ""),
+            str("zr.agent.parent", ""),
+        ];
+        let mut len = attributes.len() - 2;
+        for (key, value) in [
+            ("gen_ai.agent.description", description),
+            ("zr.agent.parent", meta.parent.as_ref().map(|p| p.as_str())),
+        ] {
+            if let Some(value) = value {
+                attributes[len] = str(key, value);
+                len += 1;
+            }
+        }
+        tracer.start(
+            parent.export.as_ref(),
+            &SpanStart {
+                operation: "invoke_agent",
+                kind: SpanKind::Internal,
+                attributes: &attributes[..len],
+            },
+        )
+    });
+    Traced { log, export }
 }
 
 /// Records a subagent's result on its `invoke_agent` span.
-pub(crate) fn record_task(span: &Span, result: &TaskResult) {
-    record_end_with_cost(
+pub(crate) fn record_task(span: &Traced, result: &TaskResult) {
+    record_end(
         span,
         result.status,
         result.turns,
@@ -107,45 +316,64 @@ pub(crate) fn record_task(span: &Span, result: &TaskResult) {
         result.cost_usd,
     );
     if is_error(result.status) {
-        fail(span, result.status.as_str(), result.error.as_deref());
+        span.fail(result.status.as_str(), result.error.as_deref());
     }
 }
 
-/// Records how an agent's run ended on its `invoke_agent` span.
-pub(crate) fn record_end(span: &Span, status: TaskStatus, turns: u32, usage: Usage) {
-    record_end_with_cost(span, status, turns, usage, None);
-}
-
-/// The end of a run, in one record (each `record` is a call through the
-/// subscriber to every layer).
-fn record_end_with_cost(
-    span: &Span,
+/// Records how an agent's run ended on its `invoke_agent` span (a root's
+/// failure, if any, is recorded after with [`record_failure`]).
+pub(crate) fn record_end(
+    span: &Traced,
     status: TaskStatus,
     turns: u32,
     usage: Usage,
     cost: Option<f64>,
 ) {
-    tracing::record_all!(
-        span,
-        zr.task.status = status.as_str(),
-        zr.task.turns = turns,
-        zr.task.cost_usd = cost,
-        gen_ai.usage.input_tokens = usage.input_tokens,
-        gen_ai.usage.output_tokens = usage.output_tokens,
-        gen_ai.usage.cache_read.input_tokens = usage.cache_read_input_tokens,
-        gen_ai.usage.cache_creation.input_tokens = usage.cache_creation_input_tokens,
-    );
+    let Some(export) = &span.export else {
+        return;
+    };
+    let usage = usage_attributes(usage);
+    let [input, output, read, created] = usage;
+    let status = str("zr.task.status", status.as_str());
+    let turns = int("zr.task.turns", turns);
+    match cost {
+        Some(cost) => export.set(&[
+            status,
+            turns,
+            Attribute {
+                key: "zr.task.cost_usd",
+                value: AttributeValue::F64(cost),
+            },
+            input,
+            output,
+            read,
+            created,
+        ]),
+        None => export.set(&[status, turns, input, output, read, created]),
+    }
 }
 
-/// A root whose run failed (a provider error, no answer).
-pub(crate) fn record_failure(span: &Span, kind: &str, message: &str) {
-    tracing::record_all!(
-        span,
-        zr.task.status = TaskStatus::Failed.as_str(),
-        error.type = kind,
-        otel.status_code = "ERROR",
-        otel.status_description = message,
-    );
+/// The conventions' four usage attributes.
+fn usage_attributes(usage: Usage) -> [Attribute<'static>; 4] {
+    [
+        int("gen_ai.usage.input_tokens", usage.input_tokens),
+        int("gen_ai.usage.output_tokens", usage.output_tokens),
+        int(
+            "gen_ai.usage.cache_read.input_tokens",
+            usage.cache_read_input_tokens,
+        ),
+        int(
+            "gen_ai.usage.cache_creation.input_tokens",
+            usage.cache_creation_input_tokens,
+        ),
+    ]
+}
+
+/// A root whose run failed (a provider error, no answer): its status
+/// becomes `failed`.
+pub(crate) fn record_failure(span: &Traced, kind: &str, message: &str) {
+    span.set(&[str("zr.task.status", TaskStatus::Failed.as_str())]);
+    span.fail(kind, Some(message));
 }
 
 /// The statuses that are errors of the agent's operation: it did not end
@@ -155,15 +383,6 @@ fn is_error(status: TaskStatus) -> bool {
         status,
         TaskStatus::Failed | TaskStatus::TimedOut | TaskStatus::Cancelled | TaskStatus::Denied
     )
-}
-
-fn fail(span: &Span, kind: &str, message: Option<&str>) {
-    tracing::record_all!(
-        span,
-        error.type = kind,
-        otel.status_code = "ERROR",
-        otel.status_description = message,
-    );
 }
 
 /// What a `chat` span is opened with.
@@ -179,111 +398,156 @@ pub(crate) struct ChatStart<'a> {
 
 /// A model request's `chat` span, a child of the current span (the
 /// agent's).
-pub(crate) fn chat_span(start: &ChatStart<'_>) -> Span {
-    let span = tracing::info_span!(
-        target: TARGET,
-        "chat",
-        otel.kind = "client",
-        gen_ai.operation.name = "chat",
-        gen_ai.provider.name = start.provider,
-        gen_ai.request.model = start.model,
-        gen_ai.request.max_tokens = start.max_tokens,
-        zr.turn = start.turn,
-        gen_ai.response.model = Empty,
-        gen_ai.response.id = Empty,
-        gen_ai.response.finish_reasons = Empty,
-        gen_ai.usage.input_tokens = Empty,
-        gen_ai.usage.output_tokens = Empty,
-        gen_ai.usage.cache_read.input_tokens = Empty,
-        gen_ai.usage.cache_creation.input_tokens = Empty,
-        gen_ai.system_instructions = Empty,
-        gen_ai.input.messages = Empty,
-        gen_ai.output.messages = Empty,
-        error.type = Empty,
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-    );
-    if !span.is_disabled() && content() {
-        span.record("gen_ai.system_instructions", start.system);
-        span.record(
-            "gen_ai.input.messages",
-            serde_json::to_string(start.messages).unwrap_or_default(),
-        );
-    }
-    span
+pub(crate) fn chat_span(tracer: Option<&Arc<dyn Tracer>>, start: &ChatStart<'_>) -> Traced {
+    let log = tracing::info_span!("chat", turn = start.turn);
+    let export = tracer.map(|tracer| {
+        let common = [
+            str("gen_ai.operation.name", "chat"),
+            str("gen_ai.provider.name", start.provider),
+            str("gen_ai.request.model", start.model),
+            int("gen_ai.request.max_tokens", start.max_tokens),
+            int("zr.turn", start.turn),
+        ];
+        let parent = current_export();
+        let kind = SpanKind::Client;
+        if tracer.capture_content() {
+            let messages = serde_json::to_string(start.messages).unwrap_or_default();
+            let mut attributes = common.to_vec();
+            attributes.push(str("gen_ai.system_instructions", start.system));
+            attributes.push(str("gen_ai.input.messages", &messages));
+            tracer.start(
+                parent.as_ref(),
+                &SpanStart {
+                    operation: "chat",
+                    kind,
+                    attributes: &attributes,
+                },
+            )
+        } else {
+            tracer.start(
+                parent.as_ref(),
+                &SpanStart {
+                    operation: "chat",
+                    kind,
+                    attributes: &common,
+                },
+            )
+        }
+    });
+    Traced { log, export }
 }
 
-/// The model and id the API named for the response.
-pub(crate) fn record_response_metadata(span: &Span, model: &str, id: Option<&str>) {
-    tracing::record_all!(span, gen_ai.response.model = model, gen_ai.response.id = id);
+/// The model and id the API named for the response, on the current span
+/// (the request's `chat`).
+pub(crate) fn record_response_metadata(model: &str, id: Option<&str>) {
+    if let Some(span) = current_export() {
+        match id {
+            Some(id) => span.set(&[
+                str("gen_ai.response.model", model),
+                str("gen_ai.response.id", id),
+            ]),
+            None => span.set(&[str("gen_ai.response.model", model)]),
+        }
+    }
 }
 
 /// A finished response: finish reason, usage, and (with content) what the
-/// model wrote. `gen_ai.response.finish_reasons` is written as a list of
-/// one, comma-separated; zr-telemetry turns it into the string array the
-/// conventions name.
+/// model wrote.
 pub(crate) fn record_response(
-    span: &Span,
-    stop: StopReason,
+    tracer: Option<&Arc<dyn Tracer>>,
+    span: &Traced,
+    stop: &StopReason,
     usage: Usage,
     content_blocks: &[ContentBlock],
 ) {
-    tracing::record_all!(
-        span,
-        gen_ai.response.finish_reasons = stop.as_str(),
-        gen_ai.usage.input_tokens = usage.input_tokens,
-        gen_ai.usage.output_tokens = usage.output_tokens,
-        gen_ai.usage.cache_read.input_tokens = usage.cache_read_input_tokens,
-        gen_ai.usage.cache_creation.input_tokens = usage.cache_creation_input_tokens,
-    );
-    if !span.is_disabled() && content() {
-        let output = Value::Array(
+    let Some(export) = &span.export else {
+        return;
+    };
+    let reasons = [stop.as_str()];
+    let [input, output, read, created] = usage_attributes(usage);
+    let finish = Attribute {
+        key: "gen_ai.response.finish_reasons",
+        value: AttributeValue::StrArray(&reasons),
+    };
+    if content(tracer) {
+        let written = Value::Array(
             content_blocks
                 .iter()
                 .filter_map(|b| serde_json::to_value(b).ok())
                 .collect(),
-        );
-        span.record("gen_ai.output.messages", output.to_string());
+        )
+        .to_string();
+        export.set(&[
+            finish,
+            input,
+            output,
+            read,
+            created,
+            str("gen_ai.output.messages", &written),
+        ]);
+    } else {
+        export.set(&[finish, input, output, read, created]);
     }
 }
 
-/// A provider retry, as an event of the current `chat` span.
+/// A provider retry, as an event of the current span (the request's
+/// `chat`).
 pub(crate) fn retry_event(attempt: u32, delay_ms: u64, reason: &str) {
-    tracing::event!(
-        target: TARGET,
-        tracing::Level::INFO,
-        zr.retry.attempt = attempt,
-        zr.retry.delay_ms = delay_ms,
-        zr.retry.reason = reason,
-        message = "retry",
-    );
+    tracing::debug!(attempt, delay_ms, reason, "retry");
+    if let Some(span) = current_export() {
+        span.add_event(
+            "retry",
+            &[
+                int("zr.retry.attempt", attempt),
+                int("zr.retry.delay_ms", delay_ms),
+                str("zr.retry.reason", reason),
+            ],
+        );
+    }
 }
 
 /// A request that failed for good.
-pub(crate) fn record_request_error(span: &Span, kind: &str, message: &str) {
-    fail(span, kind, Some(message));
+pub(crate) fn record_request_error(span: &Traced, kind: &str, message: &str) {
+    span.fail(kind, Some(message));
 }
 
 /// A tool call's `execute_tool` span, a child of the current span (the
 /// agent's).
-pub(crate) fn tool_span(name: &str, call_id: &str, input: &Value) -> Span {
-    let span = tracing::info_span!(
-        target: TARGET,
-        "execute_tool",
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = name,
-        gen_ai.tool.call.id = call_id,
-        gen_ai.tool.type = "function",
-        gen_ai.tool.call.arguments = Empty,
-        gen_ai.tool.call.result = Empty,
-        zr.tool.status = Empty,
-        error.type = Empty,
-        otel.status_code = Empty,
-    );
-    if !span.is_disabled() && content() {
-        span.record("gen_ai.tool.call.arguments", input.to_string());
-    }
-    span
+pub(crate) fn tool_span(
+    tracer: Option<&Arc<dyn Tracer>>,
+    name: &str,
+    call_id: &str,
+    input: &Value,
+) -> Traced {
+    let log = tracing::info_span!("tool", name, id = call_id);
+    let export = tracer.map(|tracer| {
+        let common = [
+            str("gen_ai.operation.name", "execute_tool"),
+            str("gen_ai.tool.name", name),
+            str("gen_ai.tool.call.id", call_id),
+            str("gen_ai.tool.type", "function"),
+        ];
+        let parent = current_export();
+        let start = |attributes: &[Attribute<'_>]| {
+            tracer.start(
+                parent.as_ref(),
+                &SpanStart {
+                    operation: "execute_tool",
+                    kind: SpanKind::Internal,
+                    attributes,
+                },
+            )
+        };
+        if tracer.capture_content() {
+            let arguments = input.to_string();
+            let mut attributes = common.to_vec();
+            attributes.push(str("gen_ai.tool.call.arguments", &arguments));
+            start(&attributes)
+        } else {
+            start(&common)
+        }
+    });
+    Traced { log, export }
 }
 
 /// How a tool call ended, as `zr.tool.status`.
@@ -299,20 +563,31 @@ pub(crate) enum ToolStatus {
 
 /// Records how a call ended; `result` gives what the model got, asked for
 /// only when content is recorded.
-pub(crate) fn record_tool(span: &Span, status: ToolStatus, result: impl FnOnce() -> String) {
+pub(crate) fn record_tool(
+    tracer: Option<&Arc<dyn Tracer>>,
+    span: &Traced,
+    status: ToolStatus,
+    result: impl FnOnce() -> String,
+) {
+    let Some(export) = &span.export else {
+        return;
+    };
     let name = match status {
         ToolStatus::Ok => "ok",
         ToolStatus::Error => "error",
         ToolStatus::Denied => "denied",
     };
-    let failed = (status != ToolStatus::Ok).then_some(name);
-    tracing::record_all!(
-        span,
-        zr.tool.status = name,
-        error.type = failed,
-        otel.status_code = failed.map(|_| "ERROR"),
-    );
-    if !span.is_disabled() && content() {
-        span.record("gen_ai.tool.call.result", result());
+    let status_attribute = str("zr.tool.status", name);
+    if content(tracer) {
+        let result = result();
+        export.set(&[status_attribute, str("gen_ai.tool.call.result", &result)]);
+    } else {
+        export.set(&[status_attribute]);
+    }
+    if status != ToolStatus::Ok {
+        span.fail(name, None);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -39,9 +39,8 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, criterion_group};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tracing_subscriber::layer::SubscriberExt as _;
 use zr_caps::{AgentDefinition, RuntimeSettings};
-use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider, TaskStatus};
+use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider, TaskStatus, Tracer};
 use zr_telemetry::{Telemetry, TelemetryConfig};
 use zr_tools::BuiltinTools;
 use zr_types::{
@@ -88,7 +87,8 @@ fn fanout_script(subagents: usize) -> Value {
     }})
 }
 
-fn agent(script: &Value) -> (TempDir, Agent) {
+/// The fan-out's root on a runtime of its own, reporting to `tracer`.
+fn agent(script: &Value, tracer: Option<&Arc<dyn Tracer>>) -> (TempDir, Agent) {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
     let settings = RuntimeSettings {
@@ -103,12 +103,15 @@ fn agent(script: &Value) -> (TempDir, Agent) {
                 ..Annotations::default()
             }),
     );
-    let runtime = RuntimeEnvironment::new(
+    let mut runtime = RuntimeEnvironment::new(
         provider,
         settings,
         BuiltinTools::new(dir.path().join("cron.json")),
     )
     .with_tool(Arc::clone(&noop), Arc::new(Noop));
+    if let Some(tracer) = tracer {
+        runtime = runtime.with_tracer(Arc::clone(tracer));
+    }
     let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
     worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
     let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
@@ -149,27 +152,16 @@ fn bench(c: &mut Criterion) {
     let mut config = TelemetryConfig::new(receiver.endpoint());
     config.queue_size = 65_536;
     let telemetry = Telemetry::start(config).unwrap();
-    let exporting = tracing::Dispatch::new(tracing_subscriber::registry().with(telemetry.layer()));
-    // tracing-core caches a callsite's interest at its first hit, and while
-    // exactly one dispatcher is registered it asks only the hitting
-    // thread's default: the "off" half runs first with none, so every span
-    // would stay disabled for the exporting half too. A second live
-    // dispatcher makes first hits ask every registered one (the workaround
-    // of tokio-rs/tracing#3611, as in zr-engine's span test).
-    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+    let exporting = telemetry.tracer();
     let fanout = fanout_script(subagents);
     let mut group = c.benchmark_group("telemetry");
     group.sample_size(10);
-    let mut run = |name: &str, dispatch: Option<&tracing::Dispatch>| {
+    let mut run = |name: &str, tracer: Option<&Arc<dyn Tracer>>| {
         group.bench_function(name, |b| {
             b.iter_batched(
-                || agent(&fanout),
+                || agent(&fanout, tracer),
                 |(dir, agent)| {
-                    let go = || rt.block_on(agent.prompt("go")).unwrap();
-                    let result = match dispatch {
-                        Some(d) => tracing::dispatcher::with_default(d, go),
-                        None => go(),
-                    };
+                    let result = rt.block_on(agent.prompt("go")).unwrap();
                     assert_eq!(result.status, TaskStatus::Completed);
                     (dir, agent)
                 },
@@ -189,10 +181,8 @@ fn bench(c: &mut Criterion) {
     if let Receiver::Sink(sink) = &receiver {
         let (requests, bytes) = sink.received();
         println!("the sink received {requests} export requests, {bytes} bytes");
-        // Known open (BENCHMARKS.md): in this bench process no span reaches
-        // the exporting subscriber yet, so the second figure does not
-        // measure export. Said loudly, without stopping the other benches
-        // of `cargo xtask bench`.
+        // Said loudly, without stopping the other benches of `cargo xtask
+        // bench`: a second figure that exported nothing measures nothing.
         if requests == 0 {
             println!(
                 "WARNING: no export request reached the sink: fanout_{subagents}_{exported} does not measure telemetry's cost"
@@ -213,15 +203,10 @@ fn once(mode: &str, subagents: usize) {
     let mut config = TelemetryConfig::new(sink.traces_endpoint());
     config.queue_size = 65_536;
     let telemetry = Telemetry::start(config).unwrap();
-    let exporting = tracing::Dispatch::new(tracing_subscriber::registry().with(telemetry.layer()));
-    let _second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
-    let run = |script: &Value, dispatch: Option<&tracing::Dispatch>| {
-        let (_dir, agent) = agent(script);
-        let go = || rt.block_on(agent.prompt("go")).unwrap();
-        let result = match dispatch {
-            Some(d) => tracing::dispatcher::with_default(d, go),
-            None => go(),
-        };
+    let exporting = telemetry.tracer();
+    let run = |script: &Value, tracer: Option<&Arc<dyn Tracer>>| {
+        let (_dir, agent) = agent(script, tracer);
+        let result = rt.block_on(agent.prompt("go")).unwrap();
         assert_eq!(result.status, TaskStatus::Completed);
     };
     run(&fanout_script(10), Some(&exporting));

@@ -1,17 +1,17 @@
 //! OTLP/protobuf encoding of a batch of finished spans: the bytes of an
 //! `ExportTraceServiceRequest` (`opentelemetry/proto/collector/trace/v1`),
-//! written straight from the layer's [`SpanRecord`]s.
+//! written straight from the tracer's [`SpanRecord`]s.
 //!
 //! A span is encoded when it ends, on the run's thread, into the queue's
 //! buffer ([`span_entry`]); the export thread wraps a batch of them in a
 //! request ([`request_head`], then the entries as queued). The attributes are already OTLP bytes (the
-//! layer wrote them as they were recorded) and are copied; the rest of
+//! tracer wrote them as they were set) and are copied; the rest of
 //! each span is sized once and written in one pass, in field-number
 //! order as `prost` writes it (the tests decode both and compare, and
 //! compare the bytes with those of the OpenTelemetry crates' own
 //! conversion of the same spans).
 
-use crate::record::{EventName, EventRecord, SpanRecord};
+use crate::record::{EventRecord, SpanRecord};
 use crate::wire::{
     FIXED32, bytes_field, bytes_field_len, fixed64_field, header, message_field_len, string_field,
     string_field_len, tag, tag_len, varint_field, varint_field_len,
@@ -129,7 +129,7 @@ fn span_len(span: &SpanRecord) -> usize {
         + tag_len(16)
         + 4;
     for event in &span.events {
-        len += message_field_len(11, event_len(span, event));
+        len += message_field_len(11, event_len(event));
     }
     len
 }
@@ -157,9 +157,9 @@ fn write_span(out: &mut Vec<u8>, span: &SpanRecord) {
     fixed64_field(out, 8, span.end);
     out.extend_from_slice(span.attributes());
     for event in &span.events {
-        header(out, 11, event_len(span, event));
+        header(out, 11, event_len(event));
         fixed64_field(out, 1, event.time);
-        string_field(out, 2, event_name(span, event));
+        string_field(out, 2, event.name);
         out.extend_from_slice(&event.attributes);
     }
     varint_field(out, 12, u64::from(span.dropped_events));
@@ -172,15 +172,8 @@ fn write_span(out: &mut Vec<u8>, span: &SpanRecord) {
     out.extend_from_slice(&FLAGS.to_le_bytes());
 }
 
-fn event_name<'a>(span: &'a SpanRecord, event: &EventRecord) -> &'a str {
-    match event.name {
-        EventName::Static(name) => name,
-        EventName::Message(text) => span.str(text),
-    }
-}
-
-fn event_len(span: &SpanRecord, event: &EventRecord) -> usize {
-    1 + 8 + string_field_len(2, event_name(span, event)) + event.attributes.len()
+fn event_len(event: &EventRecord) -> usize {
+    1 + 8 + string_field_len(2, event.name) + event.attributes.len()
 }
 
 #[cfg(test)]

@@ -1,25 +1,21 @@
 //! [`Telemetry`]: the OTLP/HTTP exporter behind a bounded queue, and the
-//! `tracing` layer that feeds it the engine's spans.
+//! engine's [`Tracer`] that feeds it.
 
 use std::sync::Arc;
 
-use tracing::{Level, Subscriber};
-use tracing_subscriber::Layer;
-use tracing_subscriber::filter::{LevelFilter, Targets};
-use tracing_subscriber::registry::LookupSpan;
-use zr_engine::{CONTENT_TARGET, TELEMETRY_TARGET};
+use zr_engine::Tracer;
 
 use crate::config::TelemetryConfig;
 use crate::encode::Resource;
 use crate::error::TelemetryError;
 use crate::ids::Ids;
-use crate::layer::ExportLayer;
 use crate::queue::{Queue, SpanSink, Worker};
+use crate::tracer::ExportTracer;
 use crate::transport::OtlpHttp;
 
-/// A running exporter. Build the layer with [`Telemetry::layer`] and add
-/// it to the `tracing` subscriber; call [`Telemetry::shutdown`] at the end
-/// (dropping it does the same).
+/// A running exporter. Give [`Telemetry::tracer`] to the runtime
+/// (`RuntimeEnvironment::with_tracer`); call [`Telemetry::shutdown`] at
+/// the end (dropping it does the same).
 ///
 /// Export never blocks or fails a run: spans wait in a queue of
 /// [`TelemetryConfig::queue_size`], sent by a thread of their own; a span
@@ -63,32 +59,17 @@ impl Telemetry {
         })
     }
 
-    /// The `tracing` layer that exports the engine's spans (target
-    /// `gen_ai`, and the content target with `capture_content`) and
-    /// nothing else: other spans and events of the subscriber stay local.
+    /// The tracer that exports the engine's spans, for
+    /// `RuntimeEnvironment::with_tracer`. Every tracer of one exporter
+    /// feeds its queue; spans ended after [`Telemetry::shutdown`] are
+    /// dropped.
     #[must_use]
-    pub fn layer<S>(&self) -> impl Layer<S> + Send + Sync + 'static
-    where
-        S: Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
-    {
-        // `Targets` matches a target by prefix: `gen_ai` alone would enable
-        // `gen_ai_content` too, and every span would format the content
-        // only for the layer to drop it. The content target is named
-        // either way (the longer directive wins).
-        let content = if self.config.capture_content {
-            LevelFilter::INFO
-        } else {
-            LevelFilter::OFF
-        };
-        let targets = Targets::new()
-            .with_target(TELEMETRY_TARGET, Level::INFO)
-            .with_target(CONTENT_TARGET, content);
-        ExportLayer {
+    pub fn tracer(&self) -> Arc<dyn Tracer> {
+        Arc::new(ExportTracer {
             sink: Arc::clone(&self.queue) as Arc<dyn SpanSink>,
             ids: Arc::clone(&self.ids),
             capture_content: self.config.capture_content,
-        }
-        .with_filter(targets)
+        })
     }
 
     /// Sends what is queued and stops, waiting at most

@@ -1,8 +1,8 @@
-//! OpenTelemetry export of zr's agents: the engine's `tracing` spans
+//! OpenTelemetry export of zr's agents: the engine's spans
 //! (`invoke_agent`, `chat`, `execute_tool`, in the GenAI semantic
-//! conventions; see zr-engine's `TELEMETRY_TARGET`) sent over OTLP/HTTP
-//! (protobuf) to any receiver: Arize Phoenix, Jaeger, Langfuse, an
-//! OpenTelemetry Collector.
+//! conventions; see zr-engine's [`Tracer`](zr_engine::Tracer)) sent over
+//! OTLP/HTTP (protobuf) to any receiver: Arize Phoenix, Jaeger, Langfuse,
+//! an OpenTelemetry Collector.
 //!
 //! Off unless a host starts it. One trace per session: the session's span
 //! holds each query's root `invoke_agent`; a subagent's (foreground,
@@ -11,14 +11,21 @@
 //! only with [`TelemetryConfig::capture_content`].
 //!
 //! ```no_run
-//! use tracing_subscriber::layer::SubscriberExt as _;
-//! use tracing_subscriber::util::SubscriberInitExt as _;
+//! # use std::sync::Arc;
+//! # use zr_caps::RuntimeSettings;
+//! # use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider, Script};
+//! # use zr_tools::BuiltinTools;
 //! use zr_telemetry::{Telemetry, TelemetryConfig};
 //!
-//! # fn main() -> Result<(), zr_telemetry::TelemetryError> {
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! # let provider = Arc::new(ScriptedProvider::new(Script::default()));
+//! # let settings = RuntimeSettings { model: "m".into(), cwd: std::path::PathBuf::from("."), env: Default::default() };
 //! let telemetry = Telemetry::start(TelemetryConfig::new("http://localhost:6006/v1/traces"))?;
-//! tracing_subscriber::registry().with(telemetry.layer()).init();
-//! // ... run agents ...
+//! let runtime = RuntimeEnvironment::new(provider, settings, BuiltinTools::new(std::path::PathBuf::from("cron.json")))
+//!     .with_tracer(telemetry.tracer());
+//! let agent = Agent::new(Arc::new(runtime), AgentConfig::new("You are helpful."));
+//! agent.prompt("Say hello").await?;
+//! drop(agent);
 //! telemetry.shutdown(); // sends what is queued, within a bound
 //! # Ok(()) }
 //! ```
@@ -31,10 +38,10 @@ mod encode;
 mod error;
 mod exporter;
 mod ids;
-mod layer;
 mod plain;
 mod queue;
 mod record;
+mod tracer;
 mod transport;
 mod wire;
 

@@ -30,13 +30,13 @@ pub(crate) const BATCH_SIZE: usize = 512;
 /// How long a span may wait for its batch to fill.
 const SCHEDULE: Duration = Duration::from_secs(5);
 
-/// Where the layer sends a span that has ended.
+/// Where the tracer sends a span that has ended.
 pub(crate) trait SpanSink: Send + Sync + 'static {
-    /// Takes `span`; never blocks on I/O.
-    fn push(&self, span: SpanRecord);
+    /// Takes `span` (encodes or copies it); never blocks on I/O.
+    fn push(&self, span: &SpanRecord);
 }
 
-/// The queue; shared by the layers and the export thread.
+/// The queue; shared by the tracers and the export thread.
 #[derive(Debug)]
 pub(crate) struct Queue {
     state: Mutex<State>,
@@ -144,7 +144,7 @@ impl Queue {
 impl SpanSink for Queue {
     /// Encodes `span` into the queue, or drops it (counted) when the
     /// queue is full; after shutdown, drops it silently.
-    fn push(&self, span: SpanRecord) {
+    fn push(&self, span: &SpanRecord) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.closed {
             return;
@@ -153,7 +153,7 @@ impl SpanSink for Queue {
             state.dropped += 1;
             return;
         }
-        span_entry(&mut state.bytes, &span);
+        span_entry(&mut state.bytes, span);
         state.spans += 1;
         let batch = BATCH_SIZE.min(self.bound);
         if state.spans.is_multiple_of(batch) {
@@ -163,9 +163,6 @@ impl SpanSink for Queue {
                 self.wake.notify_one();
             }
         }
-        drop(state);
-        // `span` (its attributes' buffer) is freed here, by the thread
-        // that made it.
     }
 }
 

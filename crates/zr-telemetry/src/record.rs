@@ -46,56 +46,34 @@ impl Text {
     }
 }
 
-/// OTLP's `SpanKind`.
+/// OTLP's `SpanKind`, of those zr's spans take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Internal = 1,
-    Server = 2,
     Client = 3,
-    Producer = 4,
-    Consumer = 5,
-}
-
-impl Kind {
-    /// The kind `otel.kind` names (any case), as `tracing-opentelemetry`
-    /// reads it.
-    pub(crate) fn parse(text: &str) -> Option<Self> {
-        [
-            ("internal", Self::Internal),
-            ("server", Self::Server),
-            ("client", Self::Client),
-            ("producer", Self::Producer),
-            ("consumer", Self::Consumer),
-        ]
-        .into_iter()
-        .find_map(|(name, kind)| text.eq_ignore_ascii_case(name).then_some(kind))
-    }
 }
 
 /// OTLP's status code; an error's description is [`SpanRecord::description`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StatusCode {
     Unset = 0,
-    Ok = 1,
     Error = 2,
 }
 
-/// A span's name: its `tracing` name, then (the GenAI conventions'
+/// A span's name: its operation, then (the GenAI conventions'
 /// `{operation} {target}`) the value of one of its attributes (a range of
-/// the attributes' bytes), or a name given whole by `otel.name` (a range
-/// of the text).
+/// the attributes' bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Name {
     Plain(&'static str),
     With(&'static str, Text),
-    Given(Text),
 }
 
 /// An event of a span (a retry).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct EventRecord {
     pub(crate) time: u64,
-    pub(crate) name: EventName,
+    pub(crate) name: &'static str,
     /// `KeyValue` messages, as [`wire::key_value`] writes them.
     pub(crate) attributes: Vec<u8>,
 }
@@ -105,7 +83,7 @@ impl EventRecord {
     pub(crate) fn new(time: u64, name: &'static str) -> Self {
         Self {
             time,
-            name: EventName::Static(name),
+            name,
             attributes: Vec::new(),
         }
     }
@@ -113,20 +91,6 @@ impl EventRecord {
     /// Appends the attribute `key` = `value`.
     pub(crate) fn attribute(&mut self, key: &str, value: AttrValue<'_>) {
         wire::key_value(&mut self.attributes, EVENT_ATTRIBUTES, key, value);
-    }
-}
-
-/// An event's name: its `message` field (a range of the span's text), or
-/// its `tracing` name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EventName {
-    Static(&'static str),
-    Message(Text),
-}
-
-impl Default for EventName {
-    fn default() -> Self {
-        Self::Static("event")
     }
 }
 
@@ -148,13 +112,19 @@ pub(crate) struct SpanRecord {
     pub(crate) dropped_events: u32,
     /// `KeyValue` messages as field 9 of `Span`, ready to copy.
     attributes: Vec<u8>,
-    /// Bit `i`: the field of index `i` is among the attributes (fields
-    /// from 64 on are looked for in the bytes).
-    written: u64,
-    /// What is not an attribute: a given name, the status description,
-    /// events' names.
+    /// The keys given to [`SpanRecord::set`] so far (a key set again
+    /// replaces its value; those set at the start are never set again).
+    late: [&'static str; LATE_KEYS],
+    /// How many of `late` are used; beyond [`LATE_KEYS`] every key is
+    /// looked for in the bytes.
+    late_len: usize,
+    /// What is not an attribute: the status description.
     text: String,
 }
+
+/// Keys set after a span's start that are remembered (an agent's end sets
+/// eight).
+const LATE_KEYS: usize = 12;
 
 impl SpanRecord {
     /// A span started now.
@@ -172,7 +142,8 @@ impl SpanRecord {
             events: Vec::new(),
             dropped_events: 0,
             attributes: Vec::new(),
-            written: 0,
+            late: [""; LATE_KEYS],
+            late_len: 0,
             text: String::new(),
         }
     }
@@ -194,35 +165,33 @@ impl SpanRecord {
         Text::new(start, text.len())
     }
 
-    /// Writes `value`'s `Debug` form into the text.
-    pub(crate) fn push_debug(&mut self, value: &dyn std::fmt::Debug) -> Text {
-        use std::fmt::Write as _;
-        let start = self.text.len();
-        // Writing to a `String` does not fail; a `Debug` that does leaves
-        // what it wrote.
-        let _ = write!(self.text, "{value:?}");
-        Text::new(start, self.text.len() - start)
-    }
-
     /// The text `text` names.
     pub(crate) fn str(&self, text: Text) -> &str {
         self.text.get(text.range()).unwrap_or_default()
     }
 
-    /// Sets the attribute `key`, the field of index `index` of the span's
-    /// callsite, to `value` (replacing a value written before). Returns
-    /// where a string value is, for [`Name::With`].
-    pub(crate) fn set(&mut self, index: usize, key: &str, value: AttrValue<'_>) -> Option<Text> {
-        let bit = u32::try_from(index)
-            .ok()
-            .and_then(|i| 1_u64.checked_shl(i))
-            .unwrap_or(0);
-        if bit == 0 || self.written & bit != 0 {
-            self.remove(key);
-        }
-        self.written |= bit;
+    /// Appends the attribute `key` = `value` (a key not written before).
+    /// Returns where a string value is, for [`Name::With`].
+    pub(crate) fn push(&mut self, key: &str, value: AttrValue<'_>) -> Option<Text> {
         wire::key_value(&mut self.attributes, SPAN_ATTRIBUTES, key, value)
             .map(|(start, len)| Text::new(start, len))
+    }
+
+    /// Sets the attribute `key` to `value` after the start, replacing the
+    /// value of an earlier `set` of the same key.
+    pub(crate) fn set(&mut self, key: &'static str, value: AttrValue<'_>) {
+        let known = &self.late[..self.late_len.min(LATE_KEYS)];
+        let again = known.contains(&key);
+        if again || self.late_len >= LATE_KEYS {
+            self.remove(key);
+        }
+        if !again {
+            if let Some(slot) = self.late.get_mut(self.late_len) {
+                *slot = key;
+            }
+            self.late_len = self.late_len.saturating_add(1);
+        }
+        self.push(key, value);
     }
 
     /// Removes the attribute `key`, if written, keeping the name's range
@@ -261,7 +230,6 @@ impl SpanRecord {
                 name.as_bytes(),
                 Some(self.attributes.get(text.range()).unwrap_or_default()),
             ),
-            Name::Given(text) => (self.str(text).as_bytes(), None),
         }
     }
 

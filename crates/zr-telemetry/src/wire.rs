@@ -1,42 +1,15 @@
 //! Protocol Buffers on the wire, as far as OTLP needs it: varints, tags,
 //! length-delimited fields, and an OTLP `KeyValue` attribute written
-//! whole (the layer writes each attribute as it is recorded; the export
+//! whole (a span's attributes are written as they are set; the export
 //! copies the bytes).
 
-use std::fmt;
+pub(crate) use zr_engine::AttributeValue as AttrValue;
 
 /// Wire types.
 pub(crate) const VARINT: u32 = 0;
 pub(crate) const FIXED64: u32 = 1;
 pub(crate) const LEN: u32 = 2;
 pub(crate) const FIXED32: u32 = 5;
-
-/// An attribute's value, in the types OTLP has.
-#[derive(Clone, Copy)]
-pub(crate) enum AttrValue<'a> {
-    Str(&'a str),
-    /// Written with its `Debug` form (a `%` field's `Display`).
-    Debug(&'a dyn fmt::Debug),
-    Bool(bool),
-    I64(i64),
-    F64(f64),
-    /// A string array, given comma-separated (the finish reasons); each
-    /// item trimmed.
-    List(&'a str),
-}
-
-impl fmt::Debug for AttrValue<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Str(s) => f.debug_tuple("Str").field(s).finish(),
-            Self::Debug(v) => f.debug_tuple("Debug").field(v).finish(),
-            Self::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
-            Self::I64(i) => f.debug_tuple("I64").field(i).finish(),
-            Self::F64(x) => f.debug_tuple("F64").field(x).finish(),
-            Self::List(s) => f.debug_tuple("List").field(s).finish(),
-        }
-    }
-}
 
 /// Appends the attribute `key` = `value` to `out` as field `field` (a
 /// `KeyValue` message: its tag, length, key and `AnyValue`). Returns where
@@ -57,21 +30,6 @@ pub(crate) fn key_value(
             out.extend_from_slice(text.as_bytes());
             Some((at, text.len()))
         }
-        AttrValue::Debug(value) => {
-            // Formatted at the end first (its length is then known), the
-            // framing written after it, and the two turned round.
-            let start = out.len();
-            let _ = fmt::write(&mut Bytes(out), format_args!("{value:?}"));
-            let len = out.len() - start;
-            let any = message_field_len(1, len);
-            header(out, field, key_len + message_field_len(2, any));
-            string_field(out, 1, key);
-            header(out, 2, any);
-            header(out, 1, len);
-            let framing = out.len() - start - len;
-            out[start..].rotate_right(framing);
-            Some((start + framing, len))
-        }
         AttrValue::Bool(b) => {
             prefix(out, field, key, key_len + message_field_len(2, 2), 2);
             out.extend_from_slice(&[2 << 3 | VARINT as u8, u8::from(b)]);
@@ -90,9 +48,9 @@ pub(crate) fn key_value(
             out.extend_from_slice(&x.to_le_bytes());
             None
         }
-        AttrValue::List(list) => {
-            let items = || list.split(',').map(str::trim);
-            let array: usize = items()
+        AttrValue::StrArray(items) => {
+            let array: usize = items
+                .iter()
                 .map(|item| message_field_len(1, message_field_len(1, item.len())))
                 .sum();
             let any = message_field_len(5, array);
@@ -100,7 +58,7 @@ pub(crate) fn key_value(
             string_field(out, 1, key);
             header(out, 2, any);
             header(out, 5, array);
-            for item in items() {
+            for item in items {
                 header(out, 1, message_field_len(1, item.len()));
                 header(out, 1, item.len());
                 out.extend_from_slice(item.as_bytes());
@@ -174,16 +132,6 @@ fn read_varint(bytes: &[u8]) -> Option<(u64, usize)> {
         }
     }
     None
-}
-
-/// `fmt::Write` into bytes.
-struct Bytes<'a>(&'a mut Vec<u8>);
-
-impl fmt::Write for Bytes<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
-    }
 }
 
 /// An `int64` on the wire: its two's complement bits.

@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
-use tracing::Span;
 use zr_types::{ContentBlock, Message, ToolDefinition, error_chain};
 
 use crate::event::EventKind;
@@ -78,20 +77,24 @@ pub(crate) async fn request(
         effort: meta.effort,
     };
     let runtime = &ctx.session.runtime;
-    let span = telemetry::chat_span(&ChatStart {
-        provider: runtime.provider().name(),
-        model: &request.model,
-        max_tokens: request.max_tokens,
-        turn: ask.turn,
-        system: &request.system,
-        messages: &request.messages,
-    });
+    let span = telemetry::chat_span(
+        runtime.tracer(),
+        &ChatStart {
+            provider: runtime.provider().name(),
+            model: &request.model,
+            max_tokens: request.max_tokens,
+            turn: ask.turn,
+            system: &request.system,
+            messages: &request.messages,
+        },
+    );
     let streamed = in_span(stream_response(ctx, meta, request, live), span.clone());
     match streamed.await {
         Ok(Some(response)) => {
             telemetry::record_response(
+                runtime.tracer(),
                 &span,
-                response.stop_reason.clone(),
+                &response.stop_reason,
                 response.usage,
                 &response.content,
             );
@@ -139,7 +142,7 @@ async fn stream_response(
         match item? {
             ModelEvent::Completed(response) => return Ok(Some(response)),
             ModelEvent::Metadata { model, id } => {
-                telemetry::record_response_metadata(&Span::current(), &model, id.as_deref());
+                telemetry::record_response_metadata(&model, id.as_deref());
             }
             ModelEvent::Retrying {
                 attempt,

@@ -33,4 +33,5 @@ mod snapshot;
 mod structured;
 mod support;
 mod timeouts;
+mod tracer;
 mod worktree;

@@ -23,20 +23,20 @@ const T0: u64 = 1_700_000_000_000_000_000;
 
 /// Sets `key` on both the record and the SDK's attributes.
 fn set(span: &mut SpanRecord, sdk: &mut Vec<KeyValue>, key: &'static str, value: AttrValue<'_>) {
-    span.set(sdk.len(), key, value);
+    span.push(key, value);
     sdk.push(KeyValue::new(key, sdk_value(value)));
 }
 
 fn sdk_value(value: AttrValue<'_>) -> Value {
     match value {
         AttrValue::Str(text) => Value::from(text.to_owned()),
-        AttrValue::Debug(value) => Value::from(format!("{value:?}")),
         AttrValue::Bool(b) => Value::Bool(b),
         AttrValue::I64(i) => Value::I64(i),
         AttrValue::F64(f) => Value::F64(f),
-        AttrValue::List(list) => Value::Array(Array::String(
-            list.split(',')
-                .map(|s| StringValue::from(s.trim().to_owned()))
+        AttrValue::StrArray(items) => Value::Array(Array::String(
+            items
+                .iter()
+                .map(|s| StringValue::from((*s).to_owned()))
                 .collect(),
         )),
     }
@@ -64,11 +64,12 @@ fn span(id: u64, parent: u64) -> (SpanRecord, SpanData) {
     );
     set(&mut span, &mut sdk, "empty", AttrValue::Str(""));
     set(&mut span, &mut sdk, "ünïcode", AttrValue::Str("naïve ✓"));
+    let agent = format!("root.{id:04}");
     set(
         &mut span,
         &mut sdk,
         "gen_ai.agent.id",
-        AttrValue::Debug(&format_args!("root.{id:04}")),
+        AttrValue::Str(&agent),
     );
     set(
         &mut span,
@@ -95,25 +96,21 @@ fn span(id: u64, parent: u64) -> (SpanRecord, SpanData) {
         &mut span,
         &mut sdk,
         "gen_ai.response.finish_reasons",
-        AttrValue::List("end_turn, tool_use"),
+        AttrValue::StrArray(&["end_turn", "tool_use"]),
     );
     let model = span
-        .set(
-            sdk.len(),
-            "gen_ai.request.model",
-            AttrValue::Str("claude-x"),
-        )
+        .push("gen_ai.request.model", AttrValue::Str("claude-x"))
         .unwrap();
     sdk.push(KeyValue::new("gen_ai.request.model", "claude-x"));
     span.name = match id {
         1 => Name::Plain("session"),
         2 => Name::With("chat", model),
-        _ => Name::Given(span.push_str("custom name")),
+        _ => Name::Plain("execute_tool"),
     };
     let name = match id {
         1 => "session",
         2 => "chat claude-x",
-        _ => "custom name",
+        _ => "execute_tool",
     };
     span.kind = if id == 2 {
         Kind::Client
@@ -122,10 +119,7 @@ fn span(id: u64, parent: u64) -> (SpanRecord, SpanData) {
     };
     let status = match id {
         1 => Status::Unset,
-        2 => {
-            span.status = StatusCode::Ok;
-            Status::Ok
-        }
+        2 => Status::Unset,
         _ => {
             span.status = StatusCode::Error;
             span.description = Some(span.push_str("timed out"));
@@ -134,9 +128,7 @@ fn span(id: u64, parent: u64) -> (SpanRecord, SpanData) {
     };
     let mut events = SpanEvents::default();
     if id != 1 {
-        let message = span.push_str("retry");
-        let mut retry = EventRecord::new(T0 + 5_000_000, "event");
-        retry.name = EventName::Message(message);
+        let mut retry = EventRecord::new(T0 + 5_000_000, "retry");
         retry.attribute("zr.retry.attempt", AttrValue::I64(1));
         retry.attribute("zr.retry.reason", AttrValue::Str("HTTP 429"));
         span.add_event(retry);

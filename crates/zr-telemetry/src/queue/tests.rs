@@ -31,7 +31,7 @@ fn batches(taken: &Taken) -> Vec<Vec<u64>> {
 fn spans_beyond_the_bound_are_dropped_and_counted() {
     let queue = Queue::new(3);
     for id in 1..=5 {
-        queue.push(span(id));
+        queue.push(&span(id));
     }
     queue.close();
     let taken = queue.take();
@@ -42,9 +42,9 @@ fn spans_beyond_the_bound_are_dropped_and_counted() {
 #[test]
 fn after_close_nothing_is_queued_and_take_returns_at_once() {
     let queue = Queue::new(10);
-    queue.push(span(1));
+    queue.push(&span(1));
     queue.close();
-    queue.push(span(2));
+    queue.push(&span(2));
     let taken = queue.take();
     assert!(taken.closed);
     assert_eq!(batches(&taken), [vec![1]]);
@@ -56,7 +56,7 @@ fn after_close_nothing_is_queued_and_take_returns_at_once() {
 fn what_is_taken_splits_into_batches() {
     let queue = Queue::new(5_000);
     for id in 1..=1_100 {
-        queue.push(span(id));
+        queue.push(&span(id));
     }
     let taken = queue.take();
     let sizes: Vec<usize> = batches(&taken).iter().map(Vec::len).collect();
@@ -77,7 +77,7 @@ fn a_full_batch_wakes_the_taker_before_the_schedule() {
     };
     thread::sleep(Duration::from_millis(50));
     for id in 0..BATCH_SIZE as u64 {
-        queue.push(span(id + 1));
+        queue.push(&span(id + 1));
     }
     let (taken, waited) = taker.join().unwrap();
     assert_eq!(taken, BATCH_SIZE);
@@ -88,14 +88,14 @@ fn a_full_batch_wakes_the_taker_before_the_schedule() {
 fn a_buffer_given_back_is_filled_again() {
     // A bound of one: each span is a full batch, taken without waiting.
     let queue = Queue::new(1);
-    queue.push(span(1));
+    queue.push(&span(1));
     let first = queue.take();
     let reused = first.bytes.as_ptr();
     queue.give_back(first.bytes);
-    queue.push(span(2));
+    queue.push(&span(2));
     let second = queue.take();
     assert_eq!(batches(&second), [vec![2]]);
-    queue.push(span(3));
+    queue.push(&span(3));
     let third = queue.take();
     assert_eq!(batches(&third), [vec![3]]);
     assert_eq!(

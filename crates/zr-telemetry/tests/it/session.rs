@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tracing_subscriber::layer::SubscriberExt as _;
 use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
 use zr_engine::{Agent, AgentConfig, QueryOverrides, RuntimeEnvironment, ScriptedProvider};
 use zr_telemetry::{Telemetry, TelemetryConfig};
@@ -45,10 +44,8 @@ fn worker(name: &str) -> AgentDefinition {
     .with_type(AgentType::GeneralPurpose)
 }
 
-/// Runs the scripted session with the subscriber that exports to `endpoint`.
+/// Runs the scripted session on a runtime whose tracer is `telemetry`'s.
 async fn run_session(dir: &std::path::Path, telemetry: &Telemetry) {
-    let subscriber = tracing_subscriber::registry().with(telemetry.layer());
-    let _guard = tracing::subscriber::set_default(subscriber);
     let provider = Arc::new(ScriptedProvider::from_json(&script().to_string()).unwrap());
     let settings = RuntimeSettings {
         model: "scripted-model".to_owned(),
@@ -61,7 +58,8 @@ async fn run_session(dir: &std::path::Path, telemetry: &Telemetry) {
         provider,
         settings,
         BuiltinTools::new(dir.join(".zr/cron.json")),
-    );
+    )
+    .with_tracer(telemetry.tracer());
     let mut config = AgentConfig::new("root")
         .with_sub_agent(worker("worker"))
         .with_sub_agent(worker("slow"));

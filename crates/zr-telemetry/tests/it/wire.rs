@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tracing_subscriber::layer::SubscriberExt as _;
 use zr_caps::RuntimeSettings;
 use zr_engine::{Agent, AgentConfig, AnthropicConfig, AnthropicProvider, RuntimeEnvironment};
 use zr_telemetry::{Telemetry, TelemetryConfig};
@@ -39,8 +38,6 @@ async fn run(phoenix: &Phoenix) {
     config.capture_content = true;
     let telemetry = Telemetry::start(config).unwrap();
     {
-        let subscriber = tracing_subscriber::registry().with(telemetry.layer());
-        let _guard = tracing::subscriber::set_default(subscriber);
         let dir = tempfile::tempdir().unwrap();
         let provider = AnthropicProvider::new(
             AnthropicConfig::new("test-key")
@@ -57,7 +54,8 @@ async fn run(phoenix: &Phoenix) {
             Arc::new(provider),
             settings,
             BuiltinTools::new(dir.path().join("cron.json")),
-        );
+        )
+        .with_tracer(telemetry.tracer());
         let agent = Agent::new(Arc::new(runtime), AgentConfig::new("You are terse."));
         let result = tokio::time::timeout(Duration::from_secs(60), agent.prompt("say hello"))
             .await
