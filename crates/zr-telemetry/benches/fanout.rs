@@ -5,9 +5,9 @@
 //! current-thread runtime, the exporter on its own thread; the target is
 //! at most 1.3x.
 //!
-//! The receiver is a loopback OTLP sink of the bench's own (`sink.rs`: it
-//! reads each export request whole and answers 200, as a collector does),
-//! so that what is measured is zr's side; `ZR_BENCH_RECEIVER=phoenix`
+//! The receiver is a loopback OTLP sink of the bench's own (`sink.rs`: a
+//! process of its own that reads each export request whole and answers
+//! 200, as a collector does), so that what is measured is zr's side; `ZR_BENCH_RECEIVER=phoenix`
 //! exports to Arize Phoenix from `.deps/phoenix` instead, whose ingestion
 //! then shares the machine's cores with the run. `ZR_BENCH_SUBAGENTS=N`
 //! sets the size (`cargo xtask bench --quick`: 100). Without `--bench`
@@ -20,8 +20,9 @@
 //! all (`setup`), shuts the exporter down (sending what is queued) and
 //! prints the run's wall and CPU time. Under
 //! `valgrind --tool=callgrind` the three modes' instruction counts give
-//! what the run costs with and without export, every thread counted
-//! (the exporter's too): `(exported - setup) / (off - setup)`.
+//! what the run costs with and without export, every thread of the
+//! process counted (the exporter's too; the sink is another process):
+//! `(exported - setup) / (off - setup)`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "../tests/it/phoenix.rs"]
@@ -236,6 +237,9 @@ fn once(mode: &str, subagents: usize) {
 }
 
 fn main() {
+    if std::env::var(sink::SERVE).is_ok_and(|v| v == "serve") {
+        return sink::serve_here();
+    }
     if let Some(once_var) = std::env::var("ZR_BENCH_ONCE")
         .ok()
         .filter(|v| !v.is_empty())
