@@ -221,14 +221,15 @@ fn telemetry_exports_the_runs_spans() {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let mut reader = BufReader::new(stream);
-            // Requests on one keep-alive connection, each read whole.
-            loop {
+            // Requests on one keep-alive connection, each read whole,
+            // until the exporter closes it.
+            'requests: loop {
                 let mut length = None;
                 let mut line = String::new();
                 loop {
                     line.clear();
                     if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
+                        break 'requests;
                     }
                     if line == "\r\n" {
                         break;
