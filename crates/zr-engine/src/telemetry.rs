@@ -168,21 +168,6 @@ pub(crate) struct Traced {
     export: Option<Arc<dyn TraceSpan>>,
 }
 
-/// The span [`Traced::enter`] made current; restores the previous one when
-/// dropped.
-pub(crate) struct Entered<'a> {
-    _log: tracing::span::Entered<'a>,
-    previous: Option<Arc<dyn TraceSpan>>,
-}
-
-impl Drop for Entered<'_> {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        // The thread is ending: nothing is current any more.
-        let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
-    }
-}
-
 impl Traced {
     /// A span of `tracing` only (nothing exported).
     #[cfg(test)]
@@ -191,15 +176,16 @@ impl Traced {
     }
 
     /// Makes the span current on this thread (for `tracing` and for the
-    /// spans started while it is) until the guard is dropped.
-    pub(crate) fn enter(&self) -> Entered<'_> {
-        let previous = CURRENT
-            .try_with(|current| current.replace(self.export.clone()))
-            .ok()
-            .flatten();
+    /// spans started while it is) until the guard is dropped. The
+    /// exported span's handle moves into the thread's current slot and
+    /// back, so that entering (each poll of a future in the span) costs
+    /// no reference count.
+    pub(crate) fn enter(&mut self) -> Entered<'_> {
+        let _log = self.log.enter();
+        swap_current(&mut self.export);
         Entered {
-            _log: self.log.enter(),
-            previous,
+            export: &mut self.export,
+            _log,
         }
     }
 
@@ -223,6 +209,26 @@ impl Traced {
             span.set(&[str("error.type", kind)]);
             span.set_error(description);
         }
+    }
+}
+
+/// Swaps `slot` with the thread's current exported span.
+fn swap_current(slot: &mut Option<Arc<dyn TraceSpan>>) {
+    // The thread is ending: nothing is current any more.
+    let _ = CURRENT.try_with(|current| std::mem::swap(&mut *current.borrow_mut(), slot));
+}
+
+/// The span [`Traced::enter`] made current: its handle is the
+/// thread's until the guard drops, and the previous one waits in the
+/// span's slot.
+pub(crate) struct Entered<'a> {
+    export: &'a mut Option<Arc<dyn TraceSpan>>,
+    _log: tracing::span::Entered<'a>,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        swap_current(self.export);
     }
 }
 

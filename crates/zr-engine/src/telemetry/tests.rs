@@ -122,7 +122,7 @@ fn spans_started_in_a_poll_are_children_of_the_polled_futures_span() {
 
 #[test]
 fn without_a_tracer_nothing_is_current_and_nothing_is_made() {
-    let traced = session_span(None, &SessionId::from_parts(1, 2));
+    let mut traced = session_span(None, &SessionId::from_parts(1, 2));
     assert!(traced.export.is_none());
     let _entered = traced.enter();
     assert!(current_export().is_none());
@@ -133,7 +133,7 @@ fn without_a_tracer_nothing_is_current_and_nothing_is_made() {
 #[test]
 fn the_current_span_is_kept_by_the_parent_handle_it_was_taken_from() {
     let tracer: Arc<dyn Tracer> = Arc::new(Naming::default());
-    let outer = span(&tracer, "outer");
+    let mut outer = span(&tracer, "outer");
     let taken = {
         let _entered = outer.enter();
         Traced::current()
