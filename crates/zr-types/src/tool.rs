@@ -160,7 +160,7 @@ impl From<SerdeFields> for ToolDefinition {
 }
 
 impl Serialize for ToolDefinition {
-    /// The fields in serde's order (see [`SerdeFields`]).
+    /// The fields in serde's order (see `SerdeFields`).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut st = s.serialize_struct("ToolDefinition", 6)?;
