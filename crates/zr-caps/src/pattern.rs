@@ -39,8 +39,10 @@ pub struct ToolPattern {
     /// The kind, worked out once at parse time: the resolver matches every
     /// pattern against every tool of a pool.
     tag: Tag,
-    /// `stable_hash` of the text, to compare exact patterns with a tool's
-    /// precomputed name hash before touching the name's bytes.
+    /// `stable_hash` of what the pattern compares, to compare it with a
+    /// tool's precomputed hash before touching any bytes: the whole text of
+    /// an exact pattern (against the tool's name), the server of a server
+    /// pattern (against the tool's server); unused for the other kinds.
     hash: u64,
     /// For an exact `mcp__{server}__{tool}` whose tool name does not fit the
     /// tool-name rules as written: the name [`ToolName::mcp`] makes of it.
@@ -108,7 +110,8 @@ impl ToolPattern {
         match self.kind() {
             PatternKind::All => true,
             PatternKind::Server(server) => {
-                matches!(&tool.origin, ToolOrigin::Connection { server: s } if s.is(server))
+                matches!(&tool.origin, ToolOrigin::Connection { server: s }
+                    if s.stable_hash() == self.hash && s.is(server))
             }
             // The names' inline heads: a pool's names are not read from
             // their own allocations for prefixes of up to 16 bytes.
@@ -161,7 +164,10 @@ impl FromStr for ToolPattern {
         Ok(Self {
             text: Arc::from(s),
             tag,
-            hash: zr_types::stable_hash(s.as_bytes()),
+            hash: zr_types::stable_hash(match tag {
+                Tag::Server => &s.as_bytes()["mcp__".len()..],
+                Tag::All | Tag::Prefix | Tag::Exact => s.as_bytes(),
+            }),
             alias: if tag == Tag::Exact {
                 mcp_alias(s)
             } else {

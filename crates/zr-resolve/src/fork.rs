@@ -17,7 +17,7 @@ pub(crate) fn resolve_fork(
         if is_delegation(tool) {
             Some((Step::Fork, RemovalReason::ForkCannotDelegate))
         } else {
-            barred_from_subagents(tool, policy, background)
+            barred_from_subagents(tool, policy, background).map(|b| (b.step(), b.reason()))
         }
     };
     let mut removed = parent.removed.clone();

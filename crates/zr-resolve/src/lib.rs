@@ -22,6 +22,7 @@
 //! machine; `cargo xtask tidy` checks the source for the forbidden items.
 
 mod agent;
+mod ahead;
 mod error;
 mod fork;
 mod memo;

@@ -103,24 +103,75 @@ impl fmt::Display for ToolOrigin {
 ///
 /// Definitions are shared as `Arc<ToolDefinition>` between the registry, the
 /// capability lists and every resolved pool: resolving never copies a schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// The fields are laid out in declaration order (`repr(C)`), the ones the
+/// resolver reads for every tool of every pool first: with the `Arc`'s
+/// reference counts in front, name, annotations, defer flag and origin take
+/// about two cache lines, where the compiler's own order spread them over
+/// three or four. Serde still sees the order `name`, `description`,
+/// `input_schema`, `annotations`, `origin`, `defer`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "SerdeFields")]
+#[repr(C)]
 pub struct ToolDefinition {
     /// The name the model calls it by.
     pub name: ToolName,
-    /// What the tool does, for the model.
-    pub description: String,
-    /// The JSON Schema of its input.
-    pub input_schema: Value,
     /// Behavioural hints.
     pub annotations: Annotations,
-    /// Where it came from.
-    pub origin: ToolOrigin,
     /// Whether it should be kept out of the advertised pool and found
     /// through `FindTool`. `None` follows the default for its origin: not
     /// deferred for builtins and custom tools, the lazy policy for
     /// connection tools. `Some` is an explicit per-tool (or per-server)
     /// setting and wins over the policy.
     pub defer: Option<bool>,
+    /// Where it came from.
+    pub origin: ToolOrigin,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The JSON Schema of its input.
+    pub input_schema: Value,
+}
+
+/// [`ToolDefinition`]'s fields in serde's order (the declaration order
+/// before the layout of [`ToolDefinition`] changed), so that derived
+/// deserialisation, a sequence form included, is unchanged.
+#[derive(Deserialize)]
+#[serde(rename = "ToolDefinition")]
+struct SerdeFields {
+    name: ToolName,
+    description: String,
+    input_schema: Value,
+    annotations: Annotations,
+    origin: ToolOrigin,
+    defer: Option<bool>,
+}
+
+impl From<SerdeFields> for ToolDefinition {
+    fn from(f: SerdeFields) -> Self {
+        Self {
+            name: f.name,
+            annotations: f.annotations,
+            defer: f.defer,
+            origin: f.origin,
+            description: f.description,
+            input_schema: f.input_schema,
+        }
+    }
+}
+
+impl Serialize for ToolDefinition {
+    /// The fields in serde's order (see `SerdeFields`).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("ToolDefinition", 6)?;
+        st.serialize_field("name", &self.name)?;
+        st.serialize_field("description", &self.description)?;
+        st.serialize_field("input_schema", &self.input_schema)?;
+        st.serialize_field("annotations", &self.annotations)?;
+        st.serialize_field("origin", &self.origin)?;
+        st.serialize_field("defer", &self.defer)?;
+        st.end()
+    }
 }
 
 impl ToolDefinition {

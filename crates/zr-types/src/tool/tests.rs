@@ -1,4 +1,5 @@
-//! Tests of tool annotations: absent MCP hints keep MCP's defaults.
+//! Tests of tool definitions: absent MCP hints keep MCP's defaults, and
+//! serde sees the fields in the same order whatever their layout.
 
 use serde_json::json;
 
@@ -46,4 +47,19 @@ fn annotations_serialise_only_stated_hints() {
         json!({"read_only": false, "destructive": false, "open_world": false})
     );
     assert!(serde_json::from_value::<Annotations>(json!({"readOnlyHint": true})).is_err());
+}
+
+#[test]
+fn serde_keeps_the_field_order_of_before_the_layout() {
+    let def = ToolDefinition::new("Read".parse().unwrap(), "Reads.", ToolOrigin::Builtin)
+        .with_annotations(Annotations::read_only())
+        .with_defer(Some(true));
+    let text = serde_json::to_string(&def).unwrap();
+    assert_eq!(
+        text,
+        r#"{"name":"Read","description":"Reads.","input_schema":{"type":"object"},"annotations":{"read_only":true},"origin":"builtin","defer":true}"#
+    );
+    assert_eq!(serde_json::from_str::<ToolDefinition>(&text).unwrap(), def);
+    let seq = r#"["Read","Reads.",{"type":"object"},{"read_only":true},"builtin",true]"#;
+    assert_eq!(serde_json::from_str::<ToolDefinition>(seq).unwrap(), def);
 }
