@@ -46,19 +46,25 @@ const PROMPT_CHARS: usize = 60;
 /// signal that stops it (the usual way it ends).
 pub(crate) async fn run(root: PathBuf, args: &CronArgs) -> Result<u8, CliError> {
     let project = Project::load(root)?;
-    warn_diagnostics(&project);
+    crate::telemetry::around(&project, schedule(&project, args)).await
+}
+
+/// `zr cron` once the project is loaded (its agents' spans exported with
+/// `[telemetry]`).
+async fn schedule(project: &Project, args: &CronArgs) -> Result<u8, CliError> {
+    warn_diagnostics(project);
     let clock = Clock::from_env(&|v| std::env::var(v).ok());
     let store = CronStore::new(project.cron_store());
     // Before any server starts: a second scheduler costs nothing.
     let _lock = store.lock_scheduler().map_err(store_error)?;
-    let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
-    warn_aliases(&project, chosen.kind);
+    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, Asking::Never, &mut signals).await?;
+    let workspace = open_workspace(project, chosen, Asking::Never, &mut signals).await?;
     warn_servers(&workspace);
     say(&format!(
         "zr cron: firing the prompts scheduled in {} (Ctrl-C stops). {}",
-        relative(&project, &store),
+        relative(project, &store),
         waiting_for(&store, clock.now())
     ));
 
@@ -110,7 +116,7 @@ pub(crate) async fn run(root: PathBuf, args: &CronArgs) -> Result<u8, CliError> 
         };
         last_error = None;
         next = None;
-        fire(&project, &store, &agent, fired, args, &mut signals, clock).await?;
+        fire(project, &store, &agent, fired, args, &mut signals, clock).await?;
     }
 }
 

@@ -41,14 +41,20 @@ impl SessionHost for ProjectHost {
     }
 }
 
-/// `zr worker`: serves the project until a signal stops it.
+/// `zr worker`: serves the project until a signal stops it (its agents'
+/// spans exported with `[telemetry]`).
 pub(crate) async fn worker(root: PathBuf, args: &WorkerArgs) -> Result<u8, CliError> {
     let project = Project::load(root)?;
-    warn_diagnostics(&project);
-    let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
+    crate::telemetry::around(&project, serve_project(&project, args)).await
+}
+
+/// `zr worker` once the project is loaded.
+async fn serve_project(project: &Project, args: &WorkerArgs) -> Result<u8, CliError> {
+    warn_diagnostics(project);
+    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
     let mut signals = Signals::install();
     // Nobody watches a worker: nothing is asked at a terminal.
-    let workspace = open_workspace(&project, chosen, Asking::Never, &mut signals).await?;
+    let workspace = open_workspace(project, chosen, Asking::Never, &mut signals).await?;
     let host = Arc::new(ProjectHost {
         runtime: Arc::clone(&workspace.runtime),
         config: workspace.config.clone(),

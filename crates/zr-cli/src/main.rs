@@ -137,8 +137,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // `zr run` and `zr resume` start logging once the project's
-    // `[telemetry]` is known.
-    if !matches!(cli.command, Command::Run(_) | Command::Resume(_)) {
+    // `[telemetry]` is known (`zr run --durable` runs no agent here).
+    let later = match &cli.command {
+        Command::Run(args) => !args.durable,
+        Command::Resume(_) => true,
+        _ => false,
+    };
+    if !later {
         telemetry::init_logging(None);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -65,11 +65,17 @@ pub(crate) async fn serve(root: PathBuf, args: &ServeArgs) -> Result<u8, CliErro
         ));
     }
     let project = Project::load(root)?;
-    warn_diagnostics(&project);
-    let chosen = provider::choose(&project, &args.provider, &|v| std::env::var(v).ok())?;
-    warn_aliases(&project, chosen.kind);
+    crate::telemetry::around(&project, serve_loaded(&project, args)).await
+}
+
+/// `zr mcp serve` once the project is loaded (its agents' spans exported
+/// with `[telemetry]`).
+async fn serve_loaded(project: &Project, args: &ServeArgs) -> Result<u8, CliError> {
+    warn_diagnostics(project);
+    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
-    let workspace = open_workspace(&project, chosen, Asking::Never, &mut signals).await?;
+    let workspace = open_workspace(project, chosen, Asking::Never, &mut signals).await?;
     warn_servers(&workspace);
     let agent = Agent::new(Arc::clone(&workspace.runtime), workspace.config.clone());
     let _running =

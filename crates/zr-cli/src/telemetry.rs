@@ -85,9 +85,28 @@ pub(crate) fn init_logging(telemetry: Option<&Telemetry>) {
         .with_filter(filter);
     tracing_subscriber::registry().with(lines).init();
     if let Some(telemetry) = telemetry {
-        // Set once per process, as the subscriber is.
-        let _ = TRACER.set(telemetry.tracer());
+        use_tracer(telemetry);
     }
+}
+
+/// Makes `telemetry`'s tracer the one every runtime of the process
+/// reports to (set once per process, as the subscriber is).
+fn use_tracer(telemetry: &Telemetry) {
+    let _ = TRACER.set(telemetry.tracer());
+}
+
+/// Runs `work` (a command that serves agents: `zr worker`, `zr cron`,
+/// `zr mcp serve`; its logging already started) with `project`'s
+/// telemetry on when configured, and sends what is queued after it, as
+/// `zr run` does.
+pub(crate) async fn around<T>(project: &Project, work: impl Future<Output = T>) -> T {
+    let telemetry = start(project, &|v| std::env::var(v).ok());
+    if let Some(telemetry) = &telemetry {
+        use_tracer(telemetry);
+    }
+    let out = work.await;
+    finish(telemetry).await;
+    out
 }
 
 /// The exporter's tracer of this process, set with the logging.

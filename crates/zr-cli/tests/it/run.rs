@@ -211,53 +211,15 @@ fn telemetry_to_a_receiver_that_hangs_never_holds_the_run() {
 /// calls, named as the GenAI conventions name them.
 #[test]
 fn telemetry_exports_the_runs_spans() {
-    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-    use std::sync::{Arc, Mutex};
-
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let bodies = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let seen = Arc::clone(&bodies);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            // Requests on one keep-alive connection, each read whole,
-            // until the exporter closes it.
-            'requests: loop {
-                let mut length = None;
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        break 'requests;
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(value) = lower.strip_prefix("content-length:") {
-                        length = value.trim().parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; length.expect("a content-length")];
-                reader.read_exact(&mut body).unwrap();
-                seen.lock().unwrap().extend_from_slice(&body);
-                let _ = reader
-                    .get_mut()
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
-            }
-        }
-    });
+    let receiver = crate::support::OtlpReceiver::start();
     let project = TempProject::new();
     project.write("script.json", SCRIPT);
     project.write(
         "zr.toml",
-        &format!("[telemetry]\nendpoint = \"http://127.0.0.1:{port}/v1/traces\"\n"),
+        &format!("[telemetry]\nendpoint = \"{}\"\n", receiver.endpoint()),
     );
     let out = project.zr(&["run", "--script", "script.json", "list the json files"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let bodies = bodies.lock().unwrap().clone();
-    let has = |text: &str| bodies.windows(text.len()).any(|w| w == text.as_bytes());
     for name in [
         "session",
         "invoke_agent root",
@@ -266,10 +228,6 @@ fn telemetry_exports_the_runs_spans() {
         "execute_tool Glob",
         "gen_ai.usage.input_tokens",
     ] {
-        assert!(
-            has(name),
-            "{name} is not in the export ({} bytes)",
-            bodies.len()
-        );
+        assert!(receiver.has(name), "{name} is not in the export");
     }
 }

@@ -175,3 +175,67 @@ pub(crate) fn transcripts(project: &TempProject) -> String {
     }
     all
 }
+
+/// A loopback OTLP/HTTP receiver: reads every export request whole on
+/// every connection, answers 200, and keeps the bodies' bytes.
+pub(crate) struct OtlpReceiver {
+    port: u16,
+    bodies: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl OtlpReceiver {
+    pub(crate) fn start() -> Self {
+        use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().expect("its address").port();
+        let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = std::sync::Arc::clone(&bodies);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let seen = std::sync::Arc::clone(&seen);
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream);
+                    // Requests on one keep-alive connection, each read
+                    // whole, until the exporter closes it.
+                    loop {
+                        let mut length = None;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                            let lower = line.to_ascii_lowercase();
+                            if let Some(value) = lower.strip_prefix("content-length:") {
+                                length = value.trim().parse::<usize>().ok();
+                            }
+                        }
+                        let mut body = vec![0; length.expect("a content-length")];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        seen.lock().expect("not poisoned").extend_from_slice(&body);
+                        let _ = reader
+                            .get_mut()
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+                    }
+                });
+            }
+        });
+        Self { port, bodies }
+    }
+
+    pub(crate) fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/v1/traces", self.port)
+    }
+
+    /// Whether `text` is among the bytes received.
+    pub(crate) fn has(&self, text: &str) -> bool {
+        let bodies = self.bodies.lock().expect("not poisoned");
+        bodies.windows(text.len()).any(|w| w == text.as_bytes())
+    }
+}

@@ -68,12 +68,15 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
     assert_eq!(local.status.code(), Some(0), "{}", stderr(&local));
 
     let server = RestateServer::start();
+    // The worker exports its agents' spans, as `zr run` does.
+    let receiver = crate::support::OtlpReceiver::start();
     project.write(
         "zr.toml",
         &format!(
-            "[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
+            "[durable]\ningress = \"{}\"\nadmin = \"{}\"\n\n[telemetry]\nendpoint = \"{}\"\n",
             server.ingress_url(),
-            server.admin_url()
+            server.admin_url(),
+            receiver.endpoint()
         ),
     );
     let mut worker = spawn_zr(
@@ -111,6 +114,11 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
     .expect("the worker is signalled");
     let status = worker.wait().expect("the worker ends");
     assert_eq!(status.code(), Some(128 + 15), "a signal stops the worker");
+    // Flushed when the signal stopped it.
+    assert!(
+        receiver.has("invoke_agent root"),
+        "the worker exported the durable turn's agent"
+    );
 }
 
 /// A root that sleeps in Bash for a while before it answers; its next
