@@ -119,8 +119,12 @@ async fn run_one(
     call: &ToolCall,
     recorded: &Recorded,
 ) -> CallOutcome {
-    let tracer = ctx.session.runtime.tracer();
-    let span = telemetry::tool_span(tracer, &call.name, &call.id, &call.input);
+    let span = telemetry::tool_span(
+        ctx.session.runtime.tracer(),
+        &call.name,
+        &call.id,
+        &call.input,
+    );
     let traced = span.clone();
     in_span(async move {
         let meta = &agent.meta;
@@ -138,14 +142,14 @@ async fn run_one(
         }
         if let Some(why) = agent.denials.stopped() {
             let why = format!("not run: agent {} was {why}", meta.id);
-            telemetry::record_tool(tracer, &traced, ToolStatus::Denied, || why.clone());
+            telemetry::record_tool(&traced, ToolStatus::Denied, || why.clone());
             return answer(refused(ctx, meta, call, &why));
         }
         let start = Instant::now();
         let Some(tool) = agent.tools.get(&call.name) else {
             started(ctx, meta, call);
             let output = not_available(agent, &call.name);
-            telemetry::record_tool(tracer, &traced, ToolStatus::Error, || json_text(&output.content));
+            telemetry::record_tool(&traced, ToolStatus::Error, || json_text(&output.content));
             return answer(finish(ctx, meta, call, output, start));
         };
         let side_effecting =
@@ -206,7 +210,7 @@ async fn run_one(
             (false, true) => ToolStatus::Error,
             (false, false) => ToolStatus::Ok,
         };
-        telemetry::record_tool(tracer, &traced, status, || json_text(&output.content));
+        telemetry::record_tool(&traced, status, || json_text(&output.content));
         let block = finish(ctx, meta, call, output, start);
         CallOutcome {
             block,

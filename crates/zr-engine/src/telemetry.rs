@@ -166,13 +166,45 @@ thread_local! {
 pub(crate) struct Traced {
     log: tracing::Span,
     export: Option<Arc<dyn TraceSpan>>,
+    /// Whether the tracer wants message content on this span.
+    content: bool,
 }
 
 impl Traced {
     /// A span of `tracing` only (nothing exported).
     #[cfg(test)]
     pub(crate) fn log_only(log: tracing::Span) -> Self {
-        Self { log, export: None }
+        Self {
+            log,
+            export: None,
+            content: false,
+        }
+    }
+
+    /// The span `log`, and with `tracer` the exported span of `operation`
+    /// started with `attributes` (made only then), a child of `parent`.
+    fn start<'a, A: AsRef<[Attribute<'a>]>>(
+        log: tracing::Span,
+        tracer: Option<&Arc<dyn Tracer>>,
+        parent: Option<&Arc<dyn TraceSpan>>,
+        operation: &'static str,
+        kind: SpanKind,
+        attributes: impl FnOnce() -> A,
+    ) -> Self {
+        Self {
+            log,
+            export: tracer.map(|tracer| {
+                tracer.start(
+                    parent,
+                    &SpanStart {
+                        operation,
+                        kind,
+                        attributes: attributes().as_ref(),
+                    },
+                )
+            }),
+            content: tracer.is_some_and(|tracer| tracer.capture_content()),
+        }
     }
 
     /// Makes the span current on this thread (for `tracing` and for the
@@ -195,6 +227,8 @@ impl Traced {
         Self {
             log: tracing::Span::current(),
             export: current_export(),
+            // Only a parent: content is a started span's.
+            content: false,
         }
     }
 
@@ -202,6 +236,11 @@ impl Traced {
         if let Some(span) = &self.export {
             span.set(attributes);
         }
+    }
+
+    /// The exported span, when its tracer wants message content on it.
+    fn content(&self) -> Option<&Arc<dyn TraceSpan>> {
+        self.export.as_ref().filter(|_| self.content)
     }
 
     fn fail(&self, kind: &str, description: Option<&str>) {
@@ -239,25 +278,16 @@ fn current_export() -> Option<Arc<dyn TraceSpan>> {
         .flatten()
 }
 
-/// Whether `tracer` wants content.
-fn content(tracer: Option<&Arc<dyn Tracer>>) -> bool {
-    tracer.is_some_and(|t| t.capture_content())
-}
-
 /// The session's span: a root, one per [`Agent`](crate::Agent).
 pub(crate) fn session_span(tracer: Option<&Arc<dyn Tracer>>, id: &SessionId) -> Traced {
-    let log = tracing::info_span!(parent: None, "session", id = %id);
-    let export = tracer.map(|tracer| {
-        tracer.start(
-            None,
-            &SpanStart {
-                operation: "session",
-                kind: SpanKind::Internal,
-                attributes: &[str("gen_ai.conversation.id", id.as_str())],
-            },
-        )
-    });
-    Traced { log, export }
+    Traced::start(
+        tracing::info_span!(parent: None, "session", id = %id),
+        tracer,
+        None,
+        "session",
+        SpanKind::Internal,
+        || [str("gen_ai.conversation.id", id.as_str())],
+    )
 }
 
 /// An agent's `invoke_agent` span, a child of `parent` (the session's span
@@ -271,45 +301,36 @@ pub(crate) fn agent_span(
     provider: &str,
     description: Option<&str>,
 ) -> Traced {
-    let log = tracing::info_span!(
-        parent: &parent.log,
-        "agent",
-        id = %meta.id,
-        r#type = &*meta.agent_type,
-    );
-    let export = tracer.map(|tracer| {
-        let mut attributes = [
-            str("gen_ai.operation.name", "invoke_agent"),
-            str("gen_ai.provider.name", provider),
-            str("gen_ai.agent.name", &meta.agent_type),
-            str("gen_ai.agent.id", meta.id.as_str()),
-            str("gen_ai.conversation.id", session.as_str()),
-            str("gen_ai.request.model", &meta.model),
-            bool("zr.agent.background", meta.background),
-            // Replaced below when known.
-            str("gen_ai.agent.description", ""),
-            str("zr.agent.parent", ""),
-        ];
-        let mut len = attributes.len() - 2;
-        for (key, value) in [
-            ("gen_ai.agent.description", description),
-            ("zr.agent.parent", meta.parent.as_ref().map(|p| p.as_str())),
-        ] {
-            if let Some(value) = value {
-                attributes[len] = str(key, value);
-                len += 1;
+    Traced::start(
+        tracing::info_span!(
+            parent: &parent.log,
+            "agent",
+            id = %meta.id,
+            r#type = &*meta.agent_type,
+        ),
+        tracer,
+        parent.export.as_ref(),
+        "invoke_agent",
+        SpanKind::Internal,
+        || {
+            let mut attributes = vec![
+                str("gen_ai.operation.name", "invoke_agent"),
+                str("gen_ai.provider.name", provider),
+                str("gen_ai.agent.name", &meta.agent_type),
+                str("gen_ai.agent.id", meta.id.as_str()),
+                str("gen_ai.conversation.id", session.as_str()),
+                str("gen_ai.request.model", &meta.model),
+                bool("zr.agent.background", meta.background),
+            ];
+            if let Some(description) = description {
+                attributes.push(str("gen_ai.agent.description", description));
             }
-        }
-        tracer.start(
-            parent.export.as_ref(),
-            &SpanStart {
-                operation: "invoke_agent",
-                kind: SpanKind::Internal,
-                attributes: &attributes[..len],
-            },
-        )
-    });
-    Traced { log, export }
+            if let Some(parent) = &meta.parent {
+                attributes.push(str("zr.agent.parent", parent.as_str()));
+            }
+            attributes
+        },
+    )
 }
 
 /// Records a subagent's result on its `invoke_agent` span.
@@ -335,27 +356,20 @@ pub(crate) fn record_end(
     usage: Usage,
     cost: Option<f64>,
 ) {
-    let Some(export) = &span.export else {
-        return;
-    };
-    let usage = usage_attributes(usage);
-    let [input, output, read, created] = usage;
-    let status = str("zr.task.status", status.as_str());
-    let turns = int("zr.task.turns", turns);
-    match cost {
-        Some(cost) => export.set(&[
-            status,
-            turns,
-            Attribute {
-                key: "zr.task.cost_usd",
-                value: AttributeValue::F64(cost),
-            },
-            input,
-            output,
-            read,
-            created,
-        ]),
-        None => export.set(&[status, turns, input, output, read, created]),
+    let [input, output, read, created] = usage_attributes(usage);
+    span.set(&[
+        str("zr.task.status", status.as_str()),
+        int("zr.task.turns", turns),
+        input,
+        output,
+        read,
+        created,
+    ]);
+    if let Some(cost) = cost {
+        span.set(&[Attribute {
+            key: "zr.task.cost_usd",
+            value: AttributeValue::F64(cost),
+        }]);
     }
 }
 
@@ -405,54 +419,39 @@ pub(crate) struct ChatStart<'a> {
 /// A model request's `chat` span, a child of the current span (the
 /// agent's).
 pub(crate) fn chat_span(tracer: Option<&Arc<dyn Tracer>>, start: &ChatStart<'_>) -> Traced {
-    let log = tracing::info_span!("chat", turn = start.turn);
-    let export = tracer.map(|tracer| {
-        let common = [
-            str("gen_ai.operation.name", "chat"),
-            str("gen_ai.provider.name", start.provider),
-            str("gen_ai.request.model", start.model),
-            int("gen_ai.request.max_tokens", start.max_tokens),
-            int("zr.turn", start.turn),
-        ];
-        let parent = current_export();
-        let kind = SpanKind::Client;
-        if tracer.capture_content() {
-            let messages = serde_json::to_string(start.messages).unwrap_or_default();
-            let mut attributes = common.to_vec();
-            attributes.push(str("gen_ai.system_instructions", start.system));
-            attributes.push(str("gen_ai.input.messages", &messages));
-            tracer.start(
-                parent.as_ref(),
-                &SpanStart {
-                    operation: "chat",
-                    kind,
-                    attributes: &attributes,
-                },
-            )
-        } else {
-            tracer.start(
-                parent.as_ref(),
-                &SpanStart {
-                    operation: "chat",
-                    kind,
-                    attributes: &common,
-                },
-            )
-        }
-    });
-    Traced { log, export }
+    let span = Traced::start(
+        tracing::info_span!("chat", turn = start.turn),
+        tracer,
+        current_export().as_ref(),
+        "chat",
+        SpanKind::Client,
+        || {
+            [
+                str("gen_ai.operation.name", "chat"),
+                str("gen_ai.provider.name", start.provider),
+                str("gen_ai.request.model", start.model),
+                int("gen_ai.request.max_tokens", start.max_tokens),
+                int("zr.turn", start.turn),
+            ]
+        },
+    );
+    if let Some(export) = span.content() {
+        let messages = serde_json::to_string(start.messages).unwrap_or_default();
+        export.set(&[
+            str("gen_ai.system_instructions", start.system),
+            str("gen_ai.input.messages", &messages),
+        ]);
+    }
+    span
 }
 
 /// The model and id the API named for the response, on the current span
 /// (the request's `chat`).
 pub(crate) fn record_response_metadata(model: &str, id: Option<&str>) {
     if let Some(span) = current_export() {
-        match id {
-            Some(id) => span.set(&[
-                str("gen_ai.response.model", model),
-                str("gen_ai.response.id", id),
-            ]),
-            None => span.set(&[str("gen_ai.response.model", model)]),
+        span.set(&[str("gen_ai.response.model", model)]);
+        if let Some(id) = id {
+            span.set(&[str("gen_ai.response.id", id)]);
         }
     }
 }
@@ -460,22 +459,23 @@ pub(crate) fn record_response_metadata(model: &str, id: Option<&str>) {
 /// A finished response: finish reason, usage, and (with content) what the
 /// model wrote.
 pub(crate) fn record_response(
-    tracer: Option<&Arc<dyn Tracer>>,
     span: &Traced,
     stop: &StopReason,
     usage: Usage,
     content_blocks: &[ContentBlock],
 ) {
-    let Some(export) = &span.export else {
-        return;
-    };
-    let reasons = [stop.as_str()];
     let [input, output, read, created] = usage_attributes(usage);
-    let finish = Attribute {
-        key: "gen_ai.response.finish_reasons",
-        value: AttributeValue::StrArray(&reasons),
-    };
-    if content(tracer) {
+    span.set(&[
+        Attribute {
+            key: "gen_ai.response.finish_reasons",
+            value: AttributeValue::StrArray(&[stop.as_str()]),
+        },
+        input,
+        output,
+        read,
+        created,
+    ]);
+    if let Some(export) = span.content() {
         let written = Value::Array(
             content_blocks
                 .iter()
@@ -483,16 +483,7 @@ pub(crate) fn record_response(
                 .collect(),
         )
         .to_string();
-        export.set(&[
-            finish,
-            input,
-            output,
-            read,
-            created,
-            str("gen_ai.output.messages", &written),
-        ]);
-    } else {
-        export.set(&[finish, input, output, read, created]);
+        export.set(&[str("gen_ai.output.messages", &written)]);
     }
 }
 
@@ -525,35 +516,25 @@ pub(crate) fn tool_span(
     call_id: &str,
     input: &Value,
 ) -> Traced {
-    let log = tracing::info_span!("tool", name, id = call_id);
-    let export = tracer.map(|tracer| {
-        let common = [
-            str("gen_ai.operation.name", "execute_tool"),
-            str("gen_ai.tool.name", name),
-            str("gen_ai.tool.call.id", call_id),
-            str("gen_ai.tool.type", "function"),
-        ];
-        let parent = current_export();
-        let start = |attributes: &[Attribute<'_>]| {
-            tracer.start(
-                parent.as_ref(),
-                &SpanStart {
-                    operation: "execute_tool",
-                    kind: SpanKind::Internal,
-                    attributes,
-                },
-            )
-        };
-        if tracer.capture_content() {
-            let arguments = input.to_string();
-            let mut attributes = common.to_vec();
-            attributes.push(str("gen_ai.tool.call.arguments", &arguments));
-            start(&attributes)
-        } else {
-            start(&common)
-        }
-    });
-    Traced { log, export }
+    let span = Traced::start(
+        tracing::info_span!("tool", name, id = call_id),
+        tracer,
+        current_export().as_ref(),
+        "execute_tool",
+        SpanKind::Internal,
+        || {
+            [
+                str("gen_ai.operation.name", "execute_tool"),
+                str("gen_ai.tool.name", name),
+                str("gen_ai.tool.call.id", call_id),
+                str("gen_ai.tool.type", "function"),
+            ]
+        },
+    );
+    if let Some(export) = span.content() {
+        export.set(&[str("gen_ai.tool.call.arguments", &input.to_string())]);
+    }
+    span
 }
 
 /// How a tool call ended, as `zr.tool.status`.
@@ -569,26 +550,15 @@ pub(crate) enum ToolStatus {
 
 /// Records how a call ended; `result` gives what the model got, asked for
 /// only when content is recorded.
-pub(crate) fn record_tool(
-    tracer: Option<&Arc<dyn Tracer>>,
-    span: &Traced,
-    status: ToolStatus,
-    result: impl FnOnce() -> String,
-) {
-    let Some(export) = &span.export else {
-        return;
-    };
+pub(crate) fn record_tool(span: &Traced, status: ToolStatus, result: impl FnOnce() -> String) {
     let name = match status {
         ToolStatus::Ok => "ok",
         ToolStatus::Error => "error",
         ToolStatus::Denied => "denied",
     };
-    let status_attribute = str("zr.tool.status", name);
-    if content(tracer) {
-        let result = result();
-        export.set(&[status_attribute, str("gen_ai.tool.call.result", &result)]);
-    } else {
-        export.set(&[status_attribute]);
+    span.set(&[str("zr.tool.status", name)]);
+    if let Some(export) = span.content() {
+        export.set(&[str("gen_ai.tool.call.result", &result())]);
     }
     if status != ToolStatus::Ok {
         span.fail(name, None);

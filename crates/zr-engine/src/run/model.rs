@@ -92,7 +92,6 @@ pub(crate) async fn request(
     match streamed.await {
         Ok(Some(response)) => {
             telemetry::record_response(
-                runtime.tracer(),
                 &span,
                 &response.stop_reason,
                 response.usage,

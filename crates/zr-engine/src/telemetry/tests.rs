@@ -58,18 +58,14 @@ impl Tracer for Naming {
 }
 
 fn span(tracer: &Arc<dyn Tracer>, name: &str) -> Traced {
-    let parent = current_export();
-    Traced {
-        log: tracing::Span::none(),
-        export: Some(tracer.start(
-            parent.as_ref(),
-            &SpanStart {
-                operation: "test",
-                kind: SpanKind::Internal,
-                attributes: &[str("name", name)],
-            },
-        )),
-    }
+    Traced::start(
+        tracing::Span::none(),
+        Some(tracer),
+        current_export().as_ref(),
+        "test",
+        SpanKind::Internal,
+        || [str("name", name)],
+    )
 }
 
 fn current_name() -> Option<String> {
