@@ -134,18 +134,31 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     }
 }
 
+/// Logs go to standard error (above the live tree while it is drawn),
+/// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`); standard output carries
+/// only the command's result. By default the MCP library (`rmcp`) is
+/// silent: zr-mcp reports its failures as errors that say what to do, and
+/// its own lines are internal. (Telemetry does not go through the
+/// subscriber: `telemetry::around`.)
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
+    let lines = tracing_subscriber::fmt::layer()
+        .with_writer(|| crate::render::held_logs::LogWriter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .without_time()
+        .with_filter(filter);
+    tracing_subscriber::registry().with(lines).init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // `zr run` and `zr resume` start logging once the project's
-    // `[telemetry]` is known (`zr run --durable` runs no agent here).
-    let later = match &cli.command {
-        Command::Run(args) => !args.durable,
-        Command::Resume(_) => true,
-        _ => false,
-    };
-    if !later {
-        telemetry::init_logging(None);
-    }
+    init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -35,11 +35,11 @@ pub(crate) async fn run(root: PathBuf, args: &RunArgs) -> Result<u8, CliError> {
     if let Some(command) = &command {
         command.check(&project)?;
     }
-    let telemetry = telemetry::start(&project, &|v| std::env::var(v).ok());
-    telemetry::init_logging(telemetry.as_ref());
-    let outcome = run_loaded(&project, prompt, command.as_ref(), args).await;
-    telemetry::finish(telemetry).await;
-    outcome
+    telemetry::around(
+        &project,
+        run_loaded(&project, prompt, command.as_ref(), args),
+    )
+    .await
 }
 
 /// `zr run` once the project is loaded and logging started; `command` is
@@ -115,11 +115,7 @@ pub(crate) async fn resume(root: PathBuf, args: &ResumeArgs) -> Result<u8, CliEr
         )));
     }
     let project = Project::load(root)?;
-    let telemetry = telemetry::start(&project, &|v| std::env::var(v).ok());
-    telemetry::init_logging(telemetry.as_ref());
-    let outcome = resume_loaded(&project, args).await;
-    telemetry::finish(telemetry).await;
-    outcome
+    telemetry::around(&project, resume_loaded(&project, args)).await
 }
 
 /// `zr resume` once the project is loaded and logging started.

@@ -1,14 +1,12 @@
 //! OpenTelemetry export of a run (`[telemetry]` in `zr.toml`, or the
 //! standard `OTEL_EXPORTER_OTLP_*` variables): the exporter's tracer is
-//! given to every runtime of the process; the final flush has a bound. Telemetry never fails a run: a
-//! setting that cannot be used is a warning, and the run goes on without.
+//! given to every runtime of the process; the final flush has a bound.
+//! Telemetry never fails a run: a setting that cannot be used is a
+//! warning, and the run goes on without.
 
 use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 
-use tracing_subscriber::Layer as _;
-use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
 use zr_engine::Tracer;
 use zr_telemetry::{Telemetry, TelemetryConfig, TelemetryError};
 
@@ -67,38 +65,16 @@ pub(crate) fn config(
     Ok(Some(config))
 }
 
-/// Logs go to standard error (above the live tree while it is drawn),
-/// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`); standard output carries
-/// only the command's result. By default the MCP library (`rmcp`) is
-/// silent: zr-mcp reports its failures as errors that say what to do, and
-/// its own lines are internal. With `telemetry`, the engine's spans are
-/// exported too: its tracer is the one [`tracer`] gives every runtime the
-/// process builds (the filter of `ZR_LOG` applies to the log lines only).
-pub(crate) fn init_logging(telemetry: Option<&Telemetry>) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
-    let lines = tracing_subscriber::fmt::layer()
-        .with_writer(|| crate::render::held_logs::LogWriter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time()
-        .with_filter(filter);
-    tracing_subscriber::registry().with(lines).init();
-    if let Some(telemetry) = telemetry {
-        use_tracer(telemetry);
-    }
-}
-
 /// Makes `telemetry`'s tracer the one every runtime of the process
 /// reports to (set once per process, as the subscriber is).
 fn use_tracer(telemetry: &Telemetry) {
     let _ = TRACER.set(telemetry.tracer());
 }
 
-/// Runs `work` (a command that serves agents: `zr worker`, `zr cron`,
-/// `zr mcp serve`; its logging already started) with `project`'s
-/// telemetry on when configured, and sends what is queued after it, as
-/// `zr run` does.
+/// Runs `work` (a command that runs agents: `zr run`, `zr resume`, `zr
+/// worker`, `zr cron`, `zr mcp serve`) with `project`'s telemetry on when
+/// configured (the exporter's tracer given to every runtime the process
+/// builds), and sends what is queued after it, within the flush's bound.
 pub(crate) async fn around<T>(project: &Project, work: impl Future<Output = T>) -> T {
     let telemetry = start(project, &|v| std::env::var(v).ok());
     if let Some(telemetry) = &telemetry {
@@ -109,7 +85,7 @@ pub(crate) async fn around<T>(project: &Project, work: impl Future<Output = T>) 
     out
 }
 
-/// The exporter's tracer of this process, set with the logging.
+/// The exporter's tracer of this process, set by [`around`].
 static TRACER: OnceLock<Arc<dyn Tracer>> = OnceLock::new();
 
 /// The tracer every runtime of the process reports to: the exporter's
