@@ -31,6 +31,8 @@
     reason = "the tests' Phoenix, shared; the bench reads no spans back"
 )]
 mod phoenix;
+#[path = "fanout/receive.rs"]
+mod receive;
 #[path = "fanout/sink.rs"]
 mod sink;
 

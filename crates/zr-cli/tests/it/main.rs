@@ -21,8 +21,11 @@ mod mcp_caps;
 mod mcp_start;
 mod oauth;
 mod orphans;
+mod otlp_receiver;
 mod permissions;
 mod provider;
+#[path = "../../../zr-telemetry/benches/fanout/receive.rs"]
+mod receive;
 mod reload;
 #[path = "../../../zr-restate/tests/it/proxy.rs"]
 #[allow(

@@ -211,7 +211,7 @@ fn telemetry_to_a_receiver_that_hangs_never_holds_the_run() {
 /// calls, named as the GenAI conventions name them.
 #[test]
 fn telemetry_exports_the_runs_spans() {
-    let receiver = crate::support::OtlpReceiver::start();
+    let receiver = crate::otlp_receiver::OtlpReceiver::start();
     let project = TempProject::new();
     project.write("script.json", SCRIPT);
     project.write(

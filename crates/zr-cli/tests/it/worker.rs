@@ -69,7 +69,7 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
 
     let server = RestateServer::start();
     // The worker exports its agents' spans, as `zr run` does.
-    let receiver = crate::support::OtlpReceiver::start();
+    let receiver = crate::otlp_receiver::OtlpReceiver::start();
     project.write(
         "zr.toml",
         &format!(

@@ -10,7 +10,7 @@
 //! running counts after each request, and ends when its standard input
 //! closes (the bench's process ended) or it is killed (the `Sink` dropped).
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -101,41 +101,13 @@ pub(crate) fn serve_here() {
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
 }
 
-/// Requests on one keep-alive connection, until the client closes it.
+/// Requests on one keep-alive connection, counted and said, until the
+/// client closes it.
 fn serve(stream: TcpStream, requests: &AtomicU64, bytes: &AtomicU64) {
-    let mut writer = stream.try_clone().expect("a second handle");
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut length = None;
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse::<u64>().ok();
-            }
-        }
-        let length = length.expect("OTLP/HTTP export requests carry content-length");
-        let mut body = Vec::new();
-        if (&mut reader).take(length).read_to_end(&mut body).is_err() {
-            return;
-        }
+    crate::receive::serve_requests(stream, |body| {
+        let length = body.len() as u64;
         let n = requests.fetch_add(1, Ordering::Relaxed) + 1;
         let size = bytes.fetch_add(length, Ordering::Relaxed) + length;
         println!("{n} {size}");
-        let answer =
-            "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
-        if writer.write_all(answer.as_bytes()).is_err() {
-            return;
-        }
-    }
+    });
 }
