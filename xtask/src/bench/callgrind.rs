@@ -24,35 +24,42 @@ pub(crate) fn run(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
     let out = std::env::temp_dir().join(format!("zr-callgrind-{}", std::process::id()));
     fs::create_dir_all(&out)?;
 
-    let (small, large) = if quick { (100, 1_000) } else { (1_000, 10_000) };
+    // The sizes of the engine bench's wall-time rows (`engine::sizes`):
+    // 100,000 runs about a minute under callgrind.
+    let sizes = super::engine::sizes(quick);
     let fanout = |n: usize| count(&engine, &format!("fanout:{n}"), &[], &out);
-    let (i_small, i_large) = (fanout(small)?.ir, fanout(large)?.ir);
+    let counts = sizes
+        .iter()
+        .map(|&n| fanout(n).map(|c| c.ir))
+        .collect::<Result<Vec<_>>>()?;
     println!("\nInstructions (callgrind), whole process:");
-    println!(
-        "  fan-out of {small}: {i_small}; of {large}: {i_large}; ratio {:.2} for {}x the subagents",
-        i_large as f64 / i_small as f64,
-        large / small
-    );
-    println!(
-        "  per subagent: {:.0} at {small}, {:.0} for each one added up to {large}",
-        i_small as f64 / small as f64,
-        (i_large - i_small) as f64 / (large - small) as f64
-    );
-    let ratio = i_large as f64 / i_small as f64;
-    report.at_most(
-        format!(
-            "{}x subagents ({small} to {large}) ≤ 11x the time",
+    for (pair, counts) in sizes.windows(2).zip(counts.windows(2)) {
+        let ((small, large), (i_small, i_large)) = ((pair[0], pair[1]), (counts[0], counts[1]));
+        let ratio = i_large as f64 / i_small as f64;
+        println!(
+            "  fan-out of {small}: {i_small}; of {large}: {i_large}; ratio {ratio:.2} for {}x the subagents",
             large / small
-        ),
-        format!(
-            "{ratio:.2}x ({:.0} / {:.0} instructions per subagent)",
-            i_large as f64 / large as f64,
-            i_small as f64 / small as f64
-        ),
-        ratio,
-        1.1 * (large / small) as f64,
-        "instructions",
-    );
+        );
+        println!(
+            "  per subagent: {:.0} at {small}, {:.0} for each one added up to {large}",
+            i_small as f64 / small as f64,
+            (i_large - i_small) as f64 / (large - small) as f64
+        );
+        report.at_most(
+            format!(
+                "{}x subagents ({small} to {large}) ≤ 11x the time",
+                large / small
+            ),
+            format!(
+                "{ratio:.2}x ({:.0} / {:.0} instructions per subagent)",
+                i_large as f64 / large as f64,
+                i_small as f64 / small as f64
+            ),
+            ratio,
+            1.1 * (large / small) as f64,
+            "instructions",
+        );
+    }
 
     let turns = |n: usize| count(&engine, &format!("turns:{n}"), &[], &out);
     let (t10, t100, t200) = (turns(10)?.ir, turns(100)?.ir, turns(200)?.ir);

@@ -5,6 +5,12 @@
 //! against server-everything (Node) and against `zr-echo-server` (rmcp's
 //! server side, built here with the `echo-server` feature), which costs
 //! so little per call that the clients' own cost decides.
+//!
+//! Issue 18's targets (zr-mcp at least 1.5x the TypeScript client's calls
+//! per second sequentially, 2x with 16 in flight) are for the client, so
+//! they are judged against the echo server. Against server-everything one
+//! Node event loop answers every call and bounds every client alike; its
+//! ratios are reported beside them, not judged.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,6 +21,10 @@ use serde_json::Value;
 use super::report::Report;
 use super::{json_lines, num};
 use crate::{deps, run_cmd};
+
+/// The Node server, which bounds every client (its ratios are reported,
+/// not judged).
+const SERVER_EVERYTHING: &str = "server-everything";
 
 /// The clients, as printed.
 const CLIENTS: [&str; 3] = ["zr-mcp", "TS SDK", "Python SDK"];
@@ -29,7 +39,7 @@ pub(crate) fn run(root: &Path, target_dir: &Path, quick: bool, report: &mut Repo
     run_cmd(build)?;
     let echo_server = target_dir.join("release/zr-echo-server");
     for (server, bin) in [
-        ("server-everything", None),
+        (SERVER_EVERYTHING, None),
         ("zr-echo-server (rmcp)", Some(echo_server.as_path())),
     ] {
         let with_server = |cmd: &mut Command| {
@@ -87,19 +97,28 @@ fn print_table(
             (2.0, "16 in flight")
         };
         let ratio = rates[0] / rates[1];
-        report.at_least(
-            format!("MCP against {server}, {shown}: zr-mcp ≥ {limit}x the TS client"),
-            format!(
-                "{ratio:.2}x ({:.0} / {:.0} calls/s; Python {:.0}, zr/Python {:.2}x)",
-                rates[0],
-                rates[1],
-                rates[2],
-                rates[0] / rates[2]
-            ),
-            ratio,
-            limit,
-            "wall",
+        let measured = format!(
+            "{ratio:.2}x ({:.0} / {:.0} calls/s; Python {:.0}, zr/Python {:.2}x)",
+            rates[0],
+            rates[1],
+            rates[2],
+            rates[0] / rates[2]
         );
+        if server == SERVER_EVERYTHING {
+            report.note(
+                format!("MCP against {server} (bound by the server), {shown}: zr-mcp / TS client"),
+                measured,
+                "wall",
+            );
+        } else {
+            report.at_least(
+                format!("MCP against {server}, {shown}: zr-mcp ≥ {limit}x the TS client"),
+                measured,
+                ratio,
+                limit,
+                "wall",
+            );
+        }
         report.note(
             format!("MCP against {server}, {shown}: client CPU per call"),
             format!(
