@@ -33,11 +33,13 @@ pub(crate) fn sizes(quick: bool) -> &'static [usize] {
 
 /// How many rounds of processes measure the fan-outs: each round runs one
 /// process per size, smallest first, so that every size meets the same
-/// spells of a shared machine (one process's CPU time for the same 1,000
-/// fan-out ranged from 12.5 to 21.5 µs per subagent in five runs a minute
-/// apart; run one size after the other, the 10x ratios moved from 8x to
-/// 12x between two whole runs).
-const ROUNDS: usize = 5;
+/// spells of a shared machine. The machine's speed moves by a third within
+/// seconds: the same binary's 1,000 fan-out took 12.5 to 21.5 µs of CPU
+/// per subagent in five runs a minute apart, and its 10,000 fan-out 12.5
+/// to 20.6; run one size after the other, the 10x ratios moved from 8x to
+/// 12x between two whole runs. Instruction counts ([`super::callgrind`])
+/// decide where the medians still disagree.
+const ROUNDS: usize = 9;
 
 /// `ZR_BENCH_ONCE=fanout:N` for every size in [`ROUNDS`] interleaved
 /// rounds; per size, the run of the median wall time (its own CPU and
