@@ -53,17 +53,15 @@ fn median_fanouts(root: &Path, sizes: &[usize]) -> Result<Vec<(Value, f64, f64)>
     }
     runs.into_iter()
         .map(|mut runs| {
-            let mut walls = runs
+            // (wall, run index), fastest first.
+            let mut order = runs
                 .iter()
-                .map(|run| num(run, "wall_ms"))
+                .enumerate()
+                .map(|(at, run)| Ok((num(run, "wall_ms")?, at)))
                 .collect::<Result<Vec<_>>>()?;
-            walls.sort_by(f64::total_cmp);
-            let median = walls[walls.len() / 2];
-            let at = runs
-                .iter()
-                .position(|run| num(run, "wall_ms").is_ok_and(|w| w == median))
-                .context("the median run is one of the runs")?;
-            Ok((runs.swap_remove(at), walls[0], walls[walls.len() - 1]))
+            order.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (min, max) = (order[0].0, order[order.len() - 1].0);
+            Ok((runs.swap_remove(order[order.len() / 2].1), min, max))
         })
         .collect()
 }
