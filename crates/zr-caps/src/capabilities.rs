@@ -82,16 +82,23 @@ pub enum SkillView {
     Only(Vec<SkillName>),
 }
 
+/// A list of tool definitions that agents and resolved pools share: one
+/// reference count for the list, not one per tool. A pool of 20,000
+/// tools holds the lists it was resolved from and positions into them, so
+/// resolving and dropping it touches no definition's count
+/// (`Vec::into` or `collect` make one).
+pub type ToolList = Arc<[Arc<ToolDefinition>]>;
+
 /// The capabilities the resolver works from: every fallback applied, every
 /// list concrete.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EffectiveCapabilities {
     /// Custom tools, in source order (top level first). Names may repeat:
     /// R1 keeps the first position and the last definition, and records it.
-    pub custom_tools: Vec<Arc<ToolDefinition>>,
+    pub custom_tools: ToolList,
     /// Connection tools, in source order (top level first); names may
     /// repeat, as for `custom_tools`.
-    pub connection_tools: Vec<Arc<ToolDefinition>>,
+    pub connection_tools: ToolList,
     /// The skills view.
     pub skills: SkillView,
     /// The allow list for builtins; `None` is no constraint.

@@ -35,7 +35,7 @@ pub use agent_file::{
     ParsedAgentFile, parse_agent_file, parse_front_matter,
 };
 pub use capabilities::{
-    AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView,
+    AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView, ToolList,
 };
 pub use definition::{AgentDefinition, AgentType, Budget, Effort, Isolation, ModelChoice};
 pub use error::{

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use zr_types::ToolDefinition;
 
-use crate::{AgentCapabilities, AgentOptions, EffectiveCapabilities, SkillView};
+use crate::{AgentCapabilities, AgentOptions, EffectiveCapabilities, SkillView, ToolList};
 
 /// The top level's tools, then the capability's. Same-name entries are
 /// kept: the resolver's R1 replaces an earlier entry with a later one of the
@@ -13,11 +13,16 @@ use crate::{AgentCapabilities, AgentOptions, EffectiveCapabilities, SkillView};
 fn top_level_first(
     top: &[Arc<ToolDefinition>],
     own: Option<&Vec<Arc<ToolDefinition>>>,
-) -> Vec<Arc<ToolDefinition>> {
+) -> ToolList {
     top.iter()
         .chain(own.into_iter().flatten())
         .cloned()
         .collect()
+}
+
+/// A subagent's own list, or none.
+fn own_list(own: Option<&Vec<Arc<ToolDefinition>>>) -> ToolList {
+    own.map_or_else(|| Arc::from([]), |list| Arc::from(list.as_slice()))
 }
 
 /// The root's effective capabilities (C1).
@@ -77,8 +82,8 @@ pub fn merge_root(
 #[must_use]
 pub fn derive(options: &AgentOptions, definition: &AgentCapabilities) -> EffectiveCapabilities {
     EffectiveCapabilities {
-        custom_tools: definition.custom_tools.clone().unwrap_or_default(),
-        connection_tools: definition.connection_tools.clone().unwrap_or_default(),
+        custom_tools: own_list(definition.custom_tools.as_ref()),
+        connection_tools: own_list(definition.connection_tools.as_ref()),
         skills: SkillView::Only(definition.skills.clone().unwrap_or_default()),
         allowed_tools: definition.allowed_tools.clone(),
         disallowed_tools: definition.disallowed_tools.clone().unwrap_or_default(),

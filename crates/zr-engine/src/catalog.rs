@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use zr_caps::{AgentCapabilities, AgentDefinition, Isolation};
+use zr_caps::{AgentCapabilities, AgentDefinition, Isolation, ToolList};
 use zr_resolve::{PoolMemo, ResolvedPool, Role};
-use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
+use zr_types::{AgentName, SkillDefinition, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::{EngineTools, Joined};
@@ -72,8 +72,9 @@ pub(crate) struct Catalog {
     pub(crate) skills: Vec<Arc<SkillDefinition>>,
     /// Task and MultiTask (their descriptions list the types), FindTool.
     pub(crate) engine_tools: EngineTools,
-    /// Every builtin definition in registry order.
-    pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    /// Every builtin definition in registry order (shared with every pool
+    /// resolved from it).
+    pub(crate) builtins: ToolList,
     /// The builtins whose runtime service is not configured
     /// (`BuiltinTools::no_service`): the resolver leaves them out.
     pub(crate) no_service: Vec<ToolName>,
@@ -126,7 +127,7 @@ impl Catalog {
         skill_listing_chars: usize,
     ) -> Self {
         let engine_tools = EngineTools::new(&types.sub_agents, max_concurrent, skill_listing_chars);
-        let builtins = engine_tools.builtins(runtime);
+        let builtins = engine_tools.builtins(runtime).into();
         Self {
             sub_agents: types.sub_agents,
             skills: types.skills,

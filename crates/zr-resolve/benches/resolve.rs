@@ -52,7 +52,8 @@ use std::time::Duration;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use serde_json::{Value, json};
 use zr_caps::{
-    AgentCapabilities, AgentOptions, EffectiveCapabilities, ToolPattern, derive, merge_root,
+    AgentCapabilities, AgentOptions, EffectiveCapabilities, ToolList, ToolPattern, derive,
+    merge_root,
 };
 use zr_resolve::{
     DerivedKind, LazyPolicy, ResolveInput, ResolvePolicy, ResolvedPool, Role, default_builtins,
@@ -73,7 +74,7 @@ const AUTO_BYTES: usize = 64_000;
 /// One benchmark session: registries, policy and every agent's input.
 struct Session {
     total_tools: usize,
-    builtins: Vec<Arc<ToolDefinition>>,
+    builtins: ToolList,
     skills: Vec<Arc<SkillDefinition>>,
     policy: ResolvePolicy,
     options: AgentOptions,
@@ -454,8 +455,8 @@ fn bench_breakdown(c: &mut Criterion) {
                 for tool in auto
                     .builtins
                     .iter()
-                    .chain(&caps.custom_tools)
-                    .chain(&caps.connection_tools)
+                    .chain(caps.custom_tools.iter())
+                    .chain(caps.connection_tools.iter())
                 {
                     if let Some(&at) = index.get(tool.name.as_str()) {
                         pool[at] = Arc::clone(tool);
@@ -504,8 +505,8 @@ fn bench_breakdown(c: &mut Criterion) {
                 let hits = auto
                     .builtins
                     .iter()
-                    .chain(&caps.custom_tools)
-                    .chain(&caps.connection_tools)
+                    .chain(caps.custom_tools.iter())
+                    .chain(caps.connection_tools.iter())
                     .filter(|t| pats.iter().any(|p| p.matches(t)))
                     .count();
                 black_box(hits)

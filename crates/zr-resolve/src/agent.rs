@@ -18,10 +18,12 @@ use zr_caps::{SkillView, ToolPattern};
 use zr_types::{RESERVED_TOOL_NAMES, SkillDefinition, ToolDefinition, ToolOrigin};
 
 use crate::ahead;
+use crate::list::{Slot, Sources};
 use crate::name_index::NameIndex;
+use crate::pool::Removal;
 use crate::{
-    DerivedKind, LazyPolicy, RemovalReason, Removed, Replaced, ResolveError, ResolveInput,
-    ResolvePolicy, ResolvedPool, Role, Step, Warning,
+    DerivedKind, LazyPolicy, RemovalReason, Replaced, ResolveError, ResolveInput, ResolvePolicy,
+    ResolvedPool, Role, Step, Warning,
 };
 
 /// The list a definition was given in.
@@ -347,16 +349,11 @@ impl Specials {
 /// fate of each position, the definitions replaced, the pattern counts and
 /// the runtime's own tools.
 struct Assembled<'c> {
-    pool: Vec<Option<Arc<ToolDefinition>>>,
+    pool: Vec<Slot>,
     fates: Vec<Fate>,
     replaced: Vec<Replaced>,
     patterns: Patterns<'c>,
     specials: Specials,
-}
-
-fn placed(slot: &Option<Arc<ToolDefinition>>) -> &Arc<ToolDefinition> {
-    slot.as_ref()
-        .expect("R1 fills every position before it is read")
 }
 
 /// [`ahead::read_ahead`] for a chunk of the input, with the name index's
@@ -373,36 +370,43 @@ fn read_ahead(chunk: &[Arc<ToolDefinition>], index: &NameIndex) {
 /// R1: builtins, then custom, then connection tools; same name replaces in
 /// place. Each definition is judged (R1's service check, R2-R6) as it is
 /// placed, and judged again if a later one replaces it.
-fn assemble<'a>(input: &ResolveInput<'a>) -> Result<Assembled<'a>, ResolveError> {
+fn assemble<'a>(
+    input: &ResolveInput<'a>,
+    sources: &Sources,
+) -> Result<Assembled<'a>, ResolveError> {
     let caps = input.capabilities;
     let total = input.builtins.len() + caps.custom_tools.len() + caps.connection_tools.len();
-    let mut pool: Vec<Option<Arc<ToolDefinition>>> = Vec::with_capacity(total);
+    let mut pool: Vec<Slot> = Vec::with_capacity(total);
     let mut fates = Vec::with_capacity(total);
     let mut replaced = Vec::new();
     let mut patterns = Patterns::new(input);
     let mut specials = Specials::default();
     let mut index = NameIndex::with_capacity(total);
-    let sources = [
-        (input.builtins, Source::Builtins),
-        (caps.custom_tools.as_slice(), Source::Custom),
-        (caps.connection_tools.as_slice(), Source::Connection),
+    let lists = [
+        (Slot::BUILTINS, Source::Builtins),
+        (Slot::CUSTOM, Source::Custom),
+        (Slot::CONNECTION, Source::Connection),
     ];
-    let chunks = sources.into_iter().flat_map(|(list, source)| {
-        list.chunks(ahead::READ_AHEAD)
-            .map(move |chunk| (chunk, source))
+    let chunks = lists.into_iter().flat_map(|(list, source)| {
+        sources
+            .list(list)
+            .chunks(ahead::READ_AHEAD)
+            .enumerate()
+            .map(move |(n, chunk)| (chunk, list, n * ahead::READ_AHEAD, source))
     });
-    for (chunk, source) in chunks {
+    for (chunk, list, first, source) in chunks {
         read_ahead(chunk, &index);
-        for tool in chunk {
+        for (offset, tool) in chunk.iter().enumerate() {
             check_entry(tool, source)?;
+            let slot = Slot::new(list, first + offset);
             let position = pool.len();
             let existing = {
                 let pool = &pool;
-                index.find_or_insert(&tool.name, position, |at| &placed(&pool[at]).name)
+                index.find_or_insert(&tool.name, position, |at| &sources.get(pool[at]).name)
             };
             match existing {
                 Some(at) => {
-                    let previous = placed(&pool[at]);
+                    let previous = sources.get(pool[at]);
                     replaced.push(Replaced {
                         name: tool.name.clone(),
                         previous: previous.origin.clone(),
@@ -410,12 +414,12 @@ fn assemble<'a>(input: &ResolveInput<'a>) -> Result<Assembled<'a>, ResolveError>
                     });
                     patterns.uncount(previous);
                     fates[at] = judge(input, &mut patterns, tool);
-                    pool[at] = Some(Arc::clone(tool));
+                    pool[at] = slot;
                 }
                 None => {
                     fates.push(judge(input, &mut patterns, tool));
                     specials.note(tool, position);
-                    pool.push(Some(Arc::clone(tool)));
+                    pool.push(slot);
                 }
             }
         }
@@ -460,13 +464,18 @@ const RANKS: usize = 2 + Step::Fork as usize + 1;
 pub(crate) fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError> {
     let caps = input.capabilities;
     let policy = input.policy;
+    let sources = Sources::new(
+        Arc::clone(input.builtins),
+        Arc::clone(&caps.custom_tools),
+        Arc::clone(&caps.connection_tools),
+    );
     let Assembled {
-        mut pool,
+        pool,
         mut fates,
         replaced,
         patterns,
         specials,
-    } = assemble(input)?;
+    } = assemble(input, &sources)?;
 
     // Warnings are judged against the assembled pool, so a pattern aimed at
     // a tool that an earlier step removed is not reported as a typo.
@@ -514,7 +523,8 @@ pub(crate) fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, Re
 
     // R8: without FindTool every kept tool stays advertised.
     let find_tool = kept(&fates, specials.find_tool);
-    let defer_mcp = find_tool.is_some() && defer_connection_tools(&pool, &fates, policy.lazy);
+    let defer_mcp =
+        find_tool.is_some() && defer_connection_tools(&sources, &pool, &fates, policy.lazy);
     let place = |fate: Fate| match fate {
         Fate::Keep(Defer::Yes) if find_tool.is_some() => Place::Deferred,
         Fate::Keep(Defer::Policy) if defer_mcp => Place::Deferred,
@@ -548,19 +558,15 @@ pub(crate) fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, Re
     }
     let (advertised, rest) = order.split_at(counts[0]);
     let (deferred, removed) = rest.split_at(counts[1]);
-    let mut take = |at: u32| {
-        pool[at as usize]
-            .take()
-            .expect("each position goes to exactly one list")
-    };
-    let advertised: Arc<[Arc<ToolDefinition>]> = advertised.iter().map(|&at| take(at)).collect();
-    let deferred: Arc<[Arc<ToolDefinition>]> = deferred.iter().map(|&at| take(at)).collect();
-    let removed: Vec<Removed> = removed
+    let slot = |at: &u32| pool[*at as usize];
+    let advertised: Arc<[Slot]> = advertised.iter().map(slot).collect();
+    let deferred: Arc<[Slot]> = deferred.iter().map(slot).collect();
+    let removed: Vec<Removal> = removed
         .iter()
-        .map(|&at| {
-            let fate = fates[at as usize];
-            Removed {
-                tool: take(at),
+        .map(|at| {
+            let fate = fates[*at as usize];
+            Removal {
+                at: slot(at),
                 step: fate.step().expect("only removed positions are here"),
                 reason: reason(input, fate),
             }
@@ -568,6 +574,7 @@ pub(crate) fn resolve_agent(input: &ResolveInput<'_>) -> Result<ResolvedPool, Re
         .collect();
 
     Ok(ResolvedPool {
+        sources,
         executable: Arc::clone(&advertised),
         advertised,
         deferred,
@@ -651,7 +658,8 @@ fn defer_class(tool: &ToolDefinition) -> Defer {
 
 /// Whether connection tools without their own setting are deferred.
 fn defer_connection_tools(
-    pool: &[Option<Arc<ToolDefinition>>],
+    sources: &Sources,
+    pool: &[Slot],
     fates: &[Fate],
     lazy: LazyPolicy,
 ) -> bool {
@@ -666,7 +674,7 @@ fn defer_connection_tools(
                 .zip(fates)
                 .filter(|(_, fate)| **fate == Fate::Keep(Defer::Policy))
                 .any(|(t, _)| {
-                    total = total.saturating_add(placed(t).wire_size());
+                    total = total.saturating_add(sources.get(*t).wire_size());
                     total > bytes
                 })
         }

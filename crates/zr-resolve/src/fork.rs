@@ -6,7 +6,9 @@ use std::sync::Arc;
 use zr_types::{ToolDefinition, ToolOrigin};
 
 use crate::agent::{barred_from_subagents, is_delegation};
-use crate::{RemovalReason, Removed, ResolvePolicy, ResolvedPool, Step};
+use crate::list::Slot;
+use crate::pool::Removal;
+use crate::{RemovalReason, ResolvePolicy, ResolvedPool, Step};
 
 pub(crate) fn resolve_fork(
     parent: &ResolvedPool,
@@ -20,17 +22,14 @@ pub(crate) fn resolve_fork(
             barred_from_subagents(tool, policy, background).map(|b| (b.step(), b.reason()))
         }
     };
+    let sources = &parent.sources;
     let mut removed = parent.removed.clone();
-    let mut keep = |tools: &[Arc<ToolDefinition>]| {
-        let mut kept = Vec::with_capacity(tools.len());
-        for tool in tools {
-            match why(tool) {
-                Some((step, reason)) => removed.push(Removed {
-                    tool: Arc::clone(tool),
-                    step,
-                    reason,
-                }),
-                None => kept.push(Arc::clone(tool)),
+    let mut keep = |slots: &[Slot]| {
+        let mut kept = Vec::with_capacity(slots.len());
+        for &at in slots {
+            match why(sources.get(at)) {
+                Some((step, reason)) => removed.push(Removal { at, step, reason }),
+                None => kept.push(at),
             }
         }
         kept
@@ -39,14 +38,15 @@ pub(crate) fn resolve_fork(
     // parity); what the fork may not run leaves the executable pool and the
     // FindTool directory.
     let mut executable = keep(&parent.advertised);
-    let deferred: Arc<[Arc<ToolDefinition>]> = keep(&parent.deferred).into();
+    let deferred: Arc<[Slot]> = keep(&parent.deferred).into();
     // FindTool with an emptied directory has nothing to act on (R8).
     if deferred.is_empty() && !parent.deferred.is_empty() {
-        executable.retain(|t| {
+        executable.retain(|&at| {
+            let t = sources.get(at);
             let find_tool = t.origin == ToolOrigin::Builtin && t.name.as_str() == "FindTool";
             if find_tool {
-                removed.push(Removed {
-                    tool: Arc::clone(t),
+                removed.push(Removal {
+                    at,
                     step: Step::R8,
                     reason: RemovalReason::NothingDeferred,
                 });
@@ -54,10 +54,11 @@ pub(crate) fn resolve_fork(
             !find_tool
         });
     }
-    let executable: Arc<[Arc<ToolDefinition>]> = executable.into();
+    let executable: Arc<[Slot]> = executable.into();
     // Report the fork's own removals in step order, like every other pool.
     removed[parent.removed.len()..].sort_by_key(|r| r.step);
     ResolvedPool {
+        sources: sources.clone(),
         advertised: Arc::clone(&parent.advertised),
         executable,
         deferred,

@@ -25,6 +25,7 @@ mod agent;
 mod ahead;
 mod error;
 mod fork;
+mod list;
 mod memo;
 mod name_index;
 mod policy;
@@ -34,9 +35,12 @@ mod role;
 mod scenario;
 
 pub use error::{ResolveError, ScenarioError};
+pub use list::{Tools, ToolsIter};
 pub use memo::{DEFAULT_MEMO_CAPACITY, PoolMemo};
 pub use policy::{LazyPolicy, ResolvePolicy};
-pub use pool::{RemovalReason, Removed, Replaced, ResolvedPool, Step, Warning};
+pub use pool::{
+    RemovalReason, Removed, RemovedIter, RemovedTools, Replaced, ResolvedPool, Step, Warning,
+};
 pub use resolve::{ResolveInput, default_builtins, resolve};
 pub use role::{DerivedKind, Role};
 

@@ -23,8 +23,8 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use zr_caps::{EffectiveCapabilities, SkillView, ToolPattern};
-use zr_types::{SkillDefinition, ToolDefinition, ToolName, stable_hash};
+use zr_caps::{EffectiveCapabilities, SkillView, ToolList, ToolPattern};
+use zr_types::{SkillDefinition, ToolName, stable_hash};
 
 use crate::{ResolveError, ResolveInput, ResolvePolicy, ResolvedPool, Role, resolve};
 
@@ -69,7 +69,7 @@ struct Entry {
 #[derive(Debug)]
 struct OwnedInput {
     role: Role,
-    builtins: Vec<Arc<ToolDefinition>>,
+    builtins: ToolList,
     capabilities: EffectiveCapabilities,
     skills: Vec<Arc<SkillDefinition>>,
     policy: ResolvePolicy,
@@ -201,7 +201,7 @@ impl OwnedInput {
     fn of(input: &ResolveInput<'_>) -> Self {
         Self {
             role: input.role,
-            builtins: input.builtins.to_vec(),
+            builtins: Arc::clone(input.builtins),
             capabilities: input.capabilities.clone(),
             skills: input.skills.to_vec(),
             policy: input.policy.clone(),
@@ -228,12 +228,14 @@ impl OwnedInput {
     }
 }
 
-/// Element-wise equality, by pointer first.
+/// Element-wise equality, by pointer first (the whole list's, then each
+/// element's): agents that share a `ToolList` compare in one step.
 fn same_list<T: PartialEq>(a: &[Arc<T>], b: &[Arc<T>]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| Arc::ptr_eq(x, y) || **x == **y)
+    std::ptr::eq(a, b)
+        || a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| Arc::ptr_eq(x, y) || **x == **y)
 }
 
 /// FNV-1a's step, 64 bits, taken a word at a time (integers whole, bytes

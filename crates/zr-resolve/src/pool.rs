@@ -8,6 +8,8 @@ use serde::{Serialize, Serializer};
 use zr_caps::ToolPattern;
 use zr_types::{SkillDefinition, SkillName, ToolDefinition, ToolName, ToolOrigin};
 
+use crate::list::{Slot, Sources, Tools};
+
 /// A step of the resolver (DESIGN.md section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
@@ -121,15 +123,129 @@ impl fmt::Display for RemovalReason {
     }
 }
 
-/// A tool taken out of the pool, with the one step that took it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Removed {
+/// A tool taken out of the pool, with the one step that took it (a view
+/// that borrows the pool).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Removed<'a> {
     /// The tool.
-    pub tool: Arc<ToolDefinition>,
+    pub tool: &'a Arc<ToolDefinition>,
     /// The step.
     pub step: Step,
     /// Why.
-    pub reason: RemovalReason,
+    pub reason: &'a RemovalReason,
+}
+
+/// A removal as a pool keeps it: the tool's slot.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Removal {
+    pub(crate) at: Slot,
+    pub(crate) step: Step,
+    pub(crate) reason: RemovalReason,
+}
+
+/// The removed tools of a pool, in step order (a view that borrows it).
+#[derive(Clone, Copy)]
+pub struct RemovedTools<'a> {
+    sources: &'a Sources,
+    removals: &'a [Removal],
+}
+
+impl<'a> RemovedTools<'a> {
+    /// How many tools were removed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.removals.len()
+    }
+
+    /// Whether none was.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.removals.is_empty()
+    }
+
+    /// The removal at `index`, if there is one.
+    #[must_use]
+    pub fn get(&self, index: usize) -> Option<Removed<'a>> {
+        let sources = self.sources;
+        self.removals.get(index).map(|r| r.view(sources))
+    }
+
+    /// The removals in order.
+    #[must_use]
+    pub fn iter(&self) -> RemovedIter<'a> {
+        RemovedIter {
+            sources: self.sources,
+            removals: self.removals.iter(),
+        }
+    }
+}
+
+impl Removal {
+    fn view<'a>(&'a self, sources: &'a Sources) -> Removed<'a> {
+        Removed {
+            tool: sources.get(self.at),
+            step: self.step,
+            reason: &self.reason,
+        }
+    }
+}
+
+/// The iterator of [`RemovedTools`].
+#[derive(Clone)]
+pub struct RemovedIter<'a> {
+    sources: &'a Sources,
+    removals: std::slice::Iter<'a, Removal>,
+}
+
+impl<'a> Iterator for RemovedIter<'a> {
+    type Item = Removed<'a>;
+
+    fn next(&mut self) -> Option<Removed<'a>> {
+        let sources = self.sources;
+        self.removals.next().map(|r| r.view(sources))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.removals.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for RemovedIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let sources = self.sources;
+        self.removals.next_back().map(|r| r.view(sources))
+    }
+}
+
+impl ExactSizeIterator for RemovedIter<'_> {}
+
+impl std::iter::FusedIterator for RemovedIter<'_> {}
+
+impl fmt::Debug for RemovedIter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+impl PartialEq for RemovedTools<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl fmt::Debug for RemovedTools<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for RemovedTools<'a> {
+    type Item = Removed<'a>;
+    type IntoIter = RemovedIter<'a>;
+
+    fn into_iter(self) -> RemovedIter<'a> {
+        self.iter()
+    }
 }
 
 /// A definition replaced at R1 by a later one of the same name.
@@ -214,16 +330,21 @@ fn write_joined<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt
 /// Only [`crate::resolve`] builds one. Every list is ordered and the order
 /// is part of the contract: [`fmt::Display`] is the stable text form that
 /// snapshots record, and [`Serialize`] gives the JSON of
-/// `zr resolve --format json`.
-#[derive(Debug, Clone, PartialEq)]
+/// `zr resolve --format json`. The lists are views ([`Tools`]) into the
+/// source lists the pool holds (`zr_caps::ToolList`, one count each), so
+/// building, cloning and dropping a pool changes no definition's
+/// reference count. Two pools are equal when their lists hold equal
+/// definitions in the same order, wherever those are held.
+#[derive(Clone)]
 pub struct ResolvedPool {
+    pub(crate) sources: Sources,
     // Shared slices: an agent whose executable pool equals its advertised
     // one, and a fork that advertises its parent's pool, hold the same
     // allocation instead of a copy.
-    pub(crate) advertised: Arc<[Arc<ToolDefinition>]>,
-    pub(crate) executable: Arc<[Arc<ToolDefinition>]>,
-    pub(crate) deferred: Arc<[Arc<ToolDefinition>]>,
-    pub(crate) removed: Vec<Removed>,
+    pub(crate) advertised: Arc<[Slot]>,
+    pub(crate) executable: Arc<[Slot]>,
+    pub(crate) deferred: Arc<[Slot]>,
+    pub(crate) removed: Vec<Removal>,
     pub(crate) replaced: Vec<Replaced>,
     pub(crate) skills: Vec<Arc<SkillDefinition>>,
     pub(crate) warnings: Vec<Warning>,
@@ -232,27 +353,30 @@ pub struct ResolvedPool {
 impl ResolvedPool {
     /// The tools the model is told about, in order.
     #[must_use]
-    pub fn advertised(&self) -> &[Arc<ToolDefinition>] {
-        &self.advertised
+    pub fn advertised(&self) -> Tools<'_> {
+        Tools::new(&self.sources, &self.advertised)
     }
 
     /// The tools the engine may run. Equal to [`Self::advertised`] except for
     /// a fork, which sees its parent's pool but cannot delegate.
     #[must_use]
-    pub fn executable(&self) -> &[Arc<ToolDefinition>] {
-        &self.executable
+    pub fn executable(&self) -> Tools<'_> {
+        Tools::new(&self.sources, &self.executable)
     }
 
     /// The tools `FindTool` can load, in order.
     #[must_use]
-    pub fn deferred(&self) -> &[Arc<ToolDefinition>] {
-        &self.deferred
+    pub fn deferred(&self) -> Tools<'_> {
+        Tools::new(&self.sources, &self.deferred)
     }
 
     /// The removed tools, each with its step and reason, in step order.
     #[must_use]
-    pub fn removed(&self) -> &[Removed] {
-        &self.removed
+    pub fn removed(&self) -> RemovedTools<'_> {
+        RemovedTools {
+            sources: &self.sources,
+            removals: &self.removed,
+        }
     }
 
     /// The definitions replaced at R1.
@@ -274,6 +398,32 @@ impl ResolvedPool {
     }
 }
 
+impl PartialEq for ResolvedPool {
+    fn eq(&self, other: &Self) -> bool {
+        self.advertised() == other.advertised()
+            && self.executable() == other.executable()
+            && self.deferred() == other.deferred()
+            && self.removed() == other.removed()
+            && self.replaced == other.replaced
+            && self.skills == other.skills
+            && self.warnings == other.warnings
+    }
+}
+
+impl fmt::Debug for ResolvedPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolvedPool")
+            .field("advertised", &self.advertised())
+            .field("executable", &self.executable())
+            .field("deferred", &self.deferred())
+            .field("removed", &self.removed())
+            .field("replaced", &self.replaced)
+            .field("skills", &self.skills)
+            .field("warnings", &self.warnings)
+            .finish()
+    }
+}
+
 /// Column widths of a pool's text form.
 #[derive(Clone, Copy)]
 struct Widths {
@@ -284,7 +434,7 @@ struct Widths {
 fn write_tools(
     f: &mut fmt::Formatter<'_>,
     title: &str,
-    tools: &[Arc<ToolDefinition>],
+    tools: Tools<'_>,
     w: Widths,
 ) -> fmt::Result {
     writeln!(f, "{title} ({}):", tools.len())?;
@@ -302,11 +452,11 @@ fn write_tools(
 
 impl fmt::Display for ResolvedPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let listed = || self.advertised.iter().chain(self.deferred.iter());
+        let listed = || self.advertised().iter().chain(self.deferred().iter());
         let w = Widths {
             name: listed()
                 .map(|t| t.name.as_str().len())
-                .chain(self.removed.iter().map(|r| r.tool.name.as_str().len()))
+                .chain(self.removed().iter().map(|r| r.tool.name.as_str().len()))
                 .chain(self.replaced.iter().map(|r| r.name.as_str().len()))
                 .max()
                 .unwrap_or(0),
@@ -315,15 +465,15 @@ impl fmt::Display for ResolvedPool {
                 .max()
                 .unwrap_or(0),
         };
-        write_tools(f, "advertised", &self.advertised, w)?;
-        if self.executable == self.advertised {
+        write_tools(f, "advertised", self.advertised(), w)?;
+        if self.executable() == self.advertised() {
             writeln!(f, "executable: same as advertised")?;
         } else {
-            write_tools(f, "executable", &self.executable, w)?;
+            write_tools(f, "executable", self.executable(), w)?;
         }
-        write_tools(f, "deferred", &self.deferred, w)?;
+        write_tools(f, "deferred", self.deferred(), w)?;
         writeln!(f, "removed ({}):", self.removed.len())?;
-        for r in &self.removed {
+        for r in self.removed().iter() {
             let name = r.tool.name.as_str();
             writeln!(f, "  {name:<0$}  {1:<4}  {2}", w.name, r.step, r.reason)?;
         }
@@ -367,9 +517,10 @@ impl Serialize for ToolEntry<'_> {
     }
 }
 
-struct Tools<'a>(&'a [Arc<ToolDefinition>]);
+/// A list of tools as the JSON form lists it.
+struct ToolsJson<'a>(Tools<'a>);
 
-impl Serialize for Tools<'_> {
+impl Serialize for ToolsJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
         for t in self.0 {
@@ -379,7 +530,20 @@ impl Serialize for Tools<'_> {
     }
 }
 
-impl Serialize for Removed {
+/// The removed tools as the JSON form lists them.
+struct RemovedJson<'a>(RemovedTools<'a>);
+
+impl Serialize for RemovedJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for r in self.0.iter() {
+            seq.serialize_element(&r)?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for Removed<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(3))?;
         m.serialize_entry("name", &self.tool.name)?;
@@ -403,10 +567,10 @@ impl ResolvedPool {
     /// Writes the pool's JSON fields into an open map (the agent report
     /// adds `agent` and `role` before them).
     pub(crate) fn serialize_fields<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
-        m.serialize_entry("advertised", &Tools(&self.advertised))?;
-        m.serialize_entry("executable", &Tools(&self.executable))?;
-        m.serialize_entry("deferred", &Tools(&self.deferred))?;
-        m.serialize_entry("removed", &self.removed)?;
+        m.serialize_entry("advertised", &ToolsJson(self.advertised()))?;
+        m.serialize_entry("executable", &ToolsJson(self.executable()))?;
+        m.serialize_entry("deferred", &ToolsJson(self.deferred()))?;
+        m.serialize_entry("removed", &RemovedJson(self.removed()))?;
         m.serialize_entry("replaced", &self.replaced)?;
         let skills: Vec<&SkillName> = self.skills.iter().map(|s| &s.name).collect();
         m.serialize_entry("skills", &skills)?;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use zr_caps::EffectiveCapabilities;
+use zr_caps::{EffectiveCapabilities, ToolList};
 use zr_types::{
     Annotations, DEFAULT_BUILTINS, SkillDefinition, ToolDefinition, ToolName, ToolOrigin,
 };
@@ -17,8 +17,9 @@ use crate::{ResolveError, ResolvePolicy, ResolvedPool, Role};
 pub struct ResolveInput<'a> {
     /// The role the agent resolves under.
     pub role: Role,
-    /// The builtin registry, in registry order.
-    pub builtins: &'a [Arc<ToolDefinition>],
+    /// The builtin registry, in registry order (shared: the pool keeps
+    /// it with one reference count).
+    pub builtins: &'a ToolList,
     /// The agent's effective capabilities (from `zr_caps::merge_root` for
     /// the root, `zr_caps::derive` for a subagent).
     pub capabilities: &'a EffectiveCapabilities,
@@ -44,7 +45,7 @@ impl<'a> ResolveInput<'a> {
     #[must_use]
     pub fn new(
         role: Role,
-        builtins: &'a [Arc<ToolDefinition>],
+        builtins: &'a ToolList,
         capabilities: &'a EffectiveCapabilities,
         skills: &'a [Arc<SkillDefinition>],
         policy: &'a ResolvePolicy,
@@ -79,7 +80,7 @@ impl<'a> ResolveInput<'a> {
 /// The default builtin registry as definitions (empty object schemas; the
 /// real schemas belong to the tool implementations).
 #[must_use]
-pub fn default_builtins() -> Vec<Arc<ToolDefinition>> {
+pub fn default_builtins() -> ToolList {
     DEFAULT_BUILTINS
         .iter()
         .map(|b| {

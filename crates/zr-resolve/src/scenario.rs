@@ -11,8 +11,8 @@ use std::sync::Arc;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
-use zr_caps::{AgentCapabilities, AgentOptions, derive, merge_root};
-use zr_types::{AgentName, SkillDefinition, ToolDefinition, ToolName};
+use zr_caps::{AgentCapabilities, AgentOptions, ToolList, derive, merge_root};
+use zr_types::{AgentName, SkillDefinition, ToolName};
 
 use crate::{ResolveInput, ResolvePolicy, ResolvedPool, Role, ScenarioError, resolve};
 
@@ -23,7 +23,7 @@ use raw::{RawScenario, objects_only};
 /// A parsed scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    builtins: Vec<Arc<ToolDefinition>>,
+    builtins: ToolList,
     options: AgentOptions,
     capabilities: AgentCapabilities,
     query_override: Option<AgentCapabilities>,

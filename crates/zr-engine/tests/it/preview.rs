@@ -8,7 +8,7 @@ use zr_resolve::{DerivedKind, Role};
 
 use crate::support::{Harness, run, sub_agent, task_call, tool_names};
 
-fn names(tools: &[std::sync::Arc<zr_types::ToolDefinition>]) -> Vec<String> {
+fn names(tools: zr_resolve::Tools<'_>) -> Vec<String> {
     tools.iter().map(|t| t.name.to_string()).collect()
 }
 

@@ -344,7 +344,7 @@ impl RawScenario {
     pub(super) fn build(self) -> Result<Scenario, ScenarioError> {
         let builtins = match self.builtins {
             RawBuiltins::Default => default_builtins(),
-            RawBuiltins::List(list) => tools(list, &ToolOrigin::Builtin),
+            RawBuiltins::List(list) => tools(list, &ToolOrigin::Builtin).into(),
         };
         let options = AgentOptions {
             custom_tools: tools(self.options.custom_tools, &ToolOrigin::Custom),

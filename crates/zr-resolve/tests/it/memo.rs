@@ -41,8 +41,8 @@ fn deep(list: &[Arc<ToolDefinition>], copy: Build) -> Vec<Arc<ToolDefinition>> {
 
 fn deep_caps(caps: &EffectiveCapabilities, copy: Build) -> EffectiveCapabilities {
     EffectiveCapabilities {
-        custom_tools: deep(&caps.custom_tools, copy),
-        connection_tools: deep(&caps.connection_tools, copy),
+        custom_tools: deep(&caps.custom_tools, copy).into(),
+        connection_tools: deep(&caps.connection_tools, copy).into(),
         ..caps.clone()
     }
 }
@@ -92,7 +92,7 @@ proptest! {
             };
             let (builtins, caps) = match copy {
                 Build::Shared => (w.builtins.clone(), caps),
-                Build::Deep | Build::Edited => (deep(&w.builtins, copy), deep_caps(&caps, copy)),
+                Build::Deep | Build::Edited => (deep(&w.builtins, copy).into(), deep_caps(&caps, copy)),
             };
             let no_service = unserviced(mask);
             let input = ResolveInput::new(role, &builtins, &caps, &w.skills, &w.policy)

@@ -193,14 +193,14 @@ proptest! {
             // recorded as replaced instead).
             if let Some(caps) = &assembled {
                 let accounted: BTreeSet<&str> = kept.union(&unique).copied().collect();
-                let sources = w.builtins.iter().chain(&caps.custom_tools).chain(&caps.connection_tools);
+                let sources = w.builtins.iter().chain(caps.custom_tools.iter()).chain(caps.connection_tools.iter());
                 for t in sources {
                     prop_assert!(accounted.contains(t.name.as_str()), "{} unaccounted for\n{}", t.name, pool);
                 }
                 // A replaced definition is recorded as replaced, never as removed.
                 for r in pool.removed() {
                     let winner = sources_named(caps, &w.builtins, r.tool.name.as_str());
-                    prop_assert!(Arc::ptr_eq(&r.tool, &winner), "a replaced definition was recorded as removed");
+                    prop_assert!(Arc::ptr_eq(r.tool, &winner), "a replaced definition was recorded as removed");
                 }
             } else {
                 let all: BTreeSet<&str> = names(pool.advertised()).into_iter().chain(names(pool.deferred())).collect();

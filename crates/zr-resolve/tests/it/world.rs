@@ -7,7 +7,8 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
 use zr_caps::{
-    AgentCapabilities, AgentOptions, EffectiveCapabilities, ToolPattern, derive, merge_root,
+    AgentCapabilities, AgentOptions, EffectiveCapabilities, ToolList, ToolPattern, derive,
+    merge_root,
 };
 use zr_resolve::{
     DerivedKind, LazyPolicy, ResolveInput, ResolvePolicy, ResolvedPool, Role, default_builtins,
@@ -63,7 +64,7 @@ pub(crate) const SKILLS: &[&str] = &["review", "release", "pdf"];
 /// subagents.
 #[derive(Debug, Clone)]
 pub(crate) struct World {
-    pub(crate) builtins: Vec<Arc<ToolDefinition>>,
+    pub(crate) builtins: ToolList,
     pub(crate) options: AgentOptions,
     pub(crate) root: AgentCapabilities,
     pub(crate) query_override: Option<AgentCapabilities>,
@@ -195,10 +196,13 @@ pub(crate) fn policy() -> impl Strategy<Value = ResolvePolicy> {
         })
 }
 
-pub(crate) fn builtins() -> impl Strategy<Value = Vec<Arc<ToolDefinition>>> {
+pub(crate) fn builtins() -> impl Strategy<Value = ToolList> {
     let all = default_builtins();
     let n = all.len();
-    prop_oneof![3 => Just(all.clone()), 1 => subsequence(all, 0..=n)]
+    prop_oneof![
+        3 => Just(all.clone()),
+        1 => subsequence(all.to_vec(), 0..=n).prop_map(ToolList::from)
+    ]
 }
 
 pub(crate) fn world() -> impl Strategy<Value = World> {
@@ -289,8 +293,8 @@ pub(crate) fn sub_pool(
     .ok()
 }
 
-pub(crate) fn names(tools: &[Arc<ToolDefinition>]) -> Vec<&str> {
-    tools.iter().map(|t| t.name.as_str()).collect()
+pub(crate) fn names<'a>(tools: impl IntoIterator<Item = &'a Arc<ToolDefinition>>) -> Vec<&'a str> {
+    tools.into_iter().map(|t| t.name.as_str()).collect()
 }
 
 /// Everything the agent can reach: advertised plus deferred, by name and origin.
@@ -319,8 +323,8 @@ pub(crate) fn sources_named(
 ) -> Arc<ToolDefinition> {
     builtins
         .iter()
-        .chain(&caps.custom_tools)
-        .chain(&caps.connection_tools)
+        .chain(caps.custom_tools.iter())
+        .chain(caps.connection_tools.iter())
         .rfind(|t| t.name.as_str() == name)
         .cloned()
         .expect("a removed tool came from some source")
