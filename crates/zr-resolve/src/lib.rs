@@ -33,6 +33,8 @@ mod pool;
 mod resolve;
 mod role;
 mod scenario;
+#[cfg(test)]
+mod test_input;
 
 pub use error::{ResolveError, ScenarioError};
 pub use list::{Tools, ToolsIter};

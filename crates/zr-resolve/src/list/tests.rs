@@ -3,37 +3,13 @@
 
 use std::sync::Arc;
 
-use zr_caps::{AgentCapabilities, AgentOptions, EffectiveCapabilities, derive};
-use zr_types::{Annotations, ToolDefinition, ToolOrigin};
+use zr_caps::EffectiveCapabilities;
+use zr_types::ToolDefinition;
 
 use super::*;
+use crate::test_input::{EXPLORE, caps_with, custom};
 use crate::{
-    DerivedKind, RemovalReason, ResolveInput, ResolvePolicy, ResolvedPool, Role, Step,
-    default_builtins, resolve,
-};
-
-fn custom(name: &str, read_only: bool) -> Arc<ToolDefinition> {
-    Arc::new(
-        ToolDefinition::new(name.parse().unwrap(), "a tool", ToolOrigin::Custom).with_annotations(
-            Annotations {
-                read_only,
-                ..Annotations::default()
-            },
-        ),
-    )
-}
-
-fn caps_with(tools: Vec<Arc<ToolDefinition>>) -> EffectiveCapabilities {
-    let caps = AgentCapabilities {
-        custom_tools: Some(tools),
-        ..AgentCapabilities::default()
-    };
-    derive(&AgentOptions::default(), &caps)
-}
-
-const EXPLORE: Role = Role::Derived {
-    kind: DerivedKind::Explore,
-    background: false,
+    RemovalReason, ResolveInput, ResolvePolicy, ResolvedPool, Step, default_builtins, resolve,
 };
 
 fn explore(builtins: &ToolList, caps: &EffectiveCapabilities) -> ResolvedPool {

@@ -2,35 +2,11 @@
 
 use std::sync::Arc;
 
-use zr_caps::{AgentCapabilities, AgentOptions, derive};
-use zr_types::{Annotations, ToolDefinition, ToolName, ToolOrigin};
+use zr_types::{ToolDefinition, ToolName};
 
 use super::*;
-use crate::{DerivedKind, default_builtins};
-
-fn custom(name: &str, read_only: bool) -> Arc<ToolDefinition> {
-    Arc::new(
-        ToolDefinition::new(name.parse().unwrap(), "a tool", ToolOrigin::Custom).with_annotations(
-            Annotations {
-                read_only,
-                ..Annotations::default()
-            },
-        ),
-    )
-}
-
-fn caps_with(tools: Vec<Arc<ToolDefinition>>) -> EffectiveCapabilities {
-    let caps = AgentCapabilities {
-        custom_tools: Some(tools),
-        ..AgentCapabilities::default()
-    };
-    derive(&AgentOptions::default(), &caps)
-}
-
-const EXPLORE: Role = Role::Derived {
-    kind: DerivedKind::Explore,
-    background: false,
-};
+use crate::default_builtins;
+use crate::test_input::{EXPLORE, caps_with, custom};
 
 #[test]
 fn an_equal_input_made_of_other_allocations_hits() {
