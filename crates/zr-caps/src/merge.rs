@@ -20,11 +20,6 @@ fn top_level_first(
         .collect()
 }
 
-/// A subagent's own list, or none.
-fn own_list(own: Option<&Vec<Arc<ToolDefinition>>>) -> ToolList {
-    own.map_or_else(|| Arc::from([]), |list| Arc::from(list.as_slice()))
-}
-
 /// The root's effective capabilities (C1).
 ///
 /// The effective definition of a request is the constructor's capabilities
@@ -82,8 +77,9 @@ pub fn merge_root(
 #[must_use]
 pub fn derive(options: &AgentOptions, definition: &AgentCapabilities) -> EffectiveCapabilities {
     EffectiveCapabilities {
-        custom_tools: own_list(definition.custom_tools.as_ref()),
-        connection_tools: own_list(definition.connection_tools.as_ref()),
+        // No top level for a subagent (C2): its own lists alone.
+        custom_tools: top_level_first(&[], definition.custom_tools.as_ref()),
+        connection_tools: top_level_first(&[], definition.connection_tools.as_ref()),
         skills: SkillView::Only(definition.skills.clone().unwrap_or_default()),
         allowed_tools: definition.allowed_tools.clone(),
         disallowed_tools: definition.disallowed_tools.clone().unwrap_or_default(),

@@ -40,9 +40,7 @@ pub use error::{ResolveError, ScenarioError};
 pub use list::{Tools, ToolsIter};
 pub use memo::{DEFAULT_MEMO_CAPACITY, PoolMemo};
 pub use policy::{LazyPolicy, ResolvePolicy};
-pub use pool::{
-    RemovalReason, Removed, RemovedIter, RemovedTools, Replaced, ResolvedPool, Step, Warning,
-};
+pub use pool::{RemovalReason, Removed, Replaced, ResolvedPool, Step, Warning};
 pub use resolve::{ResolveInput, default_builtins, resolve};
 pub use role::{DerivedKind, Role};
 

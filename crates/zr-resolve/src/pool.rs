@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::ser::{SerializeMap, SerializeSeq};
+use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use zr_caps::ToolPattern;
 use zr_types::{SkillDefinition, SkillName, ToolDefinition, ToolName, ToolOrigin};
@@ -143,43 +143,6 @@ pub(crate) struct Removal {
     pub(crate) reason: RemovalReason,
 }
 
-/// The removed tools of a pool, in step order (a view that borrows it).
-#[derive(Clone, Copy)]
-pub struct RemovedTools<'a> {
-    sources: &'a Sources,
-    removals: &'a [Removal],
-}
-
-impl<'a> RemovedTools<'a> {
-    /// How many tools were removed.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.removals.len()
-    }
-
-    /// Whether none was.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.removals.is_empty()
-    }
-
-    /// The removal at `index`, if there is one.
-    #[must_use]
-    pub fn get(&self, index: usize) -> Option<Removed<'a>> {
-        let sources = self.sources;
-        self.removals.get(index).map(|r| r.view(sources))
-    }
-
-    /// The removals in order.
-    #[must_use]
-    pub fn iter(&self) -> RemovedIter<'a> {
-        RemovedIter {
-            sources: self.sources,
-            removals: self.removals.iter(),
-        }
-    }
-}
-
 impl Removal {
     fn view<'a>(&'a self, sources: &'a Sources) -> Removed<'a> {
         Removed {
@@ -187,64 +150,6 @@ impl Removal {
             step: self.step,
             reason: &self.reason,
         }
-    }
-}
-
-/// The iterator of [`RemovedTools`].
-#[derive(Clone)]
-pub struct RemovedIter<'a> {
-    sources: &'a Sources,
-    removals: std::slice::Iter<'a, Removal>,
-}
-
-impl<'a> Iterator for RemovedIter<'a> {
-    type Item = Removed<'a>;
-
-    fn next(&mut self) -> Option<Removed<'a>> {
-        let sources = self.sources;
-        self.removals.next().map(|r| r.view(sources))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.removals.size_hint()
-    }
-}
-
-impl DoubleEndedIterator for RemovedIter<'_> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        let sources = self.sources;
-        self.removals.next_back().map(|r| r.view(sources))
-    }
-}
-
-impl ExactSizeIterator for RemovedIter<'_> {}
-
-impl std::iter::FusedIterator for RemovedIter<'_> {}
-
-impl fmt::Debug for RemovedIter<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
-
-impl PartialEq for RemovedTools<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().eq(other.iter())
-    }
-}
-
-impl fmt::Debug for RemovedTools<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl<'a> IntoIterator for RemovedTools<'a> {
-    type Item = Removed<'a>;
-    type IntoIter = RemovedIter<'a>;
-
-    fn into_iter(self) -> RemovedIter<'a> {
-        self.iter()
     }
 }
 
@@ -371,12 +276,10 @@ impl ResolvedPool {
     }
 
     /// The removed tools, each with its step and reason, in step order.
-    #[must_use]
-    pub fn removed(&self) -> RemovedTools<'_> {
-        RemovedTools {
-            sources: &self.sources,
-            removals: &self.removed,
-        }
+    pub fn removed(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = Removed<'_>> + ExactSizeIterator + Clone + '_ {
+        self.removed.iter().map(|r| r.view(&self.sources))
     }
 
     /// The definitions replaced at R1.
@@ -403,7 +306,7 @@ impl PartialEq for ResolvedPool {
         self.advertised() == other.advertised()
             && self.executable() == other.executable()
             && self.deferred() == other.deferred()
-            && self.removed() == other.removed()
+            && self.removed().eq(other.removed())
             && self.replaced == other.replaced
             && self.skills == other.skills
             && self.warnings == other.warnings
@@ -416,7 +319,7 @@ impl fmt::Debug for ResolvedPool {
             .field("advertised", &self.advertised())
             .field("executable", &self.executable())
             .field("deferred", &self.deferred())
-            .field("removed", &self.removed())
+            .field("removed", &Listed(self.removed()))
             .field("replaced", &self.replaced)
             .field("skills", &self.skills)
             .field("warnings", &self.warnings)
@@ -456,7 +359,7 @@ impl fmt::Display for ResolvedPool {
         let w = Widths {
             name: listed()
                 .map(|t| t.name.as_str().len())
-                .chain(self.removed().iter().map(|r| r.tool.name.as_str().len()))
+                .chain(self.removed().map(|r| r.tool.name.as_str().len()))
                 .chain(self.replaced.iter().map(|r| r.name.as_str().len()))
                 .max()
                 .unwrap_or(0),
@@ -473,7 +376,7 @@ impl fmt::Display for ResolvedPool {
         }
         write_tools(f, "deferred", self.deferred(), w)?;
         writeln!(f, "removed ({}):", self.removed.len())?;
-        for r in self.removed().iter() {
+        for r in self.removed() {
             let name = r.tool.name.as_str();
             writeln!(f, "  {name:<0$}  {1:<4}  {2}", w.name, r.step, r.reason)?;
         }
@@ -517,29 +420,32 @@ impl Serialize for ToolEntry<'_> {
     }
 }
 
-/// A list of tools as the JSON form lists it.
-struct ToolsJson<'a>(Tools<'a>);
+/// A list of tools as the JSON form lists them.
+fn entries(list: Tools<'_>) -> Listed<impl Iterator<Item = ToolEntry<'_>> + Clone> {
+    Listed(list.into_iter().map(|t| ToolEntry(t)))
+}
 
-impl Serialize for ToolsJson<'_> {
+/// A sequence the pool lists lazily (its tools, its removals), for
+/// `Debug` and for the JSON form.
+struct Listed<I>(I);
+
+impl<I> Serialize for Listed<I>
+where
+    I: Iterator + Clone,
+    I::Item: Serialize,
+{
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for t in self.0 {
-            seq.serialize_element(&ToolEntry(t))?;
-        }
-        seq.end()
+        s.collect_seq(self.0.clone())
     }
 }
 
-/// The removed tools as the JSON form lists them.
-struct RemovedJson<'a>(RemovedTools<'a>);
-
-impl Serialize for RemovedJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for r in self.0.iter() {
-            seq.serialize_element(&r)?;
-        }
-        seq.end()
+impl<I> fmt::Debug for Listed<I>
+where
+    I: Iterator + Clone,
+    I::Item: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.clone()).finish()
     }
 }
 
@@ -567,10 +473,10 @@ impl ResolvedPool {
     /// Writes the pool's JSON fields into an open map (the agent report
     /// adds `agent` and `role` before them).
     pub(crate) fn serialize_fields<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
-        m.serialize_entry("advertised", &ToolsJson(self.advertised()))?;
-        m.serialize_entry("executable", &ToolsJson(self.executable()))?;
-        m.serialize_entry("deferred", &ToolsJson(self.deferred()))?;
-        m.serialize_entry("removed", &RemovedJson(self.removed()))?;
+        m.serialize_entry("advertised", &entries(self.advertised()))?;
+        m.serialize_entry("executable", &entries(self.executable()))?;
+        m.serialize_entry("deferred", &entries(self.deferred()))?;
+        m.serialize_entry("removed", &Listed(self.removed()))?;
         m.serialize_entry("replaced", &self.replaced)?;
         let skills: Vec<&SkillName> = self.skills.iter().map(|s| &s.name).collect();
         m.serialize_entry("skills", &skills)?;

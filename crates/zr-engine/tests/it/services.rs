@@ -49,7 +49,6 @@ impl AgentObserver for AskSeen {
             "offered".to_owned()
         } else {
             pool.removed()
-                .iter()
                 .find(|r| r.tool.name.as_str() == "AskUserQuestion")
                 .map_or("absent".to_owned(), |r| {
                     format!("{:?}: {}", r.step, r.reason)

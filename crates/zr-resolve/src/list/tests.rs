@@ -50,16 +50,22 @@ fn a_list_view_reads_like_the_slice_it_replaces() {
         &caps.custom_tools[2]
     ));
 
-    let removed = pool.removed();
-    let write_it = removed
-        .iter()
+    let write_it = pool
+        .removed()
         .find(|r| r.tool.name.as_str() == "write_it")
         .expect("Explore removes a tool that is not read-only");
     assert_eq!(write_it.step, Step::R6);
     assert!(matches!(write_it.reason, RemovalReason::NotReadOnly { .. }));
-    assert_eq!(removed.get(0), removed.iter().next());
-    assert!(removed.get(removed.len()).is_none());
-    assert_eq!(removed.iter().rev().count(), removed.len());
+    assert!(Arc::ptr_eq(write_it.tool, &caps.custom_tools[1]));
+    // Forwards, backwards and by count alike.
+    let removed = pool.removed();
+    assert_eq!(removed.len(), removed.clone().count());
+    assert!(
+        removed
+            .clone()
+            .rev()
+            .eq(removed.collect::<Vec<_>>().into_iter().rev())
+    );
 }
 
 #[test]

@@ -183,7 +183,7 @@ proptest! {
         let mut caps_of = vec![Some(merge_root(&w.options, &w.root, w.query_override.as_ref()))];
         caps_of.extend(w.subagents.iter().map(|(role, c)| (!matches!(role, Role::Fork { .. })).then(|| derive(&w.options, c))));
         for ((_, pool), assembled) in pools.into_iter().zip(caps_of) {
-            let removed: Vec<&str> = pool.removed().iter().map(|r| r.tool.name.as_str()).collect();
+            let removed: Vec<&str> = pool.removed().map(|r| r.tool.name.as_str()).collect();
             let unique: BTreeSet<&str> = removed.iter().copied().collect();
             prop_assert_eq!(removed.len(), unique.len(), "a tool removed twice:\n{}", pool);
             let kept: BTreeSet<&str> = names(pool.executable()).into_iter().chain(names(pool.deferred())).collect();
