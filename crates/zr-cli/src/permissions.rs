@@ -103,8 +103,18 @@ impl ConfigPermissions {
     /// `dontAsk` mode.
     pub(crate) fn decide(&self, tool: &str, asked: Option<&PermissionRequest>) -> Decision {
         let can_ask = asked.is_some_and(|r| !r.background && r.mode != PermissionMode::DontAsk);
+        let crossing = asked.and_then(|r| r.crossing.as_deref());
         if let Some(reason) = self.denied(tool) {
             Decision::Deny(reason)
+        } else if let Some(why) = crossing {
+            // No list allows a crossing: the person is asked, or it is refused.
+            if can_ask && self.prompt.is_some() {
+                Decision::Ask
+            } else {
+                Decision::Deny(format!(
+                    "{why}; nobody can be asked here (no terminal, or a background agent)"
+                ))
+            }
         } else if HARMLESS.contains(&tool)
             || self.allow.iter().any(|p| p.matches_name(tool))
             || self.prompt.as_ref().is_some_and(|p| p.allowed_always(tool))

@@ -627,6 +627,8 @@ pub(crate) fn root_meta(
         mode: config.permission_mode,
         background: false,
         cwd: Arc::from(settings.cwd.as_path()),
+        worktree: None,
+        reads_only: false,
         model: model.map_or_else(|| Arc::from(settings.model.as_str()), Arc::from),
         system: Arc::from(config.system_prompt.as_str()),
         max_turns: max_turns.unwrap_or(config.max_turns),

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use futures_util::{StreamExt as _, stream};
 use zr_types::{
-    ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput, ToolResultContent,
+    Confinement, ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput, ToolResultContent,
     error_chain,
 };
 
@@ -170,7 +170,7 @@ async fn run_one(
         let admitted = match admitted {
             Ok(a) => permission::check(&gate, meta, tool, &a.call, a.allowed)
                 .await
-                .map(|()| a.call),
+                .map(|confinement| (a.call, confinement)),
             Err(reason) => Err(reason),
         };
         let denied = admitted.is_err();
@@ -180,14 +180,17 @@ async fn run_one(
                     permission::refuse(&gate, &ctx.sink, meta, &agent.denials, call, reason);
                 (output, Vec::new())
             }
-            Ok(call) => {
+            Ok((call, confinement)) => {
                 permission::ran(&agent.denials);
                 let (output, load) = match tool.runner.clone() {
                     Runner::Handler(handler) => {
                         if side_effecting {
                             session.transcripts.call_started(&ctx.sink, meta, &call.id);
                         }
-                        (run_handler(ctx, meta, &handler, &call).await, Vec::new())
+                        (
+                            run_handler(ctx, meta, &handler, &call, confinement).await,
+                            Vec::new(),
+                        )
                     }
                     Runner::FindTool => find_tool::find(&agent.tools, &call.input),
                     Runner::Task => (
@@ -248,6 +251,7 @@ async fn run_handler(
     agent: &AgentMeta,
     handler: &Arc<dyn ToolHandler>,
     call: &ToolCall,
+    confinement: Option<Confinement>,
 ) -> ToolOutput {
     let runtime = &ctx.session.runtime;
     let tool_ctx = ToolContext::new(
@@ -257,6 +261,7 @@ async fn run_handler(
         runtime.settings().env.clone(),
     )
     .with_background(agent.background)
+    .with_confinement(confinement)
     .for_call(&call.id);
     let effects = runtime.effects();
     // The call itself inside the caught future: a handler may panic while

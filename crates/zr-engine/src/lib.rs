@@ -264,6 +264,7 @@ mod agent;
 mod agent_model;
 mod agent_run;
 mod background;
+mod boundary;
 mod catalog;
 mod compact;
 mod config;
@@ -303,6 +304,7 @@ mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
+pub use boundary::{Boundary, SandboxConfig};
 pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};

@@ -29,6 +29,12 @@ pub(crate) struct AgentMeta {
     /// The folder the agent's tools work in (a worktree for isolated
     /// subagents, else the runtime's).
     pub(crate) cwd: Arc<Path>,
+    /// The top of its worktree when it is isolated: its one writable root
+    /// (`boundary.rs`).
+    pub(crate) worktree: Option<Arc<Path>>,
+    /// Whether its kind only reads (Explore, Plan, a fork of one): its
+    /// processes get a read-only file system.
+    pub(crate) reads_only: bool,
     /// The model its requests name.
     pub(crate) model: Arc<str>,
     /// Its system prompt.

@@ -11,14 +11,18 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use zr_caps::PermissionMode;
 use zr_tools::{BuiltinTools, Question, QuestionOption, ServiceError};
-use zr_types::{AgentId, BoxFuture, ToolCall, ToolName, ToolOrigin, ToolOutput};
+use zr_types::{
+    Access, AgentId, BoxFuture, Confinement, ToolCall, ToolName, ToolOrigin, ToolOutput,
+};
 
+use crate::boundary::{Boundary, Places};
 use crate::error::catch_panic;
 use crate::event::{EventKind, EventSink};
 use crate::meta::AgentMeta;
@@ -49,6 +53,13 @@ pub struct PermissionRequest {
     /// [`Decision::AllowForSession`] approves for the session,
     /// [`Decision::Deny`] denies, and [`Decision::Ask`] denies too.
     pub bubbled: bool,
+    /// Why the engine asks about this call whatever the mode and the
+    /// host's lists say: it crosses the effects boundary (a path outside
+    /// the agent's roots, a protected file). `None` for the ordinary
+    /// question about a tool the mode leaves open. A host that cannot ask
+    /// a person should answer [`Decision::Deny`] to such a question: no
+    /// rule of a project allows a crossing on its own.
+    pub crossing: Option<String>,
 }
 
 /// The host's answer to a [`PermissionRequest`].
@@ -178,6 +189,9 @@ pub struct PermissionConfig {
     /// call is denied with a reason saying so (default
     /// [`PermissionConfig::DEFAULT_TIMEOUT`]).
     pub timeout: Duration,
+    /// What calls may touch: the agents' places, protected files, the
+    /// sandbox of their processes (`boundary.rs`).
+    pub boundary: Boundary,
 }
 
 impl Default for PermissionConfig {
@@ -188,6 +202,7 @@ impl Default for PermissionConfig {
             max_consecutive_denials: 3,
             max_total_denials: 20,
             timeout: Self::DEFAULT_TIMEOUT,
+            boundary: Boundary::default(),
         }
     }
 }
@@ -222,6 +237,10 @@ pub(crate) struct Gate<'a> {
     pub(crate) config: &'a PermissionConfig,
     pub(crate) grants: &'a Grants,
     pub(crate) tools: &'a BuiltinTools,
+    /// The project folder: the root of every agent that is not isolated.
+    pub(crate) project: &'a Path,
+    /// Where oversized results are written in full, for the model to read.
+    pub(crate) spill: &'a Path,
 }
 
 /// What the host approved for the rest of the session: (agent, tool).
@@ -333,43 +352,110 @@ fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
     format!("permission to run '{tool}' was denied: {why}")
 }
 
-/// May `agent` run `call` of `tool`? `Err` holds the reason for the model.
+/// May `agent` run `call` of `tool`? `Ok` holds the confinement of the
+/// processes the call starts; `Err` the reason for the model.
 /// `allowed`: a PreToolUse hook allowed the call, so nobody is asked (the
-/// mode's rules still hold).
+/// mode's rules and the effects boundary still hold).
+///
+/// The stages, in order: the engine's own tools pass; `bypassPermissions`
+/// passes; the effects boundary (`boundary.rs`: places, protected files,
+/// the sandbox's support) asks or refuses what crosses it; plan mode
+/// refuses what is not read-only; read-only tools, `acceptEdits` edits
+/// inside the roots, a hook's allowance and the session's grants pass;
+/// the host's handler decides the rest.
 pub(crate) async fn check(
     gate: &Gate<'_>,
     agent: &AgentMeta,
     tool: &Callable,
     call: &ToolCall,
     allowed: bool,
-) -> Result<(), String> {
-    if !matches!(tool.runner, Runner::Handler(_)) {
-        return Ok(());
-    }
+) -> Result<Option<Confinement>, String> {
+    let Runner::Handler(handler) = &tool.runner else {
+        return Ok(None);
+    };
     let definition = &tool.definition;
     let name = &definition.name;
     let mode = agent.mode;
-    match mode {
-        PermissionMode::BypassPermissions => return Ok(()),
-        PermissionMode::Plan if !definition.is_read_only() => {
-            return Err(format!(
-                "tool '{name}' was not run: agent {} is in plan mode, where only read-only tools run; describe the change in your plan instead",
-                agent.id
-            ));
-        }
-        _ => {}
+    if mode == PermissionMode::BypassPermissions {
+        return Ok(None);
+    }
+    let boundary = &gate.config.boundary;
+    let places = Places::of(boundary, agent, gate.project).reading(gate.spill);
+    let accesses = handler.access(&call.input, &agent.cwd);
+    let read_only_fs = agent.reads_only || mode == PermissionMode::Plan;
+    let confinement = crate::boundary::confinement(boundary, &places, read_only_fs);
+    if let Some(why) = unconfinable(&accesses, confinement.as_ref(), read_only_fs) {
+        return Err(denied(name, why));
+    }
+    let crossing = accesses
+        .iter()
+        .find_map(|access| places.crossing(access))
+        .map(|c| c.describe(&places));
+    if mode == PermissionMode::Plan && !definition.is_read_only() {
+        return Err(format!(
+            "tool '{name}' was not run: agent {} is in plan mode, where only read-only tools run; describe the change in your plan instead",
+            agent.id
+        ));
+    }
+    if let Some(crossing) = crossing {
+        return ask(gate, agent, name, call, Some(crossing))
+            .await
+            .map(|()| confinement);
     }
     let is_edit =
         definition.origin == ToolOrigin::Builtin && matches!(name.as_str(), "Write" | "Edit");
     if allowed || definition.is_read_only() || (mode == PermissionMode::AcceptEdits && is_edit) {
-        return Ok(());
+        return Ok(confinement);
     }
     if gate.grants.contains(&agent.id, name) {
-        return Ok(());
+        return Ok(confinement);
     }
+    ask(gate, agent, name, call, None).await.map(|()| confinement)
+}
+
+/// Why a call cannot run confined as it must, if it cannot: a command of
+/// a read-only agent on a kernel that cannot make its file system
+/// read-only. A writing agent's command runs unconfined there (the file
+/// tools' boundary still holds), with a warning at start.
+fn unconfinable(
+    accesses: &[Access],
+    confinement: Option<&Confinement>,
+    read_only_fs: bool,
+) -> Option<String> {
+    let runs = accesses.iter().any(|a| matches!(a, Access::Command(_)));
+    if !runs || !read_only_fs {
+        return None;
+    }
+    match confinement {
+        None => None,
+        Some(_) => zr_tools::sandbox_missing().map(|missing| {
+            format!("this agent only reads, and its commands need a read-only sandbox, which this system cannot give ({missing})")
+        }),
+    }
+}
+
+/// Asks the host about `call`: its handler, then a person. `crossing`:
+/// the call crosses the effects boundary, so session grants do not apply
+/// and without a handler it is refused.
+async fn ask(
+    gate: &Gate<'_>,
+    agent: &AgentMeta,
+    name: &ToolName,
+    call: &ToolCall,
+    crossing: Option<String>,
+) -> Result<(), String> {
+    let mode = agent.mode;
     let config = gate.config;
     let Some(handler) = &config.handler else {
-        return Ok(());
+        return match crossing {
+            // The host has no policy and nobody to ask: a crossing needs a
+            // yes from someone.
+            Some(why) => Err(denied(
+                name,
+                format_args!("{why}; no permission handler is there to approve it"),
+            )),
+            None => Ok(()),
+        };
     };
     let mut request = PermissionRequest {
         agent: agent.id.clone(),
@@ -379,12 +465,17 @@ pub(crate) async fn check(
         mode,
         background: agent.background,
         bubbled: false,
+        crossing: crossing.clone(),
     };
+    let needs = crossing.as_deref().unwrap_or("this call needs approval");
+    let and_why = crossing
+        .as_deref()
+        .map_or_else(String::new, |why| format!(", and {why}"));
     let decision = match ask_handler(handler, config.timeout, &request).await {
         Ok(Decision::Ask) if mode == PermissionMode::DontAsk => Err(denied(
             name,
             format_args!(
-                "agent {} is in dontAsk mode and this call needs approval",
+                "agent {} is in dontAsk mode and {needs}",
                 agent.id
             ),
         )),
@@ -401,7 +492,7 @@ pub(crate) async fn check(
         Ok(Decision::Ask) if agent.background => Err(denied(
             name,
             format_args!(
-                "agent {} runs in the background, where permission prompts are unavailable",
+                "agent {} runs in the background, where permission prompts are unavailable{and_why}",
                 agent.id
             ),
         )),
@@ -422,7 +513,8 @@ pub(crate) async fn check(
         other => other,
     }?;
     match decision {
-        Decision::AllowForSession => {
+        // A crossing is approved once: the next one is asked about again.
+        Decision::AllowForSession if crossing.is_none() => {
             gate.grants.insert(&agent.id, name);
             Ok(())
         }

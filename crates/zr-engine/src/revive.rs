@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zr_caps::{AgentDefinition, AgentType, Budget};
-use zr_resolve::Role;
+use zr_resolve::{DerivedKind, Role};
 use zr_types::{AgentId, AgentName, SessionId, error_chain};
 
 use crate::agent_model::effort;
@@ -258,6 +258,14 @@ pub(crate) fn rebuild(
         ),
         background: how.background,
         cwd: cwd.into(),
+        worktree: header.worktree.as_deref().map(Arc::from),
+        reads_only: matches!(
+            role,
+            Role::Derived {
+                kind: DerivedKind::Explore | DerivedKind::Plan,
+                ..
+            }
+        ),
         model: Arc::from(header.model.as_str()),
         system,
         max_turns: header.max_turns,

@@ -147,6 +147,8 @@ impl Session {
             config: &self.config.permissions,
             grants: &self.grants,
             tools: self.runtime.builtin_tools(),
+            project: &self.runtime.settings().cwd,
+            spill: self.spill.dir(),
         }
     }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget, Isolation, ModelAliases};
-use zr_resolve::Role;
+use zr_resolve::{DerivedKind, Role};
 use zr_types::{
     AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
     ToolResultContent, error_chain,
@@ -542,6 +542,13 @@ fn prepare(
         ),
         background: task.background || definition.is_some_and(|d| d.background),
         cwd: Arc::clone(&parent.meta.cwd),
+        // Set by its worktree, if it is isolated.
+        worktree: None,
+        reads_only: match role {
+            Role::Derived { kind, .. } => matches!(kind, DerivedKind::Explore | DerivedKind::Plan),
+            Role::Fork { .. } => parent.meta.reads_only,
+            Role::Root => false,
+        },
         model,
         system,
         max_turns,

@@ -180,6 +180,7 @@ impl Scope {
         }
         tracing::info!(agent = %run.id, worktree = %path.display(), %branch, "isolated in a worktree");
         run.cwd = cwd.into();
+        run.worktree = Some(Arc::from(path.as_path()));
         Ok(())
     }
 

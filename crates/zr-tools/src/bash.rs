@@ -4,7 +4,7 @@
 
 mod background;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::time::{Instant, sleep, sleep_until};
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::HeadTail;
 use crate::state::{AgentKey, AgentStates};
@@ -324,6 +324,10 @@ impl Builtin for BashTool {
         format!(
             "Runs `bash -c COMMAND` in the agent's working directory, in its own process group, with only the agent's environment variables. Timeout: `timeout` ms (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout the whole group gets SIGTERM, then SIGKILL. Output: stdout, then stderr after a `[stderr]` line, then the exit code; long output keeps its first and last {KEEP_HEAD} bytes and says how much was cut. Processes the command leaves behind are killed when it returns: use run_in_background for servers and watchers (output goes to a log file you can Read; they are killed when this agent ends). Prefer Read, Glob, Grep and Edit over cat, find, grep and sed."
         )
+    }
+
+    fn access(input: &Self::Input, _cwd: &Path) -> Vec<Access> {
+        vec![Access::Command(input.command.clone())]
     }
 
     fn run<'a>(

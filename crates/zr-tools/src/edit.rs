@@ -4,11 +4,12 @@
 mod matching;
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_line;
 use crate::ledger::{FileStamp, ReadLedger, check_fresh};
@@ -61,6 +62,10 @@ impl Builtin for EditTool {
 
     fn details(&self) -> String {
         "Replaces `old_string` with `new_string` in the file. You must have read the file with Read in this session. `old_string` must occur exactly once unless `replace_all` is true; copy it from Read's output without the line-number prefix. If the exact text is not found, a line-by-line match ignoring trailing whitespace, then indentation, then all whitespace differences is tried (new_string is re-indented to fit), and the result says which matched.".to_owned()
+    }
+
+    fn access(input: &Self::Input, cwd: &Path) -> Vec<Access> {
+        vec![Access::Write(resolve(cwd, &input.file_path))]
     }
 
     fn run<'a>(

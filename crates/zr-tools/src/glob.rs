@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::path::resolve;
 use crate::toolkit::{Builtin, Hints, blocking};
@@ -39,6 +39,10 @@ impl Builtin for GlobTool {
         format!(
             "Matches `pattern` against file paths relative to `path` (default: the working directory): `*` stays within one folder, `**` crosses folders, `{{a,b}}` alternates. Files ignored by .gitignore/.ignore and the .git folder are skipped. Returns absolute paths, most recently modified first, at most {MAX_RESULTS}."
         )
+    }
+
+    fn access(input: &Self::Input, cwd: &Path) -> Vec<Access> {
+        vec![Access::Read(resolve(cwd, input.path.as_deref().unwrap_or(".")))]
     }
 
     fn run<'a>(

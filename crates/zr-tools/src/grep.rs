@@ -12,7 +12,7 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::path::resolve;
@@ -92,6 +92,10 @@ impl Builtin for GrepTool {
             "Built on ripgrep: Rust regex syntax, .gitignore honoured, binary files skipped. output_mode `files_with_matches` (default; newest first), `content` (`path:line:text`, with -A/-B/-C context and -n line numbers) or `count`. Filter with `glob` (e.g. `*.rs`) or `type` (e.g. `rust`). `-i` ignores case; `multiline` lets a match span lines. At most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}; in content mode `--` separators count as lines) and {} KiB are returned, saying when something was left out.",
             MAX_OUTPUT_BYTES / 1024
         )
+    }
+
+    fn access(input: &Self::Input, cwd: &Path) -> Vec<Access> {
+        vec![Access::Read(resolve(cwd, input.path.as_deref().unwrap_or(".")))]
     }
 
     fn run<'a>(

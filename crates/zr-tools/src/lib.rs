@@ -146,6 +146,7 @@ mod ledger;
 mod path;
 mod read;
 mod registry;
+mod sandbox;
 mod state;
 mod todo;
 mod toolkit;
@@ -159,6 +160,7 @@ pub use config::{ConfigKind, ConfigService, ConfigSetting};
 pub use cron::{CronJob, CronStore, NewCronJob, Schedule, SchedulerLock};
 pub use error::{CronStoreError, SearchBackendError, ServiceError};
 pub use registry::BuiltinTools;
+pub use sandbox::sandbox_missing;
 pub use todo::{TodoItem, TodoStatus};
 pub use web_fetch::WebFetchLimits;
 pub use web_search::{

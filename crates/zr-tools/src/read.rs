@@ -10,7 +10,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{BoxFuture, ImageSource, ToolContext, ToolError, ToolOutput, ToolResultContent};
+use zr_types::{Access, BoxFuture, ImageSource, ToolContext, ToolError, ToolOutput, ToolResultContent};
 
 use crate::bound::cut_line;
 use crate::ledger::{FileStamp, ReadLedger};
@@ -72,6 +72,10 @@ impl Builtin for ReadTool {
             MAX_OUTPUT_BYTES / 1024,
             MAX_IMAGE_BYTES / (1024 * 1024)
         )
+    }
+
+    fn access(input: &Self::Input, cwd: &Path) -> Vec<Access> {
+        vec![Access::Read(resolve(cwd, &input.file_path))]
     }
 
     fn run<'a>(

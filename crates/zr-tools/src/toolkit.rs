@@ -3,12 +3,14 @@
 //! registry's flags, and the helpers for blocking work and failures.
 
 use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
+use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use zr_types::{
-    Annotations, BoxFuture, BuiltinSpec, DEFAULT_BUILTINS, ToolCall, ToolContext, ToolDefinition,
+    Access, Annotations, BoxFuture, BuiltinSpec, DEFAULT_BUILTINS, ToolCall, ToolContext, ToolDefinition,
     ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
 };
 
@@ -58,6 +60,12 @@ pub(crate) trait Builtin: Send + Sync + fmt::Debug + 'static {
     /// What the model is told about the tool beyond the registry's
     /// one-line description, which comes first in the tool's description.
     fn details(&self) -> String;
+    /// What a call with `input` touches, for an agent in `cwd` (see
+    /// [`ToolHandler::access`]); nothing by default.
+    fn access(input: &Self::Input, cwd: &Path) -> Vec<Access> {
+        let _ = (input, cwd);
+        Vec::new()
+    }
     /// Runs one call with parsed input.
     fn run<'a>(
         &'a self,
@@ -104,6 +112,14 @@ impl<T: Builtin> ToolHandler for Handler<T> {
                 Err(output) => Ok(output),
             }
         })
+    }
+
+    fn access(&self, input: &serde_json::Value, cwd: &Path) -> Vec<Access> {
+        // A call whose input does not parse touches nothing: it fails on it.
+        match T::Input::deserialize(input) {
+            Ok(parsed) => T::access(&parsed, cwd),
+            Err(_) => Vec::new(),
+        }
     }
 }
 

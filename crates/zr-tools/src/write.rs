@@ -1,11 +1,12 @@
 //! `Write`: creates or overwrites a file; overwriting needs a prior `Read`
 //! of the same file by the same agent in this session.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::ledger::{FileStamp, ReadLedger, check_fresh};
 use crate::path::resolve;
@@ -41,6 +42,10 @@ impl Builtin for WriteTool {
 
     fn details(&self) -> String {
         "Writes `content` as the whole file, creating missing parent folders. An existing file is overwritten only if you have read it with Read in this session and it has not changed since; otherwise the call is refused. Prefer Edit for changes to existing files.".to_owned()
+    }
+
+    fn access(input: &Self::Input, cwd: &Path) -> Vec<Access> {
+        vec![Access::Write(resolve(cwd, &input.file_path))]
     }
 
     fn run<'a>(

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::access::{Access, Confinement};
 use crate::{AgentId, SessionId, ToolError, ToolResultContent};
 
 /// A boxed, sendable future, so that [`ToolHandler`] stays object-safe
@@ -71,6 +72,11 @@ pub struct ToolContext {
     /// it and skips a key it has seen. `None` only in contexts built
     /// without a call (a tool's own tests).
     pub idempotency_key: Option<String>,
+    /// The OS sandbox the call's child processes run in; `None`: none
+    /// (the host turned it off, or the agent is in `bypassPermissions`
+    /// mode). A tool that starts processes applies it to every one of
+    /// them, and refuses to start one it cannot confine.
+    pub confinement: Option<Confinement>,
 }
 
 impl ToolContext {
@@ -89,7 +95,15 @@ impl ToolContext {
             env,
             background: false,
             idempotency_key: None,
+            confinement: None,
         }
+    }
+
+    /// The same context, its child processes confined to `confinement`.
+    #[must_use]
+    pub fn with_confinement(mut self, confinement: Option<Confinement>) -> Self {
+        self.confinement = confinement;
+        self
     }
 
     /// The same context for an agent that runs in the background, or not.
@@ -230,4 +244,19 @@ pub trait ToolHandler: Send + Sync + fmt::Debug {
         call: &'a ToolCall,
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// What a call with `input` would touch, for an agent working in
+    /// `cwd`: the files it reads or writes, the command it runs, the host
+    /// it fetches from. The engine checks these against the agent's
+    /// places and the permission rules before [`ToolHandler::call`].
+    ///
+    /// The default declares nothing: such a tool is judged by its name
+    /// and read-only flag alone. A tool that acts on paths must declare
+    /// them, or its calls bypass the writable roots and protected files.
+    /// An input that does not parse declares nothing (the call will fail
+    /// on it).
+    fn access(&self, input: &Value, cwd: &Path) -> Vec<Access> {
+        let _ = (input, cwd);
+        Vec::new()
+    }
 }

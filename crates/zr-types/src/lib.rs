@@ -10,6 +10,7 @@
 //! Architecture invariant: no async runtime, no I/O, no clocks. Everything
 //! here is a value that can be built, compared and serialised anywhere.
 
+mod access;
 mod builtin;
 mod error;
 mod handler;
@@ -20,6 +21,7 @@ mod ordered;
 mod skill;
 mod tool;
 
+pub use access::{Access, Confinement};
 pub use builtin::{BuiltinSpec, DEFAULT_BUILTINS, RESERVED_TOOL_NAMES, builtin_spec};
 pub use error::{IdError, NameError, ToolError, error_chain};
 pub use handler::{BoxFuture, ToolCall, ToolContext, ToolHandler, ToolOutput};

@@ -44,6 +44,9 @@ impl PermissionPrompt {
     pub(crate) async fn ask(&self, request: &PermissionRequest) -> Decision {
         let mut turn = self.asker.turn().await;
         let tool = request.tool.as_str();
+        if request.crossing.is_some() {
+            return crossing(&mut turn, request).await;
+        }
         if self.allowed_always(tool) {
             // Chosen while this asker waited for its turn.
             return Decision::AllowForSession;
@@ -128,19 +131,54 @@ async fn deny(turn: &mut Turn<'_>) -> Decision {
     }
 }
 
-fn question(request: &PermissionRequest) -> String {
+/// A call that crosses the effects boundary: allowed once or denied;
+/// no list can allow it for later.
+async fn crossing(turn: &mut Turn<'_>, request: &PermissionRequest) -> Decision {
+    let why = request.crossing.as_deref().unwrap_or_default();
+    let mut prompt = format!(
+        "\n? Permission: {} wants to run {} across the boundary: {why}\n  {}\n  1. Allow once\n  2. Deny (the agent is told; you may give a reason)\nAnswer 1-2: ",
+        who(request),
+        request.tool,
+        shown_input(request)
+    );
+    loop {
+        let line = match turn.line(&prompt).await {
+            Reply::Line(line) => line,
+            Reply::Interrupted => return std::future::pending().await,
+            Reply::Closed => {
+                return Decision::Deny("the terminal closed before the user answered".to_owned());
+            }
+        };
+        prompt = match line.as_str() {
+            "1" => return Decision::Allow,
+            "2" => return deny(turn).await,
+            _ => "Please answer 1 or 2. Answer 1-2: ".to_owned(),
+        };
+    }
+}
+
+fn shown_input(request: &PermissionRequest) -> String {
     let mut input = request.input.to_string();
     let chars = input.chars().count();
     if chars > SHOWN_INPUT {
         input = input.chars().take(SHOWN_INPUT).collect();
         input.push_str(&format!(" ... ({} more characters)", chars - SHOWN_INPUT));
     }
-    let tool = &request.tool;
-    let who = if request.agent.as_str() == request.agent_type {
+    input
+}
+
+fn who(request: &PermissionRequest) -> String {
+    if request.agent.as_str() == request.agent_type {
         request.agent.to_string()
     } else {
         format!("{} ({})", request.agent, request.agent_type)
-    };
+    }
+}
+
+fn question(request: &PermissionRequest) -> String {
+    let input = shown_input(request);
+    let tool = &request.tool;
+    let who = who(request);
     format!(
         "\n? Permission: {who} wants to run {tool}\n  {input}\n  1. Allow once\n  2. Allow for this session\n  3. Always allow: add \"{tool}\" to zr.toml [permissions] allow\n  4. Deny (the agent is told; you may give a reason)\n{ANSWER}"
     )

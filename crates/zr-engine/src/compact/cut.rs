@@ -43,6 +43,11 @@ impl Spill {
         }
     }
 
+    /// The folder the results are written in (made at the first write).
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Writes `bytes` to a new file named after the agent and the call;
     /// returns its path. Blocking.
     pub(super) fn write(
