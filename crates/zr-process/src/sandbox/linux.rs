@@ -152,9 +152,21 @@ fn no_network_filter() -> Result<Vec<libc::sock_filter>, SandboxError> {
     ])
     .map_err(seccomp)?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![not_unix]);
-    // io_uring's IORING_OP_SOCKET opens sockets without socket().
-    rules.insert(libc::SYS_io_uring_setup, Vec::new());
+    // x32 system calls pass the x86_64 architecture check with this bit
+    // set in their number (socket and io_uring_setup keep theirs).
+    let x32 = [
+        0,
+        if arch == TargetArch::x86_64 {
+            X32_BIT
+        } else {
+            0
+        },
+    ];
+    for bit in x32 {
+        rules.insert(libc::SYS_socket | bit, vec![not_unix.clone()]);
+        // io_uring's IORING_OP_SOCKET opens sockets without socket().
+        rules.insert(libc::SYS_io_uring_setup | bit, Vec::new());
+    }
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -178,6 +190,9 @@ fn no_network_filter() -> Result<Vec<libc::sock_filter>, SandboxError> {
         })
         .collect())
 }
+
+/// `__X32_SYSCALL_BIT`: an x32 system call on an x86_64 kernel.
+const X32_BIT: i64 = 0x4000_0000;
 
 /// The Landlock ABI in use, `None` without Landlock. `RestrictSelf::apply`
 /// with no flag and without `no_new_privs` only queries the version.

@@ -413,6 +413,7 @@ async fn cost_of_a_sandboxed_spawn() {
     }
     #[allow(clippy::print_stdout, reason = "the measurement's report")]
     {
+        println!("{:?}", sandbox_support());
         println!(
             "sh -c true, mean of {RUNS} (spawn to exit): plain {:?}, sandboxed {:?}",
             plain / RUNS,
