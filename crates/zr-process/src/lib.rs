@@ -17,6 +17,11 @@
 //!   pipe closes, that is when zr ends however it ends. The death signal
 //!   reaches only the direct child; the watcher reaches its grandchildren.
 //!
+//! With [`spawn_sandboxed`] (Linux), the child and everything it starts
+//! also run in an **OS sandbox** ([`Sandbox`]): Landlock lets them write
+//! only beneath the writable roots, seccomp keeps them off the network;
+//! see [`Sandbox`] for what each policy allows.
+//!
 //! And a **record**: with [`record_in`], the table of live groups is kept in
 //! a file (the CLI puts it in the session folder). A process that escaped
 //! both (it left its group with `setsid`; the watcher itself was killed)
@@ -34,18 +39,22 @@
 //! ```
 
 mod death;
+mod error;
 mod group;
 mod live;
 mod procfs;
 mod record;
+mod sandbox;
 mod spawn;
 mod spawner;
 mod watcher;
 
+pub use error::SandboxError;
 pub use group::{ProcessGroup, Sig, signal_group};
 pub use live::OWNER_VAR;
 pub use record::{Leftover, Recording, kill_leftovers, leftovers, record_in};
-pub use spawn::{spawn, spawn_std};
+pub use sandbox::{DEVICES, Sandbox, SandboxSupport, sandbox_support};
+pub use spawn::{spawn, spawn_sandboxed, spawn_std, spawn_std_sandboxed};
 
 /// The pid of this process's watcher, once a child was started (for tests
 /// and diagnostics).
