@@ -39,7 +39,9 @@ pub use agent_file::{
 pub use capabilities::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView, ToolList,
 };
-pub use definition::{AgentDefinition, AgentType, Budget, Effort, Isolation, ModelChoice};
+pub use definition::{
+    AgentDefinition, AgentType, Budget, Effort, Isolation, ModelChoice, RuleRefusal,
+};
 pub use error::{
     AgentFileError, AgentFileProblem, MigrateError, PatternError, RuleError, UnknownPermissionMode,
 };
