@@ -102,8 +102,14 @@ impl fmt::Display for AgentFileWarning {
 /// - a `tools` / `disallowedTools` entry that is not a usable pattern
 ///   (`subagent-catalog:search`, an empty entry, a number) is dropped,
 ///   only that entry; a repeated entry is kept once;
-/// - a permission rule (`Bash(git diff:*)`) never widens what the agent
-///   gets: in `tools` it is dropped (the agent gets no Bash from it), in
+/// - a permission rule (`Bash(git diff:*)`, `Read(src/**)`,
+///   `WebFetch(domain:docs.rs)`; see [`PermissionRule`](crate::PermissionRule))
+///   is kept as a rule, without a warning: in `tools` the tool joins the
+///   allow list and the rule joins [`AgentDefinition::tool_rules`], which
+///   narrow the tool to what they match; in `disallowedTools` the rule
+///   joins [`AgentDefinition::denied_rules`] and the tool's other calls
+///   stay. A rule zr cannot read never widens what the agent gets: in
+///   `tools` it is dropped (the agent gets no such tool from it), in
 ///   `disallowedTools` it denies the whole tool;
 /// - Claude Code's tool names are read through [`CLAUDE_CODE_TOOLS`]:
 ///   mapped to zr's name (`Agent` -> `Task`) or dropped;

@@ -3,9 +3,11 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use zr_types::{AgentName, NameError, ServerName};
+use zr_types::{AgentName, NameError, ServerName, ToolDefinition, ToolName};
 
-use crate::{AgentCapabilities, PermissionMode};
+use crate::capabilities::AgentCapabilities;
+use crate::permission::PermissionMode;
+use crate::rules::{Call, PermissionRule, RuleBase, Subject};
 
 /// Which model an agent runs on.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -189,6 +191,70 @@ pub struct AgentDefinition {
     /// Limits beyond the turn limit; unset limits are no limit.
     #[serde(default)]
     pub budget: Budget,
+    /// Rules from the agent file's `tools` with a specifier
+    /// (`Bash(git diff:*)`, `Read(src/**)`): a call of a tool named by one
+    /// of these rules runs only if one of them matches it; its other calls
+    /// are refused. The tool itself is in `capabilities.allowed_tools`.
+    /// Several rules of one tool add up. See [`AgentDefinition::narrows`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_rules: Vec<PermissionRule>,
+    /// Rules from the agent file's `disallowedTools` with a specifier
+    /// (`Bash(rm:*)`): a call one of them matches is refused; the tool's
+    /// other calls run. (A bare name in `disallowedTools` removes the whole
+    /// tool through `capabilities.disallowed_tools`.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub denied_rules: Vec<PermissionRule>,
+}
+
+/// Why an agent's own rules refuse a call (see
+/// [`AgentDefinition::narrows`]); `Display` is the sentence for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuleRefusal {
+    /// A rule of the agent file's `disallowedTools` matches the call.
+    Denied {
+        /// The agent.
+        agent: AgentName,
+        /// The rule.
+        rule: PermissionRule,
+    },
+    /// Rules of the agent file's `tools` name the tool and none matches.
+    NotAllowed {
+        /// The agent.
+        agent: AgentName,
+        /// The tool called.
+        tool: ToolName,
+        /// The agent's rules for that tool.
+        rules: Vec<PermissionRule>,
+    },
+}
+
+impl fmt::Display for RuleRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Denied { agent, rule } => write!(
+                f,
+                "agent '{agent}' may not make this call: its disallowedTools rule '{rule}' matches it"
+            ),
+            Self::NotAllowed { agent, tool, rules } => {
+                write!(
+                    f,
+                    "agent '{agent}' may use {tool} only as its tools rules say ("
+                )?;
+                for (i, rule) in rules.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{rule}")?;
+                }
+                f.write_str("); this call matches none of them")?;
+                if tool.as_str() == "Bash" {
+                    f.write_str(" (each command of a compound command must match one)")?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// What one run of an agent of a type may spend beyond its turns.
@@ -224,6 +290,8 @@ impl AgentDefinition {
             mcp_servers: None,
             capabilities: AgentCapabilities::default(),
             budget: Budget::default(),
+            tool_rules: Vec::new(),
+            denied_rules: Vec::new(),
         }
     }
 
@@ -239,6 +307,64 @@ impl AgentDefinition {
     pub fn with_capabilities(mut self, capabilities: AgentCapabilities) -> Self {
         self.capabilities = capabilities;
         self
+    }
+
+    /// What the agent's own rules ([`tool_rules`](Self::tool_rules),
+    /// [`denied_rules`](Self::denied_rules)) say about one call of `tool`:
+    ///
+    /// - `Some(Err(_))` when a denied rule matches the call (for a compound
+    ///   command, any part of it), or when tool rules name the tool and
+    ///   none matches it (for a compound command, every part must be
+    ///   matched by one of them);
+    /// - `Some(Ok(()))` when tool rules name the tool and match the call;
+    /// - `None` when no tool rule names the tool and no denied rule matches:
+    ///   the agent's rules leave the call to the session's rules.
+    ///
+    /// The matching is [`PermissionRules::evaluate`](crate::PermissionRules::evaluate)'s.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use zr_caps::{AgentDefinition, RuleBase, Subject};
+    /// use zr_types::{ToolDefinition, ToolOrigin};
+    /// let mut d = AgentDefinition::new("differ".parse().unwrap(), "d", "p");
+    /// d.tool_rules.push("Bash(git diff:*)".parse().unwrap());
+    /// let bash = ToolDefinition::new("Bash".parse().unwrap(), "", ToolOrigin::Builtin);
+    /// let read = ToolDefinition::new("Read".parse().unwrap(), "", ToolOrigin::Builtin);
+    /// let base = RuleBase { base: Path::new("/p"), home: None };
+    /// assert_eq!(d.narrows(&bash, &Subject::Command("git diff HEAD"), &base), Some(Ok(())));
+    /// assert!(matches!(d.narrows(&bash, &Subject::Command("rm x"), &base), Some(Err(_))));
+    /// assert_eq!(d.narrows(&read, &Subject::Name, &base), None);
+    /// ```
+    #[must_use]
+    pub fn narrows(
+        &self,
+        tool: &ToolDefinition,
+        subject: &Subject<'_>,
+        base: &RuleBase<'_>,
+    ) -> Option<Result<(), RuleRefusal>> {
+        let call = Call::new(tool, subject, base);
+        if let Some(rule) = call.any(&self.denied_rules) {
+            return Some(Err(RuleRefusal::Denied {
+                agent: self.name.clone(),
+                rule: rule.clone(),
+            }));
+        }
+        let naming: Vec<&PermissionRule> = self
+            .tool_rules
+            .iter()
+            .filter(|rule| rule.applies_to(tool))
+            .collect();
+        if naming.is_empty() {
+            return None;
+        }
+        Some(match call.every(&self.tool_rules) {
+            Some(_) => Ok(()),
+            None => Err(RuleRefusal::NotAllowed {
+                agent: self.name.clone(),
+                tool: tool.name.clone(),
+                rules: naming.into_iter().cloned().collect(),
+            }),
+        })
     }
 
     /// The effective turn limit given the parent's: the definition's own,

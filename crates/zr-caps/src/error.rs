@@ -41,6 +41,97 @@ pub enum PatternError {
     },
 }
 
+/// A permission rule (`Bash(npm run test:*)`, `Read(./.env)`) is not
+/// usable; see [`PermissionRule`](crate::PermissionRule).
+///
+/// Each message names the rule as written and says how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// The rule is empty.
+    #[error(
+        "permission rule is empty; write a tool name ('Read'), a tool with what it may touch ('Bash(npm run test:*)'), or '*'"
+    )]
+    Empty,
+    /// Nothing names a tool before `(`.
+    #[error(
+        "permission rule '{rule}' names no tool before '('; write the tool first: 'Bash(npm run test:*)'"
+    )]
+    MissingTool {
+        /// The rule.
+        rule: String,
+    },
+    /// The parentheses do not pair, or text follows the closing one.
+    #[error(
+        "permission rule '{rule}' has unbalanced parentheses; write 'Tool(specifier)' with one closing ')' at the end"
+    )]
+    Unbalanced {
+        /// The rule.
+        rule: String,
+    },
+    /// The tool part is not a valid tool pattern.
+    #[error("permission rule '{rule}': {error}")]
+    Tool {
+        /// The rule.
+        rule: String,
+        /// Why the tool part is refused.
+        #[source]
+        error: PatternError,
+    },
+    /// `Tool()`: the parentheses hold nothing.
+    #[error(
+        "permission rule '{rule}' has an empty specifier; write '{tool}' for every use, or say which uses inside the parentheses, e.g. {example}"
+    )]
+    EmptySpecifier {
+        /// The rule.
+        rule: String,
+        /// The tool.
+        tool: String,
+        /// A rule of the same tool with a specifier.
+        example: &'static str,
+    },
+    /// A specifier on a pattern of several tools (`mcp__gh(x)`, `Web*(x)`,
+    /// `*(x)`) or on an MCP tool, whose input zr cannot read as one thing.
+    #[error(
+        "permission rule '{rule}' gives a specifier to '{tool}', which takes none (specifiers belong to one builtin tool: Bash, Read, Edit, Write, Glob, Grep, WebFetch, ...); write '{tool}'"
+    )]
+    SpecifierNotTaken {
+        /// The rule.
+        rule: String,
+        /// The tool pattern.
+        tool: String,
+    },
+    /// A path specifier climbs with `..`.
+    #[error(
+        "permission rule '{rule}' climbs with '..'; name the place from the root ('//abs/path/**'), the home folder ('~/path') or the project ('src/**')"
+    )]
+    ParentPath {
+        /// The rule.
+        rule: String,
+    },
+    /// A path specifier is not a valid glob.
+    #[error(
+        "permission rule '{rule}' has a bad path glob: {error}; use '*' within a folder, '**' across folders, '[abc]', '{{a,b}}', '\\' to escape"
+    )]
+    Glob {
+        /// The rule.
+        rule: String,
+        /// The glob parser's error.
+        #[source]
+        error: globset::Error,
+    },
+    /// A `WebFetch` specifier is not `domain:<host>`.
+    #[error(
+        "permission rule '{rule}': {reason}; write 'WebFetch(domain:docs.rs)' or 'WebFetch(domain:*.example.com)'"
+    )]
+    Domain {
+        /// The rule.
+        rule: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
 /// A permission mode name is not one of the six.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error(

@@ -14,7 +14,8 @@
 //! [`PermissionMode`]), the 2.x -> 3.0 migration (C5, [`migrate_v2`]) and
 //! Markdown agent-type files (C6, [`parse_agent_file`]), and the table of
 //! model aliases (`sonnet`, `opus`, `haiku`: [`MODEL_ALIASES`],
-//! [`ModelAliases`]). The resolver (`zr-resolve`) consumes the result.
+//! [`ModelAliases`]), and permission rules in Claude Code's grammar
+//! ([`PermissionRule`], [`PermissionRules`]). The resolver (`zr-resolve`) consumes the result.
 //!
 //! Architecture invariant: no I/O. Agent-type files are parsed from text the
 //! caller read.
@@ -29,6 +30,7 @@ mod model_alias;
 mod pattern;
 mod permission;
 mod render;
+mod rules;
 
 pub use agent_file::{
     AgentFileWarning, CLAUDE_CODE_TOOLS, ClaudeCodeTool, ExtraKey, FrontMatter, FrontMatterEntry,
@@ -37,9 +39,11 @@ pub use agent_file::{
 pub use capabilities::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView, ToolList,
 };
-pub use definition::{AgentDefinition, AgentType, Budget, Effort, Isolation, ModelChoice};
+pub use definition::{
+    AgentDefinition, AgentType, Budget, Effort, Isolation, ModelChoice, RuleRefusal,
+};
 pub use error::{
-    AgentFileError, AgentFileProblem, MigrateError, PatternError, UnknownPermissionMode,
+    AgentFileError, AgentFileProblem, MigrateError, PatternError, RuleError, UnknownPermissionMode,
 };
 pub use merge::{derive, merge_root};
 pub use migrate::{Migration, MigrationChange, migrate, migrate_v2, v2};
@@ -48,3 +52,7 @@ pub use model_alias::{
 };
 pub use pattern::{PatternKind, ToolPattern};
 pub use permission::PermissionMode;
+pub use rules::{
+    CommandPattern, DomainPattern, PathPattern, PermissionRule, PermissionRules, RuleBase,
+    RuleMatch, Specifier, Subject, Verdict,
+};

@@ -138,6 +138,12 @@ impl fmt::Display for AgentDefinition {
         writeln!(f, "  effort: {effort}")?;
         writeln!(f, "  mcp servers: {}", list(self.mcp_servers.as_deref()))?;
         capabilities(f, "  ", &self.capabilities)?;
+        if !self.tool_rules.is_empty() {
+            writeln!(f, "  tool rules: {}", list(Some(&self.tool_rules)))?;
+        }
+        if !self.denied_rules.is_empty() {
+            writeln!(f, "  denied rules: {}", list(Some(&self.denied_rules)))?;
+        }
         if let Some(append) = &self.append_prompt {
             block(f, "  ", "append prompt", append)?;
         }

@@ -241,11 +241,18 @@ fn build(
         })
     })?;
     definition.capabilities = AgentCapabilities {
-        allowed_tools: tool_list(keys.tools, "tools", ListKind::Allow, &mut warnings)?,
+        allowed_tools: tool_list(
+            keys.tools,
+            "tools",
+            ListKind::Allow,
+            &mut definition.tool_rules,
+            &mut warnings,
+        )?,
         disallowed_tools: tool_list(
             keys.disallowed_tools,
             "disallowedTools",
             ListKind::Deny,
+            &mut definition.denied_rules,
             &mut warnings,
         )?,
         skills: list(keys.skills, "skills", |s| {

@@ -2,6 +2,10 @@
 //! Claude Code reads them. A bad entry is dropped with a warning naming its
 //! line; the rest of the list, and the file, load.
 //!
+//! A permission rule (`Bash(git diff:*)`) is kept as a rule: in `tools` it
+//! gives the agent the tool and narrows it to what the rules match, in
+//! `disallowedTools` it refuses the calls it matches.
+//!
 //! Never wider than written: an allow-list entry that zr cannot honour as
 //! written is dropped (the agent gets less), a deny-list entry that zr
 //! cannot honour as written denies the whole tool (the agent gets less).
@@ -11,7 +15,9 @@ use std::str::FromStr;
 use super::AgentFileWarning;
 use super::claude_tools::lookup;
 use super::yaml::{Located, Node, file_line};
-use crate::{AgentFileProblem, ToolPattern};
+use crate::error::AgentFileProblem;
+use crate::pattern::ToolPattern;
+use crate::rules::PermissionRule;
 
 /// Which list an entry is in: it decides what "cannot honour" costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,8 +32,9 @@ pub(super) enum ListKind {
 const EXPECTED: &str = "a list of tool names or one comma-separated string";
 
 /// Reads the list at `node` (key `key`): `None` when unset or empty (`~`),
-/// the patterns that could be read otherwise; each entry dropped or changed
-/// adds a warning to `warnings`.
+/// the patterns that could be read otherwise; entries with a specifier add
+/// their rule to `rules` (an allowed one also puts its tool in the list);
+/// each entry dropped or changed adds a warning to `warnings`.
 ///
 /// # Errors
 ///
@@ -36,6 +43,7 @@ pub(super) fn tool_list(
     node: Option<&Located>,
     key: &'static str,
     kind: ListKind,
+    rules: &mut Vec<PermissionRule>,
     warnings: &mut Vec<AgentFileWarning>,
 ) -> Result<Option<Vec<ToolPattern>>, (usize, AgentFileProblem)> {
     let Some(node) = node else { return Ok(None) };
@@ -91,7 +99,7 @@ pub(super) fn tool_list(
     for (text, line) in entries {
         match text {
             Ok(text) => {
-                if let Some(pattern) = entry(text.trim(), key, kind, &mut |m| warn(line, m))
+                if let Some(pattern) = entry(text.trim(), key, kind, rules, &mut |m| warn(line, m))
                     && !patterns.contains(&pattern)
                 {
                     // A repeat (`MultiEdit` read as `Edit` beside `Edit`)
@@ -110,40 +118,22 @@ pub(super) fn tool_list(
     Ok(Some(patterns))
 }
 
-/// One entry: the pattern it stands for, or `None` when it is dropped;
-/// `warn` gets the sentence for every entry not taken as written.
+/// One entry: the pattern it stands for, or `None` when it is dropped (or
+/// is a denied rule, added to `rules`); `warn` gets the sentence for every
+/// entry not taken as written.
 fn entry(
     text: &str,
     key: &str,
     kind: ListKind,
+    rules: &mut Vec<PermissionRule>,
     warn: &mut dyn FnMut(String),
 ) -> Option<ToolPattern> {
     if text.is_empty() {
         warn(format!("an empty entry in '{key}' is dropped"));
         return None;
     }
-    if let Some(tool) = permission_rule(text) {
-        let tool = lookup(tool).and_then(|t| t.zr).unwrap_or(tool);
-        return match kind {
-            ListKind::Allow => {
-                warn(format!(
-                    "'{text}' allows {tool} only for some uses, which an agent's tools cannot say in zr: the entry is dropped and the agent gets no {tool} from it; write '{tool}' to allow all of it (zr.toml [permissions] can limit its commands)"
-                ));
-                None
-            }
-            ListKind::Deny => match ToolPattern::from_str(tool) {
-                Ok(pattern) => {
-                    warn(format!(
-                        "'{text}' denies {tool} only for some uses, which zr cannot say here: all of {tool} is denied instead"
-                    ));
-                    Some(pattern)
-                }
-                Err(error) => {
-                    warn(format!("{error}; the entry is dropped"));
-                    None
-                }
-            },
-        };
+    if let Some((tool, spec)) = permission_rule(text) {
+        return rule_entry(text, tool, spec, kind, rules, warn);
     }
     if let Some(known) = lookup(text) {
         return match known.zr {
@@ -172,11 +162,78 @@ fn entry(
     }
 }
 
-/// `Bash(git diff:*)` -> `Bash`: the tool of a permission rule with an
-/// argument, as Claude Code writes them.
-fn permission_rule(text: &str) -> Option<&str> {
+/// An entry with a specifier (`Bash(git diff:*)`): its tool read through
+/// [`lookup`], its rule added to `rules`; in `tools` the tool is the
+/// pattern returned, in `disallowedTools` nothing is (the rule refuses
+/// only what it matches). A rule zr cannot read gives nothing in `tools`
+/// and denies the whole tool in `disallowedTools`.
+fn rule_entry(
+    text: &str,
+    tool: &str,
+    spec: &str,
+    kind: ListKind,
+    rules: &mut Vec<PermissionRule>,
+    warn: &mut dyn FnMut(String),
+) -> Option<ToolPattern> {
+    let (tool, rule_text) = match lookup(tool) {
+        Some(known) => match known.zr {
+            Some(zr) => {
+                let rule_text = format!("{zr}({spec})");
+                warn(format!(
+                    "'{text}' uses Claude Code's name; zr's tool is '{zr}' ({}): read as '{rule_text}'",
+                    known.why
+                ));
+                (zr, rule_text)
+            }
+            None => {
+                warn(format!(
+                    "'{text}' is a rule of a Claude Code tool that zr does not have ({}): the entry is dropped",
+                    known.why
+                ));
+                return None;
+            }
+        },
+        None => (tool, text.to_owned()),
+    };
+    match (rule_text.parse::<PermissionRule>(), kind) {
+        (Ok(rule), ListKind::Allow) => {
+            let pattern = rule.tool().clone();
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+            Some(pattern)
+        }
+        (Ok(rule), ListKind::Deny) => {
+            if !rules.contains(&rule) {
+                rules.push(rule);
+            }
+            None
+        }
+        (Err(error), ListKind::Allow) => {
+            warn(format!(
+                "{error}; the entry is dropped and the agent gets no {tool} from it"
+            ));
+            None
+        }
+        (Err(error), ListKind::Deny) => match ToolPattern::from_str(tool) {
+            Ok(pattern) => {
+                warn(format!("{error}; all of {tool} is denied instead"));
+                Some(pattern)
+            }
+            Err(error) => {
+                warn(format!("{error}; the entry is dropped"));
+                None
+            }
+        },
+    }
+}
+
+/// `Bash(git diff:*)` -> (`Bash`, `git diff:*`): the tool and specifier of
+/// a permission rule with an argument, as Claude Code writes them.
+fn permission_rule(text: &str) -> Option<(&str, &str)> {
     let open = text.find('(')?;
-    text.ends_with(')').then(|| text[..open].trim())
+    let inner = text.strip_suffix(')')?.get(open + 1..)?;
+    Some((text[..open].trim(), inner))
 }
 
 /// Splits on commas outside parentheses (`Bash(git add:*, git rm:*)` stays

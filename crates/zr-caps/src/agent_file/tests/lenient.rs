@@ -42,24 +42,220 @@ fn a_bad_tools_entry_drops_only_that_entry() {
     );
 }
 
+/// The allow list, the tool rules, the deny list, the denied rules and the
+/// warnings of a file whose front matter ends with `keys`.
+type Shown = (
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+);
+
+fn rules_of(keys: &str) -> Shown {
+    let file = parse(&format!("---\nname: x\ndescription: d\n{keys}---\n")).unwrap();
+    let d = file.definition;
+    let text = |items: &[String]| items.to_vec();
+    let patterns = |list: Option<Vec<crate::ToolPattern>>| -> Vec<String> {
+        list.unwrap_or_default()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    let rules = |list: &[crate::PermissionRule]| -> Vec<String> {
+        list.iter().map(ToString::to_string).collect()
+    };
+    (
+        patterns(d.capabilities.allowed_tools),
+        rules(&d.tool_rules),
+        patterns(d.capabilities.disallowed_tools),
+        rules(&d.denied_rules),
+        text(
+            &file
+                .warnings
+                .iter()
+                .map(AgentFileWarning::to_string)
+                .collect::<Vec<_>>(),
+        ),
+    )
+}
+
 #[test]
-fn a_permission_rule_never_widens_what_the_agent_gets() {
-    // Allowed: dropped (the agent gets no Bash); denied: the whole tool.
-    let (allow, deny, warnings) = lists(
-        "---\nname: x\ndescription: d\ntools: Read, Bash(git diff:*)\ndisallowedTools: Bash(rm:*), Write\n---\n",
+fn permission_rules_narrow_the_tool_they_name() {
+    let none: &[&str] = &[];
+    // Front matter keys; allow list, tool rules, deny list, denied rules,
+    // warnings.
+    type Case<'a> = (
+        &'a str,
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a [&'a str],
     );
-    assert_eq!(allow.unwrap(), ["Read"]);
-    assert_eq!(deny.unwrap(), ["Bash", "Write"]);
-    assert_eq!(
-        warnings,
-        [
-            "line 4: 'Bash(git diff:*)' allows Bash only for some uses, which an agent's tools cannot say in zr: the entry is dropped and the agent gets no Bash from it; write 'Bash' to allow all of it (zr.toml [permissions] can limit its commands)",
-            "line 5: 'Bash(rm:*)' denies Bash only for some uses, which zr cannot say here: all of Bash is denied instead",
-        ]
-    );
-    // A rule alone leaves an empty allow list: no builtins, not all.
-    let (allow, _, _) = lists("---\nname: x\ndescription: d\ntools: Bash(npm test)\n---\n");
-    assert_eq!(allow.unwrap(), Vec::<String>::new());
+    let cases: &[Case<'_>] = &[
+        (
+            "tools: Read, Grep, Bash(git diff:*), Bash(git log:*)\n",
+            &["Read", "Grep", "Bash"],
+            &["Bash(git diff:*)", "Bash(git log:*)"],
+            none,
+            none,
+            none,
+        ),
+        (
+            "tools: [\"Bash(npm run test:*)\", Read]\n",
+            &["Bash", "Read"],
+            &["Bash(npm run test:*)"],
+            none,
+            none,
+            none,
+        ),
+        (
+            "tools:\n  - Read(src/**)\n  - WebFetch(domain:docs.rs)\n  - Bash(npm test)\n",
+            &["Read", "WebFetch", "Bash"],
+            &["Read(src/**)", "WebFetch(domain:docs.rs)", "Bash(npm test)"],
+            none,
+            none,
+            none,
+        ),
+        // A comma inside the parentheses stays in the rule.
+        (
+            "tools: Bash(git add:*, x), Read\n",
+            &["Bash", "Read"],
+            &["Bash(git add:*, x)"],
+            none,
+            none,
+            none,
+        ),
+        // Denied rules refuse what they match; a bare name removes the tool.
+        (
+            "tools: Read, Bash\ndisallowedTools: Bash(rm:*), Bash(git push:*), Write\n",
+            &["Read", "Bash"],
+            none,
+            &["Write"],
+            &["Bash(rm:*)", "Bash(git push:*)"],
+            none,
+        ),
+        // Claude Code's names are read as zr's.
+        (
+            "tools: MultiEdit(src/**)\n",
+            &["Edit"],
+            &["Edit(src/**)"],
+            none,
+            none,
+            &[
+                "line 4: 'MultiEdit(src/**)' uses Claude Code's name; zr's tool is 'Edit' (zr makes several edits as several Edit calls): read as 'Edit(src/**)'",
+            ],
+        ),
+        // Rules zr cannot read never widen: dropped from tools, the whole
+        // tool denied in disallowedTools.
+        (
+            "tools: Read, Bash()\ndisallowedTools: WebFetch(docs.rs)\n",
+            &["Read"],
+            none,
+            &["WebFetch"],
+            none,
+            &[
+                "line 4: permission rule 'Bash()' has an empty specifier; write 'Bash' for every use, or say which uses inside the parentheses, e.g. 'Bash(npm run test:*)'; the entry is dropped and the agent gets no Bash from it",
+                "line 5: permission rule 'WebFetch(docs.rs)': WebFetch rules name a host after 'domain:'; write 'WebFetch(domain:docs.rs)' or 'WebFetch(domain:*.example.com)'; all of WebFetch is denied instead",
+            ],
+        ),
+        (
+            "tools: NotebookEdit(a.ipynb), mcp__gh(x)\n",
+            none,
+            none,
+            none,
+            none,
+            &[
+                "line 4: 'NotebookEdit(a.ipynb)' is a rule of a Claude Code tool that zr does not have (zr has no notebook editor; list Edit to edit notebooks as JSON text): the entry is dropped",
+                "line 4: permission rule 'mcp__gh(x)' gives a specifier to 'mcp__gh', which takes none (specifiers belong to one builtin tool: Bash, Read, Edit, Write, Glob, Grep, WebFetch, ...); write 'mcp__gh'; the entry is dropped and the agent gets no mcp__gh from it",
+            ],
+        ),
+    ];
+    for (keys, allow, tool_rules, deny, denied_rules, warnings) in cases {
+        let got = rules_of(keys);
+        let want = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            (
+                want(allow),
+                want(tool_rules),
+                want(deny),
+                want(denied_rules),
+                want(warnings)
+            ),
+            "{keys}"
+        );
+    }
+}
+
+#[test]
+fn agent_rules_narrow_calls() {
+    use std::path::Path;
+
+    use zr_types::{ToolDefinition, ToolOrigin};
+
+    use crate::{RuleBase, Subject};
+
+    let file = parse(
+        "---\nname: differ\ndescription: d\ntools: Read(src/**), Bash(git diff:*), Bash(git log:*), Grep\ndisallowedTools: Bash(git log -p:*)\n---\n",
+    )
+    .unwrap();
+    let d = file.definition;
+    let tool = |name: &str| ToolDefinition::new(name.parse().unwrap(), "", ToolOrigin::Builtin);
+    let base = RuleBase {
+        base: Path::new("/p"),
+        home: None,
+    };
+    let check = |name: &str, subject: Subject<'_>| {
+        d.narrows(&tool(name), &subject, &base)
+            .map(|r| r.map_err(|e| e.to_string()))
+    };
+    type Case<'a> = (&'a str, Subject<'a>, Option<Result<(), &'a str>>);
+    let cases: Vec<Case<'_>> = vec![
+        ("Bash", Subject::Command("git diff HEAD"), Some(Ok(()))),
+        (
+            "Bash",
+            Subject::Command("git diff && git log -3"),
+            Some(Ok(())),
+        ),
+        (
+            "Bash",
+            Subject::Command("git diff; rm -rf x"),
+            Some(Err(
+                "agent 'differ' may use Bash only as its tools rules say (Bash(git diff:*), Bash(git log:*)); this call matches none of them (each command of a compound command must match one)",
+            )),
+        ),
+        (
+            "Bash",
+            Subject::Command("git log -p"),
+            Some(Err(
+                "agent 'differ' may not make this call: its disallowedTools rule 'Bash(git log -p:*)' matches it",
+            )),
+        ),
+        (
+            "Read",
+            Subject::Path(Path::new("/p/src/a.rs")),
+            Some(Ok(())),
+        ),
+        // Read(...) rules speak for Grep too (Claude Code's family).
+        ("Grep", Subject::Path(Path::new("/p/src")), Some(Ok(()))),
+        (
+            "Read",
+            Subject::Path(Path::new("/p/.env")),
+            Some(Err(
+                "agent 'differ' may use Read only as its tools rules say (Read(src/**)); this call matches none of them",
+            )),
+        ),
+        ("Edit", Subject::Path(Path::new("/p/.env")), None),
+    ];
+    for (name, subject, want) in cases {
+        assert_eq!(
+            check(name, subject),
+            want.map(|r| r.map_err(str::to_owned)),
+            "{name} {subject:?}"
+        );
+    }
 }
 
 #[test]
@@ -181,4 +377,23 @@ fn names_with_a_dot_load() {
     let file = parse("---\nname: dotnet-framework-4.8-expert\ndescription: d\n---\n").unwrap();
     assert_eq!(file.definition.name.as_str(), "dotnet-framework-4.8-expert");
     assert!(parse("---\nname: ../escape\ndescription: d\n---\n").is_err());
+}
+
+#[test]
+fn agent_rules_serialize_only_when_set() {
+    // Definitions are hashed as JSON for transcripts: unused rule fields
+    // must not change the JSON of existing definitions.
+    let plain = parse("---\nname: x\ndescription: d\ntools: Read\n---\n").unwrap();
+    let json = serde_json::to_value(&plain.definition).unwrap();
+    assert!(json.get("tool_rules").is_none() && json.get("denied_rules").is_none());
+    let ruled = parse(
+        "---\nname: x\ndescription: d\ntools: Bash(git diff:*)\ndisallowedTools: Bash(rm:*)\n---\n",
+    )
+    .unwrap()
+    .definition;
+    let json = serde_json::to_value(&ruled).unwrap();
+    assert_eq!(json["tool_rules"], serde_json::json!(["Bash(git diff:*)"]));
+    assert_eq!(json["denied_rules"], serde_json::json!(["Bash(rm:*)"]));
+    let back: crate::AgentDefinition = serde_json::from_value(json).unwrap();
+    assert_eq!(back, ruled);
 }
