@@ -629,6 +629,9 @@ pub(crate) fn root_meta(
         cwd: Arc::from(settings.cwd.as_path()),
         worktree: None,
         reads_only: false,
+        // The user's own agent: its commands write where it may.
+        writes: true,
+        narrowing: None,
         model: model.map_or_else(|| Arc::from(settings.model.as_str()), Arc::from),
         system: Arc::from(config.system_prompt.as_str()),
         max_turns: max_turns.unwrap_or(config.max_turns),

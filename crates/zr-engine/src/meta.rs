@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use zr_caps::PermissionMode;
+use zr_caps::{AgentDefinition, PermissionMode};
 use zr_providers::Effort;
 use zr_types::AgentId;
 
@@ -35,6 +35,12 @@ pub(crate) struct AgentMeta {
     /// Whether its kind only reads (Explore, Plan, a fork of one): its
     /// processes get a read-only file system.
     pub(crate) reads_only: bool,
+    /// Whether its pool holds a file-writing builtin (`Write`, `Edit`):
+    /// an agent without one gets a read-only sandbox for its commands.
+    pub(crate) writes: bool,
+    /// Its type's definition, when the type narrows its tools with rules
+    /// (`tools: Bash(git diff:*)`) or denies some of their uses.
+    pub(crate) narrowing: Option<Arc<AgentDefinition>>,
     /// The model its requests name.
     pub(crate) model: Arc<str>,
     /// Its system prompt.

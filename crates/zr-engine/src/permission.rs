@@ -11,15 +11,16 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use zr_caps::PermissionMode;
+use zr_caps::{PermissionMode, PermissionRules, RuleBase, RuleMatch, Subject, Verdict};
 use zr_tools::{BuiltinTools, Question, QuestionOption, ServiceError};
 use zr_types::{
-    Access, AgentId, BoxFuture, Confinement, ToolCall, ToolName, ToolOrigin, ToolOutput,
+    Access, AgentId, BoxFuture, Confinement, ToolCall, ToolDefinition, ToolName, ToolOrigin,
+    ToolOutput,
 };
 
 use crate::boundary::{Boundary, Places};
@@ -192,6 +193,13 @@ pub struct PermissionConfig {
     /// What calls may touch: the agents' places, protected files, the
     /// sandbox of their processes (`boundary.rs`).
     pub boundary: Boundary,
+    /// The project's permission rules in Claude Code's grammar
+    /// (`Bash(npm run test:*)`, `Read(./.env)`, `Edit(src/**)`,
+    /// `WebFetch(domain:docs.rs)`, `mcp__github`): `deny` refuses, `ask`
+    /// asks whatever the mode says, `allow` runs without asking; in that
+    /// order. A compound command is allowed only if every part is.
+    /// Relative path rules are read from the project folder.
+    pub rules: PermissionRules,
 }
 
 impl Default for PermissionConfig {
@@ -203,6 +211,7 @@ impl Default for PermissionConfig {
             max_total_denials: 20,
             timeout: Self::DEFAULT_TIMEOUT,
             boundary: Boundary::default(),
+            rules: PermissionRules::default(),
         }
     }
 }
@@ -243,17 +252,18 @@ pub(crate) struct Gate<'a> {
     pub(crate) spill: &'a Path,
 }
 
-/// What the host approved for the rest of the session: (agent, tool).
+/// What the host approved for the rest of the session: (agent, tool,
+/// host), the host for a fetch (approved per domain), else none.
 #[derive(Debug, Default)]
-pub(crate) struct Grants(Mutex<BTreeSet<(AgentId, ToolName)>>);
+pub(crate) struct Grants(Mutex<BTreeSet<(AgentId, ToolName, Option<String>)>>);
 
 impl Grants {
-    fn contains(&self, agent: &AgentId, tool: &ToolName) -> bool {
-        lock(&self.0).contains(&(agent.clone(), tool.clone()))
+    fn contains(&self, agent: &AgentId, tool: &ToolName, host: Option<&str>) -> bool {
+        lock(&self.0).contains(&(agent.clone(), tool.clone(), host.map(str::to_owned)))
     }
 
-    fn insert(&self, agent: &AgentId, tool: &ToolName) {
-        lock(&self.0).insert((agent.clone(), tool.clone()));
+    fn insert(&self, agent: &AgentId, tool: &ToolName, host: Option<&str>) {
+        lock(&self.0).insert((agent.clone(), tool.clone(), host.map(str::to_owned)));
     }
 }
 
@@ -355,14 +365,22 @@ fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
 /// May `agent` run `call` of `tool`? `Ok` holds the confinement of the
 /// processes the call starts; `Err` the reason for the model.
 /// `allowed`: a PreToolUse hook allowed the call, so nobody is asked (the
-/// mode's rules and the effects boundary still hold).
+/// rules, the mode and the effects boundary still hold).
 ///
-/// The stages, in order: the engine's own tools pass; `bypassPermissions`
-/// passes; the effects boundary (`boundary.rs`: places, protected files,
-/// the sandbox's support) asks or refuses what crosses it; plan mode
-/// refuses what is not read-only; read-only tools, `acceptEdits` edits
-/// inside the roots, a hook's allowance and the session's grants pass;
-/// the host's handler decides the rest.
+/// The stages, in order:
+///
+/// 1. the engine's own tools pass (they act only through subagents, whose
+///    calls pass here); `bypassPermissions` passes;
+/// 2. the agent's own rules (an agent file's `Bash(git diff:*)`) and the
+///    session's `deny` rules refuse;
+/// 3. a read-only agent's command that no sandbox can confine is refused;
+/// 4. the effects boundary (`boundary.rs`: places, protected files) and
+///    `ask` rules ask, whatever the mode and the allow rules say;
+/// 5. plan mode refuses what is not read-only;
+/// 6. `allow` rules, a hook's allowance, read-only tools (a fetch only
+///    from an allowed host), `acceptEdits` edits and the session's grants
+///    pass;
+/// 7. the host's handler decides the rest.
 pub(crate) async fn check(
     gate: &Gate<'_>,
     agent: &AgentMeta,
@@ -379,38 +397,165 @@ pub(crate) async fn check(
     if mode == PermissionMode::BypassPermissions {
         return Ok(None);
     }
-    let boundary = &gate.config.boundary;
+    let config = gate.config;
+    let boundary = &config.boundary;
     let places = Places::of(boundary, agent, gate.project).reading(gate.spill);
     let accesses = handler.access(&call.input, &agent.cwd);
-    let read_only_fs = agent.reads_only || mode == PermissionMode::Plan;
+    let subjects = Subjects::of(&accesses);
+    let base = RuleBase {
+        base: gate.project,
+        home: boundary.home.as_deref(),
+    };
+    // 2. The agent's own rules, then the session's deny rules.
+    if let Some(narrowing) = &agent.narrowing {
+        for subject in subjects.list() {
+            if let Some(Err(refusal)) = narrowing.narrows(definition, &subject, &base) {
+                return Err(denied(name, refusal));
+            }
+        }
+    }
+    let verdict = subjects.verdict(&config.rules, definition, &base);
+    if let Some((Verdict::Deny, rule)) = &verdict {
+        return Err(denied(
+            name,
+            format_args!("it matches the deny rule \"{rule}\" of the project's permissions"),
+        ));
+    }
+    // 3. The sandbox.
+    let read_only_fs = agent.reads_only || mode == PermissionMode::Plan || !writes(agent, tool);
     let confinement = crate::boundary::confinement(boundary, &places, read_only_fs);
     if let Some(why) = unconfinable(&accesses, confinement.as_ref(), read_only_fs) {
         return Err(denied(name, why));
     }
+    // 4. Questions that no mode or allow rule settles.
     let crossing = accesses
         .iter()
         .find_map(|access| places.crossing(access))
-        .map(|c| c.describe(&places));
-    if mode == PermissionMode::Plan && !definition.is_read_only() {
-        return Err(format!(
-            "tool '{name}' was not run: agent {} is in plan mode, where only read-only tools run; describe the change in your plan instead",
-            agent.id
-        ));
-    }
+        .map(|c| c.describe(&places))
+        .or_else(|| match &verdict {
+            Some((Verdict::Ask, rule)) => Some(format!(
+                "it matches the ask rule \"{rule}\" of the project's permissions"
+            )),
+            _ => None,
+        });
     if let Some(crossing) = crossing {
-        return ask(gate, agent, name, call, Some(crossing))
+        if mode == PermissionMode::Plan && !definition.is_read_only() {
+            return Err(plan_refusal(name, agent));
+        }
+        return ask(gate, agent, name, call, Some(crossing), None)
             .await
             .map(|()| confinement);
     }
+    // 5. Plan mode.
+    if mode == PermissionMode::Plan && !definition.is_read_only() {
+        return Err(plan_refusal(name, agent));
+    }
+    // 6. What passes without a question.
+    let host = subjects.host();
     let is_edit =
         definition.origin == ToolOrigin::Builtin && matches!(name.as_str(), "Write" | "Edit");
-    if allowed || definition.is_read_only() || (mode == PermissionMode::AcceptEdits && is_edit) {
+    let passes = matches!(verdict, Some((Verdict::Allow, _)))
+        || allowed
+        || (definition.is_read_only() && host.is_none())
+        || (mode == PermissionMode::AcceptEdits && is_edit);
+    if passes || gate.grants.contains(&agent.id, name, host) {
         return Ok(confinement);
     }
-    if gate.grants.contains(&agent.id, name) {
-        return Ok(confinement);
+    // 7. The host.
+    ask(gate, agent, name, call, None, host)
+        .await
+        .map(|()| confinement)
+}
+
+fn plan_refusal(name: &ToolName, agent: &AgentMeta) -> String {
+    format!(
+        "tool '{name}' was not run: agent {} is in plan mode, where only read-only tools run; describe the change in your plan instead",
+        agent.id
+    )
+}
+
+/// Whether `agent` writes files with its own tools: its pool holds `Write`
+/// or `Edit`, or the tool itself is not read-only and not the builtin Bash
+/// (a custom tool's processes keep what its author gave them). An agent
+/// that only reads gets a read-only sandbox for its commands, Bash
+/// included (`tools: Read, Grep, Bash` is a reviewer, not a writer).
+fn writes(agent: &AgentMeta, tool: &Callable) -> bool {
+    agent.writes || (tool.definition.origin != ToolOrigin::Builtin && !tool.definition.is_read_only())
+}
+
+/// What a call touches, as the rules see it: its paths resolved through
+/// their links.
+struct Subjects<'a> {
+    accesses: &'a [Access],
+    real: Vec<PathBuf>,
+}
+
+impl<'a> Subjects<'a> {
+    fn of(accesses: &'a [Access]) -> Self {
+        let real = accesses
+            .iter()
+            .map(|a| match a {
+                Access::Read(path) | Access::Write(path) => crate::boundary::real_path(path),
+                _ => PathBuf::new(),
+            })
+            .collect();
+        Self { accesses, real }
     }
-    ask(gate, agent, name, call, None).await.map(|()| confinement)
+
+    /// One subject per access, or the tool's name alone when it declares
+    /// nothing.
+    fn list(&self) -> Vec<Subject<'_>> {
+        if self.accesses.is_empty() {
+            return vec![Subject::Name];
+        }
+        self.accesses
+            .iter()
+            .zip(&self.real)
+            .map(|(access, real)| match access {
+                Access::Read(_) | Access::Write(_) => Subject::Path(real),
+                Access::Command(command) => Subject::Command(command),
+                Access::Fetch { host } => Subject::Url { host },
+                _ => Subject::Name,
+            })
+            .collect()
+    }
+
+    /// The host a fetch reaches, if the call fetches.
+    fn host(&self) -> Option<&'a str> {
+        self.accesses.iter().find_map(|a| match a {
+            Access::Fetch { host } => Some(host.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The rules' verdict over every subject: a deny of any, else an ask
+    /// of any, else an allow of all; with the rule that spoke.
+    fn verdict(
+        &self,
+        rules: &PermissionRules,
+        tool: &ToolDefinition,
+        base: &RuleBase<'_>,
+    ) -> Option<(Verdict, String)> {
+        if rules.is_empty() {
+            return None;
+        }
+        let subjects = self.list();
+        let matches: Vec<RuleMatch<'_>> = subjects
+            .iter()
+            .filter_map(|s| rules.evaluate(tool, s, base))
+            .collect();
+        let first = |v: Verdict| {
+            matches
+                .iter()
+                .find(|m| m.verdict == v)
+                .map(|m| (v, m.rule.to_string()))
+        };
+        first(Verdict::Deny).or_else(|| first(Verdict::Ask)).or_else(|| {
+            (matches.len() == subjects.len())
+                .then(|| first(Verdict::Allow))
+                .flatten()
+        })
+    }
 }
 
 /// Why a call cannot run confined as it must, if it cannot: a command of
@@ -443,6 +588,7 @@ async fn ask(
     name: &ToolName,
     call: &ToolCall,
     crossing: Option<String>,
+    host: Option<&str>,
 ) -> Result<(), String> {
     let mode = agent.mode;
     let config = gate.config;
@@ -515,7 +661,7 @@ async fn ask(
     match decision {
         // A crossing is approved once: the next one is asked about again.
         Decision::AllowForSession if crossing.is_none() => {
-            gate.grants.insert(&agent.id, name);
+            gate.grants.insert(&agent.id, name, host);
             Ok(())
         }
         Decision::Deny(reason) => Err(denied(name, reason_of(&reason, "host"))),

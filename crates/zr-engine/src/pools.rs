@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root};
 use zr_resolve::{DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, resolve};
-use zr_types::{AgentId, ToolName};
+use zr_types::{AgentId, ToolName, ToolOrigin};
 
 use crate::catalog::{Catalog, JOINED, Typed};
 use crate::error::EngineError;
@@ -191,4 +191,21 @@ pub(crate) fn system_prompt(definition: &AgentDefinition) -> Arc<str> {
     system.push_str("\n\n");
     system.push_str(extra);
     Arc::from(system)
+}
+
+/// Whether a pool holds a builtin that writes files (`Write`, `Edit`): an
+/// agent without one only reads, and its commands get a read-only sandbox.
+pub(crate) fn writes_files(tools: &AgentTools) -> bool {
+    ["Write", "Edit"].into_iter().any(|name| {
+        tools
+            .get(name)
+            .is_some_and(|c| c.definition.origin == ToolOrigin::Builtin)
+    })
+}
+
+/// The definition to check an agent's calls against, when its type
+/// narrows its tools with rules or denies some of their uses.
+pub(crate) fn narrowing(definition: &AgentDefinition) -> Option<Arc<AgentDefinition>> {
+    (!definition.tool_rules.is_empty() || !definition.denied_rules.is_empty())
+        .then(|| Arc::new(definition.clone()))
 }

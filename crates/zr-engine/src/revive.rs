@@ -266,6 +266,8 @@ pub(crate) fn rebuild(
                 ..
             }
         ),
+        writes: crate::pools::writes_files(&tools),
+        narrowing: definition.as_ref().and_then(crate::pools::narrowing),
         model: Arc::from(header.model.as_str()),
         system,
         max_turns: header.max_turns,

@@ -25,7 +25,7 @@ use crate::event::EventKind;
 use crate::meta::{AgentMeta, TaskRef};
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::permission;
-use crate::pools::{derived_kind, subagent_tools, system_prompt};
+use crate::pools::{derived_kind, narrowing, subagent_tools, system_prompt, writes_files};
 use crate::remote::SubagentSpec;
 use crate::revive::{self, Revive};
 use crate::session::QueryCtx;
@@ -549,6 +549,8 @@ fn prepare(
             Role::Fork { .. } => parent.meta.reads_only,
             Role::Root => false,
         },
+        writes: writes_files(&tools),
+        narrowing: definition.and_then(narrowing),
         model,
         system,
         max_turns,

@@ -107,7 +107,8 @@ impl BashTool {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let (mut child, group) =
-            zr_process::spawn(cmd, "Bash").map_err(|e| tool_failed("Bash", e))?;
+            crate::sandbox::spawn(cmd, "Bash", ctx.confinement.as_ref())
+                .map_err(|e| tool_failed("Bash", e))?;
         // From here on, dropping this future (cancellation) or returning
         // kills the whole group: the guard is dropped with the future.
         let stdout = child.stdout.take();
@@ -200,7 +201,8 @@ impl BashTool {
         cmd.stdout(Stdio::from(out_file))
             .stderr(Stdio::from(err_file));
         let log_path = log.path().to_path_buf();
-        let (group, leader, rx) = background::spawn(cmd, log_path.clone()).map_err(failed)?;
+        let (group, leader, rx) =
+            background::spawn(cmd, log_path.clone(), ctx.confinement.as_ref()).map_err(failed)?;
         let pgid = group.pgid();
         let (id, forgotten) = self.states.with(&key, |s| {
             s.shells_started += 1;

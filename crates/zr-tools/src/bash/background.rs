@@ -94,11 +94,13 @@ impl Leader {
 pub(crate) fn spawn(
     cmd: std::process::Command,
     log: PathBuf,
+    confinement: Option<&zr_types::Confinement>,
 ) -> std::io::Result<(ProcessGroup, Leader, watch::Receiver<Option<ExitStatus>>)> {
     let (tx, rx) = watch::channel(None);
     #[cfg(target_os = "linux")]
     {
-        let (child, group) = zr_process::spawn_std(cmd, "Bash (background)")?;
+        let (child, group) =
+            crate::sandbox::spawn_std(cmd, "Bash (background)", confinement)?;
         tokio::spawn(linux::watch_exit(child.id(), log, tx));
         Ok((group, Leader { child: Some(child) }, rx))
     }
@@ -106,7 +108,8 @@ pub(crate) fn spawn(
     {
         let mut cmd = tokio::process::Command::from(cmd);
         cmd.kill_on_drop(false);
-        let (mut child, group) = zr_process::spawn(cmd, "Bash (background)")?;
+        let (mut child, group) =
+            crate::sandbox::spawn(cmd, "Bash (background)", confinement)?;
         tokio::spawn(async move {
             if let Ok(status) = child.wait().await {
                 ended(&log, status, &tx).await;
