@@ -160,7 +160,7 @@ pub use cron::{CronJob, CronStore, NewCronJob, Schedule, SchedulerLock};
 pub use error::{CronStoreError, SearchBackendError, ServiceError};
 pub use registry::BuiltinTools;
 pub use todo::{TodoItem, TodoStatus};
-pub use web_fetch::WebFetchLimits;
+pub use web_fetch::{WebFetchLimits, WebFetchPolicy, fetch_host};
 pub use web_search::{
     BRAVE_DEFAULT_URL, HttpSearch, SearchBackend, SearchQuery, SearchResult, WebSearchService,
 };
