@@ -340,11 +340,12 @@ impl Builtin for WebFetchTool {
 
     fn details(&self) -> String {
         format!(
-            "GETs a public http(s) address (following up to {} redirects, within {} s, bodies up to {} bytes) and returns HTML as Markdown, and text, JSON or XML as is, at most {} bytes. Binary content (images, PDFs, archives) is refused.",
+            "GETs an http(s) address (following up to {} redirects, within {} s, bodies up to {} bytes) and returns HTML as Markdown, and text, JSON or XML as is, at most {} bytes. Binary content (images, PDFs, archives) is refused. {}",
             self.limits.max_redirects,
             self.limits.timeout.as_secs(),
             self.limits.max_body_bytes,
-            self.limits.max_output_bytes
+            self.limits.max_output_bytes,
+            self.policy.describe()
         )
     }
 

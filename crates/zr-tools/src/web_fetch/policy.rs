@@ -42,6 +42,21 @@ pub struct WebFetchPolicy {
 }
 
 impl WebFetchPolicy {
+    /// What the model is told about the addresses it may fetch.
+    pub(crate) fn describe(&self) -> String {
+        const REFUSED: &str = "Only public internet addresses are reached: loopback (localhost), private, link-local and other non-public addresses are refused, whatever the spelling of the address or the name that resolves to them, and so are addresses with a user name or password.";
+        match (self.allow_private, self.private_hosts.as_slice()) {
+            (true, _) => {
+                "Private and loopback addresses are allowed; addresses with a user name or password are refused.".to_owned()
+            }
+            (false, []) => REFUSED.to_owned(),
+            (false, hosts) => format!(
+                "{REFUSED} Allowed beyond them: {}.",
+                hosts.join(", ")
+            ),
+        }
+    }
+
     /// Whether `host` (a URL's host or a name being resolved) may reach
     /// non-public addresses.
     fn allows_private(&self, host: &str) -> bool {

@@ -117,3 +117,30 @@ fn allowed_hosts_open_only_themselves() {
     };
     assert_eq!(refused(&all, "http://169.254.169.254/"), None);
 }
+
+#[test]
+fn the_model_is_told_what_it_may_fetch() {
+    let default = WebFetchPolicy::default().describe();
+    assert!(
+        default.starts_with("Only public internet addresses"),
+        "{default}"
+    );
+    let some = WebFetchPolicy {
+        allow_private: false,
+        private_hosts: vec!["localhost".to_owned(), "wiki.corp".to_owned()],
+    }
+    .describe();
+    assert!(
+        some.ends_with(" Allowed beyond them: localhost, wiki.corp."),
+        "{some}"
+    );
+    let all = WebFetchPolicy {
+        allow_private: true,
+        private_hosts: Vec::new(),
+    }
+    .describe();
+    assert!(
+        all.starts_with("Private and loopback addresses are allowed"),
+        "{all}"
+    );
+}
