@@ -67,7 +67,12 @@ pub(crate) struct WebFetchInput {
 /// ([`WebFetchPolicy`]) applies to every hop, this answer to the first.
 #[must_use]
 pub fn fetch_host(input: &serde_json::Value) -> Option<String> {
-    let url = reqwest::Url::parse(input.get("url")?.as_str()?).ok()?;
+    host_of(input.get("url")?.as_str()?)
+}
+
+/// [`fetch_host`] of the address `url`.
+pub(crate) fn host_of(url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
     if !matches!(url.scheme(), "http" | "https") {
         return None;
     }
