@@ -1,8 +1,12 @@
-//! Errors of the builtin tools: the cron store and host services.
+//! Errors of the builtin tools: the cron store, host services and the
+//! addresses `WebFetch` refuses.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use thiserror::Error;
+
+use crate::web_fetch::address::AddressClass;
 
 /// The durable cron store could not be read or written.
 #[derive(Debug, Error)]
@@ -189,5 +193,63 @@ fn status_help(status: u16, backend: &str) -> &'static str {
         (401 | 403, _) => " (check the API key)",
         (429, _) => " (rate limited: try again later)",
         _ => "",
+    }
+}
+
+/// `WebFetch` refused an address before connecting to it. Each one comes
+/// back to the model as an error result, with the setting that allows it.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub(crate) enum FetchRefused {
+    /// The address carries a user name or password (`user:pass@host`).
+    #[error(
+        "the address of {host} carries a user name or password (user:password@), which WebFetch never sends"
+    )]
+    Credentials {
+        /// The host the address names.
+        host: String,
+    },
+    /// The host is an IP address that is not public.
+    #[error("{address} is not a public internet address: it is {class}")]
+    Address {
+        /// The address, as the URL normalises it (`0x7f.1` is `127.0.0.1`).
+        address: IpAddr,
+        /// Why it is not public.
+        class: AddressClass,
+    },
+    /// The host name resolves to an address that is not public.
+    #[error("{host} resolves to {address}, which is not a public internet address: it is {class}")]
+    Resolved {
+        /// The host name.
+        host: String,
+        /// The first non-public address it resolves to.
+        address: IpAddr,
+        /// Why that address is not public.
+        class: AddressClass,
+    },
+    /// A redirect leads to an address refused for `source`.
+    #[error("it redirects to {to}, and {source}")]
+    Redirect {
+        /// Where the redirect leads, without user name or password.
+        to: String,
+        /// Why that address is refused.
+        #[source]
+        source: Box<FetchRefused>,
+    },
+}
+
+impl FetchRefused {
+    /// What the model is told beyond the refusal: which setting allows it,
+    /// or that none does.
+    pub(crate) fn remedy(&self) -> &'static str {
+        match self {
+            Self::Credentials { .. } => {
+                "No setting allows credentials in an address; fetch the address without them."
+            }
+            Self::Redirect { source, .. } => source.remedy(),
+            Self::Address { .. } | Self::Resolved { .. } => {
+                "WebFetch reaches only public internet addresses. Whoever runs zr can allow this host (the WebFetch policy's private_hosts) or every private address (allow_private); other spellings of the same address (decimal or hex numbers, IPv6-mapped forms, names that resolve to it) are refused the same way."
+            }
+        }
     }
 }

@@ -94,6 +94,17 @@
 //!   charsets are not sniffed) after the whole bounded body was read, and
 //!   `http://` is not upgraded to `https://`. The optional `prompt` is echoed above the
 //!   page: no model summarises it here.
+//!   Only public internet addresses are reached unless a
+//!   [`WebFetchPolicy`] (set with [`BuiltinTools::with_web_fetch_policy`])
+//!   allows some hosts (`private_hosts`) or every private address
+//!   (`allow_private`): loopback, private, link-local (cloud metadata),
+//!   unique-local, carrier-grade NAT, multicast and reserved addresses
+//!   are refused, in every spelling of the URL (`http://2130706433/`,
+//!   `http://[::ffff:127.0.0.1]/`) and when a name resolves to any of them
+//!   (all of a name's addresses must be public), at every redirect hop.
+//!   Addresses with a user name or password are always refused. No system
+//!   proxy is used. [`fetch_host`] names the host of a call for
+//!   per-domain permission rules.
 //! - **WebSearch**, **AskUserQuestion** and **Config** call host services
 //!   ([`WebSearchService`], [`AskUserService`], [`ConfigService`]); with none
 //!   configured they answer with an error result, never a made-up answer,
@@ -162,7 +173,7 @@ pub use error::{CronStoreError, SearchBackendError, ServiceError};
 pub use registry::BuiltinTools;
 pub use sandbox::sandbox_missing;
 pub use todo::{TodoItem, TodoStatus};
-pub use web_fetch::WebFetchLimits;
+pub use web_fetch::{WebFetchLimits, WebFetchPolicy, fetch_host};
 pub use web_search::{
     BRAVE_DEFAULT_URL, HttpSearch, SearchBackend, SearchQuery, SearchResult, WebSearchService,
 };

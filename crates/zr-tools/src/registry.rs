@@ -18,7 +18,7 @@ use crate::read::ReadTool;
 use crate::state::{AgentKey, AgentStates};
 use crate::todo::{TodoItem, TodoList, TodoWriteTool};
 use crate::toolkit::entry;
-use crate::web_fetch::{WebFetchLimits, WebFetchTool};
+use crate::web_fetch::{WebFetchLimits, WebFetchPolicy, WebFetchTool};
 use crate::web_search::{WebSearchService, WebSearchTool};
 use crate::write::WriteTool;
 
@@ -42,6 +42,7 @@ pub struct BuiltinTools {
     ask_user: Option<Arc<dyn AskUserService>>,
     config: Option<Arc<dyn ConfigService>>,
     web_fetch: WebFetchLimits,
+    web_fetch_policy: WebFetchPolicy,
     cron_note: Option<Arc<str>>,
 }
 
@@ -61,6 +62,7 @@ impl BuiltinTools {
             ask_user: None,
             config: None,
             web_fetch: WebFetchLimits::default(),
+            web_fetch_policy: WebFetchPolicy::default(),
             cron_note: None,
         }
     }
@@ -102,6 +104,16 @@ impl BuiltinTools {
         self
     }
 
+    /// Sets which non-public addresses `WebFetch` may reach. The default
+    /// reaches public internet addresses only: loopback, private,
+    /// link-local and the other ranges of [`WebFetchPolicy`] are refused,
+    /// also when a name resolves to them.
+    #[must_use]
+    pub fn with_web_fetch_policy(mut self, policy: WebFetchPolicy) -> Self {
+        self.web_fetch_policy = policy;
+        self
+    }
+
     /// Every builtin this crate implements, in registry order, as the
     /// definition the model is told about and its handler. `Task`,
     /// `MultiTask`, `FindTool` (the engine's) and `Skill` (zr-skills') are
@@ -116,7 +128,10 @@ impl BuiltinTools {
             entry(EditTool::new(Arc::clone(ledgers))),
             entry(GlobTool),
             entry(GrepTool),
-            entry(WebFetchTool::new(self.web_fetch.clone())),
+            entry(WebFetchTool::new(
+                self.web_fetch.clone(),
+                self.web_fetch_policy.clone(),
+            )),
             entry(WebSearchTool::new(self.web_search.clone())),
             entry(AskUserQuestionTool::new(self.ask_user.clone())),
             entry(CronCreateTool::new(

@@ -1,18 +1,26 @@
 //! `WebFetch`: HTTP(S) GET with size, time and redirect limits; HTML turned
-//! into Markdown; binary and oversized bodies refused with a clear message.
+//! into Markdown; binary and oversized bodies refused with a clear message;
+//! non-public addresses refused unless the [`WebFetchPolicy`] allows them.
 
-use std::sync::OnceLock;
+pub(crate) mod address;
+mod policy;
+
+use std::error::Error as _;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use reqwest::redirect::Policy;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
+use crate::error::FetchRefused;
 use crate::read::looks_binary;
 use crate::toolkit::{Builtin, Hints, tool_failed};
+use crate::web_fetch::policy::{GuardedResolver, check_url, redirect_policy, without_credentials};
+
+pub use crate::web_fetch::policy::WebFetchPolicy;
 
 /// Limits of `WebFetch`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,19 +56,45 @@ pub(crate) struct WebFetchInput {
     prompt: Option<String>,
 }
 
+/// The host a `WebFetch` call would fetch from, for per-domain permission
+/// rules (`WebFetch(domain:docs.rs)`): the `url` field's host as the URL
+/// parser normalises it (lowercase, internationalised names in punycode,
+/// IPv4 in dotted decimal, IPv6 in brackets), without a trailing dot, so
+/// that `DOCS.rs.` and `docs.rs` are one domain. `None` when the input has
+/// no `url` string or it is not an http(s) URL with a host.
+///
+/// Redirects may lead elsewhere; the check of addresses
+/// ([`WebFetchPolicy`]) applies to every hop, this answer to the first.
+#[must_use]
+pub fn fetch_host(input: &serde_json::Value) -> Option<String> {
+    host_of(input.get("url")?.as_str()?)
+}
+
+/// [`fetch_host`] of the address `url`.
+pub(crate) fn host_of(url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(url).ok()?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = url.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    (!host.is_empty()).then_some(host)
+}
+
 /// The `WebFetch` tool.
 #[derive(Debug)]
 pub(crate) struct WebFetchTool {
     limits: WebFetchLimits,
+    policy: Arc<WebFetchPolicy>,
     /// Built on first use and shared by every call (connection pool, TLS
     /// roots loaded once).
     client: OnceLock<reqwest::Client>,
 }
 
 impl WebFetchTool {
-    pub(crate) fn new(limits: WebFetchLimits) -> Self {
+    pub(crate) fn new(limits: WebFetchLimits, policy: WebFetchPolicy) -> Self {
         Self {
             limits,
+            policy: Arc::new(policy),
             client: OnceLock::new(),
         }
     }
@@ -71,7 +105,14 @@ impl WebFetchTool {
         }
         let limits = &self.limits;
         let client = reqwest::Client::builder()
-            .redirect(Policy::limited(limits.max_redirects))
+            .redirect(redirect_policy(
+                Arc::clone(&self.policy),
+                limits.max_redirects,
+            ))
+            .dns_resolver(GuardedResolver::new(Arc::clone(&self.policy)))
+            // A proxy would resolve and connect in our place, past the
+            // resolver's check: WebFetch connects directly.
+            .no_proxy()
             .timeout(limits.timeout)
             .connect_timeout(limits.timeout.min(Duration::from_secs(10)))
             .user_agent(concat!("zr-webfetch/", env!("CARGO_PKG_VERSION")))
@@ -97,6 +138,9 @@ impl WebFetchTool {
                 )));
             }
         };
+        if let Err(refused) = check_url(&self.policy, &url) {
+            return Ok(ToolOutput::error(describe_refusal(&url, &refused)));
+        }
         let client = self.client()?;
         let mut resp = match client
             .get(url.clone())
@@ -251,8 +295,30 @@ pub(crate) fn html_to_markdown(html: &str) -> String {
     }
 }
 
+/// The refusal somewhere in the causes of `e` (the resolver's and the
+/// redirect policy's errors come back wrapped by reqwest and hyper).
+fn refusal_in(e: &reqwest::Error) -> Option<&FetchRefused> {
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        if let Some(refused) = c.downcast_ref::<FetchRefused>() {
+            return Some(refused);
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// What the model reads when an address is refused: which address, why,
+/// and which setting would allow it. Credentials are left out of the URL.
+fn describe_refusal(url: &reqwest::Url, refused: &FetchRefused) -> String {
+    let shown = without_credentials(url);
+    format!("WebFetch refused {shown}: {refused}. {}", refused.remedy())
+}
+
 fn describe_error(url: &reqwest::Url, e: &reqwest::Error, limits: &WebFetchLimits) -> String {
-    if e.is_redirect() {
+    if let Some(refused) = refusal_in(e) {
+        describe_refusal(url, refused)
+    } else if e.is_redirect() {
         format!(
             "WebFetch: {url} redirected more than {} times; giving up.",
             limits.max_redirects
@@ -279,11 +345,12 @@ impl Builtin for WebFetchTool {
 
     fn details(&self) -> String {
         format!(
-            "GETs an http(s) address (following up to {} redirects, within {} s, bodies up to {} bytes) and returns HTML as Markdown, and text, JSON or XML as is, at most {} bytes. Binary content (images, PDFs, archives) is refused.",
+            "GETs an http(s) address (following up to {} redirects, within {} s, bodies up to {} bytes) and returns HTML as Markdown, and text, JSON or XML as is, at most {} bytes. Binary content (images, PDFs, archives) is refused. {}",
             self.limits.max_redirects,
             self.limits.timeout.as_secs(),
             self.limits.max_body_bytes,
-            self.limits.max_output_bytes
+            self.limits.max_output_bytes,
+            self.policy.describe()
         )
     }
 

@@ -1,11 +1,15 @@
-//! WebFetch against a hand-written HTTP/1.1 server on 127.0.0.1.
+//! WebFetch against a hand-written HTTP/1.1 server on 127.0.0.1: pages,
+//! limits, and the address policy (loopback refused unless allowed, seen
+//! from the server's side as connections that never came).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use zr_tools::{BuiltinTools, WebFetchLimits};
+use zr_tools::{BuiltinTools, WebFetchLimits, WebFetchPolicy, fetch_host};
 
 use crate::support::{Kit, assert_error, text};
 
@@ -55,6 +59,11 @@ async fn serve(mut sock: TcpStream) {
             b"na\xefve",
         ),
         "/redirect" => reply("302 Found", "Location: /page\r\nContent-Length: 0\r\n", b""),
+        p if p.starts_with("/go?") => reply(
+            "302 Found",
+            &format!("Location: {}\r\nContent-Length: 0\r\n", &p[4..]),
+            b"",
+        ),
         "/loop" => reply("302 Found", "Location: /loop\r\nContent-Length: 0\r\n", b""),
         "/json" => reply(
             "200 OK",
@@ -96,27 +105,70 @@ async fn serve(mut sock: TcpStream) {
     let _ = sock.shutdown().await;
 }
 
+/// A test server on `listener`: its port and the number of connections it
+/// accepted so far.
+struct Server {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+}
+
+impl Server {
+    fn start(listener: TcpListener) -> Self {
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(serve(sock));
+            }
+        });
+        Self { port, accepted }
+    }
+
+    async fn loopback() -> Self {
+        Self::start(TcpListener::bind("127.0.0.1:0").await.unwrap())
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
 async fn server() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((sock, _)) = listener.accept().await {
-            tokio::spawn(serve(sock));
-        }
-    });
-    format!("http://{addr}")
+    format!("http://127.0.0.1:{}", Server::loopback().await.port)
+}
+
+/// The policy of the tests that fetch from their own loopback server:
+/// that one address, and nothing else, allowed.
+fn loopback_allowed() -> WebFetchPolicy {
+    WebFetchPolicy {
+        private_hosts: vec!["127.0.0.1".to_owned()],
+        ..WebFetchPolicy::default()
+    }
+}
+
+fn kit_with(limits: WebFetchLimits, policy: WebFetchPolicy) -> Kit {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = BuiltinTools::new(dir.path().join("cron.json"))
+        .with_web_fetch_limits(limits)
+        .with_web_fetch_policy(policy);
+    Kit::with(tools, dir)
 }
 
 fn kit(limits: WebFetchLimits) -> Kit {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = BuiltinTools::new(dir.path().join("cron.json")).with_web_fetch_limits(limits);
-    Kit::with(tools, dir)
+    kit_with(limits, loopback_allowed())
+}
+
+/// A kit whose WebFetch may reach the loopback test servers.
+fn loopback_kit() -> Kit {
+    kit(WebFetchLimits::default())
 }
 
 #[tokio::test]
 async fn html_becomes_markdown() {
     let base = server().await;
-    let kit = Kit::new();
+    let kit = loopback_kit();
     let out = kit
         .call(
             "WebFetch",
@@ -138,7 +190,7 @@ async fn html_becomes_markdown() {
 #[tokio::test]
 async fn redirects_are_followed_and_bounded() {
     let base = server().await;
-    let kit = Kit::new();
+    let kit = loopback_kit();
     let t = text(
         &kit.call("WebFetch", json!({"url": format!("{base}/redirect")}))
             .await,
@@ -159,7 +211,7 @@ async fn redirects_are_followed_and_bounded() {
 #[tokio::test]
 async fn text_and_json_pass_through_and_binary_is_refused() {
     let base = server().await;
-    let kit = Kit::new();
+    let kit = loopback_kit();
     let t = text(
         &kit.call("WebFetch", json!({"url": format!("{base}/json")}))
             .await,
@@ -233,7 +285,7 @@ async fn long_pages_are_cut_and_say_so() {
 #[tokio::test]
 async fn declared_charsets_are_decoded() {
     let base = server().await;
-    let kit = Kit::new();
+    let kit = loopback_kit();
     let out = kit
         .call("WebFetch", json!({"url": format!("{base}/latin1")}))
         .await;
@@ -246,4 +298,205 @@ async fn declared_charsets_are_decoded() {
             .await,
     );
     assert!(t.ends_with("\n\nnaïve"), "{t}");
+}
+
+const REMEDY: &str = "allow this host (the WebFetch policy's private_hosts)";
+
+/// With the default policy, every spelling of a loopback address is
+/// refused before a connection is made: the server never sees one.
+#[tokio::test]
+async fn loopback_is_refused_by_default_in_every_spelling() {
+    let server = Server::loopback().await;
+    let port = server.port;
+    let kit = Kit::new();
+    for url in [
+        format!("http://127.0.0.1:{port}/page"),
+        format!("http://0x7f000001:{port}/page"),
+        format!("http://2130706433:{port}/page"),
+        format!("http://0x7f.1:{port}/page"),
+        format!("http://127.1:{port}/page"),
+        format!("http://[::ffff:127.0.0.1]:{port}/page"),
+    ] {
+        let out = kit.call("WebFetch", json!({ "url": url })).await;
+        assert_error(
+            &out,
+            "127.0.0.1 is not a public internet address: it is a loopback address",
+        );
+        assert_error(&out, REMEDY);
+    }
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://localhost:{port}/page") }),
+        )
+        .await;
+    assert_error(&out, "localhost resolves to ");
+    assert_error(&out, "a loopback address");
+    assert_error(&out, REMEDY);
+    assert_eq!(server.accepted(), 0, "the server saw a connection");
+}
+
+#[tokio::test]
+async fn ipv6_loopback_is_refused_by_default() {
+    let Ok(listener) = TcpListener::bind("[::1]:0").await else {
+        eprintln!("no IPv6 loopback here; skipped");
+        return;
+    };
+    let server = Server::start(listener);
+    let kit = Kit::new();
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://[::1]:{}/page", server.port) }),
+        )
+        .await;
+    assert_error(
+        &out,
+        "::1 is not a public internet address: it is a loopback address",
+    );
+    assert_eq!(server.accepted(), 0, "the server saw a connection");
+    // Allowed by its address, it is fetched.
+    let kit = kit_with(
+        WebFetchLimits::default(),
+        WebFetchPolicy {
+            private_hosts: vec!["::1".to_owned()],
+            ..WebFetchPolicy::default()
+        },
+    );
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://[::1]:{}/page", server.port) }),
+        )
+        .await;
+    assert!(!out.is_error, "{}", text(&out));
+    assert_eq!(server.accepted(), 1);
+}
+
+/// The cloud metadata address is refused like loopback; nothing listens
+/// there in the test, and nothing needs to: no connection is tried.
+#[tokio::test]
+async fn link_local_and_private_literals_are_refused_by_default() {
+    let kit = Kit::new();
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": "http://169.254.169.254/latest/meta-data/" }),
+        )
+        .await;
+    assert_error(
+        &out,
+        "169.254.169.254 is not a public internet address: it is a link-local address",
+    );
+    let out = kit
+        .call("WebFetch", json!({ "url": "http://10.1.2.3/" }))
+        .await;
+    assert_error(&out, "it is a private network address");
+}
+
+/// Credentials in the address are refused even when every private address
+/// is allowed, and the refusal does not repeat the password.
+#[tokio::test]
+async fn credentials_in_the_address_are_always_refused() {
+    let server = Server::loopback().await;
+    let kit = kit_with(
+        WebFetchLimits::default(),
+        WebFetchPolicy {
+            allow_private: true,
+            private_hosts: vec!["127.0.0.1".to_owned()],
+        },
+    );
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://user:hunter2@127.0.0.1:{}/page", server.port) }),
+        )
+        .await;
+    assert_error(&out, "carries a user name or password");
+    assert_error(&out, "No setting allows credentials");
+    assert!(!text(&out).contains("hunter2"), "{}", text(&out));
+    assert_eq!(server.accepted(), 0, "the server saw a connection");
+}
+
+/// A server the policy allows redirects to loopback hosts it does not
+/// allow: an IP literal (the redirect policy's check), a name (the
+/// resolver's) and credentials. The second server never sees a connection.
+#[tokio::test]
+async fn redirects_to_refused_addresses_are_not_followed() {
+    let allowed = Server::loopback().await;
+    let target = Server::loopback().await;
+    let (a, b) = (allowed.port, target.port);
+    // "localhost" is allowed, 127.0.0.1 as a literal is not.
+    let kit = kit_with(
+        WebFetchLimits::default(),
+        WebFetchPolicy {
+            private_hosts: vec!["localhost".to_owned()],
+            ..WebFetchPolicy::default()
+        },
+    );
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://localhost:{a}/redirect") }),
+        )
+        .await;
+    assert!(!out.is_error, "the allowed host is fetched: {}", text(&out));
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://localhost:{a}/go?http://127.0.0.1:{b}/page") }),
+        )
+        .await;
+    assert_error(
+        &out,
+        &format!(
+            "it redirects to http://127.0.0.1:{b}/page, and 127.0.0.1 is not a public internet address"
+        ),
+    );
+    assert_error(&out, REMEDY);
+    // 127.0.0.1 is allowed, the name localhost is not.
+    let kit = loopback_kit();
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://127.0.0.1:{a}/go?http://localhost:{b}/page") }),
+        )
+        .await;
+    assert_error(&out, "localhost resolves to ");
+    let out = kit
+        .call(
+            "WebFetch",
+            json!({ "url": format!("http://127.0.0.1:{a}/go?http://u:pw@127.0.0.1:{b}/page") }),
+        )
+        .await;
+    assert_error(
+        &out,
+        &format!(
+            "it redirects to http://127.0.0.1:{b}/page, and the address of 127.0.0.1 carries a user name or password"
+        ),
+    );
+    assert_eq!(target.accepted(), 0, "the redirect target saw a connection");
+    // /redirect and /page (each answer closes its connection), then one
+    // connection for each refused redirect.
+    assert_eq!(allowed.accepted(), 5);
+}
+
+#[test]
+fn fetch_host_names_the_normalised_host() {
+    let host = |url: &str| fetch_host(&json!({ "url": url, "prompt": "p" }));
+    assert_eq!(host("https://DOCS.rs./std"), Some("docs.rs".to_owned()));
+    assert_eq!(
+        host("http://user:pw@Example.COM:8080/"),
+        Some("example.com".to_owned())
+    );
+    assert_eq!(host("http://2130706433/"), Some("127.0.0.1".to_owned()));
+    assert_eq!(host("http://[::1]:80/"), Some("[::1]".to_owned()));
+    assert_eq!(
+        host("https://bücher.example/"),
+        Some("xn--bcher-kva.example".to_owned())
+    );
+    assert_eq!(host("ftp://example.com/"), None);
+    assert_eq!(host("not a url"), None);
+    assert_eq!(fetch_host(&json!({ "prompt": "no url" })), None);
+    assert_eq!(fetch_host(&json!({ "url": 7 })), None);
 }
