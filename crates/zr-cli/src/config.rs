@@ -27,6 +27,10 @@ pub(crate) struct ZrConfig {
     pub(crate) compaction: CompactionSettings,
     /// `[permissions]`.
     pub(crate) permissions: PermissionsConfig,
+    /// `[sandbox]`.
+    pub(crate) sandbox: SandboxSettings,
+    /// `[web_fetch]`.
+    pub(crate) web_fetch: WebFetchSettings,
     /// `[mcp]`: time limits of the MCP servers.
     pub(crate) mcp: McpSettings,
     /// `[skills]`: how skills are shown to the model.
@@ -284,10 +288,37 @@ pub(crate) struct PermissionsConfig {
     /// The root's permission mode (`default`, `plan`, `dontAsk`,
     /// `acceptEdits`, `bypassPermissions`).
     pub(crate) mode: Option<String>,
-    /// Tools that run without asking.
+    /// Rules of calls that run without asking (`Bash(npm run test:*)`).
     pub(crate) allow: Option<Vec<String>>,
-    /// Tools that are always refused.
+    /// Rules of calls that are always asked about.
+    pub(crate) ask: Option<Vec<String>>,
+    /// Rules of calls that are always refused.
     pub(crate) deny: Option<Vec<String>>,
+    /// Folders agents may also write and read beneath (`~/` is the home
+    /// folder; relative paths are read from the project folder).
+    pub(crate) additional_directories: Option<Vec<String>>,
+}
+
+/// `[sandbox]`: the OS sandbox of Bash and every process a tool starts.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct SandboxSettings {
+    /// `false` turns the sandbox off (default on).
+    pub(crate) enabled: Option<bool>,
+    /// `true` lets sandboxed commands reach the network (default off).
+    pub(crate) network: Option<bool>,
+}
+
+/// `[web_fetch]`: which private addresses `WebFetch` may reach.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct WebFetchSettings {
+    /// Hosts (names or addresses) on loopback or a private network that
+    /// `WebFetch` may fetch from (`localhost`, `wiki.corp`).
+    pub(crate) private_hosts: Vec<String>,
+    /// Every private address (an intranet): loopback, private,
+    /// link-local.
+    pub(crate) allow_private: bool,
 }
 
 impl ZrConfig {

@@ -27,10 +27,13 @@ pub(crate) fn warnings(project: &Project) -> Vec<String> {
     let mut out = Vec::new();
     for (key, list) in [
         ("permissions.allow", &p.allow),
+        ("permissions.ask", &p.ask),
         ("permissions.deny", &p.deny),
     ] {
         for entry in list.iter().flatten() {
-            if let Some((message, help)) = unknown(entry, &builtins, &servers) {
+            // A rule's tool: `Bash` of `Bash(npm run test:*)`.
+            let tool = entry.split_once('(').map_or(entry.as_str(), |(t, _)| t.trim());
+            if let Some((message, help)) = unknown(tool, &builtins, &servers) {
                 out.push(format!(
                     "warning: {}",
                     config_key_error(project, key, message, &help)

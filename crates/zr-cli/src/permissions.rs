@@ -1,132 +1,178 @@
-//! `zr.toml` `[permissions]`: which tool calls run, decided from the
-//! `allow` and `deny` lists of tool names or patterns.
+//! `zr.toml` `[permissions]` and `[sandbox]`: the project's permission
+//! rules, its additional directories and the sandbox of its commands,
+//! handed to the engine's permission gate; and the handler that answers
+//! what the rules leave open.
 //!
-//! The lists decide first; what they leave open is asked at the terminal
-//! when there is one (`ask.rs`), and refused otherwise:
+//! The engine decides first (`zr_engine::PermissionConfig`): `deny` rules
+//! refuse, in every mode, read-only tools included; calls that cross the
+//! effects boundary (a path outside the agent's roots, a protected file)
+//! and calls matching an `ask` rule are asked about whatever the mode
+//! says; plan mode runs only read-only tools; `allow` rules, read-only
+//! tools and `acceptEdits` edits inside the roots run. What is left comes
+//! here:
 //!
-//! - a tool matching `deny` is refused, in every mode, read-only tools
-//!   included (a PreToolUse hook), with a reason naming zr.toml;
-//! - read-only tools run (the engine's mode rules; in `plan` mode only
-//!   they run);
-//! - `acceptEdits` also runs `Write` and `Edit`, `bypassPermissions` runs
-//!   everything not denied;
-//! - otherwise (`default`, `dontAsk`, `auto`) a tool matching `allow` runs;
+//! - `TodoWrite` (the agent's own list) runs;
+//! - a tool the person allowed "always" during this run runs;
 //! - any other call of a foreground agent, in `default` or `auto` mode,
 //!   is asked about when standard input and standard error are a terminal
-//!   (allow once, for the session, always, or deny);
+//!   (allow once, for the session, always, or deny; a crossing: once or
+//!   deny);
 //! - and refused otherwise (no terminal, `dontAsk`, a background agent)
 //!   with the reason "'Bash' is not in zr.toml `[permissions]` allow; add
 //!   it there to let it run". The model reads the reason, and the
 //!   progress output shows the denial.
 //!
-//! `TodoWrite` (the agent's own list) runs too unless denied. Without a
-//! `[permissions]` table, a project therefore runs read-only tools,
-//! `TodoWrite` and `Task`/`MultiTask`/`FindTool` (never asked about), and
-//! nothing else; `zr init`'s zr.toml says how to allow more.
+//! Without a `[permissions]` table, a project therefore runs read-only
+//! tools, `TodoWrite` and `Task`/`MultiTask`/`FindTool` (never asked
+//! about), and nothing else; `zr init`'s zr.toml says how to allow more.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use zr_caps::{PermissionMode, ToolPattern};
+use zr_caps::{PermissionMode, PermissionRule, PermissionRules};
 use zr_engine::{
-    AgentConfig, Decision, Hook, HookAgent, PermissionConfig, PermissionHandler, PermissionRequest,
-    PreToolUse,
+    AgentConfig, Boundary, Decision, PermissionConfig, PermissionHandler, PermissionRequest,
+    SandboxConfig,
 };
-use zr_types::{BoxFuture, ToolCall};
+use zr_types::BoxFuture;
 
 use crate::ask::PermissionPrompt;
-use crate::config_key::patterns;
+use crate::config_key::config_key_error;
 use crate::error::CliError;
 use crate::project::Project;
 
 /// Tools that are not read-only but change nothing outside the agent
-/// itself: they run unless `deny` lists them.
+/// itself: they run unless a `deny` rule names them.
 const HARMLESS: [&str; 1] = ["TodoWrite"];
 
-/// The `[permissions]` lists, as the permission handler and a hook.
+/// The `[permissions]` rules and boundary, and the handler of what they
+/// leave open.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConfigPermissions {
-    allow: Vec<ToolPattern>,
-    deny: Vec<ToolPattern>,
+    rules: PermissionRules,
+    boundary: Boundary,
     /// The terminal's question, when there is a terminal.
     prompt: Option<Arc<PermissionPrompt>>,
 }
 
 impl ConfigPermissions {
-    /// The lists of `project`'s zr.toml.
+    /// The rules and boundary of `project`'s zr.toml.
     ///
     /// # Errors
     ///
-    /// [`CliError::Config`] for an entry that is not a tool name or pattern.
+    /// [`CliError::Config`] for an entry that is not a rule, naming the
+    /// line and what to write.
     pub(crate) fn from_project(project: &Project) -> Result<Self, CliError> {
         let p = &project.config.permissions;
+        let rules = PermissionRules {
+            allow: rules(project, "permissions.allow", p.allow.as_deref())?,
+            ask: rules(project, "permissions.ask", p.ask.as_deref())?,
+            deny: rules(project, "permissions.deny", p.deny.as_deref())?,
+        };
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let dirs = p
+            .additional_directories
+            .iter()
+            .flatten()
+            .map(|d| directory(&project.root, home.as_deref(), d))
+            .collect();
+        let s = &project.config.sandbox;
+        let sandbox = if s.enabled == Some(false) {
+            SandboxConfig::off()
+        } else {
+            SandboxConfig::on(s.network.unwrap_or(false))
+        };
         Ok(Self {
-            allow: patterns(project, "permissions.allow", p.allow.as_deref())?.unwrap_or_default(),
-            deny: patterns(project, "permissions.deny", p.deny.as_deref())?.unwrap_or_default(),
+            rules,
+            boundary: Boundary::default()
+                .with_home(home)
+                .with_additional_directories(dirs)
+                .with_sandbox(sandbox),
             prompt: None,
         })
     }
 
-    /// The same lists, asking `prompt` about what they leave open.
+    /// The same rules, asking `prompt` about what they leave open.
     pub(crate) fn asking(mut self, prompt: Arc<PermissionPrompt>) -> Self {
         self.prompt = Some(prompt);
         self
     }
 
-    /// Installs the lists into `config`: the handler always, the hook when
-    /// something is denied.
+    /// Installs the rules, the boundary and the handler into `config`.
     pub(crate) fn install(self, config: &mut AgentConfig) {
-        let this = Arc::new(self);
         config.permissions = PermissionConfig {
-            handler: Some(this.clone()),
+            rules: self.rules.clone(),
+            boundary: self.boundary.clone(),
+            handler: Some(Arc::new(self)),
             ..config.permissions.clone()
         };
-        if !this.deny.is_empty() {
-            config.hooks = std::mem::take(&mut config.hooks).with(this);
-        }
     }
 
     /// Replaces the handler that [`ConfigPermissions::install`] put into
-    /// `config` with this one (the deny hook stays).
+    /// `config` with this one (the rules stay).
     pub(crate) fn replace_handler(self, config: &mut AgentConfig) {
         config.permissions.handler = Some(Arc::new(self));
     }
 
-    /// Why `tool` is refused by the deny list, if it is.
-    fn denied(&self, tool: &str) -> Option<String> {
-        self.deny.iter().find(|p| p.matches_name(tool)).map(|p| {
-            format!("it matches \"{p}\" in zr.toml [permissions] deny; remove it from there to let it run")
-        })
-    }
-
-    /// The decision about `tool` (a call the mode leaves to the host):
+    /// The decision about `tool` (a call the engine leaves to the host):
     /// `Ask` only with a terminal, for a foreground agent not in
     /// `dontAsk` mode.
     pub(crate) fn decide(&self, tool: &str, asked: Option<&PermissionRequest>) -> Decision {
-        let can_ask = asked.is_some_and(|r| !r.background && r.mode != PermissionMode::DontAsk);
-        let crossing = asked.and_then(|r| r.crossing.as_deref());
-        if let Some(reason) = self.denied(tool) {
-            Decision::Deny(reason)
-        } else if let Some(why) = crossing {
+        let can_ask = asked.is_some_and(|r| !r.background && r.mode != PermissionMode::DontAsk)
+            && self.prompt.is_some();
+        if let Some(why) = asked.and_then(|r| r.crossing.as_deref()) {
             // No list allows a crossing: the person is asked, or it is refused.
-            if can_ask && self.prompt.is_some() {
+            return if can_ask {
                 Decision::Ask
             } else {
                 Decision::Deny(format!(
                     "{why}; nobody can be asked here (no terminal, or a background agent)"
                 ))
-            }
-        } else if HARMLESS.contains(&tool)
-            || self.allow.iter().any(|p| p.matches_name(tool))
-            || self.prompt.as_ref().is_some_and(|p| p.allowed_always(tool))
+            };
+        }
+        if HARMLESS.contains(&tool) || self.prompt.as_ref().is_some_and(|p| p.allowed_always(tool))
         {
             Decision::Allow
-        } else if can_ask && self.prompt.is_some() {
+        } else if can_ask {
             Decision::Ask
         } else {
             Decision::Deny(format!(
-                "'{tool}' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
+                "'{tool}' is not in zr.toml [permissions] allow; add it there (or a rule such as \"{tool}(...)\" for some of its uses) to let it run, or set mode = \"bypassPermissions\""
             ))
         }
+    }
+}
+
+/// The rules of the zr.toml list at `key`.
+fn rules(
+    project: &Project,
+    key: &str,
+    list: Option<&[String]>,
+) -> Result<Vec<PermissionRule>, CliError> {
+    list.unwrap_or_default()
+        .iter()
+        .map(|text| {
+            text.parse().map_err(|e: zr_caps::RuleError| {
+                config_key_error(
+                    project,
+                    key,
+                    format!("'{text}': {e}"),
+                    "write a rule such as Bash, Bash(npm run test:*), Read(./.env), Edit(src/**), WebFetch(domain:docs.rs) or mcp__github",
+                )
+            })
+        })
+        .collect()
+}
+
+/// An `additional_directories` entry as a path: `~/` from the home
+/// folder, a relative path from the project folder.
+fn directory(project: &Path, home: Option<&Path>, entry: &str) -> PathBuf {
+    match (entry.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ if entry == "~" => home.map_or_else(|| PathBuf::from(entry), Path::to_path_buf),
+        _ => project.join(entry),
     }
 }
 
@@ -139,19 +185,5 @@ impl PermissionHandler for ConfigPermissions {
     fn prompt<'a>(&'a self, request: &'a PermissionRequest) -> Option<BoxFuture<'a, Decision>> {
         let prompt = self.prompt.as_ref()?;
         Some(Box::pin(prompt.ask(request)))
-    }
-}
-
-impl Hook for ConfigPermissions {
-    fn pre_tool_use<'a>(
-        &'a self,
-        _agent: &'a HookAgent,
-        call: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
-        let verdict = match self.denied(call.name.as_str()) {
-            Some(reason) => PreToolUse::Deny(reason),
-            None => PreToolUse::Continue,
-        };
-        Box::pin(async move { verdict })
     }
 }

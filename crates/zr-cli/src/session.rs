@@ -11,7 +11,7 @@ use zr_engine::{AgentConfig, AgentObserver, ModelProvider, RuntimeEnvironment};
 use zr_mcp::{Lease, McpHub, McpTool};
 use zr_resolve::{LazyPolicy, ResolvePolicy, ResolvedPool};
 use zr_skills::SkillTool;
-use zr_tools::BuiltinTools;
+use zr_tools::{BuiltinTools, WebFetchPolicy};
 // An error and its causes on one line (zr_types' own).
 pub(crate) use zr_types::error_chain;
 use zr_types::{AgentId, SessionId, ToolDefinition, ToolName};
@@ -141,8 +141,13 @@ impl Workspace {
             env: Default::default(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
-        let mut builtins =
-            BuiltinTools::new(project.cron_store()).with_cron_note(crate::services::FIRES_UNDER);
+        let web_fetch = &project.config.web_fetch;
+        let mut builtins = BuiltinTools::new(project.cron_store())
+            .with_cron_note(crate::services::FIRES_UNDER)
+            .with_web_fetch_policy(WebFetchPolicy {
+                allow_private: web_fetch.allow_private,
+                private_hosts: web_fetch.private_hosts.clone(),
+            });
         builtins =
             builtins.with_config(Arc::new(crate::config_service::ProjectConfig::new(project)));
         if let Some(service) = web_search {

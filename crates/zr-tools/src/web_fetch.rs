@@ -6,13 +6,14 @@ pub(crate) mod address;
 mod policy;
 
 use std::error::Error as _;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::error::FetchRefused;
@@ -352,6 +353,13 @@ impl Builtin for WebFetchTool {
             self.limits.max_output_bytes,
             self.policy.describe()
         )
+    }
+
+    fn access(input: &Self::Input, _cwd: &Path) -> Vec<Access> {
+        host_of(&input.url)
+            .map(|host| Access::Fetch { host })
+            .into_iter()
+            .collect()
     }
 
     fn run<'a>(
