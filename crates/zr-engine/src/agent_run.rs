@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use zr_caps::Budget;
+use zr_caps::{AgentDefinition, Budget};
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
 use crate::catalog::RootReload;
@@ -59,6 +59,11 @@ pub(crate) struct AgentRun {
     /// What the agent is.
     pub(crate) meta: AgentMeta,
     pub(crate) tools: AgentTools,
+    /// The definition of the subagent type it runs as, for its
+    /// transcript's header, which records it: a resumed agent runs with it
+    /// again. `None` for the root, forks, and when no transcript is
+    /// written (nothing else reads it).
+    pub(crate) definition: Option<Arc<AgentDefinition>>,
     /// Shared with the request in flight, if any (`ModelRequest::messages`):
     /// a turn's request costs a pointer copy, not a copy of a history that
     /// grows every turn. Appended to through [`AgentRun::history_mut`].
@@ -100,6 +105,7 @@ impl AgentRun {
         Self {
             meta,
             tools,
+            definition: None,
             history: Arc::new(history),
             budget: Budget::default(),
             progress: Arc::new(Mutex::new(Progress::default())),
@@ -120,6 +126,12 @@ impl AgentRun {
     /// Continuing its transcript as `resumption` says.
     pub(crate) fn with_resumption(mut self, resumption: Resumption) -> Self {
         self.resumed = Some(resumption);
+        self
+    }
+
+    /// Running as the subagent type `definition`.
+    pub(crate) fn with_definition(mut self, definition: Option<Arc<AgentDefinition>>) -> Self {
+        self.definition = definition;
         self
     }
 

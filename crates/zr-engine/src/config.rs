@@ -146,7 +146,9 @@ impl AgentConfig {
 }
 
 /// The hash of a subagent type's definition that its transcript's header
-/// records (a resumed agent warns when it changed).
+/// records beside the definition: a resumed agent warns when its type's
+/// changed, and one whose header holds the hash alone (the older format)
+/// is refused then.
 pub(crate) fn definition_hash(definition: &AgentDefinition) -> Option<String> {
     serde_json::to_vec(definition)
         .ok()

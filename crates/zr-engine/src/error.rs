@@ -133,6 +133,26 @@ pub enum EngineError {
         #[source]
         source: TranscriptError,
     },
+    /// A subagent whose transcript is of the older format (version 1,
+    /// which recorded its type's definition as a hash alone), and whose
+    /// type changed or is gone since it started: resuming it with what the
+    /// configuration has now could give it more than it started with.
+    #[error(
+        "cannot resume agent {agent}: {}, and its transcript (an older format) does not record the definition it started with; start a new agent of the type instead",
+        if *removed {
+            format!("there is no subagent type '{agent_type}' in the configuration any more")
+        } else {
+            format!("the definition of type '{agent_type}' changed since it started")
+        }
+    )]
+    DefinitionChanged {
+        /// The agent.
+        agent: AgentId,
+        /// Its type, as its transcript names it.
+        agent_type: String,
+        /// The type is gone (rather than changed).
+        removed: bool,
+    },
 }
 
 /// Making an isolated subagent's git worktree failed.

@@ -158,8 +158,8 @@
 //!
 //! With [`AgentConfig::sessions_dir`] set, every agent appends JSONL
 //! records to `<dir>/<session>/<agent>.jsonl`: a header (type, parent,
-//! definition hash, system prompt, model, folder, the task it carries
-//! out), each message of its history, each tool result as its call ends,
+//! the definition it started with and its hash, its permission mode,
+//! system prompt, model, folder, the task it carries out), each message of its history, each tool result as its call ends,
 //! a `call_started` record before a call that is not read-only runs, and
 //! a `finished` record. [`Agent::resume`] rebuilds a session's root from
 //! its transcript (a torn last line ignored, the turn a kill cut short
@@ -173,7 +173,10 @@
 //! result; cut short: continued), and background agents cut short are
 //! revived. [`Agent::resume_subagent`] runs any subagent of the session
 //! again from its own transcript (in its recorded folder, or in its
-//! parent's when a worktree it ran in is gone). A transcript that cannot
+//! parent's when a worktree it ran in is gone). A resumed subagent never
+//! gets more than it started with: it runs with the definition its
+//! header recorded, not the configuration's current one (a change is a
+//! warning and takes effect for new agents). A transcript that cannot
 //! be written never stops an agent ([`EventKind::TranscriptError`]).
 //!
 //! A host that keeps the conversation itself (a durable backend whose

@@ -206,14 +206,17 @@ impl Agent {
     /// [`Agent::resume`]; a turn cut short is finished first), then
     /// `prompt`, or without one continues as in
     /// [`Agent::continue_interrupted`] (one whose history ends with its
-    /// answer returns that answer). Its type comes from the
-    /// transcript's header: a type the configuration no longer has runs as
-    /// `general-purpose` (the configuration's, else one with the recorded
-    /// system prompt and no tools of its own); a fork gets its parent's
-    /// system prompt from the parent's transcript. Its pool is resolved
-    /// again from the current configuration. It works in its recorded
-    /// folder, or in its parent's when that folder is gone. Each such
-    /// change is a [`EventKind::ResumeWarning`]. It runs in the foreground
+    /// answer returns that answer). It never gets more than it started
+    /// with: it runs with the definition of its type that its transcript's
+    /// header recorded, whatever the configuration has now (a type that
+    /// changed or is gone is a warning; the change takes effect for new
+    /// agents), its pool resolved from that definition against the tools
+    /// the runtime has now (a custom or connection tool it no longer has is
+    /// left out), in a permission mode no wider than the one it started
+    /// in. A fork gets its parent's system prompt from the parent's
+    /// transcript. It works in its recorded folder, or in its parent's when
+    /// that folder is gone. Each such change is a
+    /// [`EventKind::ResumeWarning`]. It runs in the foreground
     /// within the `subagent.timeout` budget, with the SubagentStart and
     /// SubagentStop hooks of a new subagent, and appends to its
     /// transcript.
@@ -223,7 +226,10 @@ impl Agent {
     /// The query fails with [`EngineError::TranscriptsOff`],
     /// [`EngineError::Busy`] (the subagent is running),
     /// [`EngineError::Resume`] (the transcript cannot be read),
-    /// [`EngineError::Resolve`] or [`EngineError::MissingHandler`].
+    /// [`EngineError::DefinitionChanged`] (a transcript of the older
+    /// format, which does not record the definition, whose type changed
+    /// or is gone), [`EngineError::Resolve`] or
+    /// [`EngineError::MissingHandler`].
     ///
     /// [`TaskResult`]: crate::TaskResult
     /// [`EventKind::SubagentFinished`]: crate::EventKind::SubagentFinished

@@ -6,21 +6,29 @@
 //! rebuild for all three, which then run through the one lifecycle
 //! (`subagent::live`).
 //!
-//! The type comes from the header: a type the configuration no longer has
-//! runs as `general-purpose` (the configuration's, else one with the
-//! recorded system prompt and no tools of its own); a fork gets its
-//! parent's system prompt from the parent's transcript and its shared
-//! prefix back (`cache_prefix`). Its pool is resolved again from the
-//! current configuration; it works in its recorded folder, or in its
-//! parent's when that folder is gone. Each such change is a warning.
+//! A resumed agent never gets more than it started with. A typed one runs
+//! with the definition its header recorded, whatever the configuration
+//! has now: a type that changed or is gone is a warning, and the change
+//! takes effect for new agents only. Its pool is resolved from that
+//! definition against the tools that exist now: a custom or connection
+//! tool the runtime no longer has is left out (a warning), never invented.
+//! Its permission mode is the stricter of the one it started with and
+//! what its type and the root's mode give now. A header of the older
+//! format (version 1, a hash of the definition alone) resumes with the
+//! configuration's definition while its hash is the recorded one, and is
+//! refused once it changed or is gone ([`EngineError::DefinitionChanged`]).
+//!
+//! A fork gets its parent's system prompt from the parent's transcript and
+//! its shared prefix back (`cache_prefix`). An agent works in its recorded
+//! folder, or in its parent's when that folder is gone (a warning).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zr_caps::{AgentDefinition, AgentType, Budget};
+use zr_caps::{AgentDefinition, Budget};
 use zr_resolve::{DerivedKind, Role};
-use zr_types::{AgentId, AgentName, SessionId, error_chain};
+use zr_types::{AgentId, AgentName, SessionId, ToolDefinition, error_chain};
 
 use crate::agent_model::effort;
 use crate::agent_run::{AgentRun, Resumption};
@@ -101,7 +109,12 @@ struct Kind {
     system: Arc<str>,
 }
 
-fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind {
+fn kind(
+    session: &Session,
+    id: &AgentId,
+    header: &Header,
+    warnings: &mut Vec<String>,
+) -> Result<Kind, EngineError> {
     if header.agent_type == "fork" {
         let parent = header.parent.clone().unwrap_or_else(AgentId::root);
         let from_parent = session
@@ -119,53 +132,95 @@ fn kind(session: &Session, header: &Header, warnings: &mut Vec<String>) -> Kind 
             }
             None => header.system_prompt.clone(),
         };
-        return Kind {
+        return Ok(Kind {
             definition: None,
             label: "fork".to_owned(),
             system: Arc::from(system),
-        };
+        });
     }
+    let definition = typed(session, id, header, warnings)?;
+    Ok(Kind {
+        label: definition.name.as_str().to_owned(),
+        system: system_prompt(&definition),
+        definition: Some(definition),
+    })
+}
+
+/// The definition a typed subagent resumes with: the one its header
+/// recorded, whatever the configuration has now (a change or a removal
+/// is a warning); for a header of the older format, which recorded a
+/// hash alone, the configuration's while its hash is the recorded one,
+/// else [`EngineError::DefinitionChanged`].
+fn typed(
+    session: &Session,
+    id: &AgentId,
+    header: &Header,
+    warnings: &mut Vec<String>,
+) -> Result<AgentDefinition, EngineError> {
     let catalog = session.catalog.current();
-    let known = header
+    let current = header
         .agent_type
         .parse::<AgentName>()
         .ok()
         .and_then(|name| catalog.sub_agents.get(&name));
-    let definition = match known {
-        Some(d) => {
-            if definition_hash(d) != header.definition_hash {
+    let changed = current.is_some_and(|d| definition_hash(d) != header.definition_hash);
+    let Some(recorded) = &header.definition else {
+        return match current {
+            Some(d) if !changed => Ok(d.clone()),
+            _ => Err(EngineError::DefinitionChanged {
+                agent: id.clone(),
+                agent_type: header.agent_type.clone(),
+                removed: current.is_none(),
+            }),
+        };
+    };
+    match current {
+        Some(_) if changed => warnings.push(format!(
+            "the definition of type '{}' changed since the agent started; it resumes with the one it started with (the change takes effect for new agents)",
+            header.agent_type
+        )),
+        Some(_) => {}
+        None => warnings.push(format!(
+            "no subagent type '{}' in the configuration any more; the agent resumes with the definition it started with",
+            header.agent_type
+        )),
+    }
+    let mut definition = AgentDefinition::clone(recorded);
+    let capabilities = &mut definition.capabilities;
+    for list in [
+        &mut capabilities.custom_tools,
+        &mut capabilities.connection_tools,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *list = present(session, list, warnings);
+    }
+    Ok(definition)
+}
+
+/// The tools of `recorded` that the runtime still has, as it registered
+/// them (their handlers are found by the registered `Arc`); a tool it no
+/// longer has is left out with a warning, never invented.
+fn present(
+    session: &Session,
+    recorded: &[Arc<ToolDefinition>],
+    warnings: &mut Vec<String>,
+) -> Vec<Arc<ToolDefinition>> {
+    let registered = session.runtime.tools();
+    recorded
+        .iter()
+        .filter_map(|tool| {
+            let found = registered.registered(tool).cloned();
+            if found.is_none() {
                 warnings.push(format!(
-                    "the definition of type '{}' changed since the agent started; it resumes with the current one",
-                    header.agent_type
+                    "tool '{}' that the agent started with is no longer in the runtime; it resumes without it",
+                    tool.name
                 ));
             }
-            d.clone()
-        }
-        None => {
-            let name: AgentName = "general-purpose"
-                .parse()
-                .expect("'general-purpose' is a valid agent name (lowercase letters and a hyphen)");
-            let fallback = catalog.sub_agents.get(&name).cloned();
-            warnings.push(format!(
-                "no subagent type '{}' in the configuration; the agent resumes as general-purpose{}",
-                header.agent_type,
-                if fallback.is_some() {
-                    ""
-                } else {
-                    " (its recorded system prompt, no tools of its own)"
-                }
-            ));
-            fallback.unwrap_or_else(|| {
-                AgentDefinition::new(name, "general-purpose", header.system_prompt.clone())
-                    .with_type(AgentType::GeneralPurpose)
-            })
-        }
-    };
-    Kind {
-        label: definition.name.as_str().to_owned(),
-        system: system_prompt(&definition),
-        definition: Some(definition),
-    }
+            found
+        })
+        .collect()
 }
 
 /// The recorded folder, or the parent's when it is gone.
@@ -232,7 +287,7 @@ pub(crate) fn rebuild(
         definition,
         label,
         system,
-    } = kind(session, header, &mut warnings);
+    } = kind(session, id, header, &mut warnings)?;
     let cwd = folder(session, header, &mut warnings);
     let role = match &definition {
         Some(d) => Role::Derived {
@@ -252,10 +307,13 @@ pub(crate) fn rebuild(
         id: id.clone(),
         agent_type: Arc::from(label.as_str()),
         parent: header.parent.clone(),
+        // Never wider than it started with, nor than its type and its
+        // parent allow now.
         mode: crate::permission::effective_mode(
             session.config.permission_mode,
             definition.as_ref().and_then(|d| d.permission_mode),
-        ),
+        )
+        .clamp(header.permission_mode),
         background: how.background,
         cwd: cwd.into(),
         worktree: header.worktree.as_deref().map(Arc::from),
@@ -291,6 +349,7 @@ pub(crate) fn rebuild(
         prompt: how.prompt,
     };
     let run = AgentRun::new(meta, tools, loaded.history.clone())
+        .with_definition(definition.map(Arc::new))
         .with_budget(budget)
         .with_cache_prefix(cache_prefix)
         .with_resumption(resumption);

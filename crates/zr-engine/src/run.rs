@@ -133,12 +133,10 @@ impl AgentRun {
     /// budget is reached, or the provider fails.
     pub(crate) async fn run(self, ctx: &QueryCtx) -> RunOutcome {
         let session = &ctx.session;
-        // Without transcripts, neither the definition (a clone) nor the
-        // meta (another) is needed.
+        // Without transcripts, the meta (a clone) is not needed.
         if !session.transcripts.enabled() {
             return self.run_inner(ctx).await;
         }
-        let definition = session.definition_of(&self.meta);
         // A fork starts with its parent's conversation and one message of
         // its own (the task); every other agent with its task alone.
         let inherited = if self.cache_prefix.is_some() {
@@ -147,7 +145,7 @@ impl AgentRun {
             0
         };
         let start = Start {
-            definition: definition.as_ref(),
+            definition: self.definition.as_deref(),
             inherited_messages: inherited,
         };
         session

@@ -62,6 +62,16 @@ impl ToolBox {
             .insert(Self::key(&definition), (definition, handler));
     }
 
+    /// The registered definition equal to `definition` (name,
+    /// description, schema, annotations, origin, deferral): a copy read
+    /// back from a transcript finds the one whose handler runs.
+    pub(crate) fn registered(&self, definition: &ToolDefinition) -> Option<&Arc<ToolDefinition>> {
+        self.by_definition
+            .values()
+            .map(|(registered, _)| registered)
+            .find(|registered| ***registered == *definition)
+    }
+
     pub(crate) fn handler(&self, definition: &Arc<ToolDefinition>) -> Option<Arc<dyn ToolHandler>> {
         self.by_definition
             .get(&Self::key(definition))

@@ -6,14 +6,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::task::JoinHandle;
-use zr_caps::AgentDefinition;
-use zr_types::{AgentId, AgentName, SessionId, Usage};
+use zr_types::{AgentId, SessionId, Usage};
 
 use crate::catalog::{AgentTypes, Catalog, Catalogs};
 use crate::compact::cut::Spill;
 use crate::config::AgentConfig;
 use crate::event::{EventRouter, EventSink};
-use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::permission::{Gate, Grants};
 use crate::price::add_cost;
@@ -128,17 +126,6 @@ impl Session {
             transcripts,
             found: Mutex::default(),
         }
-    }
-
-    /// The definition of the subagent type `agent` runs as, in the
-    /// current catalog: `None` for the root and forks.
-    pub(crate) fn definition_of(&self, agent: &AgentMeta) -> Option<AgentDefinition> {
-        let name = agent
-            .agent_type
-            .parse::<AgentName>()
-            .ok()
-            .filter(|_| agent.parent.is_some())?;
-        self.catalog.current().sub_agents.get(&name).cloned()
     }
 
     /// What the permission check reads of the session.

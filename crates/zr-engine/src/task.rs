@@ -573,6 +573,12 @@ fn prepare(
         .then(|| shared_prefix(parent))
         .flatten();
     Ok(AgentRun::new(meta, tools, history)
+        // Only its transcript's header reads it: no copy without one.
+        .with_definition(
+            definition
+                .filter(|_| session.transcripts.enabled())
+                .map(|d| Arc::new(d.clone())),
+        )
         .with_budget(budget)
         .with_cache_prefix(cache_prefix))
 }

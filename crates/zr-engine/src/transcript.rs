@@ -563,6 +563,8 @@ impl Transcripts {
             agent_type: agent.agent_type.to_string(),
             parent: agent.parent.clone(),
             definition_hash: start.definition.and_then(definition_hash),
+            definition: start.definition.cloned().map(Box::new),
+            permission_mode: agent.parent.is_some().then_some(agent.mode),
             system_prompt: agent.system.to_string(),
             model: agent.model.to_string(),
             cwd: agent.cwd.to_path_buf(),

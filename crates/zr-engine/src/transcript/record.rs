@@ -4,12 +4,18 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use zr_caps::{AgentDefinition, PermissionMode};
 use zr_types::{AgentId, Message, SessionId, Usage};
 
 use crate::meta::TaskRef;
 
 /// The format version this code writes and the newest it reads.
-pub(crate) const VERSION: u32 = 1;
+///
+/// 2: a subagent's header records the definition it started with and its
+/// effective permission mode (`definition`, `permission_mode`), which a
+/// resumed agent runs with; a zr that reads only version 1 would resume
+/// it with the configuration's current definition, so it refuses it.
+pub(crate) const VERSION: u32 = 2;
 
 /// One line of a transcript, as read back.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -81,6 +87,18 @@ pub(crate) struct Header {
     /// JSON; `None` for the root and forks.
     #[serde(default)]
     pub(crate) definition_hash: Option<String>,
+    /// The subagent type's whole definition as the agent started with it,
+    /// which it resumes with whatever the configuration says then (its
+    /// custom and connection tools are kept where the runtime still has
+    /// them); `None` for the root, forks, and transcripts of version 1,
+    /// which recorded the hash alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) definition: Option<Box<AgentDefinition>>,
+    /// A subagent's effective permission mode when it started (the
+    /// stricter of its parent's and its type's); a resumed agent never
+    /// runs in a wider one. `None` for the root and version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) permission_mode: Option<PermissionMode>,
     /// The system prompt the agent ran with (a fork's is its parent's).
     pub(crate) system_prompt: String,
     pub(crate) model: String,

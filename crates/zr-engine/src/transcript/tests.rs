@@ -20,6 +20,8 @@ fn header() -> Header {
         agent_type: "worker".to_owned(),
         parent: Some(AgentId::root()),
         definition_hash: Some("00000000000000ff".to_owned()),
+        definition: None,
+        permission_mode: None,
         system_prompt: "You are the worker.".to_owned(),
         model: "m".to_owned(),
         cwd: PathBuf::from("/tmp"),
@@ -218,8 +220,8 @@ fn a_file_without_a_header_or_with_two_is_refused() {
     assert!(matches!(
         parse_str(&line(&RecordOut::Header(&newer))),
         Err(TranscriptError::UnsupportedVersion {
-            version: 2,
-            supported: 1,
+            version: 3,
+            supported: 2,
             ..
         })
     ));

@@ -28,6 +28,7 @@ mod preview;
 mod replay;
 mod responses;
 mod resume;
+mod resume_bounds;
 mod services;
 mod snapshot;
 mod structured;

@@ -1,7 +1,8 @@
 //! Transcripts and resume: a real process killed with SIGKILL mid-turn is
 //! resumed from its transcript and finishes; subagents resume with their
-//! type, as general-purpose when the type is gone, in their parent's folder
-//! when theirs is gone, and forks with their parent's prompt.
+//! type, with the definition they started with when the type is gone, in
+//! their parent's folder when theirs is gone, and forks with their
+//! parent's prompt.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -452,7 +453,7 @@ async fn one_delegation(subagent_type: Option<&str>) -> (tempfile::TempDir, Sess
 }
 
 /// Rewrites the header of a transcript with `edit`.
-fn edit_header(path: &Path, edit: impl FnOnce(&mut Value)) {
+pub(crate) fn edit_header(path: &Path, edit: impl FnOnce(&mut Value)) {
     let text = std::fs::read_to_string(path).unwrap();
     let (first, rest) = text.split_once('\n').unwrap();
     let mut header: Value = serde_json::from_str(first).unwrap();
@@ -461,7 +462,7 @@ fn edit_header(path: &Path, edit: impl FnOnce(&mut Value)) {
 }
 
 #[tokio::test]
-async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
+async fn an_unknown_type_resumes_with_the_definition_it_started_with_in_its_parents_folder() {
     let (dir, session) = one_delegation(Some("worker")).await;
     let path = dir
         .path()
@@ -473,12 +474,12 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
     });
     let (provider, runtime) = scripted(
         dir.path(),
-        &json!({"agents": {"general-purpose": [{"turns": [{"text": "resumed as gp"}]}]}}),
+        &json!({"agents": {"worker": [{"turns": [{"text": "resumed as itself"}]}]}}),
     );
     let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
     let worker: AgentId = "root.0001-worker".parse().unwrap();
     let (events, result) = run(agent.resume_subagent(&worker, Some("go on".to_owned()))).await;
-    assert_eq!(result.unwrap().output, "resumed as gp");
+    assert_eq!(result.unwrap().output, "resumed as itself");
     let warnings: Vec<String> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -489,14 +490,14 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
     assert_eq!(
         warnings,
         [
-            "no subagent type 'ghost' in the configuration; the agent resumes as general-purpose (its recorded system prompt, no tools of its own)".to_owned(),
+            "no subagent type 'ghost' in the configuration any more; the agent resumes with the definition it started with".to_owned(),
             format!(
                 "the agent's folder /nonexistent/zr-worktree-gone is gone; it resumes in its parent's, {}",
                 dir.path().display()
             ),
         ]
     );
-    let request = provider.of_type("general-purpose").remove(0);
+    let request = provider.of_type("worker").remove(0);
     assert_eq!(request.origin.agent, worker);
     assert_eq!(&*request.system, "You are the worker agent.");
     assert_eq!(
@@ -510,8 +511,23 @@ async fn an_unknown_type_resumes_as_general_purpose_in_its_parents_folder() {
     let results = finished(&events);
     assert_eq!(
         (results[0].agent_type.as_str(), results[0].status),
-        ("general-purpose", TaskStatus::Completed)
+        ("worker", TaskStatus::Completed)
     );
+
+    // A transcript of the older format, which recorded no definition, is
+    // not resumed as another type.
+    edit_header(&path, |h| {
+        h.as_object_mut().unwrap().remove("definition");
+    });
+    let (provider, runtime) = scripted(dir.path(), &json!({"agents": {}}));
+    let agent = Agent::resume(runtime, config(dir.path()), &session).unwrap();
+    let (_, result) = run(agent.resume_subagent(&worker, None)).await;
+    let error = result.unwrap_err();
+    assert_eq!(
+        zr_types::error_chain(&error),
+        "cannot resume agent root.0001-worker: there is no subagent type 'ghost' in the configuration any more, and its transcript (an older format) does not record the definition it started with; start a new agent of the type instead"
+    );
+    assert!(provider.requests.lock().unwrap().is_empty());
 }
 
 #[tokio::test]
