@@ -32,7 +32,9 @@ pub(crate) fn warnings(project: &Project) -> Vec<String> {
     ] {
         for entry in list.iter().flatten() {
             // A rule's tool: `Bash` of `Bash(npm run test:*)`.
-            let tool = entry.split_once('(').map_or(entry.as_str(), |(t, _)| t.trim());
+            let tool = entry
+                .split_once('(')
+                .map_or(entry.as_str(), |(t, _)| t.trim());
             if let Some((message, help)) = unknown(tool, &builtins, &servers) {
                 out.push(format!(
                     "warning: {}",

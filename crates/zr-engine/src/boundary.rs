@@ -134,7 +134,7 @@ pub(crate) struct Places {
     /// Beneath these the agent writes.
     writable: Vec<PathBuf>,
     /// Beneath these it reads: the writable roots, the project folder,
-    /// then the temporary folder and zr's own folders of results.
+    /// then zr's own folders of results.
     readable: Vec<PathBuf>,
     /// How many of `readable` have their settings protected (the
     /// writable roots and the project folder).
@@ -166,8 +166,6 @@ impl Places {
         // The roots whose settings are protected: the writable ones and
         // the project folder.
         let settled = readable.len();
-        // Background commands' logs are temporary files the model reads.
-        readable.push(real_path(&std::env::temp_dir()));
         Self {
             writable,
             readable,
@@ -202,7 +200,8 @@ impl Places {
             }
             Access::Read(path) => {
                 let real = real_path(path);
-                (!under_any(&real, &self.readable)).then_some(Crossing::Outside {
+                let readable = under_any(&real, &self.readable) || is_command_log(&real);
+                (!readable).then_some(Crossing::Outside {
                     path: real,
                     write: false,
                 })
@@ -300,6 +299,19 @@ pub(crate) fn confinement(
         },
         network: boundary.sandbox.network,
     })
+}
+
+/// Whether `path` is a background command's log (`zr-bash-*.log` in the
+/// temporary folder), which the model is told to read.
+fn is_command_log(path: &Path) -> bool {
+    let in_temp = path
+        .parent()
+        .is_some_and(|dir| dir == real_path(&std::env::temp_dir()));
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("zr-bash-") && n.ends_with(".log"));
+    in_temp && named
 }
 
 fn under_any(path: &Path, roots: &[PathBuf]) -> bool {

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use futures_util::{StreamExt as _, stream};
 use zr_types::{
-    Confinement, ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput, ToolResultContent,
-    error_chain,
+    Confinement, ContentBlock, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput,
+    ToolResultContent, error_chain,
 };
 
 use crate::agent_run::AgentRun;

@@ -480,7 +480,8 @@ fn plan_refusal(name: &ToolName, agent: &AgentMeta) -> String {
 /// that only reads gets a read-only sandbox for its commands, Bash
 /// included (`tools: Read, Grep, Bash` is a reviewer, not a writer).
 fn writes(agent: &AgentMeta, tool: &Callable) -> bool {
-    agent.writes || (tool.definition.origin != ToolOrigin::Builtin && !tool.definition.is_read_only())
+    agent.writes
+        || (tool.definition.origin != ToolOrigin::Builtin && !tool.definition.is_read_only())
 }
 
 /// What a call touches, as the rules see it: its paths resolved through
@@ -550,11 +551,13 @@ impl<'a> Subjects<'a> {
                 .find(|m| m.verdict == v)
                 .map(|m| (v, m.rule.to_string()))
         };
-        first(Verdict::Deny).or_else(|| first(Verdict::Ask)).or_else(|| {
-            (matches.len() == subjects.len())
-                .then(|| first(Verdict::Allow))
-                .flatten()
-        })
+        first(Verdict::Deny)
+            .or_else(|| first(Verdict::Ask))
+            .or_else(|| {
+                (matches.len() == subjects.len())
+                    .then(|| first(Verdict::Allow))
+                    .flatten()
+            })
     }
 }
 
@@ -620,10 +623,7 @@ async fn ask(
     let decision = match ask_handler(handler, config.timeout, &request).await {
         Ok(Decision::Ask) if mode == PermissionMode::DontAsk => Err(denied(
             name,
-            format_args!(
-                "agent {} is in dontAsk mode and {needs}",
-                agent.id
-            ),
+            format_args!("agent {} is in dontAsk mode and {needs}", agent.id),
         )),
         Ok(Decision::Ask) if agent.background && config.bubble_background => {
             request.bubbled = true;

@@ -106,9 +106,8 @@ impl BashTool {
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let (mut child, group) =
-            crate::sandbox::spawn(cmd, "Bash", ctx.confinement.as_ref())
-                .map_err(|e| tool_failed("Bash", e))?;
+        let (mut child, group) = crate::sandbox::spawn(cmd, "Bash", ctx.confinement.as_ref())
+            .map_err(|e| tool_failed("Bash", e))?;
         // From here on, dropping this future (cancellation) or returning
         // kills the whole group: the guard is dropped with the future.
         let stdout = child.stdout.take();

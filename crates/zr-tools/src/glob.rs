@@ -42,7 +42,10 @@ impl Builtin for GlobTool {
     }
 
     fn access(input: &Self::Input, cwd: &Path) -> Vec<Access> {
-        vec![Access::Read(resolve(cwd, input.path.as_deref().unwrap_or(".")))]
+        vec![Access::Read(resolve(
+            cwd,
+            input.path.as_deref().unwrap_or("."),
+        ))]
     }
 
     fn run<'a>(

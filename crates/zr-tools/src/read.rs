@@ -10,7 +10,9 @@ use std::sync::Arc;
 use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{Access, BoxFuture, ImageSource, ToolContext, ToolError, ToolOutput, ToolResultContent};
+use zr_types::{
+    Access, BoxFuture, ImageSource, ToolContext, ToolError, ToolOutput, ToolResultContent,
+};
 
 use crate::bound::cut_line;
 use crate::ledger::{FileStamp, ReadLedger};

@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use zr_types::{
-    Access, Annotations, BoxFuture, BuiltinSpec, DEFAULT_BUILTINS, ToolCall, ToolContext, ToolDefinition,
-    ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
+    Access, Annotations, BoxFuture, BuiltinSpec, DEFAULT_BUILTINS, ToolCall, ToolContext,
+    ToolDefinition, ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
 };
 
 use crate::input;

@@ -3,6 +3,7 @@
 
 mod aliases;
 mod ask;
+mod attack;
 mod builtin_flags;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;

@@ -75,7 +75,10 @@ fn writes_outside_through_a_path_a_symlink_or_a_dangling_link_cross() {
         (root.join("outside/x.txt"), root.join("outside/x.txt")),
         (project.join("linkout/x.txt"), root.join("outside/x.txt")),
         (project.join("dangling"), root.join("outside/new.txt")),
-        (project.join("src/relative/y"), root.join("project/outside/y")),
+        (
+            project.join("src/relative/y"),
+            root.join("project/outside/y"),
+        ),
     ] {
         let crossing = places.crossing(&write(path.clone()));
         if real.starts_with(&project) {

@@ -99,8 +99,7 @@ pub(crate) fn spawn(
     let (tx, rx) = watch::channel(None);
     #[cfg(target_os = "linux")]
     {
-        let (child, group) =
-            crate::sandbox::spawn_std(cmd, "Bash (background)", confinement)?;
+        let (child, group) = crate::sandbox::spawn_std(cmd, "Bash (background)", confinement)?;
         tokio::spawn(linux::watch_exit(child.id(), log, tx));
         Ok((group, Leader { child: Some(child) }, rx))
     }
@@ -108,8 +107,7 @@ pub(crate) fn spawn(
     {
         let mut cmd = tokio::process::Command::from(cmd);
         cmd.kill_on_drop(false);
-        let (mut child, group) =
-            crate::sandbox::spawn(cmd, "Bash (background)", confinement)?;
+        let (mut child, group) = crate::sandbox::spawn(cmd, "Bash (background)", confinement)?;
         tokio::spawn(async move {
             if let Ok(status) = child.wait().await {
                 ended(&log, status, &tx).await;
