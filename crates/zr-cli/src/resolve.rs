@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use zr_engine::{Agent, Script, ScriptedProvider};
+use zr_caps::PermissionRules;
+use zr_engine::{Agent, BoundaryPreview, Script, ScriptedProvider};
 use zr_resolve::{Scenario, ScenarioReport};
 
 use crate::ask::Asking;
@@ -95,5 +96,73 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
     let agent = Agent::new(Arc::clone(&workspace.runtime), config);
     let report = agent.preview_pools()?;
     tracing::debug!(agents = report.agents.len(), "resolved every agent");
-    print_report(report, args, "this project")
+    let boundaries = agent.preview_boundaries()?;
+    let shown = print_report(report, args, "this project")?;
+    let boundaries: Vec<&BoundaryPreview> = boundaries
+        .iter()
+        .filter(|b| args.agent.as_ref().is_none_or(|a| a == &b.agent))
+        .collect();
+    Ok(match args.format {
+        Format::Table => format!(
+            "{shown}\n{}",
+            boundary_table(&boundaries, &workspace.config.permissions.rules)
+        ),
+        Format::Json => {
+            let mut value: serde_json::Value =
+                serde_json::from_str(&shown).unwrap_or(serde_json::Value::Null);
+            if let Some(map) = value.as_object_mut() {
+                map.insert("boundary".to_owned(), boundary_json(&boundaries));
+            }
+            crate::inspect::json_text(&value)
+        }
+    })
+}
+
+/// What each agent may touch, as `zr resolve` prints it after the pools.
+fn boundary_table(boundaries: &[&BoundaryPreview], rules: &PermissionRules) -> String {
+    let mut out = String::from("== what each agent may touch ==\n");
+    for b in boundaries {
+        let writes = if b.isolated {
+            "its own worktree".to_owned()
+        } else {
+            b.writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "{} ({}): writes {writes}; commands: {}\n",
+            b.agent, b.mode, b.sandbox
+        ));
+    }
+    out.push_str(
+        "protected (asked about in every mode but bypassPermissions): zr.toml, .mcp.json, .zr/, .claude/, .git/ beneath every root; ~/.zr/, ~/.claude/\n",
+    );
+    for (list, rules) in [
+        ("allow", &rules.allow),
+        ("ask", &rules.ask),
+        ("deny", &rules.deny),
+    ] {
+        if !rules.is_empty() {
+            let texts: Vec<String> = rules.iter().map(ToString::to_string).collect();
+            out.push_str(&format!("rules {list}: {}\n", texts.join(", ")));
+        }
+    }
+    out
+}
+
+fn boundary_json(boundaries: &[&BoundaryPreview]) -> serde_json::Value {
+    boundaries
+        .iter()
+        .map(|b| {
+            serde_json::json!({
+                "agent": b.agent,
+                "mode": b.mode.as_str(),
+                "writable": b.writable,
+                "isolated": b.isolated,
+                "sandbox": b.sandbox,
+            })
+        })
+        .collect()
 }

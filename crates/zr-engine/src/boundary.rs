@@ -174,6 +174,11 @@ impl Places {
         }
     }
 
+    /// The folders the agent writes beneath (its own first).
+    pub(crate) fn writable(&self) -> &[PathBuf] {
+        &self.writable
+    }
+
     /// The same places, `dir` readable too (where zr writes what the
     /// model is told to read: oversized tool results).
     pub(crate) fn reading(mut self, dir: &Path) -> Self {
@@ -292,10 +297,17 @@ pub(crate) fn confinement(
     read_only: bool,
 ) -> Option<Confinement> {
     boundary.sandbox.enabled.then(|| Confinement {
+        // A root that does not exist (an additional directory not made
+        // yet) has nothing to confine to; writing it needs its parent.
         writable: if read_only {
             Vec::new()
         } else {
-            places.writable.clone()
+            places
+                .writable
+                .iter()
+                .filter(|r| r.is_dir())
+                .cloned()
+                .collect()
         },
         network: boundary.sandbox.network,
     })

@@ -319,6 +319,7 @@ pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
 pub use host_task::{HostTask, TaskRun};
 pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
+pub use preview::BoundaryPreview;
 pub use price::{PRICES_TAKEN, Price, cost_of, price_of};
 pub use registry::BackgroundAgent;
 pub use remote::SubagentSpec;

@@ -70,3 +70,28 @@ pub(crate) struct TaskRef {
     #[serde(default)]
     pub(crate) description: String,
 }
+
+impl AgentMeta {
+    /// A stand-in for `agent` in `mode` working in `cwd`, for what the
+    /// boundary would make of it before it runs (`preview.rs`).
+    pub(crate) fn preview(agent: &str, mode: PermissionMode, cwd: &Path) -> Self {
+        Self {
+            id: AgentId::root(),
+            agent_type: Arc::from(agent),
+            parent: None,
+            mode,
+            background: false,
+            cwd: Arc::from(cwd),
+            worktree: None,
+            reads_only: false,
+            writes: true,
+            narrowing: None,
+            model: Arc::from(""),
+            system: Arc::from(""),
+            max_turns: 1,
+            output: None,
+            effort: None,
+            task: None,
+        }
+    }
+}

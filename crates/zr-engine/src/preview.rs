@@ -1,12 +1,37 @@
 //! The tool pools a session's agents would get, resolved without running
 //! anything (`zr resolve` on a project).
 
-use zr_resolve::{AgentReport, Role, ScenarioReport};
+use std::path::PathBuf;
+
+use zr_caps::{AgentDefinition, Isolation, PermissionMode};
+use zr_resolve::{AgentReport, DerivedKind, Role, ScenarioReport};
 use zr_types::AgentId;
 
 use crate::agent::Agent;
+use crate::boundary::{Places, confinement};
 use crate::error::EngineError;
-use crate::pools::{derived_kind, root_tools, subagent_tools};
+use crate::meta::AgentMeta;
+use crate::permission::effective_mode;
+use crate::pools::{derived_kind, root_tools, subagent_tools, writes_files};
+use crate::session::Session;
+
+/// What one agent's calls may touch, as the effects boundary will hold
+/// them ([`Agent::preview_boundaries`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BoundaryPreview {
+    /// `root`, a subagent type's name, or `fork`.
+    pub agent: String,
+    /// Its effective permission mode (under the root's).
+    pub mode: PermissionMode,
+    /// The folders its file tools write beneath; empty for an isolated
+    /// agent, whose worktree is made when it starts.
+    pub writable: Vec<PathBuf>,
+    /// Whether it works in a worktree of its own.
+    pub isolated: bool,
+    /// The sandbox of its commands, in words.
+    pub sandbox: String,
+}
 
 impl Agent {
     /// The pools its agents get, exactly as a query resolves them: the
@@ -55,5 +80,114 @@ impl Agent {
             pool: (**fork.pool()).clone(),
         });
         Ok(ScenarioReport { agents })
+    }
+
+    /// What each agent's calls may touch, in the order of
+    /// [`Agent::preview_pools`]: its mode, its writable roots and the
+    /// sandbox of its commands. Nothing runs.
+    ///
+    /// # Errors
+    ///
+    /// As [`Agent::preview_pools`].
+    pub fn preview_boundaries(&self) -> Result<Vec<BoundaryPreview>, EngineError> {
+        let session = self.session();
+        let catalog = session.catalog.current();
+        let root = root_tools(session, &catalog, None, &self.loaded())?;
+        let root_mode = session.config.permission_mode;
+        let mut out = vec![preview(session, "root", root_mode, false, true, None)];
+        let mut seq = 0;
+        for (name, definition) in &catalog.sub_agents {
+            seq += 1;
+            let role = Role::Derived {
+                kind: derived_kind(&definition.agent_type),
+                background: definition.background,
+            };
+            let id = AgentId::root().child(seq, name.as_str());
+            let tools = subagent_tools(session, &id, Some(definition), role, &root)?;
+            let reads_only = matches!(
+                derived_kind(&definition.agent_type),
+                DerivedKind::Explore | DerivedKind::Plan
+            );
+            out.push(preview(
+                session,
+                name.as_str(),
+                effective_mode(root_mode, definition.permission_mode),
+                reads_only,
+                writes_files(&tools),
+                Some(definition),
+            ));
+        }
+        let fork = subagent_tools(
+            session,
+            &AgentId::root().child(seq + 1, "fork"),
+            None,
+            Role::Fork { background: false },
+            &root,
+        )?;
+        out.push(preview(
+            session,
+            "fork",
+            root_mode,
+            false,
+            writes_files(&fork),
+            None,
+        ));
+        Ok(out)
+    }
+}
+
+fn preview(
+    session: &Session,
+    agent: &str,
+    mode: PermissionMode,
+    reads_only: bool,
+    writes: bool,
+    definition: Option<&AgentDefinition>,
+) -> BoundaryPreview {
+    let boundary = &session.config.permissions.boundary;
+    let settings = session.runtime.settings();
+    let isolated = definition.is_some_and(|d| d.isolation == Isolation::Worktree);
+    let meta = AgentMeta::preview(agent, mode, &settings.cwd);
+    let places = Places::of(boundary, &meta, &settings.cwd);
+    let read_only = reads_only || mode == PermissionMode::Plan || !writes;
+    let sandbox = if mode == PermissionMode::BypassPermissions {
+        "none: bypassPermissions runs everything unconfined".to_owned()
+    } else {
+        match confinement(boundary, &places, read_only) {
+            None => {
+                "off ([sandbox] enabled = false): commands write wherever the user can".to_owned()
+            }
+            Some(c) => {
+                let network = if c.network {
+                    "network on"
+                } else {
+                    "no network"
+                };
+                match (read_only, zr_tools::sandbox_missing()) {
+                    (true, Some(missing)) => {
+                        format!("commands refused: this agent only reads and {missing}")
+                    }
+                    (true, None) => format!("read-only file system, {network}"),
+                    (false, Some(missing)) => format!("unconfined ({missing})"),
+                    (false, None) if isolated => {
+                        format!("writes only in its worktree and the temporary folder, {network}")
+                    }
+                    (false, None) => format!(
+                        "writes beneath its writable roots and the temporary folder, {network}"
+                    ),
+                }
+            }
+        }
+    };
+    BoundaryPreview {
+        agent: agent.to_owned(),
+        mode,
+        writable: if isolated {
+            Vec::new()
+        } else {
+            places.writable().to_vec()
+        },
+        isolated,
+        sandbox,
     }
 }

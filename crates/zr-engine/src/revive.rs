@@ -316,7 +316,12 @@ pub(crate) fn rebuild(
         .clamp(header.permission_mode),
         background: how.background,
         cwd: cwd.into(),
-        worktree: header.worktree.as_deref().map(Arc::from),
+        // A removed worktree: the agent works in its parent's folder now.
+        worktree: header
+            .worktree
+            .as_deref()
+            .filter(|w| w.is_dir())
+            .map(Arc::from),
         reads_only: matches!(
             role,
             Role::Derived {

@@ -3,27 +3,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use zr_caps::PermissionMode;
-use zr_types::{Access, AgentId};
+use zr_types::Access;
 
 use super::{Boundary, Crossing, Places, real_path};
 use crate::meta::AgentMeta;
 
 fn agent(cwd: &Path, worktree: Option<&Path>) -> AgentMeta {
     AgentMeta {
-        id: AgentId::root(),
-        agent_type: Arc::from("root"),
-        parent: None,
-        mode: PermissionMode::AcceptEdits,
-        background: false,
-        cwd: Arc::from(cwd),
         worktree: worktree.map(Arc::from),
-        reads_only: false,
-        model: Arc::from("m"),
-        system: Arc::from(""),
-        max_turns: 1,
-        output: None,
-        effort: None,
-        task: None,
+        ..AgentMeta::preview("root", PermissionMode::AcceptEdits, cwd)
     }
 }
 
