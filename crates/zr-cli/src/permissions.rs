@@ -104,6 +104,7 @@ impl ConfigPermissions {
     pub(crate) fn install(self, config: &mut AgentConfig) {
         config.permissions = PermissionConfig {
             rules: self.rules.clone(),
+            rules_origin: "zr.toml [permissions]".to_owned(),
             boundary: self.boundary.clone(),
             handler: Some(Arc::new(self)),
             ..config.permissions.clone()
@@ -139,7 +140,7 @@ impl ConfigPermissions {
             Decision::Ask
         } else {
             Decision::Deny(format!(
-                "'{tool}' is not in zr.toml [permissions] allow; add it there (or a rule such as \"{tool}(...)\" for some of its uses) to let it run, or set mode = \"bypassPermissions\""
+                "'{tool}' is not in zr.toml [permissions] allow; add it there to let it run (or set mode = \"bypassPermissions\")"
             ))
         }
     }

@@ -105,7 +105,11 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
     Ok(match args.format {
         Format::Table => format!(
             "{shown}\n{}",
-            boundary_table(&boundaries, &workspace.config.permissions.rules)
+            boundary_table(
+                &boundaries,
+                &workspace.config.permissions.rules,
+                &project.root
+            )
         ),
         Format::Json => {
             let mut value: serde_json::Value =
@@ -119,15 +123,26 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
 }
 
 /// What each agent may touch, as `zr resolve` prints it after the pools.
-fn boundary_table(boundaries: &[&BoundaryPreview], rules: &PermissionRules) -> String {
-    let mut out = String::from("== what each agent may touch ==\n");
+fn boundary_table(
+    boundaries: &[&BoundaryPreview],
+    rules: &PermissionRules,
+    root: &std::path::Path,
+) -> String {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut out = String::from("what each agent may touch:\n");
     for b in boundaries {
         let writes = if b.isolated {
             "its own worktree".to_owned()
         } else {
             b.writable
                 .iter()
-                .map(|p| p.display().to_string())
+                .map(|p| {
+                    if *p == root {
+                        "the project folder".to_owned()
+                    } else {
+                        p.display().to_string()
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };

@@ -220,6 +220,15 @@ pub struct WorktreeInfo {
     /// files, untracked files (ignored ones do not count), or commits. A
     /// worktree that could not be checked counts as changed.
     pub changed: bool,
+    /// The files it changed, as `git status` names them (`M src/a.rs`,
+    /// `?? notes.txt`), at most [`WorktreeInfo::MAX_LISTED`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// Files it left that git ignores (build output, `.env`), at most
+    /// [`WorktreeInfo::MAX_LISTED`]: they do not keep the worktree, and
+    /// are removed with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
     /// Whether the worktree and its branch are still there: a changed one
     /// is kept, an unchanged one removed (kept only when removing it
     /// failed).
@@ -231,12 +240,35 @@ fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl WorktreeInfo {
+    /// How many files [`WorktreeInfo::files`] and
+    /// [`WorktreeInfo::ignored`] list at most.
+    pub const MAX_LISTED: usize = 20;
+
     /// One line for the report people read.
     pub(crate) fn describe(&self) -> String {
         let (path, branch) = (self.path.display(), &self.branch);
+        let ignored = if self.ignored.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; ignored files it left, removed with it: {}",
+                self.ignored.join(", ")
+            )
+        };
         match (self.changed, self.kept) {
-            (true, _) => format!("worktree kept with its changes: {path} (branch {branch})"),
-            (false, false) => "worktree removed: nothing changed in it".to_owned(),
+            (true, _) if self.files.is_empty() => {
+                format!("worktree kept with its changes: {path} (branch {branch})")
+            }
+            (true, _) => format!(
+                "worktree kept with its changes: {path} (branch {branch}): {}",
+                self.files.join(", ")
+            ),
+            (false, false) if self.ignored.is_empty() => {
+                "worktree removed: nothing changed in it".to_owned()
+            }
+            (false, false) => {
+                format!("worktree removed: no tracked or untracked file changed{ignored}")
+            }
             (false, true) => {
                 format!("worktree unchanged but could not be removed: {path} (branch {branch})")
             }

@@ -23,7 +23,7 @@ use zr_types::{
     ToolOutput,
 };
 
-use crate::boundary::{Boundary, Places};
+use crate::boundary::{Boundary, Crossing, Places};
 use crate::error::catch_panic;
 use crate::event::{EventKind, EventSink};
 use crate::meta::AgentMeta;
@@ -200,6 +200,9 @@ pub struct PermissionConfig {
     /// order. A compound command is allowed only if every part is.
     /// Relative path rules are read from the project folder.
     pub rules: PermissionRules,
+    /// Where [`PermissionConfig::rules`] come from, as refusals name it
+    /// (`zr.toml [permissions]`); default "the permission rules".
+    pub rules_origin: String,
 }
 
 impl Default for PermissionConfig {
@@ -212,6 +215,7 @@ impl Default for PermissionConfig {
             timeout: Self::DEFAULT_TIMEOUT,
             boundary: Boundary::default(),
             rules: PermissionRules::default(),
+            rules_origin: "the permission rules".to_owned(),
         }
     }
 }
@@ -370,12 +374,14 @@ fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
 /// The stages, in order:
 ///
 /// 1. the engine's own tools pass (they act only through subagents, whose
-///    calls pass here); `bypassPermissions` passes;
+///    calls pass here);
 /// 2. the agent's own rules (an agent file's `Bash(git diff:*)`) and the
-///    session's `deny` rules refuse;
+///    session's `deny` rules refuse, in every mode; then
+///    `bypassPermissions` passes;
 /// 3. a read-only agent's command that no sandbox can confine is refused;
 /// 4. the effects boundary (`boundary.rs`: places, protected files) and
-///    `ask` rules ask, whatever the mode and the allow rules say;
+///    `ask` rules ask, whatever the mode and the allow rules say (a read
+///    outside the roots is settled by an allow rule naming its path);
 /// 5. plan mode refuses what is not read-only;
 /// 6. `allow` rules, a hook's allowance, read-only tools (a fetch only
 ///    from an allowed host), `acceptEdits` edits and the session's grants
@@ -394,19 +400,15 @@ pub(crate) async fn check(
     let definition = &tool.definition;
     let name = &definition.name;
     let mode = agent.mode;
-    if mode == PermissionMode::BypassPermissions {
-        return Ok(None);
-    }
     let config = gate.config;
     let boundary = &config.boundary;
-    let places = Places::of(boundary, agent, gate.project).reading(gate.spill);
     let accesses = handler.access(&call.input, &agent.cwd);
     let subjects = Subjects::of(&accesses);
     let base = RuleBase {
         base: gate.project,
         home: boundary.home.as_deref(),
     };
-    // 2. The agent's own rules, then the session's deny rules.
+    // 2. The agent's own rules, then the deny rules: in every mode.
     if let Some(narrowing) = &agent.narrowing {
         for subject in subjects.list() {
             if let Some(Err(refusal)) = narrowing.narrows(definition, &subject, &base) {
@@ -415,26 +417,52 @@ pub(crate) async fn check(
         }
     }
     let verdict = subjects.verdict(&config.rules, definition, &base);
-    if let Some((Verdict::Deny, rule)) = &verdict {
+    if let Some(Spoken {
+        verdict: Verdict::Deny,
+        rule,
+        ..
+    }) = &verdict
+    {
         return Err(denied(
             name,
-            format_args!("it matches the deny rule \"{rule}\" of the project's permissions"),
+            format_args!(
+                "it matches \"{rule}\" in {} deny; remove it from there to let it run",
+                config.rules_origin
+            ),
         ));
     }
+    if mode == PermissionMode::BypassPermissions {
+        return Ok(None);
+    }
+    let places = Places::of(boundary, agent, gate.project).reading(gate.spill);
     // 3. The sandbox.
     let read_only_fs = agent.reads_only || mode == PermissionMode::Plan || !writes(agent, tool);
     let confinement = crate::boundary::confinement(boundary, &places, read_only_fs);
     if let Some(why) = unconfinable(&accesses, confinement.as_ref(), read_only_fs) {
         return Err(denied(name, why));
     }
-    // 4. Questions that no mode or allow rule settles.
+    // 4. Questions that no mode or allow rule settles; a read outside the
+    // roots is settled by an allow rule that names its path
+    // (`Read(~/.cargo/**)`), as readable roots are widened by rules.
     let crossing = accesses
         .iter()
-        .find_map(|access| places.crossing(access))
+        .find_map(|access| {
+            places.crossing(access).filter(|c| match c {
+                Crossing::Outside { path, write: false } => {
+                    !reads_allowed(&config.rules, definition, path, &base)
+                }
+                _ => true,
+            })
+        })
         .map(|c| c.describe(&places))
         .or_else(|| match &verdict {
-            Some((Verdict::Ask, rule)) => Some(format!(
-                "it matches the ask rule \"{rule}\" of the project's permissions"
+            Some(Spoken {
+                verdict: Verdict::Ask,
+                rule,
+                ..
+            }) => Some(format!(
+                "it matches \"{rule}\" in {} ask",
+                config.rules_origin
             )),
             _ => None,
         });
@@ -454,8 +482,13 @@ pub(crate) async fn check(
     let host = subjects.host();
     let is_edit =
         definition.origin == ToolOrigin::Builtin && matches!(name.as_str(), "Write" | "Edit");
-    let passes = matches!(verdict, Some((Verdict::Allow, _)))
-        || allowed
+    let passes = matches!(
+        verdict,
+        Some(Spoken {
+            verdict: Verdict::Allow,
+            ..
+        })
+    ) || allowed
         || (definition.is_read_only() && host.is_none())
         || (mode == PermissionMode::AcceptEdits && is_edit);
     if passes || gate.grants.contains(&agent.id, name, host) {
@@ -482,6 +515,41 @@ fn plan_refusal(name: &ToolName, agent: &AgentMeta) -> String {
 fn writes(agent: &AgentMeta, tool: &Callable) -> bool {
     agent.writes
         || (tool.definition.origin != ToolOrigin::Builtin && !tool.definition.is_read_only())
+}
+
+/// Whether an allow rule that names a path (`Read(~/.cargo/**)`, not a
+/// bare `Read`) lets `tool` read `path` (resolved): rules widen the
+/// readable roots.
+fn reads_allowed(
+    rules: &PermissionRules,
+    tool: &ToolDefinition,
+    path: &Path,
+    base: &RuleBase<'_>,
+) -> bool {
+    let naming = PermissionRules {
+        allow: rules
+            .allow
+            .iter()
+            .filter(|r| r.specifier().is_some())
+            .cloned()
+            .collect(),
+        ..PermissionRules::default()
+    };
+    !naming.allow.is_empty()
+        && matches!(
+            naming.evaluate(tool, &Subject::Path(path), base),
+            Some(RuleMatch {
+                verdict: Verdict::Allow,
+                ..
+            })
+        )
+}
+
+/// The rule that spoke about a call.
+struct Spoken {
+    verdict: Verdict,
+    /// The rule as written.
+    rule: String,
 }
 
 /// What a call touches, as the rules see it: its paths resolved through
@@ -536,7 +604,7 @@ impl<'a> Subjects<'a> {
         rules: &PermissionRules,
         tool: &ToolDefinition,
         base: &RuleBase<'_>,
-    ) -> Option<(Verdict, String)> {
+    ) -> Option<Spoken> {
         if rules.is_empty() {
             return None;
         }
@@ -546,10 +614,10 @@ impl<'a> Subjects<'a> {
             .filter_map(|s| rules.evaluate(tool, s, base))
             .collect();
         let first = |v: Verdict| {
-            matches
-                .iter()
-                .find(|m| m.verdict == v)
-                .map(|m| (v, m.rule.to_string()))
+            matches.iter().find(|m| m.verdict == v).map(|m| Spoken {
+                verdict: v,
+                rule: m.rule.to_string(),
+            })
         };
         first(Verdict::Deny)
             .or_else(|| first(Verdict::Ask))

@@ -342,10 +342,14 @@ async fn settle(session: &Session, w: &Worktree) -> Option<WorktreeInfo> {
         discard(git, w).await;
         return None;
     }
-    let changed = changes(git, w).await.unwrap_or_else(|error| {
+    let found = changes(git, w).await.unwrap_or_else(|error| {
         tracing::warn!(worktree = %w.path.display(), error = %zr_types::error_chain(&error), "cannot check the worktree for changes; keeping it");
-        true
+        Changes {
+            changed: true,
+            ..Changes::default()
+        }
     });
+    let changed = found.changed;
     let mut kept = true;
     if !changed {
         match remove(git, w).await {
@@ -360,6 +364,8 @@ async fn settle(session: &Session, w: &Worktree) -> Option<WorktreeInfo> {
         branch: w.branch.clone(),
         changed,
         kept,
+        files: found.files,
+        ignored: found.ignored,
     })
 }
 
@@ -379,9 +385,24 @@ async fn branch_tip(git: Git<'_>, w: &Worktree) -> Result<Option<String>, Worktr
     Ok(out.success.then(|| out.line()))
 }
 
-/// Whether the agent left anything in the worktree: uncommitted changes,
-/// untracked files, another HEAD, or its branch moved.
-async fn changes(git: Git<'_>, w: &Worktree) -> Result<bool, WorktreeError> {
+/// What the agent left in a worktree.
+#[derive(Debug, Default)]
+struct Changes {
+    /// Uncommitted changes, untracked files, another HEAD, or its branch
+    /// moved.
+    changed: bool,
+    /// `git status` lines of the changed files (at most
+    /// [`WorktreeInfo::MAX_LISTED`]).
+    files: Vec<String>,
+    /// Ignored files present (at most [`WorktreeInfo::MAX_LISTED`]).
+    ignored: Vec<String>,
+}
+
+/// What the agent left in the worktree: uncommitted changes, untracked
+/// files, another HEAD, or its branch moved; and the ignored files it
+/// made (a fresh worktree has none).
+async fn changes(git: Git<'_>, w: &Worktree) -> Result<Changes, WorktreeError> {
+    let mut found = Changes::default();
     if tokio::fs::metadata(&w.path).await.is_ok() {
         let status = git
             .run(
@@ -391,20 +412,37 @@ async fn changes(git: Git<'_>, w: &Worktree) -> Result<bool, WorktreeError> {
                     &"status",
                     &"--porcelain",
                     &"--untracked-files=all",
+                    &"--ignored=matching",
                 ],
             )
             .await?;
-        if !status.stdout.is_empty() {
-            return Ok(true);
+        for line in String::from_utf8_lossy(&status.stdout).lines() {
+            let list = if let Some(path) = line.strip_prefix("!! ") {
+                if found.ignored.len() < WorktreeInfo::MAX_LISTED {
+                    found.ignored.push(path.to_owned());
+                }
+                continue;
+            } else {
+                found.changed = true;
+                &mut found.files
+            };
+            if list.len() < WorktreeInfo::MAX_LISTED {
+                list.push(line.trim_start().to_owned());
+            }
+        }
+        if found.changed {
+            return Ok(found);
         }
         let head = git
             .run(&w.path, &[&"rev-parse", &"--verify", &"HEAD"])
             .await?;
         if head.line() != w.base {
-            return Ok(true);
+            found.changed = true;
+            return Ok(found);
         }
     }
-    Ok(branch_tip(git, w).await?.is_some_and(|tip| tip != w.base))
+    found.changed = branch_tip(git, w).await?.is_some_and(|tip| tip != w.base);
+    Ok(found)
 }
 
 /// Removes an unchanged worktree (git refuses if it became dirty since it

@@ -139,8 +139,14 @@ fn tools(d: &AgentDefinition) -> String {
         Some(list) if list.is_empty() => "no builtins".to_owned(),
         Some(list) => joined(list),
     }];
+    if !d.tool_rules.is_empty() {
+        parts.push(format!("only {}", joined(&d.tool_rules)));
+    }
     if let Some(deny) = caps.disallowed_tools.as_deref().filter(|l| !l.is_empty()) {
         parts.push(format!("deny {}", joined(deny)));
+    }
+    if !d.denied_rules.is_empty() {
+        parts.push(format!("refuse {}", joined(&d.denied_rules)));
     }
     if let Some(servers) = d.mcp_servers.as_deref().filter(|l| !l.is_empty()) {
         parts.push(format!("mcp {}", joined(servers)));

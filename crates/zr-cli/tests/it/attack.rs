@@ -255,7 +255,7 @@ fn counting_server() -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
     let url = format!(
         "http://127.0.0.1:{}/",
-        listener.local_addr().unwrap().port()
+        listener.local_addr().expect("a bound port").port()
     );
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&seen);
@@ -327,7 +327,10 @@ fn bash_prefix_rules_hold_for_every_part_of_a_compound_command() {
         assert!(!p.join(pwned).exists(), "{pwned}: {err}");
     }
     assert!(p.join("victim").exists(), "{err}");
-    assert!(err.contains("the deny rule"), "{err}");
+    assert!(
+        err.contains("matches \\\"Bash(rm:*)\\\" in zr.toml [permissions] deny"),
+        "{err}"
+    );
 }
 
 /// Writing agents' commands may write in the project, not outside it.
@@ -347,4 +350,47 @@ fn a_writing_agents_command_cannot_write_outside_its_roots() {
     );
     assert!(project.path().join("in.txt").exists(), "{err}");
     assert!(!target.exists(), "{err}");
+}
+
+/// A read outside the roots is settled by an allow rule that names its
+/// path (readable roots are widened by rules); a bare `Read` rule does
+/// not widen them, and writes need `additional_directories`.
+#[test]
+fn an_allow_rule_naming_a_path_widens_reads_and_only_reads() {
+    let project = TempProject::new();
+    let outside = outside();
+    let notes = outside.path().join("notes.txt");
+    std::fs::write(&notes, "shared notes").expect("a file");
+    let rule = format!("Read(/{}/**)", outside.path().display());
+    project.write(
+        "zr.toml",
+        &format!("[permissions]\nmode = \"acceptEdits\"\nallow = [\"Read\", {rule:?}]\n"),
+    );
+    let err = run(
+        &project,
+        &script(
+            json!([
+                call("Read", json!({"file_path": notes})),
+                call(
+                    "Write",
+                    json!({"file_path": outside.path().join("new.txt"), "content": "x"})
+                ),
+            ]),
+            json!({}),
+        ),
+    );
+    assert!(err.contains("shared notes"), "{err}");
+    assert!(!outside.path().join("new.txt").exists(), "{err}");
+
+    let project = TempProject::new();
+    project.write("zr.toml", "[permissions]\nallow = [\"Read\"]\n");
+    let err = run(
+        &project,
+        &script(
+            json!([call("Read", json!({"file_path": notes}))]),
+            json!({}),
+        ),
+    );
+    assert!(!err.contains("shared notes"), "{err}");
+    assert!(err.contains("outside the agent's readable roots"), "{err}");
 }

@@ -1,6 +1,7 @@
 //! zr.toml `[permissions]`: a call the lists do not allow is denied (the
 //! progress output shows it, the tool does not run); `allow` lets it run;
-//! `deny` refuses even read-only tools; the modes still apply.
+//! `deny` refuses even read-only tools, in every mode; the modes still
+//! apply.
 
 use crate::support::{TempProject, stderr, stdout};
 
@@ -70,7 +71,7 @@ fn deny_beats_allow_and_the_mode() {
     assert_eq!(
         lines,
         [
-            "[root] Bash denied: tool 'Bash' was not run: a PreToolUse hook denied it: it matches \"Ba*\" in zr.toml [permissions] deny; remove it from there to let it run"
+            "[root] Bash denied: permission to run 'Bash' was denied: it matches \"Ba*\" in zr.toml [permissions] deny; remove it from there to let it run"
         ]
     );
     assert!(!made);
@@ -86,7 +87,7 @@ fn deny_refuses_a_read_only_tool() {
     assert_eq!(
         lines,
         [
-            "[root] Glob denied: tool 'Glob' was not run: a PreToolUse hook denied it: it matches \"Glob\" in zr.toml [permissions] deny; remove it from there to let it run"
+            "[root] Glob denied: permission to run 'Glob' was denied: it matches \"Glob\" in zr.toml [permissions] deny; remove it from there to let it run"
         ]
     );
 }
@@ -126,11 +127,10 @@ fn todo_write_runs_without_an_allow_entry() {
         "TodoWrite",
         input,
     );
-    // The progress line is cut to its width.
     assert_eq!(
         lines,
         [
-            "[root] TodoWrite denied: tool 'TodoWrite' was not run: a PreToolUse hook denied it: it matches \"TodoWrite\" in zr.toml [permissions] deny; remove it from there to let …"
+            "[root] TodoWrite denied: permission to run 'TodoWrite' was denied: it matches \"TodoWrite\" in zr.toml [permissions] deny; remove it from there to let it run"
         ]
     );
 }

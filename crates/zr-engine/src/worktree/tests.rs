@@ -43,6 +43,8 @@ fn the_report_line_says_what_became_of_the_worktree() {
         branch: "zr/s/root.0001-w".to_owned(),
         changed,
         kept,
+        files: Vec::new(),
+        ignored: Vec::new(),
     };
     assert_eq!(
         info(true, true).describe(),
@@ -60,6 +62,23 @@ fn the_report_line_says_what_became_of_the_worktree() {
         serde_json::to_value(info(true, true)).unwrap(),
         json!({"path": "/repo/.zr/worktrees/s/root.0001-w", "branch": "zr/s/root.0001-w", "changed": true, "kept": true})
     );
+    // What changed is named; ignored files are never "nothing changed".
+    let named = WorktreeInfo {
+        files: vec!["M src/a.rs".to_owned(), "?? notes.txt".to_owned()],
+        ..info(true, true)
+    };
+    assert_eq!(
+        named.describe(),
+        "worktree kept with its changes: /repo/.zr/worktrees/s/root.0001-w (branch zr/s/root.0001-w): M src/a.rs, ?? notes.txt"
+    );
+    let ignored = WorktreeInfo {
+        ignored: vec!["target/".to_owned()],
+        ..info(false, false)
+    };
+    assert_eq!(
+        ignored.describe(),
+        "worktree removed: no tracked or untracked file changed; ignored files it left, removed with it: target/"
+    );
 }
 
 #[cfg(unix)]
@@ -71,6 +90,8 @@ fn a_path_that_is_not_utf8_still_serialises() {
         branch: "b".to_owned(),
         changed: true,
         kept: true,
+        files: Vec::new(),
+        ignored: Vec::new(),
     };
     assert_eq!(
         serde_json::to_value(info).unwrap()["path"],

@@ -141,6 +141,8 @@ async fn an_isolated_subagent_that_changes_nothing_leaves_no_worktree_or_branch(
             branch,
             changed: false,
             kept: false,
+            files: Vec::new(),
+            ignored: Vec::new(),
         })
     );
     assert_eq!(worktrees(&top), vec![top.clone()]);
@@ -171,6 +173,8 @@ async fn an_isolated_subagent_that_writes_keeps_its_worktree_and_reports_it() {
         branch: branch.clone(),
         changed: true,
         kept: true,
+        files: vec!["?? notes.txt".to_owned()],
+        ignored: Vec::new(),
     };
     assert_eq!(finished(&events)[0].worktree, Some(info));
     assert_eq!(
@@ -189,7 +193,7 @@ async fn an_isolated_subagent_that_writes_keeps_its_worktree_and_reports_it() {
     let answer: Value = serde_json::from_str(answer).unwrap();
     assert_eq!(
         answer["worktree"],
-        json!({"path": path.to_str().unwrap(), "branch": branch, "changed": true, "kept": true})
+        json!({"path": path.to_str().unwrap(), "branch": branch, "changed": true, "kept": true, "files": ["?? notes.txt"]})
     );
     let display = events
         .iter()
@@ -202,7 +206,7 @@ async fn an_isolated_subagent_that_writes_keeps_its_worktree_and_reports_it() {
         .unwrap();
     assert!(
         display.contains(&format!(
-            "\n    worktree kept with its changes: {} (branch {branch})\n",
+            "\n    worktree kept with its changes: {} (branch {branch}): ?? notes.txt\n",
             path.display()
         )),
         "{display}"
