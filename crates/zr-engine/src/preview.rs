@@ -14,6 +14,7 @@ use crate::meta::AgentMeta;
 use crate::permission::effective_mode;
 use crate::pools::{derived_kind, root_tools, subagent_tools, writes_files};
 use crate::session::Session;
+use crate::tools::AgentTools;
 
 /// What one agent's calls may touch, as the effects boundary will hold
 /// them ([`Agent::preview_boundaries`]).
@@ -48,37 +49,14 @@ impl Agent {
     /// sources, [`EngineError::MissingHandler`] when a tool has no handler
     /// registered with the runtime: what the first query would fail with.
     pub fn preview_pools(&self) -> Result<ScenarioReport, EngineError> {
-        let session = self.session();
-        let catalog = session.catalog.current();
-        let root = root_tools(session, &catalog, None, &self.loaded())?;
-        let mut agents = vec![AgentReport {
-            agent: "root".to_owned(),
-            role: Role::Root,
-            pool: (**root.pool()).clone(),
-        }];
-        let mut seq = 0;
-        for (name, definition) in &catalog.sub_agents {
-            seq += 1;
-            let role = Role::Derived {
-                kind: derived_kind(&definition.agent_type),
-                background: definition.background,
-            };
-            let id = AgentId::root().child(seq, name.as_str());
-            let tools = subagent_tools(session, &id, Some(definition), role, &root)?;
+        let mut agents = Vec::new();
+        self.each_agent(|agent, role, _, tools| {
             agents.push(AgentReport {
-                agent: name.to_string(),
+                agent: agent.to_owned(),
                 role,
                 pool: (**tools.pool()).clone(),
             });
-        }
-        let role = Role::Fork { background: false };
-        let id = AgentId::root().child(seq + 1, "fork");
-        let fork = subagent_tools(session, &id, None, role, &root)?;
-        agents.push(AgentReport {
-            agent: "fork".to_owned(),
-            role,
-            pool: (**fork.pool()).clone(),
-        });
+        })?;
         Ok(ScenarioReport { agents })
     }
 
@@ -91,10 +69,38 @@ impl Agent {
     /// As [`Agent::preview_pools`].
     pub fn preview_boundaries(&self) -> Result<Vec<BoundaryPreview>, EngineError> {
         let session = self.session();
+        let root_mode = session.config.permission_mode;
+        let mut out = Vec::new();
+        self.each_agent(|agent, role, definition, tools| {
+            let (mode, reads_only) = match role {
+                Role::Root => (root_mode, false),
+                Role::Derived { kind, .. } => (
+                    effective_mode(root_mode, definition.and_then(|d| d.permission_mode)),
+                    matches!(kind, DerivedKind::Explore | DerivedKind::Plan),
+                ),
+                Role::Fork { .. } => (root_mode, false),
+            };
+            let writes = matches!(role, Role::Root) || writes_files(tools);
+            out.push(preview(
+                session, agent, mode, reads_only, writes, definition,
+            ));
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `visit` with each agent of the session as a query would
+    /// resolve it: the root (with what it loaded through FindTool so far),
+    /// each subagent type by name in its role (`Derived` of its kind, in
+    /// the background when the type always runs there), then a foreground
+    /// `fork`; subagents against the root's pool.
+    fn each_agent(
+        &self,
+        mut visit: impl FnMut(&str, Role, Option<&AgentDefinition>, &AgentTools),
+    ) -> Result<(), EngineError> {
+        let session = self.session();
         let catalog = session.catalog.current();
         let root = root_tools(session, &catalog, None, &self.loaded())?;
-        let root_mode = session.config.permission_mode;
-        let mut out = vec![preview(session, "root", root_mode, false, true, None)];
+        visit("root", Role::Root, None, &root);
         let mut seq = 0;
         for (name, definition) in &catalog.sub_agents {
             seq += 1;
@@ -104,35 +110,13 @@ impl Agent {
             };
             let id = AgentId::root().child(seq, name.as_str());
             let tools = subagent_tools(session, &id, Some(definition), role, &root)?;
-            let reads_only = matches!(
-                derived_kind(&definition.agent_type),
-                DerivedKind::Explore | DerivedKind::Plan
-            );
-            out.push(preview(
-                session,
-                name.as_str(),
-                effective_mode(root_mode, definition.permission_mode),
-                reads_only,
-                writes_files(&tools),
-                Some(definition),
-            ));
+            visit(name.as_str(), role, Some(definition), &tools);
         }
-        let fork = subagent_tools(
-            session,
-            &AgentId::root().child(seq + 1, "fork"),
-            None,
-            Role::Fork { background: false },
-            &root,
-        )?;
-        out.push(preview(
-            session,
-            "fork",
-            root_mode,
-            false,
-            writes_files(&fork),
-            None,
-        ));
-        Ok(out)
+        let role = Role::Fork { background: false };
+        let id = AgentId::root().child(seq + 1, "fork");
+        let fork = subagent_tools(session, &id, None, role, &root)?;
+        visit("fork", role, None, &fork);
+        Ok(())
     }
 }
 

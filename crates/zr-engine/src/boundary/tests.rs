@@ -1,3 +1,5 @@
+//! The effects boundary's places: roots, links, protected files, worktrees.
+
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

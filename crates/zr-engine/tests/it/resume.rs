@@ -34,6 +34,15 @@ const SLEEP: &str = "sleep 61.2345";
 
 /// A runtime over `script` whose project folder is `dir`.
 pub(crate) fn scripted(dir: &Path, script: &Value) -> (Arc<Recording>, Arc<RuntimeEnvironment>) {
+    scripted_with(dir, script, |runtime| runtime)
+}
+
+/// [`scripted`], the runtime changed by `build` (custom tools).
+pub(crate) fn scripted_with(
+    dir: &Path,
+    script: &Value,
+    build: impl FnOnce(RuntimeEnvironment) -> RuntimeEnvironment,
+) -> (Arc<Recording>, Arc<RuntimeEnvironment>) {
     let provider = Recording::new(script);
     let settings = RuntimeSettings {
         model: "scripted-model".to_owned(),
@@ -42,11 +51,11 @@ pub(crate) fn scripted(dir: &Path, script: &Value) -> (Arc<Recording>, Arc<Runti
             .into_iter()
             .collect(),
     };
-    let runtime = RuntimeEnvironment::new(
+    let runtime = build(RuntimeEnvironment::new(
         Arc::clone(&provider) as Arc<dyn ModelProvider>,
         settings,
         BuiltinTools::new(dir.join(".zr/cron.json")),
-    );
+    ));
     (provider, Arc::new(runtime))
 }
 

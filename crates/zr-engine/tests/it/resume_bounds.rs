@@ -8,17 +8,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, RuntimeSettings};
-use zr_engine::{
-    Agent, AgentConfig, EngineError, Event, EventKind, ModelProvider, RuntimeEnvironment,
-    TaskStatus,
-};
-use zr_tools::BuiltinTools;
+use zr_caps::{AgentCapabilities, AgentDefinition, AgentType};
+use zr_engine::{Agent, AgentConfig, EngineError, Event, RuntimeEnvironment, TaskStatus};
 use zr_types::{AgentId, SessionId, ToolDefinition};
 
-use crate::resume::{edit_header, records};
+use crate::resume::{edit_header, records, scripted_with};
 use crate::support::{
-    Echo, Recording, custom, run, sub_agent, task_call, tool_names, tool_results,
+    Echo, Recording, custom, resume_warnings, run, sub_agent, task_call, tool_names, tool_results,
 };
 
 /// The reader's id in every session of these tests.
@@ -26,28 +22,6 @@ const READER: &str = "root.0001-reader";
 
 /// The file the resumed reader's Bash call would make.
 const ESCAPED: &str = "escaped.txt";
-
-/// A runtime over `script` in `dir`, changed by `build`.
-fn runtime(
-    dir: &Path,
-    script: &Value,
-    build: impl FnOnce(RuntimeEnvironment) -> RuntimeEnvironment,
-) -> (Arc<Recording>, Arc<RuntimeEnvironment>) {
-    let provider = Recording::new(script);
-    let settings = RuntimeSettings {
-        model: "scripted-model".to_owned(),
-        cwd: dir.to_path_buf(),
-        env: [("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())]
-            .into_iter()
-            .collect(),
-    };
-    let runtime = build(RuntimeEnvironment::new(
-        Arc::clone(&provider) as Arc<dyn ModelProvider>,
-        settings,
-        BuiltinTools::new(dir.join(".zr/cron.json")),
-    ));
-    (provider, Arc::new(runtime))
-}
 
 /// The `reader` type: allowed `tools` and the custom tools `custom`.
 fn reader(tools: &[&str], custom: &[&Arc<ToolDefinition>]) -> AgentDefinition {
@@ -78,7 +52,7 @@ async fn a_cut_reader(
     build: impl FnOnce(RuntimeEnvironment) -> RuntimeEnvironment,
 ) -> (tempfile::TempDir, SessionId, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let (_, runtime) = runtime(
+    let (_, runtime) = scripted_with(
         dir.path(),
         &json!({"agents": {
             "root": [{"turns": [{"tool_calls": [task_call("reader")]}, {"text": "ok"}]}],
@@ -112,17 +86,6 @@ fn calls_bash() -> Value {
     ]}]}})
 }
 
-/// The resume warnings among `events`.
-fn warnings(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::ResumeWarning { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Resumes the reader of `session` under `types` and runs it on; its
 /// events and status.
 async fn resume_reader(
@@ -130,7 +93,7 @@ async fn resume_reader(
     session: &SessionId,
     types: impl IntoIterator<Item = AgentDefinition>,
 ) -> (Arc<Recording>, Vec<Event>, Result<TaskStatus, EngineError>) {
-    let (provider, runtime) = runtime(dir, &calls_bash(), |r| r);
+    let (provider, runtime) = scripted_with(dir, &calls_bash(), |r| r);
     let agent = Agent::resume(runtime, config(dir, types), session).unwrap();
     let id: AgentId = READER.parse().unwrap();
     let (events, result) = run(agent.resume_subagent(&id, None)).await;
@@ -164,7 +127,7 @@ async fn a_subagent_whose_type_gained_bash_resumes_without_it_and_is_told_why() 
         tool_names(first)
     );
     assert_eq!(
-        warnings(&events),
+        resume_warnings(&events),
         [
             "the definition of type 'reader' changed since the agent started; it resumes with the one it started with (the change takes effect for new agents)"
         ]
@@ -186,7 +149,7 @@ async fn an_unchanged_type_resumes_without_a_warning() {
     let (provider, events, status) =
         resume_reader(dir.path(), &session, [reader(&["Read"], &[])]).await;
     assert_eq!(status.unwrap(), TaskStatus::Completed);
-    assert_eq!(warnings(&events), Vec::<String>::new());
+    assert_eq!(resume_warnings(&events), Vec::<String>::new());
     assert!(bash_result(&provider).0, "Bash is not its tool");
     assert!(!dir.path().join(ESCAPED).exists());
 }
@@ -198,7 +161,7 @@ async fn a_removed_type_resumes_with_the_definition_it_started_with() {
     let (provider, events, status) = resume_reader(dir.path(), &session, [general]).await;
     assert_eq!(status.unwrap(), TaskStatus::Completed);
     assert_eq!(
-        warnings(&events),
+        resume_warnings(&events),
         [
             "no subagent type 'reader' in the configuration any more; the agent resumes with the definition it started with"
         ]
@@ -227,7 +190,7 @@ async fn an_older_transcript_resumes_while_its_type_is_unchanged_and_is_refused_
     let (provider, events, status) =
         resume_reader(dir.path(), &session, [reader(&["Read"], &[])]).await;
     assert_eq!(status.unwrap(), TaskStatus::Completed);
-    assert_eq!(warnings(&events), Vec::<String>::new());
+    assert_eq!(resume_warnings(&events), Vec::<String>::new());
     assert!(bash_result(&provider).0, "Bash is not its tool");
 
     let (dir, session, path) = a_cut_reader(reader(&["Read"], &[]), |r| r).await;
@@ -268,7 +231,7 @@ async fn a_custom_tool_the_runtime_no_longer_has_is_left_out_not_invented() {
         resume_reader(dir.path(), &session, [reader(&["Read"], &[])]).await;
     assert_eq!(status.unwrap(), TaskStatus::Completed);
     assert_eq!(
-        warnings(&events),
+        resume_warnings(&events),
         [
             "the definition of type 'reader' changed since the agent started; it resumes with the one it started with (the change takes effect for new agents)",
             "tool 'lint' that the agent started with is no longer in the runtime; it resumes without it"
@@ -283,7 +246,7 @@ async fn a_custom_tool_the_runtime_no_longer_has_is_left_out_not_invented() {
     })
     .await;
     let again = custom("lint", true);
-    let (provider, runtime) = runtime(dir.path(), &calls_bash(), |r| {
+    let (provider, runtime) = scripted_with(dir.path(), &calls_bash(), |r| {
         r.with_tool(Arc::clone(&again), Arc::new(Echo))
     });
     let agent = Agent::resume(
@@ -294,7 +257,7 @@ async fn a_custom_tool_the_runtime_no_longer_has_is_left_out_not_invented() {
     .unwrap();
     let (events, result) = run(agent.resume_subagent(&READER.parse().unwrap(), None)).await;
     assert_eq!(result.unwrap().status, TaskStatus::Completed);
-    assert_eq!(warnings(&events), Vec::<String>::new());
+    assert_eq!(resume_warnings(&events), Vec::<String>::new());
     let first = &provider.of_type("reader")[0];
     assert!(tool_names(first).contains(&"lint".to_owned()));
 }

@@ -551,3 +551,14 @@ pub(crate) fn text_of_last_user(request: &ModelRequest) -> String {
         })
         .unwrap_or_default()
 }
+
+/// The resume warnings among `events`.
+pub(crate) fn resume_warnings(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ResumeWarning { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}

@@ -16,7 +16,9 @@ use zr_engine::{
 };
 use zr_tools::BuiltinTools;
 
-use crate::support::{Harness, Recording, finished, run, sub_agent, task_call, tool_results};
+use crate::support::{
+    Harness, Recording, finished, resume_warnings, run, sub_agent, task_call, tool_results,
+};
 
 /// Runs git in `dir` (with the test's environment), requires success,
 /// returns stdout.
@@ -587,17 +589,6 @@ async fn an_isolated_background_agent_reports_its_kept_worktree_and_removes_an_u
     assert!(!branches(&top).contains(&looker_branch));
     assert!(branches(&top).contains(&branch));
     assert_eq!(worktrees(&top), vec![top.clone(), path]);
-}
-
-/// The warnings of a resumed agent's query.
-fn resume_warnings(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::ResumeWarning { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The header of `agent`'s transcript in the session of `root`.
