@@ -7,6 +7,11 @@
 //!   servers, the MCP conformance suite, the TypeScript SDK, and
 //!   `restate-server` for the durable-run tests: its platform package holds
 //!   the server binary, about 220 MB, most of this folder);
+//! - `.deps/npm-cache`: an npm cache holding the packages the examples'
+//!   `.mcp.json` start with `npx` ([`NPX_PACKAGES`], at the versions
+//!   `package.json` pins; tidy checks that the examples name those), so
+//!   that the tests that run an example start its servers offline (their
+//!   `$HOME/.npmrc` names this cache, with `prefer-offline`);
 //! - `.deps/venv`: a Python virtual environment with `requirements.txt` (the
 //!   Python MCP SDK for the fault server; the `anthropic` and `openai` SDKs
 //!   whose request types check the captured request bodies);
@@ -23,6 +28,7 @@
 //! install (a stamp file holds a copy of the lists), so a second run costs
 //! two file reads.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,6 +64,7 @@ pub(crate) fn start(root: &Path) -> Result<(PathBuf, background::Pending)> {
     // First, so that it downloads while the rest installs.
     let phoenix = background::start(&deps.join("phoenix"), &pinned, PHOENIX_REQUIREMENTS)?;
     node(&deps.join("node"), &pinned)?;
+    npx(&deps.join(NPM_CACHE), &pinned)?;
     python(&deps.join("venv"), &pinned, "requirements.txt")?;
     browser(&pinned)?;
     Ok((deps, phoenix))
@@ -132,6 +139,54 @@ fn node(dir: &Path, pinned: &Path) -> Result<()> {
             .args(["ci", "--no-audit", "--no-fund", "--ignore-scripts"]);
         run_cmd(cmd).context("npm ci failed; is Node.js with npm installed?")
     })
+}
+
+/// The npm cache in `.deps` that the examples' `npx` servers are fetched
+/// into.
+pub(crate) const NPM_CACHE: &str = "npm-cache";
+
+/// The npm packages the examples' `.mcp.json` start with `npx`, as
+/// `npx -y NAME@VERSION`: a new user's first command fetches them; `VERSION`
+/// is the one `package.json` pins (the tests' own copy in `.deps/node`).
+pub(crate) const NPX_PACKAGES: &[&str] = &["@modelcontextprotocol/server-filesystem"];
+
+/// Fetches [`NPX_PACKAGES`] at their pinned versions into the npm cache
+/// `dir`, where `npx` keeps what it installs (`_npx`): an `npx -y
+/// NAME@VERSION` with this cache and `prefer-offline` then starts without
+/// the network.
+fn npx(dir: &Path, pinned: &Path) -> Result<()> {
+    install("npx", dir, pinned, &["package.json"], || {
+        let pins = node_pins(pinned)?;
+        for name in NPX_PACKAGES {
+            let version = pins
+                .get(*name)
+                .with_context(|| format!("{name} is not pinned in xtask/deps/package.json"))?;
+            let mut cmd = Command::new("npx");
+            cmd.arg("--yes")
+                .arg("--cache")
+                .arg(dir)
+                .arg(format!("--package={name}@{version}"))
+                .args(["--", "node", "-e", ""]);
+            run_cmd(cmd).with_context(|| format!("npx could not fetch {name}@{version}"))?;
+        }
+        Ok(())
+    })
+}
+
+/// The `dependencies` of the pinned `package.json`: name to exact version.
+pub(crate) fn node_pins(pinned: &Path) -> Result<BTreeMap<String, String>> {
+    let path = pinned.join("package.json");
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("could not read {}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let deps = json["dependencies"]
+        .as_object()
+        .with_context(|| format!("{} has no dependencies", path.display()))?;
+    Ok(deps
+        .iter()
+        .filter_map(|(name, version)| Some((name.clone(), version.as_str()?.to_owned())))
+        .collect())
 }
 
 /// A virtual environment in `dir` with the pinned `requirements`.

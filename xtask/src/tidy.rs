@@ -1,4 +1,5 @@
-//! `cargo xtask tidy`: layering, resolver purity, module docs and snapshot checks.
+//! `cargo xtask tidy`: layering, resolver purity, module docs, the examples'
+//! `npx` pins and snapshot checks.
 //!
 //! The layering table below is the executable form of DESIGN.md section 1 and
 //! ARCHITECTURE.md: change them together.
@@ -9,12 +10,13 @@ mod scan;
 mod tests;
 mod unsafety;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use crate::deps::{NPX_PACKAGES, node_pins};
 use crate::{Metadata, cargo_metadata, display_rel, walk_files};
 use closure::check_banned_closure;
 use scan::scan_resolver_source;
@@ -85,6 +87,7 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     problems.extend(check_resolver_sources(root)?);
     problems.extend(check_module_docs(root)?);
     problems.extend(check_unsafe(root)?);
+    problems.extend(check_npx_pins(root)?);
     problems.extend(pending_snapshots(root)?.iter().map(|path| {
         format!(
             "{}: unreviewed snapshot (run `cargo insta review`)",
@@ -99,6 +102,70 @@ pub(crate) fn run(root: &Path) -> Result<()> {
         eprintln!("tidy: {problem}");
     }
     bail!("tidy found {} problem(s)", problems.len())
+}
+
+/// Every `npx` server in an example's `.mcp.json` names a package of
+/// [`NPX_PACKAGES`] at the version `xtask/deps/package.json` pins: the
+/// version a new user's first command fetches is the one the tests run.
+fn check_npx_pins(root: &Path) -> Result<Vec<String>> {
+    let pins = node_pins(&root.join("xtask/deps"))?;
+    let mut problems = Vec::new();
+    let examples = root.join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&examples)
+        .with_context(|| format!("could not read {}", examples.display()))?
+        .filter_map(|entry| Some(entry.ok()?.path().join(".mcp.json")))
+        .filter(|path| path.is_file())
+        .collect();
+    files.sort();
+    for path in files {
+        let file = display_rel(root, &path);
+        let mcp: Value =
+            serde_json::from_str(&read(&path)?).with_context(|| format!("{file} is not JSON"))?;
+        problems.extend(npx_pin_problems(&file, &mcp, &pins));
+    }
+    Ok(problems)
+}
+
+/// The problems of one `.mcp.json` (named `file`) against the pinned
+/// `pins` (see [`check_npx_pins`]).
+fn npx_pin_problems(file: &str, mcp: &Value, pins: &BTreeMap<String, String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let servers = mcp["mcpServers"].as_object().into_iter().flatten();
+    for (server, config) in servers {
+        if config["command"] != "npx" {
+            continue;
+        }
+        // The package is the first argument that is not an option.
+        let spec = config["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|arg| !arg.starts_with('-'))
+            .unwrap_or("");
+        // `@scope/name@version`: the version follows the last `@` after
+        // the first character.
+        let (name, version) = match spec.get(1..).and_then(|rest| rest.rsplit_once('@')) {
+            Some((name, version)) => (format!("{}{name}", &spec[..1]), version),
+            None => (spec.to_owned(), ""),
+        };
+        if !NPX_PACKAGES.contains(&name.as_str()) {
+            problems.push(format!(
+                "{file}: server '{server}' runs `npx {spec}`, which is not in NPX_PACKAGES (xtask/src/deps.rs), so `cargo xtask deps` does not fetch it for the tests"
+            ));
+            continue;
+        }
+        match pins.get(&name) {
+            Some(pinned) if pinned == version => {}
+            Some(pinned) => problems.push(format!(
+                "{file}: server '{server}' runs `npx {spec}`, but xtask/deps/package.json pins {name} {pinned}: write `{name}@{pinned}`"
+            )),
+            None => problems.push(format!(
+                "{file}: server '{server}' runs `npx {spec}`, which xtask/deps/package.json does not pin"
+            )),
+        }
+    }
+    problems
 }
 
 /// Fails if an unreviewed snapshot (`*.snap.new`, `*.pending-snap`) exists

@@ -1,9 +1,10 @@
 //! Starting the project's MCP servers as a person sees it: a line on
 //! standard error when one takes longer than a second, and for one that
-//! failed, its error (with its own last stderr lines, from zr-mcp) and what
-//! to do: the `[mcp] connect_timeout_secs` key when it ran out of time, the
-//! `cargo xtask deps` hint only for the examples' servers (those run from a
-//! `.deps` folder). One copy for `zr run`, `zr resume`, `zr resolve` and
+//! failed, its error and what to do (a warning quotes only the line of the
+//! server's stderr that names its error; `zr mcp list` and `ZR_LOG=debug`
+//! show its last lines, stack trace and all): the `[mcp] connect_timeout_secs` key when it ran out of time, the
+//! `cargo xtask deps` hint only for servers run from a `.deps` folder (the
+//! tests' and benchmarks' pinned servers). One copy for `zr run`, `zr resume`, `zr resolve` and
 //! `zr mcp list`.
 
 use std::io::Write as _;
@@ -22,8 +23,12 @@ pub(crate) const SLOW_START: Duration = Duration::from_secs(1);
 pub(crate) struct Failure {
     /// The server.
     pub(crate) name: String,
-    /// What went wrong, with its causes.
+    /// What went wrong, with its causes and the server's last stderr
+    /// lines (`zr mcp list`).
     pub(crate) error: String,
+    /// The same in one line for a warning: of the server's stderr, only
+    /// the line that names its error ([`McpError::headline`]).
+    pub(crate) summary: String,
     /// What to do about it.
     pub(crate) help: String,
     /// The server asks for OAuth (a 401, or a 403 for more scope): not
@@ -46,15 +51,22 @@ impl Failure {
                 .filter(|s| *insufficient_scope && !s.trim().is_empty())
                 .map(|s| format!(" --scope '{s}'"))
                 .unwrap_or_default();
+            let error = zr_types::error_chain(error);
             return Self {
                 name: name.to_string(),
-                error: zr_types::error_chain(error),
+                summary: error.clone(),
+                error,
                 help: format!("run `zr mcp login {name}{scope}` to authorize zr in a browser"),
                 needs_login: true,
             };
         }
         let timed_out = matches!(error, McpError::ConnectTimeout { .. });
-        Self::text(project, config, zr_types::error_chain(error), timed_out)
+        let full = zr_types::error_chain(error);
+        tracing::debug!(server = %config.name, error = %full, "MCP server did not start");
+        Self {
+            summary: headline_chain(error),
+            ..Self::text(project, config, full, timed_out)
+        }
     }
 
     /// A failure zr described itself (`timed_out`: it ran out of the
@@ -67,11 +79,25 @@ impl Failure {
     ) -> Self {
         Self {
             name: config.name.to_string(),
+            summary: error.clone(),
             error,
             help: help(project, config, timed_out),
             needs_login: false,
         }
     }
+}
+
+/// `error`'s [`McpError::headline`] followed by its causes, as
+/// [`zr_types::error_chain`] joins them.
+fn headline_chain(error: &McpError) -> String {
+    let mut text = error.headline();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// What to do about a server of `config` that failed.
@@ -93,16 +119,15 @@ fn help(project: &Project, config: &ServerConfig, timed_out: bool) -> String {
             project.hub_options().connect_timeout.as_secs()
         ));
     }
-    if is_example_server(config) {
-        help.push_str("; the examples' servers are installed by `cargo xtask deps`");
+    if is_deps_server(config) {
+        help.push_str("; the servers in `.deps` are installed by `cargo xtask deps`");
     }
     help
 }
 
 /// A server run from a `.deps` folder or from `ZR_DEPS_DIR`, where `cargo
-/// xtask deps` installs the examples' servers (their `.mcp.json` name
-/// `${ZR_DEPS_DIR:-../../.deps}/...`).
-fn is_example_server(config: &ServerConfig) -> bool {
+/// xtask deps` installs the servers the tests and benchmarks run.
+fn is_deps_server(config: &ServerConfig) -> bool {
     let TransportConfig::Stdio(s) = &config.transport else {
         return false;
     };

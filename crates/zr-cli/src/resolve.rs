@@ -88,7 +88,7 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
     for failed in &workspace.failed_servers {
         eprintln!(
             "warning: MCP server '{}' did not start, its tools are left out: {}\n  help: {}; `zr mcp list` shows every server's status",
-            failed.name, failed.error, failed.help
+            failed.name, failed.summary, failed.help
         );
     }
     let mut config = workspace.config.clone();

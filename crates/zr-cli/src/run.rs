@@ -417,7 +417,7 @@ pub(crate) fn warn_servers(workspace: &Workspace) {
     for failed in &workspace.failed_servers {
         eprintln!(
             "warning: MCP server '{}' is left out, the run goes on without its tools: {}\n  help: {}; `zr mcp list` shows every server's status",
-            failed.name, failed.error, failed.help
+            failed.name, failed.summary, failed.help
         );
     }
 }

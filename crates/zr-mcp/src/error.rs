@@ -396,7 +396,62 @@ fn stderr_note(lines: &[String]) -> String {
     format!("; its last lines on stderr: {}", quoted.join(" "))
 }
 
+/// The line of a server's stderr that names its error, when one does:
+/// the last line whose first word, before a `:`, is an error's name
+/// (Node's `Error: Cannot find module '...'` or `Error [ERR_...]: ...`,
+/// Python's `ModuleNotFoundError: ...`, `error: ...`), not a line of the
+/// stack trace around it.
+fn error_line(lines: &[String]) -> Option<&str> {
+    lines.iter().rev().map(String::as_str).find(|line| {
+        let Some((head, _)) = line.split_once(':') else {
+            return false;
+        };
+        // Node adds its code: `Error [ERR_MODULE_NOT_FOUND]: ...`.
+        let head = head.split_once(" [").map_or(head, |(name, _)| name);
+        !head.is_empty()
+            && head
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+            && (head.ends_with("Error")
+                || head.ends_with("Exception")
+                || head.eq_ignore_ascii_case("error")
+                || head.eq_ignore_ascii_case("fatal"))
+    })
+}
+
 impl McpError {
+    /// The server's last stderr lines this error carries (empty for an
+    /// error without them).
+    #[must_use]
+    pub fn stderr(&self) -> &[String] {
+        match self {
+            Self::ConnectTimeout { stderr, .. }
+            | Self::Initialize { stderr, .. }
+            | Self::Exited { stderr, .. } => stderr,
+            _ => &[],
+        }
+    }
+
+    /// The error in one line for a warning: its `Display`, except that
+    /// when the server's stderr has a line naming the error (see
+    /// [`McpError::stderr`]), only that line is quoted, not the stack
+    /// trace around it: `MCP server 'fs' exited (exit status: 1); its
+    /// error on stderr: "Error: Cannot find module '/x/index.js'"`. The
+    /// `Display` keeps every line, for `zr mcp list` and the logs.
+    #[must_use]
+    pub fn headline(&self) -> String {
+        let full = self.to_string();
+        let lines = self.stderr();
+        match error_line(lines) {
+            Some(line) => full.replacen(
+                &stderr_note(lines),
+                &format!("; its error on stderr: {line:?}"),
+                1,
+            ),
+            None => full,
+        }
+    }
+
     /// Whether the connection is gone (the server exited or closed, or the
     /// hub was dropped), as opposed to one request failing.
     #[must_use]
@@ -410,3 +465,6 @@ impl McpError {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;

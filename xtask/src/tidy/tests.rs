@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    RESOLVER, RESOLVER_BANNED_DEPS, check_banned_closure, check_layering, scan_resolver_source,
-    starts_with_module_doc,
+    RESOLVER, RESOLVER_BANNED_DEPS, check_banned_closure, check_layering, npx_pin_problems,
+    scan_resolver_source, starts_with_module_doc,
 };
 
 /// A workspace package as `cargo metadata --no-deps` prints it, with
@@ -456,4 +456,63 @@ fn only_zr_process_leaves_the_workspace_lints() {
         None
     );
     assert!(judge_manifest("zr-process", "[lints]\nworkspace = true\n").is_some());
+}
+
+/// `.mcp.json` with one `npx` server `fs` with `args`.
+fn npx_server(args: &[&str]) -> Value {
+    json!({"mcpServers": {"fs": {"command": "npx", "args": args}}})
+}
+
+fn npx_problems(args: &[&str]) -> Vec<String> {
+    let pins = [(
+        "@modelcontextprotocol/server-filesystem".to_owned(),
+        "2026.8.31".to_owned(),
+    )]
+    .into_iter()
+    .collect();
+    npx_pin_problems(".mcp.json", &npx_server(args), &pins)
+}
+
+#[test]
+fn an_npx_server_at_the_pinned_version_passes() {
+    assert_eq!(
+        npx_problems(&[
+            "-y",
+            "@modelcontextprotocol/server-filesystem@2026.8.31",
+            "../.."
+        ]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn an_npx_server_at_another_version_or_none_is_a_problem() {
+    for spec in [
+        "@modelcontextprotocol/server-filesystem@2025.1.1",
+        "@modelcontextprotocol/server-filesystem",
+    ] {
+        let found = npx_problems(&["-y", spec, "."]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("pins @modelcontextprotocol/server-filesystem 2026.8.31"),
+            "{found:?}"
+        );
+    }
+}
+
+#[test]
+fn an_npx_package_deps_does_not_fetch_is_a_problem() {
+    let found = npx_problems(&["-y", "@modelcontextprotocol/server-everything@2026.8.31"]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("not in NPX_PACKAGES"), "{found:?}");
+}
+
+/// The repository's own examples agree with the pins.
+#[test]
+fn the_examples_npx_servers_are_pinned() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    assert_eq!(
+        super::check_npx_pins(&root).expect("the examples are readable"),
+        Vec::<String>::new()
+    );
 }

@@ -101,7 +101,7 @@ impl PromptCommand {
                 .failed_servers
                 .iter()
                 .find(|f| f.name == self.server)
-                .map_or_else(String::new, |f| format!(": {}", f.error));
+                .map_or_else(String::new, |f| format!(": {}", f.summary));
             return Err(CliError::usage(
                 format!("MCP server '{}' did not start{why}", self.server),
                 "`zr mcp list` shows why",

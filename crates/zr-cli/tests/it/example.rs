@@ -1,15 +1,22 @@
 //! `examples/research-team` run exactly as the README's first command
 //! says, in a copy of the example and of the repository's `crates` folder
 //! (the explorers read `../../crates`), so that nothing is written into
-//! the repository: plain progress, the answer, `--json` events, the
-//! transcripts, and the run without the pinned MCP servers.
+//! the repository and nothing of the workspace's `.deps` is in reach: plain
+//! progress, the answer, `--json` events, the transcripts, and a first run
+//! without a warning or an error line.
+//!
+//! The example's filesystem server is `npx -y
+//! @modelcontextprotocol/server-filesystem@VERSION` as a user writes it. The
+//! runs here give zr a `$HOME` whose `.npmrc` names the npm cache `cargo
+//! xtask deps` fetched that package into (`.deps/npm-cache`), with
+//! `prefer-offline`, so that nothing is downloaded while the tests run.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{dep, deps_dir, repo, stderr, stdout, zr};
+use crate::support::{deps_dir, is_start_progress, raw_stderr, repo, stderr, stdout, zr};
 
 /// The example's folder in the repository.
 const EXAMPLE: &str = "examples/research-team";
@@ -87,14 +94,33 @@ fn checkout() -> tempfile::TempDir {
     dir
 }
 
-/// The filesystem server of `.mcp.json`, installed by `cargo xtask deps`.
-fn filesystem_server() -> PathBuf {
-    dep("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+/// A `$HOME` for zr (and the servers it starts, which get its `HOME`)
+/// whose `.npmrc` makes `npx` use the npm cache `cargo xtask deps` filled
+/// (`.deps/npm-cache`) without asking the registry first; no user-level
+/// agent types or skills, like [`crate::support::empty_home`].
+fn npm_home() -> PathBuf {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let cache = deps_dir().join("npm-cache");
+        assert!(
+            cache.is_dir(),
+            "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
+            cache.display()
+        );
+        let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("zr-cli-npm-home");
+        std::fs::create_dir_all(&home).expect("home folder");
+        let npmrc = format!(
+            "cache={}\nprefer-offline=true\nupdate-notifier=false\nfund=false\naudit=false\n",
+            cache.display()
+        );
+        std::fs::write(home.join(".npmrc"), npmrc).expect(".npmrc written");
+        home
+    })
+    .clone()
 }
 
-/// The README's command (plus `extra` arguments) in `checkout`, with the
-/// pinned servers in `deps`.
-fn run_example(checkout: &Path, deps: &Path, extra: &[&str]) -> Output {
+/// The README's command (plus `extra` arguments) in `checkout`.
+fn run_example(checkout: &Path, extra: &[&str]) -> Output {
     let mut args = readme_args();
     // Options go before the prompt.
     let prompt = args.pop().expect("the command has a prompt");
@@ -102,7 +128,8 @@ fn run_example(checkout: &Path, deps: &Path, extra: &[&str]) -> Output {
     args.push(prompt);
     zr().args(&args)
         .current_dir(checkout)
-        .env("ZR_DEPS_DIR", deps)
+        .env("HOME", npm_home())
+        .env_remove("ZR_DEPS_DIR")
         .timeout(std::time::Duration::from_secs(300))
         .output()
         .expect("the zr binary runs")
@@ -205,9 +232,8 @@ fn normalised_progress(err: &str, session: &str) -> String {
 
 #[test]
 fn the_example_runs_offline_with_plain_progress_and_the_answer() {
-    filesystem_server();
     let checkout = checkout();
-    let out = run_example(checkout.path(), &deps_dir(), &[]);
+    let out = run_example(checkout.path(), &[]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
     let session = session_of(&err);
@@ -361,9 +387,8 @@ fn calls_in_order(lines: Vec<String>) -> Vec<String> {
 
 #[test]
 fn the_example_with_json_prints_every_event_as_ndjson() {
-    filesystem_server();
     let checkout = checkout();
-    let out = run_example(checkout.path(), &deps_dir(), &["--json"]);
+    let out = run_example(checkout.path(), &["--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "nothing on standard error");
     let text = stdout(&out);
@@ -431,29 +456,32 @@ fn the_example_with_json_prints_every_event_as_ndjson() {
     insta::assert_snapshot!("example_json_events", events.join("\n"));
 }
 
+/// Issue 41: the README's first command, in a checkout outside the
+/// workspace (no `.deps` in reach, `ZR_DEPS_DIR` unset), says nothing but
+/// its progress (the fs server's start may be announced) and answers.
 #[test]
-fn without_the_pinned_servers_the_example_warns_and_runs_on_builtins() {
+fn a_fresh_clone_runs_the_readme_command_without_a_warning_or_an_error() {
     let checkout = checkout();
-    let no_deps = tempfile::tempdir().unwrap();
-    let out = run_example(checkout.path(), no_deps.path(), &[]);
-    let err = stderr(&out);
+    assert!(!checkout.path().join(".deps").exists());
+    let out = run_example(checkout.path(), &[]);
+    let err = raw_stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    let session = session_of(&err);
-    let progress = normalised_progress(&err, &session)
-        .replace(&no_deps.path().display().to_string(), "[deps]");
-    // Node's own words (their stack lines and version vary by machine).
-    let tail = "; its last lines on stderr: ";
-    let (before, words) = progress
-        .split_once(tail)
-        .expect("the server's stderr is shown");
-    let (words, after) = words.split_once('\n').expect("more lines follow");
+    for line in err.lines().filter(|l| !is_start_progress(l)) {
+        let lower = line.to_lowercase();
+        assert!(
+            !lower.contains("warning") && !lower.contains("error") && !lower.contains("denied"),
+            "a warning, an error or a refusal on the first run: {line}\n{err}"
+        );
+        assert!(
+            line.starts_with('[') || line.starts_with("session "),
+            "only progress lines: {line}\n{err}"
+        );
+    }
+    // The explorer that lists the crates with the fs server got its tool.
     assert!(
-        words.contains("\"Error: Cannot find module '[deps]/node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js'\""),
-        "{words}"
+        err.contains("[root.0003-explore] mcp__fs__list_directory crates\n"),
+        "{err}"
     );
-    let progress = format!("{before}{tail}[node's stderr]\n{after}");
-    insta::assert_snapshot!("example_without_deps", progress);
-    // The same answer: the script goes on whatever the tools answer.
     assert_eq!(stdout(&out), scripted_answer());
 }
 
@@ -462,11 +490,10 @@ fn without_the_pinned_servers_the_example_warns_and_runs_on_builtins() {
 /// one: the allow list constrains builtins only).
 #[test]
 fn the_example_resolves_without_warnings() {
-    filesystem_server();
     let out = zr()
         .args(["-C", EXAMPLE, "resolve", "--format", "json"])
         .current_dir(repo())
-        .env("ZR_DEPS_DIR", deps_dir())
+        .env("HOME", npm_home())
         .output()
         .expect("the zr binary runs");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -104,7 +104,8 @@ pub(crate) fn raw_stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).expect("utf-8 output")
 }
 
-fn is_start_progress(line: &str) -> bool {
+/// A line saying an MCP server is slow to start, or that it started.
+pub(crate) fn is_start_progress(line: &str) -> bool {
     (line.starts_with("starting MCP server '") && line.ends_with("' ..."))
         || (line.starts_with("MCP server '")
             && line.contains("' started (")
