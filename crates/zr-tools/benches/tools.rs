@@ -16,15 +16,19 @@
 //!   parent, applied in the child before `exec`): what the OS sandbox adds
 //!   to a Bash call (issue 33; the system must be able to confine, else
 //!   the benchmark stops rather than time an unconfined call);
+//!   `ZR_BENCH_INTERLEAVED=bash:N` times the three instead in N rounds of
+//!   one call each, in rotating order (a shared machine's slow spell lands
+//!   on all three), and prints their medians as a JSON line, without
+//!   criterion;
 //! - `edit_tolerant`: Read then an indentation-tolerant Edit and its undo
 //!   in a 2,000-line file.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use zr_tools::BuiltinTools;
 use zr_types::{AgentId, Confinement, SessionId, ToolCall, ToolContext, ToolHandler, ToolOutput};
@@ -156,9 +160,9 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-/// Bash `true` without a sandbox, confined to writing beneath the tree,
-/// and confined to a read-only file system (network off in both).
-fn bash_sandboxed(c: &mut Criterion, b: &Bench) {
+/// The three contexts of the `bash/true/*` benchmarks, each sandbox first
+/// shown to hold.
+fn bash_contexts(b: &Bench) -> [(&'static str, ToolContext); 3] {
     if let Some(missing) = zr_tools::sandbox_missing() {
         panic!("bash/true/sandboxed_*: this system cannot confine commands ({missing})");
     }
@@ -203,6 +207,13 @@ fn bash_sandboxed(c: &mut Criterion, b: &Bench) {
         );
     }
     let _ = std::fs::remove_file(&outside);
+    contexts
+}
+
+/// Bash `true` without a sandbox, confined to writing beneath the tree,
+/// and confined to a read-only file system (network off in both).
+fn bash_sandboxed(c: &mut Criterion, b: &Bench) {
+    let contexts = bash_contexts(b);
     let mut group = c.benchmark_group("bash");
     for (name, ctx) in &contexts {
         group.bench_function(*name, |bn| {
@@ -212,5 +223,49 @@ fn bash_sandboxed(c: &mut Criterion, b: &Bench) {
     group.finish();
 }
 
+/// `ZR_BENCH_INTERLEAVED=bash:N`: the `bash/true/*` calls in N rounds,
+/// one of each per round in rotating order, after 20 rounds of warm-up;
+/// their medians and means (ms) as a JSON line.
+fn bash_interleaved(rounds: usize) {
+    let b = setup();
+    let contexts = bash_contexts(&b);
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for round in 0..rounds + 20 {
+        for k in 0..3 {
+            let k = (k + round) % 3;
+            let start = std::time::Instant::now();
+            b.call_in(&contexts[k].1, "Bash", json!({"command": "true"}));
+            if round >= 20 {
+                times[k].push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    let stats = times.map(|mut xs| {
+        xs.sort_by(f64::total_cmp);
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        (xs[xs.len() / 2], mean)
+    });
+    let mut line = serde_json::Map::new();
+    line.insert("bench".to_owned(), json!("bash_true_interleaved"));
+    line.insert("rounds".to_owned(), json!(rounds));
+    for ((name, _), (median, mean)) in contexts.iter().zip(stats) {
+        let name = name.trim_start_matches("true/");
+        line.insert(format!("{name}_median_ms"), json!(median));
+        line.insert(format!("{name}_mean_ms"), json!(mean));
+    }
+    println!("{}", Value::Object(line));
+}
+
 criterion_group!(tools, benches);
-criterion_main!(tools);
+
+fn main() {
+    if let Ok(spec) = std::env::var("ZR_BENCH_INTERLEAVED") {
+        let rounds = spec
+            .strip_prefix("bash:")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("ZR_BENCH_INTERLEAVED={spec}: expected bash:N"));
+        return bash_interleaved(rounds);
+    }
+    tools();
+    Criterion::default().configure_from_args().final_summary();
+}
