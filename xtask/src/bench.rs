@@ -1,8 +1,8 @@
 //! `cargo xtask bench`: every benchmark of the workspace, in one run.
 //!
 //! 1. The criterion benchmarks: zr-resolve's resolver, zr-skills' registry
-//!    views, zr-tools' file and process tools, zr-engine's turn and
-//!    fan-out, zr-telemetry's fan-out of 1,000 subagents with and without
+//!    views, zr-tools' file and process tools (Bash `true` plain and in
+//!    the OS sandbox), zr-engine's turn, fan-out and file-tool gate, zr-telemetry's fan-out of 1,000 subagents with and without
 //!    OTLP export to a loopback receiver, and `zr agents` over 400 nested
 //!    agent files (reports under `target/criterion`).
 //! 2. The engine at scale, each in a process of its own (peak memory is a
@@ -96,6 +96,7 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
     let mut report = Report::default();
     resolver_wall(root, &target_dir, &mut report)?;
     fanout_wall(&target_dir, &mut report)?;
+    boundary_wall(&target_dir, &mut report)?;
     engine::run(root, quick, &mut report)?;
     startup(root, quick, &mut report)?;
     durable::run(root, quick, &mut report)?;
@@ -199,6 +200,56 @@ fn fanout_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
         ),
         per,
         15.0,
+        "wall",
+    );
+    Ok(())
+}
+
+/// Issue 33, what the effects boundary adds: Bash `true` in the OS
+/// sandbox (writable and read-only, network off) against plain, by
+/// criterion's estimates (target: at most 3 ms more, the worse sandbox
+/// decides), and the file-tool gate per Read (100 Reads with the gate on
+/// against `bypassPermissions`; reported: criterion measures one mode
+/// after the other, and the difference is a few µs of a few ms).
+fn boundary_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
+    let plain = criterion_estimate(target_dir, "bash", "true/plain")?;
+    let writable = criterion_estimate(target_dir, "bash", "true/sandboxed_writable")?;
+    let read_only = criterion_estimate(target_dir, "bash", "true/sandboxed_read_only")?;
+    let worse = writable.max(read_only);
+    let added = (worse - plain) / 1e6;
+    println!(
+        "\nBash `true` (criterion): plain {:.2} ms, sandboxed writable {:.2} ms, read-only {:.2} ms",
+        plain / 1e6,
+        writable / 1e6,
+        read_only / 1e6
+    );
+    report.at_most(
+        "sandboxed Bash `true` within a few ms: sandboxed - plain ≤ 3 ms (criterion)",
+        format!(
+            "{added:+.2} ms ({:.2} ms sandboxed, the worse of writable and read-only, / {:.2} ms plain: {:.2}x)",
+            worse / 1e6,
+            plain / 1e6,
+            worse / plain
+        ),
+        added,
+        3.0,
+        "wall",
+    );
+    let on = criterion_estimate(target_dir, "gate", "read_100/default")?;
+    let off = criterion_estimate(target_dir, "gate", "read_100/bypassPermissions")?;
+    let per = (on - off) / 1e3 / 100.0;
+    println!(
+        "File-tool gate (criterion): 100 Reads {:.2} ms in default mode, {:.2} ms in bypassPermissions, {per:+.1} µs per Read",
+        on / 1e6,
+        off / 1e6
+    );
+    report.note(
+        "file-tool gate per Read: default - bypassPermissions (criterion, one mode after the other)",
+        format!(
+            "{per:+.1} µs ({:.2} ms / {:.2} ms the 100 Reads)",
+            on / 1e6,
+            off / 1e6
+        ),
         "wall",
     );
     Ok(())

@@ -1,7 +1,13 @@
 //! Engine overhead with the scripted provider: the cost of one turn (also
 //! with transcripts written, and with a permission handler and a hook
-//! asked about every call), and a fan-out of 1,000 subagents that make
-//! three tool calls each.
+//! asked about every call), a fan-out of 1,000 subagents that make
+//! three tool calls each, and the effects boundary's cost per file-tool
+//! call (issue 33): `gate/read_100/default` against
+//! `gate/read_100/bypassPermissions`, a query of 100 turns that each Read
+//! a small file of the project; in `default` the gate resolves the path
+//! and checks it against the agent's places, in `bypassPermissions` it
+//! returns at once, so their difference over 100 is the boundary's cost
+//! per call.
 //!
 //! `ZR_BENCH_ONCE=fanout:N cargo bench -p zr-engine --bench engine` runs
 //! one fan-out of N subagents (`fanout` alone: 1,000) through
@@ -10,7 +16,11 @@
 //! `ZR_BENCH_ONCE=fanout_streamed:N` runs it through `Agent::query`,
 //! reading every event as a host that shows them does (`prompt` makes
 //! none); `ZR_BENCH_ONCE=turns:N` runs one query of N tool
-//! turns and prints the cost of its first and last turns. The heap bytes
+//! turns and prints the cost of its first and last turns;
+//! `ZR_BENCH_ONCE=gate:N` runs N rounds of the `gate/read_100` queries,
+//! one of each mode per round in alternating order (a shared machine's
+//! slow spell lands on both), and prints their medians, wall and CPU, and
+//! the difference per Read. The heap bytes
 //! of the same runs come from the `heap` bench (a counting allocator,
 //! which would slow this one down).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -23,7 +33,11 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Criterion, criterion_group};
 use futures_util::StreamExt as _;
 use serde_json::json;
-use support::{Extra, agent, agent_with, agent_with_noop, fanout_script, runtime, turns_script};
+use support::{
+    Extra, agent, agent_with, agent_with_noop, fanout_script, reader, reads_script, runtime,
+    turns_script,
+};
+use zr_caps::PermissionMode;
 use zr_engine::{QueryOverrides, TaskStatus};
 use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
@@ -96,6 +110,43 @@ fn bench(c: &mut Criterion) {
             BatchSize::PerIteration,
         );
     });
+    group.finish();
+    gate(c, &rt);
+}
+
+/// The reads of the `gate/read_N` benchmarks.
+const READS: usize = 100;
+
+/// A query of [`READS`] turns that each Read a small file, with the gate
+/// on (`default`: a read-only tool, checked against the boundary) and off
+/// (`bypassPermissions`).
+fn gate(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let script = reads_script(READS);
+    let mut group = c.benchmark_group("gate");
+    for mode in [PermissionMode::Default, PermissionMode::BypassPermissions] {
+        // What is measured really happens: every Read returns the file.
+        let (dir, agent) = reader(&script, mode);
+        let result = rt.block_on(agent.prompt("go")).unwrap();
+        assert_eq!(result.turns, READS as u32 + 1);
+        let reads = agent
+            .history()
+            .iter()
+            .filter(|m| format!("{m:?}").contains("line 9 of a small file"))
+            .count();
+        assert_eq!(reads, READS, "{mode}: Reads that returned the file");
+        drop((result, agent, dir));
+        group.bench_function(format!("read_{READS}/{mode}"), |b| {
+            b.iter_batched(
+                || reader(&script, mode),
+                |(dir, agent)| {
+                    let result = rt.block_on(agent.prompt("go")).unwrap();
+                    assert_eq!(result.turns, READS as u32 + 1);
+                    (dir, agent)
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
     group.finish();
 }
 
@@ -228,13 +279,72 @@ fn once_turns(turns: usize) {
     );
 }
 
+/// The median of `xs` (sorted here).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// `ZR_BENCH_ONCE=gate:N`: N rounds of a `default` and a
+/// `bypassPermissions` query of [`READS`] Reads, alternating which goes
+/// first, and their medians (wall and process CPU, in ms) as a JSON line,
+/// with the difference per Read in µs.
+fn once_gate(rounds: usize) {
+    let rt = runtime();
+    support::warm_up(&rt);
+    let script = reads_script(READS);
+    let modes = [PermissionMode::Default, PermissionMode::BypassPermissions];
+    let mut wall = [Vec::new(), Vec::new()];
+    let mut cpu = [Vec::new(), Vec::new()];
+    for round in 0..rounds + 2 {
+        for k in [round % 2, 1 - round % 2] {
+            let (dir, agent) = reader(&script, modes[k]);
+            let cpu_start = cpu_time();
+            let start = Instant::now();
+            let result = rt.block_on(agent.prompt("go")).unwrap();
+            let elapsed = start.elapsed();
+            let spent = cpu_time().saturating_sub(cpu_start);
+            assert_eq!(result.turns, READS as u32 + 1);
+            drop((result, agent, dir));
+            // The first two rounds warm up.
+            if round >= 2 {
+                wall[k].push(elapsed.as_secs_f64() * 1e3);
+                cpu[k].push(spent.as_secs_f64() * 1e3);
+            }
+        }
+    }
+    let [wall_on, wall_off] = wall.map(|mut xs| median(&mut xs));
+    let [cpu_on, cpu_off] = cpu.map(|mut xs| median(&mut xs));
+    let per = |on: f64, off: f64| (on - off) * 1e3 / READS as f64;
+    println!(
+        "{}",
+        json!({
+            "bench": "gate",
+            "rounds": rounds,
+            "reads": READS,
+            "default_wall_ms": wall_on,
+            "bypass_wall_ms": wall_off,
+            "default_cpu_ms": cpu_on,
+            "bypass_cpu_ms": cpu_off,
+            "wall_us_per_read": per(wall_on, wall_off),
+            "cpu_us_per_read": per(cpu_on, cpu_off),
+        })
+    );
+}
+
 fn main() {
     match support::once() {
+        Some((kind, n)) if kind == "gate" => return once_gate(n),
         Some((kind, n)) if kind == "fanout" => return once_fanout(n, false),
         Some((kind, n)) if kind == "fanout_streamed" => return once_fanout(n, true),
         Some((kind, n)) if kind == "turns" => return once_turns(n),
         Some((other, _)) => {
-            panic!("ZR_BENCH_ONCE={other}: expected fanout:N, fanout_streamed:N or turns:N")
+            panic!("ZR_BENCH_ONCE={other}: expected fanout:N, fanout_streamed:N, turns:N or gate:N")
         }
         None => {}
     }

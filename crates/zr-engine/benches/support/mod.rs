@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use zr_caps::{AgentDefinition, RuntimeSettings};
+use zr_caps::{AgentDefinition, PermissionMode, RuntimeSettings};
 use zr_engine::{
     Agent, AgentConfig, Decision, Hook, Hooks, PermissionConfig, PermissionHandler,
     PermissionRequest, RuntimeEnvironment, ScriptedProvider,
@@ -125,6 +125,42 @@ pub(crate) fn agent_with_noop(
         }
     }
     (dir, Agent::new(Arc::new(runtime), config))
+}
+
+/// A fresh session over `script` with the builtin tools only, the root in
+/// `mode` and the default boundary (sandbox on), and `small.txt` (10
+/// lines) in its project folder.
+pub(crate) fn reader(script: &Value, mode: PermissionMode) -> (TempDir, Agent) {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..10)
+        .map(|i| format!("line {i} of a small file\n"))
+        .collect();
+    std::fs::write(dir.path().join("small.txt"), lines).unwrap();
+    let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
+    let settings = RuntimeSettings {
+        model: "scripted".to_owned(),
+        cwd: dir.path().to_path_buf(),
+        env: Default::default(),
+    };
+    let runtime = RuntimeEnvironment::new(
+        provider,
+        settings,
+        BuiltinTools::new(dir.path().join("cron.json")),
+    );
+    let mut config = AgentConfig::new("You read.");
+    config.permission_mode = mode;
+    config.max_turns = 1_000;
+    (dir, Agent::new(Arc::new(runtime), config))
+}
+
+/// `reads` turns that each `Read` `small.txt` once, then an answer.
+pub(crate) fn reads_script(reads: usize) -> Value {
+    let read = json!({"name": "Read", "input": {"file_path": "small.txt"}});
+    let mut turns: Vec<Value> = (0..reads)
+        .map(|_| json!({"text": "step", "tool_calls": [read], "usage": USAGE}))
+        .collect();
+    turns.push(json!({"text": "done", "usage": USAGE}));
+    json!({"agents": {"root": [{"turns": turns}]}})
 }
 
 /// `tool_turns` turns that each call `noop` once, then an answer.
