@@ -690,3 +690,92 @@ async fn a_denial_without_a_reason_tells_the_model_that_none_was_given() {
     assert!(!h.dir.path().join("a.txt").exists());
     assert!(!h.dir.path().join("b.txt").exists());
 }
+
+/// A fetch is asked about per host unless a `WebFetch(domain:..)` rule
+/// allows it, though WebFetch only reads; an allowed host is not asked
+/// about, and an approval "for the session" holds for that host only.
+#[tokio::test]
+async fn a_fetch_is_asked_about_per_host_unless_a_rule_allows_it() {
+    let fetch = |url: &str| json!({"name": "WebFetch", "input": {"url": url, "prompt": "read"}});
+    let script = json!({"agents": {"root": [
+        {"turns": [
+            {"tool_calls": [fetch("http://localhost:9/a"), fetch("http://localhost:9/b"), fetch("http://127.0.0.1:9/c")]},
+            {"text": "done"}]}
+    ]}});
+    // No rule: the first fetch of each host is asked about; the session
+    // grant covers the second fetch of `localhost` only.
+    let h = Harness::new(&script);
+    let policy = Policy::new(|_| Decision::AllowForSession);
+    let agent = h.agent(with_policy(AgentConfig::new("root"), &policy));
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let asked: Vec<String> = policy
+        .seen()
+        .iter()
+        .map(|r| format!("{} {}", r.tool, r.input["url"]))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "WebFetch \"http://localhost:9/a\"",
+            "WebFetch \"http://127.0.0.1:9/c\""
+        ]
+    );
+    // A rule for the host: nobody is asked about it.
+    let h = Harness::new(&script);
+    let policy = Policy::new(|_| Decision::Deny("no".to_owned()));
+    let mut config = with_policy(AgentConfig::new("root"), &policy);
+    config.permissions.rules.allow = vec!["WebFetch(domain:localhost)".parse().unwrap()];
+    let agent = h.agent(config);
+    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    let asked: Vec<String> = policy
+        .seen()
+        .iter()
+        .map(|r| r.input["url"].to_string())
+        .collect();
+    assert_eq!(asked, ["\"http://127.0.0.1:9/c\""]);
+}
+
+/// An embedder without a permission handler: ordinary calls run (the host
+/// has no policy), but a call across the effects boundary is refused, since
+/// nobody said yes to it; in `bypassPermissions` it runs.
+#[tokio::test]
+async fn without_a_handler_a_crossing_is_refused_and_an_ordinary_call_runs() {
+    let script = json!({"agents": {"root": [
+        {"turns": [
+            {"tool_calls": [write_call("inside.txt", "in"), write_call("../outside-zr-test.txt", "out"), write_call("zr.toml", "mode = 1")]},
+            {"text": "done"}]}
+    ]}});
+    let h = Harness::new(&script);
+    let outside = h.dir.path().parent().unwrap().join("outside-zr-test.txt");
+    let (events, result) = run(h
+        .agent(AgentConfig::new("root"))
+        .query("go", QueryOverrides::default()))
+    .await;
+    assert_eq!(result.unwrap().output, "done");
+    assert!(h.dir.path().join("inside.txt").exists());
+    assert!(!outside.exists());
+    assert!(!h.dir.path().join("zr.toml").exists());
+    let denials = denials_of(&events, "root");
+    assert_eq!(denials.len(), 2, "{denials:?}");
+    assert!(
+        denials[0].contains("outside the agent's writable roots"),
+        "{denials:?}"
+    );
+    assert!(denials[1].contains("a protected file"), "{denials:?}");
+    assert!(
+        denials
+            .iter()
+            .all(|d| d.contains("no permission handler is there to approve it"))
+    );
+
+    let h = Harness::new(&script);
+    let outside = h.dir.path().parent().unwrap().join("outside-zr-test.txt");
+    let mut config = AgentConfig::new("root");
+    config.permission_mode = PermissionMode::BypassPermissions;
+    let (_, result) = run(h.agent(config).query("go", QueryOverrides::default())).await;
+    assert_eq!(result.unwrap().output, "done");
+    assert!(outside.exists() && h.dir.path().join("zr.toml").exists());
+    std::fs::remove_file(outside).unwrap();
+}
