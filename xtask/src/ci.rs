@@ -1,4 +1,15 @@
 //! `cargo xtask ci`: every check the project requires, in order, failing fast.
+//!
+//! The steps: `deps` (the pinned outside programs, [`deps`]; Arize Phoenix
+//! installs in the background and the receiver step waits for it), `fmt`,
+//! `tidy` ([`tidy`]), clippy with `-D warnings`, the tests (10,000 proptest
+//! cases per property, 256 with `--quick`; insta in check mode), the
+//! request bodies the tests' loopback model servers captured checked
+//! against the `anthropic` and `openai` Python SDKs' types ([`bodies`]),
+//! the crash matrix (zr-cli's `durable::crash_matrix`), the receiver tests
+//! against a real Arize Phoenix, doctests, no unreviewed snapshot, and
+//! `cargo doc` with warnings denied. Benchmarks never run here (`cargo
+//! xtask bench`).
 
 use std::cell::RefCell;
 use std::path::Path;

@@ -19,6 +19,25 @@
 //!
 //! Architecture invariant: no I/O. Agent-type files are parsed from text the
 //! caller read.
+//! [`derive()`] does not take the parent: a subagent's capabilities cannot
+//! depend on its parent's, because the function has no way to see them.
+//!
+//! # Structure
+//!
+//! - `capabilities.rs`: [`AgentCapabilities`] (every field an `Option`:
+//!   unset differs from empty), [`AgentOptions`], [`EffectiveCapabilities`]
+//!   (its tool lists are [`ToolList`]s, `Arc<[Arc<ToolDefinition>]>`, that
+//!   resolved pools share); `definition.rs`: [`AgentDefinition`].
+//! - `merge.rs`: [`merge_root`] (C1) and [`derive()`] (C2); `pattern.rs`:
+//!   [`ToolPattern`]; `permission.rs`: [`PermissionMode`] and its clamp (C4).
+//! - `rules.rs` (+ `rules/`): permission rules. `rules/shell.rs` splits a
+//!   Bash command into simple commands, `rules/command.rs`,
+//!   `rules/path.rs` and `rules/domain.rs` are the `Bash(...)`, path and
+//!   `WebFetch(domain:...)` specifiers, `rules/call.rs` one call as the
+//!   rules see it.
+//! - `agent_file.rs` (+ `agent_file/`): agent-type files (C6), Claude
+//!   Code's tool names included; `migrate.rs` (+ `migrate/`): C5;
+//!   `model_alias.rs`; `render.rs`: stable text forms for snapshots.
 
 mod agent_file;
 mod capabilities;

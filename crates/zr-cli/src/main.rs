@@ -5,14 +5,72 @@
 //! is wrong (nothing ran), 130 interrupted by Ctrl-C (143 by SIGTERM, 129
 //! by SIGHUP).
 //!
-//! zr never asks for permission while it runs: zr.toml's `[permissions]`
-//! decides (read-only tools run; other tools only when `allow` lists them
-//! or the mode lets them; `deny` refuses in every mode). See
-//! [`permissions`].
+//! zr.toml's `[permissions]` and `[sandbox]` set the engine's permission
+//! rules and effects boundary (read-only tools run; other tools when
+//! `allow` lists them or the mode lets them; `deny` refuses in every mode;
+//! a path outside the project or a protected file is a question). What the
+//! rules leave open is asked about on a terminal (a foreground agent) and
+//! refused otherwise (no terminal, `dontAsk`, a background agent).
+//! See [`permissions`].
 //!
 //! `zr run` and `zr resume` show progress as plain lines on standard error
 //! when it is not a terminal ([`render::plain`]); `--json` prints every
 //! event as NDJSON on standard output, in the format of [`render::json`].
+//!
+//! # Structure
+//!
+//! `cli.rs` is the whole command line (clap derive; `zr completions` comes
+//! from it); `main.rs` dispatches and starts logging; `error.rs` maps
+//! errors to exit codes.
+//!
+//! - Reading a project: `project.rs` (find it, load its files),
+//!   `preflight.rs` (everything `zr run` reads, checked together),
+//!   `config.rs` (`zr.toml`), `config_key.rs` (tool patterns from
+//!   `zr.toml` and the error that points at a key's line),
+//!   `mcp_config.rs` (`.mcp.json` errors by file and line), `init.rs` (+
+//!   `init/`, the templates: `zr init`).
+//! - What a run is built from: `provider.rs` (which provider),
+//!   `model_aliases.rs`; `permissions.rs` (`[permissions]` and `[sandbox]`
+//!   as the engine's `PermissionConfig`, and the handler of what the rules
+//!   leave open), `permission_names.rs` (typos in `[permissions]`);
+//!   `ask.rs` (+ `ask/`): on a terminal, the permission question, the
+//!   `AskUserQuestion` service and MCP servers' forms, one at a time,
+//!   pausing the renderer; `hooks.rs` (+ `hooks/`): `[hooks]` commands, one
+//!   engine `Hook` each, started through zr-process; `services.rs` (the
+//!   `WebSearch` backend), `config_service.rs` (the `Config` tool's safe
+//!   `zr.toml` settings); `telemetry.rs` (`[telemetry]` and `OTEL_*`: the
+//!   exporter's tracer given to every runtime the process builds, then the
+//!   bounded flush).
+//! - `session.rs`: `Workspace::open` (MCP leases, tools registered with the
+//!   runtime, skills granted per agent through an `AgentObserver`, the
+//!   root's `AgentConfig` from `zr.toml`); `reload.rs` (hot reload's
+//!   source); `mcp_start.rs` (a slow or failed server, as a person sees
+//!   it); `mcp_login.rs` (`zr mcp login`/`logout`).
+//! - Running: `run.rs` (+ `run/background.rs`, `run/resume_checks.rs`,
+//!   `run/mcp_prompt.rs`: `zr run /server:prompt ARGS`): `zr run` and `zr
+//!   resume`; `signal.rs` (SIGINT, SIGTERM, SIGHUP to a cancelled run);
+//!   `render.rs` (+ `render/`): the live tree, plain lines and NDJSON, all
+//!   following one `AgentTable` (`render/state.rs`); `crash_hook.rs` (the
+//!   test-only SIGKILL after N transcript records, debug builds);
+//!   `durable.rs` (+ `durable/follow.rs`): `zr worker`, `zr run --durable`
+//!   and `zr resume` of a durable session, through zr-restate; `cron.rs`
+//!   (`zr cron`, on `clock.rs`'s clock).
+//! - `serve.rs` (+ `serve/`): `zr mcp serve`, the agent types as MCP tools
+//!   on rmcp's server side (`tools.rs`, `handler.rs` through
+//!   `Agent::run_task`, `http.rs`: streamable HTTP on loopback).
+//! - Inspecting: `inspect.rs` (+ `inspect/`): `zr agents`, `zr skills`,
+//!   `zr mcp list`; `resolve.rs`: `zr resolve` (through
+//!   `Agent::preview_pools`); `sessions.rs` (+ `sessions/`): `zr sessions`
+//!   and `zr sessions show`, one stack: `read.rs` (one transcript, read
+//!   tolerantly) → `view.rs` (`SessionView`) → `show.rs` (the tree),
+//!   `conversation.rs` (`--agent`), `timeline.rs` (`--html`); `running.rs`:
+//!   the session's `flock`, `zr.pid`, the process record and what a killed
+//!   run left.
+//!
+//! Tests (`tests/it/`, one binary) run the built `zr` as a child process in
+//! temporary project folders with a clean environment (`support.rs`);
+//! `wiring.rs` is the wiring test; `tests/corpus/` holds agent files in the
+//! shapes Claude Code users write.
 
 // The CLI's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]

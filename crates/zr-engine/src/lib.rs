@@ -146,6 +146,26 @@
 //! and a PreToolUse hook or a handler that misses it denies the call with
 //! the reason; a person asked has no timeout.
 //!
+//! **The effects boundary** (DESIGN.md section 11). Before the handler is
+//! asked, every call is held against what it would touch, as its tool
+//! declares it (`ToolHandler::access`, zr-types' `Access`): the agent's
+//! places ([`Boundary`]: writable roots, the project folder or the agent's
+//! worktree plus [`Boundary::additional_directories`]; readable roots;
+//! protected files such as `zr.toml`, `.mcp.json`, `.zr/`, `.claude/`,
+//! `.git/`, `~/.zr/`, `~/.claude/`), and the project's permission rules
+//! in Claude Code's grammar ([`PermissionConfig::rules`], zr-caps'
+//! `PermissionRules`: deny, then ask, then allow). A crossing (a path
+//! outside the roots, a write to a protected file) or an `ask` rule is a
+//! question ([`PermissionRequest::crossing`]) whatever the mode and the
+//! allow rules say, and a refusal where nobody can be asked; only
+//! `bypassPermissions` skips the boundary. The gate also gives the call a
+//! `Confinement`, the OS sandbox ([`SandboxConfig`]) its processes run in
+//! through zr-tools and zr-process: nothing writable for an agent without
+//! write tools (read-only types, plan mode), its writable roots otherwise,
+//! the network only when allowed. [`Agent::preview_boundaries`] shows each
+//! agent's boundary without running anything. The stages of the gate are
+//! in `permission.rs` (`check`), the places in `boundary.rs`.
+//!
 //! # Scheduled prompts
 //!
 //! A [`CronScheduler`] fires the prompts that `CronCreate` stored as new
@@ -211,36 +231,64 @@
 //! [`RuntimeEnvironment::with_effects`]; the default, [`LocalEffects`],
 //! does each here and now. A durable backend journals them (see the
 //! trait's contract: ordering, errors, cancellation, what may be retried)
-//! and runs the same loop.
+//! and runs the same loop. Model requests are made only in `run/model.rs`,
+//! tool handlers are called only in `exec.rs` and subagents run only
+//! through `subagent::live`, each through this seam; `tests/it/effects.rs`
+//! shows every request, call, subagent and clock read passing through it,
+//! and zr-cli's `tests/it/durable.rs` is the crash matrix (a run killed
+//! at any transcript record, then resumed: nothing lost, nothing repeated).
 //!
 //! # Structure
 //!
-//! The crate is a stack of modules, each importing only from those below
-//! it and naming each item from the module that defines it:
+//! The crate is a stack of modules: each imports only from the modules
+//! listed before it here (none from a later one, so there is no circle),
+//! and names each item from the module that defines it, never through
+//! `lib.rs`. From the bottom:
 //!
-//! - plain data at the bottom: `history` (history helpers), `meta`
-//!   (`AgentMeta`, the narrow view of an agent), `outcome` (progress,
-//!   run outcomes, task results and statuses), `compact` (compaction's
-//!   plan and cutting tool results), `error` (the model providers are
-//!   zr-providers', below them all);
-//! - `effects`, `runtime`, `event`, `registry` (the background agents),
-//!   `agent_model` (model aliases), `tools` (with `skill_listing`),
-//!   `catalog` (the agent types and skills now; hot reload replaces it);
-//! - the policies and stores, which take an `AgentMeta` and never the
-//!   loop: `permission`, `hooks`, `config`, `transcript`;
-//! - `session` (what every agent of a session shares; it holds the
-//!   stores, none of which imports it), then `pools` (the resolver's
-//!   answers), `agent_run` (`AgentRun` and the `Delegate` seam),
-//!   `worktree` (`Scope`);
-//! - the loop: `exec` (one turn's tool calls; it reaches Task and
-//!   MultiTask only through the agent's `Delegate`), `run` (the loop,
-//!   its one model-request function for turns and the three side
-//!   requests, the compaction step and hot reload's root refresh),
-//!   `subagent` (the one subagent lifecycle);
-//! - delegation: `background`, `task` (whose `Subagents` is the root's
-//!   `Delegate`; subagents get one that refuses, so depth 1 holds by
-//!   construction);
-//! - the facade: `agent`, `resume`, `snapshot`, `preview`, `cron`.
+//! 1. Plain data and pure helpers: `error`, `sync`, `history`, `price`
+//!    (the price table), `agent_model` (model aliases), `skill_listing`
+//!    (the `Skill` description), `outcome` (`TaskStatus`, `TaskResult`,
+//!    `Progress`, `RunOutcome`), `remote` (`SubagentSpec`: a subagent
+//!    described for another worker), `structured` (an output schema
+//!    compiled, the answer's check, and the one rule of which schema a
+//!    subagent answers in), `compact` (the compaction plan; `compact/cut.rs`
+//!    cuts results), `registry` (background agents), `effects` (the
+//!    `Effects` seam and `LocalEffects`), `meta` (`AgentMeta`: id, type,
+//!    parent, mode, background, folder, output schema, effort; the narrow
+//!    view the stores take). The model providers are zr-providers', below
+//!    them all.
+//! 2. Places, events, spans, the runtime: `boundary` (an agent's places
+//!    and the confinement of its processes), `event`, `telemetry` (the
+//!    GenAI spans given to the runtime's `Tracer`), `in_span` (a future run
+//!    inside a span), `runtime`, `tools` (an agent's `AgentTools`: its
+//!    pool joined with handlers).
+//! 3. Policies and stores, which take an `AgentMeta` and never the
+//!    session, the loop or the subagent code: `catalog` (subagent types,
+//!    skills, the Task/MultiTask definitions; rebuilt by hot reload),
+//!    `find_tool`, `permission` (the `Gate`; `permission/subjects.rs`: what
+//!    a call touches as the rules see it; `permission/asking.rs`: the
+//!    handler, then a person, or a background agent's refusal), `hooks`,
+//!    `config` (`AgentConfig`), `transcript` (`Transcripts` owns its
+//!    folder).
+//! 4. `session` (`Session` holds the stores, none of which imports it;
+//!    `QueryCtx`), then `pools` (the resolver's answers, through the
+//!    catalog's `PoolMemo`), `worktree` (`Scope`: a subagent's worktree and
+//!    cleanup), `agent_run` (`AgentRun`, the `Delegate` seam,
+//!    `NoDelegation`).
+//! 5. The loop: `exec` (one turn's tool calls; it reaches Task and
+//!    MultiTask only through the agent's `Delegate`), `subagent` (the one
+//!    lifecycle of foreground, background and resumed subagents), `revive`
+//!    (a subagent rebuilt from its transcript, or its recorded result),
+//!    `run` (the loop; `run/model.rs` the one request function for turns,
+//!    the side requests and the answer request; `run/answer.rs`,
+//!    `run/compact.rs`, `run/reload.rs`).
+//! 6. Delegation: `background`, then `task` (whose `Subagents` is the
+//!    root's `Delegate`; its `run_call` is every delegation's one path;
+//!    subagents get `NoDelegation`, so depth 1 holds by construction).
+//! 7. The facade: `agent`, then `host_task` (`Agent::run_task` for `zr mcp
+//!    serve`, `Agent::run_described` for a durable child invocation),
+//!    `resume`, `snapshot` (`RootSnapshot`), `preview`, `cron`; then
+//!    `lib.rs`.
 //!
 //! # Invariants
 //!

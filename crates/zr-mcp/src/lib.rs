@@ -214,6 +214,40 @@
 //! scenario of the pinned suite, the `auth/*` ones through [`login`], and
 //! `elicitation-sep1034-client-defaults` with its form accepted with every
 //! field's default.
+//!
+//! # Structure
+//!
+//! - `config.rs` (+ `config/expand.rs`): `.mcp.json` and `${VAR}`
+//!   expansion.
+//! - `options.rs`: [`HubOptions`], at the bottom; `pool.rs`: the slot
+//!   table of shared, counted connections keyed by transport settings, the
+//!   grace period after the last lease, reconnects; `lease.rs` reaches it
+//!   only through the narrow `HubRef`; `hub.rs` is the [`McpHub`] facade on
+//!   top.
+//! - `connection.rs`, `client.rs`, `child.rs`, `bounded.rs`: one live
+//!   session; the child started by `zr_process::spawn` with a clean
+//!   environment, reaped by a task that publishes its exit; its last stderr
+//!   lines kept for start-up errors; a stdout reader bounded per message.
+//! - `materialise.rs`: `mcp__{server}__{tool}` definitions; `result.rs`:
+//!   MCP content to zr content.
+//! - `auth.rs` + `auth/`: OAuth on rmcp's `auth` support. `settings.rs`
+//!   (the `oauth` key) and `store.rs` ([`TokenStore`], one 0600 file per
+//!   server) at the bottom; `discovery.rs`; `connect.rs` gives a connection
+//!   its authorization manager and turns a 401/403 into
+//!   [`McpError::AuthRequired`]; `callback.rs` is the loopback redirect;
+//!   `login.rs` the browser flow on top.
+//! - `host.rs` (below `client.rs` and `pool.rs`): what connections ask of
+//!   the host (the elicitor, the roots, the calls in flight by caller);
+//!   `elicit.rs`: a form's schema as [`FormField`]s and the [`Elicitor`]
+//!   trait.
+//! - `resources.rs`: the two resource tools; `prompts.rs`: [`McpPrompt`].
+//! - `src/bin/zr-mcp-conformance.rs`: the conformance client;
+//!   `src/bin/zr-echo-server.rs` (feature `echo-server`, rmcp's server
+//!   side) and `benches/echo.rs` + `benches/ts/` + `benches/py/`: the
+//!   comparison with the TypeScript and Python SDKs.
+//!
+//! Tests run real servers (server-everything, server-filesystem, the
+//! Python servers in `tests/servers/` and `tests/it/`).
 
 mod auth;
 mod bounded;

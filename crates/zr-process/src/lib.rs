@@ -37,6 +37,20 @@
 //! group.end(); // kill what it left in its group; forget the group
 //! # Ok(()) }
 //! ```
+//!
+//! # Structure
+//!
+//! `spawn.rs` (the four entry points) over `spawner.rs` (the one forking
+//! thread), `group.rs` ([`ProcessGroup`]), `death.rs` (`before_exec`, the
+//! workspace's one `unsafe` function: the `pre_exec` hook that sets the
+//! death signal and applies the sandbox, system calls only), `live.rs` (the
+//! process-wide table of live groups, told to the watcher and written to
+//! the record), `watcher.rs` (a small `sh` that kills every listed group
+//! when zr's end of its pipe closes), `record.rs` (records and
+//! [`leftovers`]), `procfs.rs` (reads `/proc`), and `sandbox.rs` +
+//! `sandbox/linux.rs` (the policy, what the kernel supports, and the
+//! Landlock ruleset and seccomp program built in the parent: whatever
+//! allocates happens there, never in the child).
 
 mod death;
 mod error;

@@ -31,6 +31,26 @@
 //! holding the whole [`ModelResponse`], or an `Err(`[`ProviderError`]`)`
 //! that ends the request for good.
 //!
+//! A request may carry an [`OutputFormat`] (a structured answer's schema)
+//! and an [`Effort`]; each provider maps them onto its API and says
+//! through [`ModelProvider::structured_output`] whether the answer needs a
+//! request of its own (Anthropic's forced tool).
+//!
+//! # Structure
+//!
+//! `provider.rs` is the contract, written like `tower::Service`. `http.rs`
+//! + `http/` is the layer the HTTP providers share: `status.rs` (status
+//! classification, error objects, `retry-after`), `attempt.rs` (one SSE
+//! attempt with an idle timeout), `body.rs` (a body read whole: an error,
+//! or a 2xx answer that is not an event stream), `failure.rs` (whether
+//! another attempt may help), `endpoint.rs`, and the retry driver in
+//! `http.rs` itself; a provider supplies only its wire body, its decoder and
+//! its auth headers: `anthropic.rs` (+ `anthropic/wire.rs`,
+//! `anthropic/decode.rs`), `openai.rs` (+ `openai/wire.rs`,
+//! `openai/decode.rs`) and `openai/responses.rs` (+ its `wire.rs` and
+//! `decode.rs`: stateless, reasoning items carried in thinking blocks'
+//! signatures). `scripted.rs` is the deterministic provider.
+//!
 //! # Invariants
 //!
 //! - zr-providers depends on zr-types and on no other zr crate: it knows

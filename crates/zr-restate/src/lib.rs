@@ -74,6 +74,29 @@
 //! runtime and configuration from its project, exactly as `zr run` does,
 //! and a child's pool derives from its type and the root's pool, as
 //! locally; nothing in a description reaches the resolver but the type.
+//!
+//! # Structure
+//!
+//! From the bottom: `error.rs`; `record.rs` (what a journal entry holds: a
+//! model answer or its terminal failure, a tool output or its failure);
+//! `journal.rs` (the bridge: the engine sends a `Step`, a `ctx.run`, a
+//! child call or a one-way send; the work stays on the engine's side and
+//! the engine continues from the journaled value); `drive.rs` (the
+//! handler's side: one command per step in arrival order, child calls and
+//! attaches awaited through one combinator, Restate's cancellation, the
+//! children sent one way cancelled when the invocation ends before them);
+//! `effects.rs` (`DurableEffects`: the invocation's agent's model requests
+//! and tool calls as steps, the root's typed foreground subagents as child
+//! calls, its typed background ones as one-way sends); `object.rs`
+//! ([`SESSION_OBJECT`], its `run` handler, [`SessionHost`] for the project
+//! a worker serves, [`ROOT_STATE`] between turns); `keys.rs`; `agent.rs`
+//! ([`AGENT_OBJECT`]: one subagent rebuilt from its description through
+//! `Agent::run_described`); `serve.rs` (the HTTP endpoint and
+//! `POST /deployments`); and the client side, for zr-cli: `http.rs` (the
+//! one HTTP/1.1 exchange with the server) and `admin.rs` (a turn sent and
+//! attached to; turns and journals read through the admin API's SQL
+//! introspection). The tests (`tests/it/`) run a real `restate-server` with
+//! in-process workers behind a loopback TCP proxy.
 
 mod admin;
 mod agent;

@@ -148,6 +148,23 @@
 //! higher precedence, nested too deep). A broken file does not shadow a
 //! valid one of lower precedence. Diagnostics are sorted by path and line,
 //! skills and types by name: views are deterministic.
+//!
+//! # Structure
+//!
+//! `SkillRegistry` (`skills.rs`, `skills/scan.rs`, `skill.rs`) over
+//! `Roots::skills` and `AgentRegistry` (`agents.rs`, `agents/scan.rs`) over
+//! `Roots::agents` (`roots.rs`), on top of the built-in types (`builtin.rs`,
+//! prompts in `src/builtin/*.md`). Hot reload is one cache shared by both
+//! (`cache.rs` between views, `stamp.rs` per file, `assemble.rs` for what
+//! both do with a scan, `stats.rs` for what it cost). `tool.rs` is the
+//! `Skill` tool (`grant`/`revoke` per agent; `tool/confine.rs` re-checks
+//! the root when a body is read); `diagnostic.rs`: one per broken file;
+//! `scaffold.rs`: the first-use files of `.zr/agents`; `render.rs`: text
+//! forms for `zr skills`, `zr agents` and snapshots.
+//!
+//! The registries never read `$HOME` or the current directory themselves
+//! (roots are passed in; [`home_dir`] is for hosts), and nothing outside a
+//! root is read.
 
 mod agents;
 mod assemble;

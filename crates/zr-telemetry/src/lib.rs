@@ -31,6 +31,37 @@
 //! ```
 //!
 //! Export never blocks or fails a run: see [`Telemetry`].
+//!
+//! # Structure
+//!
+//! The OTLP protobuf is written here, without the OpenTelemetry SDK (see
+//! docs/decisions.md). From the bottom: `wire.rs` (protobuf varints and
+//! fields; an OTLP `KeyValue` written whole), `conventions.rs` (how a span
+//! is named), `ids.rs` (trace and span ids: SplitMix64 of a counter from a
+//! per-process seed), `config.rs` ([`TelemetryConfig`], the `OTEL_*`
+//! variables), `error.rs`. Above them `record.rs` (one span's ids, times,
+//! name, kind, status, events, and its attributes as OTLP bytes in one
+//! buffer), `encode.rs` (a record as an entry of `ScopeSpans.spans`; a
+//! batch framed as an `ExportTraceServiceRequest`), `plain.rs` (HTTP/1.1 on
+//! a keep-alive `TcpStream` of the export thread's own, for `http://`
+//! endpoints without a proxy variable) and `transport.rs` (`plain.rs`, or
+//! the blocking reqwest client for `https://` and proxies). Then
+//! `queue.rs` (the bounded queue: a span encoded into its buffer when it
+//! ends, on the run's thread; the export thread sends batches of 512, warns
+//! of drops, logs failed requests and gives sent buffers back for reuse)
+//! and `tracer.rs` (`ExportTracer`, zr-engine's `Tracer`: a span's record
+//! behind its handle until its last handle drops, its parent's handle kept
+//! so a parent ends after its children). On top, `exporter.rs`
+//! ([`Telemetry`]: starts the thread, hands out the tracer, the bounded
+//! final flush).
+//!
+//! Tests decode the encoding and compare it byte for byte with the
+//! OpenTelemetry crates' own conversion of the same spans (those crates and
+//! `prost` are dev-dependencies only), and export scripted sessions to a
+//! real Arize Phoenix, reading the trees back through its REST API
+//! (ignored tests, run by `cargo xtask ci`'s receiver step).
+//! `benches/fanout.rs` compares a 1,000-subagent fan-out with and without
+//! export to a loopback OTLP sink.
 
 mod config;
 mod conventions;

@@ -16,14 +16,21 @@
 //! kept for calls that cannot be carried out (a process that cannot be
 //! spawned, a failing host service).
 //!
-//! # Path policy
+//! # Path policy and the effects boundary
 //!
 //! Relative paths are resolved against the calling agent's working
 //! directory ([`ToolContext::cwd`](zr_types::ToolContext)), and `.`/`..` are
 //! removed lexically. Absolute paths are taken as given, also outside the
 //! working directory: models use absolute paths all the time, and deciding
-//! which paths an agent may touch is the permission layer's job (the
-//! engine's `can_use_tool` callback sees the input before the handler runs).
+//! which paths an agent may touch is not a tool's job. Each tool declares
+//! what a call would touch ([`ToolHandler::access`](zr_types::ToolHandler::access):
+//! Read, Glob and Grep a read, Write and Edit a write, Bash its command,
+//! WebFetch its host), and the engine's effects boundary judges that
+//! before the handler runs. Bash and its background commands run in the
+//! OS sandbox the engine gives the call
+//! ([`ToolContext::confinement`](zr_types::ToolContext), applied by
+//! `zr_process::spawn_sandboxed`: Landlock and seccomp on Linux);
+//! [`sandbox_missing`] says what this system lacks to confine them.
 //!
 //! # The tools
 //!
@@ -38,8 +45,9 @@
 //!   and whatever it left in its group is killed. Dropping the call's future
 //!   kills the group. Each call is a fresh shell: `cd` and `export` do not
 //!   carry over to the next call; without `PATH` in the context, bash uses
-//!   its built-in default. Every command is started by `zr_process::spawn`:
-//!   it and its group die with zr, even when zr is killed with SIGKILL, and
+//!   its built-in default. Every command is started through zr-process
+//!   (`spawn`, or `spawn_sandboxed` in the call's sandbox): it and its
+//!   group die with zr, even when zr is killed with SIGKILL, and
 //!   it sees one variable of zr's own, `ZR_OWNER`. A command that leaves its
 //!   process group (`setsid`, daemons) escapes the group kill; `zr resume`
 //!   finds it by `ZR_OWNER` after a kill. `run_in_background` starts the
@@ -142,6 +150,30 @@
 //!
 //! Background commands and process groups are Unix features; on other
 //! platforms only the direct child is killed.
+//!
+//! # Structure
+//!
+//! - `toolkit.rs` (bottom floor): the `Builtin` trait (its `access`
+//!   declares what a call touches), `Hints`, `blocking`, `tool_failed` and
+//!   the adapter that checks input (`input.rs`: schemars schemas, errors
+//!   naming the field) before a tool runs. `registry.rs` (top floor):
+//!   [`BuiltinTools`], the list of tools, flags from zr-types'
+//!   `builtin_spec`.
+//! - `state.rs`: a generic per-agent map keyed by `(SessionId, AgentId)`
+//!   that knows no tool type; each tool owns its state (`ledger.rs`: the
+//!   read ledger of Read, Write and Edit; `todo.rs`; `bash/background.rs`).
+//! - One file per tool: `bash.rs` (+ `bash/background.rs`), `read.rs`,
+//!   `write.rs`, `edit.rs` (+ `edit/matching.rs`), `glob.rs`, `grep.rs` (+
+//!   `grep/sink.rs`, over `walk.rs`), `web_fetch.rs` (+
+//!   `web_fetch/policy.rs`: [`WebFetchPolicy`], the URL check and the
+//!   guarded DNS resolver; `web_fetch/address.rs`: which addresses are not
+//!   public), `web_search.rs` (+ `web_search/backend.rs`: [`HttpSearch`]),
+//!   `ask_user.rs`, `config.rs`, `todo.rs`, `cron.rs` (+ `cron/tools.rs`,
+//!   `cron/store.rs`, `cron/schedule.rs`, `cron/lock.rs`: the file locks
+//!   between processes).
+//! - `sandbox.rs`: a call's `Confinement` as zr-process' `Sandbox`;
+//!   `path.rs`: paths against the context's folder; `bound.rs`: bounded
+//!   output.
 
 mod ask_user;
 mod bash;

@@ -7,6 +7,16 @@
 //! builtin registry, [`ordered_entries`] for reading JSON objects in file
 //! order, and [`error_chain`] for an error with its sources on one line.
 //!
+//! Names are `Arc<str>` newtypes built with `FromStr`/`TryFrom`, never an
+//! infallible `From<&str>`; [`ToolName::mcp`] shortens a long
+//! `mcp__server__tool` name stably ([`stable_hash`], FNV-1a).
+//! [`ToolDefinition`] is laid out `repr(C)` with the fields the resolver
+//! reads first. A [`ToolOutput`] may carry a `display` for people beside
+//! the content for the model (providers never send it). `access.rs` holds
+//! the inputs of the engine's effects boundary: [`Access`], what a call
+//! would touch, declared by [`ToolHandler::access`] before it runs, and
+//! [`Confinement`], the OS sandbox of the processes it starts.
+//!
 //! Architecture invariant: no async runtime, no I/O, no clocks. Everything
 //! here is a value that can be built, compared and serialised anywhere.
 
