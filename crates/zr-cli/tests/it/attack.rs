@@ -133,6 +133,11 @@ fn accept_edits_cannot_write_outside_the_project() {
     let outside = outside();
     let target = outside.path().join("authorized_keys");
     project.write("zr.toml", ZR_TOML);
+    // A name of this test's own: the parent folder is shared.
+    let escape = format!(
+        "{}-escape.txt",
+        project.path().file_name().unwrap().to_string_lossy()
+    );
     let err = run(
         &project,
         &script(
@@ -143,7 +148,7 @@ fn accept_edits_cannot_write_outside_the_project() {
                 ),
                 call(
                     "Write",
-                    json!({"file_path": "../escape.txt", "content": "x"})
+                    json!({"file_path": format!("../{escape}"), "content": "x"})
                 ),
                 call(
                     "Write",
@@ -154,7 +159,7 @@ fn accept_edits_cannot_write_outside_the_project() {
         ),
     );
     assert!(!target.exists());
-    assert!(!project.path().parent().unwrap().join("escape.txt").exists());
+    assert!(!project.path().parent().unwrap().join(&escape).exists());
     assert_eq!(
         std::fs::read_to_string(project.path().join("inside.txt")).unwrap(),
         "fine"

@@ -742,13 +742,15 @@ async fn a_fetch_is_asked_about_per_host_unless_a_rule_allows_it() {
 /// nobody said yes to it; in `bypassPermissions` it runs.
 #[tokio::test]
 async fn without_a_handler_a_crossing_is_refused_and_an_ordinary_call_runs() {
+    // A name of this process's own: the parent folder is shared.
+    let name = format!("zr-test-outside-{}.txt", std::process::id());
     let script = json!({"agents": {"root": [
         {"turns": [
-            {"tool_calls": [write_call("inside.txt", "in"), write_call("../outside-zr-test.txt", "out"), write_call("zr.toml", "mode = 1")]},
+            {"tool_calls": [write_call("inside.txt", "in"), write_call(&format!("../{name}"), "out"), write_call("zr.toml", "mode = 1")]},
             {"text": "done"}]}
     ]}});
     let h = Harness::new(&script);
-    let outside = h.dir.path().parent().unwrap().join("outside-zr-test.txt");
+    let outside = h.dir.path().parent().unwrap().join(&name);
     let (events, result) = run(h
         .agent(AgentConfig::new("root"))
         .query("go", QueryOverrides::default()))
@@ -771,7 +773,7 @@ async fn without_a_handler_a_crossing_is_refused_and_an_ordinary_call_runs() {
     );
 
     let h = Harness::new(&script);
-    let outside = h.dir.path().parent().unwrap().join("outside-zr-test.txt");
+    let outside = h.dir.path().parent().unwrap().join(&name);
     let mut config = AgentConfig::new("root");
     config.permission_mode = PermissionMode::BypassPermissions;
     let (_, result) = run(h.agent(config).query("go", QueryOverrides::default())).await;
