@@ -8,13 +8,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::error::{CliError, EXIT_OK};
 use crate::serve::handler::{AgentServer, Served};
+use crate::serve::http::front::Read;
 use crate::signal::Signals;
+
+mod front;
 
 /// The hosts a request may name (any port): loopback only.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -42,19 +44,32 @@ pub(crate) async fn serve(
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(LOOPBACK_HOSTS)
         .with_allowed_origins(origins)
-        .enforce_origin_validation();
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(front::MAX_BODY);
     let stop = config.cancellation_token.clone();
-    let service = StreamableHttpService::new(
+    let service = Arc::new(StreamableHttpService::new(
         move || Ok(AgentServer::new(Arc::clone(&served))),
         Arc::new(LocalSessionManager::default()),
         config,
-    );
+    ));
     eprintln!("zr mcp serve: listening on http://{local}/mcp");
     let result = loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let service = TowerToHyperService::new(service.clone());
+                    let service = Arc::clone(&service);
+                    let service = hyper::service::service_fn(move |request| {
+                        let service = Arc::clone(&service);
+                        async move {
+                            Ok::<_, std::convert::Infallible>(match front::read(request).await {
+                                Read::Json(request, refusal) => {
+                                    front::answer(service.handle(request).await, refusal)
+                                }
+                                Read::Other(request) => service.handle(request).await,
+                                Read::Answered(response) => response,
+                            })
+                        }
+                    });
                     tokio::spawn(async move {
                         let connection = hyper::server::conn::http1::Builder::new()
                             .serve_connection(TokioIo::new(stream), service);

@@ -272,10 +272,15 @@ fn http_serves_loopback_addresses_only() {
     );
 }
 
+/// How long a test waits for one answer of the server.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A `zr mcp serve` child, killed when dropped.
 struct Server {
     child: Child,
-    lines: Option<BufReader<std::process::ChildStdout>>,
+    /// Its standard output's lines, read by a thread of their own so
+    /// that a test waiting for an answer that never comes ends.
+    lines: Option<std::sync::mpsc::Receiver<String>>,
 }
 
 impl Server {
@@ -290,8 +295,19 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("zr starts");
-        let lines = child.stdout.take().map(BufReader::new);
-        Self { child, lines }
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines: Some(lines),
+        }
     }
 
     fn http(project: &TempProject) -> (Self, String) {
@@ -336,11 +352,10 @@ impl Server {
         let lines = self.lines.as_mut().expect("a stdio server");
         let mut before = Vec::new();
         loop {
-            let mut line = String::new();
-            assert!(
-                lines.read_line(&mut line).expect("zr writes") > 0,
-                "zr closed stdout"
-            );
+            let line = match lines.recv_timeout(ANSWER_WITHIN) {
+                Ok(line) => line,
+                Err(e) => panic!("no answer to request {id} ({e}) after {before:?}"),
+            };
             let message: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
             if message["id"] == id {
                 return (message, before);
@@ -528,4 +543,155 @@ fn the_http_server_refuses_a_foreign_host_and_origin() {
         ),
         "HTTP/1.1 200 OK"
     );
+}
+
+/// One HTTP/1.1 request to `addr` (`Connection: close`, the MCP
+/// headers): the head (status line and headers) and the body as sent.
+fn http(addr: &str, headers: &[(&str, &str)], body: &str) -> (String, String) {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(addr).expect("zr listens");
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    write!(stream, "{head}\r\n{body}").expect("the request is written");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (head.to_owned(), body.to_owned())
+}
+
+/// The address of a `zr mcp serve --http` URL.
+fn address(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// A new MCP session on the HTTP server at `addr`: its id.
+fn http_session(addr: &str) -> String {
+    let (head, _) = http(addr, &[], INITIALIZE);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let id = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {head}"));
+    let (head, _) = http(
+        addr,
+        &[("Mcp-Session-Id", &id), ("MCP-Protocol-Version", "2025-11-25")],
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+    id
+}
+
+/// A project with one agent type, `runner`, and no script for it.
+fn runner_project() -> TempProject {
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "")
+        .write(
+            ".zr/agents/runner.md",
+            "---\nname: runner\ndescription: Runs\ntools: Read\n---\nRun.\n",
+        )
+        .write("script.json", r#"{"agents": {}}"#);
+    project
+}
+
+#[test]
+fn a_stdio_message_over_the_size_limit_is_answered_with_an_error_naming_the_limit() {
+    let project = runner_project();
+    let mut server = Server::stdio(&project);
+    server.send(INITIALIZE);
+    server.reply(1);
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let long = "a".repeat(17 * 1024 * 1024);
+    server.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"runner","arguments":{{"prompt":"{long}"}}}}}}"#
+    ));
+    let (reply, _) = server.reply(7);
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    let message = reply["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("limit of 16777216 bytes"), "{message}");
+    // An id the start of the line does not show: a null id.
+    server.send(&format!(
+        r#"{{"jsonrpc":"2.0","params":{{"prompt":"{long}"}},"id":8,"method":"tools/call"}}"#
+    ));
+    // The server reads on.
+    server.send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    let (pong, before) = server.reply(9);
+    assert_eq!(pong["result"], serde_json::json!({}), "{pong}");
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["id"], Value::Null, "{before:?}");
+    assert_eq!(before[0]["error"]["code"], -32600, "{before:?}");
+}
+
+#[test]
+fn tools_call_with_arguments_that_are_not_an_object_is_invalid_params() {
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"runner","arguments":"x"}}"#;
+    let expected = "invalid params for tools/call: arguments must be an object, not a string";
+    let project = runner_project();
+
+    let mut server = Server::stdio(&project);
+    server.send(INITIALIZE);
+    server.reply(1);
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    server.send(call);
+    let (reply, _) = server.reply(2);
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert_eq!(reply["error"]["message"], expected, "{reply}");
+    // A method nobody serves is still not found.
+    server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/nothing","params":{}}"#);
+    let (reply, _) = server.reply(3);
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+
+    let (_server, url) = Server::http(&project);
+    let addr = address(&url);
+    let session = http_session(&addr);
+    let (head, body) = http(
+        &addr,
+        &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-11-25")],
+        call,
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    assert!(
+        body.contains(&format!(r#""code":-32602,"message":"{expected}""#)),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_body_that_is_not_json_rpc_gets_a_json_rpc_error_over_http() {
+    let project = runner_project();
+    let (_server, url) = Server::http(&project);
+    let addr = address(&url);
+    let (head, body) = http(&addr, &[], r#"{"jsonrpc":"2.0","id":1,"method""#);
+    assert!(head.starts_with("HTTP/1.1 400 Bad Request"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    let error: Value = serde_json::from_str(&body).expect("a JSON body");
+    assert_eq!(error["jsonrpc"], "2.0");
+    assert_eq!(error["id"], Value::Null, "{error}");
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    // JSON that is no JSON-RPC message: -32600, with its id.
+    let (head, body) = http(&addr, &[], r#"{"id":4,"hello":"world"}"#);
+    assert!(head.starts_with("HTTP/1.1 400 Bad Request"), "{head}");
+    let error: Value = serde_json::from_str(&body).expect("a JSON body");
+    assert_eq!(error["id"], 4, "{error}");
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    // A foreign host is still refused first.
+    let (head, _) = http(&addr, &[("Origin", "http://evil.example.com")], "{");
+    assert!(head.starts_with("HTTP/1.1 403"), "{head}");
 }
