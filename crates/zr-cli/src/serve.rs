@@ -7,7 +7,8 @@
 //!   `--http ADDR`, streamable HTTP on a loopback address only, with
 //!   rmcp's DNS-rebinding protection: a request whose `Host` is not
 //!   `localhost`, `127.0.0.1` or `::1`, or whose `Origin` is not one of
-//!   those at the served port, is refused with 403.
+//!   those at the served port, is refused with 403; bounded so that local
+//!   clients cannot tie it up (`serve/http.rs`).
 //! - **Tools.** One per agent type the root's `Task` could start
 //!   (`serve/tools.rs`), named in snake case; the input is the `Task`
 //!   call's `prompt` and `description` (the type is the tool;

@@ -14,6 +14,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -311,8 +312,38 @@ impl Server {
     }
 
     fn http(project: &TempProject) -> (Self, String) {
+        let (server, url, _) = Self::http_limited(project, "", None);
+        (server, url)
+    }
+
+    /// `zr mcp serve --http` with the test limits `limits`
+    /// (`ZR_TEST_SERVE_LIMITS`) and, with `nofile`, that many file
+    /// descriptors at most (`ulimit -n`); its standard error's lines after
+    /// the address are collected.
+    fn http_limited(
+        project: &TempProject,
+        limits: &str,
+        nofile: Option<u32>,
+    ) -> (Self, String, Arc<Mutex<Vec<String>>>) {
         let script = project.path().join("script.json");
-        let mut child = zr_process()
+        let mut command = match nofile {
+            Some(n) => {
+                let mut sh = zr_process();
+                // zr_process's environment, with sh in front.
+                let zr = std::path::PathBuf::from(sh.get_program());
+                sh = Command::new("sh");
+                sh.envs(zr_process().get_envs().filter_map(|(k, v)| Some((k, v?))))
+                    .arg("-c")
+                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                    .arg(zr);
+                sh
+            }
+            None => zr_process(),
+        };
+        for var in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ZR_LOG", "RUST_LOG"] {
+            command.env_remove(var);
+        }
+        let mut child = command
             .args([
                 "mcp",
                 "serve",
@@ -323,22 +354,31 @@ impl Server {
                 "--script",
             ])
             .arg(&script)
+            .env("ZR_TEST_SERVE_LIMITS", limits)
             .current_dir(project.path())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .expect("zr starts");
         let mut err = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        err.read_line(&mut line).expect("zr writes its address");
-        let url = line
-            .trim()
-            .strip_prefix("zr mcp serve: listening on ")
-            .unwrap_or_else(|| panic!("not an address line: {line}"))
-            .to_owned();
-        // The rest of its standard error goes to the test's.
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::stderr()));
-        (Self { child, lines: None }, url)
+        let url = loop {
+            let mut line = String::new();
+            assert!(
+                err.read_line(&mut line).expect("zr writes its address") > 0,
+                "zr ended before it listened"
+            );
+            if let Some(url) = line.trim().strip_prefix("zr mcp serve: listening on ") {
+                break url.to_owned();
+            }
+        };
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let collected = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                collected.lock().expect("the lines").push(line);
+            }
+        });
+        (Self { child, lines: None }, url, lines)
     }
 
     fn send(&mut self, line: &str) {
@@ -694,4 +734,134 @@ fn a_body_that_is_not_json_rpc_gets_a_json_rpc_error_over_http() {
     // A foreign host is still refused first.
     let (head, _) = http(&addr, &[("Origin", "http://evil.example.com")], "{");
     assert!(head.starts_with("HTTP/1.1 403"), "{head}");
+}
+
+/// Whether the server closed `stream` within `within`: a read ends (the
+/// end of the stream, or a reset) instead of timing out.
+fn closed_within(stream: &mut std::net::TcpStream, within: std::time::Duration) -> bool {
+    use std::io::Read as _;
+    stream
+        .set_read_timeout(Some(within))
+        .expect("a read timeout");
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            // A response (to a request sent), then the close.
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+#[test]
+fn half_open_and_idle_connections_are_closed_after_the_head_timeout() {
+    use std::io::Write as _;
+    let project = runner_project();
+    let (_server, url, _) = Server::http_limited(&project, "head_ms=1000", None);
+    let addr = address(&url);
+    let started = std::time::Instant::now();
+    // Connections that send nothing, one that stops inside its head, and
+    // one idle after a whole request.
+    let mut streams: Vec<std::net::TcpStream> = (0..50)
+        .map(|_| std::net::TcpStream::connect(&addr).expect("zr listens"))
+        .collect();
+    let mut partial = std::net::TcpStream::connect(&addr).expect("zr listens");
+    write!(partial, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").expect("written");
+    streams.push(partial);
+    let mut idle = std::net::TcpStream::connect(&addr).expect("zr listens");
+    write!(idle, "GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\n\r\n").expect("written");
+    streams.push(idle);
+    for (n, stream) in streams.iter_mut().enumerate() {
+        assert!(
+            closed_within(stream, std::time::Duration::from_secs(10)),
+            "connection {n} still open after {:?}",
+            started.elapsed()
+        );
+    }
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(900) && took < std::time::Duration::from_secs(8),
+        "{took:?}"
+    );
+    // The server serves on.
+    http_session(&addr);
+}
+
+#[test]
+fn out_of_file_descriptors_the_server_pauses_warns_once_per_burst_and_recovers() {
+    let project = runner_project();
+    let (_server, url, stderr) =
+        Server::http_limited(&project, "head_ms=3000,connections=1000", Some(64));
+    let addr = address(&url);
+    // More connections than the process has descriptors: accept fails
+    // with EMFILE while they are open.
+    let held: Vec<std::net::TcpStream> = (0..120)
+        .map(|_| std::net::TcpStream::connect(&addr).expect("the listen queue takes it"))
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let warnings = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| l.contains("cannot accept a connection"))
+            .count()
+    };
+    let during = stderr.lock().expect("the lines").clone();
+    assert_eq!(warnings(&during), 1, "{during:#?}");
+    assert!(during.len() < 20, "{during:#?}");
+    // Once the head timeout closed them, the server serves again.
+    drop(held);
+    let started = std::time::Instant::now();
+    loop {
+        let (head, _) = http(&addr, &[], INITIALIZE);
+        if head.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no answer since: {head}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Accepting the queued connections as they close may start another
+    // burst or two; never a warning per failed accept.
+    let after = stderr.lock().expect("the lines").clone();
+    assert!((1..=3).contains(&warnings(&after)), "{after:#?}");
+    assert!(after.len() < 20, "{after:#?}");
+}
+
+#[test]
+fn idle_sessions_expire_and_the_oldest_idle_one_makes_room_at_the_cap() {
+    let project = runner_project();
+    let (_server, url, _) =
+        Server::http_limited(&project, "session_idle_ms=1500,sessions=3", None);
+    let addr = address(&url);
+    let ping = |session: &str| -> String {
+        let (head, _) = http(
+            &addr,
+            &[("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")],
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+        );
+        head.lines().next().unwrap_or_default().to_owned()
+    };
+    let first = http_session(&addr);
+    let second = http_session(&addr);
+    let third = http_session(&addr);
+    assert_eq!(ping(&second), "HTTP/1.1 200 OK");
+    assert_eq!(ping(&third), "HTTP/1.1 200 OK");
+    // A fourth at the cap of three: the first, idle the longest, goes.
+    let fourth = http_session(&addr);
+    assert_eq!(ping(&first), "HTTP/1.1 404 Not Found");
+    assert_eq!(ping(&fourth), "HTTP/1.1 200 OK");
+    // Unused for the idle time, all expire.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    for session in [&second, &third, &fourth] {
+        assert_eq!(ping(session), "HTTP/1.1 404 Not Found", "{session}");
+    }
+    // New sessions are made as before.
+    let fifth = http_session(&addr);
+    assert_eq!(ping(&fifth), "HTTP/1.1 200 OK");
 }
