@@ -57,7 +57,12 @@
 //!   (`zr cron`, on `clock.rs`'s clock).
 //! - `serve.rs` (+ `serve/`): `zr mcp serve`, the agent types as MCP tools
 //!   on rmcp's server side (`tools.rs`, `handler.rs` through
-//!   `Agent::run_task`, `http.rs`: streamable HTTP on loopback).
+//!   `Agent::run_task`; `stdio.rs`, lines up to 16 MiB, a longer one
+//!   answered with an error naming the limit; `http.rs`: streamable HTTP
+//!   on loopback, with `http/front.rs` turning a body rmcp cannot read
+//!   into a JSON-RPC error, `http/limits.rs` the head and body timeouts
+//!   and the connection cap, `http/sessions.rs` idle expiry and a cap on
+//!   MCP sessions; `jsonrpc.rs` the error lines both use).
 //! - Inspecting: `inspect.rs` (+ `inspect/`): `zr agents`, `zr skills`,
 //!   `zr mcp list`; `resolve.rs`: `zr resolve` (through
 //!   `Agent::preview_pools`); `sessions.rs` (+ `sessions/`): `zr sessions`

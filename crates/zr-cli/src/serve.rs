@@ -7,7 +7,8 @@
 //!   `--http ADDR`, streamable HTTP on a loopback address only, with
 //!   rmcp's DNS-rebinding protection: a request whose `Host` is not
 //!   `localhost`, `127.0.0.1` or `::1`, or whose `Origin` is not one of
-//!   those at the served port, is refused with 403.
+//!   those at the served port, is refused with 403; bounded so that local
+//!   clients cannot tie it up (`serve/http.rs`).
 //! - **Tools.** One per agent type the root's `Task` could start
 //!   (`serve/tools.rs`), named in snake case; the input is the `Task`
 //!   call's `prompt` and `description` (the type is the tool;
@@ -23,6 +24,12 @@
 //!   Calls may run at once (each has its own time budget).
 //! - **Permissions.** Nobody can be asked: calls that `[permissions]`
 //!   leaves open are denied with the key to set, as without a terminal.
+//! - **Protocol errors.** A message on standard input longer than 16 MiB
+//!   is answered -32600 naming the limit (with its id when the start of
+//!   the line shows it, else a null id), not dropped; over HTTP a body
+//!   that is not JSON gets HTTP 400 with a -32700 parse error, and JSON
+//!   that is no JSON-RPC message 400 with -32600; a method this server
+//!   answers whose parameters do not fit gets -32602 (invalid params).
 //! - **Sessions.** One zr session per server run: its transcripts (one
 //!   per call's subagent, `root.NNNN-TYPE.jsonl`) are under
 //!   `.zr/sessions/<session>/`, locked while the server runs, so that
@@ -46,6 +53,8 @@ use crate::signal::Signals;
 
 mod handler;
 mod http;
+mod jsonrpc;
+mod stdio;
 mod tools;
 
 /// `zr mcp serve [--http ADDR]`: serves until standard input closes (or,
@@ -98,8 +107,9 @@ async fn serve_loaded(project: &Project, args: &ServeArgs) -> Result<u8, CliErro
 /// Serves one MCP session on standard input and output until the input
 /// closes or a signal comes.
 async fn stdio(server: AgentServer, signals: &mut Signals) -> Result<u8, CliError> {
+    let (transport, writer) = stdio::transport(tokio::io::stdin(), tokio::io::stdout());
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| CliError::usage(
             format!("the MCP client's handshake on standard input failed: {e}"),
@@ -110,6 +120,8 @@ async fn stdio(server: AgentServer, signals: &mut Signals) -> Result<u8, CliErro
             if let Err(error) = ended {
                 tracing::warn!(%error, "the MCP session ended with an error");
             }
+            // The last answers are written before zr exits.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
             Ok(EXIT_OK)
         }
         stop = signals.recv() => Err(stop.into()),

@@ -274,6 +274,10 @@ fn build(
 }
 
 fn unknown_key_message(key: &str) -> String {
+    // Claude Code's per-type hooks: a key zr knows and does not use.
+    if key == "hooks" {
+        return "'hooks' (Claude Code's hooks of this type) is kept but not used: zr's hooks are the [hooks] table of zr.toml, or the host's".to_owned();
+    }
     let norm = |s: &str| -> String {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')

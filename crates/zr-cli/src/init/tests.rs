@@ -18,7 +18,8 @@ fn default_line(line: &str) -> Option<&str> {
 }
 
 /// The template with every `# key = value` line uncommented (and, with
-/// `examples`, every `# e.g. key = value` line too).
+/// `examples`, every `# e.g. key = value` line and every commented-out
+/// table, `# [telemetry]`, too).
 fn uncommented(examples: bool) -> (String, usize) {
     let mut count = 0;
     let text = CONFIG_TEMPLATE
@@ -26,6 +27,7 @@ fn uncommented(examples: bool) -> (String, usize) {
         .map(|line| {
             let line = match line.strip_prefix("# e.g. ") {
                 Some(rest) if examples => rest,
+                _ if examples && line.starts_with("# [") && line.ends_with(']') => &line[2..],
                 _ => line,
             };
             let line = if line.contains(" = ") && !line.starts_with('#') {
@@ -55,10 +57,12 @@ fn the_template_shows_the_defaults_the_code_uses() {
     let dir = tempfile::tempdir().unwrap();
     let (defaults, _) = built(dir.path());
     let (text, count) = uncommented(false);
-    assert_eq!(count, 26, "the `# key = value` lines:\n{text}");
+    assert_eq!(count, 25, "the `# key = value` lines:\n{text}");
     std::fs::write(dir.path().join(CONFIG_FILE), &text).unwrap();
     let (from_template, file) = built(dir.path());
     assert_eq!(from_template, defaults);
+    // Telemetry is off unless asked for: the defaults have no table.
+    assert!(file.telemetry.is_none(), "{:?}", file.telemetry);
     assert_eq!(file.model.max_tokens, Some(zr_engine::DEFAULT_MAX_TOKENS));
     assert_eq!(
         (file.mcp.connect_timeout_secs, file.mcp.call_timeout_secs),

@@ -229,6 +229,13 @@ fn list(project: &Project, format: Format) -> String {
 }
 
 fn show(project: &Project, name: &str, format: Format) -> Result<String, CliError> {
+    // A name, not a path: nothing else is looked up or suggested.
+    if let Err(error) = name.parse::<zr_types::AgentName>() {
+        return Err(CliError::usage(
+            format!("'{name}' is not an agent type name: {error}"),
+            "see `zr agents` for the agent types",
+        ));
+    }
     let Some(entry) = project.agents.get(name) else {
         return Err(not_found(project, name));
     };
@@ -265,6 +272,9 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
                 "name": entry.definition.name.to_string(),
                 "source": source_json(entry, project),
                 "definition": definition,
+                // As written (an alias, `inherit`) and as it resolves.
+                "model": model(&entry.definition),
+                "model_id": crate::model_aliases::shown(&aliases(project), &entry.definition),
                 "color": entry.color,
                 "memory": entry.memory,
                 "extras": extras,

@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation,
     ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, MetaObject,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig, SetLevelRequestParams,
@@ -222,6 +223,52 @@ fn answer(result: &TaskResult) -> CallToolResult {
     out
 }
 
+/// The requests this server answers whose parameters rmcp reads into a
+/// type; one whose parameters do not fit reaches the handler as a custom
+/// request.
+const SERVED_METHODS: [&str; 5] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+];
+
+/// The answer to a request rmcp did not read as one of its own: for a
+/// method this server answers, its parameters are wrong (-32602, with
+/// what is wrong for `tools/call`); any other method is not found.
+fn custom_request(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    if !SERVED_METHODS.contains(&method) {
+        return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method.to_owned(), None);
+    }
+    let params = request.params.clone().unwrap_or(Value::Null);
+    let why = match (method, &params) {
+        ("tools/call", Value::Object(map)) => match map.get("arguments") {
+            Some(arguments) if !arguments.is_object() && !arguments.is_null() => {
+                format!("arguments must be an object, not {}", kind(arguments))
+            }
+            _ => serde_json::from_value::<CallToolRequestParams>(params)
+                .err()
+                .map_or_else(|| "they do not fit".to_owned(), |e| e.to_string()),
+        },
+        _ => format!("they are not {method}'s parameters"),
+    };
+    ErrorData::invalid_params(format!("invalid params for {method}: {why}"), None)
+}
+
+/// What a JSON value is, for a message.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 fn failed(message: String) -> CallToolResponse {
     CallToolResult::error(vec![ContentBlock::text(message)]).into()
 }
@@ -261,6 +308,14 @@ impl ServerHandler for AgentServer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = request.level;
         Ok(())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request(&request))
     }
 
     async fn call_tool(

@@ -109,3 +109,47 @@ fn init_with_project_flag_creates_the_folder() {
     assert_eq!(stdout(&out), CREATED);
     assert!(project.path().join("sub/proj/zr.toml").is_file());
 }
+
+#[test]
+fn a_new_project_runs_without_telemetry() {
+    // A listener on OTLP's default port (when it is free): a run of a
+    // project `zr init` made must not connect to it.
+    let listener = std::net::TcpListener::bind("127.0.0.1:4318").ok();
+    if let Some(listener) = &listener {
+        listener.set_nonblocking(true).expect("a non-blocking listener");
+    } else {
+        eprintln!("127.0.0.1:4318 is taken: checking standard error only");
+    }
+    let project = TempProject::new();
+    project.zr_ok(&["init"]);
+    project.write(
+        "script.json",
+        r#"{"agents": {"root": [{"turns": [{"text": "hi"}]}]}}"#,
+    );
+    let mut run = crate::support::zr_process();
+    for var in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_SDK_DISABLED",
+    ] {
+        run.env_remove(var);
+    }
+    let run = run
+        .args(["run", "--script", "script.json", "hello"])
+        .current_dir(project.path())
+        .output()
+        .expect("zr runs");
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(stdout(&run), "hi\n");
+    assert!(
+        !stderr(&run).to_lowercase().contains("telemetry"),
+        "{}",
+        stderr(&run)
+    );
+    if let Some(listener) = listener {
+        match listener.accept() {
+            Ok((_, from)) => panic!("zr connected to 127.0.0.1:4318 from {from}"),
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}"),
+        }
+    }
+}

@@ -456,3 +456,32 @@ fn mcp_list_gives_up_on_silent_servers_together_and_stops_them() {
     }
     assert_eq!(processes_with(&marker), Vec::<String>::new());
 }
+
+#[test]
+fn agents_show_of_something_that_is_not_a_name_says_so() {
+    let p = project();
+    let out = p.zr(&["agents", "show", "../../etc/passwd"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: '../../etc/passwd' is not an agent type name: "),
+        "{err}"
+    );
+    assert!(!err.contains(".zr/agents/../"), "{err}");
+    assert!(err.contains("help: see `zr agents` for the agent types"), "{err}");
+}
+
+#[test]
+fn agents_show_json_gives_the_model_as_written_and_the_id_it_resolves_to() {
+    let p = project();
+    p.write(
+        ".zr/agents/sonnet-user.md",
+        "---\nname: sonnet-user\ndescription: Uses sonnet\nmodel: sonnet\n---\nHi.\n",
+    );
+    let out = p.zr_ok(&["agents", "show", "sonnet-user", "--format", "json"]);
+    let v = json(&out);
+    assert_eq!(v["model"], "sonnet", "{v}");
+    let id = v["model_id"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(id.starts_with("claude-sonnet-"), "{v}");
+}

@@ -14,6 +14,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -272,10 +273,15 @@ fn http_serves_loopback_addresses_only() {
     );
 }
 
+/// How long a test waits for one answer of the server.
+const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A `zr mcp serve` child, killed when dropped.
 struct Server {
     child: Child,
-    lines: Option<BufReader<std::process::ChildStdout>>,
+    /// Its standard output's lines, read by a thread of their own so
+    /// that a test waiting for an answer that never comes ends.
+    lines: Option<std::sync::mpsc::Receiver<String>>,
 }
 
 impl Server {
@@ -290,13 +296,54 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("zr starts");
-        let lines = child.stdout.take().map(BufReader::new);
-        Self { child, lines }
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines: Some(lines),
+        }
     }
 
     fn http(project: &TempProject) -> (Self, String) {
+        let (server, url, _) = Self::http_limited(project, "", None);
+        (server, url)
+    }
+
+    /// `zr mcp serve --http` with the test limits `limits`
+    /// (`ZR_TEST_SERVE_LIMITS`) and, with `nofile`, that many file
+    /// descriptors at most (`ulimit -n`); its standard error's lines after
+    /// the address are collected.
+    fn http_limited(
+        project: &TempProject,
+        limits: &str,
+        nofile: Option<u32>,
+    ) -> (Self, String, Arc<Mutex<Vec<String>>>) {
         let script = project.path().join("script.json");
-        let mut child = zr_process()
+        let mut command = match nofile {
+            Some(n) => {
+                let mut sh = zr_process();
+                // zr_process's environment, with sh in front.
+                let zr = std::path::PathBuf::from(sh.get_program());
+                sh = Command::new("sh");
+                sh.envs(zr_process().get_envs().filter_map(|(k, v)| Some((k, v?))))
+                    .arg("-c")
+                    .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+                    .arg(zr);
+                sh
+            }
+            None => zr_process(),
+        };
+        for var in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ZR_LOG", "RUST_LOG"] {
+            command.env_remove(var);
+        }
+        let mut child = command
             .args([
                 "mcp",
                 "serve",
@@ -307,22 +354,31 @@ impl Server {
                 "--script",
             ])
             .arg(&script)
+            .env("ZR_TEST_SERVE_LIMITS", limits)
             .current_dir(project.path())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .expect("zr starts");
         let mut err = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        err.read_line(&mut line).expect("zr writes its address");
-        let url = line
-            .trim()
-            .strip_prefix("zr mcp serve: listening on ")
-            .unwrap_or_else(|| panic!("not an address line: {line}"))
-            .to_owned();
-        // The rest of its standard error goes to the test's.
-        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::stderr()));
-        (Self { child, lines: None }, url)
+        let url = loop {
+            let mut line = String::new();
+            assert!(
+                err.read_line(&mut line).expect("zr writes its address") > 0,
+                "zr ended before it listened"
+            );
+            if let Some(url) = line.trim().strip_prefix("zr mcp serve: listening on ") {
+                break url.to_owned();
+            }
+        };
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let collected = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                collected.lock().expect("the lines").push(line);
+            }
+        });
+        (Self { child, lines: None }, url, lines)
     }
 
     fn send(&mut self, line: &str) {
@@ -336,11 +392,10 @@ impl Server {
         let lines = self.lines.as_mut().expect("a stdio server");
         let mut before = Vec::new();
         loop {
-            let mut line = String::new();
-            assert!(
-                lines.read_line(&mut line).expect("zr writes") > 0,
-                "zr closed stdout"
-            );
+            let line = match lines.recv_timeout(ANSWER_WITHIN) {
+                Ok(line) => line,
+                Err(e) => panic!("no answer to request {id} ({e}) after {before:?}"),
+            };
             let message: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
             if message["id"] == id {
                 return (message, before);
@@ -528,4 +583,285 @@ fn the_http_server_refuses_a_foreign_host_and_origin() {
         ),
         "HTTP/1.1 200 OK"
     );
+}
+
+/// One HTTP/1.1 request to `addr` (`Connection: close`, the MCP
+/// headers): the head (status line and headers) and the body as sent.
+fn http(addr: &str, headers: &[(&str, &str)], body: &str) -> (String, String) {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(addr).expect("zr listens");
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    write!(stream, "{head}\r\n{body}").expect("the request is written");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (head.to_owned(), body.to_owned())
+}
+
+/// The address of a `zr mcp serve --http` URL.
+fn address(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// A new MCP session on the HTTP server at `addr`: its id.
+fn http_session(addr: &str) -> String {
+    let (head, _) = http(addr, &[], INITIALIZE);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let id = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {head}"));
+    let (head, _) = http(
+        addr,
+        &[("Mcp-Session-Id", &id), ("MCP-Protocol-Version", "2025-11-25")],
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert!(head.starts_with("HTTP/1.1 202"), "{head}");
+    id
+}
+
+/// A project with one agent type, `runner`, and no script for it.
+fn runner_project() -> TempProject {
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "")
+        .write(
+            ".zr/agents/runner.md",
+            "---\nname: runner\ndescription: Runs\ntools: Read\n---\nRun.\n",
+        )
+        .write("script.json", r#"{"agents": {}}"#);
+    project
+}
+
+#[test]
+fn a_stdio_message_over_the_size_limit_is_answered_with_an_error_naming_the_limit() {
+    let project = runner_project();
+    let mut server = Server::stdio(&project);
+    server.send(INITIALIZE);
+    server.reply(1);
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let long = "a".repeat(17 * 1024 * 1024);
+    server.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"runner","arguments":{{"prompt":"{long}"}}}}}}"#
+    ));
+    let (reply, _) = server.reply(7);
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    let message = reply["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("limit of 16777216 bytes"), "{message}");
+    // An id the start of the line does not show: a null id.
+    server.send(&format!(
+        r#"{{"jsonrpc":"2.0","params":{{"prompt":"{long}"}},"id":8,"method":"tools/call"}}"#
+    ));
+    // The server reads on.
+    server.send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    let (pong, before) = server.reply(9);
+    assert_eq!(pong["result"], serde_json::json!({}), "{pong}");
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["id"], Value::Null, "{before:?}");
+    assert_eq!(before[0]["error"]["code"], -32600, "{before:?}");
+}
+
+#[test]
+fn tools_call_with_arguments_that_are_not_an_object_is_invalid_params() {
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"runner","arguments":"x"}}"#;
+    let expected = "invalid params for tools/call: arguments must be an object, not a string";
+    let project = runner_project();
+
+    let mut server = Server::stdio(&project);
+    server.send(INITIALIZE);
+    server.reply(1);
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    server.send(call);
+    let (reply, _) = server.reply(2);
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert_eq!(reply["error"]["message"], expected, "{reply}");
+    // A method nobody serves is still not found.
+    server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/nothing","params":{}}"#);
+    let (reply, _) = server.reply(3);
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+
+    let (_server, url) = Server::http(&project);
+    let addr = address(&url);
+    let session = http_session(&addr);
+    let (head, body) = http(
+        &addr,
+        &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-11-25")],
+        call,
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+    assert!(
+        body.contains(&format!(r#""code":-32602,"message":"{expected}""#)),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_body_that_is_not_json_rpc_gets_a_json_rpc_error_over_http() {
+    let project = runner_project();
+    let (_server, url) = Server::http(&project);
+    let addr = address(&url);
+    let (head, body) = http(&addr, &[], r#"{"jsonrpc":"2.0","id":1,"method""#);
+    assert!(head.starts_with("HTTP/1.1 400 Bad Request"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    let error: Value = serde_json::from_str(&body).expect("a JSON body");
+    assert_eq!(error["jsonrpc"], "2.0");
+    assert_eq!(error["id"], Value::Null, "{error}");
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    // JSON that is no JSON-RPC message: -32600, with its id.
+    let (head, body) = http(&addr, &[], r#"{"id":4,"hello":"world"}"#);
+    assert!(head.starts_with("HTTP/1.1 400 Bad Request"), "{head}");
+    let error: Value = serde_json::from_str(&body).expect("a JSON body");
+    assert_eq!(error["id"], 4, "{error}");
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    // A foreign host is still refused first.
+    let (head, _) = http(&addr, &[("Origin", "http://evil.example.com")], "{");
+    assert!(head.starts_with("HTTP/1.1 403"), "{head}");
+}
+
+/// Whether the server closed `stream` within `within`: a read ends (the
+/// end of the stream, or a reset) instead of timing out.
+fn closed_within(stream: &mut std::net::TcpStream, within: std::time::Duration) -> bool {
+    use std::io::Read as _;
+    stream
+        .set_read_timeout(Some(within))
+        .expect("a read timeout");
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            // A response (to a request sent), then the close.
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+#[test]
+fn half_open_and_idle_connections_are_closed_after_the_head_timeout() {
+    use std::io::Write as _;
+    let project = runner_project();
+    let (_server, url, _) = Server::http_limited(&project, "head_ms=1000", None);
+    let addr = address(&url);
+    let started = std::time::Instant::now();
+    // Connections that send nothing, one that stops inside its head, and
+    // one idle after a whole request.
+    let mut streams: Vec<std::net::TcpStream> = (0..50)
+        .map(|_| std::net::TcpStream::connect(&addr).expect("zr listens"))
+        .collect();
+    let mut partial = std::net::TcpStream::connect(&addr).expect("zr listens");
+    write!(partial, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").expect("written");
+    streams.push(partial);
+    let mut idle = std::net::TcpStream::connect(&addr).expect("zr listens");
+    write!(idle, "GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\n\r\n").expect("written");
+    streams.push(idle);
+    for (n, stream) in streams.iter_mut().enumerate() {
+        assert!(
+            closed_within(stream, std::time::Duration::from_secs(10)),
+            "connection {n} still open after {:?}",
+            started.elapsed()
+        );
+    }
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(900) && took < std::time::Duration::from_secs(8),
+        "{took:?}"
+    );
+    // The server serves on.
+    http_session(&addr);
+}
+
+#[test]
+fn out_of_file_descriptors_the_server_pauses_warns_once_per_burst_and_recovers() {
+    let project = runner_project();
+    let (_server, url, stderr) =
+        Server::http_limited(&project, "head_ms=3000,connections=1000", Some(64));
+    let addr = address(&url);
+    // More connections than the process has descriptors: accept fails
+    // with EMFILE while they are open.
+    let held: Vec<std::net::TcpStream> = (0..120)
+        .map(|_| std::net::TcpStream::connect(&addr).expect("the listen queue takes it"))
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let warnings = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| l.contains("cannot accept a connection"))
+            .count()
+    };
+    let during = stderr.lock().expect("the lines").clone();
+    assert_eq!(warnings(&during), 1, "{during:#?}");
+    assert!(during.len() < 20, "{during:#?}");
+    // Once the head timeout closed them, the server serves again.
+    drop(held);
+    let started = std::time::Instant::now();
+    loop {
+        let (head, _) = http(&addr, &[], INITIALIZE);
+        if head.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no answer since: {head}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Accepting the queued connections as they close may start another
+    // burst or two; never a warning per failed accept.
+    let after = stderr.lock().expect("the lines").clone();
+    assert!((1..=3).contains(&warnings(&after)), "{after:#?}");
+    assert!(after.len() < 20, "{after:#?}");
+}
+
+#[test]
+fn idle_sessions_expire_and_the_oldest_idle_one_makes_room_at_the_cap() {
+    let project = runner_project();
+    let (_server, url, _) =
+        Server::http_limited(&project, "session_idle_ms=1500,sessions=3", None);
+    let addr = address(&url);
+    let ping = |session: &str| -> String {
+        let (head, _) = http(
+            &addr,
+            &[("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")],
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+        );
+        head.lines().next().unwrap_or_default().to_owned()
+    };
+    let first = http_session(&addr);
+    let second = http_session(&addr);
+    let third = http_session(&addr);
+    assert_eq!(ping(&second), "HTTP/1.1 200 OK");
+    assert_eq!(ping(&third), "HTTP/1.1 200 OK");
+    // A fourth at the cap of three: the first, idle the longest, goes.
+    let fourth = http_session(&addr);
+    assert_eq!(ping(&first), "HTTP/1.1 404 Not Found");
+    assert_eq!(ping(&fourth), "HTTP/1.1 200 OK");
+    // Unused for the idle time, all expire.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    for session in [&second, &third, &fourth] {
+        assert_eq!(ping(session), "HTTP/1.1 404 Not Found", "{session}");
+    }
+    // New sessions are made as before.
+    let fifth = http_session(&addr);
+    assert_eq!(ping(&fifth), "HTTP/1.1 200 OK");
 }
