@@ -333,6 +333,9 @@ pub(crate) struct WebFetchSettings {
     pub(crate) allow_private: bool,
 }
 
+/// The largest zr.toml read.
+const FILE_LIMIT: u64 = 4 * 1024 * 1024;
+
 impl ZrConfig {
     /// Reads `path`; a missing file is the defaults.
     ///
@@ -341,7 +344,7 @@ impl ZrConfig {
     /// [`CliError::Config`] when the file cannot be read, or naming the
     /// line, column and key of a problem.
     pub(crate) fn load(path: &Path) -> Result<Self, CliError> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match zr_tools::read_regular_to_string(path, FILE_LIMIT) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(source) => return Err(unreadable(path, &source)),

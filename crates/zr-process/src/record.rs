@@ -51,6 +51,10 @@ pub struct Leftover {
 /// (its processes are its own), or off Linux. A recorded group whose
 /// leader's pid now names a younger process was reused and is skipped.
 pub fn leftovers(path: &Path) -> Vec<Leftover> {
+    // Only a regular file: reading a FIFO put in its place would block.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };

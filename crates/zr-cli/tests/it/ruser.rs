@@ -390,7 +390,7 @@ fn an_unreadable_project_file_is_a_project_file_error() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {}/zr.toml: cannot read it: Is a directory (os error 21)\n  help: make it a readable file, or remove it to use the defaults\n",
+            "error: {}/zr.toml: cannot read it: not a regular file (a folder)\n  help: make it a readable file, or remove it to use the defaults\n",
             project.path().display()
         )
     );
