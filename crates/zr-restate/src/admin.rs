@@ -207,11 +207,15 @@ fn entry(row: &Value) -> JournalEntry {
             },
             None => JournalEntry::Other,
         },
+        // restate-server 1.7 leaves `invoked_target` empty on these rows
+        // too; the lite entry holds the target.
         "Command: Call" => JournalEntry::Call {
             target: row["invoked_target"]
                 .as_str()
-                .unwrap_or_default()
-                .to_owned(),
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .or_else(|| lite.pointer("/Command/Call/invocation_target").map(target))
+                .unwrap_or_default(),
         },
         // Its row has no `invoked_target` (restate-server 1.7).
         "Command: OneWayCall" => JournalEntry::Send {
