@@ -91,7 +91,7 @@ pub use admin::{
     DurableTurn, JournalEntry, attach, journal, journal_entries, last_turn, send, sessions,
 };
 pub use agent::AgentObject;
-pub use error::RestateError;
+pub use error::{HttpError, RestateError};
 pub use keys::AGENT_OBJECT;
 pub use object::{ROOT_STATE, SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};
