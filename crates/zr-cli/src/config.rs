@@ -73,8 +73,8 @@ pub(crate) struct TelemetrySettings {
     pub(crate) capture_content: bool,
     /// `service.name` (default `zr`).
     pub(crate) service_name: Option<String>,
-    /// The export queue's bound, in spans.
-    #[serde(deserialize_with = "at_least_one")]
+    /// The export queue's bound, in spans (1 to 1,000,000).
+    #[serde(deserialize_with = "within::<_, _, 1, 1_000_000>")]
     pub(crate) queue_size: Option<usize>,
 }
 
@@ -119,8 +119,8 @@ pub(crate) struct HookCommand {
     pub(crate) kind: String,
     /// Run with `sh -c` in the project folder.
     pub(crate) command: String,
-    /// Seconds it may take (default 60).
-    #[serde(default, deserialize_with = "at_least_one")]
+    /// Seconds it may take (default 60; 1 to 86,400, a day).
+    #[serde(default, deserialize_with = "within::<_, _, 1, 86_400>")]
     pub(crate) timeout: Option<u64>,
 }
 
@@ -136,11 +136,12 @@ pub(crate) struct WebSearchSettings {
     /// Brave: the environment variable holding the subscription token
     /// (default `BRAVE_SEARCH_API_KEY`).
     pub(crate) api_key_env: Option<String>,
-    /// Results per search (1 to 20, default 10).
-    #[serde(deserialize_with = "at_least_one")]
+    /// Results per search (1 to 20, default 10; `services.rs` says why
+    /// more is refused).
+    #[serde(deserialize_with = "within::<_, _, 1, 1_000>")]
     pub(crate) max_results: Option<usize>,
-    /// Seconds one search may take (default 20).
-    #[serde(deserialize_with = "at_least_one")]
+    /// Seconds one search may take (default 20; 1 to 3,600).
+    #[serde(deserialize_with = "within::<_, _, 1, 3_600>")]
     pub(crate) timeout_secs: Option<u64>,
 }
 
@@ -159,7 +160,9 @@ pub(crate) enum SearchBackendKind {
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct SkillsSettings {
     /// The size limit, in characters, of the skill listing in each agent's
-    /// `Skill` tool description; skills beyond it are left out and counted.
+    /// `Skill` tool description; skills beyond it are left out and counted
+    /// (at most 1,000,000).
+    #[serde(deserialize_with = "within::<_, _, 0, 1_000_000>")]
     pub(crate) listing_chars: Option<usize>,
 }
 
@@ -174,11 +177,12 @@ pub(crate) const DEFAULT_CALL_TIMEOUT_SECS: u64 = 120;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct McpSettings {
-    /// Seconds a server may take to start and answer the handshake.
-    #[serde(deserialize_with = "at_least_one")]
+    /// Seconds a server may take to start and answer the handshake (1 to
+    /// 86,400).
+    #[serde(deserialize_with = "within::<_, _, 1, 86_400>")]
     pub(crate) connect_timeout_secs: Option<u64>,
-    /// Seconds one tool call may take.
-    #[serde(deserialize_with = "at_least_one")]
+    /// Seconds one tool call may take (1 to 86,400).
+    #[serde(deserialize_with = "within::<_, _, 1, 86_400>")]
     pub(crate) call_timeout_secs: Option<u64>,
     /// The folders servers are told they may work in (MCP roots),
     /// relative to the project folder; `None`: the project folder.
@@ -193,7 +197,8 @@ pub(crate) struct ModelConfig {
     pub(crate) provider: Option<ProviderKind>,
     /// The model name; `None`: the provider's default.
     pub(crate) name: Option<String>,
-    /// The most tokens one reply may have.
+    /// The most tokens one reply may have (1 to 1,000,000).
+    #[serde(deserialize_with = "within::<_, _, 1, 1_000_000>")]
     pub(crate) max_tokens: Option<u32>,
     /// The API's base URL (an OpenAI-compatible local server, a proxy).
     pub(crate) base_url: Option<String>,
@@ -213,8 +218,8 @@ pub(crate) struct ModelConfig {
 pub(crate) struct RootConfig {
     /// The root's system prompt.
     pub(crate) system_prompt: Option<String>,
-    /// The root's turn limit.
-    #[serde(deserialize_with = "at_least_one")]
+    /// The root's turn limit (1 to 100,000).
+    #[serde(deserialize_with = "within::<_, _, 1, 100_000>")]
     pub(crate) max_turns: Option<u32>,
 }
 
@@ -224,13 +229,16 @@ pub(crate) struct RootConfig {
 pub(crate) struct SubagentsConfig {
     /// Whether the root may delegate at all.
     pub(crate) enabled: Option<bool>,
-    /// Subagents of one call running at once.
-    #[serde(deserialize_with = "at_least_one")]
+    /// Subagents of one call running at once (1 to 1,024).
+    #[serde(deserialize_with = "within::<_, _, 1, 1_024>")]
     pub(crate) max_concurrent: Option<usize>,
-    /// Seconds one Task/MultiTask call may take, queueing included.
-    #[serde(deserialize_with = "at_least_one")]
+    /// Seconds one Task/MultiTask call may take, queueing included (1 to
+    /// 604,800, a week).
+    #[serde(deserialize_with = "within::<_, _, 1, 604_800>")]
     pub(crate) timeout_secs: Option<u64>,
-    /// Seconds between progress summaries of background agents (0: off).
+    /// Seconds between progress summaries of background agents (0: off;
+    /// at most 86,400).
+    #[serde(deserialize_with = "within::<_, _, 0, 86_400>")]
     pub(crate) progress_interval_secs: Option<u64>,
 }
 
@@ -273,11 +281,15 @@ pub(crate) enum LazySetting {
 pub(crate) struct CompactionSettings {
     /// Whether long histories are summarised.
     pub(crate) enabled: Option<bool>,
-    /// The model's context window in tokens.
+    /// The model's context window in tokens (at most 100,000,000).
+    #[serde(deserialize_with = "within::<_, _, 0, 100_000_000>")]
     pub(crate) context_window: Option<u64>,
-    /// Compact above this many tokens.
+    /// Compact above this many tokens (at most 100,000,000).
+    #[serde(deserialize_with = "within::<_, _, 0, 100_000_000>")]
     pub(crate) threshold: Option<u64>,
-    /// Tool results above this many bytes are cut and saved to a file.
+    /// Tool results above this many bytes are cut and saved to a file (at
+    /// most 1,000,000,000).
+    #[serde(deserialize_with = "within::<_, _, 0, 1_000_000_000>")]
     pub(crate) max_tool_result_bytes: Option<usize>,
 }
 
@@ -321,6 +333,9 @@ pub(crate) struct WebFetchSettings {
     pub(crate) allow_private: bool,
 }
 
+/// The largest zr.toml read.
+const FILE_LIMIT: u64 = 4 * 1024 * 1024;
+
 impl ZrConfig {
     /// Reads `path`; a missing file is the defaults.
     ///
@@ -329,7 +344,7 @@ impl ZrConfig {
     /// [`CliError::Config`] when the file cannot be read, or naming the
     /// line, column and key of a problem.
     pub(crate) fn load(path: &Path) -> Result<Self, CliError> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match zr_tools::read_regular_to_string(path, FILE_LIMIT) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(source) => return Err(unreadable(path, &source)),
@@ -562,18 +577,31 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// A whole number of at least 1, for limits where 0 would stop every run
-/// before it starts (a turn limit, a concurrency, a time budget).
-fn at_least_one<'de, D, T>(de: D) -> Result<Option<T>, D::Error>
+/// A whole number from `MIN` to `MAX`: at least 1 for limits where 0
+/// would stop every run before it starts (a turn limit, a concurrency, a
+/// time budget); at most a bound no real setting reaches, so that no count
+/// overflows a sum, an allocation or a deadline later (a concurrency of
+/// 2^61 once passed here and panicked at the first Task).
+fn within<'de, D, T, const MIN: u64, const MAX: u64>(de: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
-    T: Deserialize<'de> + PartialEq + From<u8>,
+    T: TryFrom<u64>,
 {
-    let value = T::deserialize(de)?;
-    if value == T::from(0) {
-        return Err(serde::de::Error::custom("must be at least 1, found 0"));
+    use serde::de::Error as _;
+    let value = u64::deserialize(de)?;
+    if value < MIN {
+        return Err(D::Error::custom(format!(
+            "must be at least {MIN}, found {value}"
+        )));
     }
-    Ok(Some(value))
+    if value > MAX {
+        return Err(D::Error::custom(format!(
+            "must be at most {MAX}, found {value}"
+        )));
+    }
+    T::try_from(value)
+        .map(Some)
+        .map_err(|_| D::Error::custom(format!("must be at most {MAX}, found {value}")))
 }
 
 /// A project file (`zr.toml`, `.mcp.json`) that exists but cannot be read:

@@ -263,13 +263,41 @@ impl ShellHook {
                 let _ = pipe.shutdown().await;
             }
         };
-        let ((), out, err) = tokio::join!(write, read_all(stdout.take()), read_all(stderr.take()));
-        let status = process.child.wait().await;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let (child, group) = (&mut process.child, &process.group);
+        let status = {
+            let reads = async {
+                tokio::join!(
+                    read_into(stdout.take(), &mut out),
+                    read_into(stderr.take(), &mut err)
+                )
+            };
+            let exits = async {
+                write.await;
+                child.wait().await
+            };
+            tokio::pin!(reads, exits);
+            let status = tokio::select! {
+                _ = &mut reads => exits.await,
+                status = &mut exits => {
+                    // The command ended, but something it started may hold
+                    // its output open: take what comes within a moment,
+                    // then kill its group (what holds the pipes) and stop
+                    // waiting.
+                    if tokio::time::timeout(AFTER_EXIT, &mut reads).await.is_err() {
+                        group.end();
+                        let _ = tokio::time::timeout(AFTER_EXIT, &mut reads).await;
+                    }
+                    status
+                }
+            };
+            status
+        };
         let code = status.ok().and_then(|s| s.code());
         let ran = Ran {
             code,
-            stdout: out,
-            stderr: err,
+            stdout: String::from_utf8_lossy(&out).into_owned(),
+            stderr: String::from_utf8_lossy(&err).into_owned(),
         };
         if !matches!(ran.code, Some(0 | 2)) {
             tracing::warn!(
@@ -302,14 +330,17 @@ impl ShellHook {
     }
 }
 
-/// Up to [`OUTPUT_LIMIT`] bytes of `pipe`, as text.
-async fn read_all(pipe: Option<impl tokio::io::AsyncRead + Unpin>) -> String {
-    let mut text = Vec::new();
+/// How long a command's output is read after the command exited, before
+/// what it left holding the pipes is killed.
+const AFTER_EXIT: Duration = Duration::from_millis(200);
+
+/// Up to [`OUTPUT_LIMIT`] bytes of `pipe` into `text` (what was read stays
+/// there if the read is given up).
+async fn read_into(pipe: Option<impl tokio::io::AsyncRead + Unpin>, text: &mut Vec<u8>) {
     if let Some(pipe) = pipe {
         // What was read before an error is what the command said.
-        let _ = pipe.take(OUTPUT_LIMIT).read_to_end(&mut text).await;
+        let _ = pipe.take(OUTPUT_LIMIT).read_to_end(text).await;
     }
-    String::from_utf8_lossy(&text).into_owned()
 }
 
 impl Hook for ShellHook {

@@ -219,6 +219,28 @@ fn init_logging() {
     tracing_subscriber::registry().with(lines).init();
 }
 
+/// Kills what zr's commands and hooks started that left their process
+/// group (`setsid sleep 600 &`) and still runs, and says so: no process
+/// outlives zr, however the run ended short of a SIGKILL (after one, the
+/// next `zr resume` of the session kills them).
+fn kill_strays() {
+    let strays = zr_process::strays();
+    if strays.is_empty() {
+        return;
+    }
+    zr_process::kill_strays(&strays);
+    let list: Vec<String> = strays
+        .iter()
+        .map(|s| format!("pid {}: {}", s.pid, s.command))
+        .collect();
+    eprintln!(
+        "warning: killed {} process{} that zr's commands or hooks left running: {}",
+        strays.len(),
+        if strays.len() == 1 { "" } else { "es" },
+        list.join("; ")
+    );
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
@@ -236,6 +258,7 @@ fn main() -> ExitCode {
     // Children (MCP servers, shells) were stopped by the drops inside
     // `dispatch`; do not wait on stray blocking tasks.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    kill_strays();
     match result {
         Ok(code) => ExitCode::from(code),
         // The run already said how it stopped.

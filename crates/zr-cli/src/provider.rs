@@ -155,8 +155,11 @@ pub(crate) fn script_path(project: &Project, args: &ProviderArgs) -> Option<Path
     })
 }
 
+/// The largest model script read.
+const SCRIPT_LIMIT: u64 = 64 * 1024 * 1024;
+
 /// Reads and parses the script at `path` (`given`: named by `--script`,
-/// else by zr.toml).
+/// else by zr.toml): a regular file of at most [`SCRIPT_LIMIT`] bytes.
 ///
 /// # Errors
 ///
@@ -164,7 +167,7 @@ pub(crate) fn script_path(project: &Project, args: &ProviderArgs) -> Option<Path
 /// the line, column and JSON path of what is wrong in it.
 pub(crate) fn read_script(path: &Path, given: bool) -> Result<Script, CliError> {
     const FORMAT: &str = "see examples/research-team/script.json for the format";
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = zr_tools::read_regular_to_string(path, SCRIPT_LIMIT).map_err(|e| {
         let fix = if given {
             "pass the path of a script file (relative to the current folder)"
         } else {

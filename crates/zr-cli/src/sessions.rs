@@ -198,7 +198,18 @@ pub(crate) fn find(root: &Path, typed: &str) -> Result<(SessionId, PathBuf), Cli
         )
     })?;
     let folder = sessions_dir(root).join(id.as_str());
-    if !folder.join("root.jsonl").is_file() {
+    let transcript = folder.join("root.jsonl");
+    match zr_tools::open_regular(&transcript) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(CliError::usage(
+                format!("cannot read {}: {e}", transcript.display()),
+                "a session's transcripts are regular files zr writes; move aside what is in its place",
+            ));
+        }
+    }
+    if !transcript.is_file() {
         return Err(CliError::usage(
             format!(
                 "no session {id} in {}",

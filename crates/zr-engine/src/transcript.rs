@@ -256,7 +256,7 @@ impl Transcripts {
             return;
         };
         lock(&self.open).remove(agent);
-        let bytes = std::fs::read(&path).unwrap_or_default();
+        let bytes = zr_tools::read_regular(&path, read::LIMIT).unwrap_or_default();
         let kept = finished_ends(&bytes).into_iter().find_map(|end| {
             let prefix = bytes.get(..end)?;
             let loaded = read::parse(&path, prefix).ok()?;

@@ -26,7 +26,9 @@
 //! a file (the CLI puts it in the session folder). A process that escaped
 //! both (it left its group with `setsid`; the watcher itself was killed)
 //! still carries `ZR_OWNER=PID.START` of the zr that started it, so a later
-//! zr finds it with [`leftovers`] and kills it with [`kill_leftovers`].
+//! zr finds it with [`leftovers`] and kills it with [`kill_leftovers`];
+//! the zr that started it, when it ends, finds it with [`strays`] and
+//! kills it with [`kill_strays`].
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -66,7 +68,7 @@ mod watcher;
 pub use error::SandboxError;
 pub use group::{ProcessGroup, Sig, signal_group};
 pub use live::OWNER_VAR;
-pub use record::{Leftover, Recording, kill_leftovers, leftovers, record_in};
+pub use record::{Leftover, Recording, kill_leftovers, kill_strays, leftovers, record_in, strays};
 pub use sandbox::{DEVICES, Sandbox, SandboxSupport, sandbox_support};
 pub use spawn::{spawn, spawn_sandboxed, spawn_std, spawn_std_sandboxed};
 

@@ -23,12 +23,16 @@ struct Entry {
 #[derive(Debug)]
 struct Live {
     groups: BTreeMap<u32, Entry>,
+    /// Groups started and since ended, with their leader's start time: a
+    /// process still in one was killed with it (and may not have died yet).
+    ended: BTreeMap<u32, u64>,
     record: Option<PathBuf>,
     watcher: Option<Watcher>,
 }
 
 static LIVE: Mutex<Live> = Mutex::new(Live {
     groups: BTreeMap::new(),
+    ended: BTreeMap::new(),
     record: None,
     watcher: None,
 });
@@ -67,7 +71,8 @@ pub(crate) fn add(pgid: u32, label: &str) {
 /// Removes the group `pgid` (killed, its leader gone or about to be).
 pub(crate) fn remove(pgid: u32) {
     let mut live = live();
-    if live.groups.remove(&pgid).is_some() {
+    if let Some(entry) = live.groups.remove(&pgid) {
+        live.ended.insert(pgid, entry.start);
         live.tell('-', pgid);
         live.write_record();
     }
@@ -87,6 +92,18 @@ pub(crate) fn set_record(path: Option<PathBuf>) {
 /// The record file in use.
 pub(crate) fn record() -> Option<PathBuf> {
     live().record.clone()
+}
+
+/// Every group this process started, live or ended, with its leader's
+/// start time; `None` when it never started a child.
+pub(crate) fn started_groups() -> Option<BTreeMap<u32, u64>> {
+    let live = live();
+    if live.groups.is_empty() && live.ended.is_empty() {
+        return None;
+    }
+    let mut all = live.ended.clone();
+    all.extend(live.groups.iter().map(|(pgid, entry)| (*pgid, entry.start)));
+    Some(all)
 }
 
 /// The watcher's pid, once one runs (for tests and logs).

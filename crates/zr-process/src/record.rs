@@ -51,6 +51,10 @@ pub struct Leftover {
 /// (its processes are its own), or off Linux. A recorded group whose
 /// leader's pid now names a younger process was reused and is skipped.
 pub fn leftovers(path: &Path) -> Vec<Leftover> {
+    // Only a regular file: reading a FIFO put in its place would block.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -66,12 +70,7 @@ pub fn leftovers(path: &Path) -> Vec<Leftover> {
     let ours: BTreeSet<u32> = record
         .groups
         .iter()
-        .filter(|(pgid, start)| match procfs::stat(*pgid) {
-            // The leader lives: the group is ours only if it is the same process.
-            Some(leader) if leader.alive() => leader.start == *start,
-            // The leader is gone; while any member remains the id is not reused.
-            _ => true,
-        })
+        .filter(|(pgid, start)| same_group(*pgid, *start))
         .map(|(pgid, _)| *pgid)
         .collect();
     let mark = format!("{OWNER_VAR}={}.{}", record.owner.0, record.owner.1);
@@ -93,9 +92,66 @@ pub fn leftovers(path: &Path) -> Vec<Leftover> {
     found
 }
 
+/// Whether the group `pgid` whose leader started at `start` is still that
+/// group (its id not reused by a younger process).
+fn same_group(pgid: u32, start: u64) -> bool {
+    match procfs::stat(pgid) {
+        // The leader lives: the group is the same only if it is the same process.
+        Some(leader) if leader.alive() => leader.start == start,
+        // The leader is gone; while any member remains the id is not reused.
+        _ => true,
+    }
+}
+
+/// The processes still running that this process started and that left
+/// the process group they were started in (`setsid`, `setpgid`): they carry
+/// this process's `ZR_OWNER` value, and neither the kill of their group nor
+/// the watcher reaches them. Sorted by pid.
+///
+/// A process still in a group this process started is not one: the group
+/// is killed when its guard drops (it may be dying now), or by the watcher.
+/// Empty when this process never started a child, or off Linux.
+pub fn strays() -> Vec<Leftover> {
+    let Some(groups) = live::started_groups() else {
+        return Vec::new();
+    };
+    let mark = format!("{OWNER_VAR}={}", live::owner_token());
+    let me = std::process::id();
+    let mut found: Vec<Leftover> = procfs::pids()
+        .into_iter()
+        .filter(|&pid| pid != me)
+        .filter(|&pid| {
+            procfs::stat(pid).is_some_and(|s| {
+                s.alive()
+                    && !groups
+                        .get(&s.pgid)
+                        .is_some_and(|&start| same_group(s.pgid, start))
+                    && procfs::environment_has(pid, &mark)
+            })
+        })
+        .map(|pid| Leftover {
+            pid,
+            command: procfs::command_line(pid),
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Sends SIGKILL to each of `strays` (a process gone meanwhile is not an
+/// error).
+pub fn kill_strays(strays: &[Leftover]) {
+    kill_all(strays);
+}
+
 /// Sends SIGKILL to each of `leftovers` (a process gone meanwhile is not an
 /// error) and deletes the record at `path`.
 pub fn kill_leftovers(path: &Path, leftovers: &[Leftover]) {
+    kill_all(leftovers);
+    let _ = std::fs::remove_file(path);
+}
+
+fn kill_all(leftovers: &[Leftover]) {
     #[cfg(unix)]
     for leftover in leftovers {
         if let Ok(raw) = i32::try_from(leftover.pid)
@@ -107,7 +163,8 @@ pub fn kill_leftovers(path: &Path, leftovers: &[Leftover]) {
             );
         }
     }
-    let _ = std::fs::remove_file(path);
+    #[cfg(not(unix))]
+    let _ = leftovers;
 }
 
 /// A parsed record: the owner `(pid, start)` and the groups `(pgid, start)`.

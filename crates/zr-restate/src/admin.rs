@@ -8,7 +8,7 @@ use serde_json::Value;
 use zr_types::SessionId;
 
 use crate::error::RestateError;
-use crate::http::{authority, get, post_json};
+use crate::http::{DEFAULT_TIMEOUT, authority, get, post_json};
 use crate::object::{SESSION_OBJECT, TurnAnswer, TurnRequest};
 
 /// One turn of a durable session: its invocation as the server knows it.
@@ -94,7 +94,13 @@ async fn query(admin: &str, sql: &str) -> Result<Vec<Value>, RestateError> {
     };
     authority(admin)?;
     let body = serde_json::json!({ "query": sql });
-    match post_json(admin, "/query", &body).await.map_err(failed)? {
+    let answer = post_json(admin, "/query", &body, DEFAULT_TIMEOUT)
+        .await
+        .map_err(|source| RestateError::AdminCall {
+            admin: admin.to_owned(),
+            source,
+        })?;
+    match answer {
         (200, body) => {
             let mut value: Value =
                 serde_json::from_str(&body).map_err(|e| failed(format!("{e}: {body}")))?;
@@ -207,11 +213,15 @@ fn entry(row: &Value) -> JournalEntry {
             },
             None => JournalEntry::Other,
         },
+        // restate-server 1.7 leaves `invoked_target` empty on these rows
+        // too; the lite entry holds the target.
         "Command: Call" => JournalEntry::Call {
             target: row["invoked_target"]
                 .as_str()
-                .unwrap_or_default()
-                .to_owned(),
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .or_else(|| lite.pointer("/Command/Call/invocation_target").map(target))
+                .unwrap_or_default(),
         },
         // Its row has no `invoked_target` (restate-server 1.7).
         "Command: OneWayCall" => JournalEntry::Send {
@@ -294,7 +304,14 @@ pub async fn send(
         prompt: prompt.to_owned(),
     })
     .map_err(|e| failed(e.to_string()))?;
-    match post_json(ingress, &path, &body).await.map_err(failed)? {
+    let answer = post_json(ingress, &path, &body, DEFAULT_TIMEOUT)
+        .await
+        .map_err(|source| RestateError::TurnCall {
+            ingress: ingress.to_owned(),
+            session: session.to_string(),
+            source,
+        })?;
+    match answer {
         (200..300, body) => serde_json::from_str::<Value>(&body)
             .ok()
             .and_then(|v| v["invocationId"].as_str().map(str::to_owned))
@@ -322,7 +339,15 @@ pub async fn attach(
     };
     authority(ingress)?;
     let path = format!("/restate/invocation/{invocation}/attach");
-    match get(ingress, &path).await.map_err(failed)? {
+    // No limit but the connection's: a turn takes as long as it takes.
+    let answer = get(ingress, &path, None)
+        .await
+        .map_err(|source| RestateError::TurnCall {
+            ingress: ingress.to_owned(),
+            session: session.to_string(),
+            source,
+        })?;
+    match answer {
         (200, body) => serde_json::from_str(&body).map_err(|e| failed(format!("{e}: {body}"))),
         (status, body) => Err(failed(format!("HTTP {status}: {body}"))),
     }

@@ -1,12 +1,19 @@
-//! The one HTTP/1.1 exchange of the client side: a request to a Restate
-//! server's admin API or ingress, its status and body.
+//! The client side's HTTP exchanges with a Restate server's admin API or
+//! ingress (reqwest): a request, its status and body, each within a time
+//! limit.
 
-use std::net::SocketAddr;
+use std::sync::OnceLock;
+use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use crate::error::{HttpError, RestateError};
 
-use crate::error::RestateError;
+/// How long one admin call, or the sending of a turn, may take in all
+/// (connecting, asking, reading the answer) unless the caller says.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long connecting may take, for every call (an attach, which waits
+/// for a turn to end, has no other limit).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `HOST:PORT` of an `http://HOST:PORT[/]` URL.
 pub(crate) fn authority(url: &str) -> Result<&str, RestateError> {
@@ -18,82 +25,86 @@ pub(crate) fn authority(url: &str) -> Result<&str, RestateError> {
         })
 }
 
-/// One `POST path` of `body` (JSON) to `base` (`http://HOST:PORT`): the
-/// status and the body. `Err` holds why nothing came back.
+/// One `POST path` of `body` (JSON) to `base` (`http://HOST:PORT`) that
+/// must have answered within `timeout`: the status and the body.
 pub(crate) async fn post_json(
     base: &str,
     path: &str,
     body: &serde_json::Value,
-) -> Result<(u16, String), String> {
-    exchange(base, "POST", path, Some(&body.to_string())).await
+    timeout: Duration,
+) -> Result<(u16, String), HttpError> {
+    let url = url(base, path);
+    let request = client(&url)?
+        .post(&url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .timeout(timeout);
+    exchange(url, request, Some(timeout)).await
 }
 
-/// One `GET path` of `base`: the status and the body.
-pub(crate) async fn get(base: &str, path: &str) -> Result<(u16, String), String> {
-    exchange(base, "GET", path, None).await
-}
-
-/// `method path` (with a JSON `body`) to `base` over HTTP/1.1, the
-/// connection closed after the answer.
-async fn exchange(
+/// One `GET path` of `base`: the status and the body; within `timeout`,
+/// or (`None`) as long as the answer takes once connected.
+pub(crate) async fn get(
     base: &str,
-    method: &str,
     path: &str,
-    body: Option<&str>,
-) -> Result<(u16, String), String> {
-    let host = authority(base).map_err(|e| e.to_string())?;
-    let addr: SocketAddr = tokio::net::lookup_host(host)
-        .await
-        .map_err(|e| e.to_string())?
-        .next()
-        .ok_or_else(|| format!("{host} has no address"))?;
-    let body = body.unwrap_or_default();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let mut stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    stream
-        .write_all(request.as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    stream
-        .read_to_end(&mut raw)
-        .await
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, rest) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("not an HTTP answer: {text}"))?;
-    let status: u16 = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("not an HTTP answer: {head}"))?;
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(rest)
-    } else {
-        rest.to_owned()
-    };
-    Ok((status, body))
+    timeout: Option<Duration>,
+) -> Result<(u16, String), HttpError> {
+    let url = url(base, path);
+    let mut request = client(&url)?.get(&url);
+    if let Some(timeout) = timeout {
+        request = request.timeout(timeout);
+    }
+    exchange(url, request, timeout).await
 }
 
-/// The body of a chunked answer.
-fn dechunk(mut rest: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if size == 0 || tail.len() < size {
-            break;
-        }
-        out.push_str(&tail[..size]);
-        rest = tail[size..].trim_start_matches("\r\n");
-    }
-    out
+fn url(base: &str, path: &str) -> String {
+    format!("{}{path}", base.trim_end_matches('/'))
 }
+
+/// The one client (its connection pool is shared by every call).
+fn client(url: &str) -> Result<&'static reqwest::Client, HttpError> {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client);
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        // The server is on loopback or a private network: no proxy.
+        .no_proxy()
+        .build()
+        .map_err(|source| HttpError::Request {
+            url: url.to_owned(),
+            source,
+        })?;
+    Ok(CLIENT.get_or_init(|| client))
+}
+
+/// Sends `request` to `url`; the status and the whole body (decoded from
+/// its transfer encoding by reqwest, then read as UTF-8).
+async fn exchange(
+    url: String,
+    request: reqwest::RequestBuilder,
+    timeout: Option<Duration>,
+) -> Result<(u16, String), HttpError> {
+    let failed = |source: reqwest::Error| match timeout {
+        Some(timeout) if source.is_timeout() => HttpError::Timeout {
+            url: url.clone(),
+            timeout,
+        },
+        _ => HttpError::Request {
+            url: url.clone(),
+            source,
+        },
+    };
+    let response = request
+        .header("accept", "application/json")
+        .send()
+        .await
+        .map_err(failed)?;
+    let status = response.status().as_u16();
+    let bytes = response.bytes().await.map_err(failed)?;
+    Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -92,8 +92,9 @@
 //! a worker serves, [`ROOT_STATE`] between turns); `keys.rs`; `agent.rs`
 //! ([`AGENT_OBJECT`]: one subagent rebuilt from its description through
 //! `Agent::run_described`); `serve.rs` (the HTTP endpoint and
-//! `POST /deployments`); and the client side, for zr-cli: `http.rs` (the
-//! one HTTP/1.1 exchange with the server) and `admin.rs` (a turn sent and
+//! `POST /deployments`); and the client side, for zr-cli: `http.rs`
+//! (requests to the server through reqwest, each within a time limit,
+//! failing with an `HttpError`) and `admin.rs` (a turn sent and
 //! attached to; turns and journals read through the admin API's SQL
 //! introspection). The tests (`tests/it/`) run a real `restate-server` with
 //! in-process workers behind a loopback TCP proxy.
@@ -114,7 +115,7 @@ pub use admin::{
     DurableTurn, JournalEntry, attach, journal, journal_entries, last_turn, send, sessions,
 };
 pub use agent::AgentObject;
-pub use error::RestateError;
+pub use error::{HttpError, RestateError};
 pub use keys::AGENT_OBJECT;
 pub use object::{ROOT_STATE, SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
 pub use serve::{listen, register, serve, submit};

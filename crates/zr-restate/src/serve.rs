@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use crate::admin::{attach, send};
 use crate::agent::AgentObject;
 use crate::error::RestateError;
-use crate::http::{authority, post_json};
+use crate::http::{DEFAULT_TIMEOUT, authority, post_json};
 use zr_types::SessionId;
 
 use crate::object::{SessionHost, SessionObject, TurnAnswer};
@@ -62,10 +62,14 @@ pub async fn register(admin: &str, endpoint: &str) -> Result<(), RestateError> {
     authority(admin)?;
     authority(endpoint)?;
     let body = serde_json::json!({ "uri": endpoint, "force": true });
-    match post_json(admin, "/deployments", &body)
+    let answer = post_json(admin, "/deployments", &body, DEFAULT_TIMEOUT)
         .await
-        .map_err(failed)?
-    {
+        .map_err(|source| RestateError::RegisterCall {
+            admin: admin.to_owned(),
+            endpoint: endpoint.to_owned(),
+            source,
+        })?;
+    match answer {
         (200..300, _) => Ok(()),
         (status, body) => Err(failed(format!("HTTP {status}: {body}"))),
     }

@@ -173,7 +173,9 @@
 //!   between processes).
 //! - `sandbox.rs`: a call's `Confinement` as zr-process' `Sandbox`;
 //!   `path.rs`: paths against the context's folder; `bound.rs`: bounded
-//!   output.
+//!   output; `file.rs`: `read_regular`, how zr reads a file it keeps or
+//!   is pointed at (a regular file only, opened without blocking, up to a
+//!   size).
 
 mod ask_user;
 mod bash;
@@ -182,6 +184,7 @@ mod config;
 mod cron;
 mod edit;
 mod error;
+mod file;
 mod glob;
 mod grep;
 mod input;
@@ -202,6 +205,7 @@ pub use ask_user::{AskUserService, Question, QuestionOption, UserAnswer};
 pub use config::{ConfigKind, ConfigService, ConfigSetting};
 pub use cron::{CronJob, CronStore, NewCronJob, Schedule, SchedulerLock};
 pub use error::{CronStoreError, SearchBackendError, ServiceError};
+pub use file::{open_regular, read_regular, read_regular_to_string};
 pub use registry::BuiltinTools;
 pub use sandbox::sandbox_missing;
 pub use todo::{TodoItem, TodoStatus};

@@ -13,8 +13,9 @@ use zr_process::ProcessGroup;
 #[derive(Debug)]
 pub(crate) struct HookProcess {
     pub(crate) child: Child,
-    /// Dropped after the child: kills what the command started.
-    _group: ProcessGroup,
+    /// Dropped after the child: kills what the command started (ended
+    /// sooner when what it left holds the command's output).
+    pub(crate) group: ProcessGroup,
 }
 
 /// Starts `command` for the hook `event` with `sh -c` in `cwd`, its
@@ -40,8 +41,5 @@ pub(crate) fn spawn_hook(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let (child, group) = zr_process::spawn(cmd, &format!("hook {event}"))?;
-    Ok(HookProcess {
-        child,
-        _group: group,
-    })
+    Ok(HookProcess { child, group })
 }

@@ -123,10 +123,13 @@ fn text_of(block: &Value, key: &str) -> String {
         .to_owned()
 }
 
+/// The largest transcript read, as the engine's.
+const TRANSCRIPT_LIMIT: u64 = 1024 * 1024 * 1024;
+
 /// Reads one transcript; `shown` is the path warnings name.
 pub(crate) fn read_agent(path: &Path, shown: &str, warnings: &mut Vec<String>) -> AgentFile {
     let mut file = AgentFile::default();
-    let bytes = match std::fs::read(path) {
+    let bytes = match zr_tools::read_regular(path, TRANSCRIPT_LIMIT) {
         Ok(bytes) => bytes,
         Err(e) => {
             warnings.push(format!("cannot read {shown}: {e}"));

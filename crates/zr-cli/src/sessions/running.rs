@@ -74,9 +74,11 @@ impl RunningMark {
         let record = folder.join(RECORD_FILE);
         let left = zr_process::leftovers(&record);
         zr_process::kill_leftovers(&record, &left);
-        if let Err(error) =
-            std::fs::write(folder.join(PID_FILE), format!("{}\n", std::process::id()))
-        {
+        // A new file: whatever had the name (a FIFO would block the write)
+        // is replaced.
+        let pid_file = folder.join(PID_FILE);
+        let _ = std::fs::remove_file(&pid_file);
+        if let Err(error) = std::fs::write(&pid_file, format!("{}\n", std::process::id())) {
             tracing::debug!(%error, "cannot write the session's pid file");
         }
         let recording = Some(zr_process::record_in(record));
@@ -118,7 +120,7 @@ fn lock(dir: File, arg: FlockArg) -> Result<Flock<File>, ()> {
 
 /// The pid in the folder's pid file.
 fn recorded_pid(folder: &Path) -> Option<u32> {
-    std::fs::read_to_string(folder.join(PID_FILE))
+    zr_tools::read_regular_to_string(&folder.join(PID_FILE), 64)
         .ok()?
         .trim()
         .parse()

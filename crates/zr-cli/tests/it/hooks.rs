@@ -212,6 +212,46 @@ hooks = [{ type = "command", command = "sleep 30; touch late.txt", timeout = 1 }
 }
 
 #[test]
+fn a_hook_that_exits_leaving_a_child_on_its_stdout_does_not_hold_the_call() {
+    let project = TempProject::new();
+    let sleeper = format!("sleep 31.{}", std::process::id());
+    project.write(
+        "zr.toml",
+        &format!(
+            r#"[permissions]
+allow = ["Bash"]
+
+[[hooks.PreToolUse]]
+matcher = "Bash"
+hooks = [{{ type = "command", command = "{sleeper} & echo '{{}}'", timeout = 60 }}]
+"#
+        ),
+    );
+    let server = bash_then_done("echo ran > made.txt");
+    let start = std::time::Instant::now();
+    run_against(&project, &server, false, "go");
+    let took = start.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "the call waited {took:?} for the hook's child"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("made.txt")).unwrap(),
+        "ran\n"
+    );
+    let results = tool_results(&server, 1);
+    assert!(results.len() == 1 && !results[0].0, "{results:?}");
+    let left = crate::signal::with_cmdline(&sleeper);
+    for (pid, _) in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(left.is_empty(), "the hook's child still runs: {left:?}");
+}
+
+#[test]
 fn a_bad_hook_entry_is_refused_before_anything_runs() {
     let project = TempProject::new();
     project.write(

@@ -13,6 +13,7 @@ mod corpus;
 mod cron;
 mod durable;
 mod example;
+mod hangs;
 mod help;
 mod hooks;
 mod init;

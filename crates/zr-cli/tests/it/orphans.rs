@@ -270,3 +270,91 @@ fn two_resumes_of_one_session_are_refused_by_its_lock() {
         with_cmdline("sleep 614").is_empty()
     });
 }
+
+/// A project whose root starts `sleep NEEDLE` with `setsid` (it leaves its
+/// process group), waits until it runs, then runs `then` (a Bash command,
+/// or nothing) and answers.
+fn escaping_project(needle: &str, then: Option<&str>) -> TempProject {
+    let escape = format!(
+        "setsid {needle} >/dev/null 2>&1 < /dev/null & until pgrep -x -f '{needle}' >/dev/null; do sleep 0.05; done; echo started"
+    );
+    let mut turns = vec![serde_json::json!({"tool_calls": [
+        {"name": "Bash", "input": {"command": escape}}]})];
+    if let Some(then) = then {
+        turns.push(serde_json::json!({"tool_calls": [
+            {"name": "Bash", "input": {"command": then, "timeout": 600_000}}]}));
+    }
+    turns.push(serde_json::json!({"text": "done"}));
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "[permissions]\nallow = [\"Bash\"]\n")
+        .write(
+            "script.json",
+            &serde_json::json!({"agents": {"root": [{"turns": turns}]}}).to_string(),
+        );
+    project
+}
+
+/// Waits (a second at most) until no live process has `needle` in its
+/// command line; returns those left (killed then, so the test leaves none).
+fn still_running(needle: &str) -> Vec<(i32, String)> {
+    let live = || -> Vec<(i32, String)> {
+        with_cmdline(needle)
+            .into_iter()
+            .filter(|(pid, _)| stat(*pid).is_some_and(|(s, _)| s != 'Z' && s != 'X'))
+            .collect()
+    };
+    let until = Instant::now() + GONE_WITHIN;
+    let mut left = live();
+    while !left.is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+        left = live();
+    }
+    for (pid, _) in &left {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+    }
+    left
+}
+
+#[test]
+fn what_escaped_its_group_is_killed_when_zr_run_ends() {
+    let needle = format!("sleep 615.{}", std::process::id());
+    let project = escaping_project(&needle, None);
+    let out = project.zr(&["run", "--script", "script.json", "escape"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "done\n");
+    let left = still_running(&needle);
+    assert!(left.is_empty(), "left running after zr run: {left:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: killed 1 process that zr's commands or hooks left running: pid ")
+            && err.contains(&format!(": {needle}")),
+        "{err}"
+    );
+}
+
+#[test]
+fn what_escaped_its_group_is_killed_after_ctrl_c() {
+    let needle = format!("sleep 616.{}", std::process::id());
+    let long = format!("sleep 617.{}", std::process::id());
+    let project = escaping_project(&needle, Some(&long));
+    let mut child = spawn_zr(&project, &["run", "--script", "script.json", "escape"]);
+    let err = LiveStderr::of(&mut child);
+    wait_until("the escaped sleep and the long sleep run", || {
+        !with_cmdline(&needle).is_empty() && !with_cmdline(&long).is_empty()
+    });
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    let out = crate::signal::wait_output(child, err);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let left = still_running(&needle);
+    assert!(left.is_empty(), "left running after Ctrl-C: {left:?}");
+    assert!(
+        stderr(&out).contains("that zr's commands or hooks left running: pid "),
+        "{}",
+        stderr(&out)
+    );
+}

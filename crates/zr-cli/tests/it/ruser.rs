@@ -230,6 +230,54 @@ fn ctrl_c_while_waiting_for_a_background_agent_keeps_the_answer() {
     assert_background_transcript(&project, &session);
 }
 
+/// A number above its bound is refused where it is written, naming the
+/// bound (before, `max_concurrent = 2^61` passed and panicked at the first
+/// Task).
+#[test]
+fn numbers_beyond_their_bound_are_refused_with_file_line_and_key() {
+    let project = TempProject::new();
+    project.write("script.json", OK_SCRIPT);
+    for (toml, place, bound, found) in [
+        (
+            "[subagents]\nmax_concurrent = 2305843009213693952\n",
+            "2:18: subagents.max_concurrent",
+            "1024",
+            "2305843009213693952",
+        ),
+        (
+            "[subagents]\ntimeout_secs = 18446744073709551615\n",
+            "2:16: subagents.timeout_secs",
+            "604800",
+            "18446744073709551615",
+        ),
+        (
+            "[agent]\nmax_turns = 4294967295\n",
+            "2:13: agent.max_turns",
+            "100000",
+            "4294967295",
+        ),
+        (
+            "[model]\nmax_tokens = 4000000000\n",
+            "2:14: model.max_tokens",
+            "1000000",
+            "4000000000",
+        ),
+    ] {
+        project.write("zr.toml", toml);
+        let out = project.zr(&["run", "--script", "script.json", "hi"]);
+        assert_eq!(out.status.code(), Some(2), "{toml}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: {}/zr.toml:{place}: must be at most {bound}, found {found}\n  help: fix the value or remove the key to use its default; `zr init` in an empty folder writes a zr.toml showing every key with its default\n",
+                project.path().display()
+            ),
+            "{toml}"
+        );
+    }
+    assert_eq!(sessions(&project), Vec::<String>::new());
+}
+
 /// A turn limit or a concurrency of 0 is refused where it is written
 /// (before, `max_turns = 0` ran and failed with "no reply ... tools are
 /// disabled", and `max_concurrent = 0` was taken silently).
@@ -342,7 +390,7 @@ fn an_unreadable_project_file_is_a_project_file_error() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {}/zr.toml: cannot read it: Is a directory (os error 21)\n  help: make it a readable file, or remove it to use the defaults\n",
+            "error: {}/zr.toml: cannot read it: not a regular file (a folder)\n  help: make it a readable file, or remove it to use the defaults\n",
             project.path().display()
         )
     );

@@ -121,6 +121,86 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
     );
 }
 
+/// The subagents a durable turn calls are named in its progress, plain
+/// and `--json`, from the real server's journal rows (restate-server 1.7
+/// leaves `invoked_target` empty on `Command: Call` rows: before, the
+/// lines were `  → ` and `"target": ""`).
+#[test]
+fn a_durable_run_names_the_subagents_it_calls() {
+    let project = TempProject::new();
+    project.write("script.json", SCRIPT);
+    let server = RestateServer::start();
+    project.write(
+        "zr.toml",
+        &format!(
+            "[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
+            server.ingress_url(),
+            server.admin_url()
+        ),
+    );
+    let mut worker = spawn_zr(
+        &project,
+        &[
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "--script",
+            "script.json",
+        ],
+    );
+    registered(&mut worker, None, &server);
+
+    let out = project.zr(&["run", "--durable", "go"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}\n{}", server.log());
+    let session = err
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("session "))
+        .and_then(|l| l.split_once(':'))
+        .map(|(session, _)| session)
+        .unwrap_or_else(|| panic!("no session line: {err}"))
+        .to_owned();
+    let mut calls: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("→"))
+        .map(str::trim)
+        .collect();
+    calls.sort_unstable();
+    assert_eq!(
+        calls,
+        [
+            format!("ZrAgent/{session}/root.0001-explore/run"),
+            format!("ZrAgent/{session}/root.0002-explore/run")
+        ],
+        "{err}"
+    );
+
+    let json = project.zr(&["resume", &session, "--json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let mut targets: Vec<String> = stdout(&json)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"))
+        })
+        .filter(|l| l["type"] == "durable_call")
+        .map(|l| l["target"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    targets.sort_unstable();
+    assert_eq!(
+        targets,
+        [
+            format!("ZrAgent/{session}/root.0001-explore/run"),
+            format!("ZrAgent/{session}/root.0002-explore/run")
+        ],
+        "{}",
+        stdout(&json)
+    );
+
+    let _ = worker.kill();
+    let _ = worker.wait();
+}
+
 /// A root that sleeps in Bash for a while before it answers; its next
 /// turn answers at once.
 const SLOW: &str = r#"{"turns_from": "history", "agents": {

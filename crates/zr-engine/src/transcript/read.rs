@@ -54,9 +54,13 @@ impl Repairs {
     }
 }
 
+/// The largest transcript read (a FIFO or a device in its place is
+/// refused at once: `zr_tools::read_regular`).
+pub(crate) const LIMIT: u64 = 1024 * 1024 * 1024;
+
 /// Reads the transcript at `path`.
 pub(crate) fn read(path: &Path) -> Result<Loaded, TranscriptError> {
-    let bytes = std::fs::read(path).map_err(|source| TranscriptError::Io {
+    let bytes = zr_tools::read_regular(path, LIMIT).map_err(|source| TranscriptError::Io {
         path: path.to_owned(),
         source,
     })?;
@@ -337,7 +341,7 @@ pub(crate) fn read_header(path: &Path) -> Result<Header, TranscriptError> {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = zr_tools::open_regular(path).map_err(io)?;
     let mut line = Vec::new();
     std::io::BufReader::new(file)
         .read_until(b'\n', &mut line)

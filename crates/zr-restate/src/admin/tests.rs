@@ -41,6 +41,15 @@ fn journal_rows_become_steps_calls_and_ends() {
             target: "ZrAgent/s-1/run".to_owned()
         }
     );
+    // As restate-server 1.7.12 writes it: `invoked_target` empty.
+    let call = json!({"entry_type": "Command: Call", "invoked_target": "",
+        "entry_lite_json": "{\"Command\":{\"Call\":{\"invocation_id\":\"inv_2\",\"invocation_target\":{\"VirtualObject\":{\"name\":\"ZrAgent\",\"key\":\"s-1/root.0001-explore\",\"handler\":\"run\",\"handler_ty\":\"Exclusive\",\"scope\":null}},\"invocation_id_completion_id\":2,\"result_completion_id\":3}}}"});
+    assert_eq!(
+        entry(&call),
+        JournalEntry::Call {
+            target: "ZrAgent/s-1/root.0001-explore/run".to_owned()
+        }
+    );
     let send = json!({"entry_type": "Command: OneWayCall", "invoked_target": null,
         "entry_lite_json": "{\"Command\":{\"OneWayCall\":{\"invocation_id\":\"inv_1\",\"invocation_target\":{\"VirtualObject\":{\"name\":\"ZrAgent\",\"key\":\"s-1/root.0001-worker\",\"handler\":\"run\",\"handler_ty\":\"Exclusive\",\"scope\":null}},\"invoke_time\":0,\"invocation_id_completion_id\":2}}}"});
     assert_eq!(

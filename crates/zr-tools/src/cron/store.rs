@@ -115,6 +115,9 @@ pub struct CronStore {
     lock: Mutex<()>,
 }
 
+/// The largest store read: thousands of jobs fit many times over.
+const STORE_LIMIT: u64 = 16 * 1024 * 1024;
+
 impl CronStore {
     /// A store kept in `path` (created on the first change).
     #[must_use]
@@ -132,7 +135,7 @@ impl CronStore {
     }
 
     fn load(&self) -> Result<StoreFile, CronStoreError> {
-        match std::fs::read(&self.path) {
+        match crate::file::read_regular(&self.path, STORE_LIMIT) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|source| CronStoreError::Parse {
                 path: self.path.clone(),
                 source,
