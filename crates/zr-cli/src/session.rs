@@ -217,8 +217,12 @@ pub(crate) fn root_config(
         config.max_turns = turns;
     }
     config.options.mcp_tools = all_mcp;
-    config.options.allowed_tools = patterns(project, "tools.allow", file.tools.allow.as_deref())?;
-    config.options.disallowed_tools = patterns(project, "tools.deny", file.tools.deny.as_deref())?;
+    let (allow, deny) = (
+        crate::permission_names::tools_list(file.tools.allow.as_deref()),
+        crate::permission_names::tools_list(file.tools.deny.as_deref()),
+    );
+    config.options.allowed_tools = patterns(project, "tools.allow", allow.as_deref())?;
+    config.options.disallowed_tools = patterns(project, "tools.deny", deny.as_deref())?;
     config.skills = project.skills_view.definitions().to_vec();
     if let Some(chars) = file.skills.listing_chars {
         config.skill_listing_chars = chars;
