@@ -19,6 +19,7 @@ mod init;
 mod inspect;
 mod loopback;
 mod mcp_caps;
+mod mcp_names;
 mod mcp_start;
 mod oauth;
 mod orphans;
