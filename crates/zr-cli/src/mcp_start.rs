@@ -48,7 +48,7 @@ impl Failure {
                 .unwrap_or_default();
             return Self {
                 name: name.to_string(),
-                error: zr_types::error_chain(error),
+                error: config.conceal(&zr_types::error_chain(error)),
                 help: format!("run `zr mcp login {name}{scope}` to authorize zr in a browser"),
                 needs_login: true,
             };
@@ -67,7 +67,7 @@ impl Failure {
     ) -> Self {
         Self {
             name: config.name.to_string(),
-            error,
+            error: config.conceal(&error),
             help: help(project, config, timed_out),
             needs_login: false,
         }
@@ -77,13 +77,13 @@ impl Failure {
 /// What to do about a server of `config` that failed.
 fn help(project: &Project, config: &ServerConfig, timed_out: bool) -> String {
     let mut help = match &config.transport {
-        TransportConfig::Stdio(s) => format!(
+        TransportConfig::Stdio(_) => format!(
             "check that `{}` runs from the project folder and speaks MCP on stdio, or fix the server's entry in {MCP_FILE}",
-            s.command
+            config.shown_target()
         ),
-        TransportConfig::Http(h) => format!(
+        TransportConfig::Http(_) => format!(
             "check that a server is listening at {} and speaks streamable HTTP, or fix the server's entry in {MCP_FILE}",
-            h.url
+            config.shown_target()
         ),
         _ => format!("fix the server's entry in {MCP_FILE}"),
     };
