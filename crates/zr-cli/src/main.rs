@@ -138,12 +138,15 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
 /// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`); standard output carries
 /// only the command's result. By default the MCP library (`rmcp`) is
 /// silent: zr-mcp reports its failures as errors that say what to do, and
-/// its own lines are internal. (Telemetry does not go through the
-/// subscriber: `telemetry::around`.)
+/// its own lines are internal. Whatever `ZR_LOG` says, the OAuth code of
+/// `rmcp` logs nothing below `info` ([`zr_mcp::SECRET_LOG_TARGET`]): its
+/// debug lines carry the authorization code and token responses.
+/// (Telemetry does not go through the subscriber: `telemetry::around`.)
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -152,7 +155,10 @@ fn init_logging() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
-        .with_filter(filter);
+        .with_filter(filter.and(tracing_subscriber::filter::filter_fn(|meta| {
+            !(meta.target().starts_with(zr_mcp::SECRET_LOG_TARGET)
+                && *meta.level() > tracing::Level::INFO)
+        })));
     tracing_subscriber::registry().with(lines).init();
 }
 

@@ -235,6 +235,7 @@ mod prompts;
 mod resources;
 mod result;
 
+pub use auth::SECRET_LOG_TARGET;
 pub use auth::login::{DEFAULT_LOGIN_TIMEOUT, LoginOptions, LoginOutcome, LoginPrompt, login};
 pub use auth::settings::{KeySource, OAuthSettings, PrivateKey};
 pub use auth::store::{CONFIG_DIR_ENV, TokenStore};
