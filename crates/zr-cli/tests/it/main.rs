@@ -12,6 +12,7 @@ mod config_tool;
 mod corpus;
 mod cron;
 mod durable;
+mod escapes;
 mod example;
 mod help;
 mod hooks;
