@@ -32,6 +32,7 @@ mod init;
 mod inspect;
 mod mcp_config;
 mod mcp_login;
+mod mcp_names;
 mod mcp_start;
 mod model_aliases;
 mod permission_names;

@@ -168,6 +168,15 @@ impl Workspace {
         if let Some(tracer) = crate::telemetry::tracer() {
             runtime = runtime.with_tracer(tracer);
         }
+        let order: Vec<_> = project
+            .mcp
+            .servers()
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        for warning in crate::mcp_names::distinct(&order, &mut server_tools) {
+            eprintln!("{warning}");
+        }
         let mut all_mcp: Vec<Arc<ToolDefinition>> = Vec::new();
         for server in project.mcp.servers() {
             for tool in server_tools.get(server.name.as_str()).into_iter().flatten() {

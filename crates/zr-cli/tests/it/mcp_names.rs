@@ -1,7 +1,8 @@
 //! MCP tools as zr names and trusts them, with real servers
 //! (`servers/tools.py`, whose tools are given on its command line): a tool
 //! that says it is both read-only and destructive is not read-only (plan
-//! mode refuses it).
+//! mode refuses it); two servers whose names make the same tool name both
+//! keep their tool, the later one renamed, with a warning naming both.
 
 use std::path::Path;
 
@@ -57,4 +58,40 @@ fn a_tool_both_read_only_and_destructive_does_not_run_in_plan_mode() {
         "a destructive tool ran in plan mode: {err}"
     );
     assert!(err.contains("[root] mcp__srv__wipe denied"), "{err}");
+}
+
+#[test]
+fn servers_whose_tool_names_collide_keep_both_tools_and_say_so() {
+    let project = TempProject::new();
+    let (first, second) = (project.path().join("first"), project.path().join("second"));
+    // `trusted_` + `x` and `trusted` + `_x` both make mcp__trusted___x.
+    let servers = format!(
+        "{{\"mcpServers\": {{\"trusted_\": {}, \"trusted\": {}}}}}",
+        tools_server(&first, &[json!({"name": "x"})]),
+        tools_server(&second, &[json!({"name": "_x"})]),
+    );
+    project.write(".mcp.json", &servers).write(
+        "zr.toml",
+        "[policy]\nlazy = \"never\"\n\n[permissions]\nmode = \"bypassPermissions\"\n",
+    );
+    let out = project.zr_ok(&["resolve"]);
+    let err = stderr(&out);
+    let warning = err
+        .lines()
+        .find(|l| l.contains("mcp__trusted___x"))
+        .unwrap_or_else(|| panic!("no warning about the collision: {err}"));
+    assert_eq!(
+        warning,
+        "warning: MCP servers 'trusted_' and 'trusted' both make the tool name mcp__trusted___x: 'trusted_''s tool 'x' keeps it, 'trusted''s tool '_x' is named mcp__trusted___x_80622f4b"
+    );
+    // Both run: the first under the name, the second under its new name.
+    project.write(
+        "s.json",
+        &script(&["mcp__trusted___x", "mcp__trusted___x_80622f4b"]),
+    );
+    let out = project.zr(&["run", "--script", "s.json", "go"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(first.join("x.ran").exists(), "{err}");
+    assert!(second.join("_x.ran").exists(), "{err}");
 }
