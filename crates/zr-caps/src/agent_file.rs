@@ -43,6 +43,9 @@ pub struct ParsedAgentFile {
     pub extras: Vec<ExtraKey>,
     /// Things worth fixing that did not stop the file from loading.
     pub warnings: Vec<AgentFileWarning>,
+    /// The line of `outputSchema` (or `output_schema`), when the file sets
+    /// one: where a host that compiles the schema reports it invalid.
+    pub output_schema_line: Option<usize>,
 }
 
 /// A front-matter key zr does not know, with its value.

@@ -42,7 +42,7 @@ fn tools(
             writeln!(f, "{indent}{label}:")?;
             for tool in tools {
                 write!(f, "{indent}  - {} ({}", tool.name, tool.origin)?;
-                if tool.annotations.read_only {
+                if tool.is_read_only() {
                     f.write_str(", read-only")?;
                 }
                 match tool.annotations.destructive {

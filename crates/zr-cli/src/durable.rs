@@ -183,7 +183,7 @@ impl Server {
                 result_line(session, invocation, Some(&answer), "")
             );
         } else {
-            let _ = writeln!(out, "{}", answer.output);
+            let _ = writeln!(out, "{}", crate::run::for_stdout(&answer.output));
         }
         Ok(if answer.status == TaskStatus::Completed {
             0

@@ -45,7 +45,9 @@
 //!   runtime, skills granted per agent through an `AgentObserver`, the
 //!   root's `AgentConfig` from `zr.toml`); `reload.rs` (hot reload's
 //!   source); `mcp_start.rs` (a slow or failed server, as a person sees
-//!   it); `mcp_login.rs` (`zr mcp login`/`logout`).
+//!   it); `mcp_names.rs` (two servers' tools that come out under one
+//!   name: the later one renamed, with a warning); `mcp_login.rs` (`zr
+//!   mcp login`/`logout`).
 //! - Running: `run.rs` (+ `run/background.rs`, `run/resume_checks.rs`,
 //!   `run/mcp_prompt.rs`: `zr run /server:prompt ARGS`): `zr run` and `zr
 //!   resume`; `signal.rs` (SIGINT, SIGTERM, SIGHUP to a cancelled run);
@@ -95,6 +97,7 @@ mod init;
 mod inspect;
 mod mcp_config;
 mod mcp_login;
+mod mcp_names;
 mod mcp_start;
 mod model_aliases;
 mod permission_names;
@@ -201,12 +204,15 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
 /// filtered by `ZR_LOG` (e.g. `ZR_LOG=debug`); standard output carries
 /// only the command's result. By default the MCP library (`rmcp`) is
 /// silent: zr-mcp reports its failures as errors that say what to do, and
-/// its own lines are internal. (Telemetry does not go through the
-/// subscriber: `telemetry::around`.)
+/// its own lines are internal. Whatever `ZR_LOG` says, the OAuth code of
+/// `rmcp` logs nothing below `info` ([`zr_mcp::SECRET_LOG_TARGET`]): its
+/// debug lines carry the authorization code and token responses.
+/// (Telemetry does not go through the subscriber: `telemetry::around`.)
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("ZR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=off"));
     use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -215,7 +221,10 @@ fn init_logging() {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
-        .with_filter(filter);
+        .with_filter(filter.and(tracing_subscriber::filter::filter_fn(|meta| {
+            !(meta.target().starts_with(zr_mcp::SECRET_LOG_TARGET)
+                && *meta.level() > tracing::Level::INFO)
+        })));
     tracing_subscriber::registry().with(lines).init();
 }
 

@@ -51,7 +51,7 @@ impl Failure {
                 .filter(|s| *insufficient_scope && !s.trim().is_empty())
                 .map(|s| format!(" --scope '{s}'"))
                 .unwrap_or_default();
-            let error = zr_types::error_chain(error);
+            let error = config.conceal(&zr_types::error_chain(error));
             return Self {
                 name: name.to_string(),
                 summary: error.clone(),
@@ -61,10 +61,10 @@ impl Failure {
             };
         }
         let timed_out = matches!(error, McpError::ConnectTimeout { .. });
-        let full = zr_types::error_chain(error);
+        let full = config.conceal(&zr_types::error_chain(error));
         tracing::debug!(server = %config.name, error = %full, "MCP server did not start");
         Self {
-            summary: headline_chain(error),
+            summary: config.conceal(&headline_chain(error)),
             ..Self::text(project, config, full, timed_out)
         }
     }
@@ -79,8 +79,8 @@ impl Failure {
     ) -> Self {
         Self {
             name: config.name.to_string(),
-            summary: error.clone(),
-            error,
+            summary: config.conceal(&error),
+            error: config.conceal(&error),
             help: help(project, config, timed_out),
             needs_login: false,
         }
@@ -103,13 +103,13 @@ fn headline_chain(error: &McpError) -> String {
 /// What to do about a server of `config` that failed.
 fn help(project: &Project, config: &ServerConfig, timed_out: bool) -> String {
     let mut help = match &config.transport {
-        TransportConfig::Stdio(s) => format!(
+        TransportConfig::Stdio(_) => format!(
             "check that `{}` runs from the project folder and speaks MCP on stdio, or fix the server's entry in {MCP_FILE}",
-            s.command
+            config.shown_target()
         ),
-        TransportConfig::Http(h) => format!(
+        TransportConfig::Http(_) => format!(
             "check that a server is listening at {} and speaks streamable HTTP, or fix the server's entry in {MCP_FILE}",
-            h.url
+            config.shown_target()
         ),
         _ => format!("fix the server's entry in {MCP_FILE}"),
     };

@@ -1,22 +1,49 @@
-//! `[permissions]` entries that match no tool zr knows, as warnings with
-//! the closest name: `allow = ["Bsh"]` would otherwise be accepted
-//! silently and the call refused later without a word about the typo.
+//! `[permissions]` and `[tools]` entries that match no tool zr knows, as
+//! warnings with the closest name: `allow = ["Bsh"]` or
+//! `deny = ["bash"]` would otherwise be accepted silently and the call
+//! refused (or run) later without a word about the typo.
 //!
 //! Known are the builtins (every one, configured or not) and, for
 //! `mcp__SERVER...` entries, the servers of `.mcp.json` (their tools are
 //! not known before the servers start, so only the server is checked).
 //! `*` and prefix patterns that reach a known name are fine.
+//!
+//! `[tools]` lists are also read through Claude Code's names, as agent
+//! files' `tools` are ([`CLAUDE_CODE_TOOLS`]): `Agent` is `Task`,
+//! `MultiEdit` is `Edit`, a tool zr does not have is left out; each with
+//! a warning.
 
+use zr_caps::{CLAUDE_CODE_TOOLS, ClaudeCodeTool};
 use zr_types::DEFAULT_BUILTINS;
 
 use crate::config::closest;
 use crate::config_key::config_key_error;
 use crate::project::Project;
 
-/// One `warning: zr.toml:LINE:COLUMN: permissions.KEY: ...` text (with its
-/// `help:` line) per entry that names nothing.
+/// A `[tools]` list as zr reads it: Claude Code's names replaced by zr's,
+/// the tools zr does not have left out ([`warnings`] says so).
+pub(crate) fn tools_list(list: Option<&[String]>) -> Option<Vec<String>> {
+    list.map(|list| {
+        list.iter()
+            .filter_map(|entry| match claude_code(entry) {
+                Some(tool) => tool.zr.map(str::to_owned),
+                None => Some(entry.clone()),
+            })
+            .collect()
+    })
+}
+
+/// Claude Code's tool of that exact name, when zr spells it differently.
+fn claude_code(entry: &str) -> Option<&'static ClaudeCodeTool> {
+    CLAUDE_CODE_TOOLS.iter().find(|t| t.name == entry)
+}
+
+/// One `warning: zr.toml:LINE:COLUMN: KEY: ...` text (with its `help:`
+/// line) per entry of `[permissions]` or `[tools]` that names nothing, and
+/// per Claude Code name in `[tools]`.
 pub(crate) fn warnings(project: &Project) -> Vec<String> {
     let p = &project.config.permissions;
+    let t = &project.config.tools;
     let builtins: Vec<&str> = DEFAULT_BUILTINS.iter().map(|b| b.name).collect();
     let servers: Vec<String> = project
         .mcp
@@ -29,8 +56,20 @@ pub(crate) fn warnings(project: &Project) -> Vec<String> {
         ("permissions.allow", &p.allow),
         ("permissions.ask", &p.ask),
         ("permissions.deny", &p.deny),
+        ("tools.allow", &t.allow),
+        ("tools.deny", &t.deny),
     ] {
         for entry in list.iter().flatten() {
+            if key.starts_with("tools.")
+                && let Some(tool) = claude_code(entry)
+            {
+                let (message, help) = claude_code_warning(entry, tool);
+                out.push(format!(
+                    "warning: {}",
+                    config_key_error(project, key, message, &help)
+                ));
+                continue;
+            }
             // A rule's tool: `Bash` of `Bash(npm run test:*)`.
             let tool = entry
                 .split_once('(')
@@ -44,6 +83,20 @@ pub(crate) fn warnings(project: &Project) -> Vec<String> {
         }
     }
     out
+}
+
+/// What zr makes of Claude Code's `tool`, written as `entry`, and why.
+fn claude_code_warning(entry: &str, tool: &ClaudeCodeTool) -> (String, String) {
+    match tool.zr {
+        Some(zr) => (
+            format!("\"{entry}\" is Claude Code's name for \"{zr}\"; zr reads it as \"{zr}\""),
+            format!("{}; write \"{zr}\"", tool.why),
+        ),
+        None => (
+            format!("\"{entry}\" is a Claude Code tool zr does not have; the entry is left out"),
+            format!("{}; remove the entry", tool.why),
+        ),
+    }
 }
 
 /// What is wrong with `entry` and what to write instead, if it names no

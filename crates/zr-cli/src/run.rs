@@ -370,13 +370,29 @@ pub(crate) fn say(text: &str) {
     let _ = err.flush();
 }
 
+/// The answer on standard output: as the model wrote it when that is a
+/// file or a pipe (the raw text is what was asked for), without control
+/// sequences on a terminal (a model's text must not write the clipboard or
+/// retitle the window).
 fn print_answer(result: &QueryResult) {
     let mut out = std::io::stdout().lock();
-    let _ = write!(out, "{}", result.output);
+    let _ = write!(out, "{}", for_stdout(&result.output));
     if !result.output.ends_with('\n') {
         let _ = writeln!(out);
     }
     let _ = out.flush();
+}
+
+/// `text` as printed on standard output: [`printable`] on a terminal,
+/// raw otherwise.
+///
+/// [`printable`]: crate::render::plain::printable
+pub(crate) fn for_stdout(text: &str) -> std::borrow::Cow<'_, str> {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        std::borrow::Cow::Owned(crate::render::plain::printable(text))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// 0 for a completed run, 1 for one that ended otherwise.

@@ -168,6 +168,15 @@ impl Workspace {
         if let Some(tracer) = crate::telemetry::tracer() {
             runtime = runtime.with_tracer(tracer);
         }
+        let order: Vec<_> = project
+            .mcp
+            .servers()
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        for warning in crate::mcp_names::distinct(&order, &mut server_tools) {
+            eprintln!("{warning}");
+        }
         let mut all_mcp: Vec<Arc<ToolDefinition>> = Vec::new();
         for server in project.mcp.servers() {
             for tool in server_tools.get(server.name.as_str()).into_iter().flatten() {
@@ -217,8 +226,12 @@ pub(crate) fn root_config(
         config.max_turns = turns;
     }
     config.options.mcp_tools = all_mcp;
-    config.options.allowed_tools = patterns(project, "tools.allow", file.tools.allow.as_deref())?;
-    config.options.disallowed_tools = patterns(project, "tools.deny", file.tools.deny.as_deref())?;
+    let (allow, deny) = (
+        crate::permission_names::tools_list(file.tools.allow.as_deref()),
+        crate::permission_names::tools_list(file.tools.deny.as_deref()),
+    );
+    config.options.allowed_tools = patterns(project, "tools.allow", allow.as_deref())?;
+    config.options.disallowed_tools = patterns(project, "tools.deny", deny.as_deref())?;
     config.skills = project.skills_view.definitions().to_vec();
     if let Some(chars) = file.skills.listing_chars {
         config.skill_listing_chars = chars;

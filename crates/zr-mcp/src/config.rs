@@ -2,6 +2,7 @@
 
 mod expand;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -52,6 +53,37 @@ pub struct ServerConfig {
     /// `timeout_ms`: the time limit of each request (tool calls and
     /// `tools/list`); `None` uses the hub's default.
     pub timeout: Option<Duration>,
+    /// How the entry is shown and what it conceals.
+    shown: Shown,
+}
+
+/// How `.mcp.json` wrote a server's transport, for what zr prints about
+/// it. It never makes two configurations differ (`PartialEq` is always
+/// true), and its `Debug` form names the variables, never their values.
+#[derive(Clone, Default, Eq)]
+struct Shown {
+    /// The transport before `${VAR}` expansion: the command and its
+    /// arguments, or the URL. `None` for a server built in code.
+    written: Option<Vec<String>>,
+    /// Each variable's value that went into the transport, and the
+    /// reference it came from (`${NAME}`), longest value first.
+    expanded: Vec<(String, String)>,
+}
+
+impl PartialEq for Shown {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let references: Vec<&str> = self.expanded.iter().map(|(_, r)| r.as_str()).collect();
+        f.debug_struct("Shown")
+            .field("written", &self.written)
+            .field("expanded", &references)
+            .finish()
+    }
 }
 
 impl ServerConfig {
@@ -64,7 +96,56 @@ impl ServerConfig {
             transport,
             deferred: None,
             timeout: None,
+            shown: Shown::default(),
         }
+    }
+
+    /// The transport for people: `stdio: COMMAND ARGS...` or `http: URL`,
+    /// as `.mcp.json` writes it (every `${VAR}` as written, never its
+    /// value, which may be a secret). A server built in code shows its
+    /// values.
+    #[must_use]
+    pub fn shown(&self) -> String {
+        let (kind, values) = match &self.transport {
+            TransportConfig::Stdio(s) => (
+                "stdio",
+                std::iter::once(&s.command)
+                    .chain(&s.args)
+                    .cloned()
+                    .collect(),
+            ),
+            TransportConfig::Http(h) => ("http", vec![h.url.clone()]),
+        };
+        format!(
+            "{kind}: {}",
+            self.shown.written.as_ref().unwrap_or(&values).join(" ")
+        )
+    }
+
+    /// The command (stdio) or the URL (HTTP) as `.mcp.json` writes it, as
+    /// [`ServerConfig::shown`].
+    #[must_use]
+    pub fn shown_target(&self) -> String {
+        match (&self.shown.written, &self.transport) {
+            (Some(written), _) => written.first().cloned().unwrap_or_default(),
+            (None, TransportConfig::Stdio(s)) => s.command.clone(),
+            (None, TransportConfig::Http(h)) => h.url.clone(),
+        }
+    }
+
+    /// `text` (an error's message, a server's output) with the value of
+    /// every variable the entry's transport expanded (`args`, `env`,
+    /// `url`, `headers`, ...) written back as its `${NAME}`: what zr
+    /// prints about a server never shows a secret it was given through
+    /// the environment. Values shorter than three characters are left.
+    #[must_use]
+    pub fn conceal(&self, text: &str) -> String {
+        self.shown
+            .expanded
+            .iter()
+            .fold(text.to_owned(), |text, (value, reference)| {
+                text.replace(value.as_str(), reference)
+            })
     }
 
     /// Sets `deferred`.
@@ -306,6 +387,17 @@ fn parse_server(
         }
     }
     let kind = entry.string("type")?;
+    // The variables' values that go into the transport, to conceal them.
+    let used: RefCell<Vec<(String, String)>> = RefCell::new(Vec::new());
+    let recording = |name: &str| {
+        let value = vars(name);
+        if let Some(value) = value.as_ref().filter(|v| v.chars().count() >= 3) {
+            used.borrow_mut()
+                .push((value.clone(), format!("${{{name}}}")));
+        }
+        value
+    };
+    let vars: &dyn Fn(&str) -> Option<String> = &recording;
     let transport = match kind.as_deref() {
         Some("stdio") => entry.stdio(vars)?,
         None if object.contains_key("command") || !object.contains_key("url") => {
@@ -335,11 +427,30 @@ fn parse_server(
             }
         },
     };
+    let written = match &transport {
+        TransportConfig::Stdio(_) => {
+            let args = object.get("args").and_then(Value::as_array);
+            let args = args.into_iter().flatten().filter_map(Value::as_str);
+            entry
+                .string("command")?
+                .into_iter()
+                .chain(args.map(str::to_owned))
+                .collect()
+        }
+        TransportConfig::Http(_) => entry.string("url")?.into_iter().collect(),
+    };
+    let mut expanded = used.into_inner();
+    expanded.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+    expanded.dedup();
     Ok(ServerConfig {
         name: server_name,
         transport,
         deferred,
         timeout,
+        shown: Shown {
+            written: Some(written),
+            expanded,
+        },
     })
 }
 

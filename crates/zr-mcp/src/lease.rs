@@ -348,6 +348,27 @@ pub struct McpTool {
     pub handler: Arc<McpToolHandler>,
 }
 
+impl McpTool {
+    /// The same server tool under `name`: the definition renamed, and a
+    /// handler that calls the same tool through the same connection. For
+    /// a host whose servers' tools come out under one name (see
+    /// [`ToolName::mcp_distinct`]).
+    #[must_use]
+    pub fn renamed(&self, name: ToolName) -> Self {
+        let mut definition = (*self.definition).clone();
+        definition.name = name.clone();
+        let handler = McpToolHandler {
+            name,
+            remote: self.handler.remote.clone(),
+            lease: Mutex::new(self.handler.current()),
+        };
+        Self {
+            definition: Arc::new(definition),
+            handler: Arc::new(handler),
+        }
+    }
+}
+
 /// Runs one MCP tool through its server.
 ///
 /// Failures the model can react to are error outputs: `isError` results,

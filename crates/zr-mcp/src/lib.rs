@@ -69,7 +69,9 @@
 //! characters outside `[A-Za-z0-9_-]` become `_`, and a name over 64
 //! characters is cut and given a stable hash suffix). The description (or
 //! the title when there is none) and the input schema are kept as they are;
-//! annotations map `readOnlyHint` to `read_only` (false when absent),
+//! annotations map `readOnlyHint` to `read_only` (false when absent, and
+//! when `destructiveHint` is true too: the contradiction is read as not
+//! read-only, so plan mode and Explore never run such a tool),
 //! `destructiveHint`, `idempotentHint` and `openWorldHint` to the other
 //! hints (`None` when absent). `defer` comes from the server's `deferred`.
 //! After `notifications/tools/list_changed` the next [`Lease::tools`] lists
@@ -267,6 +269,7 @@ mod prompts;
 mod resources;
 mod result;
 
+pub use auth::SECRET_LOG_TARGET;
 pub use auth::login::{DEFAULT_LOGIN_TIMEOUT, LoginOptions, LoginOutcome, LoginPrompt, login};
 pub use auth::settings::{KeySource, OAuthSettings, PrivateKey};
 pub use auth::store::{CONFIG_DIR_ENV, TokenStore};

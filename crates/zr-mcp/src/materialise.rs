@@ -33,7 +33,8 @@ pub(crate) fn materialise(
             .annotations
             .as_ref()
             .map(|a| Annotations {
-                read_only: a.read_only_hint.unwrap_or(false),
+                // A tool that also says it is destructive is not read-only.
+                read_only: a.read_only_hint.unwrap_or(false) && a.destructive_hint != Some(true),
                 destructive: a.destructive_hint,
                 idempotent: a.idempotent_hint,
                 open_world: a.open_world_hint,

@@ -160,7 +160,7 @@ impl AnthropicProvider {
     /// (its TLS backend failed to initialise).
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
-        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url)?;
+        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url, Some(&config.api_key))?;
         Ok(Self { config, endpoint })
     }
 }

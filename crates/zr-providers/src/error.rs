@@ -118,3 +118,91 @@ pub enum ProviderError {
         message: String,
     },
 }
+
+impl ProviderError {
+    /// The error with every `secret` in its text replaced by
+    /// `[redacted]` (the API's messages, a URL; a transport error's cause,
+    /// which zr does not write, keeps its own text).
+    #[must_use]
+    pub(crate) fn redacted(self, secret: &str) -> Self {
+        let hide = |text: String| text.replace(secret, "[redacted]");
+        match self {
+            Self::Auth {
+                provider,
+                status,
+                message,
+                key_hint,
+            } => Self::Auth {
+                provider,
+                status,
+                message: hide(message),
+                key_hint,
+            },
+            Self::Rejected {
+                provider,
+                status,
+                kind,
+                message,
+            } => Self::Rejected {
+                provider,
+                status,
+                kind: hide(kind),
+                message: hide(message),
+            },
+            Self::Status {
+                provider,
+                status,
+                kind,
+                message,
+            } => Self::Status {
+                provider,
+                status,
+                kind: hide(kind),
+                message: hide(message),
+            },
+            Self::Api {
+                provider,
+                kind,
+                message,
+            } => Self::Api {
+                provider,
+                kind: hide(kind),
+                message: hide(message),
+            },
+            Self::Protocol { provider, message } => Self::Protocol {
+                provider,
+                message: hide(message),
+            },
+            Self::RetriesExhausted {
+                provider,
+                attempts,
+                last,
+            } => Self::RetriesExhausted {
+                provider,
+                attempts,
+                last: Box::new(last.redacted(secret)),
+            },
+            Self::Transport {
+                provider,
+                url,
+                source,
+            } => Self::Transport {
+                provider,
+                url: hide(url),
+                source,
+            },
+            Self::Timeout {
+                provider,
+                url,
+                waiting_for,
+                after,
+            } => Self::Timeout {
+                provider,
+                url: hide(url),
+                waiting_for,
+                after,
+            },
+            other @ (Self::MissingEnv { .. } | Self::Script { .. }) => other,
+        }
+    }
+}

@@ -13,6 +13,7 @@ mod endpoint;
 mod failure;
 mod status;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -81,10 +82,14 @@ impl RetryPolicy {
 /// Runs attempts made by `start` (called with the 1-based attempt number)
 /// until one yields [`ModelEvent::Completed`], retrying retryable failures
 /// as `policy` says. Every item is produced inside `span`, whose `attempt`
-/// field is updated.
+/// field is updated. Every failure (a retry's reason, the final error, and
+/// what is logged of them) has `secret` replaced by `[redacted]`: an API
+/// that echoes the key in its error body never puts it on a screen, in
+/// `--json` output or in a transcript.
 pub(crate) fn retrying<F>(
     provider: &'static str,
     policy: RetryPolicy,
+    secret: Option<Arc<str>>,
     span: tracing::Span,
     start: F,
 ) -> ModelStream
@@ -94,6 +99,7 @@ where
     let driver = Driver {
         provider,
         policy,
+        secret,
         span,
         start,
         attempt: 0,
@@ -108,6 +114,7 @@ where
 struct Driver<F> {
     provider: &'static str,
     policy: RetryPolicy,
+    secret: Option<Arc<str>>,
     span: tracing::Span,
     start: F,
     attempt: u32,
@@ -172,6 +179,10 @@ where
 
     fn fail(&mut self, failure: Failure) -> Result<ModelEvent, ProviderError> {
         let Failure { error, retry } = failure;
+        let error = match &self.secret {
+            Some(secret) => error.redacted(secret),
+            None => error,
+        };
         let Some(hint) = retry else {
             tracing::warn!(error = %error, "request failed");
             self.done = true;

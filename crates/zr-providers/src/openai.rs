@@ -160,7 +160,7 @@ impl OpenAiProvider {
     /// (its TLS backend failed to initialise).
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url)?;
+        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url, config.api_key.as_deref())?;
         Ok(Self { config, endpoint })
     }
 }

@@ -172,6 +172,14 @@ pub enum Problem {
         /// What is wrong and what to do.
         message: String,
     },
+    /// An agent-type file's `outputSchema` is not a JSON Schema (it does
+    /// not compile): the file is left out rather than run without the
+    /// answer's check its author asked for.
+    #[error("'outputSchema' is not a valid JSON Schema: {message}; fix it or remove the key")]
+    InvalidOutputSchema {
+        /// The JSON Schema compiler's message.
+        message: String,
+    },
     /// The first-use files of the agents folder could not be written.
     #[error("could not create the agents folder's README.md and example.md.template: {kind}")]
     Scaffold {

@@ -156,7 +156,9 @@
 //! `Roots::agents` (`roots.rs`), on top of the built-in types (`builtin.rs`,
 //! prompts in `src/builtin/*.md`). Hot reload is one cache shared by both
 //! (`cache.rs` between views, `stamp.rs` per file, `assemble.rs` for what
-//! both do with a scan, `stats.rs` for what it cost). `tool.rs` is the
+//! both do with a scan, `stats.rs` for what it cost; `agents/scan.rs`
+//! compiles an agent file's `outputSchema` as the engine does and leaves
+//! a file whose schema does not compile out, with an error at its line). `tool.rs` is the
 //! `Skill` tool (`grant`/`revoke` per agent; `tool/confine.rs` re-checks
 //! the root when a body is read); `diagnostic.rs`: one per broken file;
 //! `scaffold.rs`: the first-use files of `.zr/agents`; `render.rs`: text

@@ -347,7 +347,32 @@ impl ToolName {
         if Self::validate(&full).is_ok() {
             return Ok(Self::from_valid(Arc::from(full)));
         }
-        let suffix = format!("_{:08x}", stable_hash(full.as_bytes()) & 0xffff_ffff);
+        Ok(Self::with_suffix(&full, stable_hash(full.as_bytes())))
+    }
+
+    /// `mcp__{server}__{tool}` with a stable hash suffix of the server and
+    /// the tool (`mcp__trusted___x_1f2e3d4c`), cut as [`ToolName::mcp`]
+    /// cuts a long name: the name a host gives a server's tool whose
+    /// [`ToolName::mcp`] another server's tool already has (`trusted_` +
+    /// `x` and `trusted` + `_x` both make `mcp__trusted___x`). Two pairs
+    /// that make the same `mcp` name get different suffixes.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError::Empty`] when `tool` is empty.
+    pub fn mcp_distinct(server: &ServerName, tool: &str) -> Result<Self, NameError> {
+        if tool.is_empty() {
+            return Err(NameError::Empty { kind: "MCP tool" });
+        }
+        let full = format!("mcp__{server}__{tool}");
+        let pair = format!("{server}\0{tool}");
+        Ok(Self::with_suffix(&full, stable_hash(pair.as_bytes())))
+    }
+
+    /// `full` with characters outside the alphabet as `_`, cut to leave
+    /// room for `_` and eight hex digits of `hash`, then those.
+    fn with_suffix(full: &str, hash: u64) -> Self {
+        let suffix = format!("_{:08x}", hash & 0xffff_ffff);
         let keep = MAX_TOOL_NAME_LEN - suffix.len();
         let mut short: String = full
             .chars()
@@ -355,7 +380,7 @@ impl ToolName {
             .take(keep)
             .collect();
         short.push_str(&suffix);
-        Ok(Self::from_valid(Arc::from(short)))
+        Self::from_valid(Arc::from(short))
     }
 }
 

@@ -210,10 +210,12 @@ impl ToolDefinition {
         self
     }
 
-    /// Whether the tool is read-only.
+    /// Whether the tool is read-only: it says so, and does not also say
+    /// it is destructive (`readOnlyHint` and `destructiveHint` both true
+    /// contradict each other; the tool is taken at its worse word).
     #[must_use]
     pub fn is_read_only(&self) -> bool {
-        self.annotations.read_only
+        self.annotations.read_only && self.annotations.destructive != Some(true)
     }
 
     /// The server of a connection tool.

@@ -59,6 +59,8 @@ struct Keys<'a> {
     memory: Option<&'a Located>,
     kind: Option<(&'static str, &'a Located)>,
     output_schema: Option<(&'static str, &'a Located)>,
+    /// The line of the `outputSchema` key.
+    output_schema_line: Option<usize>,
 }
 
 /// Turns the front matter's tree and the body into a parsed file.
@@ -117,6 +119,9 @@ pub(super) fn convert(
                     ));
                 }
                 *slot = Some((this, value));
+                if this.starts_with("output") {
+                    keys.output_schema_line = Some(file_line(key, 1));
+                }
                 continue;
             }
             _ => {
@@ -270,6 +275,7 @@ fn build(
         memory: opt_text(keys.memory, "memory")?.map(|(_, v)| v),
         extras,
         warnings,
+        output_schema_line: keys.output_schema_line,
     })
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, AgentOptions, merge_root};
-use zr_mcp::{McpHub, ServerConfig, TransportConfig};
+use zr_mcp::{McpHub, ServerConfig};
 use zr_resolve::{ResolveInput, Role, default_builtins, resolve};
 use zr_types::{ToolDefinition, error_chain};
 
@@ -121,19 +121,9 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
     Ok(if failed { EXIT_FAILED } else { EXIT_OK })
 }
 
+/// As `.mcp.json` writes it: a `${VAR}` is never shown expanded.
 fn transport(config: &ServerConfig) -> String {
-    match &config.transport {
-        TransportConfig::Stdio(s) => {
-            let mut line = s.command.clone();
-            for arg in &s.args {
-                line.push(' ');
-                line.push_str(arg);
-            }
-            format!("stdio: {line}")
-        }
-        TransportConfig::Http(h) => format!("http: {}", h.url),
-        other => format!("{other:?}"),
-    }
+    config.shown()
 }
 
 /// `read-only`, `destructive` (`destructive by default` when the server

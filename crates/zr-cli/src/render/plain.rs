@@ -260,8 +260,20 @@ fn short(value: &Value) -> String {
 /// `text` with each control character (newline, tab, escape) as a
 /// space.
 pub(crate) fn flat(text: &str) -> String {
+    without_controls(text, |_| false)
+}
+
+/// `text` for a terminal: each control character but newline and tab (an
+/// escape that would start a clipboard write, a title change, a cursor
+/// move) as a space; the lines stay.
+pub(crate) fn printable(text: &str) -> String {
+    without_controls(text, |c| c == '\n' || c == '\t')
+}
+
+/// `text` with each control character that `keep` refuses as a space.
+fn without_controls(text: &str, keep: fn(char) -> bool) -> String {
     text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| if c.is_control() && !keep(c) { ' ' } else { c })
         .collect()
 }
 

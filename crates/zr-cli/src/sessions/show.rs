@@ -37,7 +37,7 @@ pub(crate) fn command(
 ) -> Result<(String, Vec<String>), CliError> {
     let mut warnings = Vec::new();
     let view = SessionView::load(id.as_str(), folder, root, &mut warnings);
-    let mut out = match &args.agent {
+    let out = match &args.agent {
         Some(agent) => {
             let Some(found) = view.agent(agent) else {
                 let ids: Vec<&str> = view.agents.iter().map(|a| a.id.as_str()).collect();
@@ -50,6 +50,9 @@ pub(crate) fn command(
         }
         None => tree(&view),
     };
+    // Transcripts hold what models and servers wrote: never a control
+    // sequence on the screen, piped or not.
+    let mut out = crate::render::plain::printable(&out);
     if let Some(path) = &args.html {
         std::fs::write(path, timeline::page(&view)).map_err(|source| CliError::Io {
             action: "write the page",

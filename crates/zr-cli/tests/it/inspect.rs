@@ -485,3 +485,48 @@ fn agents_show_json_gives_the_model_as_written_and_the_id_it_resolves_to() {
     let id = v["model_id"].as_str().unwrap_or_else(|| panic!("{v}"));
     assert!(id.starts_with("claude-sonnet-"), "{v}");
 }
+
+/// A `${VAR}` of `.mcp.json` is shown as written, never its value:
+/// `zr mcp list` and the warning of a server left out of a run.
+#[test]
+fn mcp_list_and_left_out_servers_show_variables_unexpanded() {
+    let p = TempProject::new();
+    p.write("zr.toml", "").write(
+        ".mcp.json",
+        r#"{"mcpServers": {
+  "broken": {"command": "zr-test-no-such-command", "args": ["--token", "${SECRET_TOKEN}"]},
+  "web": {"type": "http", "url": "http://127.0.0.1:9/mcp?key=${SECRET_TOKEN}"}
+}}"#,
+    );
+    let zr = |args: &[&str]| {
+        crate::support::zr()
+            .args(args)
+            .env("SECRET_TOKEN", "hunter2-secret")
+            .current_dir(p.path())
+            .output()
+            .expect("zr runs")
+    };
+    let out = zr(&["mcp", "list"]);
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        text.contains("stdio: zr-test-no-such-command --token ${SECRET_TOKEN}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("http: http://127.0.0.1:9/mcp?key=${SECRET_TOKEN}"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"), "{text}");
+    let out = zr(&["mcp", "list", "--format", "json"]);
+    assert!(!stdout(&out).contains("hunter2"), "{}", stdout(&out));
+
+    p.write(
+        "s.json",
+        r#"{"agents": {"root": [{"turns": [{"text": "done"}]}]}}"#,
+    );
+    let out = zr(&["run", "--script", "s.json", "go"]);
+    let err = stderr(&out);
+    assert!(err.contains("MCP server 'broken' is left out"), "{err}");
+    assert!(err.contains("MCP server 'web' is left out"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}

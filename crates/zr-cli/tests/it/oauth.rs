@@ -3,8 +3,9 @@
 //! bearer-token middleware on loopback ports). The "browser" is an HTTP
 //! client here that follows the URL `zr mcp login` prints, through the
 //! authorization server's redirect, to zr's loopback listener. Every zr
-//! run has `ZR_LOG=trace`, and no token the server issued may appear in
-//! any output or any file but the token file.
+//! run has `ZR_LOG=trace`, and no token the server issued (nor the
+//! authorization code the browser carried back) may appear in any output
+//! or any file but the token file.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
@@ -84,6 +85,8 @@ struct Setup {
     project: TempProject,
     config: tempfile::TempDir,
     outputs: Vec<String>,
+    /// The authorization codes the browser carried to zr's listener.
+    codes: Vec<String>,
 }
 
 impl Setup {
@@ -105,6 +108,7 @@ impl Setup {
             project,
             config: tempfile::tempdir().expect("config folder"),
             outputs: Vec::new(),
+            codes: Vec::new(),
         }
     }
 
@@ -154,6 +158,12 @@ impl Setup {
             }
         };
         let landed = browse(&url);
+        let code = landed
+            .1
+            .split(['?', '&'])
+            .find_map(|pair| pair.strip_prefix("code="))
+            .unwrap_or_else(|| panic!("no code in {}", landed.1));
+        self.codes.push(code.to_owned());
         assert_eq!(
             landed.0, 200,
             "the browser ended on {}: {}",
@@ -206,6 +216,15 @@ impl Setup {
                 assert!(
                     !text.contains(token.as_str()),
                     "a token appears in {name}:\n{text}"
+                );
+            }
+        }
+        assert!(!self.codes.is_empty(), "no login carried a code");
+        for code in &self.codes {
+            for (name, text) in &texts {
+                assert!(
+                    !text.contains(code.as_str()),
+                    "the authorization code appears in {name}:\n{text}"
                 );
             }
         }

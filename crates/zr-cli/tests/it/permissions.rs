@@ -170,3 +170,65 @@ fn permission_entries_that_name_no_tool_warn_with_the_closest_name() {
     );
     assert!(!stderr(&project.zr_ok(&["resolve"])).contains("warning:"));
 }
+
+#[test]
+fn tools_entries_warn_and_claude_code_names_map_to_zr_names() {
+    let project = TempProject::new();
+    project.write(
+        "zr.toml",
+        "[tools]\ndeny = [\"bash\", \"Agent\", \"MultiEdit\", \"Raed\", \"NotebookEdit\"]\n",
+    );
+    let out = project.zr_ok(&["resolve"]);
+    let err = stderr(&out);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 5, "{err}");
+    assert!(
+        warnings[0].ends_with("zr.toml:2:1: tools.deny: \"bash\" matches no tool"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  help: did you mean \"Bash\"? tool names are case-sensitive"),
+        "{err}"
+    );
+    assert!(
+        warnings[1].ends_with(
+            "zr.toml:2:1: tools.deny: \"Agent\" is Claude Code's name for \"Task\"; zr reads it as \"Task\""
+        ),
+        "{err}"
+    );
+    assert!(
+        warnings[2].ends_with(
+            "zr.toml:2:1: tools.deny: \"MultiEdit\" is Claude Code's name for \"Edit\"; zr reads it as \"Edit\""
+        ),
+        "{err}"
+    );
+    assert!(
+        warnings[3].ends_with("zr.toml:2:1: tools.deny: \"Raed\" matches no tool"),
+        "{err}"
+    );
+    assert!(err.contains("  help: did you mean \"Read\"?"), "{err}");
+    assert!(
+        warnings[4].ends_with(
+            "zr.toml:2:1: tools.deny: \"NotebookEdit\" is a Claude Code tool zr does not have; the entry is left out"
+        ),
+        "{err}"
+    );
+    // The mapped names are denied: the root has neither Task nor Edit.
+    let pools = stdout(&out);
+    let advertised: Vec<&str> = pools
+        .lines()
+        .skip_while(|l| !l.starts_with("advertised"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(advertised.contains(&"Bash"), "{pools}");
+    assert!(!advertised.contains(&"Task"), "{pools}");
+    assert!(!advertised.contains(&"Edit"), "{pools}");
+    // Known names say nothing.
+    project.write(
+        "zr.toml",
+        "[tools]\nallow = [\"Bash\", \"Read\", \"Cron*\"]\n",
+    );
+    assert!(!stderr(&project.zr_ok(&["resolve"])).contains("warning:"));
+}

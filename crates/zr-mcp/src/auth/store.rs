@@ -196,28 +196,69 @@ impl ServerTokens {
             source,
         };
         let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(failed)?;
+        private_folder(dir).map_err(failed)?;
         // Written beside and renamed: a reader never sees half a file, and
-        // the file is private from its first byte.
-        let temporary = self.path.with_extension("json.tmp");
-        let mut file = std::fs::OpenOptions::new()
+        // the file is private from its first byte. The temporary name is
+        // new (`create_new`: O_CREAT|O_EXCL) and never a link
+        // (O_NOFOLLOW), so nothing planted in the folder redirects the
+        // write onto another file.
+        let (temporary, mut file) = temporary_beside(&self.path).map_err(failed)?;
+        let written = file
+            .write_all(&text)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&temporary, &*self.path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        written.map_err(failed)
+    }
+}
+
+/// Makes `dir` (and its parents) if missing, and makes it private (0700)
+/// if it is not: a folder that others may read or write (a 0777 folder
+/// made by hand or by an old umask) would expose or let them swap the
+/// token files. A folder zr cannot make private is an error.
+fn private_folder(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "the token folder is a link or not a folder",
+        ));
+    }
+    if meta.permissions().mode() & 0o777 != 0o700 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// A new file beside `path`, `.NAME.RANDOM.tmp`, created (never opened
+/// if it exists, never through a link) with mode 0600.
+fn temporary_beside(path: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut last = None;
+    for _ in 0..8 {
+        let temporary = path.with_file_name(format!(".{name}.{:016x}.tmp", fastrand::u64(..)));
+        match std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .mode(0o600)
             .open(&temporary)
-            .map_err(failed)?;
-        // A file left by an older umask keeps its mode; make sure.
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(failed)?;
-        file.write_all(&text).map_err(failed)?;
-        file.sync_all().map_err(failed)?;
-        std::fs::rename(&temporary, &*self.path).map_err(failed)
+        {
+            Ok(file) => return Ok((temporary, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
     }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name was free")))
 }
 
 fn store_error(error: &McpError) -> AuthError {

@@ -90,3 +90,16 @@ fn empty_and_colliding_names_are_skipped() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].definition.description, "");
 }
+
+#[test]
+fn a_tool_hinted_read_only_and_destructive_is_not_read_only() {
+    let list = tools(json!([
+        {"name": "wipe", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": true, "destructiveHint": true}}
+    ]));
+    let out = materialise(&server(), None, &list);
+    let wipe = &out[0].definition;
+    assert!(!wipe.annotations.read_only, "{:?}", wipe.annotations);
+    assert_eq!(wipe.annotations.destructive, Some(true));
+    assert!(!wipe.is_read_only());
+}

@@ -2,6 +2,7 @@
 //! configs and the endpoint that streams a request with them.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -68,11 +69,15 @@ pub(crate) struct Endpoint {
     key_hint: &'static str,
     /// The full URL requests are posted to.
     url: String,
+    /// The API key, which an error body may echo: every failure's text
+    /// has it replaced before it leaves the provider.
+    secret: Option<Arc<str>>,
     client: reqwest::Client,
 }
 
 impl Endpoint {
-    /// The endpoint at `url`.
+    /// The endpoint at `url`, sending `secret` (the API key; `None` or
+    /// empty when there is none).
     ///
     /// # Errors
     ///
@@ -82,6 +87,7 @@ impl Endpoint {
         provider: &'static str,
         key_hint: &'static str,
         url: String,
+        secret: Option<&str>,
     ) -> Result<Self, ProviderError> {
         let client = reqwest::Client::builder()
             .user_agent(USER_AGENT)
@@ -95,6 +101,7 @@ impl Endpoint {
             provider,
             key_hint,
             url,
+            secret: secret.filter(|s| !s.is_empty()).map(Arc::from),
             client,
         })
     }
@@ -125,6 +132,7 @@ impl Endpoint {
         retrying(
             self.provider,
             settings.retry.clone(),
+            self.secret.clone(),
             span,
             move |_attempt| {
                 let mut builder = auth(endpoint.client.post(&endpoint.url))

@@ -55,7 +55,7 @@ impl ResponsesProvider {
     /// (its TLS backend failed to initialise).
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/responses", config.base_url.trim_end_matches('/'));
-        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url)?;
+        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url, config.api_key.as_deref())?;
         Ok(Self { config, endpoint })
     }
 }

@@ -419,6 +419,41 @@ async fn unauthorized_is_an_auth_error_without_retry() {
 }
 
 #[tokio::test]
+async fn an_error_body_that_echoes_the_key_is_redacted_everywhere_it_goes() {
+    // A retry's reason, the final error and its chain never hold the key.
+    let (_, events, outcome) = stream_from(provider, 5, vec![
+        Reply::json(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"busy for key test-key"}}"#,
+        ),
+        Reply::json(
+            401,
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: test-key"}}"#,
+        ),
+    ])
+    .await;
+    let reasons: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            ModelEvent::Retrying { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 1, "{events:?}");
+    assert!(
+        reasons[0].contains("busy for key [redacted]"),
+        "{reasons:?}"
+    );
+    let error = outcome.expect_err("401 fails");
+    let text = zr_types::error_chain(&error);
+    assert!(text.contains("invalid x-api-key: [redacted]"), "{text}");
+    assert!(
+        !text.contains("test-key") && !format!("{error:?}").contains("test-key"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn bad_request_is_rejected_with_the_api_message() {
     let (server, _, outcome) = stream_from(provider, 5, vec![Reply::json(
         400,

@@ -163,6 +163,9 @@ struct RawMcpTool {
     description: String,
     #[serde(default)]
     read_only: bool,
+    /// `destructiveHint`; unset when absent.
+    #[serde(default)]
+    destructive: Option<bool>,
     #[serde(default)]
     defer: Option<bool>,
     #[serde(default)]
@@ -272,15 +275,11 @@ struct RawSubagent {
 fn definition(
     name: ToolName,
     description: String,
-    read_only: bool,
+    annotations: Annotations,
     defer: Option<bool>,
     schema: Option<Value>,
     origin: ToolOrigin,
 ) -> Arc<ToolDefinition> {
-    let annotations = Annotations {
-        read_only,
-        ..Annotations::default()
-    };
     let def = ToolDefinition::new(name, description, origin)
         .with_annotations(annotations)
         .with_defer(defer);
@@ -297,7 +296,10 @@ fn tools(raw: Vec<RawTool>, origin: &ToolOrigin) -> Vec<Arc<ToolDefinition>> {
             definition(
                 t.name,
                 t.description,
-                t.read_only,
+                Annotations {
+                    read_only: t.read_only,
+                    ..Annotations::default()
+                },
                 defer,
                 t.input_schema,
                 origin.clone(),
@@ -318,7 +320,11 @@ fn mcp_tools(raw: Vec<RawMcpTool>, path: &str) -> Result<Vec<Arc<ToolDefinition>
             Ok(definition(
                 name,
                 t.description,
-                t.read_only,
+                Annotations {
+                    read_only: t.read_only,
+                    destructive: t.destructive,
+                    ..Annotations::default()
+                },
                 t.defer,
                 t.input_schema,
                 origin,

@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use zr_caps::parse_agent_file;
+use zr_caps::{ParsedAgentFile, parse_agent_file};
 
 use super::{AgentSource, AgentTypeEntry};
 use crate::cache::Pass;
@@ -241,31 +241,58 @@ fn parse(path: &Path, scope: Scope) -> Outcome {
                 Problem::AgentFile(error.problem),
             )],
         },
-        Ok(file) => Outcome {
-            diagnostics: file
-                .warnings
-                .iter()
-                .map(|w| {
-                    Diagnostic::warning(
-                        path,
-                        Some(w.line),
-                        Problem::AgentFileWarning {
-                            key: w.key.clone(),
-                            message: w.message.clone(),
-                        },
-                    )
-                })
-                .collect(),
-            entry: Some(Arc::new(AgentTypeEntry {
-                definition: Arc::new(file.definition),
-                source: AgentSource::File {
-                    path: path.to_path_buf(),
-                    scope,
-                },
-                color: file.color,
-                memory: file.memory,
-                extras: file.extras,
-            })),
+        Ok(file) => match invalid_output_schema(path, &file) {
+            Some(diagnostic) => Outcome {
+                entry: None,
+                diagnostics: vec![diagnostic],
+            },
+            None => loaded(path, scope, file),
         },
+    }
+}
+
+/// The error of a file whose `outputSchema` does not compile, checked
+/// here (with the `jsonschema` crate the engine checks answers with) so
+/// that it names the file and line at load rather than failing a `Task`
+/// call later.
+fn invalid_output_schema(path: &Path, file: &ParsedAgentFile) -> Option<Diagnostic> {
+    let schema = file.definition.output_schema.as_ref()?;
+    let error = jsonschema::validator_for(schema).err()?;
+    Some(Diagnostic::error(
+        path,
+        file.output_schema_line,
+        Problem::InvalidOutputSchema {
+            message: error.to_string(),
+        },
+    ))
+}
+
+/// The outcome of a file that parsed, with its warnings.
+fn loaded(path: &Path, scope: Scope, file: ParsedAgentFile) -> Outcome {
+    Outcome {
+        diagnostics: file
+            .warnings
+            .iter()
+            .map(|w| {
+                Diagnostic::warning(
+                    path,
+                    Some(w.line),
+                    Problem::AgentFileWarning {
+                        key: w.key.clone(),
+                        message: w.message.clone(),
+                    },
+                )
+            })
+            .collect(),
+        entry: Some(Arc::new(AgentTypeEntry {
+            definition: Arc::new(file.definition),
+            source: AgentSource::File {
+                path: path.to_path_buf(),
+                scope,
+            },
+            color: file.color,
+            memory: file.memory,
+            extras: file.extras,
+        })),
     }
 }

@@ -234,6 +234,32 @@ fn broken_files_are_diagnostics_with_lines_and_the_rest_loads() {
 }
 
 #[test]
+fn an_invalid_output_schema_is_an_error_at_its_line_and_the_file_is_left_out() {
+    let p = Project::new();
+    p.write(
+        "project/.zr/agents/counter.md",
+        "---\nname: counter\ndescription: d\noutputSchema:\n  type: objekt\n---\nCount.\n",
+    );
+    p.write(
+        "project/.zr/agents/fine.md",
+        "---\nname: fine\ndescription: d\noutputSchema:\n  type: object\n---\nCount.\n",
+    );
+    let view = registry(&p).view();
+    assert!(view.get("counter").is_none(), "{:?}", names(&view));
+    assert!(view.get("fine").is_some(), "{:?}", names(&view));
+    let shown = p.shown(view.diagnostics());
+    assert_eq!(shown.len(), 1, "{shown:#?}");
+    assert!(
+        shown[0].starts_with(
+            "project/.zr/agents/counter.md:4: error: 'outputSchema' is not a valid JSON Schema: "
+        ),
+        "{}",
+        shown[0]
+    );
+    assert_eq!(view.diagnostics()[0].severity, Severity::Error);
+}
+
+#[test]
 fn hot_reload_sees_added_edited_and_deleted_files() {
     let p = Project::new();
     p.write("project/.zr/agents/a.md", &agent("alpha", "one"));

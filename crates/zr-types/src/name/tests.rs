@@ -79,6 +79,28 @@ fn mcp_names_are_namespaced_and_shortened_stably() {
     assert!(ToolName::mcp(&gh, "").is_err());
 }
 
+#[test]
+fn mcp_distinct_names_tell_apart_pairs_that_make_one_mcp_name() {
+    let (a, b): (ServerName, ServerName) =
+        ("trusted_".parse().unwrap(), "trusted".parse().unwrap());
+    assert_eq!(
+        ToolName::mcp(&a, "x").unwrap(),
+        ToolName::mcp(&b, "_x").unwrap()
+    );
+    let (da, db) = (
+        ToolName::mcp_distinct(&a, "x").unwrap(),
+        ToolName::mcp_distinct(&b, "_x").unwrap(),
+    );
+    assert_ne!(da, db);
+    assert!(db.as_str().starts_with("mcp__trusted___x_"), "{db}");
+    assert_eq!(db.as_str().len(), "mcp__trusted___x_".len() + 8);
+    // Stable, and within the limit for a long tool.
+    assert_eq!(db, ToolName::mcp_distinct(&b, "_x").unwrap());
+    let long = ToolName::mcp_distinct(&b, &"y".repeat(80)).unwrap();
+    assert_eq!(long.as_str().len(), MAX_TOOL_NAME_LEN);
+    assert!(ToolName::mcp_distinct(&b, "").is_err());
+}
+
 proptest! {
     #[test]
     fn prop_mcp_names_always_valid_and_distinct(a in "\\PC{1,90}", b in "\\PC{1,90}") {

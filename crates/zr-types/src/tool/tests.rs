@@ -63,3 +63,22 @@ fn serde_keeps_the_field_order_of_before_the_layout() {
     let seq = r#"["Read","Reads.",{"type":"object"},{"read_only":true},"builtin",true]"#;
     assert_eq!(serde_json::from_str::<ToolDefinition>(seq).unwrap(), def);
 }
+
+#[test]
+fn a_tool_both_read_only_and_destructive_is_not_read_only() {
+    let contradictory = Annotations {
+        read_only: true,
+        destructive: Some(true),
+        ..Annotations::default()
+    };
+    let name: ToolName = "mcp__srv__wipe".parse().unwrap();
+    let tool = ToolDefinition::new(name, "", ToolOrigin::Custom).with_annotations(contradictory);
+    assert!(!tool.is_read_only());
+    assert!(tool.annotations.is_destructive());
+    let read_only = ToolDefinition::new("Peek".parse().unwrap(), "", ToolOrigin::Custom)
+        .with_annotations(Annotations {
+            destructive: Some(false),
+            ..Annotations::read_only()
+        });
+    assert!(read_only.is_read_only());
+}

@@ -98,3 +98,59 @@ fn a_damaged_file_is_an_error_naming_it() {
     assert!(error.to_string().contains("is damaged"), "{error}");
     assert!(error.to_string().contains("tracker-"), "{error}");
 }
+
+fn credentials() -> StoredCredentials {
+    StoredCredentials::new(
+        "client-1".to_owned(),
+        None,
+        vec!["read".to_owned()],
+        Some(1),
+    )
+}
+
+#[tokio::test]
+async fn an_existing_folder_open_to_others_is_made_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("mcp-auth");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let store = TokenStore::new(&folder);
+    let server = name("tracker");
+    store
+        .server(&server, "https://a.example/mcp")
+        .save(credentials())
+        .await
+        .unwrap();
+    let mode = std::fs::metadata(&folder).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+}
+
+#[tokio::test]
+async fn a_planted_link_at_the_temporary_name_redirects_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("mcp-auth");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let store = TokenStore::new(&folder);
+    let server = name("tracker");
+    let path = store.path(&server, "https://a.example/mcp");
+    // Another file of the user's, and a link to it where the old code
+    // wrote its temporary file.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, path.with_extension("json.tmp")).unwrap();
+    store
+        .server(&server, "https://a.example/mcp")
+        .save(credentials())
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert!(std::fs::read_to_string(&path).unwrap().contains("client-1"));
+    // No temporary file of zr's is left beside it.
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp") && !n.ends_with(".json.tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
