@@ -177,7 +177,33 @@ impl Project {
 
     /// `.zr/sessions`: one folder of JSONL transcripts per session.
     pub(crate) fn sessions_dir(&self) -> PathBuf {
-        self.root.join(".zr").join("sessions")
+        let dir = self.root.join(".zr").join("sessions");
+        self.note_link_out(&dir);
+        dir
+    }
+
+    /// Says once per process, on standard error, where transcripts go
+    /// when `dir` (through a symbolic link of its own or of `.zr`) leads
+    /// out of the project: zr follows the link, and the user should know
+    /// that a session's files are written there.
+    fn note_link_out(&self, dir: &Path) {
+        static NOTED: std::sync::Once = std::sync::Once::new();
+        let (Ok(real), Ok(root)) = (
+            std::fs::canonicalize(dir),
+            std::fs::canonicalize(&self.root),
+        ) else {
+            return;
+        };
+        if real.starts_with(&root) {
+            return;
+        }
+        NOTED.call_once(|| {
+            eprintln!(
+                "warning: {} is a link to {}, outside the project: transcripts are written there\n  help: make .zr/sessions a folder of the project to keep them in it",
+                dir.display(),
+                real.display()
+            );
+        });
     }
 
     /// The cron store, where `CronCreate` keeps scheduled prompts and

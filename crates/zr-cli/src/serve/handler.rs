@@ -14,10 +14,9 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation,
-    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, MetaObject,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams,
+    CustomResult, ErrorCode, Implementation, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerCapabilities, ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};

@@ -86,7 +86,10 @@ async fn read<R: AsyncRead + Unpin>(
             continue;
         }
         if over {
-            tracing::warn!(limit = MAX_LINE, "a message over the size limit was refused");
+            tracing::warn!(
+                limit = MAX_LINE,
+                "a message over the size limit was refused"
+            );
             if out.send(refusal(&line)).await.is_err() {
                 break;
             }

@@ -116,7 +116,9 @@ fn a_new_project_runs_without_telemetry() {
     // project `zr init` made must not connect to it.
     let listener = std::net::TcpListener::bind("127.0.0.1:4318").ok();
     if let Some(listener) = &listener {
-        listener.set_nonblocking(true).expect("a non-blocking listener");
+        listener
+            .set_nonblocking(true)
+            .expect("a non-blocking listener");
     } else {
         eprintln!("127.0.0.1:4318 is taken: checking standard error only");
     }

@@ -469,7 +469,10 @@ fn agents_show_of_something_that_is_not_a_name_says_so() {
         "{err}"
     );
     assert!(!err.contains(".zr/agents/../"), "{err}");
-    assert!(err.contains("help: see `zr agents` for the agent types"), "{err}");
+    assert!(
+        err.contains("help: see `zr agents` for the agent types"),
+        "{err}"
+    );
 }
 
 #[test]

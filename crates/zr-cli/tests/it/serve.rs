@@ -627,7 +627,10 @@ fn http_session(addr: &str) -> String {
         .unwrap_or_else(|| panic!("no session id: {head}"));
     let (head, _) = http(
         addr,
-        &[("Mcp-Session-Id", &id), ("MCP-Protocol-Version", "2025-11-25")],
+        &[
+            ("Mcp-Session-Id", &id),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
     assert!(head.starts_with("HTTP/1.1 202"), "{head}");
@@ -699,7 +702,10 @@ fn tools_call_with_arguments_that_are_not_an_object_is_invalid_params() {
     let session = http_session(&addr);
     let (head, body) = http(
         &addr,
-        &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-11-25")],
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
         call,
     );
     assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
@@ -749,7 +755,12 @@ fn closed_within(stream: &mut std::net::TcpStream, within: std::time::Duration) 
             Ok(0) => return true,
             // A response (to a request sent), then the close.
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 return false;
             }
             Err(_) => return true,
@@ -836,13 +847,15 @@ fn out_of_file_descriptors_the_server_pauses_warns_once_per_burst_and_recovers()
 #[test]
 fn idle_sessions_expire_and_the_oldest_idle_one_makes_room_at_the_cap() {
     let project = runner_project();
-    let (_server, url, _) =
-        Server::http_limited(&project, "session_idle_ms=1500,sessions=3", None);
+    let (_server, url, _) = Server::http_limited(&project, "session_idle_ms=1500,sessions=3", None);
     let addr = address(&url);
     let ping = |session: &str| -> String {
         let (head, _) = http(
             &addr,
-            &[("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")],
+            &[
+                ("Mcp-Session-Id", session),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
             r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
         );
         head.lines().next().unwrap_or_default().to_owned()

@@ -309,3 +309,30 @@ fn resume_errors_say_what_exists_and_exit_2() {
         &[(id.as_str(), "[SESSION]"), (prefix, "[PREFIX]")]
     ));
 }
+
+/// A `.zr/sessions` that is a link out of the project is followed, and zr
+/// says where the transcripts go.
+#[test]
+fn a_sessions_folder_linked_out_of_the_project_is_named() {
+    let project = TempProject::new();
+    let elsewhere = tempfile::tempdir().expect("a folder");
+    std::fs::create_dir_all(project.path().join(".zr")).expect("folders");
+    std::os::unix::fs::symlink(elsewhere.path(), project.path().join(".zr/sessions"))
+        .expect("a link");
+    project.write(
+        "s.json",
+        r#"{"agents": {"root": [{"turns": [{"text": "done"}]}]}}"#,
+    );
+    let out = project.zr_ok(&["run", "--script", "s.json", "go"]);
+    let err = stderr(&out);
+    let real = std::fs::canonicalize(elsewhere.path()).expect("a path");
+    assert!(
+        err.contains(&format!(
+            "warning: {} is a link to {}, outside the project: transcripts are written there",
+            project.path().join(".zr/sessions").display(),
+            real.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("is a link to").count(), 1, "said once: {err}");
+}

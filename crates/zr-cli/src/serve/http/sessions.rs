@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use futures_util::{Stream, StreamExt as _};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::SessionId;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionManager};
-use rmcp::transport::streamable_http_server::SessionId;
 
 /// How a session has been used.
 #[derive(Debug, Clone, Copy)]

@@ -7,11 +7,20 @@ use super::request_id;
 #[test]
 fn the_id_is_found_among_the_top_level_members_before_the_cut() {
     let cases: &[(&str, Value)] = &[
-        (r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"argu"#, json!(7)),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"argu"#,
+            json!(7),
+        ),
         (r#" { "id" : "a-1" , "params": {"#, json!("a-1")),
-        (r#"{"jsonrpc":"2.0","method":"x","params":{"id":3},"id":4}"#, json!(4)),
+        (
+            r#"{"jsonrpc":"2.0","method":"x","params":{"id":3},"id":4}"#,
+            json!(4),
+        ),
         // The id comes after a member cut off: not seen.
-        (r#"{"jsonrpc":"2.0","params":{"id":3,"text":"aaa"#, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","params":{"id":3,"text":"aaa"#,
+            Value::Null,
+        ),
         // Not a request id.
         (r#"{"id":{"a":1},"#, Value::Null),
         (r#"{"id":null,"#, Value::Null),
