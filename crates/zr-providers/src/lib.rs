@@ -39,7 +39,7 @@
 //! # Structure
 //!
 //! `provider.rs` is the contract, written like `tower::Service`. `http.rs`
-//! + `http/` is the layer the HTTP providers share: `status.rs` (status
+//! with `http/` is the layer the HTTP providers share: `status.rs` (status
 //! classification, error objects, `retry-after`), `attempt.rs` (one SSE
 //! attempt with an idle timeout), `body.rs` (a body read whole: an error,
 //! or a 2xx answer that is not an event stream), `failure.rs` (whether
