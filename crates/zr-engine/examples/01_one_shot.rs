@@ -33,7 +33,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     };
     let builtins = BuiltinTools::new(dir.path().join("cron.json"));
     let runtime = RuntimeEnvironment::new(provider, settings, builtins);
-    let agent = Agent::new(Arc::new(runtime), AgentConfig::new("You answer in one sentence."));
+    let agent = Agent::new(
+        Arc::new(runtime),
+        AgentConfig::new("You answer in one sentence."),
+    );
 
     let result = agent.prompt("What does Rust guarantee?").await?;
     println!("{}", result.output);

@@ -61,10 +61,17 @@ async fn main() -> Result<(), Box<dyn Error>> {
                 ..
             } => {
                 let how = if *is_error { "failed" } else { "ok" };
-                println!("[{}] <- {tool} {how} in {duration:?}: {summary}", event.agent);
+                println!(
+                    "[{}] <- {tool} {how} in {duration:?}: {summary}",
+                    event.agent
+                );
             }
             EventKind::TurnFinished { turn, usage, .. } => {
-                println!("\n[{}] turn {turn} done ({} tokens)", event.agent, usage.total());
+                println!(
+                    "\n[{}] turn {turn} done ({} tokens)",
+                    event.agent,
+                    usage.total()
+                );
             }
             _ => {}
         }

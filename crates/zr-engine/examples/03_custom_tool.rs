@@ -99,8 +99,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     // The same `Arc` in the runtime (the handler) and in the options (the
     // offer): the engine finds the handler by the definition.
-    let runtime = runtime(dir.path(), SCRIPT)?
-        .with_tool(Arc::clone(&definition), Arc::new(WordCountTool));
+    let runtime =
+        runtime(dir.path(), SCRIPT)?.with_tool(Arc::clone(&definition), Arc::new(WordCountTool));
     let mut config = AgentConfig::new("Use word_count for any counting.");
     config.options.custom_tools.push(definition);
     let agent = Agent::new(Arc::new(runtime), config);

@@ -61,7 +61,10 @@ impl PermissionHandler for Policy {
         } else {
             Decision::Deny("the person said no".to_owned())
         };
-        println!("person asked: may {} write {path}? -> {decision:?}", request.agent);
+        println!(
+            "person asked: may {} write {path}? -> {decision:?}",
+            request.agent
+        );
         Some(Box::pin(async move { decision }))
     }
 }
@@ -77,7 +80,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     config.permissions = PermissionConfig::with_handler(Arc::new(Policy));
     let agent = Agent::new(Arc::new(runtime(&project, SCRIPT)?), config);
 
-    let mut query = agent.query("Clean the build and note it down.", QueryOverrides::default());
+    let mut query = agent.query(
+        "Clean the build and note it down.",
+        QueryOverrides::default(),
+    );
     while let Some(event) = query.next().await {
         if let EventKind::PermissionDenied { tool, reason, .. } = &event.kind {
             println!("denied: {tool}: {reason}");

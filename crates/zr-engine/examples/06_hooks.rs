@@ -50,7 +50,10 @@ impl Hook for Guard {
         } else {
             PreToolUse::Continue
         };
-        println!("PreToolUse  {} {}: {command:?} -> {answer:?}", agent.agent, call.name);
+        println!(
+            "PreToolUse  {} {}: {command:?} -> {answer:?}",
+            agent.agent, call.name
+        );
         Box::pin(async move { answer })
     }
 

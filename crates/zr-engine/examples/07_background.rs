@@ -41,8 +41,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         "You do the job you are given and report in one sentence.",
     )
     .with_type(AgentType::GeneralPurpose);
-    let config = AgentConfig::new("You delegate long jobs to background workers.")
-        .with_sub_agent(worker);
+    let config =
+        AgentConfig::new("You delegate long jobs to background workers.").with_sub_agent(worker);
     let agent = Agent::new(Arc::new(runtime(dir.path(), SCRIPT)?), config);
     // Subscribe before the query, so that no event is missed.
     let mut background = agent.background_events();

@@ -42,7 +42,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let result = agent
         .prompt("How many notes are there: groceries; call the bank; book the train?")
         .await?;
-    let value = result.value.ok_or("a completed query with a schema has a value")?;
+    let value = result
+        .value
+        .ok_or("a completed query with a schema has a value")?;
     println!("value: {value}");
     println!("count: {}", value["count"]);
     Ok(())

@@ -65,7 +65,10 @@ impl ToolHandler for Deploy {
                     tokio::time::sleep(Duration::from_secs(3600)).await;
                 }
             }
-            Ok(ToolOutput::text(format!("deployed to {}", call.input["target"])))
+            Ok(ToolOutput::text(format!(
+                "deployed to {}",
+                call.input["target"]
+            )))
         })
     }
 }
@@ -147,7 +150,10 @@ fn run_and_kill(dir: &Path) -> Result<SessionId, Box<dyn Error>> {
         .next()
         .ok_or("the child wrote no session")??;
     let name = entry.file_name();
-    Ok(name.to_str().ok_or("a session folder's name is UTF-8")?.parse()?)
+    Ok(name
+        .to_str()
+        .ok_or("a session folder's name is UTF-8")?
+        .parse()?)
 }
 
 /// The child: the crashing session, over the crash script.
@@ -161,8 +167,9 @@ async fn crash(dir: &Path, deploy: Arc<ToolDefinition>) -> Result<(), Box<dyn Er
     let handler = Deploy {
         started: Some(dir.join("deploy-started")),
     };
-    let runtime = RuntimeEnvironment::new(provider, settings, BuiltinTools::new(dir.join("cron.json")))
-        .with_tool(Arc::clone(&deploy), Arc::new(handler));
+    let runtime =
+        RuntimeEnvironment::new(provider, settings, BuiltinTools::new(dir.join("cron.json")))
+            .with_tool(Arc::clone(&deploy), Arc::new(handler));
     let agent = Agent::new(Arc::new(runtime), config(dir, &deploy));
     agent.prompt("Deploy to staging.").await?;
     Err("the deploy ended: the parent should have killed this process".into())

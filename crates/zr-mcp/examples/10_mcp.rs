@@ -58,7 +58,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let mut runtime = runtime(dir.path(), SCRIPT)?;
     let mut config = AgentConfig::new("You use the tools you have.");
     for tool in tools {
-        println!("MCP tool: {} ({})", tool.definition.name, tool.definition.description);
+        println!(
+            "MCP tool: {} ({})",
+            tool.definition.name, tool.definition.description
+        );
         runtime = runtime.with_tool(Arc::clone(&tool.definition), tool.handler);
         config.options.mcp_tools.push(tool.definition);
     }
