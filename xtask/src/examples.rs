@@ -7,7 +7,6 @@
 //! standard output. Provider keys are removed from its environment, so an
 //! example always plays its inline script and never calls a real API.
 
-use std::io::Read as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
