@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 
-use crate::{bodies, cargo, deps, run_cmd, tidy};
+use crate::{bodies, cargo, deps, examples, run_cmd, tidy};
 
 /// Proptest cases per property in a full run, as DESIGN.md requires.
 const PROPTEST_CASES_FULL: &str = "10000";
@@ -105,6 +105,10 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
         test_env(&mut cmd);
         run_cmd(cmd)
     })?;
+    // Every example of the workspace, offline (provider keys removed),
+    // each within a minute and printing something; built with the test
+    // step's profile and features, so only linking is left.
+    step("examples", &|| examples::run(root, locked))?;
     step("request bodies", &|| {
         run_cmd(bodies::validator(
             root,

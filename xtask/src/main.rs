@@ -6,6 +6,7 @@ mod bench;
 mod bodies;
 mod ci;
 mod deps;
+mod examples;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -19,9 +20,11 @@ usage: cargo xtask <command> [--quick]
 commands:
   ci [--quick]     fmt, tidy, clippy, tests, the request bodies the tests
                    captured checked against the anthropic and openai SDKs'
-                   types, the crash matrix, snapshot review check, docs
+                   types, every example run offline, the crash matrix, snapshot review check, docs
                    (--quick: 256 proptest cases instead of 10000)
   tidy             layering and source checks only
+  examples         build every example and run each offline (a step of
+                   `ci`)
   deps             install the MCP servers, conformance suite and Python
                    SDKs that tests run against into .deps/ (pinned in
                    xtask/deps/; also the first step of `ci`)
@@ -49,7 +52,7 @@ fn run() -> Result<()> {
     let mut quick = false;
     for arg in args {
         match arg.as_str() {
-            "--quick" if command != "tidy" && command != "deps" => quick = true,
+            "--quick" if !["tidy", "deps", "examples"].contains(&command.as_str()) => quick = true,
             other => bail!("unknown argument `{other}` for `{command}`\n\n{USAGE}"),
         }
     }
@@ -57,6 +60,7 @@ fn run() -> Result<()> {
     match command.as_str() {
         "ci" => ci::run(&root, quick),
         "tidy" => tidy::run(&root),
+        "examples" => examples::run(&root, &["--locked"]),
         "deps" => deps::run(&root).map(|_| ()),
         "bench" => bench::run(&root, quick),
         "help" | "--help" | "-h" => {

@@ -285,7 +285,9 @@ fn check_resolver_sources(root: &Path) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-/// Checks that every `.rs` file under `crates/*/src` starts with a `//!` line.
+/// Checks that every `.rs` file under `crates/*/src` and `crates/*/examples`
+/// starts with a `//!` line (an example's says what it shows and how to
+/// run it).
 fn check_module_docs(root: &Path) -> Result<Vec<String>> {
     let mut problems = Vec::new();
     let crates_dir = root.join("crates");
@@ -299,7 +301,9 @@ fn check_module_docs(root: &Path) -> Result<Vec<String>> {
         .with_context(|| format!("could not read {}", crates_dir.display()))?;
     crate_dirs.sort();
     for crate_dir in crate_dirs {
-        for path in rust_files(&crate_dir.join("src"))? {
+        let mut paths = rust_files(&crate_dir.join("src"))?;
+        paths.extend(rust_files(&crate_dir.join("examples"))?);
+        for path in paths {
             if !starts_with_module_doc(&read(&path)?) {
                 problems.push(format!(
                     "{}: must start with a `//!` line saying what the module is for",
