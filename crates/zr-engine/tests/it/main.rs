@@ -14,6 +14,7 @@ mod delegation;
 mod effects;
 mod engine;
 mod exit_paths;
+mod fan_out_cache;
 mod fork_cache;
 mod history;
 mod hooks;
