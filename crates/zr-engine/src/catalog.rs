@@ -118,15 +118,21 @@ pub(crate) const JOINED: usize = 16;
 
 impl Catalog {
     /// The catalog of `types`, whose Task and MultiTask run at most
-    /// `max_concurrent` subagents at once and whose skill listings hold at
-    /// most `skill_listing_chars` characters.
+    /// `max_concurrent` subagents at once and whose skill and type
+    /// listings hold at most `listing_chars` characters (skills, types).
     pub(crate) fn new(
         types: AgentTypes,
         runtime: &RuntimeEnvironment,
         max_concurrent: usize,
-        skill_listing_chars: usize,
+        listing_chars: (usize, usize),
     ) -> Self {
-        let engine_tools = EngineTools::new(&types.sub_agents, max_concurrent, skill_listing_chars);
+        let (skill_listing_chars, type_listing_chars) = listing_chars;
+        let engine_tools = EngineTools::new(
+            &types.sub_agents,
+            max_concurrent,
+            skill_listing_chars,
+            type_listing_chars,
+        );
         let builtins = engine_tools.builtins(runtime).into();
         Self {
             sub_agents: types.sub_agents,

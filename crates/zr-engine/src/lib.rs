@@ -56,7 +56,9 @@
 //! description, composed in one place (`skill_listing.rs`) from the skills
 //! the resolver gave the agent and bounded by
 //! [`AgentConfig::skill_listing_chars`] ([`DEFAULT_SKILL_LISTING_CHARS`],
-//! Claude Code's budget); the engine still adds, removes and renames no
+//! Claude Code's budget); the subagent types likewise, once, in the `Task`
+//! tool's description (`type_listing.rs`, [`AgentConfig::type_listing_chars`],
+//! [`DEFAULT_TYPE_LISTING_CHARS`]); the engine still adds, removes and renames no
 //! tool, and a fork advertises its parent's listing byte for byte. A
 //! subagent type's `model` alias (`sonnet`, `opus`, `haiku`) is resolved
 //! through [`AgentConfig::model_aliases`] before its first request
@@ -303,6 +305,7 @@ mod task;
 mod telemetry;
 mod tools;
 mod transcript;
+mod type_listing;
 mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
@@ -327,6 +330,7 @@ pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use snapshot::RootSnapshot;
 pub use telemetry::{Attribute, AttributeValue, SpanKind, SpanStart, TraceSpan, Tracer};
+pub use type_listing::DEFAULT_TYPE_LISTING_CHARS;
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
     ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,

@@ -98,7 +98,7 @@ impl Session {
             types,
             &runtime,
             config.subagent.max_concurrent,
-            config.skill_listing_chars,
+            (config.skill_listing_chars, config.type_listing_chars),
         );
         let catalog = Catalogs::new(catalog);
         let spill = Arc::new(Spill::new(&id, config.sessions_dir.as_deref()));

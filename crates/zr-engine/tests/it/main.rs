@@ -36,4 +36,5 @@ mod structured;
 mod support;
 mod timeouts;
 mod tracer;
+mod type_listing;
 mod worktree;
