@@ -27,6 +27,7 @@ mod preview;
     reason = "zr-providers' loopback server, shared rather than copied; the engine's tests use part of it"
 )]
 mod replay;
+mod request_size;
 mod responses;
 mod resume;
 mod resume_bounds;
