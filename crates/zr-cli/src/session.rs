@@ -245,6 +245,7 @@ pub(crate) fn root_config(
     for entry in project.agents.types() {
         config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));
     }
+    config.listed_first = crate::reload::project_types(project.agents.types());
     Ok(config)
 }
 

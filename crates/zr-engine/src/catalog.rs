@@ -29,6 +29,9 @@ pub struct AgentTypes {
     pub sub_agents: BTreeMap<AgentName, AgentDefinition>,
     /// The skills registry's view (as [`AgentConfig::skills`](crate::AgentConfig::skills)).
     pub skills: Vec<Arc<SkillDefinition>>,
+    /// The types the listing names first, in this order (as
+    /// [`AgentConfig::listed_first`](crate::AgentConfig::listed_first)).
+    pub listed_first: Vec<AgentName>,
 }
 
 /// Where a running session's agent types and skills come from: the host
@@ -129,6 +132,7 @@ impl Catalog {
         let (skill_listing_chars, type_listing_chars) = listing_chars;
         let engine_tools = EngineTools::new(
             &types.sub_agents,
+            &types.listed_first,
             max_concurrent,
             skill_listing_chars,
             type_listing_chars,

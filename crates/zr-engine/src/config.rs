@@ -80,6 +80,11 @@ pub struct AgentConfig {
     /// are shortened, then the last types are left out and counted; they
     /// stay reachable by name. Default [`DEFAULT_TYPE_LISTING_CHARS`].
     pub type_listing_chars: usize,
+    /// The types the listing names first, in this order (names that are
+    /// no type are skipped); the others follow by name. The `zr` command
+    /// puts the project's own types here, so that the cut, when there is
+    /// one, falls on the user's and built-in types. Default: none.
+    pub listed_first: Vec<AgentName>,
     /// Model aliases of subagent types (`model: sonnet`), resolved before
     /// any request. Default: the Anthropic column of
     /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
@@ -133,6 +138,7 @@ impl AgentConfig {
             skills: Vec::new(),
             skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
             type_listing_chars: DEFAULT_TYPE_LISTING_CHARS,
+            listed_first: Vec::new(),
             model_aliases: ModelAliases::default(),
             types_source: None,
             permission_mode: PermissionMode::default(),

@@ -93,6 +93,7 @@ impl Session {
         let types = AgentTypes {
             sub_agents: config.sub_agents.clone(),
             skills: config.skills.clone(),
+            listed_first: config.listed_first.clone(),
         };
         let catalog = Catalog::new(
             types,

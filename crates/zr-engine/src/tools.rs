@@ -2,7 +2,7 @@
 //! and the engine's own tools (Task, MultiTask, FindTool), `Task` listing
 //! the subagent types ([`crate::type_listing`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -90,11 +90,19 @@ const SEE_TASK: &str = "\n\nThe subagent types are those listed in the Task tool
 impl EngineTools {
     pub(crate) fn new(
         types: &BTreeMap<AgentName, AgentDefinition>,
+        listed_first: &[AgentName],
         max_concurrent: usize,
         skill_listing_chars: usize,
         type_listing_chars: usize,
     ) -> Self {
-        let listing = type_listing::listing(types, type_listing_chars);
+        let first: BTreeSet<&AgentName> = listed_first.iter().collect();
+        let mut seen = BTreeSet::new();
+        let ordered = listed_first
+            .iter()
+            .filter(|name| seen.insert(*name))
+            .filter_map(|name| types.get_key_value(name))
+            .chain(types.iter().filter(|(name, _)| !first.contains(name)));
+        let listing = type_listing::listing(ordered, type_listing_chars);
         let properties = task_properties(types);
         let mut task_properties = properties.clone();
         task_properties["run_in_background"] = json!({

@@ -131,3 +131,32 @@ async fn types_that_fit_are_listed_once_and_their_names_are_no_enum() {
         assert!(!schema.to_string().contains("enum"), "{tool}: {schema}");
     }
 }
+
+#[tokio::test]
+async fn the_types_listed_first_come_first_and_are_kept_when_the_listing_is_cut() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [{"text": "ok"}]}]}}));
+    let mut config = AgentConfig::new("root");
+    for definition in generated(400) {
+        config = config.with_sub_agent(definition);
+    }
+    // The project's own types, as the `zr` command passes them; a name
+    // that is no type is skipped, a repeated one listed once.
+    config.listed_first = ["gen-0399", "nope", "gen-0200", "gen-0399"]
+        .iter()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let agent = h.agent(config);
+    agent.prompt("go").await.unwrap();
+    let task = description(&h.provider.of_type("root")[0], "Task").to_owned();
+    let at = |name: &str| task.find(&format!("\n- {name}: "));
+    assert_eq!(task.matches("\n- gen-0399: ").count(), 1);
+    assert!(
+        at("gen-0399") < at("gen-0200") && at("gen-0200") < at("gen-0000"),
+        "{task}"
+    );
+    assert!(
+        at("gen-0000").is_some() && at("gen-0398").is_none(),
+        "then by name, cut"
+    );
+    assert!(!task.contains("nope"));
+}
