@@ -232,6 +232,10 @@ pub(crate) struct SubagentsConfig {
     pub(crate) timeout_secs: Option<u64>,
     /// Seconds between progress summaries of background agents (0: off).
     pub(crate) progress_interval_secs: Option<u64>,
+    /// The size limit, in characters, of the listing of subagent types in
+    /// the `Task` tool's description; past it descriptions are shortened,
+    /// then types are left out and counted (still reachable by name).
+    pub(crate) listing_chars: Option<usize>,
 }
 
 /// `[tools]`.

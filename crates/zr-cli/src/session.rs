@@ -264,6 +264,9 @@ fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
     if let Some(secs) = s.progress_interval_secs {
         config.subagent.progress_interval = (secs > 0).then(|| Duration::from_secs(secs));
     }
+    if let Some(chars) = s.listing_chars {
+        config.type_listing_chars = chars;
+    }
 }
 
 fn apply_compaction(config: &mut AgentConfig, file: &ZrConfig) {
