@@ -22,7 +22,9 @@
 //! [`QueryResult`]; [`Agent::prompt`] does both at once. Each query
 //! continues the root's conversation; one runs at a time.
 //! [`Agent::preview_pools`] resolves, without running anything, the pool
-//! each agent would get (root, every subagent type, a fork).
+//! each agent would get (root, every subagent type, a fork), and
+//! [`Agent::preview_request_costs`] what its system prompt and tools add
+//! to each of its request bodies.
 //!
 //! ```
 //! # use std::sync::Arc;
@@ -323,6 +325,7 @@ pub use host_task::{HostTask, TaskRun};
 pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use preview::BoundaryPreview;
+pub use preview::request_cost::RequestCost;
 pub use price::{PRICES_TAKEN, Price, cost_of, price_of};
 pub use registry::BackgroundAgent;
 pub use remote::SubagentSpec;

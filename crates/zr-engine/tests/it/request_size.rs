@@ -169,3 +169,54 @@ async fn the_roots_first_request_stays_within_twice_the_builtin_only_one() {
         worst.0
     );
 }
+
+/// Where `needle` first occurs in `body`.
+fn find(body: &[u8], needle: &[u8]) -> usize {
+    body.windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap_or_else(|| panic!("{} in the body", String::from_utf8_lossy(needle)))
+}
+
+#[tokio::test]
+async fn each_agents_fixed_cost_is_the_system_and_tools_its_requests_send() {
+    let server = Replay::start(vec![answer(Some("ok"), &[])]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let agent = root_over(&server, dir.path(), 50, 200);
+    let costs = agent.preview_request_costs(None).unwrap();
+    agent.prompt("Hello.").await.unwrap();
+    let body = &server.requests()[0].body;
+    // The bytes the system prompt and the tools take in the body the root
+    // sent: from `"system"` to `"messages"`.
+    let sent = find(body, br#""messages":"#) - find(body, br#""system":"#);
+    let root = &costs[0];
+    assert_eq!(
+        (root.agent.as_str(), root.bytes, root.measured),
+        ("root", sent, true)
+    );
+    assert_eq!(root.estimated_tokens(), sent.div_ceil(4));
+    // Built-ins, 50 generated types, then a fork, which sends its
+    // parent's prompt and tools.
+    assert_eq!(costs.len(), 1 + 5 + 50 + 1);
+    let fork = costs.last().unwrap();
+    assert_eq!((fork.agent.as_str(), fork.bytes), ("fork", root.bytes));
+    // A typed subagent at the last level has no Task (and so no type
+    // listing): it costs less.
+    let typed = costs
+        .iter()
+        .find(|c| c.agent == "generated-agent-0000")
+        .unwrap();
+    assert!(
+        typed.measured && typed.bytes < root.bytes,
+        "{typed:?} against {root:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_wire_the_fixed_cost_is_estimated_and_says_so() {
+    let h = crate::support::Harness::new(&json!({"agents": {}}));
+    let agent = h.agent(AgentConfig::new("You are the root."));
+    let costs = agent.preview_request_costs(None).unwrap();
+    assert_eq!(costs[0].agent, "root");
+    assert!(!costs[0].measured, "the scripted provider sends no body");
+    assert!(costs[0].bytes > "You are the root.".len());
+}
