@@ -23,10 +23,11 @@ use zr_types::AgentName;
 /// The listing's default size limit in characters: its entries (names,
 /// descriptions, layout), not the tool's own text before it nor the count
 /// of types left out after it. About 1,500 tokens: some 30 types with
-/// descriptions of two sentences each, or 55 shortened to
-/// [`MIN_DESCRIPTION_CHARS`]. With [`DEFAULT_SKILL_LISTING_CHARS`] it
-/// keeps the root's first request within twice its size without either
-/// listing, whatever is installed (BENCHMARKS.md, issue 39).
+/// descriptions of two sentences each, or 55 with descriptions shortened
+/// to 80 characters, the shortest they are cut to (past that, the last
+/// types are left out). With [`DEFAULT_SKILL_LISTING_CHARS`] it keeps the
+/// root's first request within twice its size with zr's built-in types
+/// only, whatever is installed (BENCHMARKS.md, issue 39).
 ///
 /// [`DEFAULT_SKILL_LISTING_CHARS`]: crate::DEFAULT_SKILL_LISTING_CHARS
 pub const DEFAULT_TYPE_LISTING_CHARS: usize = 6_000;
