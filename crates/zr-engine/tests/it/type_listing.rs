@@ -160,3 +160,20 @@ async fn the_types_listed_first_come_first_and_are_kept_when_the_listing_is_cut(
     );
     assert!(!task.contains("nope"));
 }
+
+#[tokio::test]
+async fn without_task_multitask_carries_the_listing() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [{"text": "ok"}]}]}}));
+    let mut config =
+        AgentConfig::new("root").with_sub_agent(sub_agent("worker", AgentType::GeneralPurpose));
+    config.capabilities.disallowed_tools = Some(vec!["Task".parse().unwrap()]);
+    let agent = h.agent(config);
+    agent.prompt("go").await.unwrap();
+    let first = &h.provider.of_type("root")[0];
+    assert!(first.tools.iter().all(|t| t.name.as_str() != "Task"));
+    let multi = description(first, "MultiTask");
+    assert!(
+        multi.ends_with("\n\nSubagent types (name: when to use it):\n- worker: the worker agent"),
+        "{multi}"
+    );
+}
