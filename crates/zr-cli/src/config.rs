@@ -240,6 +240,10 @@ pub(crate) struct SubagentsConfig {
     /// at most 86,400).
     #[serde(deserialize_with = "within::<_, _, 0, 86_400>")]
     pub(crate) progress_interval_secs: Option<u64>,
+    /// The size limit, in characters, of the listing of subagent types in
+    /// the `Task` tool's description; past it descriptions are shortened,
+    /// then types are left out and counted (still reachable by name).
+    pub(crate) listing_chars: Option<usize>,
 }
 
 /// `[tools]`.

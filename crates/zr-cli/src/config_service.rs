@@ -75,6 +75,12 @@ const KEYS: &[Key] = &[
         what: "compact above this many tokens",
     },
     Key {
+        key: "subagents.listing_chars",
+        kind: || ConfigKind::Integer,
+        range: (0, 100_000),
+        what: "characters of the subagent type listing in the Task tool",
+    },
+    Key {
         key: "skills.listing_chars",
         kind: || ConfigKind::Integer,
         range: (0, 100_000),
@@ -221,6 +227,7 @@ fn default_of(key: &str) -> Value {
         "compaction.enabled" => Value::from(config.compaction.enabled),
         "compaction.threshold" => Value::from(config.compaction.threshold),
         "skills.listing_chars" => Value::from(config.skill_listing_chars),
+        "subagents.listing_chars" => Value::from(config.type_listing_chars),
         "web_search.max_results" => Value::from(crate::services::DEFAULT_MAX_RESULTS),
         // model.name: the provider's default.
         _ => Value::Null,

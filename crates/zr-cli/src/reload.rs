@@ -12,8 +12,10 @@ use std::sync::{Arc, Mutex};
 use zr_caps::AgentDefinition;
 use zr_engine::{AgentTypes, AgentTypesSource};
 use zr_mcp::McpTool;
-use zr_skills::{AgentRegistry, AgentTypeEntry, AgentTypesView, SkillRegistry, SkillsView};
-use zr_types::ToolDefinition;
+use zr_skills::{
+    AgentRegistry, AgentSource, AgentTypeEntry, AgentTypesView, Scope, SkillRegistry, SkillsView,
+};
+use zr_types::{AgentName, ToolDefinition};
 
 use crate::project::Project;
 
@@ -28,6 +30,24 @@ pub(crate) fn server_definitions(tools: &BTreeMap<String, Vec<McpTool>>) -> Serv
             let definitions = tools.iter().map(|t| Arc::clone(&t.definition)).collect();
             (server.clone(), definitions)
         })
+        .collect()
+}
+
+/// The names of the project's own types (files in its roots), in the
+/// order given: the type listing names them first.
+pub(crate) fn project_types(types: &[Arc<AgentTypeEntry>]) -> Vec<AgentName> {
+    types
+        .iter()
+        .filter(|entry| {
+            matches!(
+                entry.source,
+                AgentSource::File {
+                    scope: Scope::Project,
+                    ..
+                }
+            )
+        })
+        .map(|entry| entry.name().clone())
         .collect()
 }
 
@@ -122,6 +142,7 @@ impl AgentTypesSource for RegistrySource {
                 })
                 .collect(),
             skills: skills.definitions().to_vec(),
+            listed_first: project_types(agents.types()),
         };
         *seen = Seen { agents, skills };
         Some(types)

@@ -4,11 +4,14 @@
 use std::sync::Arc;
 
 use zr_caps::PermissionRules;
-use zr_engine::{Agent, BoundaryPreview, Script, ScriptedProvider};
+use zr_engine::{
+    Agent, AnthropicConfig, AnthropicProvider, BoundaryPreview, ModelProvider, OpenAiConfig,
+    OpenAiProvider, RequestCost, ResponsesProvider, Script, ScriptedProvider,
+};
 use zr_resolve::{Scenario, ScenarioReport};
 
 use crate::ask::Asking;
-use crate::cli::{Format, ResolveArgs};
+use crate::cli::{Format, ProviderKind, ResolveArgs};
 use crate::error::CliError;
 use crate::project::Project;
 use crate::session::Workspace;
@@ -97,29 +100,95 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
     let report = agent.preview_pools()?;
     tracing::debug!(agents = report.agents.len(), "resolved every agent");
     let boundaries = agent.preview_boundaries()?;
+    let (wire, wire_name) = wire(kind);
+    let costs = agent.preview_request_costs(wire.as_deref())?;
     let shown = print_report(report, args, "this project")?;
-    let boundaries: Vec<&BoundaryPreview> = boundaries
-        .iter()
-        .filter(|b| args.agent.as_ref().is_none_or(|a| a == &b.agent))
-        .collect();
+    let chosen = |agent: &String| args.agent.as_ref().is_none_or(|a| a == agent);
+    let boundaries: Vec<&BoundaryPreview> =
+        boundaries.iter().filter(|b| chosen(&b.agent)).collect();
+    let costs: Vec<&RequestCost> = costs.iter().filter(|c| chosen(&c.agent)).collect();
     Ok(match args.format {
         Format::Table => format!(
-            "{shown}\n{}",
+            "{shown}\n{}\n{}",
             boundary_table(
                 &boundaries,
                 &workspace.config.permissions.rules,
                 &project.root
-            )
+            ),
+            cost_table(&costs, wire_name)
         ),
         Format::Json => {
             let mut value: serde_json::Value =
                 serde_json::from_str(&shown).unwrap_or(serde_json::Value::Null);
             if let Some(map) = value.as_object_mut() {
                 map.insert("boundary".to_owned(), boundary_json(&boundaries));
+                map.insert("request_cost".to_owned(), cost_json(&costs, wire_name));
             }
             crate::inspect::json_text(&value)
         }
     })
+}
+
+/// The provider whose request bodies the fixed costs are measured on,
+/// never asked anything (no key is needed to build a body), and the wire
+/// it speaks: the project's provider's, the Anthropic Messages API when
+/// none is known or the model is scripted.
+fn wire(kind: Option<ProviderKind>) -> (Option<Arc<dyn ModelProvider>>, &'static str) {
+    let built: Result<(Arc<dyn ModelProvider>, &'static str), _> = match kind {
+        Some(ProviderKind::Openai) => OpenAiProvider::new(OpenAiConfig::new("http://127.0.0.1:9"))
+            .map(|p| {
+                (
+                    Arc::new(p) as Arc<dyn ModelProvider>,
+                    "OpenAI Chat Completions",
+                )
+            }),
+        Some(ProviderKind::OpenaiResponses) => {
+            ResponsesProvider::new(OpenAiConfig::new("http://127.0.0.1:9"))
+                .map(|p| (Arc::new(p) as Arc<dyn ModelProvider>, "OpenAI Responses"))
+        }
+        _ => AnthropicProvider::new(AnthropicConfig::new("unused"))
+            .map(|p| (Arc::new(p) as Arc<dyn ModelProvider>, "Anthropic Messages")),
+    };
+    match built {
+        Ok((provider, name)) => (Some(provider), name),
+        Err(_) => (None, "none"),
+    }
+}
+
+/// What each agent's requests cost before their messages, as `zr
+/// resolve` prints it after what they may touch.
+fn cost_table(costs: &[&RequestCost], wire: &str) -> String {
+    let mut out = format!(
+        "what each request costs before its messages (system prompt and tool definitions as the {wire} API receives them; tokens estimated as bytes / 4):\n"
+    );
+    for c in costs {
+        let how = if c.measured {
+            ""
+        } else {
+            ", estimated from the text"
+        };
+        out.push_str(&format!(
+            "{}: {} bytes, about {} tokens{how}\n",
+            c.agent,
+            c.bytes,
+            c.estimated_tokens()
+        ));
+    }
+    out
+}
+
+fn cost_json(costs: &[&RequestCost], wire: &str) -> serde_json::Value {
+    costs
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "agent": c.agent,
+                "bytes": c.bytes,
+                "estimated_tokens": c.estimated_tokens(),
+                "measured_on": if c.measured { wire } else { "text" },
+            })
+        })
+        .collect()
 }
 
 /// What each agent may touch, as `zr resolve` prints it after the pools.

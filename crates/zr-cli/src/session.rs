@@ -258,6 +258,7 @@ pub(crate) fn root_config(
     for entry in project.agents.types() {
         config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));
     }
+    config.listed_first = crate::reload::project_types(project.agents.types());
     Ok(config)
 }
 
@@ -275,6 +276,9 @@ fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
     }
     if let Some(secs) = s.progress_interval_secs {
         config.subagent.progress_interval = (secs > 0).then(|| Duration::from_secs(secs));
+    }
+    if let Some(chars) = s.listing_chars {
+        config.type_listing_chars = chars;
     }
 }
 

@@ -29,6 +29,9 @@ pub struct AgentTypes {
     pub sub_agents: BTreeMap<AgentName, AgentDefinition>,
     /// The skills registry's view (as [`AgentConfig::skills`](crate::AgentConfig::skills)).
     pub skills: Vec<Arc<SkillDefinition>>,
+    /// The types the listing names first, in this order (as
+    /// [`AgentConfig::listed_first`](crate::AgentConfig::listed_first)).
+    pub listed_first: Vec<AgentName>,
 }
 
 /// Where a running session's agent types and skills come from: the host
@@ -118,15 +121,22 @@ pub(crate) const JOINED: usize = 16;
 
 impl Catalog {
     /// The catalog of `types`, whose Task and MultiTask run at most
-    /// `max_concurrent` subagents at once and whose skill listings hold at
-    /// most `skill_listing_chars` characters.
+    /// `max_concurrent` subagents at once and whose skill and type
+    /// listings hold at most `listing_chars` characters (skills, types).
     pub(crate) fn new(
         types: AgentTypes,
         runtime: &RuntimeEnvironment,
         max_concurrent: usize,
-        skill_listing_chars: usize,
+        listing_chars: (usize, usize),
     ) -> Self {
-        let engine_tools = EngineTools::new(&types.sub_agents, max_concurrent, skill_listing_chars);
+        let (skill_listing_chars, type_listing_chars) = listing_chars;
+        let engine_tools = EngineTools::new(
+            &types.sub_agents,
+            &types.listed_first,
+            max_concurrent,
+            skill_listing_chars,
+            type_listing_chars,
+        );
         let builtins = engine_tools.builtins(runtime).into();
         Self {
             sub_agents: types.sub_agents,

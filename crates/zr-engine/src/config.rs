@@ -15,6 +15,7 @@ use crate::compact::CompactionConfig;
 use crate::hooks::Hooks;
 use crate::permission::PermissionConfig;
 use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+use crate::type_listing::DEFAULT_TYPE_LISTING_CHARS;
 
 /// The root's turn limit unless set otherwise.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
@@ -73,6 +74,17 @@ pub struct AgentConfig {
     /// descriptions); skills beyond it are left out and counted. Default
     /// [`DEFAULT_SKILL_LISTING_CHARS`].
     pub skill_listing_chars: usize,
+    /// The size limit, in characters, of the listing of subagent types
+    /// (names and descriptions) in the `Task` tool's description (and
+    /// `MultiTask`'s, for an agent without `Task`). Past it descriptions
+    /// are shortened, then the last types are left out and counted; they
+    /// stay reachable by name. Default [`DEFAULT_TYPE_LISTING_CHARS`].
+    pub type_listing_chars: usize,
+    /// The types the listing names first, in this order (names that are
+    /// no type are skipped); the others follow by name. The `zr` command
+    /// puts the project's own types here, so that the cut, when there is
+    /// one, falls on the user's and built-in types. Default: none.
+    pub listed_first: Vec<AgentName>,
     /// Model aliases of subagent types (`model: sonnet`), resolved before
     /// any request. Default: the Anthropic column of
     /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
@@ -125,6 +137,8 @@ impl AgentConfig {
             policy: ResolvePolicy::default(),
             skills: Vec::new(),
             skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
+            type_listing_chars: DEFAULT_TYPE_LISTING_CHARS,
+            listed_first: Vec::new(),
             model_aliases: ModelAliases::default(),
             types_source: None,
             permission_mode: PermissionMode::default(),

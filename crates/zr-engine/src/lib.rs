@@ -22,7 +22,9 @@
 //! [`QueryResult`]; [`Agent::prompt`] does both at once. Each query
 //! continues the root's conversation; one runs at a time.
 //! [`Agent::preview_pools`] resolves, without running anything, the pool
-//! each agent would get (root, every subagent type, a fork).
+//! each agent would get (root, every subagent type, a fork), and
+//! [`Agent::preview_request_costs`] what its system prompt and tools add
+//! to each of its request bodies.
 //!
 //! ```
 //! # use std::sync::Arc;
@@ -56,7 +58,9 @@
 //! description, composed in one place (`skill_listing.rs`) from the skills
 //! the resolver gave the agent and bounded by
 //! [`AgentConfig::skill_listing_chars`] ([`DEFAULT_SKILL_LISTING_CHARS`],
-//! Claude Code's budget); the engine still adds, removes and renames no
+//! Claude Code's budget); the subagent types likewise, once, in the `Task`
+//! tool's description (`type_listing.rs`, [`AgentConfig::type_listing_chars`],
+//! [`DEFAULT_TYPE_LISTING_CHARS`]); the engine still adds, removes and renames no
 //! tool, and a fork advertises its parent's listing byte for byte. A
 //! subagent type's `model` alias (`sonnet`, `opus`, `haiku`) is resolved
 //! through [`AgentConfig::model_aliases`] before its first request
@@ -351,6 +355,7 @@ mod task;
 mod telemetry;
 mod tools;
 mod transcript;
+mod type_listing;
 mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
@@ -368,6 +373,7 @@ pub use host_task::{HostTask, TaskRun};
 pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use preview::BoundaryPreview;
+pub use preview::request_cost::RequestCost;
 pub use price::{PRICES_TAKEN, Price, cost_of, price_of};
 pub use registry::BackgroundAgent;
 pub use remote::SubagentSpec;
@@ -375,6 +381,7 @@ pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use snapshot::RootSnapshot;
 pub use telemetry::{Attribute, AttributeValue, SpanKind, SpanStart, TraceSpan, Tracer};
+pub use type_listing::DEFAULT_TYPE_LISTING_CHARS;
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
     ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,

@@ -1,5 +1,8 @@
 //! The tool pools a session's agents would get, resolved without running
-//! anything (`zr resolve` on a project).
+//! anything (`zr resolve` on a project), what their calls may touch and
+//! what their requests cost ([`request_cost`]).
+
+pub(crate) mod request_cost;
 
 use std::path::PathBuf;
 

@@ -93,12 +93,13 @@ impl Session {
         let types = AgentTypes {
             sub_agents: config.sub_agents.clone(),
             skills: config.skills.clone(),
+            listed_first: config.listed_first.clone(),
         };
         let catalog = Catalog::new(
             types,
             &runtime,
             config.subagent.max_concurrent,
-            config.skill_listing_chars,
+            (config.skill_listing_chars, config.type_listing_chars),
         );
         let catalog = Catalogs::new(catalog);
         let spill = Arc::new(Spill::new(&id, config.sessions_dir.as_deref()));

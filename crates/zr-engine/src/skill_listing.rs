@@ -24,8 +24,13 @@ use zr_types::{SkillDefinition, ToolDefinition, ToolOrigin};
 /// The listing's default size limit in characters, the whole listing
 /// (names, descriptions, layout) included. Claude Code's skill listing
 /// budget is about 15,000 characters (its `SLASH_COMMAND_TOOL_CHAR_BUDGET`);
-/// zr takes the same default, so a collection that fits there fits here.
-pub const DEFAULT_SKILL_LISTING_CHARS: usize = 15_000;
+/// zr takes 7,000 (about 1,750 tokens, some 60 skills with a sentence
+/// each), so that this listing and the type listing
+/// ([`DEFAULT_TYPE_LISTING_CHARS`](crate::DEFAULT_TYPE_LISTING_CHARS))
+/// together keep the root's first request within twice its size with the
+/// built-in types only, whatever is installed (issue 39, BENCHMARKS.md).
+/// A larger collection is counted; a host may raise the limit.
+pub const DEFAULT_SKILL_LISTING_CHARS: usize = 7_000;
 
 /// The name of the tool whose description is composed.
 const SKILL: &str = "Skill";

@@ -31,6 +31,7 @@ use crate::revive::{self, Revive};
 use crate::session::QueryCtx;
 use crate::structured::{Structured, subagent_output};
 use crate::subagent::{self, Announce, End, Limits, Subagent};
+use crate::type_listing;
 
 /// One task of a call, checked.
 #[derive(Debug, Clone)]
@@ -57,6 +58,8 @@ const TASK_FIELD_NAMES: [&str; 5] = [
     "run_in_background",
 ];
 const MAX_TASKS: usize = 10;
+/// Up to this many types, an unknown type's error names them all.
+const NAMED_ALL: usize = 10;
 
 /// The subagent types a call may name.
 type Types = BTreeMap<AgentName, AgentDefinition>;
@@ -97,12 +100,20 @@ fn parse_task(
     };
     let description = text(map, "description")?;
     let prompt = text(map, "prompt")?;
-    let available = || {
-        let names: Vec<&str> = types.keys().map(AgentName::as_str).collect();
-        if names.is_empty() {
+    // A few types are all named; of many, the closest to `wanted`: the
+    // listing the model saw may have left the one it means out.
+    let available = |wanted: &str| {
+        let names = types.keys().map(AgentName::as_str);
+        if types.is_empty() {
             "none are defined; leave subagent_type out to fork".to_owned()
+        } else if types.len() <= NAMED_ALL {
+            format!("available: {}", names.collect::<Vec<_>>().join(", "))
         } else {
-            format!("available: {}", names.join(", "))
+            format!(
+                "the closest of the {} types: {}",
+                types.len(),
+                type_listing::closest(names, wanted).join(", ")
+            )
         }
     };
     let subagent_type = match map.get("subagent_type") {
@@ -114,7 +125,7 @@ fn parse_task(
             None => {
                 return Err(format!(
                     "{at}.subagent_type: no subagent type '{name}'; {}",
-                    available()
+                    available(name)
                 ));
             }
         },

@@ -1,7 +1,8 @@
 //! An agent's runnable tools: its resolved pool joined with the handlers,
-//! and the engine's own tools (Task, MultiTask, FindTool).
+//! and the engine's own tools (Task, MultiTask, FindTool), `Task` listing
+//! the subagent types ([`crate::type_listing`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -14,6 +15,7 @@ use zr_types::{
 use crate::error::EngineError;
 use crate::runtime::RuntimeEnvironment;
 use crate::skill_listing;
+use crate::type_listing;
 
 /// How a tool call is carried out.
 #[derive(Debug, Clone)]
@@ -33,6 +35,9 @@ pub(crate) enum Runner {
 pub(crate) struct EngineTools {
     pub(crate) task: Arc<ToolDefinition>,
     pub(crate) multi_task: Arc<ToolDefinition>,
+    /// `MultiTask` as an agent whose pool has no `Task` is shown it: the
+    /// type listing in its own description.
+    multi_task_alone: Arc<ToolDefinition>,
     pub(crate) find_tool: Arc<ToolDefinition>,
     /// The size limit of the skill listing in the `Skill` tool's
     /// description ([`crate::skill_listing`]).
@@ -60,43 +65,45 @@ fn builtin(name: &str, description: String, schema: serde_json::Value) -> Arc<To
 }
 
 fn task_properties(types: &BTreeMap<AgentName, AgentDefinition>) -> serde_json::Value {
-    let names: Vec<&str> = types.keys().map(AgentName::as_str).collect();
     let mut properties = json!({
         "description": {"type": "string", "description": "A short (3-5 word) description of the task."},
         "prompt": {"type": "string", "description": "The complete task. The subagent sees nothing else of this conversation (unless forked), so include every detail it needs."},
         "output_schema": {"type": "object", "description": "A JSON Schema the subagent's answer must match (it replaces its type's). Its result then carries the parsed answer as `value`; an answer that does not match after one repair turn is `failed` with the validation error."}
     });
-    // Without types every task is a fork; an empty `enum` would admit no
-    // value at all.
-    if !names.is_empty() {
+    // Without types every task is a fork. The names are no `enum`: the
+    // listing holds them once, an `enum` would repeat them in both tools
+    // without bound, and one of the listed names only would forbid the
+    // others, which stay reachable by name.
+    if !types.is_empty() {
         properties["subagent_type"] = json!({
             "type": "string",
-            "enum": names,
-            "description": "The type of agent to run. Leave it out to fork: a copy of you with this conversation so far, which cannot delegate further."
+            "description": "The type of agent to run, one of the subagent types. Leave it out to fork: a copy of you with this conversation so far, which cannot delegate further."
         });
     }
     properties
 }
 
-fn type_list(types: &BTreeMap<AgentName, AgentDefinition>) -> String {
-    if types.is_empty() {
-        return "No subagent types are defined: every task runs as a fork of you.".to_owned();
-    }
-    let mut text = String::from("Subagent types:\n");
-    for (name, definition) in types {
-        text.push_str(&format!("- {name}: {}\n", definition.description.trim()));
-    }
-    text
-}
+/// What `MultiTask`'s description says of the types when `Task`'s lists
+/// them.
+const SEE_TASK: &str = "\n\nThe subagent types are those listed in the Task tool's description.";
 
 impl EngineTools {
     pub(crate) fn new(
         types: &BTreeMap<AgentName, AgentDefinition>,
+        listed_first: &[AgentName],
         max_concurrent: usize,
         skill_listing_chars: usize,
+        type_listing_chars: usize,
     ) -> Self {
+        let first: BTreeSet<&AgentName> = listed_first.iter().collect();
+        let mut seen = BTreeSet::new();
+        let ordered = listed_first
+            .iter()
+            .filter(|name| seen.insert(*name))
+            .filter_map(|name| types.get_key_value(name))
+            .chain(types.iter().filter(|(name, _)| !first.contains(name)));
+        let listing = type_listing::listing(ordered, type_listing_chars);
         let properties = task_properties(types);
-        let types_text = type_list(types);
         let mut task_properties = properties.clone();
         task_properties["run_in_background"] = json!({
             "type": "boolean",
@@ -105,7 +112,7 @@ impl EngineTools {
         let task = builtin(
             "Task",
             format!(
-                "Delegate one task to a subagent, which works with its own context and tools and returns only its conclusion.\n{types_text}"
+                "Delegate one task to a subagent, which works with its own context and tools and returns only its conclusion.{listing}"
             ),
             json!({
                 "type": "object",
@@ -114,11 +121,12 @@ impl EngineTools {
                 "additionalProperties": false
             }),
         );
+        let multi_base = format!(
+            "Delegate 1 to 10 independent tasks to subagents that run in parallel ({max_concurrent} at a time; the rest wait their turn). Returns one result per task, in order."
+        );
         let multi_task = builtin(
             "MultiTask",
-            format!(
-                "Delegate 1 to 10 independent tasks to subagents that run in parallel ({max_concurrent} at a time; the rest wait their turn). Returns one result per task, in order.\n{types_text}"
-            ),
+            format!("{multi_base}{SEE_TASK}"),
             json!({
                 "type": "object",
                 "properties": {
@@ -138,6 +146,9 @@ impl EngineTools {
                 "additionalProperties": false
             }),
         );
+        let mut alone = ToolDefinition::clone(&multi_task);
+        alone.description = format!("{multi_base}{listing}");
+        let multi_task_alone = Arc::new(alone);
         let find_tool = builtin(
             "FindTool",
             "Find and load deferred tools. `select:A,B` loads those exact names; otherwise the lowercase keywords of the query are matched against each deferred tool's name and description. Loaded tools can be called from your next turn on.".to_owned(),
@@ -154,6 +165,7 @@ impl EngineTools {
         Self {
             task,
             multi_task,
+            multi_task_alone,
             find_tool,
             skill_listing_chars,
         }
@@ -249,10 +261,20 @@ impl Joined {
             .iter()
             .map(callable)
             .collect::<Result<_, EngineError>>()?;
+        let has_task = pool
+            .advertised()
+            .iter()
+            .any(|d| Arc::ptr_eq(d, &engine.task));
         let pool_advertised = pool
             .advertised()
             .iter()
-            .map(|d| skill_listing::advertised(d, pool.skills(), engine.skill_listing_chars))
+            .map(|d| {
+                // Without `Task`, `MultiTask` carries the type listing.
+                if !has_task && Arc::ptr_eq(d, &engine.multi_task) {
+                    return Arc::clone(&engine.multi_task_alone);
+                }
+                skill_listing::advertised(d, pool.skills(), engine.skill_listing_chars)
+            })
             .collect();
         Ok(Self {
             pool,

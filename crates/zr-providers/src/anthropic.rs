@@ -200,6 +200,10 @@ impl ModelProvider for AnthropicProvider {
     fn structured_output(&self) -> StructuredOutput {
         StructuredOutput::FinalRequest
     }
+
+    fn request_body(&self, request: &ModelRequest) -> Option<Vec<u8>> {
+        wire::body(request).ok()
+    }
 }
 
 /// An event of a forced answer's stream as the engine sees it: the answer

@@ -178,6 +178,10 @@ impl ModelProvider for OpenAiProvider {
             bearer(self.config.api_key.clone()),
         )
     }
+
+    fn request_body(&self, request: &ModelRequest) -> Option<Vec<u8>> {
+        wire::body(request, self.config.max_tokens_field).ok()
+    }
 }
 
 /// Adds `Authorization: Bearer KEY` when there is a key (local servers

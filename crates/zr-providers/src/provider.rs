@@ -405,4 +405,14 @@ pub trait ModelProvider: Send + Sync + fmt::Debug {
     fn structured_output(&self) -> StructuredOutput {
         StructuredOutput::Native
     }
+
+    /// The body this provider would send for `request`, byte for byte,
+    /// without sending it: what a request costs on the wire (`zr resolve`
+    /// reports each agent's fixed part from it). `None` for a provider
+    /// that sends no body (the default, and the scripted provider's), or a
+    /// request it cannot encode.
+    fn request_body(&self, request: &ModelRequest) -> Option<Vec<u8>> {
+        let _ = request;
+        None
+    }
 }

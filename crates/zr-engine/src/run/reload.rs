@@ -34,7 +34,7 @@ pub(super) fn refresh_root(ctx: &QueryCtx, run: &mut AgentRun) {
         types,
         &session.runtime,
         config.subagent.max_concurrent,
-        config.skill_listing_chars,
+        (config.skill_listing_chars, config.type_listing_chars),
     );
     let catalog = Arc::new(catalog);
     let loaded = run.tools.loaded_names();

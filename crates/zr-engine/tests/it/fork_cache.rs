@@ -55,7 +55,7 @@ pub(crate) fn answer(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Reply
 
 /// Where the `cache_control` breakpoints of a request body are, as JSON
 /// pointers, sorted.
-fn breakpoints(body: &Value) -> Vec<String> {
+pub(crate) fn breakpoints(body: &Value) -> Vec<String> {
     fn walk(value: &Value, at: &str, out: &mut Vec<String>) {
         match value {
             Value::Object(map) => {

@@ -14,6 +14,7 @@ mod delegation;
 mod effects;
 mod engine;
 mod exit_paths;
+mod fan_out_cache;
 mod fork_cache;
 mod history;
 mod hooks;
@@ -26,6 +27,7 @@ mod preview;
     reason = "zr-providers' loopback server, shared rather than copied; the engine's tests use part of it"
 )]
 mod replay;
+mod request_size;
 mod responses;
 mod resume;
 mod resume_bounds;
@@ -35,4 +37,5 @@ mod structured;
 mod support;
 mod timeouts;
 mod tracer;
+mod type_listing;
 mod worktree;

@@ -73,6 +73,10 @@ impl ModelProvider for ResponsesProvider {
             bearer(self.config.api_key.clone()),
         )
     }
+
+    fn request_body(&self, request: &ModelRequest) -> Option<Vec<u8>> {
+        wire::body(request).ok()
+    }
 }
 
 /// A reasoning item as zr keeps it: the signature of a thinking block.
