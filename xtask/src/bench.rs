@@ -97,6 +97,7 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
     resolver_wall(root, &target_dir, &mut report)?;
     fanout_wall(&target_dir, &mut report)?;
     boundary_wall(&target_dir, &mut report)?;
+    request_size(root, &mut report)?;
     engine::run(root, quick, &mut report)?;
     startup(root, quick, &mut report)?;
     durable::run(root, quick, &mut report)?;
@@ -211,6 +212,56 @@ fn fanout_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
 /// decides), and the file-tool gate per Read (100 Reads with the gate on
 /// against `bypassPermissions`; reported: criterion measures one mode
 /// after the other, and the difference is a few µs of a few ms).
+/// Issue 39: the root's first request body with 0 to 1,000 agent types
+/// and skills installed, built against a loopback Anthropic server by
+/// zr-engine's `request_size` test, which prints the table and its worst
+/// size; judged against twice the builtin-only body.
+fn request_size(root: &Path, report: &mut Report) -> Result<()> {
+    let out = cargo(root)
+        .args([
+            "test",
+            "-q",
+            "-p",
+            "zr-engine",
+            "--test",
+            "it",
+            "request_size::the_roots_first_request_stays_within_twice_the_builtin_only_one",
+            "--",
+            "--nocapture",
+        ])
+        .output()
+        .context("running zr-engine's request_size test")?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    println!("\nThe root's first request body (zr-engine `request_size`):\n");
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with('|') || l.starts_with("builtin-only"))
+    {
+        println!("{line}");
+    }
+    let worst = text
+        .lines()
+        .find_map(|l| l.strip_prefix("request-size worst: "))
+        .context("the request_size test printed no worst size")?;
+    let numbers: Vec<f64> = worst
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [bytes, types, skills, bare] = numbers[..] else {
+        bail!("cannot read the request_size line: {worst}");
+    };
+    let ratio = bytes / bare;
+    report.at_most(
+        "root's first request with up to 1,000 agent types and skills ≤ 2x builtin-only (issue 39)",
+        format!("{ratio:.2}x ({bytes} bytes at {types} types and {skills} skills / {bare} bytes)"),
+        ratio,
+        2.0,
+        "bytes",
+    );
+    Ok(())
+}
+
 fn boundary_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
     let plain = criterion_estimate(target_dir, "bash", "true/plain")?;
     let writable = criterion_estimate(target_dir, "bash", "true/sandboxed_writable")?;
