@@ -8,10 +8,11 @@
 //! not known before the servers start, so only the server is checked).
 //! `*` and prefix patterns that reach a known name are fine.
 //!
-//! `[tools]` lists are also read through Claude Code's names, as agent
-//! files' `tools` are ([`CLAUDE_CODE_TOOLS`]): `Agent` is `Task`,
-//! `MultiEdit` is `Edit`, a tool zr does not have is left out; each with
-//! a warning.
+//! `[tools]` lists and `[permissions]` rules are also read through
+//! Claude Code's names, as agent files' `tools` are
+//! ([`CLAUDE_CODE_TOOLS`]): `Agent` is `Task`, `MultiEdit(src/**)` is
+//! `Edit(src/**)`, a tool zr does not have is left out; each with a
+//! warning.
 
 use zr_caps::{CLAUDE_CODE_TOOLS, ClaudeCodeTool};
 use zr_types::DEFAULT_BUILTINS;
@@ -31,6 +32,20 @@ pub(crate) fn tools_list(list: Option<&[String]>) -> Option<Vec<String>> {
             })
             .collect()
     })
+}
+
+/// A `[permissions]` rule as zr reads it: its tool's Claude Code name
+/// replaced by zr's (`MultiEdit(src/**)` is `Edit(src/**)`), `None` for a
+/// tool zr does not have ([`warnings`] says so).
+pub(crate) fn rule_text(entry: &str) -> Option<String> {
+    let (tool, rest) = entry
+        .split_once('(')
+        .map_or((entry.trim(), None), |(t, r)| (t.trim(), Some(r)));
+    match (claude_code(tool), rest) {
+        (None, _) => Some(entry.to_owned()),
+        (Some(t), None) => t.zr.map(str::to_owned),
+        (Some(t), Some(rest)) => t.zr.map(|zr| format!("{zr}({rest}")),
+    }
 }
 
 /// Claude Code's tool of that exact name, when zr spells it differently.
@@ -60,20 +75,18 @@ pub(crate) fn warnings(project: &Project) -> Vec<String> {
         ("tools.deny", &t.deny),
     ] {
         for entry in list.iter().flatten() {
-            if key.starts_with("tools.")
-                && let Some(tool) = claude_code(entry)
-            {
-                let (message, help) = claude_code_warning(entry, tool);
+            // A rule's tool: `Bash` of `Bash(npm run test:*)`.
+            let tool = entry
+                .split_once('(')
+                .map_or(entry.as_str(), |(t, _)| t.trim());
+            if let Some(claude) = claude_code(tool) {
+                let (message, help) = claude_code_warning(entry, claude);
                 out.push(format!(
                     "warning: {}",
                     config_key_error(project, key, message, &help)
                 ));
                 continue;
             }
-            // A rule's tool: `Bash` of `Bash(npm run test:*)`.
-            let tool = entry
-                .split_once('(')
-                .map_or(entry.as_str(), |(t, _)| t.trim());
             if let Some((message, help)) = unknown(tool, &builtins, &servers) {
                 out.push(format!(
                     "warning: {}",

@@ -232,3 +232,39 @@ fn tools_entries_warn_and_claude_code_names_map_to_zr_names() {
     );
     assert!(!stderr(&project.zr_ok(&["resolve"])).contains("warning:"));
 }
+
+/// `[permissions]` rules read Claude Code's tool names as `[tools]` and
+/// agent files do: `MultiEdit(src/**)` is `Edit(src/**)` (it lets Edit
+/// run there), `Agent` is `Task`, each with a warning.
+#[test]
+fn permission_rules_read_claude_code_tool_names() {
+    let project = TempProject::new();
+    project
+        .write(
+            "zr.toml",
+            "[permissions]\nallow = [\"MultiEdit(notes/**)\", \"Agent\"]\n",
+        )
+        .write("notes/a.txt", "old\n")
+        .write(
+            "s.json",
+            r#"{"agents": {"root": [{"turns": [
+                {"tool_calls": [{"name": "Read", "input": {"file_path": "notes/a.txt"}}]},
+                {"tool_calls": [{"name": "Edit", "input": {"file_path": "notes/a.txt", "old_string": "old", "new_string": "new"}}]},
+                {"text": "done"}]}]}}"#,
+        );
+    let out = project.zr_ok(&["run", "--script", "s.json", "go"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("permissions.allow: \"MultiEdit(notes/**)\" is Claude Code's name for \"Edit\"; zr reads it as \"Edit\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("permissions.allow: \"Agent\" is Claude Code's name for \"Task\""),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes/a.txt")).unwrap(),
+        "new\n",
+        "{err}"
+    );
+}
