@@ -36,6 +36,9 @@ struct Connected {
     protocol: Option<String>,
     implementation: Option<(String, String)>,
     tools: Vec<Arc<ToolDefinition>>,
+    /// The tools with their handlers, until their names are made distinct
+    /// across servers (`mcp_names.rs`).
+    listed: Vec<zr_mcp::McpTool>,
     /// Each prompt's `zr run` usage (`/server:name <required> [optional]`).
     prompts: Vec<String>,
 }
@@ -66,7 +69,8 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
                         prompts: prompts.iter().map(|p| p.usage(&server.name)).collect(),
                         protocol: lease.protocol_version(),
                         implementation: lease.server_implementation(),
-                        tools: tools.into_iter().map(|t| t.definition).collect(),
+                        tools: Vec::new(),
+                        listed: tools,
                     })
                 };
                 let outcome = match tokio::time::timeout(limit, shown(&name, work)).await {
@@ -88,6 +92,38 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
             }
         }))
         .await;
+    // The names `zr run` gives them: a later server's tool that comes out
+    // under an earlier one's name is renamed, with a warning.
+    let mut statuses = statuses;
+    let order: Vec<_> = project
+        .mcp
+        .servers()
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    let mut by_server: std::collections::BTreeMap<String, Vec<zr_mcp::McpTool>> = statuses
+        .iter_mut()
+        .filter_map(|s| {
+            let name = s.config.name.to_string();
+            s.outcome
+                .as_mut()
+                .ok()
+                .map(|c| (name, std::mem::take(&mut c.listed)))
+        })
+        .collect();
+    for warning in crate::mcp_names::distinct(&order, &mut by_server) {
+        eprintln!("{warning}");
+    }
+    for status in &mut statuses {
+        if let Ok(c) = status.outcome.as_mut() {
+            c.tools = by_server
+                .remove(status.config.name.as_str())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|t| t.definition)
+                .collect();
+        }
+    }
 
     // Deferred as the root's pool has them: the resolver's lazy rule on
     // every connected server's tools under the project's [policy].

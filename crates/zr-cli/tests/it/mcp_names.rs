@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{TempProject, dep, repo, stderr};
+use crate::support::{TempProject, dep, repo, stderr, stdout};
 
 /// A `.mcp.json` entry of `servers/tools.py` with `tools`; each tool writes
 /// `NAME.ran` into `folder` when it runs.
@@ -94,4 +94,12 @@ fn servers_whose_tool_names_collide_keep_both_tools_and_say_so() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(first.join("x.ran").exists(), "{err}");
     assert!(second.join("_x.ran").exists(), "{err}");
+    // `zr mcp list` shows the names the run uses, and says why.
+    let out = project.zr(&["mcp", "list"]);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(text.contains("mcp__trusted___x_80622f4b"), "{text}");
+    assert!(
+        err.contains("both make the tool name mcp__trusted___x"),
+        "{err}"
+    );
 }
