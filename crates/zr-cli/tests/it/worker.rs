@@ -9,6 +9,33 @@ use std::time::Duration;
 use crate::restate_server::RestateServer;
 use crate::support::{TempProject, spawn_zr, stderr, stdout};
 
+/// A Restate server and a `zr worker` of `project` (replaying its
+/// `script.json`) registered with it; `zr.toml` is `toml` followed by the
+/// server's `[durable]` table.
+fn served(project: &TempProject, toml: &str) -> (RestateServer, Child) {
+    let server = RestateServer::start();
+    project.write(
+        "zr.toml",
+        &format!(
+            "{toml}[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
+            server.ingress_url(),
+            server.admin_url()
+        ),
+    );
+    let mut worker = spawn_zr(
+        project,
+        &[
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "--script",
+            "script.json",
+        ],
+    );
+    registered(&mut worker, None, &server);
+    (server, worker)
+}
+
 /// Waits until `worker` (a `zr worker` started with its standard error
 /// piped) says it registered; returns the lines it wrote until then. The
 /// lines go on to `log` (a file) when given.
@@ -129,26 +156,7 @@ fn a_worker_registers_and_a_durable_run_prints_the_local_answer() {
 fn a_durable_run_names_the_subagents_it_calls() {
     let project = TempProject::new();
     project.write("script.json", SCRIPT);
-    let server = RestateServer::start();
-    project.write(
-        "zr.toml",
-        &format!(
-            "[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
-            server.ingress_url(),
-            server.admin_url()
-        ),
-    );
-    let mut worker = spawn_zr(
-        &project,
-        &[
-            "worker",
-            "--listen",
-            "127.0.0.1:0",
-            "--script",
-            "script.json",
-        ],
-    );
-    registered(&mut worker, None, &server);
+    let (server, mut worker) = served(&project, "");
 
     let out = project.zr(&["run", "--durable", "go"]);
     let err = stderr(&out);
@@ -223,26 +231,7 @@ fn durable_sessions(project: &TempProject) -> Vec<serde_json::Value> {
 fn a_durable_turn_is_followed_listed_and_resumed_through_the_server() {
     let project = TempProject::new();
     project.write("script.json", SLOW);
-    let server = RestateServer::start();
-    project.write(
-        "zr.toml",
-        &format!(
-            "[permissions]\nallow = [\"Bash\"]\n\n[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
-            server.ingress_url(),
-            server.admin_url()
-        ),
-    );
-    let mut worker = spawn_zr(
-        &project,
-        &[
-            "worker",
-            "--listen",
-            "127.0.0.1:0",
-            "--script",
-            "script.json",
-        ],
-    );
-    registered(&mut worker, None, &server);
+    let (server, mut worker) = served(&project, "[permissions]\nallow = [\"Bash\"]\n\n");
 
     let run = spawn_zr(&project, &["run", "--durable", "rest a while"]);
     // While the turn sleeps, the server lists it as running.
@@ -398,26 +387,7 @@ const BACKGROUND: &str = r#"{"turns_from": "history", "agents": {
 fn a_durable_run_shows_its_background_agent_sent_and_ends_after_it() {
     let project = TempProject::new();
     project.write("script.json", BACKGROUND);
-    let server = RestateServer::start();
-    project.write(
-        "zr.toml",
-        &format!(
-            "[durable]\ningress = \"{}\"\nadmin = \"{}\"\n",
-            server.ingress_url(),
-            server.admin_url()
-        ),
-    );
-    let mut worker = spawn_zr(
-        &project,
-        &[
-            "worker",
-            "--listen",
-            "127.0.0.1:0",
-            "--script",
-            "script.json",
-        ],
-    );
-    registered(&mut worker, None, &server);
+    let (server, mut worker) = served(&project, "");
 
     let out = project.zr(&["run", "--durable", "go"]);
     let err = stderr(&out);
