@@ -140,6 +140,10 @@ pub(crate) struct Places {
     /// writable roots and the project folder).
     settled: usize,
     home: Option<PathBuf>,
+    /// For an isolated agent: the parts of the repository's git folder
+    /// that git writes for its worktree ([`worktree_git`]); its commands
+    /// may write them, its file tools may not.
+    git: Vec<PathBuf>,
 }
 
 impl Places {
@@ -171,6 +175,11 @@ impl Places {
             readable,
             settled,
             home: boundary.home.as_deref().map(real_path),
+            git: agent
+                .worktree
+                .as_deref()
+                .map(worktree_git)
+                .unwrap_or_default(),
         }
     }
 
@@ -305,6 +314,7 @@ pub(crate) fn confinement(
             places
                 .writable
                 .iter()
+                .chain(&places.git)
                 .filter(|r| r.is_dir())
                 .cloned()
                 .collect()
@@ -324,6 +334,29 @@ fn is_command_log(path: &Path) -> bool {
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("zr-bash-") && n.ends_with(".log"));
     in_temp && named
+}
+
+/// What git writes for the worktree at `worktree` outside it, so that
+/// `git add` and `git commit` work in an isolated agent's commands: the
+/// worktree's own git folder (its index, HEAD and logs: the `gitdir:` of
+/// its `.git` file) and the repository's `objects`, `refs` and `logs`.
+/// Not the repository's `hooks` or `config`: those stay read-only, so an
+/// isolated agent cannot plant code that git runs. Empty when `worktree`
+/// has no `.git` file.
+fn worktree_git(worktree: &Path) -> Vec<PathBuf> {
+    let Ok(link) = std::fs::read_to_string(worktree.join(".git")) else {
+        return Vec::new();
+    };
+    let Some(own) = link.trim().strip_prefix("gitdir:").map(str::trim) else {
+        return Vec::new();
+    };
+    let own = real_path(&worktree.join(own));
+    let common = std::fs::read_to_string(own.join("commondir"))
+        .map(|c| real_path(&own.join(c.trim())))
+        .unwrap_or_else(|_| real_path(&own.join("../..")));
+    let mut dirs = vec![own];
+    dirs.extend(["objects", "refs", "logs"].map(|d| common.join(d)));
+    dirs
 }
 
 fn under_any(path: &Path, roots: &[PathBuf]) -> bool {

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{TempProject, stderr, stdout, transcripts};
+use crate::support::{TempProject, stderr, stdout, transcripts, transcripts_at};
 
 /// A script: the root makes `calls` in one turn, then answers "done";
 /// `agents` adds the turns of subagent types. A read-only call follows
@@ -225,6 +225,71 @@ fn an_isolated_agent_cannot_write_into_the_main_checkout() {
         err.matches("outside the agent's writable roots").count() >= 3,
         "{err}"
     );
+}
+
+/// An isolated agent's commands commit in its worktree (git writes the
+/// worktree's own git folder and the repository's objects and refs) and
+/// write nothing else of the main checkout: not a file, not a git hook.
+/// The project lies outside the temporary folder, which writing agents'
+/// commands may write.
+#[test]
+fn an_isolated_agents_commands_commit_in_its_worktree_and_write_nothing_else() {
+    let dir = outside();
+    let p = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = p.join(rel);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("folders");
+        std::fs::write(path, text).expect("a file");
+    };
+    write("zr.toml", "[permissions]\nallow = [\"Bash\"]\n");
+    write(
+        ".zr/agents/iso.md",
+        "---\nname: iso\ndescription: isolated\ntools: Read, Write, Edit, Bash\nisolation: worktree\n---\nWork.\n",
+    );
+    git(p, &["init", "-q"]);
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-qm", "base"]);
+    let command = format!(
+        "echo x > f && git add f && git -c user.name=a -c user.email=b commit -qm work && echo committed; \
+         echo y > {main}/g; echo 'touch pwned' > {main}/.git/hooks/post-commit; echo '[core]' >> {main}/.git/config",
+        main = p.display()
+    );
+    write(
+        "s.json",
+        &script(
+            json!([task("iso")]),
+            json!({"iso": sub(json!([call("Bash", json!({"command": command}))]))}),
+        ),
+    );
+    let config = std::fs::read_to_string(p.join(".git/config")).expect("git's config");
+    let out = crate::support::zr()
+        .args(["run", "--script", "s.json", "go"])
+        .current_dir(p)
+        .output()
+        .expect("zr runs");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let log = transcripts_at(p);
+    assert!(log.contains("committed"), "{log}");
+    assert!(!p.join("g").exists(), "{log}");
+    assert!(!p.join(".git/hooks/post-commit").exists(), "{log}");
+    assert_eq!(
+        std::fs::read_to_string(p.join(".git/config")).expect("git's config"),
+        config
+    );
+    // The commit is on the agent's branch, which is kept with it.
+    let branches = Command::new("git")
+        .args([
+            "branch",
+            "--list",
+            "zr/*",
+            "--format=%(refname:short) %(subject)",
+        ])
+        .current_dir(p)
+        .output()
+        .expect("git runs");
+    let branches = String::from_utf8_lossy(&branches.stdout);
+    assert!(branches.trim_end().ends_with(" work"), "{branches}");
 }
 
 /// Explore and Plan agents only read, even when zr.toml allows all of

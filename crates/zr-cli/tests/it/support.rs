@@ -163,8 +163,13 @@ pub(crate) fn everything_js() -> PathBuf {
 /// Every transcript of `project`'s sessions, one after the other, as text
 /// (what the model was sent and answered, tool results included).
 pub(crate) fn transcripts(project: &TempProject) -> String {
+    transcripts_at(project.path())
+}
+
+/// [`transcripts`] of the project folder `project`.
+pub(crate) fn transcripts_at(project: &Path) -> String {
     let mut all = String::new();
-    let sessions = project.path().join(".zr/sessions");
+    let sessions = project.join(".zr/sessions");
     for session in std::fs::read_dir(sessions).into_iter().flatten().flatten() {
         for file in std::fs::read_dir(session.path())
             .into_iter()
