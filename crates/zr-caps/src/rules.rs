@@ -154,10 +154,11 @@ impl PermissionRules {
     ///
     /// A Bash command is split into its simple commands (on `&&`, `||`,
     /// `;`, `|`, `&`, newlines; the commands inside `$(...)`, backticks and
-    /// `<(...)` are parts too; quotes and escapes respected; leading
-    /// `VAR=value` skipped). A deny or ask rule speaks when it matches any
-    /// part; the allow rules allow only when every part is matched by one
-    /// of them. Redirections stay in a part's text, so `Bash(echo:*)`
+    /// `<(...)` are parts too; quotes and escapes respected). A deny or ask
+    /// rule speaks when it matches any part, with or without its leading
+    /// `VAR=value` assignments; the allow rules allow only when every part,
+    /// assignments included, is matched by one of them (`LD_PRELOAD=x.so
+    /// git status` is not `git status`). Redirections stay in a part's text, so `Bash(echo:*)`
     /// allows `echo x > f`: what a command may write is the sandbox's
     /// business. A command that cannot be split (an unclosed quote) is
     /// allowed only by a rule without specifier (`Bash`); deny and ask

@@ -11,9 +11,11 @@
 /// The simple commands of a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Split {
-    /// Each simple command, with leading `VAR=value` assignments and shell
-    /// keywords (`if`, `then`, `do`, `!`, `{`, ...) taken off and runs of
-    /// unquoted white space made one space; redirections stay.
+    /// Each simple command, with leading shell keywords (`if`, `then`,
+    /// `do`, `!`, `{`, ...) taken off and runs of unquoted white space made
+    /// one space; leading `VAR=value` assignments and redirections stay
+    /// (deny and ask rules also read a part without its assignments:
+    /// [`without_assignments`]).
     pub(crate) parts: Vec<String>,
     /// `false` when a quote, a substitution or a parenthesis is left open
     /// (or a `)` closes nothing): `parts` are then a best effort.
@@ -190,13 +192,16 @@ const OPENERS: [&str; 10] = [
 const CLOSERS: [&str; 4] = ["fi", "done", "esac", "}"];
 
 /// A part's text with unquoted white space runs made one space, and
-/// leading assignments and keywords taken off.
+/// leading keywords taken off.
 pub(crate) fn clean(part: &str) -> String {
     let mut rest = normalize(part);
     loop {
         let end = first_word_end(&rest);
         let word = &rest[..end];
-        if OPENERS.contains(&word) || is_assignment(word) {
+        // A leading `NAME=value` stays: `LD_PRELOAD=x.so git status` is
+        // not `git status`, and a part of assignments alone
+        // (`PATH=/tmp/evil; git status`) must be allowed on its own.
+        if OPENERS.contains(&word) {
             rest = rest[end..].trim_start().to_owned();
         } else {
             return rest;
@@ -253,6 +258,19 @@ fn first_word_end(text: &str) -> usize {
         }
     }
     text.len()
+}
+
+/// `part` without its leading `NAME=value` words: the command that runs,
+/// as deny and ask rules read it (`FOO=1 git push` is a `git push`).
+pub(crate) fn without_assignments(part: &str) -> &str {
+    let mut rest = part;
+    loop {
+        let end = first_word_end(rest);
+        if end == 0 || !is_assignment(&rest[..end]) {
+            return rest;
+        }
+        rest = rest[end..].trim_start();
+    }
 }
 
 /// `NAME=value` (any value, quoted or not).

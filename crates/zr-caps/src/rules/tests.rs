@@ -95,8 +95,10 @@ fn bash_specifiers_match_simple_commands() {
         ("Bash(*)", "anything at all", true),
         ("Bash(git:*)", "git log", true),
         ("Bash(git:*)", "gitk", false),
-        // Assignments before a command are not part of it.
-        ("Bash(npm test)", "CI=1 NODE_ENV='a b' npm test", true),
+        // Assignments before a command are part of it for allow rules:
+        // `LD_PRELOAD=x.so git status` is not `git status`.
+        ("Bash(npm test)", "CI=1 NODE_ENV='a b' npm test", false),
+        ("Bash(CI=1 npm test)", "CI=1 npm test", true),
         // Redirections are part of the command; writes are the sandbox's.
         ("Bash(echo:*)", "echo x > f", true),
         ("Bash(echo:*)", "echo x 2>&1", true),
@@ -145,7 +147,8 @@ fn the_splitter_finds_every_simple_command() {
             true,
         ),
         ("(cd x && make) > log", &["cd x", "make", "> log"], true),
-        ("X=1 Y=\"a b\" cmd arg", &["cmd arg"], true),
+        ("X=1 Y=\"a b\" cmd arg", &["X=1 Y=\"a b\" cmd arg"], true),
+        ("PATH=/tmp/evil; git status", &["PATH=/tmp/evil", "git status"], true),
         ("if test -f x; then rm x; fi", &["test -f x", "rm x"], true),
         ("for f in *; do rm $f; done", &["for f in *", "rm $f"], true),
         ("{ a; b; }", &["a", "b"], true),
@@ -187,6 +190,9 @@ fn compound_commands_deny_on_any_part_and_allow_on_every_part() {
         ),
         ("git log | echo", Some((Verdict::Allow, "Bash(git log:*)"))),
         ("git status && make", None),
+        // An assignment is no `git status`: allowed only if a rule allows it.
+        ("LD_PRELOAD=/x.so git status", None),
+        ("PATH=/tmp/evil; git status", None),
         ("git status; rm -rf x", Some((Verdict::Deny, "Bash(rm:*)"))),
         ("echo $(rm x)", Some((Verdict::Deny, "Bash(rm:*)"))),
         ("echo `git push`", Some((Verdict::Deny, "Bash(git push:*)"))),
