@@ -21,8 +21,8 @@ pub(crate) use linux::Confinement;
 #[derive(Debug)]
 pub(crate) enum Confinement {}
 
-/// The device files every sandboxed child may write (and `ioctl`),
-/// whatever its policy: the sinks and sources a shell redirects to, the
+/// The device files every sandboxed child may write (not `ioctl`: that
+/// would let it type into zr's terminal), whatever its policy: the sinks and sources a shell redirects to, the
 /// controlling terminal, and new pseudo-terminals (`/dev/ptmx` with the
 /// `/dev/pts` folder beneath which their ends appear). `/dev/shm` is not
 /// one of them: it is a tmpfs whose files are files. A device this machine
@@ -44,7 +44,9 @@ pub const DEVICES: &[&str] = &[
 /// - **Write** (create, write, truncate, remove, rename, link, make
 ///   directories, symlinks, fifos, sockets and device nodes, device ioctls)
 ///   only beneath [`Sandbox::writable`], plus the device files a shell
-///   needs, whatever the policy: [`DEVICES`]. Nothing else: a read-only
+///   needs, whatever the policy: [`DEVICES`], without device ioctls (a
+///   child of zr's session could push keystrokes into zr's terminal with
+///   `TIOCSTI`). Nothing else: a read-only
 ///   sandbox cannot write `/tmp`, `/dev/shm` or the current folder.
 ///   Landlock checks the file reached, after `..` and symlinks, so a
 ///   symlink inside a root that points outside it grants nothing.

@@ -42,9 +42,10 @@ impl<'c> Call<'c> {
             match (&rule.specifier, &self.split, self.subject) {
                 (None, _, _) => true,
                 (Some(Specifier::Command(p)), Some(split), Subject::Command(raw)) => {
-                    split.parts.iter().any(|part| {
-                        p.matches(part) || p.matches(shell::without_assignments(part))
-                    })
+                    split
+                        .parts
+                        .iter()
+                        .any(|part| p.matches(part) || p.matches(shell::without_assignments(part)))
                         || (!split.complete && p.matches(&shell::normalize(raw)))
                 }
                 (Some(spec), _, subject) => spec_matches(spec, subject, self.base),

@@ -148,7 +148,11 @@ fn the_splitter_finds_every_simple_command() {
         ),
         ("(cd x && make) > log", &["cd x", "make", "> log"], true),
         ("X=1 Y=\"a b\" cmd arg", &["X=1 Y=\"a b\" cmd arg"], true),
-        ("PATH=/tmp/evil; git status", &["PATH=/tmp/evil", "git status"], true),
+        (
+            "PATH=/tmp/evil; git status",
+            &["PATH=/tmp/evil", "git status"],
+            true,
+        ),
         ("if test -f x; then rm x; fi", &["test -f x", "rm x"], true),
         ("for f in *; do rm $f; done", &["for f in *", "rm $f"], true),
         ("{ a; b; }", &["a", "b"], true),

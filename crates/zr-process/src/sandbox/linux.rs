@@ -85,9 +85,11 @@ fn write_rights() -> BitFlags<AccessFs> {
         | AccessFs::IoctlDev
 }
 
-/// The rights that make sense on a device file.
+/// The rights that make sense on a device file. Not `IoctlDev`: a child
+/// stays in zr's session, and an ioctl on `/dev/tty` (`TIOCSTI`) would
+/// push keystrokes into zr's own terminal, outside the sandbox.
 fn device_rights() -> BitFlags<AccessFs> {
-    AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev
+    AccessFs::WriteFile | AccessFs::Truncate
 }
 
 /// The ruleset fd. Best effort: rights this kernel lacks are dropped (the

@@ -306,6 +306,24 @@ async fn the_network_is_off_unless_allowed() {
     assert!(accepted(&listener), "the listener saw no connection");
 }
 
+/// No device ioctls: a child stays in zr's session, and `TIOCSTI` on the
+/// terminal would type into zr's own input. A terminal ioctl (`TCGETS`)
+/// on `/dev/null` answers "not a terminal" plainly and "permission
+/// denied" in the sandbox.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_makes_no_device_ioctls() {
+    let script = "python3 -c \"import fcntl, os\nfd = os.open('/dev/null', os.O_WRONLY)\ntry:\n    fcntl.ioctl(fd, 0x5401, bytes(64))\nexcept OSError as e:\n    print(e.errno)\"";
+    let plain = sh(None, script, &[]).await;
+    assert_eq!(plain.stdout.trim(), "25", "ENOTTY: {plain:?}");
+    for sandbox in [
+        Sandbox::read_only(),
+        Sandbox::writable([std::env::temp_dir()]),
+    ] {
+        let run = sh(Some(&sandbox), script, &[]).await;
+        assert_eq!(run.stdout.trim(), "13", "EACCES: {run:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn spawn_without_a_sandbox_is_unchanged() {
     let place = Place::new();
