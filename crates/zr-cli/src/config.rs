@@ -243,6 +243,7 @@ pub(crate) struct SubagentsConfig {
     /// The size limit, in characters, of the listing of subagent types in
     /// the `Task` tool's description; past it descriptions are shortened,
     /// then types are left out and counted (still reachable by name).
+    #[serde(deserialize_with = "within::<_, _, 0, 1_000_000>")]
     pub(crate) listing_chars: Option<usize>,
 }
 

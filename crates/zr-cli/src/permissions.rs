@@ -69,9 +69,7 @@ impl ConfigPermissions {
             ask: rules(project, "permissions.ask", p.ask.as_deref())?,
             deny: rules(project, "permissions.deny", p.deny.as_deref())?,
         };
-        let home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from);
+        let home = Boundary::default().home;
         let dirs = p
             .additional_directories
             .iter()

@@ -220,9 +220,10 @@ fn boundary_table(
             b.agent, b.mode, b.sandbox
         ));
     }
-    out.push_str(
-        "protected (asked about in every mode but bypassPermissions): zr.toml, .mcp.json, .zr/, .claude/, .git/ beneath every root; ~/.zr/, ~/.claude/\n",
-    );
+    out.push_str(&format!(
+        "protected (asked about in every mode but bypassPermissions): {}\n",
+        zr_engine::protected_names()
+    ));
     for (list, rules) in [
         ("allow", &rules.allow),
         ("ask", &rules.ask),

@@ -128,6 +128,23 @@ const PROTECTED_DIRS: [&str; 3] = [".zr", ".claude", ".git"];
 /// Protected beneath the user's home folder.
 const PROTECTED_HOME_DIRS: [&str; 2] = [".zr", ".claude"];
 
+/// The protected names as people read them: `zr.toml, .mcp.json, .zr/,
+/// .claude/, .git/ beneath every root; ~/.zr/, ~/.claude/`.
+#[must_use]
+pub fn protected_names() -> String {
+    let files = PROTECTED_FILES.iter().map(|f| (*f).to_owned());
+    let dirs = PROTECTED_DIRS.iter().map(|d| format!("{d}/"));
+    let home: Vec<String> = PROTECTED_HOME_DIRS
+        .iter()
+        .map(|d| format!("~/{d}/"))
+        .collect();
+    format!(
+        "{} beneath every root; {}",
+        files.chain(dirs).collect::<Vec<_>>().join(", "),
+        home.join(", ")
+    )
+}
+
 /// One agent's places, its roots resolved through symbolic links.
 #[derive(Debug)]
 pub(crate) struct Places {

@@ -360,7 +360,7 @@ mod worktree;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
-pub use boundary::{Boundary, SandboxConfig};
+pub use boundary::{Boundary, SandboxConfig, protected_names};
 pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};

@@ -464,17 +464,14 @@ pub(crate) async fn check(
             )),
             _ => None,
         });
+    // 5. Plan mode refuses before anybody is asked.
+    if mode == PermissionMode::Plan && !definition.is_read_only() {
+        return Err(plan_refusal(name, agent));
+    }
     if let Some(crossing) = crossing {
-        if mode == PermissionMode::Plan && !definition.is_read_only() {
-            return Err(plan_refusal(name, agent));
-        }
         return ask(gate, agent, name, call, Some(crossing), None)
             .await
             .map(|()| confinement);
-    }
-    // 5. Plan mode.
-    if mode == PermissionMode::Plan && !definition.is_read_only() {
-        return Err(plan_refusal(name, agent));
     }
     // 6. What passes without a question.
     let host = subjects.host();

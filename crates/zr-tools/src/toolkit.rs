@@ -7,7 +7,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use zr_types::{
     Access, Annotations, BoxFuture, BuiltinSpec, DEFAULT_BUILTINS, ToolCall, ToolContext,
@@ -115,11 +114,10 @@ impl<T: Builtin> ToolHandler for Handler<T> {
     }
 
     fn access(&self, input: &serde_json::Value, cwd: &Path) -> Vec<Access> {
-        // A call whose input does not parse touches nothing: it fails on it.
-        match T::Input::deserialize(input) {
-            Ok(parsed) => T::access(&parsed, cwd),
-            Err(_) => Vec::new(),
-        }
+        // The same parse as `call`'s: a call whose input does not parse
+        // touches nothing, it fails on it.
+        input::parse::<T::Input>(T::NAME, input)
+            .map_or_else(|_| Vec::new(), |parsed| T::access(&parsed, cwd))
     }
 }
 
