@@ -25,13 +25,15 @@ pub(crate) fn render(view: &SessionView, agent: &AgentView) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Agent {} ({}, {}): {}, {} turns, {} tokens, cost {}",
+        "Agent {} ({}, {}): {}, {} turns, {} tokens ({} cache read, {} cache write), cost {}",
         agent.id,
         file.agent_type.as_deref().unwrap_or("-"),
         file.model.as_deref().unwrap_or("-"),
         view.agent_status(file),
         file.turns,
         file.usage.total(),
+        file.usage.cache_read_input_tokens,
+        file.usage.cache_creation_input_tokens,
         format_cost(agent_cost(file)),
     );
     if let Some(parent) = &file.parent {

@@ -1,5 +1,6 @@
 //! `zr sessions show SESSION`: the agent tree of one session, each agent
-//! with its type, status, turns, tokens, cost, start, wait and duration,
+//! with its type, status, turns, tokens (all of them, then those read from
+//! and written to the prompt cache), cost, start, wait and duration,
 //! its tool calls and its conclusion; `--agent ID` prints one agent's
 //! conversation instead, and `--html FILE` also writes the page of
 //! [`super::timeline`].
@@ -135,7 +136,18 @@ fn tree(view: &SessionView) -> String {
     out.push('\n');
     let rows = view.tree();
     let header = [
-        "AGENT", "TYPE", "STATUS", "TURNS", "TOKENS", "COST", "START", "WAITED", "RAN", "TOOLS",
+        "AGENT",
+        "TYPE",
+        "STATUS",
+        "TURNS",
+        "TOKENS",
+        "CACHE READ",
+        "CACHE WRITE",
+        "COST",
+        "START",
+        "WAITED",
+        "RAN",
+        "TOOLS",
     ];
     let table: Vec<Vec<String>> = rows
         .iter()
@@ -150,6 +162,8 @@ fn tree(view: &SessionView) -> String {
                 view.agent_status(file),
                 file.turns.to_string(),
                 file.usage.total().to_string(),
+                file.usage.cache_read_input_tokens.to_string(),
+                file.usage.cache_creation_input_tokens.to_string(),
                 format_cost(agent_cost(file)),
                 offset(origin, timing.map(|t| t.start_ms)),
                 waited.map_or_else(|| "-".to_owned(), format_ms),

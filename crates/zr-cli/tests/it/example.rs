@@ -289,7 +289,7 @@ fn the_example_runs_offline_with_plain_progress_and_the_answer() {
         (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "[date]"),
         (r"\d+\.\d+ s", "[t]"),
         (r"\d+ tokens", "N tokens"),
-        (r"\d+ +(\$\d)", "N $1"),
+        (r"\d+ +(\d+ +\d+ +\$\d)", "N $1"),
         (r" {2,}", " "),
         (r"Folder: \S*/examples/", "Folder: [checkout]/examples/"),
     ]}, {

@@ -1,4 +1,5 @@
-//! `zr sessions` (status, turns, tokens, cost) and `zr resume`'s
+//! `zr sessions` (status, turns, tokens, cost), `zr sessions show`'s
+//! cache reads and writes per agent, and `zr resume`'s
 //! answers: after a finished run with a new prompt, `--agent`, and every
 //! error with its exit code and help.
 
@@ -200,6 +201,64 @@ fn sessions_lists_runs_newest_first_with_status_turns_tokens_and_cost() {
     let cost = row["cost_usd"].as_f64().unwrap();
     assert!((cost - 12.60).abs() < 1e-9, "{cost}");
     assert_eq!(row["prompt"], "find the thing\nand more");
+}
+
+#[test]
+fn show_gives_each_agents_cache_reads_and_writes() {
+    let project = TempProject::new();
+    let id = priced_run(&project);
+    let out = project.zr(&["sessions", "show", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("TURNS  TOKENS   CACHE READ  CACHE WRITE  COST"),
+        "{text}"
+    );
+    let row = |agent: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().any(|w| w == agent))
+            .unwrap_or_else(|| panic!("no row of {agent}: {text}"));
+        line.split_whitespace()
+            .filter(|w| *w != "└─")
+            .map(str::to_owned)
+            .collect()
+    };
+    // Root: 3.5M tokens in its first turn (2M of them read from the cache,
+    // 400k written), 1.21M in its second; explore: no cache use.
+    assert_eq!(
+        row("root")[..7],
+        [
+            "root",
+            "root",
+            "completed",
+            "2",
+            "4710000",
+            "2000000",
+            "400000"
+        ],
+        "{text}"
+    );
+    assert_eq!(
+        row("root.0001-explore")[..7],
+        [
+            "root.0001-explore",
+            "explore",
+            "completed",
+            "1",
+            "550000",
+            "0",
+            "0"
+        ],
+        "{text}"
+    );
+    let out = project.zr(&["sessions", "show", &id, "--agent", "root"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("4710000 tokens (2000000 cache read, 400000 cache write)"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
