@@ -19,11 +19,16 @@
 //!    missing) of what wall time is too noisy to decide on a shared
 //!    machine: the fan-out's growth, the turns' growth, the resolver at
 //!    2,000 and 20,000 tools ([`callgrind`]).
-//! 5. MCP `echo` calls over stdio by zr-mcp, the official TypeScript SDK and
+//! 5. Issue 39's token figures: the root's first request body with 0 to
+//!    1,000 agent types and skills, and the cache tokens per agent of a
+//!    10-way MultiTask on the loopback Anthropic server (zr-engine's
+//!    `request_size` and `cache_tokens` tests, run by `cargo test` right
+//!    after the criterion benchmarks; byte and token counts, not times).
+//! 6. MCP `echo` calls over stdio by zr-mcp, the official TypeScript SDK and
 //!    the official Python SDK, against server-everything and against the
 //!    rmcp echo server ([`mcp`]).
 //!
-//! Every step is one `cargo bench --workspace --features zr-mcp/echo-server`
+//! Every other step is one `cargo bench --workspace --features zr-mcp/echo-server`
 //! ([`bench_cargo`]), built once at the start. The run ends with the table
 //! of issue 18's targets ([`report`]): each with the figure measured, met
 //! or missed, and by which measure, as Markdown for BENCHMARKS.md.
@@ -98,6 +103,7 @@ pub(crate) fn run(root: &Path, quick: bool) -> Result<()> {
     fanout_wall(&target_dir, &mut report)?;
     boundary_wall(&target_dir, &mut report)?;
     request_size(root, &mut report)?;
+    cache_tokens(root, &mut report)?;
     engine::run(root, quick, &mut report)?;
     startup(root, quick, &mut report)?;
     durable::run(root, quick, &mut report)?;
@@ -206,16 +212,11 @@ fn fanout_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
     Ok(())
 }
 
-/// Issue 33, what the effects boundary adds: Bash `true` in the OS
-/// sandbox (writable and read-only, network off) against plain, by
-/// criterion's estimates (target: at most 3 ms more, the worse sandbox
-/// decides), and the file-tool gate per Read (100 Reads with the gate on
-/// against `bypassPermissions`; reported: criterion measures one mode
-/// after the other, and the difference is a few µs of a few ms).
-/// Issue 39: the root's first request body with 0 to 1,000 agent types
-/// and skills installed, built against a loopback Anthropic server by
-/// zr-engine's `request_size` test, which prints the table and its worst
-/// size; judged against twice the builtin-only body.
+/// Issue 39: the root's and a subagent's first request bodies with 0 to
+/// 1,000 agent types and skills installed, built against a loopback
+/// Anthropic server by zr-engine's `request_size` test, which prints the
+/// tables and their worst sizes; each judged against twice its
+/// builtin-only body.
 fn request_size(root: &Path, report: &mut Report) -> Result<()> {
     let out = cargo(root)
         .args([
@@ -225,43 +226,109 @@ fn request_size(root: &Path, report: &mut Report) -> Result<()> {
             "zr-engine",
             "--test",
             "it",
-            "request_size::the_roots_first_request_stays_within_twice_the_builtin_only_one",
+            "request_size::the_roots_and_a_subagents_first_requests_stay_within_twice_the_builtin_only_ones",
             "--",
             "--nocapture",
         ])
         .output()
         .context("running zr-engine's request_size test")?;
     let text = String::from_utf8_lossy(&out.stderr);
-    println!("\nThe root's first request body (zr-engine `request_size`):\n");
+    println!("\nThe root's and a subagent's first request bodies (zr-engine `request_size`):\n");
     for line in text
         .lines()
-        .filter(|l| l.starts_with('|') || l.starts_with("builtin-only"))
+        .filter(|l| l.starts_with('|') || l.contains("builtin-only:"))
     {
         println!("{line}");
     }
-    let worst = text
-        .lines()
-        .find_map(|l| l.strip_prefix("request-size worst: "))
-        .context("the request_size test printed no worst size")?;
-    let numbers: Vec<f64> = worst
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|w| !w.is_empty())
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    let [bytes, types, skills, bare] = numbers[..] else {
-        bail!("cannot read the request_size line: {worst}");
-    };
-    let ratio = bytes / bare;
-    report.at_most(
-        "root's first request with up to 1,000 agent types and skills ≤ 2x builtin-only (issue 39)",
-        format!("{ratio:.2}x ({bytes} bytes at {types} types and {skills} skills / {bare} bytes)"),
-        ratio,
-        2.0,
-        "bytes",
-    );
+    for (prefix, who) in [
+        ("request-size worst: ", "root's"),
+        ("request-size subagent worst: ", "a subagent's"),
+    ] {
+        let worst = text
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .with_context(|| format!("the request_size test printed no `{prefix}` line"))?;
+        let numbers: Vec<f64> = worst
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [bytes, types, skills, bare] = numbers[..] else {
+            bail!("cannot read the request_size line: {worst}");
+        };
+        let ratio = bytes / bare;
+        report.at_most(
+            format!("{who} first request with up to 1,000 agent types and skills ≤ 2x builtin-only (issue 39)"),
+            format!("{ratio:.2}x ({bytes} bytes at {types} types and {skills} skills / {bare} bytes)"),
+            ratio,
+            2.0,
+            "bytes",
+        );
+    }
     Ok(())
 }
 
+/// Issue 39: what a 10-way MultiTask reads from and writes to the
+/// Messages API's prompt cache, per agent, against the loopback server
+/// that plays the cache (zr-engine's `cache_tokens` tests, one after
+/// another: their answers are held 200 ms, a simulated time to first
+/// token). Reported: token counts do not depend on the machine.
+fn cache_tokens(root: &Path, report: &mut Report) -> Result<()> {
+    let out = cargo(root)
+        .args([
+            "test",
+            "-q",
+            "-p",
+            "zr-engine",
+            "--test",
+            "it",
+            "cache_tokens::",
+            "--",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .output()
+        .context("running zr-engine's cache_tokens tests")?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        bail!("zr-engine's cache_tokens tests failed:\n{text}");
+    }
+    println!("\nCache tokens per agent, 10-way MultiTask (zr-engine `cache_tokens`):\n");
+    println!("| fan-out of 10 | agent | requests | input | cache write | cache read |");
+    println!("|---|---|--:|--:|--:|--:|");
+    for line in text.lines().filter(|l| l.starts_with("| ")) {
+        println!("{line}");
+    }
+    let lines: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("cache-tokens: "))
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if lines.is_empty() {
+        bail!("the cache_tokens tests printed no figures");
+    }
+    for line in &lines {
+        let fan_out = line.get("fan_out").and_then(Value::as_str).unwrap_or("?");
+        report.note(
+            format!("cache tokens per subagent, 10-way MultiTask ({fan_out}), loopback cache"),
+            format!(
+                "write {:.0}, read {:.0} (mean of the 10)",
+                num(line, "subagent_write")?,
+                num(line, "subagent_read")?
+            ),
+            "tokens",
+        );
+    }
+    Ok(())
+}
+
+/// Issue 33, what the effects boundary adds: Bash `true` in the OS
+/// sandbox (writable and read-only, network off) against plain, by
+/// criterion's estimates (target: at most 3 ms more, the worse sandbox
+/// decides), and the file-tool gate per Read (100 Reads with the gate on
+/// against `bypassPermissions`; reported: criterion measures one mode
+/// after the other, and the difference is a few µs of a few ms).
 fn boundary_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
     let plain = criterion_estimate(target_dir, "bash", "true/plain")?;
     let writable = criterion_estimate(target_dir, "bash", "true/sandboxed_writable")?;

@@ -12,7 +12,8 @@ struct Row {
     measured: String,
     /// `Some(true)` met, `Some(false)` missed, `None` reported only.
     met: Option<bool>,
-    /// What decided: `wall`, `cpu`, `instructions`, `heap`, `rss`.
+    /// What decided: `wall`, `cpu`, `instructions`, `heap`, `rss`,
+    /// `bytes`, `tokens`.
     by: &'static str,
 }
 

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod background;
+mod cache_tokens;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
 mod compaction;
@@ -18,9 +19,16 @@ mod fan_out_cache;
 mod fork_cache;
 mod history;
 mod hooks;
+mod openai_fan_out;
 mod orphans;
 mod permissions;
 mod preview;
+#[path = "../../../zr-providers/tests/it/prompt_cache.rs"]
+#[allow(
+    dead_code,
+    reason = "zr-providers' model of the prompt cache, shared with its loopback server"
+)]
+mod prompt_cache;
 #[path = "../../../zr-providers/tests/it/replay.rs"]
 #[allow(
     dead_code,

@@ -1,7 +1,11 @@
-//! What the root's first model request costs, whatever is installed: the
-//! bytes of its Anthropic body with 0 to 1,000 generated agent types and
-//! 0 to 1,000 generated skills besides zr's built-in types stay within
-//! twice the body with the built-ins only (issue 39). The root has zr's
+//! What the root's and a subagent's first model requests cost, whatever
+//! is installed: the bytes of their Anthropic bodies with 0 to 1,000
+//! generated agent types and 0 to 1,000 generated skills besides zr's
+//! built-in types stay within twice the bodies with the built-ins only
+//! (issue 39). The subagent is a `general-purpose` one the root starts
+//! with `Task`, its type naming every installed skill (the largest
+//! listing a subagent's `Skill` tool carries; at depth 1 it has no `Task`
+//! and so no type listing). The root has zr's
 //! default system prompt and the engine's builtin tools. The body is the one the provider sends to a loopback
 //! server (`replay.rs`); nothing leaves the machine. `--nocapture` prints
 //! the table BENCHMARKS.md holds.
@@ -117,11 +121,15 @@ fn root_over(server: &Replay, dir: &Path, types: usize, skills: usize) -> Agent 
         "You are zr's root agent, working in the user's project folder. Delegate self-contained pieces of work to subagents with Task (one) or MultiTask (several at once): each gets its own context and returns only its conclusion. Answer the user concisely.",
     );
     for (name, description) in BUILTIN {
-        config = config.with_sub_agent(AgentDefinition::new(
-            name.parse().unwrap(),
-            description,
-            "A built-in.",
-        ));
+        let mut definition =
+            AgentDefinition::new(name.parse().unwrap(), description, "A built-in.");
+        if name == "general-purpose" && skills > 0 {
+            // The subagent measured names every installed skill: the
+            // largest listing a subagent's `Skill` tool can carry.
+            definition.capabilities.skills =
+                Some((0..skills).map(|i| skill(i).name.clone()).collect());
+        }
+        config = config.with_sub_agent(definition);
     }
     for i in 0..types {
         config = config.with_sub_agent(agent_type(i));
@@ -130,49 +138,93 @@ fn root_over(server: &Replay, dir: &Path, types: usize, skills: usize) -> Agent 
     Agent::new(Arc::new(runtime), config)
 }
 
-/// The bytes of the root's first request body with `types` generated
-/// agent types and `skills` generated skills.
-async fn first_body(types: usize, skills: usize) -> usize {
-    let server = Replay::start(vec![answer(Some("ok"), &[])]).await;
+/// The bytes of the root's first request body and of its subagent's
+/// (a `general-purpose` one, started by the root's `Task` call) with
+/// `types` generated agent types and `skills` generated skills.
+async fn first_bodies(types: usize, skills: usize) -> (usize, usize) {
+    let task = json!({"description": "look", "prompt": "Look around.", "subagent_type": "general-purpose"});
+    let server = Replay::start(vec![
+        answer(None, &[("toolu_task", "Task", task)]),
+        answer(Some("looked"), &[]),
+        answer(Some("ok"), &[]),
+    ])
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let agent = root_over(&server, dir.path(), types, skills);
     agent.prompt("Hello.").await.unwrap();
     let requests = server.requests();
-    assert_eq!(requests.len(), 1);
-    requests[0].body.len()
+    assert_eq!(requests.len(), 3, "root, subagent, root");
+    assert!(
+        requests[1].json()["system"][0]["text"] == "A built-in.",
+        "the second request is the subagent's"
+    );
+    (requests[0].body.len(), requests[1].body.len())
 }
 
-#[tokio::test]
-async fn the_roots_first_request_stays_within_twice_the_builtin_only_one() {
-    let bare = first_body(0, 0).await;
+/// The table of `bodies` (types, skills, bytes) against `bare`, and the
+/// largest cell.
+fn table(
+    what: &str,
+    bare: usize,
+    bodies: &[(usize, usize, usize)],
+) -> (String, (usize, usize, usize)) {
     let mut table = format!(
-        "builtin-only: {bare} bytes\n| types \\ skills | 0 | 200 | 1,000 |\n|---|---|---|---|\n"
+        "{what} builtin-only: {bare} bytes (~{} tokens, bytes / 4)\n| types \\ skills | 0 | 200 | 1,000 |\n|---|---|---|---|\n",
+        bare.div_ceil(4)
     );
     let mut worst = (0, 0, 0);
-    for types in [0, 50, 350, 1_000] {
-        table.push_str(&format!("| {types} |"));
-        for skills in [0, 200, 1_000] {
-            let bytes = first_body(types, skills).await;
-            table.push_str(&format!(" {bytes} ({:.2}x) |", bytes as f64 / bare as f64));
+    for row in bodies.chunks(3) {
+        table.push_str(&format!("| {} |", row[0].0));
+        for &(types, skills, bytes) in row {
+            table.push_str(&format!(
+                " {bytes} B, ~{} tokens ({:.2}x) |",
+                bytes.div_ceil(4),
+                bytes as f64 / bare as f64
+            ));
             if bytes > worst.0 {
                 worst = (bytes, types, skills);
             }
         }
         table.push('\n');
     }
-    eprintln!("{table}");
-    // The figure `cargo xtask bench` reports (one line it reads).
-    eprintln!(
-        "request-size worst: {} bytes at {} types and {} skills, builtin-only {bare} bytes",
-        worst.0, worst.1, worst.2
-    );
-    assert!(
-        worst.0 <= 2 * bare,
-        "{} types and {} skills: {} bytes, over twice {bare}\n{table}",
-        worst.1,
-        worst.2,
-        worst.0
-    );
+    (table, worst)
+}
+
+#[tokio::test]
+async fn the_roots_and_a_subagents_first_requests_stay_within_twice_the_builtin_only_ones() {
+    let mut roots = Vec::new();
+    let mut subagents = Vec::new();
+    for types in [0, 50, 350, 1_000] {
+        for skills in [0, 200, 1_000] {
+            let (root, subagent) = first_bodies(types, skills).await;
+            roots.push((types, skills, root));
+            subagents.push((types, skills, subagent));
+        }
+    }
+    for (what, line, bodies) in [
+        ("root's first request,", "request-size worst", &roots),
+        (
+            "subagent's first request,",
+            "request-size subagent worst",
+            &subagents,
+        ),
+    ] {
+        let bare = bodies[0].2;
+        let (table, worst) = table(what, bare, bodies);
+        eprintln!("\n{table}");
+        // The figure `cargo xtask bench` reports (one line it reads).
+        eprintln!(
+            "{line}: {} bytes at {} types and {} skills, builtin-only {bare} bytes",
+            worst.0, worst.1, worst.2
+        );
+        assert!(
+            worst.0 <= 2 * bare,
+            "{what} {} types and {} skills: {} bytes, over twice {bare}\n{table}",
+            worst.1,
+            worst.2,
+            worst.0
+        );
+    }
 }
 
 /// Where `needle` first occurs in `body`.

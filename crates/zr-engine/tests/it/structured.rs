@@ -423,7 +423,7 @@ fn finished_result(body: &Value) -> Value {
 const TASK: &str = r#"{"description":"count","prompt":"Count part 0.","subagent_type":"counter"}"#;
 
 /// One Chat Completions answer: text or one tool call.
-fn chat(text: Option<&str>, call: Option<(&str, &str, &str)>) -> Reply {
+pub(crate) fn chat(text: Option<&str>, call: Option<(&str, &str, &str)>) -> Reply {
     let mut chunks = vec![
         json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}),
     ];

@@ -3,9 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anthropic;
+mod cache_model;
 mod capture;
 mod captured;
 mod openai;
+mod prompt_cache;
 mod replay;
 mod responses;
 mod robustness;

@@ -1,6 +1,8 @@
 //! A loopback HTTP/1.1 server that answers with scripted responses, written
 //! byte for byte, and records every request (and hands its body to
-//! [`Capture`]).
+//! [`Capture`]). Started with [`Replay::start_caching`], it also plays the
+//! Messages API's prompt cache ([`PromptCache`]): the usage of each
+//! Anthropic answer says what the request read from and wrote to the cache.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -14,6 +16,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::capture::Capture;
+use crate::prompt_cache::{Charge, PromptCache, with_usage};
 
 /// One scripted response.
 #[derive(Debug, Clone)]
@@ -111,6 +114,9 @@ pub(crate) struct Recorded {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
     pub(crate) at: Instant,
+    /// With a prompt cache: what the request read, wrote and sent
+    /// uncached, as its answer's usage reported it.
+    pub(crate) cache: Option<Charge>,
 }
 
 impl Recorded {
@@ -134,6 +140,8 @@ struct State {
     requests: Vec<Recorded>,
     /// Connections on which the server saw the client close.
     closed: usize,
+    /// The Messages API's prompt cache, when the server plays it.
+    cache: Option<PromptCache>,
 }
 
 /// The running server; stops when dropped.
@@ -155,12 +163,26 @@ impl Replay {
     /// Starts a server on 127.0.0.1 that answers requests with `replies`,
     /// in order (and 500 once they run out).
     pub(crate) async fn start(replies: Vec<Reply>) -> Self {
+        Self::start_with(replies, None).await
+    }
+
+    /// As [`Replay::start`], and every request to `/v1/messages` is looked
+    /// up in `cache`: its answer is held for the cache's time to first
+    /// token, then the request's entries are stored and the answer's
+    /// `message_start` usage carries its charge (a request with more than
+    /// 4 breakpoints is refused with 400, as the API does).
+    pub(crate) async fn start_caching(replies: Vec<Reply>, cache: PromptCache) -> Self {
+        Self::start_with(replies, Some(cache)).await
+    }
+
+    async fn start_with(replies: Vec<Reply>, cache: Option<PromptCache>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
         let port = listener.local_addr().expect("local address").port();
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),
+            cache,
             ..State::default()
         }));
         let changed = Arc::new(Notify::new());
@@ -218,22 +240,49 @@ async fn serve(
     changed: Arc<Notify>,
     capture: Capture,
 ) {
-    let Some(request) = read_request(&mut socket).await else {
+    let Some(mut request) = read_request(&mut socket).await else {
         return;
     };
     capture.record(&request.path, &request.body);
-    let reply = {
+    // With a prompt cache: the request's charge (or the API's refusal)
+    // and how long its answer is held.
+    let (reply, lookup) = {
         let mut state = state.lock().expect("state lock");
+        let lookup = state
+            .cache
+            .as_ref()
+            .filter(|_| request.path.ends_with("/v1/messages"))
+            .map(|cache| {
+                let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+                (cache.look_up(&body), cache.first_token_delay)
+            });
+        if let Some((Ok(found), _)) = &lookup {
+            request.cache = Some(found.charge);
+        }
         state.requests.push(request);
-        state.replies.pop_front()
+        (state.replies.pop_front(), lookup)
     };
     changed.notify_waiters();
-    let reply = reply.unwrap_or_else(|| {
+    let mut reply = reply.unwrap_or_else(|| {
         Reply::json(
             500,
             r#"{"error":{"type":"test","message":"no scripted reply left"}}"#,
         )
     });
+    match lookup {
+        Some((Ok(found), delay)) => {
+            tokio::time::sleep(delay).await;
+            if let Some(cache) = state.lock().expect("state lock").cache.as_mut() {
+                cache.store(&found);
+            }
+            reply.body = with_usage(&reply.body, found.charge);
+        }
+        Some((Err(message), _)) => {
+            let body = serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+            reply = Reply::json(400, &body.to_string());
+        }
+        None => {}
+    }
     let mut head = format!(
         "HTTP/1.1 {} Scripted\r\ncontent-length: {}\r\nconnection: close\r\n",
         reply.status,
@@ -312,6 +361,7 @@ async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
         headers,
         body,
         at: Instant::now(),
+        cache: None,
     })
 }
 
