@@ -298,7 +298,8 @@ pub(crate) struct SessionsArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum SessionsCommand {
     /// One session: its agent tree with each agent's type, status, turns,
-    /// tokens, cost, start, wait and duration, tool calls and conclusion.
+    /// tokens (and those read from and written to the prompt cache), cost,
+    /// start, wait and duration, tool calls and conclusion.
     Show(ShowArgs),
 }
 
