@@ -135,7 +135,9 @@ pub fn texts(content: &[ContentBlock]) -> impl Iterator<Item = &str> {
 }
 
 /// Token counts of one request or of a whole agent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(default)]
 pub struct Usage {
     /// Input tokens not read from cache.
