@@ -153,7 +153,6 @@ pub struct AgentSpec {
 
 /// A tool the host runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct HostTool {
     /// Its name (letters, digits, `_` and `-`).
     pub name: String,
@@ -169,7 +168,6 @@ pub struct HostTool {
 
 /// A hook the host answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct HookSpec {
     /// The event.
     pub event: HookEvent,
@@ -328,7 +326,6 @@ pub enum ZrMessage {
 
 /// How a query ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct QueryEnd {
     /// The session, for resuming.
     pub session: String,
@@ -356,7 +353,6 @@ pub struct QueryEnd {
 
 /// One event of the session: the `zr run --json` events, typed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
 pub struct Event {
     /// Milliseconds since the query started.
     pub at_ms: u64,
