@@ -4,6 +4,8 @@
 //! installs in the background and the receiver step waits for it), `fmt`,
 //! `tidy` ([`tidy`]), clippy with `-D warnings`, the tests (10,000 proptest
 //! cases per property, 256 with `--quick`; insta in check mode), the
+//! Python package (its wheel built, installed into a fresh virtual
+//! environment, its pytest suite run: [`packages`]), the
 //! request bodies the tests' loopback model servers captured checked
 //! against the `anthropic` and `openai` Python SDKs' types ([`bodies`]),
 //! the crash matrix (zr-cli's `durable::crash_matrix`), the receiver tests
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 
-use crate::{bodies, cargo, deps, examples, run_cmd, tidy};
+use crate::{bodies, cargo, deps, examples, packages, run_cmd, tidy};
 
 /// Proptest cases per property in a full run, as DESIGN.md requires.
 const PROPTEST_CASES_FULL: &str = "10000";
@@ -109,6 +111,10 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     // each within a minute and printing something; built with the test
     // step's profile and features, so only linking is left.
     step("examples", &|| examples::run(root, locked))?;
+    // The Python package: the wheel (zr's binary inside) built with the
+    // test step's profile, installed into a fresh virtual environment,
+    // and its pytest suite of real queries against a loopback model.
+    step("python package", &|| packages::python(root, &deps, locked))?;
     step("request bodies", &|| {
         run_cmd(bodies::validator(
             root,
