@@ -9,7 +9,8 @@
 //! request bodies the tests' loopback model servers captured checked
 //! against the `anthropic` and `openai` Python SDKs' types ([`bodies`]),
 //! the crash matrix (zr-cli's `durable::crash_matrix`), the receiver tests
-//! against a real Arize Phoenix, doctests, no unreviewed snapshot, and
+//! against a real Arize Phoenix, doctests, no unreviewed snapshot, `cargo package` of the
+//! crates meant for publishing (zr-types, zr-caps, zr-resolve), and
 //! `cargo doc` with warnings denied. Benchmarks never run here (`cargo
 //! xtask bench`).
 
@@ -168,6 +169,22 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     })?;
     step("unreviewed snapshots", &|| {
         tidy::check_no_pending_snapshots(root)
+    })?;
+    // The crates meant for publishing package and build alone, in
+    // dependency order (nothing is uploaded).
+    step("package crates", &|| {
+        let mut cmd = cargo(root);
+        cmd.args([
+            "package",
+            "-p",
+            "zr-types",
+            "-p",
+            "zr-caps",
+            "-p",
+            "zr-resolve",
+        ])
+        .args(locked);
+        run_cmd(cmd)
     })?;
     step("doc", &|| {
         let mut cmd = cargo(root);
