@@ -1,4 +1,4 @@
-//! `zr host`: the host protocol (`zr_types::protocol`) over standard input
+//! `zr host`: the host protocol (`zr_protocol`) over standard input
 //! and output, one JSON object per line each way, for the Python and
 //! TypeScript packages and any program that drives zr.
 //!
@@ -24,7 +24,7 @@ use futures_util::StreamExt as _;
 use tokio::sync::mpsc;
 use zr_caps::PermissionMode;
 use zr_engine::{Agent, Query, QueryOverrides};
-use zr_types::protocol::{HostMessage, PROTOCOL_VERSION, QueryEnd, QueryOptions, ZrMessage};
+use zr_protocol::{HostMessage, PROTOCOL_VERSION, QueryEnd, QueryOptions, ZrMessage};
 use zr_types::{SessionId, ToolHandler};
 
 use crate::ask::Asking;

@@ -15,8 +15,7 @@
 //! the content for the model (providers never send it). `access.rs` holds
 //! the inputs of the engine's effects boundary: [`Access`], what a call
 //! would touch, declared by [`ToolHandler::access`] before it runs, and
-//! [`Confinement`], the OS sandbox of the processes it starts. [`protocol`] holds the
-//! messages of the host protocol (`zr host`) and their JSON Schema.
+//! [`Confinement`], the OS sandbox of the processes it starts.
 //!
 //! Architecture invariant: no async runtime, no I/O, no clocks. Everything
 //! here is a value that can be built, compared and serialised anywhere.
@@ -29,7 +28,6 @@ mod id;
 mod message;
 mod name;
 mod ordered;
-pub mod protocol;
 mod skill;
 mod tool;
 

@@ -135,9 +135,7 @@ pub fn texts(content: &[ContentBlock]) -> impl Iterator<Item = &str> {
 }
 
 /// Token counts of one request or of a whole agent.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Usage {
     /// Input tokens not read from cache.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use zr_engine::{
     Decision, Hook, HookAgent, PermissionHandler, PermissionRequest, PreToolUse, TaskResult,
 };
-use zr_types::protocol::{
+use zr_protocol::{
     HookDecision, HookEvent, HookSpec, HookVerdict, HostMessage, PermissionDecision, ZrMessage,
 };
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};

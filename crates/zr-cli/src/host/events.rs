@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use zr_engine::{EventKind as E, QueryResult};
+use zr_protocol::{Event, EventKind, QueryEnd};
 use zr_types::SessionId;
-use zr_types::protocol::{Event, EventKind, QueryEnd};
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -33,11 +33,11 @@ pub(crate) fn event(event: &zr_engine::Event) -> Option<Event> {
         } => EventKind::TurnFinished {
             turn: *turn,
             stop_reason: stop_reason.as_str().to_owned(),
-            usage: *usage,
+            usage: (*usage).into(),
         },
         E::Usage { agent, total } => EventKind::Usage {
-            agent_usage: *agent,
-            total_usage: *total,
+            agent_usage: (*agent).into(),
+            total_usage: (*total).into(),
         },
         E::ToolCallStarted {
             call_id,
@@ -106,7 +106,7 @@ pub(crate) fn event(event: &zr_engine::Event) -> Option<Event> {
             before_tokens: *before_tokens,
             after_tokens: *after_tokens,
             messages: *messages,
-            usage: *usage,
+            usage: (*usage).into(),
         },
         E::CompactionFailed {
             before_tokens,
@@ -139,8 +139,8 @@ pub(crate) fn ended(session: &SessionId, result: &QueryResult) -> QueryEnd {
         status: result.status.as_str().to_owned(),
         output: result.output.clone(),
         turns: result.turns,
-        usage: result.usage,
-        total_usage: result.total_usage,
+        usage: result.usage.into(),
+        total_usage: result.total_usage.into(),
         duration_ms: millis(result.duration),
         error: None,
     }
@@ -153,8 +153,8 @@ pub(crate) fn failed(session: &SessionId, status: &str, error: String) -> QueryE
         status: status.to_owned(),
         output: String::new(),
         turns: 0,
-        usage: zr_types::Usage::default(),
-        total_usage: zr_types::Usage::default(),
+        usage: zr_protocol::Usage::default(),
+        total_usage: zr_protocol::Usage::default(),
         duration_ms: 0,
         error: Some(error),
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use zr_caps::{AgentCapabilities, AgentDefinition, ModelChoice, ToolPattern};
-use zr_types::protocol::{AgentSpec, HostMessage, HostTool, ZrMessage};
+use zr_protocol::{AgentSpec, HostMessage, HostTool, ZrMessage};
 use zr_types::{
     AgentName, Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError,
     ToolHandler, ToolName, ToolOrigin, ToolOutput,

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::{mpsc, oneshot};
-use zr_types::protocol::{HostMessage, ZrMessage};
+use zr_protocol::{HostMessage, ZrMessage};
 
 /// What zr writes, and the questions it waits on.
 #[derive(Debug, Default)]

@@ -1,3 +1,5 @@
+//! The protocol's own checks: the committed schema is the generated one, and messages read and write as documented.
+
 use serde_json::json;
 
 use super::*;
@@ -19,7 +21,7 @@ fn committed_schema_matches_the_types() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "{} differs from the protocol's types; run `ZR_UPDATE_SCHEMA=1 cargo test -p zr-types committed_schema` and commit it",
+        "{} differs from the protocol's types; run `ZR_UPDATE_SCHEMA=1 cargo test -p zr-protocol committed_schema` and commit it",
         path.display()
     );
 }

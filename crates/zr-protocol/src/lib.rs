@@ -1,4 +1,4 @@
-//! The host protocol: the messages a program in another language (the
+//! zr's host protocol: the messages a program in another language (the
 //! Python and TypeScript packages) and `zr host` exchange over zr's stdio,
 //! one JSON object per line each way.
 //!
@@ -26,14 +26,15 @@
 //! not know; [`PROTOCOL_VERSION`] changes when a message's meaning does.
 //! The JSON Schema of both directions is generated from these types
 //! ([`schema`]) and committed as `schema/host-protocol.schema.json`.
+//!
+//! A crate of its own, not a module of zr-types: schemars (and what it
+//! pulls) stays out of the crates below, the resolver's above all.
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use crate::Usage;
 
 /// The version of the protocol this zr speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -518,6 +519,31 @@ pub fn schema() -> Value {
         "oneOf": [host, zr],
         "$defs": defs,
     })
+}
+
+/// Token counts (zr_types' `Usage`, as the protocol writes it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Usage {
+    /// Input tokens not read from cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+}
+
+impl From<zr_types::Usage> for Usage {
+    fn from(u: zr_types::Usage) -> Self {
+        Self {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_input_tokens: u.cache_read_input_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens,
+        }
+    }
 }
 
 #[cfg(test)]
