@@ -4,8 +4,8 @@
 //! installs in the background and the receiver step waits for it), `fmt`,
 //! `tidy` ([`tidy`]), clippy with `-D warnings`, the tests (10,000 proptest
 //! cases per property, 256 with `--quick`; insta in check mode), the
-//! Python package (its wheel built, installed into a fresh virtual
-//! environment, its pytest suite run: [`packages`]), the
+//! Python and Node packages (the wheel and the npm tarball built,
+//! installed fresh, their test suites run: [`packages`]), the
 //! request bodies the tests' loopback model servers captured checked
 //! against the `anthropic` and `openai` Python SDKs' types ([`bodies`]),
 //! the crash matrix (zr-cli's `durable::crash_matrix`), the receiver tests
@@ -116,6 +116,9 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     // test step's profile, installed into a fresh virtual environment,
     // and its pytest suite of real queries against a loopback model.
     step("python package", &|| packages::python(root, &deps, locked))?;
+    // The npm package: packed with that binary, installed into a fresh
+    // folder, its `node --test` suite run there.
+    step("node package", &|| packages::node(root, locked))?;
     step("request bodies", &|| {
         run_cmd(bodies::validator(
             root,

@@ -24,9 +24,9 @@ commands:
                    types, every example run offline, the crash matrix, snapshot review check, docs
                    (--quick: 256 proptest cases instead of 10000)
   tidy             layering and source checks only
-  packages         build the Python wheel, install it into a fresh
-                   virtual environment, run its pytest suite (a step of
-                   `ci`; maturin and pytest from .deps, or $ZR_DEPS_DIR)
+  packages         build the Python wheel and the npm package, install
+                   each fresh, run their test suites (steps of `ci`;
+                   maturin and pytest from .deps, or $ZR_DEPS_DIR)
   examples         build every example and run each offline (a step of
                    `ci`)
   deps             install the MCP servers, conformance suite and Python
@@ -71,7 +71,8 @@ fn run() -> Result<()> {
         "packages" => {
             let deps = std::env::var_os("ZR_DEPS_DIR")
                 .map_or_else(|| root.join(deps::DEPS_DIR), PathBuf::from);
-            packages::python(&root, &deps, &["--locked"])
+            packages::python(&root, &deps, &["--locked"])?;
+            packages::node(&root, &["--locked"])
         }
         "bench" => bench::run(&root, quick),
         "help" | "--help" | "-h" => {
