@@ -176,17 +176,11 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     // The crates meant for publishing package and build alone, in
     // dependency order (nothing is uploaded).
     step("package crates", &|| {
+        forget_packaged(&PACKAGED)?;
         let mut cmd = cargo(root);
-        cmd.args([
-            "package",
-            "-p",
-            "zr-types",
-            "-p",
-            "zr-caps",
-            "-p",
-            "zr-resolve",
-        ])
-        .args(locked);
+        cmd.arg("package")
+            .args(PACKAGED.iter().flat_map(|name| ["-p", name]))
+            .args(locked);
         run_cmd(cmd)
     })?;
     step("doc", &|| {
@@ -196,6 +190,44 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
             .env("RUSTDOCFLAGS", "-D warnings");
         run_cmd(cmd)
     })?;
+    Ok(())
+}
+
+/// The crates meant for publishing, in dependency order.
+const PACKAGED: [&str; 3] = ["zr-types", "zr-caps", "zr-resolve"];
+
+/// Removes what an earlier `cargo package` unpacked of `crates` in
+/// cargo's registry sources: cargo verifies a crate against its
+/// workspace siblings unpacked from a temporary registry, and reuses an
+/// unpacked copy of the same name and version even when its source
+/// changed since (a stale zr-types failed the check here).
+fn forget_packaged(crates: &[&str]) -> Result<()> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
+    let Some(sources) = home.map(|h| h.join("registry/src")) else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(&sources) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        for unpacked in std::fs::read_dir(registry.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = unpacked.file_name();
+            let name = name.to_string_lossy();
+            if crates.iter().any(|c| {
+                name.strip_prefix(c)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|ch: char| ch.is_ascii_digit()))
+            }) {
+                std::fs::remove_dir_all(unpacked.path())?;
+            }
+        }
+    }
     Ok(())
 }
 
