@@ -4,10 +4,13 @@
 //! installs in the background and the receiver step waits for it), `fmt`,
 //! `tidy` ([`tidy`]), clippy with `-D warnings`, the tests (10,000 proptest
 //! cases per property, 256 with `--quick`; insta in check mode), the
+//! Python and Node packages (the wheel and the npm tarball built,
+//! installed fresh, their test suites run: [`packages`]), the
 //! request bodies the tests' loopback model servers captured checked
 //! against the `anthropic` and `openai` Python SDKs' types ([`bodies`]),
 //! the crash matrix (zr-cli's `durable::crash_matrix`), the receiver tests
-//! against a real Arize Phoenix, doctests, no unreviewed snapshot, and
+//! against a real Arize Phoenix, doctests, no unreviewed snapshot, `cargo package` of the
+//! crates meant for publishing (zr-types, zr-caps, zr-resolve), and
 //! `cargo doc` with warnings denied. Benchmarks never run here (`cargo
 //! xtask bench`).
 
@@ -18,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow};
 
-use crate::{bodies, cargo, deps, examples, run_cmd, tidy};
+use crate::{bodies, cargo, deps, examples, packages, run_cmd, tidy};
 
 /// Proptest cases per property in a full run, as DESIGN.md requires.
 const PROPTEST_CASES_FULL: &str = "10000";
@@ -109,6 +112,13 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     // each within a minute and printing something; built with the test
     // step's profile and features, so only linking is left.
     step("examples", &|| examples::run(root, locked))?;
+    // The Python package: the wheel (zr's binary inside) built with the
+    // test step's profile, installed into a fresh virtual environment,
+    // and its pytest suite of real queries against a loopback model.
+    step("python package", &|| packages::python(root, &deps, locked))?;
+    // The npm package: packed with that binary, installed into a fresh
+    // folder, its `node --test` suite run there.
+    step("node package", &|| packages::node(root, locked))?;
     step("request bodies", &|| {
         run_cmd(bodies::validator(
             root,
@@ -163,6 +173,16 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     step("unreviewed snapshots", &|| {
         tidy::check_no_pending_snapshots(root)
     })?;
+    // The crates meant for publishing package and build alone, in
+    // dependency order (nothing is uploaded).
+    step("package crates", &|| {
+        forget_packaged(&PACKAGED)?;
+        let mut cmd = cargo(root);
+        cmd.arg("package")
+            .args(PACKAGED.iter().flat_map(|name| ["-p", name]))
+            .args(locked);
+        run_cmd(cmd)
+    })?;
     step("doc", &|| {
         let mut cmd = cargo(root);
         cmd.args(["doc", "--workspace", "--no-deps"])
@@ -170,6 +190,44 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
             .env("RUSTDOCFLAGS", "-D warnings");
         run_cmd(cmd)
     })?;
+    Ok(())
+}
+
+/// The crates meant for publishing, in dependency order.
+const PACKAGED: [&str; 3] = ["zr-types", "zr-caps", "zr-resolve"];
+
+/// Removes what an earlier `cargo package` unpacked of `crates` in
+/// cargo's registry sources: cargo verifies a crate against its
+/// workspace siblings unpacked from a temporary registry, and reuses an
+/// unpacked copy of the same name and version even when its source
+/// changed since (a stale zr-types failed the check here).
+fn forget_packaged(crates: &[&str]) -> Result<()> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
+    let Some(sources) = home.map(|h| h.join("registry/src")) else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(&sources) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        for unpacked in std::fs::read_dir(registry.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = unpacked.file_name();
+            let name = name.to_string_lossy();
+            if crates.iter().any(|c| {
+                name.strip_prefix(c)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|ch: char| ch.is_ascii_digit()))
+            }) {
+                std::fs::remove_dir_all(unpacked.path())?;
+            }
+        }
+    }
     Ok(())
 }
 

@@ -7,6 +7,7 @@ mod bodies;
 mod ci;
 mod deps;
 mod examples;
+mod packages;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,9 @@ commands:
                    types, every example run offline, the crash matrix, snapshot review check, docs
                    (--quick: 256 proptest cases instead of 10000)
   tidy             layering and source checks only
+  packages         build the Python wheel and the npm package, install
+                   each fresh, run their test suites (steps of `ci`;
+                   maturin and pytest from .deps, or $ZR_DEPS_DIR)
   examples         build every example and run each offline (a step of
                    `ci`)
   deps             install the MCP servers, conformance suite and Python
@@ -52,7 +56,9 @@ fn run() -> Result<()> {
     let mut quick = false;
     for arg in args {
         match arg.as_str() {
-            "--quick" if !["tidy", "deps", "examples"].contains(&command.as_str()) => quick = true,
+            "--quick" if !["tidy", "deps", "examples", "packages"].contains(&command.as_str()) => {
+                quick = true
+            }
             other => bail!("unknown argument `{other}` for `{command}`\n\n{USAGE}"),
         }
     }
@@ -62,6 +68,12 @@ fn run() -> Result<()> {
         "tidy" => tidy::run(&root),
         "examples" => examples::run(&root, &["--locked"]),
         "deps" => deps::run(&root).map(|_| ()),
+        "packages" => {
+            let deps = std::env::var_os("ZR_DEPS_DIR")
+                .map_or_else(|| root.join(deps::DEPS_DIR), PathBuf::from);
+            packages::python(&root, &deps, &["--locked"])?;
+            packages::node(&root, &["--locked"])
+        }
         "bench" => bench::run(&root, quick),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -42,6 +42,8 @@ enum Allowed {
 /// DESIGN's list is a defect.
 const LAYERS: &[(&str, Allowed)] = &[
     ("zr-types", Allowed::Only(&[])),
+    // The host protocol's messages: data only, beside zr-types.
+    ("zr-protocol", Allowed::Only(&["zr-types"])),
     ("zr-caps", Allowed::Only(&["zr-types"])),
     ("zr-resolve", Allowed::Only(&["zr-types", "zr-caps"])),
     ("zr-skills", Allowed::Only(&["zr-types", "zr-caps"])),

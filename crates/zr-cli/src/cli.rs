@@ -58,6 +58,10 @@ pub(crate) enum Command {
     /// per project: a second `zr cron` refuses to start.
     #[command(after_help = CRON_EXAMPLES)]
     Cron(CronArgs),
+    /// Speak the host protocol on standard input and output (JSON lines
+    /// both ways; schema/host-protocol.schema.json): how the Python and
+    /// TypeScript packages drive zr.
+    Host(HostArgs),
     /// List the sessions in .zr/sessions with their status and cost, or
     /// show one (`zr sessions show SESSION`).
     ///
@@ -106,6 +110,13 @@ pub(crate) struct ProviderArgs {
     /// provider's default).
     #[arg(long)]
     pub(crate) model: Option<String>,
+}
+
+/// `zr host`.
+#[derive(Debug, Args)]
+pub(crate) struct HostArgs {
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
 }
 
 #[derive(Debug, Args)]

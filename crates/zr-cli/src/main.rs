@@ -93,6 +93,7 @@ mod cron;
 mod durable;
 mod error;
 mod hooks;
+mod host;
 mod init;
 mod inspect;
 mod mcp_config;
@@ -130,6 +131,7 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
     match &cli.command {
         Command::Run(args) if args.durable => durable::submit(project()?, args).await,
         Command::Run(args) => run::run(project()?, args).await,
+        Command::Host(args) => host::host(project()?, args).await,
         Command::Worker(args) => durable::worker(project()?, args).await,
         Command::Resume(args) => {
             let root = project()?;

@@ -27,6 +27,7 @@ mod oauth;
 mod orphans;
 mod otlp_receiver;
 mod permissions;
+mod protocol;
 mod provider;
 #[path = "../../../zr-telemetry/benches/fanout/receive.rs"]
 mod receive;
