@@ -8,6 +8,12 @@
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
 mod phoenix;
+#[path = "../../../zr-providers/tests/it/prompt_cache.rs"]
+#[allow(
+    dead_code,
+    reason = "zr-providers' model of the prompt cache, which its loopback server uses"
+)]
+mod prompt_cache;
 #[path = "../../../zr-providers/tests/it/replay.rs"]
 #[allow(
     dead_code,
