@@ -11,8 +11,9 @@ use zr_skills::{InstructionKind, InstructionsView, Skipped};
 
 use crate::project::Project;
 
-/// What every agent is told about where the text goes.
-const WHERE: &str = "every agent's system prompt ends with them (the root and typed subagents; a fork keeps its parent's)";
+/// Where the text goes, as `zr resolve` says it.
+const WHERE: &str =
+    "they end the system prompt of the root and of every typed subagent; a fork keeps its parent's";
 
 /// One `warning:` text per file left out that people should hear of (an
 /// `@mention` that names no file is not one).

@@ -104,7 +104,7 @@ fn view(project: &Project) -> Result<View, CliError> {
         what: aliases
             .get("small")
             .map_or_else(|| "the session's model".to_owned(), str::to_owned),
-        from: "the `small` alias: explore runs on it (ANTHROPIC_SMALL_FAST_MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL or [model.aliases] small change it)".to_owned(),
+        from: "the `small` alias, which explore runs on; ANTHROPIC_SMALL_FAST_MODEL, ANTHROPIC_DEFAULT_HAIKU_MODEL or [model.aliases] small set it".to_owned(),
     };
 
     view.mode = match (&file.permissions.mode, s.mode()) {

@@ -226,6 +226,8 @@ impl InstructionsView {
                 file.text.trim_end()
             );
         }
+        // No newline after the last file: the prompt's end is its text's.
+        out.truncate(out.trim_end().len());
         Some(out)
     }
 }
