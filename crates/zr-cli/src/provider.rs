@@ -92,8 +92,12 @@ pub(crate) fn choose(
             let mut config = match &model_config.api_key_env {
                 Some(key_var) => AnthropicConfig::new(var(key_var).ok_or_else(|| {
                     CliError::usage(
-                        format!("the Anthropic provider needs an API key, and {key_var} is not set"),
-                        format!("export {key_var}=... (or change `api_key_env` under [model] in zr.toml)"),
+                        format!(
+                            "the Anthropic provider needs an API key, and {key_var} is not set"
+                        ),
+                        format!(
+                            "export {key_var}=... (or set `api_key_env` under [model] in zr.toml)"
+                        ),
                     )
                 })?),
                 // Claude Code's order: the key, else a bearer token (a
