@@ -411,3 +411,28 @@ fn small_follows_the_variables_and_zr_toml() {
         .collect();
     assert_eq!(explore[0].body["model"], "claude-from-toml");
 }
+
+#[test]
+fn default_mode_and_additional_directories_of_the_settings_take_effect() {
+    let p = ClaudeProject::new();
+    p.write(
+        "repo/.claude/settings.json",
+        r#"{"permissions": {"defaultMode": "acceptEdits", "additionalDirectories": ["../shared"]}}"#,
+    )
+    .write("shared/.keep", "");
+    let script = json!({"agents": {"root": [{"turns": [
+        {"tool_calls": [
+            {"name": "Write", "input": {"file_path": "../shared/notes.txt", "content": "shared"}},
+            {"name": "Write", "input": {"file_path": "../elsewhere.txt", "content": "no"}},
+        ]},
+        {"text": "done"},
+    ]}]}});
+    p.write("repo/s.json", &script.to_string());
+    let out = p.zr(&["run", "--script", "s.json", "go"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // acceptEdits writes inside the roots the settings widened, and no
+    // further (nobody can be asked here).
+    let shared = p.dir.path().join("shared/notes.txt");
+    assert_eq!(std::fs::read_to_string(shared).expect("written"), "shared");
+    assert!(!p.dir.path().join("elsewhere.txt").exists());
+}
