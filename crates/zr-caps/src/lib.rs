@@ -13,7 +13,7 @@
 //! of subagents (C2, [`derive()`]), the permission-mode lattice (C4,
 //! [`PermissionMode`]), the 2.x -> 3.0 migration (C5, [`migrate_v2`]) and
 //! Markdown agent-type files (C6, [`parse_agent_file`]), and the table of
-//! model aliases (`sonnet`, `opus`, `haiku`: [`MODEL_ALIASES`],
+//! model aliases (`sonnet`, `opus`, `haiku`, `small`: [`MODEL_ALIASES`],
 //! [`ModelAliases`]), and permission rules in Claude Code's grammar
 //! ([`PermissionRule`], [`PermissionRules`]). The resolver (`zr-resolve`) consumes the result.
 //!

@@ -1,12 +1,20 @@
-//! Model aliases: `sonnet`, `opus`, `haiku` (and `inherit`) as agent-type
-//! files write them, and the model id each stands for on each provider.
+//! Model aliases: `sonnet`, `opus`, `haiku`, `small` (and `inherit`) as
+//! agent-type files write them, and the model id each stands for on each
+//! provider.
 //!
 //! | alias     | Anthropic           | OpenAI-compatible     |
 //! |-----------|---------------------|-----------------------|
 //! | `sonnet`  | `claude-sonnet-4-5` | none: session's model |
 //! | `opus`    | `claude-opus-4-5`   | none: session's model |
 //! | `haiku`   | `claude-haiku-4-5`  | none: session's model |
+//! | `small`   | `claude-haiku-4-5`  | none: session's model |
 //! | `inherit` | the parent's model  | the parent's model    |
+//!
+//! `small` is the provider's smaller, faster model (Claude Code's "small
+//! fast model"): the built-in `explore` type runs on it. Hosts map it for
+//! the provider they talk to (the `zr` command: OpenAI's own API gets a
+//! mini model, `ANTHROPIC_SMALL_FAST_MODEL` and `[model.aliases] small`
+//! override it).
 //!
 //! The rows are [`MODEL_ALIASES`]. An OpenAI-compatible server (OpenAI
 //! itself, a local server) has no Claude model, and which of its models is
@@ -45,6 +53,10 @@ pub const MODEL_ALIASES: &[ModelAlias] = &[
     },
     ModelAlias {
         alias: "haiku",
+        anthropic: "claude-haiku-4-5",
+    },
+    ModelAlias {
+        alias: "small",
         anthropic: "claude-haiku-4-5",
     },
 ];

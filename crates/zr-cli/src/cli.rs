@@ -42,6 +42,11 @@ pub(crate) enum Command {
     /// Show which tools each agent can see and run, and why others are gone.
     #[command(after_help = RESOLVE_EXAMPLES)]
     Resolve(ResolveArgs),
+    /// Show the settings a run uses and where each comes from: zr.toml
+    /// merged with Claude Code's settings files (~/.claude/settings.json,
+    /// .claude/settings.json, .claude/settings.local.json).
+    #[command(after_help = CONFIG_EXAMPLES)]
+    Config(ConfigArgs),
     /// List the agent types, or show one.
     Agents(AgentsArgs),
     /// List the skills, or show one.
@@ -204,6 +209,13 @@ pub(crate) struct AgentsArgs {
     pub(crate) command: Option<ShowCommand>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
+    pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
     pub(crate) format: Format,
 }
 
@@ -402,6 +414,15 @@ Examples:
   zr resolve --agent explore          one agent type
   zr resolve --format json | jq .
   zr resolve --scenario examples/research-team.json";
+
+const CONFIG_EXAMPLES: &str = "\
+Precedence, highest first: zr.toml's explicit keys, .claude/settings.local.json,
+.claude/settings.json, ~/.claude/settings.json. Permission rules of every file
+are used together (deny, then ask, then allow: a deny anywhere wins).
+
+Examples:
+  zr config                           the merged settings with their origins
+  zr config --format json | jq .permissions";
 
 /// `zr --help`'s examples.
 const CRON_EXAMPLES: &str = "\

@@ -57,7 +57,7 @@ async fn schedule(project: &Project, args: &CronArgs) -> Result<u8, CliError> {
     let store = CronStore::new(project.cron_store());
     // Before any server starts: a second scheduler costs nothing.
     let _lock = store.lock_scheduler().map_err(store_error)?;
-    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    let chosen = provider::choose(project, &args.provider, &|v| project.var(v))?;
     warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
     let workspace = open_workspace(project, chosen, Asking::Never, &mut signals).await?;

@@ -51,7 +51,7 @@ pub(crate) async fn worker(root: PathBuf, args: &WorkerArgs) -> Result<u8, CliEr
 /// `zr worker` once the project is loaded.
 async fn serve_project(project: &Project, args: &WorkerArgs) -> Result<u8, CliError> {
     warn_diagnostics(project);
-    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    let chosen = provider::choose(project, &args.provider, &|v| project.var(v))?;
     let mut signals = Signals::install();
     // Nobody watches a worker: nothing is asked at a terminal.
     let workspace = open_workspace(project, chosen, Asking::Never, &mut signals).await?;

@@ -1,11 +1,12 @@
-//! `zr.toml` `[hooks]`: shell commands at PreToolUse, PostToolUse,
-//! SubagentStart, SubagentStop and Stop, in the shape of Claude Code's
-//! settings, run as the engine's hooks (one pipeline: each command is one
+//! `zr.toml` `[hooks]` and the `hooks` of Claude Code's settings files
+//! (`claude_settings.rs`, after zr.toml's): shell commands at PreToolUse,
+//! PostToolUse, SubagentStart, SubagentStop and Stop, in the shape of
+//! Claude Code's settings, run as the engine's hooks (one pipeline: each command is one
 //! [`Hook`] added with its timeout, after the `[permissions]` deny list).
 //!
 //! A command runs with `sh -c` in the project folder, in its own process
-//! group, with `ZR_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` set to the
-//! project, and gets the event as one JSON object on standard input, with
+//! group, with the settings files' `env` and `ZR_PROJECT_DIR` and
+//! `CLAUDE_PROJECT_DIR` set to the project, and gets the event as one JSON object on standard input, with
 //! Claude Code's field names: `session_id`, `transcript_path`, `cwd`,
 //! `permission_mode`, `hook_event_name`, `agent_id`, `agent_type`; for the
 //! tool events `tool_name`, `tool_input`, `tool_use_id` (and
@@ -117,6 +118,8 @@ struct ShellHook {
     matcher: Matcher,
     command: String,
     project: PathBuf,
+    /// The settings files' `env`, set for the command.
+    env: Arc<Vec<(String, String)>>,
 }
 
 /// Adds the commands of `project`'s `[hooks]` to `config.hooks`, in file
@@ -127,7 +130,8 @@ struct ShellHook {
 /// [`CliError::Config`] for a `type` other than `"command"`, an empty
 /// command or a matcher that is not a regular expression.
 pub(crate) fn install(project: &Project, config: &mut AgentConfig) -> Result<(), CliError> {
-    let h = &project.config.hooks;
+    // zr.toml's groups, then the settings files' (checked when read).
+    let h = &project.hooks();
     let events = [
         (Event::PreToolUse, &h.pre_tool_use),
         (Event::PostToolUse, &h.post_tool_use),
@@ -166,6 +170,7 @@ fn commands(
         )
     })?;
     let mut out: Vec<TimedHook> = Vec::new();
+    let env: Arc<Vec<(String, String)>> = Arc::new(project.child_env().into_iter().collect());
     for (j, command) in group.hooks.iter().enumerate() {
         let at = format!("{key}.hooks[{j}]");
         if command.kind != "command" {
@@ -193,6 +198,7 @@ fn commands(
                 matcher: matcher.clone(),
                 command: command.command.clone(),
                 project: project.root.clone(),
+                env: Arc::clone(&env),
             }),
             timeout,
         ));
@@ -237,10 +243,15 @@ impl ShellHook {
     /// a warning) when it cannot start.
     async fn run(&self, event: serde_json::Map<String, Value>) -> Option<Ran> {
         let project = self.project.to_string_lossy();
-        let env = [
+        let mut env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        env.extend([
             ("ZR_PROJECT_DIR", project.as_ref()),
             ("CLAUDE_PROJECT_DIR", project.as_ref()),
-        ];
+        ]);
         let mut process = match spawn_hook(self.event.name(), &self.command, &self.project, &env) {
             Ok(p) => p,
             Err(error) => {

@@ -28,7 +28,10 @@
 //!   `config.rs` (`zr.toml`), `config_key.rs` (tool patterns from
 //!   `zr.toml` and the error that points at a key's line),
 //!   `mcp_config.rs` (`.mcp.json` errors by file and line), `init.rs` (+
-//!   `init/`, the templates: `zr init`).
+//!   `init/`, the templates: `zr init`); `claude_settings.rs` (+
+//!   `claude_settings/`: Claude Code's `settings.json` files, every value
+//!   with its file, line and column, merged by one precedence),
+//!   `instructions.rs` (the instruction files as `zr` shows them).
 //! - What a run is built from: `provider.rs` (which provider),
 //!   `model_aliases.rs`; `permissions.rs` (`[permissions]` and `[sandbox]`
 //!   as the engine's `PermissionConfig`, and the handler of what the rules
@@ -66,7 +69,8 @@
 //!   and the connection cap, `http/sessions.rs` idle expiry and a cap on
 //!   MCP sessions; `jsonrpc.rs` the error lines both use).
 //! - Inspecting: `inspect.rs` (+ `inspect/`): `zr agents`, `zr skills`,
-//!   `zr mcp list`; `resolve.rs`: `zr resolve` (through
+//!   `zr mcp list`; `settings_view.rs`: `zr config` (the merged settings
+//!   and where each comes from); `resolve.rs`: `zr resolve` (through
 //!   `Agent::preview_pools`); `sessions.rs` (+ `sessions/`): `zr sessions`
 //!   and `zr sessions show`, one stack: `read.rs` (one transcript, read
 //!   tolerantly) → `view.rs` (`SessionView`) → `show.rs` (the tree),
@@ -83,6 +87,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod ask;
+mod claude_settings;
 mod cli;
 mod clock;
 mod config;
@@ -96,6 +101,7 @@ mod hooks;
 mod host;
 mod init;
 mod inspect;
+mod instructions;
 mod mcp_config;
 mod mcp_login;
 mod mcp_names;
@@ -114,6 +120,7 @@ mod serve;
 mod services;
 mod session;
 mod sessions;
+mod settings_view;
 mod signal;
 mod telemetry;
 
@@ -154,6 +161,13 @@ async fn dispatch(cli: Cli) -> Result<u8, CliError> {
                 &mut Cli::command(),
                 "zr",
                 &mut std::io::stdout(),
+            );
+            Ok(EXIT_OK)
+        }
+        Command::Config(args) => {
+            print!(
+                "{}",
+                settings_view::show(&Project::load(project()?)?, args.format)?
             );
             Ok(EXIT_OK)
         }

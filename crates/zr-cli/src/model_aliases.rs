@@ -29,7 +29,7 @@ pub(crate) fn assumed_kind(
 ) -> Option<ProviderKind> {
     let set = |name: &str| env(name).is_some_and(|v| !v.is_empty());
     project.config.model.provider.or_else(|| {
-        if set("ANTHROPIC_API_KEY") {
+        if set("ANTHROPIC_API_KEY") || set("ANTHROPIC_AUTH_TOKEN") {
             Some(ProviderKind::Anthropic)
         } else if set("OPENAI_API_KEY") || set("OPENAI_BASE_URL") {
             Some(ProviderKind::Openai)
@@ -39,14 +39,64 @@ pub(crate) fn assumed_kind(
     })
 }
 
-/// The aliases of a session on `family`: the table's, then `[model.aliases]`.
+/// Claude Code's variables that map an alias on the Anthropic provider,
+/// the first set winning: `small` (Claude Code's small/fast model, the
+/// older name first), then the tiers.
+const ALIAS_VARS: [(&str, &[&str]); 4] = [
+    (
+        "small",
+        &[
+            "ANTHROPIC_SMALL_FAST_MODEL",
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+        ],
+    ),
+    ("haiku", &["ANTHROPIC_DEFAULT_HAIKU_MODEL"]),
+    ("sonnet", &["ANTHROPIC_DEFAULT_SONNET_MODEL"]),
+    ("opus", &["ANTHROPIC_DEFAULT_OPUS_MODEL"]),
+];
+
+/// The aliases of a session on `family`: the table's; on Anthropic,
+/// Claude Code's variables ([`ALIAS_VARS`], through the project's lookup,
+/// so the settings files' `env` counts); on OpenAI's own API (no base URL
+/// of its own), `small` is [`OPENAI_SMALL_MODEL`]; then `[model.aliases]`,
+/// which wins over all of them. A `[model.aliases] haiku` also moves
+/// `small` when nothing names `small` itself.
 ///
 /// # Errors
 ///
 /// [`CliError::Config`] naming file, line and key for a blank model id.
+///
+/// [`OPENAI_SMALL_MODEL`]: crate::provider::OPENAI_SMALL_MODEL
 pub(crate) fn table(project: &Project, family: ModelFamily) -> Result<ModelAliases, CliError> {
     let mut aliases = ModelAliases::for_family(family);
-    for (alias, id) in &project.config.model.aliases {
+    let set = |name: &str| {
+        project
+            .var(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let own = &project.config.model.aliases;
+    match family {
+        ModelFamily::Anthropic => {
+            for (alias, vars) in ALIAS_VARS {
+                if let Some(id) = vars.iter().find_map(|v| set(v)) {
+                    aliases.set(alias, id);
+                }
+            }
+            let small_named = ALIAS_VARS[0].1.iter().any(|v| set(v).is_some());
+            if let (Some(haiku), false) = (own.get("haiku"), small_named) {
+                aliases.set("small", haiku.trim());
+            }
+        }
+        ModelFamily::OpenAiCompatible => {
+            let own_api =
+                project.config.model.base_url.is_none() && set("OPENAI_BASE_URL").is_none();
+            if own_api {
+                aliases.set("small", crate::provider::OPENAI_SMALL_MODEL);
+            }
+        }
+    }
+    for (alias, id) in own {
         if id.trim().is_empty() {
             return Err(crate::config_key::config_key_error(
                 project,

@@ -53,9 +53,10 @@ fn claude_code(entry: &str) -> Option<&'static ClaudeCodeTool> {
     CLAUDE_CODE_TOOLS.iter().find(|t| t.name == entry)
 }
 
-/// One `warning: zr.toml:LINE:COLUMN: KEY: ...` text (with its `help:`
-/// line) per entry of `[permissions]` or `[tools]` that names nothing, and
-/// per Claude Code name in `[tools]`.
+/// One `warning: FILE:LINE:COLUMN: KEY: ...` text (with its `help:`
+/// line) per entry of `[permissions]` or `[tools]` (or of a settings
+/// file's `permissions`) that names nothing, and per Claude Code name
+/// among them.
 pub(crate) fn warnings(project: &Project) -> Vec<String> {
     let p = &project.config.permissions;
     let t = &project.config.tools;
@@ -67,6 +68,24 @@ pub(crate) fn warnings(project: &Project) -> Vec<String> {
         .map(|s| s.name.to_string())
         .collect();
     let mut out = Vec::new();
+    // The settings files' entries, at their file, line and column. Claude
+    // Code's own names are expected there (the file is Claude Code's too):
+    // only names no tool has are warned about.
+    for entry in &project.settings.rule_entries {
+        let tool = entry
+            .value
+            .split_once('(')
+            .map_or(entry.value.as_str(), |(t, _)| t.trim());
+        if claude_code(tool).is_some() {
+            continue;
+        }
+        if let Some((message, help)) = unknown(tool, &builtins, &servers) {
+            let o = &entry.origin;
+            let warning =
+                crate::error::CliError::config(&o.path, (o.line, o.column), &o.key, message, help);
+            out.push(format!("warning: {warning}"));
+        }
+    }
     for (key, list) in [
         ("permissions.allow", &p.allow),
         ("permissions.ask", &p.ask),

@@ -1,7 +1,9 @@
-//! `zr.toml` `[permissions]` and `[sandbox]`: the project's permission
-//! rules, its additional directories and the sandbox of its commands,
-//! handed to the engine's permission gate; and the handler that answers
-//! what the rules leave open.
+//! `zr.toml` `[permissions]` and `[sandbox]`, with the `permissions` of
+//! Claude Code's settings files (`claude_settings.rs`): the project's
+//! permission rules (all sources together, deny first), its additional
+//! directories and the sandbox of its commands, handed to the engine's
+//! permission gate; and the handler that answers what the rules leave
+//! open.
 //!
 //! The engine decides first (`zr_engine::PermissionConfig`): `deny` rules
 //! refuse, in every mode, read-only tools included; calls that cross the
@@ -26,6 +28,7 @@
 //! tools, `TodoWrite` and `Task`/`MultiTask`/`FindTool` (never asked
 //! about), and nothing else; `zr init`'s zr.toml says how to allow more.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,6 +40,7 @@ use zr_engine::{
 use zr_types::BoxFuture;
 
 use crate::ask::PermissionPrompt;
+use crate::claude_settings::Located;
 use crate::config_key::config_key_error;
 use crate::error::CliError;
 use crate::project::Project;
@@ -50,30 +54,61 @@ const HARMLESS: [&str; 1] = ["TodoWrite"];
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConfigPermissions {
     rules: PermissionRules,
+    /// Where the settings files' rules are written, by rule text.
+    rule_origins: BTreeMap<String, String>,
     boundary: Boundary,
     /// The terminal's question, when there is a terminal.
     prompt: Option<Arc<PermissionPrompt>>,
 }
 
 impl ConfigPermissions {
-    /// The rules and boundary of `project`'s zr.toml.
+    /// The rules and boundary of `project`'s zr.toml and Claude Code
+    /// settings files (whose rules were checked when they were read).
     ///
     /// # Errors
     ///
-    /// [`CliError::Config`] for an entry that is not a rule, naming the
-    /// line and what to write.
+    /// [`CliError::Config`] for a zr.toml entry that is not a rule, naming
+    /// the line and what to write.
     pub(crate) fn from_project(project: &Project) -> Result<Self, CliError> {
         let p = &project.config.permissions;
-        let rules = PermissionRules {
+        let s = &project.settings;
+        // zr.toml's rules, then the settings files' (user, project,
+        // local): deny, then ask, then allow over all of them, so a deny
+        // anywhere wins.
+        let own = PermissionRules {
             allow: rules(project, "permissions.allow", p.allow.as_deref())?,
             ask: rules(project, "permissions.ask", p.ask.as_deref())?,
             deny: rules(project, "permissions.deny", p.deny.as_deref())?,
+        };
+        // Refusals quote a deny or an ask rule and name where it is
+        // written: zr.toml (the default origin), else the settings file.
+        let mut rule_origins = BTreeMap::new();
+        for (settings, toml) in [(&s.deny, &own.deny), (&s.ask, &own.ask)] {
+            for rule in settings {
+                if toml.contains(&rule.value) {
+                    continue;
+                }
+                let file = crate::inspect::shown(project, &rule.origin.path);
+                rule_origins
+                    .entry(rule.value.as_str().to_owned())
+                    .or_insert_with(|| format!("{file} permissions"));
+            }
+        }
+        let with = |mut own: Vec<PermissionRule>, more: &[Located<PermissionRule>]| {
+            own.extend(more.iter().map(|r| r.value.clone()));
+            own
+        };
+        let rules = PermissionRules {
+            allow: with(own.allow, &s.allow),
+            ask: with(own.ask, &s.ask),
+            deny: with(own.deny, &s.deny),
         };
         let home = Boundary::default().home;
         let dirs = p
             .additional_directories
             .iter()
             .flatten()
+            .chain(s.additional_directories.iter().map(|d| &d.value))
             .map(|d| directory(&project.root, home.as_deref(), d))
             .collect();
         let s = &project.config.sandbox;
@@ -84,6 +119,7 @@ impl ConfigPermissions {
         };
         Ok(Self {
             rules,
+            rule_origins,
             boundary: Boundary::default()
                 .with_home(home)
                 .with_additional_directories(dirs)
@@ -103,6 +139,7 @@ impl ConfigPermissions {
         config.permissions = PermissionConfig {
             rules: self.rules.clone(),
             rules_origin: "zr.toml [permissions]".to_owned(),
+            rule_origins: self.rule_origins.clone(),
             boundary: self.boundary.clone(),
             handler: Some(Arc::new(self)),
             ..config.permissions.clone()

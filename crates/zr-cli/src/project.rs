@@ -1,13 +1,19 @@
 //! A project folder: where it is, and what its files say (`zr.toml`,
-//! `.mcp.json`, `.zr/agents/`, `.zr/skills/`).
+//! `.mcp.json`, `.zr/agents/`, `.zr/skills/`, Claude Code's
+//! `.claude/settings*.json` and `~/.claude/settings.json`, and the
+//! instruction files `CLAUDE.md`, `AGENTS.md`, `CLAUDE.local.md`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use zr_mcp::{McpConfig, TokenStore};
-use zr_skills::{AgentRegistry, AgentTypesView, Diagnostic, Roots, SkillRegistry, SkillsView};
+use zr_skills::{
+    AgentRegistry, AgentTypesView, Diagnostic, InstructionRegistry, InstructionsView, Roots,
+    SkillRegistry, SkillsView,
+};
 
-use crate::config::ZrConfig;
+use crate::claude_settings::ClaudeSettings;
+use crate::config::{HooksConfig, ZrConfig};
 use crate::error::CliError;
 
 /// The user's OAuth token store for MCP servers (`zr mcp login` writes
@@ -33,6 +39,14 @@ pub(crate) struct Project {
     pub(crate) config: ZrConfig,
     /// `.mcp.json` (no servers when there is none).
     pub(crate) mcp: McpConfig,
+    /// Claude Code's settings files, merged (none when there are none);
+    /// `zr.toml`'s explicit keys win over them.
+    pub(crate) settings: ClaudeSettings,
+    /// The instruction files (a running session re-reads them, see
+    /// `reload.rs`).
+    pub(crate) instructions: Arc<InstructionRegistry>,
+    /// The instruction files found.
+    pub(crate) instructions_view: Arc<InstructionsView>,
     /// The skill registry (the `Skill` tool reads through its roots; a
     /// running session re-reads it, see `reload.rs`).
     pub(crate) skills: Arc<SkillRegistry>,
@@ -100,40 +114,77 @@ impl Project {
     /// or cannot be read; [`CliError::Several`] for more than one problem
     /// (each file is read whatever the other holds).
     pub(crate) fn load(root: PathBuf) -> Result<Self, CliError> {
-        // Both files are read whatever the other holds: their problems
-        // are reported together.
+        let home = zr_skills::home_dir();
+        // Every file is read whatever the others hold: their problems are
+        // reported together. The settings' `env` is seen by `${VAR}` in
+        // `.mcp.json`, as Claude Code applies it before reading servers.
+        let settings = ClaudeSettings::load(&root, home.as_deref());
         let config = ZrConfig::load(&root.join(CONFIG_FILE));
         let mcp_path = root.join(MCP_FILE);
         let mcp = if mcp_path.is_file() {
-            McpConfig::load(&mcp_path, &|v| std::env::var(v).ok())
-                .map_err(|e| crate::mcp_config::error(&mcp_path, e))
+            let var = |v: &str| {
+                settings
+                    .as_ref()
+                    .ok()
+                    .and_then(|s| s.var(v))
+                    .or_else(|| std::env::var(v).ok())
+            };
+            McpConfig::load(&mcp_path, &var).map_err(|e| crate::mcp_config::error(&mcp_path, e))
         } else {
             Ok(McpConfig::default())
         };
-        let (config, mcp) = match (config, mcp) {
-            (Ok(config), Ok(mcp)) => (config, mcp),
-            (config, mcp) => {
-                return Err(
-                    CliError::all([config.err(), mcp.err()].into_iter().flatten())
-                        .expect_err("one of the two failed"),
-                );
+        let (settings, config, mcp) = match (settings, config, mcp) {
+            (Ok(settings), Ok(config), Ok(mcp)) => (settings, config, mcp),
+            (settings, config, mcp) => {
+                return Err(CliError::all(
+                    [settings.err(), config.err(), mcp.err()]
+                        .into_iter()
+                        .flatten(),
+                )
+                .expect_err("one of the three failed"));
             }
         };
-        let home = zr_skills::home_dir();
         let skills = Arc::new(SkillRegistry::new(Roots::skills(&root, home.as_deref())));
         let skills_view = skills.view();
         let agent_registry = Arc::new(AgentRegistry::new(Roots::agents(&root, home.as_deref())));
         let agents = agent_registry.view();
+        let instructions = Arc::new(InstructionRegistry::new(&root, home.as_deref()));
+        let instructions_view = instructions.view();
         Ok(Self {
             root,
             home,
             config,
             mcp,
+            settings,
+            instructions,
+            instructions_view,
             skills,
             agent_registry,
             skills_view,
             agents,
         })
+    }
+
+    /// The variable `name` as zr reads it: the settings files' `env`
+    /// first (as Claude Code applies it over its own environment), then
+    /// zr's environment.
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
+        self.settings.var(name).or_else(|| std::env::var(name).ok())
+    }
+
+    /// The hooks that run: `zr.toml`'s `[hooks]`, then the settings
+    /// files' of the events zr runs.
+    pub(crate) fn hooks(&self) -> HooksConfig {
+        self.settings.add_hooks(&self.config.hooks)
+    }
+
+    /// The variables the settings files set for every process zr starts.
+    pub(crate) fn child_env(&self) -> std::collections::BTreeMap<String, String> {
+        self.settings
+            .env()
+            .into_iter()
+            .map(|(name, entry)| (name, entry.value.1.clone()))
+            .collect()
     }
 
     /// Problems in agent and skill files (each names the file, line and
@@ -162,7 +213,11 @@ impl Project {
                 })
                 .collect(),
         };
-        zr_mcp::HubOptions::new(&self.root)
+        let mut options = zr_mcp::HubOptions::new(&self.root);
+        // The settings' `env` for every server; a server's own `env` in
+        // `.mcp.json` wins.
+        options.base_env.extend(self.child_env());
+        options
             .with_roots(roots)
             .with_connect_timeout(secs(
                 mcp.connect_timeout_secs,

@@ -1,6 +1,12 @@
 //! Which model answers: the command line, then `zr.toml`'s `[model]`, then
-//! the environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
-//! `OPENAI_BASE_URL`).
+//! the environment (`ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN`,
+//! `OPENAI_API_KEY`, `OPENAI_BASE_URL`), read through the project's
+//! lookup (the settings files' `env` first, as Claude Code applies it).
+//!
+//! The root's model on the Anthropic provider: `--model`, else `[model]
+//! name`, else `ANTHROPIC_MODEL`, else the settings files' `model`, else
+//! [`DEFAULT_ANTHROPIC_MODEL`] (Claude Code's order: the variable before
+//! the settings key); an alias (`opus`) is read through the model aliases.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,6 +24,9 @@ use crate::project::Project;
 pub(crate) const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// The default model of the OpenAI provider.
 pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4.1";
+/// The `small` model alias on OpenAI's own API (the built-in `explore`
+/// type runs on it): the mini model of [`DEFAULT_OPENAI_MODEL`].
+pub(crate) const OPENAI_SMALL_MODEL: &str = "gpt-4.1-mini";
 
 /// The chosen provider and model.
 #[derive(Debug)]
@@ -31,7 +40,7 @@ pub(crate) struct Chosen {
 }
 
 /// What to tell a user who set no provider.
-pub(crate) const NO_PROVIDER_HELP: &str = "set ANTHROPIC_API_KEY (Anthropic), OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local server speaking the OpenAI API), or `provider` under [model] in zr.toml; to run offline: --provider scripted --script FILE";
+pub(crate) const NO_PROVIDER_HELP: &str = "set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (Anthropic), OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local server speaking the OpenAI API), or `provider` under [model] in zr.toml; to run offline: --provider scripted --script FILE";
 
 /// Chooses the provider for `args` in `project`, reading variables through
 /// `env`.
@@ -54,7 +63,7 @@ pub(crate) fn choose(
         .or_else(|| {
             if args.script.is_some() {
                 Some(ProviderKind::Scripted)
-            } else if var("ANTHROPIC_API_KEY").is_some() {
+            } else if var("ANTHROPIC_API_KEY").is_some() || var("ANTHROPIC_AUTH_TOKEN").is_some() {
                 Some(ProviderKind::Anthropic)
             } else if var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some() {
                 Some(ProviderKind::Openai)
@@ -80,17 +89,30 @@ pub(crate) fn choose(
             })
         }
         ProviderKind::Anthropic => {
-            let key_var = model_config
-                .api_key_env
-                .clone()
-                .unwrap_or_else(|| "ANTHROPIC_API_KEY".to_owned());
-            let key = var(&key_var).ok_or_else(|| {
-                CliError::usage(
-                    format!("the Anthropic provider needs an API key, and {key_var} is not set"),
-                    format!("export {key_var}=... (or set `api_key_env` under [model] in zr.toml)"),
-                )
-            })?;
-            let mut config = AnthropicConfig::new(key);
+            let mut config = match &model_config.api_key_env {
+                Some(key_var) => AnthropicConfig::new(var(key_var).ok_or_else(|| {
+                    CliError::usage(
+                        format!(
+                            "the Anthropic provider needs an API key, and {key_var} is not set"
+                        ),
+                        format!(
+                            "export {key_var}=... (or set `api_key_env` under [model] in zr.toml)"
+                        ),
+                    )
+                })?),
+                // Claude Code's order: the key, else a bearer token (a
+                // gateway's).
+                None => match (var("ANTHROPIC_API_KEY"), var("ANTHROPIC_AUTH_TOKEN")) {
+                    (Some(key), _) => AnthropicConfig::new(key),
+                    (None, Some(token)) => AnthropicConfig::bearer(token),
+                    (None, None) => {
+                        return Err(CliError::usage(
+                            "the Anthropic provider needs an API key, and neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set",
+                            "export ANTHROPIC_API_KEY=... (or ANTHROPIC_AUTH_TOKEN=... for a gateway's bearer token, or set `api_key_env` under [model] in zr.toml)",
+                        ));
+                    }
+                },
+            };
             if let Some(url) = model_config
                 .base_url
                 .clone()
@@ -98,10 +120,14 @@ pub(crate) fn choose(
             {
                 config = config.with_base_url(url);
             }
+            let model = match model {
+                Some(model) => model,
+                None => anthropic_model(project, env)?,
+            };
             Ok(Chosen {
                 kind,
                 provider: Arc::new(AnthropicProvider::new(config)?),
-                model: model.unwrap_or_else(|| DEFAULT_ANTHROPIC_MODEL.to_owned()),
+                model,
             })
         }
         ProviderKind::Openai | ProviderKind::OpenaiResponses => {
@@ -140,6 +166,29 @@ pub(crate) fn choose(
             })
         }
     }
+}
+
+/// The Anthropic model when neither the command line nor `zr.toml` names
+/// one: `ANTHROPIC_MODEL`, else the settings files' `model`, else
+/// [`DEFAULT_ANTHROPIC_MODEL`]; an alias is read through the project's
+/// model aliases (`opus` is `claude-opus-4-5`).
+///
+/// # Errors
+///
+/// As [`crate::model_aliases::table`].
+pub(crate) fn anthropic_model(
+    project: &Project,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, CliError> {
+    let chosen = env("ANTHROPIC_MODEL")
+        .map(|m| m.trim().to_owned())
+        .filter(|m| !m.is_empty())
+        .or_else(|| project.settings.model().map(|m| m.value.clone()));
+    let Some(chosen) = chosen else {
+        return Ok(DEFAULT_ANTHROPIC_MODEL.to_owned());
+    };
+    let aliases = crate::model_aliases::table(project, zr_caps::ModelFamily::Anthropic)?;
+    Ok(aliases.get(&chosen).unwrap_or(&chosen).to_owned())
 }
 
 /// The script the scripted provider would play: `--script`, else

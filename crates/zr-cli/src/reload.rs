@@ -1,9 +1,9 @@
 //! Hot reload for `zr run` and `zr resume`: the engine asks before each
-//! model request of the root whether the agent types or skills changed,
-//! and this source answers from zr-skills' registries, whose `view()`
-//! re-reads only the files that changed and returns the same `Arc` when
-//! none did (so an unchanged project costs one stat per file and two
-//! pointer comparisons).
+//! model request of the root whether the agent types, skills or
+//! instruction files changed, and this source answers from zr-skills'
+//! registries, whose `view()` re-reads only the files that changed and
+//! returns the same `Arc` when none did (so an unchanged project costs one
+//! stat per file and three pointer comparisons).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,7 +13,8 @@ use zr_caps::AgentDefinition;
 use zr_engine::{AgentTypes, AgentTypesSource};
 use zr_mcp::McpTool;
 use zr_skills::{
-    AgentRegistry, AgentSource, AgentTypeEntry, AgentTypesView, Scope, SkillRegistry, SkillsView,
+    AgentRegistry, AgentSource, AgentTypeEntry, AgentTypesView, InstructionRegistry,
+    InstructionsView, Scope, SkillRegistry, SkillsView,
 };
 use zr_types::{AgentName, ToolDefinition};
 
@@ -80,6 +81,7 @@ pub(crate) fn type_definition(
 struct Seen {
     agents: Arc<AgentTypesView>,
     skills: Arc<SkillsView>,
+    instructions: Arc<InstructionsView>,
 }
 
 /// zr-skills' registries as the engine's [`AgentTypesSource`].
@@ -87,6 +89,7 @@ struct Seen {
 pub(crate) struct RegistrySource {
     agents: Arc<AgentRegistry>,
     skills: Arc<SkillRegistry>,
+    instructions: Arc<InstructionRegistry>,
     servers: ServerDefinitions,
     root: PathBuf,
     seen: Mutex<Seen>,
@@ -99,11 +102,13 @@ impl RegistrySource {
         Self {
             agents: Arc::clone(&project.agent_registry),
             skills: Arc::clone(&project.skills),
+            instructions: Arc::clone(&project.instructions),
             servers,
             root: project.root.clone(),
             seen: Mutex::new(Seen {
                 agents: Arc::clone(&project.agents),
                 skills: Arc::clone(&project.skills_view),
+                instructions: Arc::clone(&project.instructions_view),
             }),
         }
     }
@@ -123,11 +128,15 @@ impl AgentTypesSource for RegistrySource {
     fn changed(&self) -> Option<AgentTypes> {
         let agents = self.agents.view();
         let skills = self.skills.view();
+        let instructions = self.instructions.view();
         let mut seen = self
             .seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if Arc::ptr_eq(&agents, &seen.agents) && Arc::ptr_eq(&skills, &seen.skills) {
+        if Arc::ptr_eq(&agents, &seen.agents)
+            && Arc::ptr_eq(&skills, &seen.skills)
+            && Arc::ptr_eq(&instructions, &seen.instructions)
+        {
             return None;
         }
         self.log_new_diagnostics(seen.agents.diagnostics(), agents.diagnostics());
@@ -143,8 +152,13 @@ impl AgentTypesSource for RegistrySource {
                 .collect(),
             skills: skills.definitions().to_vec(),
             listed_first: project_types(agents.types()),
+            instructions: instructions.prompt().map(Arc::from),
         };
-        *seen = Seen { agents, skills };
+        *seen = Seen {
+            agents,
+            skills,
+            instructions,
+        };
         Some(types)
     }
 }

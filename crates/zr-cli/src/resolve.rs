@@ -85,7 +85,7 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
         .name
         .clone()
         .unwrap_or_else(|| "unset".to_owned());
-    let kind = crate::model_aliases::assumed_kind(project, &|v| std::env::var(v).ok());
+    let kind = crate::model_aliases::assumed_kind(project, &|v| project.var(v));
     let family = crate::model_aliases::family(kind);
     let workspace = Workspace::open(project, provider, model, family, Asking::OnTerminal).await?;
     for failed in &workspace.failed_servers {
@@ -109,12 +109,13 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
     let costs: Vec<&RequestCost> = costs.iter().filter(|c| chosen(&c.agent)).collect();
     Ok(match args.format {
         Format::Table => format!(
-            "{shown}\n{}\n{}",
+            "{shown}\n{}\n{}\n{}",
             boundary_table(
                 &boundaries,
                 &workspace.config.permissions.rules,
                 &project.root
             ),
+            crate::instructions::table(project),
             cost_table(&costs, wire_name)
         ),
         Format::Json => {
@@ -122,6 +123,10 @@ pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<Str
                 serde_json::from_str(&shown).unwrap_or(serde_json::Value::Null);
             if let Some(map) = value.as_object_mut() {
                 map.insert("boundary".to_owned(), boundary_json(&boundaries));
+                map.insert(
+                    "instructions".to_owned(),
+                    crate::instructions::json(project),
+                );
                 map.insert("request_cost".to_owned(), cost_json(&costs, wire_name));
             }
             crate::inspect::json_text(&value)

@@ -51,7 +51,7 @@ async fn run_loaded(
     args: &RunArgs,
 ) -> Result<u8, CliError> {
     warn_diagnostics(project);
-    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    let chosen = provider::choose(project, &args.provider, &|v| project.var(v))?;
     tracing::debug!(provider = ?chosen.kind, model = %chosen.model, "provider chosen");
     warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
@@ -130,7 +130,7 @@ async fn resume_loaded(project: &Project, args: &ResumeArgs) -> Result<u8, CliEr
         report_killed(&session.id, &killed);
         mark
     });
-    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    let chosen = provider::choose(project, &args.provider, &|v| project.var(v))?;
     warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
     let workspace = open_workspace(project, chosen, Asking::OnTerminal, &mut signals).await?;

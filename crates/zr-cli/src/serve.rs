@@ -81,7 +81,7 @@ pub(crate) async fn serve(root: PathBuf, args: &ServeArgs) -> Result<u8, CliErro
 /// with `[telemetry]`).
 async fn serve_loaded(project: &Project, args: &ServeArgs) -> Result<u8, CliError> {
     warn_diagnostics(project);
-    let chosen = provider::choose(project, &args.provider, &|v| std::env::var(v).ok())?;
+    let chosen = provider::choose(project, &args.provider, &|v| project.var(v))?;
     warn_aliases(project, chosen.kind);
     let mut signals = Signals::install();
     let workspace = open_workspace(project, chosen, Asking::Never, &mut signals).await?;

@@ -90,7 +90,8 @@ impl Workspace {
         for warning in crate::permission_names::warnings(project) {
             eprintln!("{warning}");
         }
-        let web_search = crate::services::web_search(project, &|v| std::env::var(v).ok())?;
+        print_once(project);
+        let web_search = crate::services::web_search(project, &|v| project.var(v))?;
         let hub = McpHub::new(project.mcp.clone(), project.hub_options());
         // On a terminal, servers' forms are asked there; without one (or
         // for `zr cron`, which never asks), every form is declined.
@@ -138,7 +139,9 @@ impl Workspace {
         let settings = RuntimeSettings {
             model,
             cwd: project.root.clone(),
-            env: Default::default(),
+            // The settings files' `env`: every process a tool starts gets
+            // these (and nothing else of zr's environment).
+            env: project.child_env(),
         };
         let skill_tool = Arc::new(SkillTool::with_roots(project.skills.roots().clone()));
         let web_fetch = &project.config.web_fetch;
@@ -251,7 +254,11 @@ pub(crate) fn root_config(
                 &crate::config::suggest(mode, &PermissionMode::ALL.map(PermissionMode::as_str)),
             )
         })?;
+    } else if let Some(mode) = project.settings.mode() {
+        // zr.toml's explicit key wins; else the settings files' last.
+        config.permission_mode = mode.value;
     }
+    config.instructions = project.instructions_view.prompt().map(Arc::from);
     crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
     crate::hooks::install(project, &mut config)?;
     let servers = crate::reload::server_definitions(server_tools);
@@ -260,6 +267,20 @@ pub(crate) fn root_config(
     }
     config.listed_first = crate::reload::project_types(project.agents.types());
     Ok(config)
+}
+
+/// Prints, once per process, the settings files' warnings and the
+/// instruction files zr leaves out.
+fn print_once(project: &Project) {
+    static PRINTED: std::sync::Once = std::sync::Once::new();
+    PRINTED.call_once(|| {
+        for warning in &project.settings.warnings {
+            eprintln!("{warning}");
+        }
+        for warning in crate::instructions::warnings(project) {
+            eprintln!("{warning}");
+        }
+    });
 }
 
 fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {

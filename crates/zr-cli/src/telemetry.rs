@@ -76,7 +76,7 @@ fn use_tracer(telemetry: &Telemetry) {
 /// configured (the exporter's tracer given to every runtime the process
 /// builds), and sends what is queued after it, within the flush's bound.
 pub(crate) async fn around<T>(project: &Project, work: impl Future<Output = T>) -> T {
-    let telemetry = start(project, &|v| std::env::var(v).ok());
+    let telemetry = start(project, &|v| project.var(v));
     if let Some(telemetry) = &telemetry {
         use_tracer(telemetry);
     }

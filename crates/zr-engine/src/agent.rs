@@ -25,7 +25,7 @@ use crate::hooks::HookAgent;
 use crate::in_span::in_span;
 use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
-use crate::pools::root_tools;
+use crate::pools::{root_system_prompt, root_tools};
 use crate::registry::BackgroundAgent;
 use crate::runtime::RuntimeEnvironment;
 use crate::session::{Cleanup, QueryCtx, Session};
@@ -633,7 +633,10 @@ pub(crate) fn root_meta(
         writes: true,
         narrowing: None,
         model: model.map_or_else(|| Arc::from(settings.model.as_str()), Arc::from),
-        system: Arc::from(config.system_prompt.as_str()),
+        system: root_system_prompt(
+            &config.system_prompt,
+            session.catalog.current().instructions.as_deref(),
+        ),
         max_turns: max_turns.unwrap_or(config.max_turns),
         output,
         effort: config.effort.map(effort),

@@ -1,7 +1,8 @@
-//! Hot reload: the agent types and skills a session's agents are built
-//! from, asked again of the host's [`AgentTypesSource`] before each model
-//! request of the root, so that a type or skill added, edited or removed
-//! while the session runs takes effect at the root's next request.
+//! Hot reload: the agent types, skills and project instructions a
+//! session's agents are built from, asked again of the host's
+//! [`AgentTypesSource`] before each model request of the root, so that a
+//! type, skill or instruction file added, edited or removed while the
+//! session runs takes effect at the root's next request.
 //!
 //! The session keeps one current [`Catalog`]: the types (which `Task` and
 //! `MultiTask` can start, and which their descriptions list), the skills
@@ -32,6 +33,11 @@ pub struct AgentTypes {
     /// The types the listing names first, in this order (as
     /// [`AgentConfig::listed_first`](crate::AgentConfig::listed_first)).
     pub listed_first: Vec<AgentName>,
+    /// The project's instructions (as
+    /// [`AgentConfig::instructions`](crate::AgentConfig::instructions)):
+    /// the root's next request and the subagents started after it get
+    /// these.
+    pub instructions: Option<Arc<str>>,
 }
 
 /// Where a running session's agent types and skills come from: the host
@@ -73,6 +79,9 @@ pub trait AgentTypesSource: Send + Sync + fmt::Debug {
 pub(crate) struct Catalog {
     pub(crate) sub_agents: BTreeMap<AgentName, AgentDefinition>,
     pub(crate) skills: Vec<Arc<SkillDefinition>>,
+    /// The project's instructions, ending the root's and every typed
+    /// subagent's system prompt.
+    pub(crate) instructions: Option<Arc<str>>,
     /// Task and MultiTask (their descriptions list the types), FindTool.
     pub(crate) engine_tools: EngineTools,
     /// Every builtin definition in registry order (shared with every pool
@@ -141,6 +150,7 @@ impl Catalog {
         Self {
             sub_agents: types.sub_agents,
             skills: types.skills,
+            instructions: types.instructions,
             engine_tools,
             builtins,
             no_service: runtime.builtin_tools().no_service(),

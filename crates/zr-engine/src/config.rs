@@ -55,6 +55,17 @@ impl Default for SubagentConfig {
 pub struct AgentConfig {
     /// The root's system prompt.
     pub system_prompt: String,
+    /// The project's instructions (the `zr` command: `CLAUDE.md`,
+    /// `AGENTS.md`, `CLAUDE.local.md` and their imports, see zr-skills'
+    /// `InstructionRegistry`), appended after a blank line to the system
+    /// prompt of the root and of every typed subagent; a fork keeps its
+    /// parent's system prompt byte for byte. The same text for every
+    /// agent, so siblings of one type still share one cached prefix.
+    /// Replaced while the session runs by [`AgentTypes::instructions`]
+    /// (hot reload). Default `None`.
+    ///
+    /// [`AgentTypes::instructions`]: crate::AgentTypes::instructions
+    pub instructions: Option<Arc<str>>,
     /// The root's turn limit per query; a subagent's default is half of it.
     pub max_turns: u32,
     /// The session's top-level tool sources and lists (C1).
@@ -129,6 +140,7 @@ impl AgentConfig {
     pub fn new(system_prompt: impl Into<String>) -> Self {
         Self {
             system_prompt: system_prompt.into(),
+            instructions: None,
             max_turns: DEFAULT_MAX_TURNS,
             options: AgentOptions::default(),
             capabilities: AgentCapabilities::default(),

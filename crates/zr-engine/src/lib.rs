@@ -69,6 +69,14 @@
 //! ([`AgentTypesSource`], `catalog.rs`), so that a type added while the
 //! session runs can be started by the root's next `Task`.
 //!
+//! **Project instructions.** [`AgentConfig::instructions`] (the `zr`
+//! command's `CLAUDE.md`, `AGENTS.md` and `CLAUDE.local.md`) end the
+//! system prompt of the root and of every typed subagent, the same text
+//! for all (`pools.rs`, `system_prompt`); a fork keeps its parent's system
+//! prompt, so its request still starts with its parent's bytes. A types
+//! source may replace them ([`AgentTypes::instructions`]): the root's next
+//! request and the subagents started after it use the new text.
+//!
 //! **Cost and telemetry.** [`QueryResult::cost_usd`] and each
 //! [`TaskResult::cost_usd`] price the tokens by [`price_of`]'s table (the
 //! one `zr sessions` uses; `None` for an unknown model). The engine gives

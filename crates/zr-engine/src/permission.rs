@@ -201,6 +201,10 @@ pub struct PermissionConfig {
     /// Where [`PermissionConfig::rules`] come from, as refusals name it
     /// (`zr.toml [permissions]`); default "the permission rules".
     pub rules_origin: String,
+    /// Where single rules come from when not from `rules_origin`, by the
+    /// rule's text (`.claude/settings.json permissions`): a refusal names
+    /// the file that holds the rule it quotes. Default empty.
+    pub rule_origins: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for PermissionConfig {
@@ -214,6 +218,7 @@ impl Default for PermissionConfig {
             boundary: Boundary::default(),
             rules: PermissionRules::default(),
             rules_origin: "the permission rules".to_owned(),
+            rule_origins: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -221,6 +226,13 @@ impl Default for PermissionConfig {
 impl PermissionConfig {
     /// How long the handler may take by default: 60 s.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// Where `rule` is written, as refusals name it.
+    fn origin_of(&self, rule: &str) -> &str {
+        self.rule_origins
+            .get(rule)
+            .map_or(self.rules_origin.as_str(), String::as_str)
+    }
 
     /// The default limits with `handler` asked.
     #[must_use]
@@ -425,7 +437,7 @@ pub(crate) async fn check(
             name,
             format_args!(
                 "it matches \"{rule}\" in {} deny; remove it from there to let it run",
-                config.rules_origin
+                config.origin_of(rule)
             ),
         ));
     }
@@ -460,7 +472,7 @@ pub(crate) async fn check(
                 ..
             }) => Some(format!(
                 "it matches \"{rule}\" in {} ask",
-                config.rules_origin
+                config.origin_of(rule)
             )),
             _ => None,
         });

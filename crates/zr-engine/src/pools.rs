@@ -181,16 +181,29 @@ pub(crate) fn subagent_tools(
 }
 
 /// A typed subagent's system prompt: its definition's prompt, then its
-/// `append_prompt`. Made once per subagent and shared by its requests.
-pub(crate) fn system_prompt(definition: &AgentDefinition) -> Arc<str> {
-    let Some(extra) = &definition.append_prompt else {
+/// `append_prompt`, then the project's `instructions`, each after a blank
+/// line. Made once per subagent and shared by its requests.
+pub(crate) fn system_prompt(definition: &AgentDefinition, instructions: Option<&str>) -> Arc<str> {
+    let parts = [definition.append_prompt.as_deref(), instructions];
+    if parts.iter().all(Option::is_none) {
         // One allocation: no `String` to copy into the `Arc`.
         return Arc::from(definition.prompt.as_str());
-    };
+    }
     let mut system = definition.prompt.clone();
-    system.push_str("\n\n");
-    system.push_str(extra);
+    for extra in parts.into_iter().flatten() {
+        system.push_str("\n\n");
+        system.push_str(extra);
+    }
     Arc::from(system)
+}
+
+/// The root's system prompt: its configured prompt, then the project's
+/// `instructions` after a blank line.
+pub(crate) fn root_system_prompt(prompt: &str, instructions: Option<&str>) -> Arc<str> {
+    match instructions {
+        None => Arc::from(prompt),
+        Some(extra) => Arc::from(format!("{prompt}\n\n{extra}")),
+    }
 }
 
 /// Whether a pool holds a builtin that writes files (`Write`, `Edit`): an

@@ -141,7 +141,12 @@ fn kind(
     let definition = typed(session, id, header, warnings)?;
     Ok(Kind {
         label: definition.name.as_str().to_owned(),
-        system: system_prompt(&definition),
+        // With the project's instructions as they are now, as the root
+        // resumes with them.
+        system: system_prompt(
+            &definition,
+            session.catalog.current().instructions.as_deref(),
+        ),
         definition: Some(definition),
     })
 }

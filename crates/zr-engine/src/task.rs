@@ -540,7 +540,13 @@ fn prepare(
     };
     let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
-        Some(d) => typed(&session.config.model_aliases, d, parent, task),
+        Some(d) => typed(
+            &session.config.model_aliases,
+            d,
+            catalog.instructions.as_deref(),
+            parent,
+            task,
+        ),
         None => fork(parent, call, task),
     };
     let meta = AgentMeta {
@@ -612,14 +618,16 @@ fn child_of(parent: &AgentId, label: &str, id: &AgentId) -> Result<AgentId, Engi
 
 type Start = (Arc<str>, Arc<str>, u32, Budget, Vec<Message>);
 
-/// A typed subagent: its own prompt, an empty history but for the task.
+/// A typed subagent: its own prompt (with the project's instructions), an
+/// empty history but for the task.
 fn typed(
     aliases: &ModelAliases,
     definition: &AgentDefinition,
+    instructions: Option<&str>,
     parent: &AgentRun,
     task: &TaskInput,
 ) -> Start {
-    let system = system_prompt(definition);
+    let system = system_prompt(definition, instructions);
     // Most types run on their parent's model: its text is shared.
     let model = subagent_model(aliases, definition, &parent.meta.model);
     let model = if *model == *parent.meta.model {

@@ -20,22 +20,30 @@ use crate::provider::{
 const PROVIDER: &str = "anthropic";
 /// The variable [`AnthropicConfig::from_env`] reads the key from.
 const KEY_VAR: &str = "ANTHROPIC_API_KEY";
+/// The variable [`AnthropicConfig::from_env`] reads a bearer token from
+/// when there is no key (a gateway's token, as Claude Code reads it).
+const TOKEN_VAR: &str = "ANTHROPIC_AUTH_TOKEN";
 /// The variable [`AnthropicConfig::from_env`] reads the base URL from.
 const BASE_URL_VAR: &str = "ANTHROPIC_BASE_URL";
 
 /// Settings of the [`AnthropicProvider`].
 ///
-/// Built with [`AnthropicConfig::new`] (the key is required) or
-/// [`AnthropicConfig::from_env`]; the other fields have defaults and can be
-/// changed afterwards. `Debug` never prints the key.
+/// Built with [`AnthropicConfig::new`] (an API key),
+/// [`AnthropicConfig::bearer`] (a token for `Authorization: Bearer`, as
+/// gateways take it) or [`AnthropicConfig::from_env`]; the other fields
+/// have defaults and can be changed afterwards. `Debug` never prints the
+/// key or the token.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct AnthropicConfig {
     /// The API's base URL, without `/v1` (default
     /// [`AnthropicConfig::DEFAULT_BASE_URL`]).
     pub base_url: String,
-    /// The API key, sent as `x-api-key`.
+    /// The API key, sent as `x-api-key` (not sent when empty).
     pub api_key: String,
+    /// A bearer token, sent as `Authorization: Bearer TOKEN` (Claude
+    /// Code's `ANTHROPIC_AUTH_TOKEN`); `None` sends no such header.
+    pub auth_token: Option<String>,
     /// The `anthropic-version` header (default `2023-06-01`).
     pub anthropic_version: String,
     /// Extra headers (e.g. `anthropic-beta`), retries and timeouts. The
@@ -54,26 +62,41 @@ impl AnthropicConfig {
         Self {
             base_url: Self::DEFAULT_BASE_URL.to_owned(),
             api_key: api_key.into(),
+            auth_token: None,
             anthropic_version: "2023-06-01".to_owned(),
             http: HttpSettings::new(Duration::from_secs(120)),
         }
     }
 
-    /// Settings from `ANTHROPIC_API_KEY` (required) and
-    /// `ANTHROPIC_BASE_URL` (optional).
+    /// Settings for a bearer `token` (sent as `Authorization: Bearer`,
+    /// no `x-api-key`) with every default.
+    #[must_use]
+    pub fn bearer(token: impl Into<String>) -> Self {
+        Self {
+            auth_token: Some(token.into()),
+            ..Self::new("")
+        }
+    }
+
+    /// Settings from `ANTHROPIC_API_KEY`, else `ANTHROPIC_AUTH_TOKEN` (a
+    /// bearer token), and `ANTHROPIC_BASE_URL` (optional).
     ///
     /// # Errors
     ///
-    /// [`ProviderError::MissingEnv`] when the key is unset or empty.
+    /// [`ProviderError::MissingEnv`] when neither the key nor the token is
+    /// set (or both are empty).
     pub fn from_env() -> Result<Self, ProviderError> {
-        let key = std::env::var(KEY_VAR)
-            .ok()
-            .filter(|key| !key.is_empty())
-            .ok_or(ProviderError::MissingEnv {
-                provider: PROVIDER,
-                var: KEY_VAR,
-            })?;
-        let mut config = Self::new(key);
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        let mut config = match (var(KEY_VAR), var(TOKEN_VAR)) {
+            (Some(key), _) => Self::new(key),
+            (None, Some(token)) => Self::bearer(token),
+            (None, None) => {
+                return Err(ProviderError::MissingEnv {
+                    provider: PROVIDER,
+                    var: KEY_VAR,
+                });
+            }
+        };
         if let Some(url) = std::env::var(BASE_URL_VAR)
             .ok()
             .filter(|url| !url.is_empty())
@@ -103,6 +126,10 @@ impl fmt::Debug for AnthropicConfig {
         f.debug_struct("AnthropicConfig")
             .field("base_url", &self.base_url)
             .field("api_key", &"<redacted>")
+            .field(
+                "auth_token",
+                &self.auth_token.as_ref().map(|_| "<redacted>"),
+            )
             .field("anthropic_version", &self.anthropic_version)
             .field("http", &self.http)
             .finish()
@@ -160,7 +187,12 @@ impl AnthropicProvider {
     /// (its TLS backend failed to initialise).
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
         let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
-        let endpoint = Endpoint::new(PROVIDER, KEY_VAR, url, Some(&config.api_key))?;
+        // The secret an error body may echo, and where it came from.
+        let (hint, secret) = match &config.auth_token {
+            Some(token) if config.api_key.is_empty() => (TOKEN_VAR, token.as_str()),
+            _ => (KEY_VAR, config.api_key.as_str()),
+        };
+        let endpoint = Endpoint::new(PROVIDER, hint, url, Some(secret))?;
         Ok(Self { config, endpoint })
     }
 }
@@ -172,15 +204,27 @@ impl ModelProvider for AnthropicProvider {
 
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let key = self.config.api_key.clone();
+        let bearer = self
+            .config
+            .auth_token
+            .as_ref()
+            .map(|t| format!("Bearer {t}"));
         let version = self.config.anthropic_version.clone();
         let stream = self.endpoint.stream::<decode::MessageDecoder, _>(
             &request,
             wire::body(&request),
             &self.config.http,
             move |builder| {
-                builder
-                    .header("x-api-key", &key)
-                    .header("anthropic-version", &version)
+                let builder = match &bearer {
+                    Some(bearer) => builder.header("authorization", bearer),
+                    None => builder,
+                };
+                let builder = if key.is_empty() {
+                    builder
+                } else {
+                    builder.header("x-api-key", &key)
+                };
+                builder.header("anthropic-version", &version)
             },
         );
         match (&request.output, request.tool_choice) {

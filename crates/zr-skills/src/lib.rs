@@ -1,4 +1,6 @@
-//! Skill registry (`SKILL.md` folders) and agent-type registry (`agents/*.md`).
+//! Skill registry (`SKILL.md` folders), agent-type registry (`agents/*.md`)
+//! and the project's instruction files (`CLAUDE.md`, `AGENTS.md`,
+//! `CLAUDE.local.md` with their `@path` imports: [`InstructionRegistry`]).
 //!
 //! Both registries read Markdown files with YAML front matter from a list
 //! of roots, keep a cache per file, and hand out immutable views
@@ -162,7 +164,9 @@
 //! `Skill` tool (`grant`/`revoke` per agent; `tool/confine.rs` re-checks
 //! the root when a body is read); `diagnostic.rs`: one per broken file;
 //! `scaffold.rs`: the first-use files of `.zr/agents`; `render.rs`: text
-//! forms for `zr skills`, `zr agents` and snapshots.
+//! forms for `zr skills`, `zr agents` and snapshots; `instructions.rs`
+//! (+ `instructions/imports.rs`, the `@path` parser): the instruction
+//! files, their order, imports and hot reload.
 //!
 //! The registries never read `$HOME` or the current directory themselves
 //! (roots are passed in; [`home_dir`] is for hosts), and nothing outside a
@@ -174,6 +178,7 @@ mod builtin;
 mod cache;
 mod diagnostic;
 mod error;
+mod instructions;
 mod render;
 mod roots;
 mod scaffold;
@@ -187,6 +192,10 @@ pub use agents::{AgentRegistry, AgentSource, AgentTypeEntry, AgentTypesView};
 pub use builtin::builtin_agent_types;
 pub use diagnostic::{Diagnostic, Severity};
 pub use error::{BodyError, Problem};
+pub use instructions::{
+    InstructionFile, InstructionKind, InstructionRegistry, InstructionsView, MAX_IMPORT_DEPTH,
+    SkipReason, Skipped,
+};
 pub use render::Relative;
 pub use roots::{Root, Roots, Scope, home_dir};
 pub use scaffold::{AGENTS_README, AGENTS_TEMPLATE};

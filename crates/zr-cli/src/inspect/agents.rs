@@ -91,7 +91,7 @@ fn model_column(d: &AgentDefinition, aliases: &ModelAliases) -> String {
 /// environment names (the table's defaults if `[model.aliases]` is broken:
 /// `zr run` reports that).
 fn aliases(project: &Project) -> ModelAliases {
-    let kind = crate::model_aliases::assumed_kind(project, &|v| std::env::var(v).ok());
+    let kind = crate::model_aliases::assumed_kind(project, &|v| project.var(v));
     let family = crate::model_aliases::family(kind);
     crate::model_aliases::table(project, family)
         .unwrap_or_else(|_| ModelAliases::for_family(family))
@@ -259,6 +259,7 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
             for extra in &entry.extras {
                 out.push_str(&format!("  other {}: {}\n", extra.key, extra.value));
             }
+            out.push_str(&crate::instructions::line(project));
             out
         }
         Format::Json => {
@@ -278,6 +279,7 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
                 "color": entry.color,
                 "memory": entry.memory,
                 "extras": extras,
+                "instructions": crate::instructions::json(project),
                 "diagnostics": own.iter().map(|d| diagnostic_json(d, project)).collect::<Vec<_>>(),
             }))
         }

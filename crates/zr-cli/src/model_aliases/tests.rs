@@ -77,3 +77,41 @@ fn the_assumed_provider_is_zr_tomls_then_the_environments() {
         Some(ProviderKind::Anthropic)
     );
 }
+
+#[test]
+fn small_is_haiku_on_anthropic_a_mini_model_on_openais_own_api_and_none_elsewhere() {
+    let (_dir, project) = load(&[]);
+    let anthropic = table(&project, ModelFamily::Anthropic).unwrap();
+    assert_eq!(anthropic.get("small"), Some("claude-haiku-4-5"));
+    let openai = table(&project, ModelFamily::OpenAiCompatible).unwrap();
+    assert_eq!(openai.get("small"), Some("gpt-4.1-mini"));
+    // A server of its own has no model zr could name.
+    let (_dir, project) = load(&[(
+        "zr.toml",
+        "[model]\nbase_url = \"http://127.0.0.1:8080/v1\"\n",
+    )]);
+    let local = table(&project, ModelFamily::OpenAiCompatible).unwrap();
+    assert_eq!(local.get("small"), None);
+}
+
+#[test]
+fn claude_codes_variables_map_the_aliases_and_zr_toml_wins() {
+    // Through the settings files' env, as a gateway's users write them.
+    let settings = r#"{"env": {"ANTHROPIC_DEFAULT_HAIKU_MODEL": "glm-air", "ANTHROPIC_DEFAULT_OPUS_MODEL": "glm-big"}}"#;
+    let (_dir, project) = load(&[(".claude/settings.json", settings)]);
+    let aliases = table(&project, ModelFamily::Anthropic).unwrap();
+    assert_eq!(aliases.get("haiku"), Some("glm-air"));
+    assert_eq!(aliases.get("small"), Some("glm-air"));
+    assert_eq!(aliases.get("opus"), Some("glm-big"));
+    assert_eq!(aliases.get("sonnet"), Some("claude-sonnet-4-5"));
+    let (_dir, project) = load(&[
+        (".claude/settings.json", settings),
+        ("zr.toml", "[model.aliases]\nsmall = \"mine\"\n"),
+    ]);
+    let aliases = table(&project, ModelFamily::Anthropic).unwrap();
+    assert_eq!(aliases.get("small"), Some("mine"));
+    assert_eq!(aliases.get("haiku"), Some("glm-air"));
+    // The variables are Anthropic's: an OpenAI server ignores them.
+    let openai = table(&project, ModelFamily::OpenAiCompatible).unwrap();
+    assert_eq!(openai.get("haiku"), None);
+}

@@ -128,6 +128,47 @@ fn accept_edits_cannot_rewrite_zr_toml_mcp_json_or_an_agent_file() {
 }
 
 #[test]
+fn accept_edits_cannot_rewrite_claude_codes_settings_files() {
+    // A model that writes .claude/settings*.json could allow itself any
+    // command, add a hook or set `defaultMode: bypassPermissions`: the
+    // files are protected like zr.toml (`.claude/` beneath every root).
+    const SETTINGS: &str = "{\"permissions\": {\"deny\": [\"Bash\"]}}";
+    const GRANT: &str =
+        "{\"permissions\": {\"allow\": [\"Bash\"], \"defaultMode\": \"bypassPermissions\"}}";
+    let project = TempProject::new();
+    project
+        .write("zr.toml", ZR_TOML)
+        .write(".claude/settings.json", SETTINGS);
+    let err = run(
+        &project,
+        &script(
+            json!([
+                call(
+                    "Write",
+                    json!({"file_path": ".claude/settings.json", "content": GRANT})
+                ),
+                call(
+                    "Write",
+                    json!({"file_path": ".claude/settings.local.json", "content": GRANT})
+                ),
+                call(
+                    "Edit",
+                    json!({"file_path": ".claude/settings.json", "old_string": "deny", "new_string": "allow"})
+                ),
+            ]),
+            json!({}),
+        ),
+    );
+    let p = project.path();
+    assert_eq!(
+        std::fs::read_to_string(p.join(".claude/settings.json")).unwrap(),
+        SETTINGS
+    );
+    assert!(!p.join(".claude/settings.local.json").exists());
+    assert!(err.matches("a protected file").count() >= 3, "{err}");
+}
+
+#[test]
 fn accept_edits_cannot_write_outside_the_project() {
     let project = TempProject::new();
     let outside = outside();

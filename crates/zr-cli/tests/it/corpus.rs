@@ -193,10 +193,13 @@ fn the_readme_prints_the_model_alias_table_row_for_row() {
     let mut expected: Vec<String> = zr_caps::MODEL_ALIASES
         .iter()
         .map(|a| {
-            format!(
-                "| `{}` | `{}` | none: the session's model, with a warning |",
-                a.alias, a.anthropic
-            )
+            // `small` has a default on OpenAI's own API (zr-cli's).
+            let openai = if a.alias == "small" {
+                "`gpt-4.1-mini` on OpenAI's own API; else the session's model, with a warning"
+            } else {
+                "none: the session's model, with a warning"
+            };
+            format!("| `{}` | `{}` | {openai} |", a.alias, a.anthropic)
         })
         .collect();
     expected.push("| `inherit` | the parent's model | the parent's model |".to_owned());

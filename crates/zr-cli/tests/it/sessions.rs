@@ -171,8 +171,9 @@ fn sessions_lists_runs_newest_first_with_status_turns_tokens_and_cost() {
     insta::assert_snapshot!(redact(&stdout(&out), &ids));
 
     // Root: 2.2M input at $3, 110k output at $15, 2M cache reads at $0.30
-    // and 400k cache writes at $3.75 = $10.35; explore: 500k input and
-    // 50k output = $2.25. Interrupted: no finished run, no tokens.
+    // and 400k cache writes at $3.75 = $10.35; explore, on the small
+    // model (haiku: $1 and $5): 500k input and 50k output = $0.75.
+    // Interrupted: no finished run, no tokens.
     let json = project.zr(&["sessions", "--format", "json"]);
     assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
     let rows: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
@@ -197,9 +198,12 @@ fn sessions_lists_runs_newest_first_with_status_turns_tokens_and_cost() {
             "cache_read_input_tokens": 2_000_000, "cache_creation_input_tokens": 400_000})
     );
     assert_eq!(row["tokens"], 5_260_000);
-    assert_eq!(row["models"], serde_json::json!(["claude-sonnet-4-5"]));
+    assert_eq!(
+        row["models"],
+        serde_json::json!(["claude-haiku-4-5", "claude-sonnet-4-5"])
+    );
     let cost = row["cost_usd"].as_f64().unwrap();
-    assert!((cost - 12.60).abs() < 1e-9, "{cost}");
+    assert!((cost - 11.10).abs() < 1e-9, "{cost}");
     assert_eq!(row["prompt"], "find the thing\nand more");
 }
 

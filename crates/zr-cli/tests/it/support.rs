@@ -26,7 +26,7 @@ pub(crate) fn empty_home() -> PathBuf {
     dir
 }
 
-/// The `zr` binary with a clean environment: no provider variables, no
+/// The `zr` binary with a clean environment: no provider or model variables, no
 /// `ZR_LOG`, `$HOME` an empty folder, no colour.
 pub(crate) fn zr() -> assert_cmd::Command {
     assert_cmd::Command::from_std(zr_process())
@@ -119,7 +119,13 @@ pub(crate) fn zr_process() -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_zr"));
     for var in [
         "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
         "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_SMALL_FAST_MODEL",
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+        "ANTHROPIC_DEFAULT_SONNET_MODEL",
+        "ANTHROPIC_DEFAULT_OPUS_MODEL",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "ZR_LOG",

@@ -10,7 +10,7 @@ use zr_types::{AgentId, ToolDefinition};
 
 use crate::agent::Agent;
 use crate::error::EngineError;
-use crate::pools::system_prompt;
+use crate::pools::{root_system_prompt, system_prompt};
 
 /// The fixed part of one agent's model requests
 /// ([`Agent::preview_request_costs`]).
@@ -56,11 +56,15 @@ impl Agent {
         let session = self.session();
         let provider = wire.unwrap_or(&**session.runtime.provider());
         let model: Arc<str> = Arc::from(session.runtime.settings().model.as_str());
-        let root: Arc<str> = Arc::from(session.config.system_prompt.as_str());
+        let instructions = session.catalog.current().instructions.clone();
+        let root = root_system_prompt(&session.config.system_prompt, instructions.as_deref());
         let max_tokens = session.runtime.max_tokens();
         let mut out = Vec::new();
         self.each_agent(|agent, _, definition, tools| {
-            let system = definition.map_or_else(|| Arc::clone(&root), system_prompt);
+            let system = definition.map_or_else(
+                || Arc::clone(&root),
+                |d| system_prompt(d, instructions.as_deref()),
+            );
             let request = |system: Arc<str>, tools: Vec<Arc<ToolDefinition>>| ModelRequest {
                 model: Arc::clone(&model),
                 system,

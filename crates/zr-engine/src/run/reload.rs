@@ -1,6 +1,7 @@
 //! Hot reload before a root request: the host's [`AgentTypesSource`]
-//! asked whether the agent types or skills changed, the session's catalog
-//! replaced and the root's pool resolved again.
+//! asked whether the agent types, skills or instructions changed, the
+//! session's catalog replaced, the root's pool resolved again and its
+//! system prompt rebuilt with the new instructions.
 //!
 //! [`AgentTypesSource`]: crate::AgentTypesSource
 
@@ -10,7 +11,7 @@ use zr_types::AgentId;
 
 use crate::agent_run::AgentRun;
 use crate::catalog::Catalog;
-use crate::pools::root_tools;
+use crate::pools::{root_system_prompt, root_tools};
 use crate::session::QueryCtx;
 
 /// Before a root request: asks the host's source; when the types or skills
@@ -45,6 +46,13 @@ pub(super) fn refresh_root(ctx: &QueryCtx, run: &mut AgentRun) {
                 skills = catalog.skills.len(),
                 "agent types or skills changed; the root's next request uses them"
             );
+            if catalog.instructions != session.catalog.current().instructions {
+                tracing::info!(
+                    "the project's instructions changed; the root's next request and new subagents use them"
+                );
+                run.meta.system =
+                    root_system_prompt(&config.system_prompt, catalog.instructions.as_deref());
+            }
             session.catalog.replace(catalog);
             if let Some(observer) = session.runtime.observer() {
                 observer.agent_started(&session.id, &AgentId::root(), tools.pool());

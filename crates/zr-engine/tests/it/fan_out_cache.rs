@@ -155,3 +155,38 @@ async fn ten_forks_send_their_parents_prefix_up_to_the_shared_historys_breakpoin
     let parent_bytes = &requests[0].body[..requests[0].body.len() - 2];
     assert!(shared.starts_with(parent_bytes));
 }
+
+/// The project's instructions end every system prompt: siblings of one
+/// type still share their whole prefix up to the tools' breakpoint, and
+/// forks still send their parent's bytes.
+#[tokio::test]
+async fn instructions_keep_siblings_and_forks_on_one_cached_prefix() {
+    const INSTRUCTIONS: &str = "# Instructions\n\nContents of CLAUDE.md (project instructions, checked in):\n\nRun the tests.";
+    let mut config = AgentConfig::new("You are the root.")
+        .with_sub_agent(sub_agent("checker", zr_caps::AgentType::GeneralPurpose));
+    config.subagent.max_concurrent = 10;
+    config.instructions = Some(Arc::from(INSTRUCTIONS));
+    let requests = fan_out(tasks(4, Some("checker")), config.clone()).await;
+    assert_eq!(
+        requests[0].json()["system"][0]["text"],
+        format!("You are the root.\n\n{INSTRUCTIONS}")
+    );
+    let siblings: Vec<&[u8]> = requests[1..=4].iter().map(|r| r.body.as_slice()).collect();
+    for sibling in &requests[1..=4] {
+        assert_eq!(
+            sibling.json()["system"][0]["text"],
+            format!("You are the checker agent.\n\n{INSTRUCTIONS}")
+        );
+    }
+    let shared = common_prefix(&siblings);
+    assert_eq!(marks(shared), 2, "system and the last tool are shared");
+
+    let requests = fan_out(tasks(4, None), config).await;
+    let parent_bytes = &requests[0].body[..requests[0].body.len() - 2];
+    for fork in &requests[1..=4] {
+        assert!(
+            fork.body.starts_with(parent_bytes),
+            "a fork sends its parent's bytes"
+        );
+    }
+}

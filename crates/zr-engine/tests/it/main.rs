@@ -20,6 +20,7 @@ mod fork_cache;
 mod history;
 mod hooks;
 mod openai_fan_out;
+mod instructions;
 mod orphans;
 mod permissions;
 mod preview;

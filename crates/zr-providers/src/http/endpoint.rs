@@ -61,7 +61,8 @@ impl fmt::Debug for HttpSettings {
 }
 
 /// Where one provider sends its requests, and the client it sends them with.
-#[derive(Debug, Clone)]
+/// `Debug` never prints the secret.
+#[derive(Clone)]
 pub(crate) struct Endpoint {
     /// `anthropic` or `openai`, in errors and spans.
     provider: &'static str,
@@ -73,6 +74,17 @@ pub(crate) struct Endpoint {
     /// has it replaced before it leaves the provider.
     secret: Option<Arc<str>>,
     client: reqwest::Client,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("provider", &self.provider)
+            .field("key_hint", &self.key_hint)
+            .field("url", &self.url)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Endpoint {

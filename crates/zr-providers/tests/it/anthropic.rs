@@ -61,6 +61,40 @@ async fn text_streams_as_deltas_then_completes_with_usage() {
 }
 
 #[tokio::test]
+async fn a_bearer_token_is_sent_as_authorization_without_a_key() {
+    // A gateway's token (Claude Code's ANTHROPIC_AUTH_TOKEN): no x-api-key.
+    let server = Replay::start(vec![Reply::fixture("anthropic/text.sse")]).await;
+    let mut config = AnthropicConfig::bearer("gw-token")
+        .with_base_url(server.url())
+        .with_retry(fast_retry(1));
+    config.http.idle_timeout = Duration::from_secs(5);
+    let provider = AnthropicProvider::new(config).expect("client");
+    let (_, outcome) = collect(provider.stream(simple_request("hi"))).await;
+    outcome.expect("completed");
+    let request = &server.requests()[0];
+    assert_eq!(request.header("authorization"), Some("Bearer gw-token"));
+    assert_eq!(request.header("x-api-key"), None);
+    assert!(!format!("{provider:?}").contains("gw-token"));
+}
+
+#[tokio::test]
+async fn a_rejected_token_names_its_variable_and_is_redacted() {
+    let server = Replay::start(vec![Reply::json(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"bad token gw-token"}}"#,
+    )])
+    .await;
+    let config = AnthropicConfig::bearer("gw-token")
+        .with_base_url(server.url())
+        .with_retry(fast_retry(1));
+    let provider = AnthropicProvider::new(config).expect("client");
+    let (_, outcome) = collect(provider.stream(simple_request("hi"))).await;
+    let text = zr_types::error_chain(&outcome.expect_err("401 fails"));
+    assert!(text.contains("ANTHROPIC_AUTH_TOKEN"), "{text}");
+    assert!(!text.contains("gw-token"), "{text}");
+}
+
+#[tokio::test]
 async fn two_tool_calls_are_assembled_from_json_pieces() {
     let server = Replay::start(vec![Reply::fixture("anthropic/tools.sse")]).await;
     let (events, outcome) = collect(provider(&server, 3).stream(simple_request("read"))).await;
