@@ -243,7 +243,7 @@ pub(crate) async fn run_call(
     let config = ctx.session.config.subagent;
     let effects = ctx.session.runtime.effects();
     let budget = CallBudget {
-        slots: Semaphore::new(config.max_concurrent),
+        slots: parent.delegation_slots(config.max_concurrent),
         deadline: Deadline::after(&**effects, &parent.meta.id, config.timeout),
         start: Instant::now(),
         timeout: config.timeout,
@@ -268,10 +268,11 @@ fn for_model(result: &TaskResult) -> Value {
     value
 }
 
-/// What the tasks of one call share: `max_concurrent` slots and one time
-/// budget, queueing included.
-struct CallBudget {
-    slots: Semaphore,
+/// What the tasks of one call share: one time budget, queueing included;
+/// and what they share with the other calls of their parent's turn: its
+/// `max_concurrent` slots.
+struct CallBudget<'a> {
+    slots: &'a Semaphore,
     /// When the budget ends: one timer for the call.
     deadline: Deadline,
     /// When the call started (task durations count from here).
@@ -284,7 +285,7 @@ async fn run_task(
     ctx: &QueryCtx,
     parent: &AgentRun,
     call: &ToolCall,
-    budget: &CallBudget,
+    budget: &CallBudget<'_>,
     index: usize,
     task: TaskInput,
 ) -> TaskResult {
@@ -351,7 +352,7 @@ async fn run_task(
         }
     };
     let limits = Limits {
-        slots: Some(&budget.slots),
+        slots: Some(budget.slots),
         deadline: Some(budget.deadline.clone()),
         timed_out: &timed_out,
     };

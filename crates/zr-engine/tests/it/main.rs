@@ -37,5 +37,6 @@ mod structured;
 mod support;
 mod timeouts;
 mod tracer;
+mod turn_calls;
 mod type_listing;
 mod worktree;
