@@ -245,6 +245,10 @@ pub(crate) struct SubagentsConfig {
     /// then types are left out and counted (still reachable by name).
     #[serde(deserialize_with = "within::<_, _, 0, 1_000_000>")]
     pub(crate) listing_chars: Option<usize>,
+    /// Levels of subagents (1 to 16; 1: only the root delegates): agents
+    /// below this depth keep Task and MultiTask, those at it lose them.
+    #[serde(deserialize_with = "within::<_, _, 1, 16>")]
+    pub(crate) max_depth: Option<u32>,
 }
 
 /// `[tools]`.

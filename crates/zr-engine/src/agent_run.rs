@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use zr_caps::{AgentDefinition, Budget};
 use tokio::sync::Semaphore;
+use zr_caps::{AgentDefinition, Budget};
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
 use crate::catalog::RootReload;

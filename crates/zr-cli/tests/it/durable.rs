@@ -297,7 +297,8 @@ fn gp_task(d: &str, prompt: &str) -> Value {
 
 #[test]
 fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
-    let tasks = json!({"tasks": [gp_task("a", "task A"), gp_task("b", "task B"), gp_task("c", "task C")]});
+    let tasks =
+        json!({"tasks": [gp_task("a", "task A"), gp_task("b", "task B"), gp_task("c", "task C")]});
     interrupted_after_task_a(
         &json!([{"name": "MultiTask", "input": tasks}]),
         ["a", "b", "c"],
@@ -308,11 +309,14 @@ fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
 fn ctrl_c_in_a_turn_of_two_tasks_and_a_multitask_resume_runs_only_the_unfinished() {
     // The three calls of one turn run side by side; task B's Task call
     // comes first, so A's result is not the first result of the turn.
-    interrupted_after_task_a(&json!([
-        {"name": "Task", "input": gp_task("b", "task B")},
-        {"name": "MultiTask", "input": {"tasks": [gp_task("a", "task A")]}},
-        {"name": "Task", "input": gp_task("c", "task C")}
-    ]), ["b", "a", "c"]);
+    interrupted_after_task_a(
+        &json!([
+            {"name": "Task", "input": gp_task("b", "task B")},
+            {"name": "MultiTask", "input": {"tasks": [gp_task("a", "task A")]}},
+            {"name": "Task", "input": gp_task("c", "task C")}
+        ]),
+        ["b", "a", "c"],
+    );
 }
 
 /// The crash matrix's session: the root starts a background agent, then,

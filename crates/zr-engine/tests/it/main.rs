@@ -18,6 +18,7 @@ mod fan_out_cache;
 mod fork_cache;
 mod history;
 mod hooks;
+mod nested;
 mod orphans;
 mod permissions;
 mod preview;

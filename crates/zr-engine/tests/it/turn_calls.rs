@@ -160,7 +160,11 @@ async fn a_multitask_beside_a_task_shares_the_slot_limit() {
         .query("three jobs", QueryOverrides::default()))
     .await;
     assert_eq!(result.unwrap().output, "all done");
-    assert!(start.elapsed() < Duration::from_millis(750), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(750),
+        "{:?}",
+        start.elapsed()
+    );
     // Results in call order: the MultiTask's, then the Task's.
     let results = root_results(&h);
     assert_eq!(results.len(), 2);
@@ -193,7 +197,11 @@ async fn each_call_of_a_turn_keeps_its_own_time_budget() {
     let start = Instant::now();
     let (_, result) = run(h.agent(config).query("two jobs", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "reported");
-    assert!(start.elapsed() < Duration::from_millis(1900), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(1900),
+        "{:?}",
+        start.elapsed()
+    );
     let results = root_results(&h);
     let statuses: Vec<&str> = results
         .iter()
