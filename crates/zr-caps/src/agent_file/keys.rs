@@ -17,7 +17,6 @@ type Fail = (usize, AgentFileProblem);
 
 /// The keys zr reads, as written in files.
 const KNOWN_KEYS: [&str; 20] = [
-    "maxDepth",
     "name",
     "description",
     "tools",
@@ -25,6 +24,7 @@ const KNOWN_KEYS: [&str; 20] = [
     "model",
     "permissionMode",
     "maxTurns",
+    "maxDepth",
     "tokenBudget",
     "toolCallBudget",
     "skills",
