@@ -10,6 +10,7 @@ mod capture;
 mod compaction;
 mod cost;
 mod cron;
+mod cut_off;
 mod delegation;
 mod effects;
 mod engine;
