@@ -37,22 +37,36 @@ fn at_max_depth_2_the_grandchild_runs_and_shows_in_the_tree_sessions_and_the_pag
         .find(|n| !n.starts_with('.'))
         .unwrap();
     assert!(
-        folder.join(&session).join(format!("{GRANDCHILD}.jsonl")).is_file(),
+        folder
+            .join(&session)
+            .join(format!("{GRANDCHILD}.jsonl"))
+            .is_file(),
         "the grandchild has its transcript"
     );
     let show = project.zr(&["sessions", "show", &session]);
     assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
     let text = stdout(&show);
-    assert!(text.contains("0002-general-purpose"), "{text}");
-    // The grandchild is listed below its parent.
-    let lead = text.find("root.0001-general-purpose").unwrap();
-    let worker = text.find("0002-general-purpose").unwrap();
-    assert!(lead < worker, "{text}");
+    // The grandchild is drawn below its parent, one level further in.
+    assert!(text.contains("\n└─ root.0001-general-purpose "), "{text}");
+    assert!(text.contains(&format!("\n   └─ {GRANDCHILD} ")), "{text}");
+    assert!(
+        text.contains(&format!("{GRANDCHILD}: worker done")),
+        "{text}"
+    );
     let page = project.path().join("run.html");
-    let html = project.zr(&["sessions", "show", &session, "--html", page.to_str().unwrap()]);
+    let html = project.zr(&[
+        "sessions",
+        "show",
+        &session,
+        "--html",
+        page.to_str().unwrap(),
+    ]);
     assert_eq!(html.status.code(), Some(0), "{}", stderr(&html));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains(GRANDCHILD), "the page has a row for the grandchild");
+    assert!(
+        html.contains(GRANDCHILD),
+        "the page has a row for the grandchild"
+    );
 }
 
 #[test]
