@@ -229,7 +229,8 @@ pub(crate) struct RootConfig {
 pub(crate) struct SubagentsConfig {
     /// Whether the root may delegate at all.
     pub(crate) enabled: Option<bool>,
-    /// Subagents of one call running at once (1 to 1,024).
+    /// Subagents of one agent running at once, over the Task and MultiTask
+    /// calls of its turn (1 to 1,024).
     #[serde(deserialize_with = "within::<_, _, 1, 1_024>")]
     pub(crate) max_concurrent: Option<usize>,
     /// Seconds one Task/MultiTask call may take, queueing included (1 to
