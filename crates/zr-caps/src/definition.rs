@@ -204,6 +204,12 @@ pub struct AgentDefinition {
     /// tool through `capabilities.disallowed_tools`.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub denied_rules: Vec<PermissionRule>,
+    /// How many levels of subagents may be below an agent of this type
+    /// (agent-file key `maxDepth`; 0: it cannot delegate). It only lowers
+    /// the session's `[subagents] max_depth`, never raises it. `None`: the
+    /// session's limit alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
 }
 
 /// Why an agent's own rules refuse a call (see
@@ -292,7 +298,40 @@ impl AgentDefinition {
             budget: Budget::default(),
             tool_rules: Vec::new(),
             denied_rules: Vec::new(),
+            max_depth: None,
         }
+    }
+
+    /// The subagent types an agent of this type may start, when its
+    /// `tools` restricts them (`Agent(worker, researcher)` or
+    /// `Task(worker)`, Claude Code's syntax; several entries add up);
+    /// `None`: any type its session has.
+    ///
+    /// ```
+    /// use zr_caps::AgentDefinition;
+    /// let mut d = AgentDefinition::new("lead".parse().unwrap(), "d", "p");
+    /// assert_eq!(d.spawn_types(), None);
+    /// d.tool_rules.push("Task(worker, researcher)".parse().unwrap());
+    /// assert_eq!(d.spawn_types(), Some(vec!["worker", "researcher"]));
+    /// ```
+    #[must_use]
+    pub fn spawn_types(&self) -> Option<Vec<&str>> {
+        let mut types: Option<Vec<&str>> = None;
+        for rule in &self.tool_rules {
+            let task = rule.tool().as_str();
+            if task != "Task" && task != "MultiTask" {
+                continue;
+            }
+            if let Some(crate::rules::Specifier::Argument(names)) = rule.specifier() {
+                let list = types.get_or_insert_with(Vec::new);
+                for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    if !list.contains(&name) {
+                        list.push(name);
+                    }
+                }
+            }
+        }
+        types
     }
 
     /// Sets the agent type.

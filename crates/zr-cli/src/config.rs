@@ -229,7 +229,8 @@ pub(crate) struct RootConfig {
 pub(crate) struct SubagentsConfig {
     /// Whether the root may delegate at all.
     pub(crate) enabled: Option<bool>,
-    /// Subagents of one call running at once (1 to 1,024).
+    /// Subagents of one agent running at once, over the Task and MultiTask
+    /// calls of its turn (1 to 1,024).
     #[serde(deserialize_with = "within::<_, _, 1, 1_024>")]
     pub(crate) max_concurrent: Option<usize>,
     /// Seconds one Task/MultiTask call may take, queueing included (1 to
@@ -245,6 +246,10 @@ pub(crate) struct SubagentsConfig {
     /// then types are left out and counted (still reachable by name).
     #[serde(deserialize_with = "within::<_, _, 0, 1_000_000>")]
     pub(crate) listing_chars: Option<usize>,
+    /// Levels of subagents (1 to 16; 1: only the root delegates): agents
+    /// below this depth keep Task and MultiTask, those at it lose them.
+    #[serde(deserialize_with = "within::<_, _, 1, 16>")]
+    pub(crate) max_depth: Option<u32>,
 }
 
 /// `[tools]`.

@@ -301,6 +301,9 @@ fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
     if let Some(chars) = s.listing_chars {
         config.type_listing_chars = chars;
     }
+    if let Some(levels) = s.max_depth {
+        config.policy.max_depth = levels;
+    }
 }
 
 fn apply_compaction(config: &mut AgentConfig, file: &ZrConfig) {

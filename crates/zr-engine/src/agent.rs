@@ -524,7 +524,7 @@ async fn run_root(
         observer.agent_started(&session.id, &root, tools.pool());
     }
     for id in session.take_found_background() {
-        background::revive(ctx, &id, &tools);
+        background::revive(ctx, &id, &tools, Arc::new(Subagents));
     }
     let resumption = match (resumed, prompt) {
         (Some(started), prompt) => Some(Resumption { started, prompt }),
@@ -641,6 +641,7 @@ pub(crate) fn root_meta(
         output,
         effort: config.effort.map(effort),
         task: None,
+        depth: zr_resolve::Depth::root(config.policy.max_depth),
     }
 }
 

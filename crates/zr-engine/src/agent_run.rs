@@ -3,8 +3,9 @@
 //! the subagent code without the tool-call path importing it.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget};
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
@@ -82,6 +83,10 @@ pub(crate) struct AgentRun {
     pub(crate) reload: Option<RootReload>,
     /// Set when the run continues a transcript (see [`Resumption`]).
     pub(crate) resumed: Option<Resumption>,
+    /// The `max_concurrent` slots its foreground subagents run in, made
+    /// at its first delegation: the Task and MultiTask calls of one turn
+    /// run side by side and share them ([`AgentRun::delegation_slots`]).
+    slots: OnceLock<Semaphore>,
 }
 
 /// How a run rebuilt from its transcript goes on, before its first
@@ -114,7 +119,16 @@ impl AgentRun {
             delegate: Arc::new(NoDelegation),
             reload: None,
             resumed: None,
+            slots: OnceLock::new(),
         }
+    }
+
+    /// The slots its foreground subagents share, `max_concurrent` of them
+    /// (made at the first call): every Task and MultiTask call of a turn
+    /// queues for these, so calls that start together never run more than
+    /// `max_concurrent` subagents at once.
+    pub(crate) fn delegation_slots(&self, max_concurrent: usize) -> &Semaphore {
+        self.slots.get_or_init(|| Semaphore::new(max_concurrent))
     }
 
     /// The history, to change: copied first only if a request still holds

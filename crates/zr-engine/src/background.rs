@@ -106,13 +106,20 @@ pub(crate) fn launch(ctx: &QueryCtx, mut subagent: Subagent) -> TaskResult {
 /// as it was, through the same lifecycle, and its parent hears of its end
 /// as of any background agent's. `parent` holds its parent's tools. A
 /// transcript that cannot be revived is a warning, and the agent is
-/// reported to its parent as failed.
-pub(crate) fn revive(ctx: &QueryCtx, id: &AgentId, parent: &AgentTools) {
+/// reported to its parent as failed. `delegate` carries out its Task and
+/// MultiTask calls if its depth lets it delegate.
+pub(crate) fn revive(
+    ctx: &QueryCtx,
+    id: &AgentId,
+    parent: &AgentTools,
+    delegate: Arc<dyn crate::agent_run::Delegate>,
+) {
     let session = &ctx.session;
     let how = Revive {
         parent,
         prompt: None,
         background: true,
+        delegate: Some(delegate),
     };
     let revived =
         revive::load(session, id).and_then(|loaded| revive::rebuild(session, id, &loaded, how));

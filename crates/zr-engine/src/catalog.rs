@@ -114,6 +114,8 @@ pub(crate) struct Catalog {
 pub(crate) struct Typed {
     pub(crate) name: AgentName,
     pub(crate) role: Role,
+    /// Where it stands in the delegation tree (R4 reads it).
+    pub(crate) depth: zr_resolve::Depth,
     pub(crate) parent: Arc<ResolvedPool>,
 }
 
@@ -121,6 +123,7 @@ impl PartialEq for Typed {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && self.role == other.role
+            && self.depth == other.depth
             && Arc::ptr_eq(&self.parent, &other.parent)
     }
 }

@@ -25,8 +25,9 @@ use zr_providers::{ModelProvider, ModelRequest, ModelStream};
 ///
 /// The engine calls these in its own, deterministic order for one agent:
 /// one model request at a time, then the calls of that turn (each run of
-/// consecutive read-only calls side by side, every other call alone, in
-/// call order), then the next request. Agents of one MultiTask call run
+/// consecutive read-only, Task and MultiTask calls side by side, every
+/// other call alone, in call order), then the next request. Agents of one
+/// MultiTask call, and of the Task and MultiTask calls of one turn, run
 /// side by side: their effects interleave, but each agent's own effects
 /// keep that order, so a journal keyed by agent id and position in that
 /// agent's sequence (or by the call ids that requests and results carry)

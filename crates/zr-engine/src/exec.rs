@@ -1,5 +1,6 @@
-//! Running one model turn's tool calls: read-only calls side by side,
-//! the others one at a time, results in call order, each result written
+//! Running one model turn's tool calls: read-only calls and delegations
+//! (Task, MultiTask) side by side, the others one at a time, results in
+//! call order, each result written
 //! to the transcript as it comes (and a `call_started` record before a
 //! call that is not read-only runs). A turn finished after a resume
 //! reuses the results on disk and answers a started call as interrupted.
@@ -27,7 +28,9 @@ use crate::session::QueryCtx;
 use crate::telemetry::{self, ToolStatus};
 use crate::tools::Runner;
 
-/// At most this many read-only calls of one turn run at once.
+/// At most this many read-only or delegating calls of one turn run at
+/// once (the subagents of delegations are bounded by `max_concurrent`
+/// besides).
 const MAX_PARALLEL_READS: usize = 10;
 
 /// What a transcript recorded of a turn a kill cut short; empty for a
@@ -53,9 +56,10 @@ struct CallOutcome {
     recorded: bool,
 }
 
-/// Runs `calls` for `agent`: each run of consecutive read-only calls side
-/// by side (at most [`MAX_PARALLEL_READS`] at once), every other call alone
-/// and in order. Returns one tool result per call, in call order. Tools
+/// Runs `calls` for `agent`: each run of consecutive calls that may run
+/// beside others ([`runs_beside`]: read-only ones, Task and MultiTask)
+/// side by side (at most [`MAX_PARALLEL_READS`] at once), every other call
+/// alone and in order. Returns one tool result per call, in call order. Tools
 /// loaded through FindTool are added once all calls are done.
 ///
 /// Each batch of calls is dropped as soon as it ran: the inputs of a long
@@ -72,7 +76,7 @@ pub(crate) async fn run_calls(
     let mut load = Vec::new();
     let mut rest = std::collections::VecDeque::from(calls);
     while !rest.is_empty() {
-        let reads = rest.iter().take_while(|c| is_read_only(agent, c)).count();
+        let reads = rest.iter().take_while(|c| runs_beside(agent, c)).count();
         let now: Vec<ToolCall> = rest.drain(..reads.max(1)).collect();
         let agent_ref: &AgentRun = agent;
         let mut keep = |outcome: CallOutcome| {
@@ -105,12 +109,15 @@ pub(crate) async fn run_calls(
     results
 }
 
+/// Whether `call` may run beside the other calls of its turn: a
+/// read-only tool, or a delegation (Task and MultiTask calls of one turn
+/// start together, seed 001; their subagents share the agent's
+/// `max_concurrent` slots, and each call keeps its own time budget).
 /// Unknown names count as read-only: they are refused without running.
-fn is_read_only(agent: &AgentRun, call: &ToolCall) -> bool {
-    agent
-        .tools
-        .get(&call.name)
-        .is_none_or(|c| c.definition.is_read_only())
+fn runs_beside(agent: &AgentRun, call: &ToolCall) -> bool {
+    agent.tools.get(&call.name).is_none_or(|c| {
+        c.definition.is_read_only() || matches!(c.runner, Runner::Task | Runner::MultiTask)
+    })
 }
 
 async fn run_one(

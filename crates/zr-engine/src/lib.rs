@@ -296,7 +296,8 @@
 //!    `run/compact.rs`, `run/reload.rs`).
 //! 6. Delegation: `background`, then `task` (whose `Subagents` is the
 //!    root's `Delegate`; its `run_call` is every delegation's one path;
-//!    subagents get `NoDelegation`, so depth 1 holds by construction).
+//!    a subagent gets it too while its depth is below `max_depth`, else
+//!    `NoDelegation`: the limit holds by construction as by the pool).
 //! 7. The facade: `agent`, then `host_task` (`Agent::run_task` for `zr mcp
 //!    serve`, `Agent::run_described` for a durable child invocation),
 //!    `resume`, `snapshot` (`RootSnapshot`), `preview`, `cron`; then

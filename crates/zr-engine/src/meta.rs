@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use zr_caps::{AgentDefinition, PermissionMode};
 use zr_providers::Effort;
+use zr_resolve::Depth;
 use zr_types::AgentId;
 
 use crate::structured::Structured;
@@ -54,6 +55,9 @@ pub(crate) struct AgentMeta {
     /// The task of its parent's call that it carries out (`None` for the
     /// root): a resumed call finds its tasks' transcripts by it.
     pub(crate) task: Option<TaskRef>,
+    /// Where it stands in the delegation tree: its level, and the deepest
+    /// level its subtree may reach (R4).
+    pub(crate) depth: Depth,
 }
 
 /// One task of a `Task` or `MultiTask` call: the call's `tool_use` id and
@@ -92,6 +96,7 @@ impl AgentMeta {
             output: None,
             effort: None,
             task: None,
+            depth: Depth::root(1),
         }
     }
 }

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, derive, merge_root};
-use zr_resolve::{DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, resolve};
+use zr_resolve::{Depth, DerivedKind, ResolveError, ResolveInput, ResolvedPool, Role, resolve};
 use zr_types::{AgentId, ToolName, ToolOrigin};
 
 use crate::catalog::{Catalog, JOINED, Typed};
@@ -105,13 +105,13 @@ pub(crate) fn derived_kind(agent_type: &AgentType) -> DerivedKind {
 
 /// The pool of the subagent `id` of the agent with `parent` tools: its
 /// type's capabilities (none for a fork) derived (C2) and resolved in
-/// `role` against the parent's pool; a fork also keeps what the parent
-/// loaded.
+/// `role` at `depth` against the parent's pool; a fork also keeps what
+/// the parent loaded.
 pub(crate) fn subagent_tools(
     session: &Session,
     id: &AgentId,
     definition: Option<&AgentDefinition>,
-    role: Role,
+    (role, depth): (Role, Depth),
     parent: &AgentTools,
 ) -> Result<AgentTools, EngineError> {
     let config = &session.config;
@@ -129,6 +129,7 @@ pub(crate) fn subagent_tools(
         .map(|d| Typed {
             name: d.name.clone(),
             role,
+            depth,
             parent: Arc::clone(parent.pool()),
         });
     if let Some(typed) = &typed {
@@ -155,6 +156,7 @@ pub(crate) fn subagent_tools(
         &config.policy,
     )
     .with_parent(&parent_pool)
+    .with_depth(depth)
     .with_no_service(match role {
         Role::Derived {
             background: true, ..

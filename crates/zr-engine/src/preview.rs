@@ -7,7 +7,7 @@ pub(crate) mod request_cost;
 use std::path::PathBuf;
 
 use zr_caps::{AgentDefinition, Isolation, PermissionMode};
-use zr_resolve::{AgentReport, DerivedKind, Role, ScenarioReport};
+use zr_resolve::{AgentReport, Depth, DerivedKind, Role, ScenarioReport};
 use zr_types::AgentId;
 
 use crate::agent::Agent;
@@ -53,11 +53,12 @@ impl Agent {
     /// registered with the runtime: what the first query would fail with.
     pub fn preview_pools(&self) -> Result<ScenarioReport, EngineError> {
         let mut agents = Vec::new();
-        self.each_agent(|agent, role, _, tools| {
+        self.each_agent(|agent, (role, depth), _, tools| {
             agents.push(AgentReport {
                 agent: agent.to_owned(),
                 role,
                 pool: (**tools.pool()).clone(),
+                depth,
             });
         })?;
         Ok(ScenarioReport { agents })
@@ -74,7 +75,7 @@ impl Agent {
         let session = self.session();
         let root_mode = session.config.permission_mode;
         let mut out = Vec::new();
-        self.each_agent(|agent, role, definition, tools| {
+        self.each_agent(|agent, (role, _), definition, tools| {
             let (mode, reads_only) = match role {
                 Role::Root => (root_mode, false),
                 Role::Derived { kind, .. } => (
@@ -98,12 +99,13 @@ impl Agent {
     /// `fork`; subagents against the root's pool.
     fn each_agent(
         &self,
-        mut visit: impl FnMut(&str, Role, Option<&AgentDefinition>, &AgentTools),
+        mut visit: impl FnMut(&str, (Role, Depth), Option<&AgentDefinition>, &AgentTools),
     ) -> Result<(), EngineError> {
         let session = self.session();
         let catalog = session.catalog.current();
         let root = root_tools(session, &catalog, None, &self.loaded())?;
-        visit("root", Role::Root, None, &root);
+        let top = Depth::root(session.config.policy.max_depth);
+        visit("root", (Role::Root, top), None, &root);
         let mut seq = 0;
         for (name, definition) in &catalog.sub_agents {
             seq += 1;
@@ -112,13 +114,15 @@ impl Agent {
                 background: definition.background,
             };
             let id = AgentId::root().child(seq, name.as_str());
-            let tools = subagent_tools(session, &id, Some(definition), role, &root)?;
-            visit(name.as_str(), role, Some(definition), &tools);
+            let at = (role, top.child(definition.max_depth));
+            let tools = subagent_tools(session, &id, Some(definition), at, &root)?;
+            visit(name.as_str(), at, Some(definition), &tools);
         }
         let role = Role::Fork { background: false };
         let id = AgentId::root().child(seq + 1, "fork");
-        let fork = subagent_tools(session, &id, None, role, &root)?;
-        visit("fork", role, None, &fork);
+        let at = (role, top.child(None));
+        let fork = subagent_tools(session, &id, None, at, &root)?;
+        visit("fork", at, None, &fork);
         Ok(())
     }
 }

@@ -46,8 +46,9 @@ use crate::session::{Found, QueryCtx, Session};
 use crate::sync::lock;
 use crate::transcript;
 
-/// The highest number of a direct subagent of the root with a transcript
-/// in `dir` (0 when there is none).
+/// The highest number of a subagent with a transcript in `dir` (0 when
+/// there is none): the session numbers its subagents at every depth from
+/// one counter (`root.0001-lead.0002-worker` is its second).
 fn last_child(dir: &Path) -> u32 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -58,8 +59,9 @@ fn last_child(dir: &Path) -> u32 {
             let name = entry.file_name();
             let stem = name.to_str()?.strip_suffix(".jsonl")?;
             let id: AgentId = stem.parse().ok()?;
-            let (seq, _) = id.as_str().strip_prefix("root.")?.split_once('-')?;
-            (id.depth() == 1).then(|| seq.parse::<u32>().ok())?
+            let last = id.as_str().rsplit('.').next()?;
+            let (seq, _) = last.split_once('-')?;
+            (id.depth() >= 1).then(|| seq.parse::<u32>().ok())?
         })
         .max()
         .unwrap_or(0)

@@ -27,11 +27,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zr_caps::{AgentDefinition, Budget};
-use zr_resolve::{DerivedKind, Role};
+use zr_resolve::{Depth, DerivedKind, Role};
 use zr_types::{AgentId, AgentName, SessionId, ToolDefinition, error_chain};
 
 use crate::agent_model::effort;
-use crate::agent_run::{AgentRun, Resumption};
+use crate::agent_run::{AgentRun, Delegate, Resumption};
 use crate::config::definition_hash;
 use crate::error::{EngineError, TranscriptError};
 use crate::history::called_tools;
@@ -274,6 +274,9 @@ pub(crate) struct Revive<'a> {
     pub(crate) prompt: Option<String>,
     /// In the background (as it was recorded), or in the foreground.
     pub(crate) background: bool,
+    /// How its Task and MultiTask calls run when its depth lets it
+    /// delegate (the session's subagent code; `None`: it cannot).
+    pub(crate) delegate: Option<Arc<dyn Delegate>>,
 }
 
 /// The subagent `id`, rebuilt from `loaded` (its transcript) to go on as
@@ -303,7 +306,14 @@ pub(crate) fn rebuild(
             background: how.background,
         },
     };
-    let mut tools = subagent_tools(session, id, definition.as_ref(), role, how.parent)?;
+    // Its level is its id's; its ceiling as it started (older transcripts
+    // were made when only the root delegated).
+    let level = u32::try_from(id.depth()).unwrap_or(u32::MAX);
+    let depth = Depth {
+        level,
+        ceiling: header.depth_ceiling.unwrap_or(level),
+    };
+    let mut tools = subagent_tools(session, id, definition.as_ref(), (role, depth), how.parent)?;
     tools.load(&called_tools(&loaded.history));
     if !session.transcripts.claim(id, loaded) {
         return Err(EngineError::Busy { agent: id.clone() });
@@ -344,6 +354,7 @@ pub(crate) fn rebuild(
         // the type's, as it did before.
         output: subagent_output(call_schema(id, header)?, definition.as_ref(), id)?,
         effort: definition.as_ref().and_then(|d| d.effort).map(effort),
+        depth,
     };
     let budget = definition
         .as_ref()
@@ -358,7 +369,13 @@ pub(crate) fn rebuild(
         started: loaded.started.clone(),
         prompt: how.prompt,
     };
-    let run = AgentRun::new(meta, tools, loaded.history.clone())
+    let mut run = AgentRun::new(meta, tools, loaded.history.clone());
+    if let Some(delegate) = how.delegate
+        && depth.delegates(session.config.policy.max_depth)
+    {
+        run = run.with_delegate(delegate);
+    }
+    let run = run
         .with_definition(definition.map(Arc::new))
         .with_budget(budget)
         .with_cache_prefix(cache_prefix)

@@ -244,10 +244,24 @@ impl AgentRun {
                 let output = self.written();
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);
             }
+            // A call the output limit cut short is answered, not run: the
+            // model may try again (it is always the answer's last).
+            let (calls, cut) = cut_off(calls, &response.stop_reason);
             let allowed = self.calls_within_budget(calls.len());
             let mut run_now = calls;
             let refused = run_now.split_off(allowed);
             let mut results = exec::run_calls(ctx, &mut self, run_now, &Recorded::default()).await;
+            let limit = ctx.session.runtime.max_tokens();
+            for call in &cut {
+                results.push(exec::refused(
+                    ctx,
+                    &self.meta,
+                    call,
+                    &format!(
+                        "not run: your answer reached the output limit ({limit} tokens) inside this call's input, so the call was cut off. Call it again with a shorter input; write long content in several smaller calls."
+                    ),
+                ));
+            }
             for call in &refused {
                 results.push(exec::refused(
                     ctx,
@@ -386,4 +400,19 @@ fn stream_ended() -> ProviderError {
         provider: "engine",
         message: "the model's stream ended before the message was complete".to_owned(),
     }
+}
+
+/// `calls` split into those to run and those the output limit cut short
+/// (their input is the provider's [`zr_providers::CUT_OFF_INPUT`] marker;
+/// only in an answer that stopped at the limit).
+fn cut_off(
+    calls: Vec<zr_types::ToolCall>,
+    stop_reason: &StopReason,
+) -> (Vec<zr_types::ToolCall>, Vec<zr_types::ToolCall>) {
+    if *stop_reason != StopReason::MaxTokens {
+        return (calls, Vec::new());
+    }
+    calls
+        .into_iter()
+        .partition(|call| call.input.get(zr_providers::CUT_OFF_INPUT).is_none())
 }

@@ -238,12 +238,42 @@ pub(crate) async fn run_call(
     multi: bool,
 ) -> Result<Vec<TaskResult>, String> {
     let catalog = ctx.session.catalog.current();
-    let tasks = parse(&catalog.sub_agents, call, multi)
-        .map_err(|message| format!("{message}. Nothing was started."))?;
+    // A type whose `tools` names the types it may start (`Agent(worker)`)
+    // sees only those; a fork of such an agent is refused.
+    let allowed = parent
+        .meta
+        .narrowing
+        .as_deref()
+        .and_then(AgentDefinition::spawn_types);
+    let restricted: Option<Types> = allowed.as_ref().map(|names| {
+        catalog
+            .sub_agents
+            .iter()
+            .filter(|(name, _)| names.contains(&name.as_str()))
+            .map(|(name, d)| (name.clone(), d.clone()))
+            .collect()
+    });
+    let types = restricted.as_ref().unwrap_or(&catalog.sub_agents);
+    let tasks =
+        parse(types, call, multi).map_err(|message| format!("{message}. Nothing was started."))?;
+    if let Some(names) = &allowed
+        && let Some(at) = tasks.iter().position(|t| t.subagent_type.is_none())
+    {
+        let at = if multi {
+            format!("MultiTask.tasks[{at}]")
+        } else {
+            "Task".to_owned()
+        };
+        return Err(format!(
+            "{at}.subagent_type: required: agent {} may start only the types {}, not a fork. Nothing was started.",
+            parent.meta.id,
+            names.join(", ")
+        ));
+    }
     let config = ctx.session.config.subagent;
     let effects = ctx.session.runtime.effects();
     let budget = CallBudget {
-        slots: Semaphore::new(config.max_concurrent),
+        slots: parent.delegation_slots(config.max_concurrent),
         deadline: Deadline::after(&**effects, &parent.meta.id, config.timeout),
         start: Instant::now(),
         timeout: config.timeout,
@@ -268,10 +298,11 @@ fn for_model(result: &TaskResult) -> Value {
     value
 }
 
-/// What the tasks of one call share: `max_concurrent` slots and one time
-/// budget, queueing included.
-struct CallBudget {
-    slots: Semaphore,
+/// What the tasks of one call share: one time budget, queueing included;
+/// and what they share with the other calls of their parent's turn: its
+/// `max_concurrent` slots.
+struct CallBudget<'a> {
+    slots: &'a Semaphore,
     /// When the budget ends: one timer for the call.
     deadline: Deadline,
     /// When the call started (task durations count from here).
@@ -284,7 +315,7 @@ async fn run_task(
     ctx: &QueryCtx,
     parent: &AgentRun,
     call: &ToolCall,
-    budget: &CallBudget,
+    budget: &CallBudget<'_>,
     index: usize,
     task: TaskInput,
 ) -> TaskResult {
@@ -351,7 +382,7 @@ async fn run_task(
         }
     };
     let limits = Limits {
-        slots: Some(&budget.slots),
+        slots: Some(budget.slots),
         deadline: Some(budget.deadline.clone()),
         timed_out: &timed_out,
     };
@@ -492,6 +523,7 @@ fn take_up(
         parent: &parent.tools,
         prompt: None,
         background: loaded.header.background,
+        delegate: Some(Arc::clone(&parent.delegate)),
     };
     let (run, warnings) = revive::rebuild(session, id, &loaded, how)?;
     for message in warnings {
@@ -538,7 +570,13 @@ fn prepare(
         None => parent.meta.id.child(session.next_child(), label),
         Some(id) => child_of(&parent.meta.id, label, id)?,
     };
-    let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
+    // One level below its parent; its type's own `maxDepth` may lower the
+    // ceiling of its subtree (a fork has none: it keeps its parent's).
+    let depth = parent
+        .meta
+        .depth
+        .child(definition.and_then(|d| d.max_depth));
+    let tools = subagent_tools(session, &id, definition, (role, depth), &parent.tools)?;
     let (system, model, max_turns, budget, history) = match definition {
         Some(d) => typed(
             &session.config.model_aliases,
@@ -547,7 +585,12 @@ fn prepare(
             parent,
             task,
         ),
-        None => fork(parent, call, task),
+        None => fork(
+            parent,
+            call,
+            task,
+            depth.delegates(session.config.policy.max_depth),
+        ),
     };
     let meta = AgentMeta {
         id,
@@ -582,6 +625,7 @@ fn prepare(
             index,
             description: task.description.clone(),
         }),
+        depth,
     };
     let output = subagent_output(task.output.clone(), definition, &meta.id)?;
     let meta = AgentMeta { output, ..meta };
@@ -589,7 +633,8 @@ fn prepare(
         .is_none()
         .then(|| shared_prefix(parent))
         .flatten();
-    Ok(AgentRun::new(meta, tools, history)
+    let run = delegating(session, AgentRun::new(meta, tools, history));
+    Ok(run
         // Only its transcript's header reads it: no copy without one.
         .with_definition(
             definition
@@ -653,9 +698,21 @@ fn shared_prefix(parent: &AgentRun) -> Option<usize> {
     }
 }
 
+/// `run` with [`Subagents`] carrying out its Task and MultiTask calls
+/// when its depth lets it delegate (R4 left it the tools); else it keeps
+/// [`crate::agent_run::NoDelegation`], which refuses them.
+pub(crate) fn delegating(session: &crate::session::Session, run: AgentRun) -> AgentRun {
+    if run.meta.depth.delegates(session.config.policy.max_depth) {
+        run.with_delegate(Arc::new(Subagents))
+    } else {
+        run
+    }
+}
+
 /// A fork: the parent's prompt and history, the parent's pending tool
-/// calls answered, then the task.
-fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput) -> Start {
+/// calls answered, then the task. `delegates`: the fork may delegate in
+/// turn (it is below the depth limit).
+fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput, delegates: bool) -> Start {
     let mut history = Vec::clone(&parent.history);
     let pending: Vec<ContentBlock> = history
         .last()
@@ -684,7 +741,8 @@ fn fork(parent: &AgentRun, call: &ToolCall, task: &TaskInput) -> Start {
     let mut content = pending;
     content.push(ContentBlock::Text {
         text: format!(
-            "You are a fork of the agent above, with its history, working on one task. You cannot delegate. Do the task and answer with your conclusion only.\n\nTask: {}",
+            "You are a fork of the agent above, with its history, working on one task. {}Do the task and answer with your conclusion only.\n\nTask: {}",
+            if delegates { "" } else { "You cannot delegate. " },
             task.prompt
         ),
     });

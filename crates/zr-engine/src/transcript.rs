@@ -579,6 +579,7 @@ impl Transcripts {
                 .as_deref()
                 .and_then(Structured::call_schema)
                 .cloned(),
+            depth_ceiling: agent.parent.is_some().then_some(agent.depth.ceiling),
         }
     }
 

@@ -222,30 +222,59 @@ pub(crate) fn request_span(provider: &'static str, request: &ModelRequest) -> tr
     )
 }
 
+/// The key of the one field of a tool call's input that the output limit
+/// cut short (see [`crate::ModelResponse`]): its value is the start of
+/// what the model wrote.
+pub const CUT_OFF_INPUT: &str = "zr_cut_off_input";
+
 /// A stream that fails at once with `error`.
 pub(crate) fn failed(error: ProviderError) -> ModelStream {
     Box::pin(futures_util::stream::iter([Err(error)]))
 }
 
-/// Parses a tool call's streamed input: empty means `{}`.
+/// Parses a tool call's streamed input: empty means `{}`. In a response
+/// that ended at the output limit (`cut_off`), input that is not valid
+/// JSON is the call the limit cut short: it becomes
+/// `{CUT_OFF_INPUT: "the first 200 characters"}`, for the engine to answer
+/// as cut off (a failure would end the run on a weak model's first long
+/// call); otherwise it is a protocol error.
 pub(crate) fn tool_input(
     provider: &'static str,
     id: &str,
     name: &str,
     json: &str,
+    cut_off: bool,
 ) -> Result<serde_json::Value, Failure> {
     if json.trim().is_empty() {
         return Ok(serde_json::Value::Object(serde_json::Map::new()));
     }
-    serde_json::from_str(json).map_err(|error| {
-        Failure::fatal(ProviderError::Protocol {
-            provider,
-            message: format!(
-                "the input of tool call {id} ({name}) is not valid JSON: {error}: {}",
-                truncate(json, 200)
-            ),
+    serde_json::from_str(json)
+        .or_else(|error| {
+            if cut_off {
+                tracing::info!(
+                    provider,
+                    call = id,
+                    tool = name,
+                    "a tool call's input was cut off at the output limit"
+                );
+                let mut input = serde_json::Map::new();
+                input.insert(
+                    CUT_OFF_INPUT.to_owned(),
+                    serde_json::Value::String(truncate(json, 200)),
+                );
+                return Ok(serde_json::Value::Object(input));
+            }
+            Err(error)
         })
-    })
+        .map_err(|error| {
+            Failure::fatal(ProviderError::Protocol {
+                provider,
+                message: format!(
+                    "the input of tool call {id} ({name}) is not valid JSON: {error}: {}",
+                    truncate(json, 200)
+                ),
+            })
+        })
 }
 
 #[cfg(test)]

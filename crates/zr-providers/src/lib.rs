@@ -73,7 +73,7 @@ mod scripted;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use error::ProviderError;
-pub use http::{HttpSettings, RetryPolicy};
+pub use http::{CUT_OFF_INPUT, HttpSettings, RetryPolicy};
 pub use openai::{MaxTokensField, OpenAiConfig, OpenAiProvider, ResponsesProvider};
 pub use provider::{
     Effort, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, OutputFormat,

@@ -261,7 +261,7 @@ fn judge(input: &ResolveInput<'_>, patterns: &mut Patterns<'_>, tool: &ToolDefin
         return Fate::Keep(defer_class(tool));
     };
     // R4, R5
-    if is_delegation(tool) {
+    if is_delegation(tool) && !input.depth.delegates(input.policy.max_depth) {
         return Fate::NoDelegation;
     }
     if let Some(barred) = barred_from_subagents(tool, input.policy, background) {
@@ -296,7 +296,10 @@ fn reason(input: &ResolveInput<'_>, fate: Fate) -> RemovalReason {
             pattern: caps.disallowed_tools[at as usize].clone(),
             session: false,
         },
-        Fate::NoDelegation => RemovalReason::NoDelegation,
+        Fate::NoDelegation => RemovalReason::NoDelegation {
+            level: input.depth.level,
+            limit: input.depth.ceiling.min(input.policy.max_depth),
+        },
         Fate::DerivedBlocklist => RemovalReason::DerivedBlocklist,
         Fate::NotForBackground => RemovalReason::NotForBackground,
         Fate::NotReadOnly => RemovalReason::NotReadOnly {

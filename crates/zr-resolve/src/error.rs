@@ -90,6 +90,26 @@ pub enum ScenarioError {
         /// The subagent.
         agent: String,
     },
+    /// A subagent's `parent` is neither `root` nor a subagent above it.
+    #[error(
+        "scenario: at subagents.{agent}.parent: '{parent}' is not 'root' or a subagent listed before '{agent}'"
+    )]
+    UnknownParent {
+        /// The subagent.
+        agent: String,
+        /// The parent it named.
+        parent: String,
+    },
+    /// A subagent's parent cannot delegate at its depth.
+    #[error(
+        "scenario: at subagents.{agent}.parent: '{parent}' cannot delegate (it is at its depth limit, or its pool has no Task)"
+    )]
+    ParentCannotDelegate {
+        /// The subagent.
+        agent: String,
+        /// Its parent.
+        parent: String,
+    },
     /// A subagent was called `root`.
     #[error("scenario: at subagents.root: 'root' names the root agent; choose another name")]
     ReservedAgentName,

@@ -1,5 +1,5 @@
-//! The Fork role: the parent's advertised pool, unchanged, minus what a
-//! delegated task may not run.
+//! The Fork role: the parent's advertised pool, unchanged; its executable
+//! pool is the parent's, minus what a delegated task may not run.
 
 use std::sync::Arc;
 
@@ -8,16 +8,22 @@ use zr_types::{ToolDefinition, ToolOrigin};
 use crate::agent::{barred_from_subagents, is_delegation};
 use crate::list::Slot;
 use crate::pool::Removal;
-use crate::{RemovalReason, ResolvePolicy, ResolvedPool, Step};
+use crate::{Depth, RemovalReason, ResolvePolicy, ResolvedPool, Step};
 
 pub(crate) fn resolve_fork(
     parent: &ResolvedPool,
     policy: &ResolvePolicy,
     background: bool,
+    depth: Depth,
 ) -> ResolvedPool {
+    let delegates = depth.delegates(policy.max_depth);
     let why = |tool: &ToolDefinition| {
-        if is_delegation(tool) {
-            Some((Step::Fork, RemovalReason::ForkCannotDelegate))
+        if is_delegation(tool) && !delegates {
+            let reason = RemovalReason::ForkCannotDelegate {
+                level: depth.level,
+                limit: depth.ceiling.min(policy.max_depth),
+            };
+            Some((Step::Fork, reason))
         } else {
             barred_from_subagents(tool, policy, background).map(|b| (b.step(), b.reason()))
         }
@@ -36,8 +42,10 @@ pub(crate) fn resolve_fork(
     };
     // The advertised pool stays byte-identical to the parent's (prompt-cache
     // parity); what the fork may not run leaves the executable pool and the
-    // FindTool directory.
-    let mut executable = keep(&parent.advertised);
+    // FindTool directory. It runs only what its parent may run: the
+    // parent's executable pool, not its advertised one (a fork of a fork,
+    // at depth 2 and more, never regains what its parent could not run).
+    let mut executable = keep(&parent.executable);
     let deferred: Arc<[Slot]> = keep(&parent.deferred).into();
     // FindTool with an emptied directory has nothing to act on (R8).
     if deferred.is_empty() && !parent.deferred.is_empty() {

@@ -60,6 +60,7 @@
 
 mod agent;
 mod ahead;
+mod depth;
 mod error;
 mod fork;
 mod list;
@@ -73,6 +74,7 @@ mod scenario;
 #[cfg(test)]
 mod test_input;
 
+pub use depth::Depth;
 pub use error::{ResolveError, ScenarioError};
 pub use list::{Tools, ToolsIter};
 pub use memo::{DEFAULT_MEMO_CAPACITY, PoolMemo};

@@ -76,6 +76,8 @@ struct OwnedInput {
     /// [`ResolveInput::no_service`]: the same definitions with and without
     /// a service are different pools.
     no_service: Vec<ToolName>,
+    /// [`ResolveInput::depth`]: R4 reads it.
+    depth: crate::Depth,
 }
 
 impl Default for PoolMemo {
@@ -206,6 +208,7 @@ impl OwnedInput {
             skills: input.skills.to_vec(),
             policy: input.policy.clone(),
             no_service: input.no_service.to_vec(),
+            depth: input.depth,
         }
     }
 
@@ -225,6 +228,7 @@ impl OwnedInput {
             && same_list(&self.skills, input.skills)
             && self.policy == *input.policy
             && self.no_service == input.no_service
+            && self.depth == input.depth
     }
 }
 
@@ -335,6 +339,8 @@ fn fingerprint(input: &ResolveInput<'_>) -> u64 {
     policy.derived_blocklist.hash(&mut h);
     policy.background_allowlist.hash(&mut h);
     policy.delegation.hash(&mut h);
+    policy.max_depth.hash(&mut h);
+    input.depth.hash(&mut h);
     h.write_usize(input.no_service.len());
     for name in input.no_service {
         h.write_u64(name.stable_hash());

@@ -29,6 +29,11 @@ pub struct ResolvePolicy {
     pub background_allowlist: Vec<ToolName>,
     /// Whether the root may delegate at all (R7).
     pub delegation: bool,
+    /// How many levels of subagents a session may have (`[subagents]
+    /// max_depth`, 1 by default: only the root delegates). R4 keeps Task
+    /// and MultiTask for an agent whose level is below it (and below its
+    /// own [`crate::Depth::ceiling`]).
+    pub max_depth: u32,
 }
 
 fn names(list: &[&str]) -> Vec<ToolName> {
@@ -80,6 +85,7 @@ impl Default for ResolvePolicy {
             derived_blocklist: Self::default_derived_blocklist(),
             background_allowlist: Self::default_background_allowlist(),
             delegation: true,
+            max_depth: 1,
         }
     }
 }

@@ -74,8 +74,13 @@ pub enum RemovalReason {
         /// subagent (at the root those options are its own top-level list).
         session: bool,
     },
-    /// R4: subagents cannot delegate.
-    NoDelegation,
+    /// R4: an agent at the depth limit cannot delegate.
+    NoDelegation {
+        /// The agent's level (the root is 0).
+        level: u32,
+        /// The deepest level its subtree may reach.
+        limit: u32,
+    },
     /// R4: on the policy's derived block list.
     DerivedBlocklist,
     /// R5: a builtin outside the background allow list.
@@ -91,8 +96,14 @@ pub enum RemovalReason {
     DelegationOff,
     /// R8: `FindTool` with nothing deferred.
     NothingDeferred,
-    /// Fork: advertised for cache parity but not executable.
-    ForkCannotDelegate,
+    /// Fork: advertised for cache parity but not executable (the fork is
+    /// at the depth limit).
+    ForkCannotDelegate {
+        /// The fork's level.
+        level: u32,
+        /// The deepest level its subtree may reach.
+        limit: u32,
+    },
 }
 
 impl fmt::Display for RemovalReason {
@@ -104,7 +115,12 @@ impl fmt::Display for RemovalReason {
             Self::Denied { pattern, session: true } => {
                 write!(f, "denied session-wide by '{pattern}'")
             }
-            Self::NoDelegation => f.write_str("subagents cannot delegate (depth 1)"),
+            Self::NoDelegation { level: _, limit: 1 } => {
+                f.write_str("subagents cannot delegate (depth 1)")
+            }
+            Self::NoDelegation { level, limit } => {
+                write!(f, "agents at depth {level} cannot delegate (max depth {limit})")
+            }
             Self::DerivedBlocklist => f.write_str("blocked for subagents (derived_blocklist)"),
             Self::NotForBackground => {
                 f.write_str("not allowed in background agents (background_allowlist)")
@@ -116,8 +132,12 @@ impl fmt::Display for RemovalReason {
             Self::NoSkills => f.write_str("the agent has no skills"),
             Self::DelegationOff => f.write_str("delegation is off"),
             Self::NothingDeferred => f.write_str("no tool is deferred"),
-            Self::ForkCannotDelegate => f.write_str(
+            Self::ForkCannotDelegate { level: _, limit: 1 } => f.write_str(
                 "advertised to keep the parent's prompt prefix, not executable: subagents cannot delegate (depth 1)",
+            ),
+            Self::ForkCannotDelegate { level, limit } => write!(
+                f,
+                "advertised to keep the parent's prompt prefix, not executable: agents at depth {level} cannot delegate (max depth {limit})"
             ),
         }
     }

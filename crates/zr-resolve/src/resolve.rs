@@ -10,7 +10,7 @@ use zr_types::{
 
 use crate::agent::resolve_agent;
 use crate::fork::resolve_fork;
-use crate::{ResolveError, ResolvePolicy, ResolvedPool, Role};
+use crate::{Depth, ResolveError, ResolvePolicy, ResolvedPool, Role};
 
 /// Everything [`resolve`] needs, borrowed.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +38,10 @@ pub struct ResolveInput<'a> {
     /// the same name replaces the builtin in place as usual, and stays.
     /// Empty by default.
     pub no_service: &'a [ToolName],
+    /// Where the agent stands in its delegation tree (R4): by default the
+    /// root at level 0, any other role at level 1, under the policy's
+    /// `max_depth`.
+    pub depth: Depth,
 }
 
 impl<'a> ResolveInput<'a> {
@@ -58,7 +62,18 @@ impl<'a> ResolveInput<'a> {
             policy,
             parent: None,
             no_service: &[],
+            depth: match role {
+                Role::Root => Depth::root(policy.max_depth),
+                _ => Depth::root(policy.max_depth).child(None),
+            },
         }
+    }
+
+    /// Sets where the agent stands in its delegation tree.
+    #[must_use]
+    pub fn with_depth(mut self, depth: Depth) -> Self {
+        self.depth = depth;
+        self
     }
 
     /// Sets the builtins whose runtime service is not configured (see
@@ -110,7 +125,9 @@ pub fn default_builtins() -> ToolList {
 ///   entry with an earlier name replaces it in place;
 /// - R2 the allow list constrains builtins only;
 /// - R3 the deny lists (session-wide, then the agent's) apply to everything;
-/// - R4 derived roles lose Task, MultiTask and the policy's block list;
+/// - R4 derived roles lose the policy's block list, and Task and
+///   MultiTask at the depth limit ([`ResolveInput::depth`], the policy's
+///   `max_depth`);
 /// - R5 background derived roles keep only allow-listed builtins;
 /// - R6 Explore and Plan keep read-only tools and the builtin Bash;
 /// - R7 Skill goes without skills, Task and MultiTask without delegation;
@@ -118,8 +135,9 @@ pub fn default_builtins() -> ToolList {
 ///   present; FindTool goes when nothing is deferred.
 ///
 /// A fork's advertised pool is its parent's, unchanged; its executable pool
-/// is that minus Task and MultiTask, the derived block list, and for a
-/// background fork the builtins outside the background allow list.
+/// is its parent's executable pool minus Task and MultiTask (at the depth
+/// limit), the derived block list, and for a background fork the builtins
+/// outside the background allow list.
 ///
 /// # Errors
 ///
@@ -134,7 +152,7 @@ pub fn resolve(input: &ResolveInput<'_>) -> Result<ResolvedPool, ResolveError> {
     match input.role {
         Role::Fork { background } => {
             let parent = input.parent.ok_or(ResolveError::ForkWithoutParent)?;
-            Ok(resolve_fork(parent, input.policy, background))
+            Ok(resolve_fork(parent, input.policy, background, input.depth))
         }
         Role::Root | Role::Derived { .. } => resolve_agent(input),
     }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use zr_caps::{AgentCapabilities, AgentOptions, ToolList, derive, merge_root};
 use zr_types::{AgentName, SkillDefinition, ToolName};
 
-use crate::{ResolveInput, ResolvePolicy, ResolvedPool, Role, ScenarioError, resolve};
+use crate::{Depth, ResolveInput, ResolvePolicy, ResolvedPool, Role, ScenarioError, resolve};
 
 mod raw;
 
@@ -31,7 +31,19 @@ pub struct Scenario {
     policy: ResolvePolicy,
     /// The builtins whose runtime service is not configured.
     no_service: Vec<ToolName>,
-    subagents: Vec<(AgentName, Role, AgentCapabilities)>,
+    subagents: Vec<Subagent>,
+}
+
+/// One subagent of a scenario.
+#[derive(Debug, Clone)]
+struct Subagent {
+    name: AgentName,
+    role: Role,
+    capabilities: AgentCapabilities,
+    /// The subagent above it that delegates to it; `None`: the root.
+    parent: Option<usize>,
+    /// Its type's own `maxDepth`.
+    max_depth: Option<u32>,
 }
 
 /// One agent's resolved pool in a [`ScenarioReport`].
@@ -43,6 +55,8 @@ pub struct AgentReport {
     pub role: Role,
     /// Its pool.
     pub pool: ResolvedPool,
+    /// Where it stands in the delegation tree.
+    pub depth: Depth,
 }
 
 /// Every agent of a scenario, root first, then subagents in file order.
@@ -72,7 +86,16 @@ impl fmt::Display for ScenarioReport {
             if i > 0 {
                 writeln!(f)?;
             }
-            writeln!(f, "== {} ({}) ==", a.agent, a.role)?;
+            // The level is shown once agents may be below depth 1.
+            if a.depth.level > 1 || a.depth.ceiling > 1 {
+                writeln!(
+                    f,
+                    "== {} ({}, depth {} of {}) ==",
+                    a.agent, a.role, a.depth.level, a.depth.ceiling
+                )?;
+            } else {
+                writeln!(f, "== {} ({}) ==", a.agent, a.role)?;
+            }
             write!(f, "{}", a.pool)?;
         }
         Ok(())
@@ -151,29 +174,41 @@ impl Scenario {
             source: Box::new(source),
         })?;
         let mut agents = Vec::with_capacity(1 + self.subagents.len());
-        for (name, role, caps) in &self.subagents {
-            let caps = derive(&self.options, caps);
-            let input = ResolveInput::new(*role, &self.builtins, &caps, &self.skills, &self.policy)
-                .with_parent(&root)
-                .with_no_service(&self.no_service);
+        agents.push(AgentReport {
+            agent: "root".to_owned(),
+            role: Role::Root,
+            pool: root,
+            depth: input.depth,
+        });
+        for sub in &self.subagents {
+            // The root is agents[0]; subagent i is agents[i + 1].
+            let parent = &agents[sub.parent.map_or(0, |at| at + 1)];
+            let can_delegate = parent.pool.executable().iter().any(|t| t.name.is("Task"))
+                && parent.depth.delegates(self.policy.max_depth);
+            if sub.parent.is_some() && !can_delegate {
+                return Err(ScenarioError::ParentCannotDelegate {
+                    agent: sub.name.to_string(),
+                    parent: parent.agent.clone(),
+                });
+            }
+            let caps = derive(&self.options, &sub.capabilities);
+            let depth = parent.depth.child(sub.max_depth);
+            let input =
+                ResolveInput::new(sub.role, &self.builtins, &caps, &self.skills, &self.policy)
+                    .with_parent(&parent.pool)
+                    .with_no_service(&self.no_service)
+                    .with_depth(depth);
             let pool = resolve(&input).map_err(|source| ScenarioError::Resolve {
-                agent: name.to_string(),
+                agent: sub.name.to_string(),
                 source: Box::new(source),
             })?;
             agents.push(AgentReport {
-                agent: name.to_string(),
-                role: *role,
+                agent: sub.name.to_string(),
+                role: sub.role,
                 pool,
+                depth,
             });
         }
-        agents.insert(
-            0,
-            AgentReport {
-                agent: "root".to_owned(),
-                role: Role::Root,
-                pool: root,
-            },
-        );
         Ok(ScenarioReport { agents })
     }
 }

@@ -16,7 +16,7 @@ use crate::{
 type Fail = (usize, AgentFileProblem);
 
 /// The keys zr reads, as written in files.
-const KNOWN_KEYS: [&str; 19] = [
+const KNOWN_KEYS: [&str; 20] = [
     "name",
     "description",
     "tools",
@@ -24,6 +24,7 @@ const KNOWN_KEYS: [&str; 19] = [
     "model",
     "permissionMode",
     "maxTurns",
+    "maxDepth",
     "tokenBudget",
     "toolCallBudget",
     "skills",
@@ -48,6 +49,7 @@ struct Keys<'a> {
     model: Option<&'a Located>,
     permission_mode: Option<&'a Located>,
     max_turns: Option<&'a Located>,
+    max_depth: Option<&'a Located>,
     token_budget: Option<&'a Located>,
     tool_call_budget: Option<&'a Located>,
     skills: Option<&'a Located>,
@@ -93,6 +95,7 @@ pub(super) fn convert(
             "model" => &mut keys.model,
             "permissionMode" => &mut keys.permission_mode,
             "maxTurns" => &mut keys.max_turns,
+            "maxDepth" => &mut keys.max_depth,
             "tokenBudget" => &mut keys.token_budget,
             "toolCallBudget" => &mut keys.tool_call_budget,
             "skills" => &mut keys.skills,
@@ -198,6 +201,7 @@ fn build(
         None => None,
     };
     definition.max_turns = positive(keys.max_turns, "maxTurns")?;
+    definition.max_depth = levels(keys.max_depth)?;
     definition.budget.tokens = positive(keys.token_budget, "tokenBudget")?;
     definition.budget.tool_calls = positive(keys.tool_call_budget, "toolCallBudget")?;
     definition.background = match keys.background {
@@ -353,6 +357,30 @@ fn required(
         None => Err((
             node.map_or(1, |n| file_line(n, 1)),
             AgentFileProblem::MissingKey { key, hint },
+        )),
+    }
+}
+
+/// `maxDepth`: 0 or more levels.
+fn levels(node: Option<&Located>) -> Result<Option<u32>, Fail> {
+    let Some(node) = node else { return Ok(None) };
+    match &node.value {
+        Node::Null => Ok(None),
+        Node::Int(i) => u32::try_from(*i).map(Some).map_err(|_| {
+            (
+                file_line(node, 1),
+                AgentFileProblem::InvalidValue {
+                    key: "maxDepth",
+                    expected: "0 or a positive integer",
+                    found: node.value.describe(),
+                },
+            )
+        }),
+        other => Err(wrong_type(
+            node,
+            "maxDepth",
+            "0 or a positive integer",
+            other,
         )),
     }
 }

@@ -263,3 +263,37 @@ fn an_output_schema_is_a_yaml_mapping_read_as_json() {
     .unwrap_err();
     assert_eq!(err.line, 5);
 }
+
+#[test]
+fn agent_with_types_in_tools_gives_task_and_restricts_the_types_it_may_start() {
+    let file = parse(
+        "---\nname: lead\ndescription: d\ntools: Read, Agent(worker, researcher), Task(reviewer)\nmaxDepth: 2\n---\n",
+    )
+    .unwrap();
+    let d = &file.definition;
+    let allowed: Vec<String> = d
+        .capabilities
+        .allowed_tools
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(allowed, ["Read", "Task"]);
+    assert_eq!(
+        d.spawn_types(),
+        Some(vec!["worker", "researcher", "reviewer"])
+    );
+    assert_eq!(d.max_depth, Some(2));
+    // Without a restriction, any type; maxDepth 0 is read (cannot delegate).
+    let file = parse("---\nname: a\ndescription: d\ntools: Task\nmaxDepth: 0\n---\n").unwrap();
+    assert_eq!(file.definition.spawn_types(), None);
+    assert_eq!(file.definition.max_depth, Some(0));
+}
+
+#[test]
+fn a_negative_max_depth_names_the_line() {
+    let err = parse("---\nname: a\ndescription: d\nmaxDepth: -1\n---\n").unwrap_err();
+    assert_eq!(err.line, 4, "{err}");
+    assert!(err.to_string().contains("'maxDepth'"), "{err}");
+}

@@ -57,7 +57,7 @@ fn the_template_shows_the_defaults_the_code_uses() {
     let dir = tempfile::tempdir().unwrap();
     let (defaults, _) = built(dir.path());
     let (text, count) = uncommented(false);
-    assert_eq!(count, 26, "the `# key = value` lines:\n{text}");
+    assert_eq!(count, 27, "the `# key = value` lines:\n{text}");
     std::fs::write(dir.path().join(CONFIG_FILE), &text).unwrap();
     let (from_template, file) = built(dir.path());
     assert_eq!(from_template, defaults);
@@ -76,7 +76,7 @@ fn the_template_shows_the_defaults_the_code_uses() {
 #[test]
 fn the_template_has_every_key_and_no_other() {
     let (text, count) = uncommented(true);
-    assert_eq!(count, 54);
+    assert_eq!(count, 55);
     let parsed: toml::Table = text.parse().unwrap();
     ZrConfig::parse(Path::new("zr.toml"), &text).unwrap();
     let known = |section: &str| -> BTreeSet<String> {

@@ -75,30 +75,38 @@ fn transcripts(folder: &Path) -> BTreeMap<String, PathBuf> {
         .collect()
 }
 
-/// The JSON results of the root's MultiTask call: (description, status,
-/// output) per task.
+/// The JSON results of the root's foreground Task and MultiTask calls,
+/// in call order: (description, status, output) per task.
 fn multitask_results(folder: &Path) -> Vec<(String, String, String)> {
     let root = records(&folder.join("root.jsonl"));
     let mut uses = BTreeSet::new();
     let mut found = Vec::new();
+    let mut add = |r: &Value| {
+        found.push((
+            r["description"].as_str().unwrap().to_owned(),
+            r["status"].as_str().unwrap().to_owned(),
+            r["output"].as_str().unwrap().to_owned(),
+        ));
+    };
     for record in &root {
         let Some(content) = record["message"]["content"].as_array() else {
             continue;
         };
         for block in content {
-            if block["type"] == "tool_use" && block["name"] == "MultiTask" {
+            let foreground = block["input"]["run_in_background"] != json!(true);
+            if block["type"] == "tool_use"
+                && (block["name"] == "MultiTask" || block["name"] == "Task")
+                && foreground
+            {
                 uses.insert(block["id"].as_str().unwrap().to_owned());
             }
             if block["type"] == "tool_result"
                 && uses.contains(block["tool_use_id"].as_str().unwrap_or_default())
             {
-                let value = &block["content"][0]["value"]["results"];
-                for r in value.as_array().unwrap() {
-                    found.push((
-                        r["description"].as_str().unwrap().to_owned(),
-                        r["status"].as_str().unwrap().to_owned(),
-                        r["output"].as_str().unwrap().to_owned(),
-                    ));
+                let value = &block["content"][0]["value"];
+                match value["results"].as_array() {
+                    Some(results) => results.iter().for_each(&mut add),
+                    None => add(value),
                 }
             }
         }
@@ -160,17 +168,17 @@ fn resume_until_done(project: &TempProject, session: &str) -> Option<String> {
     panic!("the session still had something to continue after 4 resumes");
 }
 
-#[test]
-fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
+/// Runs a root whose first turn makes `calls` (delegating tasks A, B and
+/// C to general-purpose agents), stops `zr` with Ctrl-C once task A
+/// finished (B and C wait for their model), then resumes with a script
+/// under which running a task again would show: resume runs only B and
+/// C, takes A's result from its untouched transcript, and starts no new
+/// subagent. `order`: the tasks' descriptions in call order.
+fn interrupted_after_task_a(calls: &Value, order: [&str; 3]) {
     let dir = TempProject::new();
     let p = dir.path();
-    let tasks = json!({"tasks": [
-        {"description": "a", "prompt": "task A", "subagent_type": "general-purpose"},
-        {"description": "b", "prompt": "task B", "subagent_type": "general-purpose"},
-        {"description": "c", "prompt": "task C", "subagent_type": "general-purpose"}
-    ]});
     let root = json!([{"turns": [
-        {"tool_calls": [{"name": "MultiTask", "input": tasks}]},
+        {"tool_calls": calls},
         {"text": "all three done"}
     ]}]);
     let run = json!({"turns_from": "history", "agents": {
@@ -207,21 +215,21 @@ fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
         ],
     );
     // Task A finished (its transcript's `finished` record is on disk); B
-    // and C wait for their model.
+    // and C wait for their model. A is the only subagent that can finish.
     let deadline = Instant::now() + PATIENCE;
     let a_done = |folder: &Path| {
-        records(&folder.join("root.0001-general-purpose.jsonl"))
-            .iter()
-            .any(|r| r["kind"] == "finished")
+        transcripts(folder).into_iter().find(|(id, path)| {
+            id != "root" && records(path).iter().any(|r| r["kind"] == "finished")
+        })
     };
-    loop {
-        if session_folder(p).is_some_and(|f| a_done(&f)) {
-            break;
+    let a_path = loop {
+        if let Some((_, path)) = session_folder(p).and_then(|f| a_done(&f)) {
+            break path;
         }
         assert!(child.try_wait().unwrap().is_none(), "zr ended early");
         assert!(Instant::now() < deadline, "task A finished in time");
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
     assert_eq!(side_lines(p), ["A"]);
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
     kill(pid, Signal::SIGINT).unwrap();
@@ -234,7 +242,6 @@ fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
         "{}",
         stderr(&out)
     );
-    let a_path = folder.join("root.0001-general-purpose.jsonl");
     let a_before = std::fs::read(&a_path).unwrap();
 
     let out = zr_out(
@@ -261,20 +268,17 @@ fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
         a_before,
         "task A's transcript is not touched"
     );
-    assert_eq!(
-        multitask_results(&folder),
-        [
-            ("a".to_owned(), "completed".to_owned(), "A done".to_owned()),
-            ("b".to_owned(), "completed".to_owned(), "B done".to_owned()),
-            ("c".to_owned(), "completed".to_owned(), "C done".to_owned()),
-        ]
-    );
+    let expected: Vec<(String, String, String)> = order
+        .iter()
+        .map(|d| {
+            let done = format!("{} done", d.to_uppercase());
+            ((*d).to_owned(), "completed".to_owned(), done)
+        })
+        .collect();
+    assert_eq!(multitask_results(&folder), expected);
     // B and C continued their own transcripts: one header each.
-    for agent in ["root.0002-general-purpose", "root.0003-general-purpose"] {
-        let kinds: Vec<Value> = records(&folder.join(format!("{agent}.jsonl")))
-            .iter()
-            .map(|r| r["kind"].clone())
-            .collect();
+    for (agent, path) in transcripts(&folder) {
+        let kinds: Vec<Value> = records(&path).iter().map(|r| r["kind"].clone()).collect();
         assert_eq!(
             kinds.iter().filter(|k| **k == "header").count(),
             1,
@@ -285,22 +289,57 @@ fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
     assert_eq!(transcripts(&folder).len(), 4, "no new subagent was started");
 }
 
-/// The crash matrix's session: the root starts a background agent, then
-/// a MultiTask of three, then a fork, then appends a line itself, then
-/// answers. Every subagent appends lines too; task C has a read-only and
-/// a side-effecting call in one turn.
+/// A delegated task `d` of a call (prompt `prompt`) to a general-purpose
+/// agent.
+fn gp_task(d: &str, prompt: &str) -> Value {
+    json!({"description": d, "prompt": prompt, "subagent_type": "general-purpose"})
+}
+
+#[test]
+fn ctrl_c_after_one_of_three_tasks_finished_resume_runs_only_the_other_two() {
+    let tasks =
+        json!({"tasks": [gp_task("a", "task A"), gp_task("b", "task B"), gp_task("c", "task C")]});
+    interrupted_after_task_a(
+        &json!([{"name": "MultiTask", "input": tasks}]),
+        ["a", "b", "c"],
+    );
+}
+
+#[test]
+fn ctrl_c_in_a_turn_of_two_tasks_and_a_multitask_resume_runs_only_the_unfinished() {
+    // The three calls of one turn run side by side; task B's Task call
+    // comes first, so A's result is not the first result of the turn.
+    interrupted_after_task_a(
+        &json!([
+            {"name": "Task", "input": gp_task("b", "task B")},
+            {"name": "MultiTask", "input": {"tasks": [gp_task("a", "task A")]}},
+            {"name": "Task", "input": gp_task("c", "task C")}
+        ]),
+        ["b", "a", "c"],
+    );
+}
+
+/// The crash matrix's session: the root starts a background agent, then,
+/// in one turn, a MultiTask of three, a fork and a typed Task (the three
+/// calls run side by side), then appends a line itself, then answers.
+/// Every subagent appends lines too; task C has a read-only and a
+/// side-effecting call in one turn.
 fn matrix_script(p: &Path) -> Value {
     json!({"turns_from": "history", "agents": {
         "root": [{"turns": [
             {"tool_calls": [{"name": "Task", "input": {
                 "description": "bg", "prompt": "background job",
                 "subagent_type": "general-purpose", "run_in_background": true}}]},
-            {"tool_calls": [{"name": "MultiTask", "input": {"tasks": [
-                {"description": "a", "prompt": "task A", "subagent_type": "general-purpose"},
-                {"description": "b", "prompt": "task B", "subagent_type": "general-purpose"},
-                {"description": "c", "prompt": "task C", "subagent_type": "general-purpose"}
-            ]}}]},
-            {"tool_calls": [{"name": "Task", "input": {"description": "f", "prompt": "fork job"}}]},
+            {"tool_calls": [
+                {"name": "MultiTask", "input": {"tasks": [
+                    {"description": "a", "prompt": "task A", "subagent_type": "general-purpose"},
+                    {"description": "b", "prompt": "task B", "subagent_type": "general-purpose"},
+                    {"description": "c", "prompt": "task C", "subagent_type": "general-purpose"}
+                ]}},
+                {"name": "Task", "input": {"description": "f", "prompt": "fork job"}},
+                {"name": "Task", "input": {
+                    "description": "d", "prompt": "task D", "subagent_type": "general-purpose"}}
+            ]},
             {"tool_calls": [echo(p, "R1")]},
             {"text": "FINAL: every task is done"}
         ]}],
@@ -318,6 +357,7 @@ fn matrix_script(p: &Path) -> Value {
                 ]},
                 {"text": "C done"}
             ]},
+            {"match": "task D", "turns": [{"tool_calls": [echo(p, "D1")]}, {"text": "D done"}]},
             {"match": "background job", "turns": [
                 {"tool_calls": [echo(p, "G1")]},
                 {"text": "background done"}
@@ -517,7 +557,8 @@ fn crash_matrix() {
     let start = Instant::now();
     let baseline = matrix_point(None);
     assert_eq!(baseline.answer, "FINAL: every task is done");
-    assert_eq!(baseline.tasks.len(), 3);
+    // The MultiTask's three, the fork, task D: in call order.
+    assert_eq!(baseline.tasks.len(), 5);
     assert!(
         baseline.tasks.iter().all(|t| t.1 == "completed"),
         "{:?}",

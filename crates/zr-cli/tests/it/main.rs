@@ -24,6 +24,7 @@ mod loopback;
 mod mcp_caps;
 mod mcp_names;
 mod mcp_start;
+mod nested;
 mod oauth;
 mod orphans;
 mod otlp_receiver;

@@ -1,6 +1,7 @@
 //! `Agent::resume_subagent`: one subagent of the session run again from
 //! its transcript, in the foreground, to its result.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use zr_caps::Isolation;
@@ -37,6 +38,7 @@ pub(super) async fn run(
         parent: &parent,
         prompt,
         background: false,
+        delegate: Some(Arc::new(crate::task::Subagents)),
     };
     let (run, warnings) = revive::rebuild(session, &id, &loaded, how)?;
     for message in warnings {

@@ -127,6 +127,12 @@ pub(crate) struct Header {
     /// free text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output_schema: Option<serde_json::Value>,
+    /// The deepest level a subagent's subtree may reach when it started
+    /// (R4; its level is its id's): a resumed agent never delegates deeper.
+    /// `None` for the root and older transcripts (made when only the root
+    /// delegated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) depth_ceiling: Option<u32>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference

@@ -32,6 +32,7 @@ fn header() -> Header {
         task: None,
         background: false,
         output_schema: None,
+        depth_ceiling: None,
     }
 }
 

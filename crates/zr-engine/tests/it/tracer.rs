@@ -326,3 +326,48 @@ async fn content_goes_only_to_a_tracer_that_asks_for_it() {
             .any(|m| m.contains("all done"))
     );
 }
+
+#[tokio::test]
+async fn a_nested_agent_is_a_child_of_its_parents_task_call() {
+    let recorder = Arc::new(Recorder::default());
+    let task = |t: &str, p: &str| json!({"name": "Task", "input": {"description": p, "prompt": p, "subagent_type": t}});
+    let h = Harness::with_runtime(
+        &json!({"agents": {
+            "root": [{"turns": [{"tool_calls": [task("lead", "lead it")]}, {"text": "root done"}]}],
+            "lead": [{"turns": [{"tool_calls": [task("worker", "work")]}, {"text": "lead done"}]}],
+            "worker": [{"turns": [{"text": "worker done"}]}]
+        }}),
+        |runtime| runtime.with_tracer(Arc::new(Shared(Arc::clone(&recorder)))),
+    );
+    let mut config = AgentConfig::new("root")
+        .with_sub_agent(sub_agent("lead", zr_caps::AgentType::GeneralPurpose))
+        .with_sub_agent(sub_agent("worker", zr_caps::AgentType::GeneralPurpose));
+    config.policy.max_depth = 2;
+    let agent = h.agent(config);
+    assert_eq!(agent.prompt("go").await.unwrap().output, "root done");
+    drop(agent);
+    drop(h);
+    let spans = recorder.with(|spans| spans.clone());
+    let agent_span = |name: &str| {
+        spans
+            .iter()
+            .position(|s| {
+                s.operation == "invoke_agent" && s.attr("gen_ai.agent.name") == Some(name)
+            })
+            .unwrap_or_else(|| panic!("no {name} span: {spans:#?}"))
+    };
+    // worker <- execute_tool Task <- invoke_agent lead <- execute_tool Task <- root
+    let worker = &spans[agent_span("worker")];
+    let call = &spans[worker.parent.unwrap()];
+    assert_eq!(call.operation, "execute_tool");
+    assert_eq!(call.attr("gen_ai.tool.name"), Some("Task"));
+    assert_eq!(call.parent, Some(agent_span("lead")));
+    let lead_call = &spans[spans[agent_span("lead")].parent.unwrap()];
+    assert_eq!(lead_call.parent, Some(agent_span("root")));
+    assert_eq!(
+        worker.attr("zr.agent.parent"),
+        Some("root.0001-lead"),
+        "{worker:?}"
+    );
+    assert!(spans.iter().all(|s| s.ended));
+}

@@ -236,6 +236,7 @@ impl MessageDecoder {
         let Some(stop_reason) = self.stop_reason.take() else {
             return Err(protocol("message_stop arrived before a stop_reason".into()));
         };
+        let cut_off = stop_reason == "max_tokens";
         let mut content = Vec::with_capacity(self.blocks.len());
         for block in std::mem::take(&mut self.blocks) {
             content.push(match block {
@@ -252,7 +253,7 @@ impl MessageDecoder {
                 } => {
                     let input = match start_input {
                         Some(input) if json.trim().is_empty() && input.is_object() => input,
-                        _ => http::tool_input(PROVIDER, &id, &name, &json)?,
+                        _ => http::tool_input(PROVIDER, &id, &name, &json, cut_off)?,
                     };
                     ContentBlock::ToolUse { id, name, input }
                 }

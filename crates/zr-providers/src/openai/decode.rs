@@ -223,7 +223,8 @@ impl ChunkDecoder {
                     "tool call {position} ({id}) has no function name"
                 )));
             }
-            let input = http::tool_input(PROVIDER, &id, &call.name, &call.arguments)?;
+            let cut_off = stop_reason == StopReason::MaxTokens;
+            let input = http::tool_input(PROVIDER, &id, &call.name, &call.arguments, cut_off)?;
             content.push(ContentBlock::ToolUse {
                 id,
                 name: call.name,

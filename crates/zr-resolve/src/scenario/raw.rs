@@ -12,7 +12,7 @@ use zr_types::{
     ToolOrigin,
 };
 
-use super::Scenario;
+use super::{Scenario, Subagent};
 use crate::{DerivedKind, LazyPolicy, ResolvePolicy, Role, ScenarioError, default_builtins};
 
 // ---- shape check -----------------------------------------------------------
@@ -219,6 +219,12 @@ struct RawPolicy {
     background_allowlist: Option<Vec<ToolName>>,
     #[serde(default = "yes")]
     delegation: bool,
+    #[serde(default = "one")]
+    max_depth: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn yes() -> bool {
@@ -232,6 +238,7 @@ impl Default for RawPolicy {
             derived_blocklist: None,
             background_allowlist: None,
             delegation: true,
+            max_depth: 1,
         }
     }
 }
@@ -267,6 +274,13 @@ struct RawSubagent {
     background: bool,
     #[serde(default)]
     capabilities: Option<RawCaps>,
+    /// The agent that delegates to it: `root` (the default) or a subagent
+    /// listed before it.
+    #[serde(default)]
+    parent: Option<String>,
+    /// The type's own `maxDepth`: how many levels may be below it.
+    #[serde(default)]
+    max_depth: Option<u32>,
 }
 
 // ---- raw -> model ----------------------------------------------------------
@@ -383,6 +397,7 @@ impl RawScenario {
                 .background_allowlist
                 .unwrap_or_else(ResolvePolicy::default_background_allowlist),
             delegation: self.policy.delegation,
+            max_depth: self.policy.max_depth,
         };
         let mut subagents = Vec::with_capacity(self.subagents.len());
         for (key, raw) in self.subagents {
@@ -395,6 +410,21 @@ impl RawScenario {
                 source,
             })?;
             let background = raw.background;
+            let parent = match raw.parent.as_deref() {
+                None | Some("root") => None,
+                Some(parent) => match subagents
+                    .iter()
+                    .position(|s: &Subagent| s.name.as_str() == parent)
+                {
+                    Some(at) => Some(at),
+                    None => {
+                        return Err(ScenarioError::UnknownParent {
+                            agent: key,
+                            parent: parent.to_owned(),
+                        });
+                    }
+                },
+            };
             let kind = match raw.kind {
                 RawKind::GeneralPurpose => DerivedKind::GeneralPurpose,
                 RawKind::Explore => DerivedKind::Explore,
@@ -404,12 +434,13 @@ impl RawScenario {
                     return Err(ScenarioError::ForkWithCapabilities { agent: key });
                 }
                 RawKind::Fork => {
-                    let fork = (
+                    subagents.push(Subagent {
                         name,
-                        Role::Fork { background },
-                        AgentCapabilities::default(),
-                    );
-                    subagents.push(fork);
+                        role: Role::Fork { background },
+                        capabilities: AgentCapabilities::default(),
+                        parent,
+                        max_depth: raw.max_depth,
+                    });
                     continue;
                 }
             };
@@ -417,7 +448,13 @@ impl RawScenario {
                 raw.capabilities.unwrap_or_default(),
                 &format!("{path}.capabilities"),
             )?;
-            subagents.push((name, Role::Derived { kind, background }, caps));
+            subagents.push(Subagent {
+                name,
+                role: Role::Derived { kind, background },
+                capabilities: caps,
+                parent,
+                max_depth: raw.max_depth,
+            });
         }
         Ok(Scenario {
             builtins,

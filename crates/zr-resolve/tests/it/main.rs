@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+mod depth;
 mod memo;
 mod origins;
 mod parsing;

@@ -193,6 +193,7 @@ pub(crate) fn policy() -> impl Strategy<Value = ResolvePolicy> {
             background_allowlist: allow
                 .map_or_else(ResolvePolicy::default_background_allowlist, tool_names),
             delegation,
+            max_depth: 1,
         })
 }
 

@@ -171,7 +171,8 @@ impl EventDecoder {
                     name,
                     arguments,
                 } => {
-                    let input = http::tool_input(PROVIDER, &call_id, &name, &arguments)?;
+                    let input =
+                        http::tool_input(PROVIDER, &call_id, &name, &arguments, incomplete)?;
                     called = true;
                     content.push(ContentBlock::ToolUse {
                         id: call_id,
