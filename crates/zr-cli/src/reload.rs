@@ -15,7 +15,7 @@ use zr_mcp::McpTool;
 use zr_skills::{
     AgentRegistry, AgentSource, AgentTypeEntry, AgentTypesView, Scope, SkillRegistry, SkillsView,
 };
-use zr_types::{AgentName, ToolDefinition};
+use zr_types::{AgentName, SkillName, ToolDefinition};
 
 use crate::project::Project;
 
@@ -48,6 +48,17 @@ pub(crate) fn project_types(types: &[Arc<AgentTypeEntry>]) -> Vec<AgentName> {
             )
         })
         .map(|entry| entry.name().clone())
+        .collect()
+}
+
+/// The names of the project's own skills (found in its roots), by name:
+/// the `Skill` listing names them first.
+pub(crate) fn project_skills(skills: &SkillsView) -> Vec<SkillName> {
+    skills
+        .skills()
+        .iter()
+        .filter(|skill| skill.root.scope == Scope::Project)
+        .map(|skill| skill.name().clone())
         .collect()
 }
 
@@ -143,6 +154,7 @@ impl AgentTypesSource for RegistrySource {
                 .collect(),
             skills: skills.definitions().to_vec(),
             listed_first: project_types(agents.types()),
+            skills_listed_first: project_skills(&skills),
         };
         *seen = Seen { agents, skills };
         Some(types)

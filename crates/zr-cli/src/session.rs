@@ -259,6 +259,7 @@ pub(crate) fn root_config(
         config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));
     }
     config.listed_first = crate::reload::project_types(project.agents.types());
+    config.skills_listed_first = crate::reload::project_skills(&project.skills_view);
     Ok(config)
 }
 

@@ -94,6 +94,7 @@ impl Session {
             sub_agents: config.sub_agents.clone(),
             skills: config.skills.clone(),
             listed_first: config.listed_first.clone(),
+            skills_listed_first: config.skills_listed_first.clone(),
         };
         let catalog = Catalog::new(
             types,
