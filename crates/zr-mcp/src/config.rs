@@ -115,6 +115,7 @@ impl ServerConfig {
                     .collect(),
             ),
             TransportConfig::Http(h) => ("http", vec![h.url.clone()]),
+            TransportConfig::Sse(h) => ("sse", vec![h.url.clone()]),
         };
         format!(
             "{kind}: {}",
@@ -129,7 +130,7 @@ impl ServerConfig {
         match (&self.shown.written, &self.transport) {
             (Some(written), _) => written.first().cloned().unwrap_or_default(),
             (None, TransportConfig::Stdio(s)) => s.command.clone(),
-            (None, TransportConfig::Http(h)) => h.url.clone(),
+            (None, TransportConfig::Http(h) | TransportConfig::Sse(h)) => h.url.clone(),
         }
     }
 
@@ -181,6 +182,10 @@ pub enum TransportConfig {
     Stdio(StdioConfig),
     /// Streamable HTTP.
     Http(HttpConfig),
+    /// The legacy HTTP+SSE transport (`"type": "sse"`, protocol
+    /// 2024-11-05): an event stream at the URL and a message endpoint it
+    /// names. `oauth` does not apply.
+    Sse(HttpConfig),
 }
 
 /// A server started as a child process.
@@ -404,6 +409,7 @@ fn parse_server(
             entry.stdio(vars)?
         }
         Some("http") | None => entry.http(vars)?,
+        Some("sse") => entry.sse(vars)?,
         Some(other) => {
             return Err(ConfigError::UnsupportedType {
                 server: name.to_owned(),
@@ -437,7 +443,9 @@ fn parse_server(
                 .chain(args.map(str::to_owned))
                 .collect()
         }
-        TransportConfig::Http(_) => entry.string("url")?.into_iter().collect(),
+        TransportConfig::Http(_) | TransportConfig::Sse(_) => {
+            entry.string("url")?.into_iter().collect()
+        }
     };
     let mut expanded = used.into_inner();
     expanded.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
@@ -573,6 +581,14 @@ impl Entry<'_> {
             env,
             cwd,
         }))
+    }
+
+    fn sse(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {
+        self.refuse(&["oauth"], "sse")?;
+        match self.http(vars)? {
+            TransportConfig::Http(http) => Ok(TransportConfig::Sse(http)),
+            other => Ok(other),
+        }
     }
 
     fn http(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {
