@@ -31,8 +31,12 @@ pub(crate) struct Project {
     pub(crate) home: Option<PathBuf>,
     /// `zr.toml` (the defaults when there is none).
     pub(crate) config: ZrConfig,
-    /// `.mcp.json` (no servers when there is none).
+    /// `.mcp.json` (no servers when there is none), without the servers
+    /// whose entries are wrong.
     pub(crate) mcp: McpConfig,
+    /// The `.mcp.json` servers left out, each with its file, line and what
+    /// to fix: commands warn and go on without them.
+    pub(crate) mcp_problems: Vec<CliError>,
     /// The skill registry (the `Skill` tool reads through its roots; a
     /// running session re-reads it, see `reload.rs`).
     pub(crate) skills: Arc<SkillRegistry>,
@@ -104,9 +108,19 @@ impl Project {
         // are reported together.
         let config = ZrConfig::load(&root.join(CONFIG_FILE));
         let mcp_path = root.join(MCP_FILE);
+        // A server whose entry is wrong is left out with a warning
+        // (`mcp_problems`); only a file that is not JSON stops the load.
+        let mut mcp_problems = Vec::new();
         let mcp = if mcp_path.is_file() {
-            McpConfig::load(&mcp_path, &|v| std::env::var(v).ok())
+            McpConfig::load_each(&mcp_path, &|v| std::env::var(v).ok())
                 .map_err(|e| crate::mcp_config::error(&mcp_path, e))
+                .map(|(mcp, errors)| {
+                    mcp_problems = errors
+                        .into_iter()
+                        .map(|e| crate::mcp_config::error(&mcp_path, e))
+                        .collect();
+                    mcp
+                })
         } else {
             Ok(McpConfig::default())
         };
@@ -129,10 +143,27 @@ impl Project {
             home,
             config,
             mcp,
+            mcp_problems,
             skills,
             agent_registry,
             skills_view,
             agents,
+        })
+    }
+
+    /// The `.mcp.json` servers left out, as `warning: .mcp.json:LINE:COLUMN:
+    /// mcpServers.NAME: ... (the server is left out)` with its help line.
+    pub(crate) fn mcp_warnings(&self) -> impl Iterator<Item = String> {
+        let prefix = format!("{}/", self.root.display());
+        self.mcp_problems.iter().map(move |e| {
+            let text = e.to_string();
+            let text = text.strip_prefix(&prefix).unwrap_or(&text);
+            match text.split_once("\n") {
+                Some((first, rest)) => {
+                    format!("warning: {first} (the server is left out)\n{rest}")
+                }
+                None => format!("warning: {text} (the server is left out)"),
+            }
         })
     }
 

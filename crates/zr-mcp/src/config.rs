@@ -312,6 +312,48 @@ impl McpConfig {
         Ok(Self { servers })
     }
 
+    /// Parses as [`McpConfig::parse`], except that a server whose entry is
+    /// wrong is left out and its error returned beside the configuration
+    /// of the others, in file order: one bad server does not stop the rest
+    /// (Claude Code goes on likewise).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Json`] when the file is not JSON of the right shape.
+    pub fn parse_each(
+        text: &str,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(Self, Vec<ConfigError>), ConfigError> {
+        let file: File =
+            serde_json::from_str(text).map_err(|source| ConfigError::Json { source })?;
+        let mut servers = Vec::new();
+        let mut errors = Vec::new();
+        for (name, value) in file.servers {
+            match parse_server(&name, value, vars) {
+                Ok(server) => servers.push(server),
+                Err(error) => errors.push(error),
+            }
+        }
+        Ok((Self { servers }, errors))
+    }
+
+    /// Reads and parses a `.mcp.json` file as [`McpConfig::parse_each`].
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Read`] when the file cannot be read, else as
+    /// [`McpConfig::parse_each`].
+    pub fn load_each(
+        path: &Path,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(Self, Vec<ConfigError>), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse_each(&text, vars)
+    }
+
     /// Reads and parses a `.mcp.json` file (see [`McpConfig::parse`]).
     ///
     /// # Errors

@@ -263,3 +263,69 @@ fn an_output_schema_is_a_yaml_mapping_read_as_json() {
     .unwrap_err();
     assert_eq!(err.line, 5);
 }
+
+#[test]
+fn inline_mcp_servers_in_every_form_claude_code_reads() {
+    // A list mixing names and {name: definition} objects.
+    let file = parse(
+        "---\nname: x\ndescription: d\nmcpServers:\n  - github\n  - local-db:\n      command: node\n      args: [db.js]\n      env: {DB: x}\n---\nb",
+    )
+    .unwrap();
+    let names: Vec<&str> = file
+        .definition
+        .mcp_servers
+        .as_deref()
+        .unwrap()
+        .iter()
+        .map(zr_types::ServerName::as_str)
+        .collect();
+    assert_eq!(names, ["github", "local-db"]);
+    assert_eq!(file.inline_servers.len(), 1);
+    assert_eq!(file.inline_servers[0].name.as_str(), "local-db");
+    assert_eq!(file.inline_servers[0].line, 6);
+    assert_eq!(
+        file.inline_servers[0].config,
+        serde_json::json!({"command": "node", "args": ["db.js"], "env": {"DB": "x"}})
+    );
+    // The object form.
+    let file = parse(
+        "---\nname: x\ndescription: d\nmcpServers:\n  web: {type: sse, url: 'http://127.0.0.1:1/sse'}\n---\nb",
+    )
+    .unwrap();
+    assert_eq!(file.inline_servers[0].name.as_str(), "web");
+    assert_eq!(file.inline_servers[0].config["type"], "sse");
+    // Names only, as before.
+    let file = parse("---\nname: x\ndescription: d\nmcpServers: a, b\n---\nb").unwrap();
+    assert_eq!(file.definition.mcp_servers.as_ref().unwrap().len(), 2);
+    assert!(file.inline_servers.is_empty());
+    // A definition that is not a mapping names the line.
+    let err = parse("---\nname: x\ndescription: d\nmcpServers:\n  - web: 3\n---\nb").unwrap_err();
+    assert_eq!(err.line, 5, "{err}");
+}
+
+#[test]
+fn memory_initial_prompt_and_preloaded_skills() {
+    let file = parse(
+        "---\nname: x\ndescription: d\nmemory: project\ninitialPrompt: Start with the tests.\nskills: [a, b]\n---\nb",
+    )
+    .unwrap();
+    assert_eq!(file.definition.memory, Some(crate::MemoryScope::Project));
+    assert_eq!(
+        file.definition.initial_prompt.as_deref(),
+        Some("Start with the tests.")
+    );
+    let preload: Vec<&str> = file
+        .definition
+        .preload_skills
+        .iter()
+        .map(zr_types::SkillName::as_str)
+        .collect();
+    assert_eq!(preload, ["a", "b"]);
+    assert!(file.warnings.is_empty(), "{:?}", file.warnings);
+    // An unknown scope is a warning; the file loads, without memory.
+    let file = parse("---\nname: x\ndescription: d\nmemory: team\n---\nb").unwrap();
+    assert_eq!(file.definition.memory, None);
+    assert_eq!(file.memory.as_deref(), Some("team"));
+    assert_eq!(file.warnings[0].line, 4);
+    assert!(file.warnings[0].message.contains("user, project, local"));
+}
