@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use zr_mcp::{McpConfig, TokenStore};
-use zr_skills::{AgentRegistry, AgentTypesView, Diagnostic, Roots, SkillRegistry, SkillsView};
+use zr_mcp::{McpConfig, ServerConfig, TokenStore};
+use zr_skills::{
+    AgentRegistry, AgentSource, AgentTypesView, Diagnostic, Roots, SkillRegistry, SkillsView,
+};
+use zr_types::AgentName;
 
 use crate::config::ZrConfig;
 use crate::error::CliError;
@@ -34,8 +37,14 @@ pub(crate) struct Project {
     /// `.mcp.json` (no servers when there is none), without the servers
     /// whose entries are wrong.
     pub(crate) mcp: McpConfig,
-    /// The `.mcp.json` servers left out, each with its file, line and what
-    /// to fix: commands warn and go on without them.
+    /// The MCP servers agent files define inline (`mcpServers: [{NAME:
+    /// {command, args, env}}]`), each with the type whose file defines
+    /// it: started with the `.mcp.json` servers, their tools given to
+    /// agents of that type only.
+    pub(crate) inline_mcp: Vec<(AgentName, ServerConfig)>,
+    /// The `.mcp.json` servers (and agent files' inline servers) left out,
+    /// each with its file, line and what to fix: commands warn and go on
+    /// without them.
     pub(crate) mcp_problems: Vec<CliError>,
     /// The skill registry (the `Skill` tool reads through its roots; a
     /// running session re-reads it, see `reload.rs`).
@@ -134,21 +143,33 @@ impl Project {
             }
         };
         let home = zr_skills::home_dir();
-        let skills = Arc::new(SkillRegistry::new(Roots::skills(&root, home.as_deref())));
-        let skills_view = skills.view();
         let agent_registry = Arc::new(AgentRegistry::new(Roots::agents(&root, home.as_deref())));
         let agents = agent_registry.view();
+        let inline_mcp = inline_servers(&mcp, &agents, &mut mcp_problems);
+        let skills = Arc::new(SkillRegistry::new(Roots::skills(&root, home.as_deref())));
+        let skills_view = skills.view();
         Ok(Self {
             root,
             home,
             config,
             mcp,
+            inline_mcp,
             mcp_problems,
             skills,
             agent_registry,
             skills_view,
             agents,
         })
+    }
+
+    /// Every server the hub may start: `.mcp.json`'s, then the agent
+    /// files' inline ones.
+    pub(crate) fn hub_config(&self) -> McpConfig {
+        let mut config = self.mcp.clone();
+        for (_, server) in &self.inline_mcp {
+            config.insert(server.clone());
+        }
+        config
     }
 
     /// The `.mcp.json` servers left out, as `warning: .mcp.json:LINE:COLUMN:
@@ -252,4 +273,55 @@ fn quoted(path: &Path) -> String {
     } else {
         text
     }
+}
+
+/// The servers the files of `agents` define inline, read as `.mcp.json`
+/// entries; a broken one, or one whose name another server has, is left
+/// out with its problem in `problems` (naming the agent file and line).
+fn inline_servers(
+    mcp: &McpConfig,
+    agents: &AgentTypesView,
+    problems: &mut Vec<CliError>,
+) -> Vec<(AgentName, ServerConfig)> {
+    let mut found: Vec<(AgentName, ServerConfig)> = Vec::new();
+    for entry in agents.types() {
+        let AgentSource::File { path, .. } = &entry.source else {
+            continue;
+        };
+        for server in &entry.inline_servers {
+            let name = server.name.as_str();
+            let problem = |message: String| {
+                CliError::config(
+                    path,
+                    (server.line, 0),
+                    format!("mcpServers.{name}"),
+                    message,
+                    "an inline server takes the form of a .mcp.json entry: {command, args, env} or {type: http|sse, url, headers}, with a name no other server has",
+                )
+            };
+            let config = match McpConfig::entry(name, server.config.clone(), &|v| {
+                std::env::var(v).ok()
+            }) {
+                Ok(config) => config,
+                Err(error) => {
+                    problems.push(problem(error.to_string()));
+                    continue;
+                }
+            };
+            if mcp.get(name).is_some() {
+                problems.push(problem(format!(
+                    "'{name}' is also a server of {MCP_FILE}; give the agent's own server another name"
+                )));
+                continue;
+            }
+            if let Some((other, _)) = found.iter().find(|(_, c)| c.name == config.name) {
+                problems.push(problem(format!(
+                    "agent type '{other}' defines a server named '{name}' too; give each its own name"
+                )));
+                continue;
+            }
+            found.push((entry.name().clone(), config));
+        }
+    }
+    found
 }

@@ -316,6 +316,7 @@
 //!   blocks a tool (the event channel is unbounded).
 
 mod agent;
+mod agent_memory;
 mod agent_model;
 mod agent_run;
 mod background;
@@ -329,6 +330,7 @@ mod error;
 mod event;
 mod exec;
 mod find_tool;
+mod first_turn;
 mod history;
 mod hooks;
 mod host_task;

@@ -322,6 +322,16 @@ pub(crate) fn rebuild(
             .as_deref()
             .filter(|w| w.is_dir())
             .map(Arc::from),
+        memory: definition
+            .as_ref()
+            .and_then(|d| {
+                crate::agent_memory::folder(
+                    d,
+                    &session.runtime.settings().cwd,
+                    session.config.permissions.boundary.home.as_deref(),
+                )
+            })
+            .map(Arc::from),
         reads_only: matches!(
             role,
             Role::Derived {

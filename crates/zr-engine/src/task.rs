@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use zr_resolve::{DerivedKind, Role};
 use zr_types::{
     AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
     ToolResultContent, error_chain,
+    SkillDefinition,
 };
 
 use crate::agent_model::{effort, subagent_model};
@@ -539,8 +541,21 @@ fn prepare(
         Some(id) => child_of(&parent.meta.id, label, id)?,
     };
     let tools = subagent_tools(session, &id, definition, role, &parent.tools)?;
+    let memory = definition.and_then(|d| {
+        crate::agent_memory::folder(
+            d,
+            &session.runtime.settings().cwd,
+            session.config.permissions.boundary.home.as_deref(),
+        )
+    });
     let (system, model, max_turns, budget, history) = match definition {
-        Some(d) => typed(&session.config.model_aliases, d, parent, task),
+        Some(d) => typed(
+            &session.config.model_aliases,
+            d,
+            parent,
+            task,
+            (&catalog.skills, memory.as_deref()),
+        ),
         None => fork(parent, call, task),
     };
     let meta = AgentMeta {
@@ -555,6 +570,7 @@ fn prepare(
         cwd: Arc::clone(&parent.meta.cwd),
         // Set by its worktree, if it is isolated.
         worktree: None,
+        memory: memory.map(Arc::from),
         reads_only: match role {
             Role::Derived { kind, .. } => matches!(kind, DerivedKind::Explore | DerivedKind::Plan),
             Role::Fork { .. } => parent.meta.reads_only,
@@ -612,14 +628,24 @@ fn child_of(parent: &AgentId, label: &str, id: &AgentId) -> Result<AgentId, Engi
 
 type Start = (Arc<str>, Arc<str>, u32, Budget, Vec<Message>);
 
-/// A typed subagent: its own prompt, an empty history but for the task.
+/// A typed subagent: its own prompt (with its memory's section, when its
+/// type has memory), an empty history but for its first turn (its
+/// preloaded skills, its type's initial prompt, the task).
 fn typed(
     aliases: &ModelAliases,
     definition: &AgentDefinition,
     parent: &AgentRun,
     task: &TaskInput,
+    (skills, memory): (&[Arc<SkillDefinition>], Option<&Path>),
 ) -> Start {
-    let system = system_prompt(definition);
+    let system = match memory {
+        Some(folder) => Arc::from(format!(
+            "{}\n\n{}",
+            system_prompt(definition),
+            crate::agent_memory::section(folder)
+        )),
+        None => system_prompt(definition),
+    };
     // Most types run on their parent's model: its text is shared.
     let model = subagent_model(aliases, definition, &parent.meta.model);
     let model = if *model == *parent.meta.model {
@@ -632,7 +658,7 @@ fn typed(
         model,
         definition.effective_max_turns(parent.meta.max_turns),
         definition.budget,
-        vec![Message::user_text(task.prompt.clone())],
+        vec![crate::first_turn::message(definition, skills, &task.prompt)],
     )
 }
 

@@ -337,6 +337,22 @@ impl McpConfig {
         Ok((Self { servers }, errors))
     }
 
+    /// One server entry as `.mcp.json` writes it under `mcpServers`
+    /// (`{"command": ..., "args": [...]}`, `{"type": "sse", "url": ...}`),
+    /// read as [`McpConfig::parse`] reads each: the form of an agent
+    /// file's inline `mcpServers` definitions.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the server and the key.
+    pub fn entry(
+        name: &str,
+        value: Value,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ServerConfig, ConfigError> {
+        parse_server(name, value, vars)
+    }
+
     /// Reads and parses a `.mcp.json` file as [`McpConfig::parse_each`].
     ///
     /// # Errors
