@@ -264,6 +264,12 @@ pub struct AgentDefinition {
     /// Several rules of one tool add up. See [`AgentDefinition::narrows`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_rules: Vec<PermissionRule>,
+    /// How hosts show agents of this type (the agent file's `color`:
+    /// `red`, `blue`, `green`, `yellow`, `purple`, `orange`, `pink`,
+    /// `cyan`, as written); zr colours their name in the live tree and the
+    /// HTML timeline. No effect on what the agent does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
     /// Its persistent memory (the agent file's `memory`): the engine gives
     /// an agent of this type the scope's folder ([`MemoryScope::folder`])
     /// as a place it may write, and the first lines of its `MEMORY.md`
@@ -374,6 +380,7 @@ impl AgentDefinition {
             budget: Budget::default(),
             tool_rules: Vec::new(),
             denied_rules: Vec::new(),
+            color: None,
             memory: None,
             initial_prompt: None,
             preload_skills: Vec::new(),

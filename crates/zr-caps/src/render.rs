@@ -148,7 +148,11 @@ impl fmt::Display for AgentDefinition {
             writeln!(f, "  memory: {memory}")?;
         }
         if !self.preload_skills.is_empty() {
-            writeln!(f, "  preloaded skills: {}", list(Some(&self.preload_skills)))?;
+            writeln!(
+                f,
+                "  preloaded skills: {}",
+                list(Some(&self.preload_skills))
+            )?;
         }
         if let Some(initial) = &self.initial_prompt {
             block(f, "  ", "initial prompt", initial)?;

@@ -299,15 +299,14 @@ fn inline_servers(
                     "an inline server takes the form of a .mcp.json entry: {command, args, env} or {type: http|sse, url, headers}, with a name no other server has",
                 )
             };
-            let config = match McpConfig::entry(name, server.config.clone(), &|v| {
-                std::env::var(v).ok()
-            }) {
-                Ok(config) => config,
-                Err(error) => {
-                    problems.push(problem(error.to_string()));
-                    continue;
-                }
-            };
+            let config =
+                match McpConfig::entry(name, server.config.clone(), &|v| std::env::var(v).ok()) {
+                    Ok(config) => config,
+                    Err(error) => {
+                        problems.push(problem(error.to_string()));
+                        continue;
+                    }
+                };
             if mcp.get(name).is_some() {
                 problems.push(problem(format!(
                     "'{name}' is also a server of {MCP_FILE}; give the agent's own server another name"

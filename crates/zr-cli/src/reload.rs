@@ -130,9 +130,7 @@ pub(crate) fn inherits_every_tool(entry: &AgentTypeEntry) -> bool {
     let AgentSource::File { path, .. } = &entry.source else {
         return false;
     };
-    let claude = path
-        .ancestors()
-        .any(|dir| dir.ends_with(".claude/agents"));
+    let claude = path.ancestors().any(|dir| dir.ends_with(".claude/agents"));
     claude
         && entry.definition.capabilities.allowed_tools.is_none()
         && entry.definition.mcp_servers.is_none()

@@ -172,7 +172,7 @@ async fn show(
     signals: &mut Signals,
 ) -> Result<u8, CliError> {
     let mut workspace = workspace;
-    let mut renderer = render::choose(output);
+    let mut renderer = render::choose(output, workspace.colours());
     let announce = !output.json && !output.quiet;
     let screen = workspace.screen.take();
     let outcome = drive(&agent, query, renderer.as_mut(), signals, announce, screen).await;

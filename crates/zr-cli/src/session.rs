@@ -69,6 +69,15 @@ impl AgentObserver for SkillGrants {
 }
 
 impl Workspace {
+    /// The agent types' `color` keys, by type name (for the live tree).
+    pub(crate) fn colours(&self) -> BTreeMap<String, String> {
+        self.config
+            .sub_agents
+            .iter()
+            .filter_map(|(name, d)| d.color.clone().map(|c| (name.to_string(), c)))
+            .collect()
+    }
+
     /// Connects the project's MCP servers (a server that fails is left
     /// out, with its error in `failed_servers`), then builds the runtime
     /// on `provider` and the root's configuration.
@@ -106,11 +115,7 @@ impl Workspace {
         // The agent files' inline servers start with the others, shared and
         // counted by the hub alike; only their agents get their tools.
         let every = project.hub_config();
-        let names: Vec<String> = every
-            .servers()
-            .iter()
-            .map(|s| s.name.to_string())
-            .collect();
+        let names: Vec<String> = every.servers().iter().map(|s| s.name.to_string()).collect();
         let started = futures_util::future::join_all(every.servers().iter().map(|config| {
             let hub = &hub;
             async move {

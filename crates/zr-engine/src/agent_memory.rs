@@ -27,9 +27,7 @@ pub(crate) fn folder(
     project: &Path,
     home: Option<&Path>,
 ) -> Option<PathBuf> {
-    definition
-        .memory?
-        .folder(project, home, &definition.name)
+    definition.memory?.folder(project, home, &definition.name)
 }
 
 /// The system prompt's memory section for `folder`: where it is, how to

@@ -13,9 +13,8 @@ use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget, Isolation, ModelAliases};
 use zr_resolve::{DerivedKind, Role};
 use zr_types::{
-    AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
-    ToolResultContent, error_chain,
-    SkillDefinition,
+    AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, SkillDefinition, ToolCall,
+    ToolOutput, ToolResultContent, error_chain,
 };
 
 use crate::agent_model::{effort, subagent_model};

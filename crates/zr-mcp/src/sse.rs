@@ -70,7 +70,9 @@ pub(crate) enum SseError {
         url: Url,
     },
     /// The endpoint is on another origin than the stream.
-    #[error("the server named a message endpoint on another origin ({endpoint}) than its stream ({url}); refused")]
+    #[error(
+        "the server named a message endpoint on another origin ({endpoint}) than its stream ({url}); refused"
+    )]
     OtherOrigin {
         /// The stream's URL.
         url: Url,
@@ -116,7 +118,10 @@ impl SseTransport {
         let response = client
             .get(url.clone())
             .headers(headers.clone())
-            .header(header::ACCEPT, HeaderValue::from_static("text/event-stream"))
+            .header(
+                header::ACCEPT,
+                HeaderValue::from_static("text/event-stream"),
+            )
             .send()
             .await
             .map_err(|source| SseError::Http {

@@ -284,14 +284,12 @@ fn build(
     definition.initial_prompt = opt_text(keys.initial_prompt, "initialPrompt")?
         .map(|(_, v)| v.trim().to_owned())
         .filter(|v| !v.is_empty());
-    definition.preload_skills = definition
-        .capabilities
-        .skills
-        .clone()
-        .unwrap_or_default();
+    definition.preload_skills = definition.capabilities.skills.clone().unwrap_or_default();
+    let color = opt_text(keys.color, "color")?.map(|(_, v)| v);
+    definition.color = color.clone().filter(|c| !c.trim().is_empty());
     Ok(ParsedAgentFile {
         definition,
-        color: opt_text(keys.color, "color")?.map(|(_, v)| v),
+        color,
         memory: memory.map(|(_, v)| v),
         inline_servers,
         extras,
@@ -408,9 +406,13 @@ fn positive<T: TryFrom<i128> + PartialOrd + Default>(
 /// names. Returns every server's name in file order (inline ones
 /// included), and the inline definitions as JSON (the host reads them as
 /// `.mcp.json` entries).
-fn mcp_servers(node: Option<&Located>) -> Result<(Option<Vec<ServerName>>, Vec<InlineServer>), Fail> {
+fn mcp_servers(
+    node: Option<&Located>,
+) -> Result<(Option<Vec<ServerName>>, Vec<InlineServer>), Fail> {
     const EXPECTED: &str = "a list of server names or {name: {command, args, env}} definitions";
-    let Some(node) = node else { return Ok((None, Vec::new())) };
+    let Some(node) = node else {
+        return Ok((None, Vec::new()));
+    };
     let name = |text: &str, at: &Located| {
         ServerName::from_str(text.trim()).map_err(|error| {
             (
@@ -428,7 +430,14 @@ fn mcp_servers(node: Option<&Located>) -> Result<(Option<Vec<ServerName>>, Vec<I
         let server = name(&key.value.key_text(), key)?;
         match &value.value {
             Node::Map(_) => {}
-            other => return Err(wrong_type(value, "mcpServers", "a server definition (a mapping with command or url)", other)),
+            other => {
+                return Err(wrong_type(
+                    value,
+                    "mcpServers",
+                    "a server definition (a mapping with command or url)",
+                    other,
+                ));
+            }
         }
         names.push(server.clone());
         inline.push(InlineServer {

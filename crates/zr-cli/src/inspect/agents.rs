@@ -269,7 +269,11 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
                 out.push_str(&format!("  memory: {memory:?}\n"));
             }
             if let Some(folder) = entry.definition.memory.and_then(|scope| {
-                scope.folder(&project.root, project.home.as_deref(), &entry.definition.name)
+                scope.folder(
+                    &project.root,
+                    project.home.as_deref(),
+                    &entry.definition.name,
+                )
             }) {
                 out.push_str(&format!("  memory folder: {}\n", folder.display()));
             }

@@ -33,7 +33,11 @@ fn memory_preloaded_skills_and_the_initial_prompt_reach_the_agent_and_only_it_wr
     let planted = memory.join("planted.md");
     let server = Server::scripted(vec![
         task("toolu_keeper", "keeper"),
-        write("toolu_w1", &notes.display().to_string(), "Tests: cargo test.\n"),
+        write(
+            "toolu_w1",
+            &notes.display().to_string(),
+            "Tests: cargo test.\n",
+        ),
         anthropic_answer(Some("remembered"), &[]),
         task("toolu_intruder", "intruder"),
         write("toolu_w2", &planted.display().to_string(), "planted\n"),
@@ -113,7 +117,10 @@ fn memory_preloaded_skills_and_the_initial_prompt_reach_the_agent_and_only_it_wr
             .unwrap()
             .to_string();
         assert!(result.contains("\"is_error\":true"), "{what}: {result}");
-        assert!(result.contains("a protected file"), "refused by the boundary, {what}: {result}");
+        assert!(
+            result.contains("a protected file"),
+            "refused by the boundary, {what}: {result}"
+        );
     }
     assert_eq!(
         std::fs::read_to_string(&notes).unwrap(),
@@ -148,7 +155,11 @@ fn an_inline_mcp_server_starts_for_its_agent_and_no_other_agent_gets_its_tools()
         task("toolu_db", "db"),
         anthropic_answer(
             None,
-            &[("toolu_echo", "mcp__local-db__echo", json!({"message": "inline"}))],
+            &[(
+                "toolu_echo",
+                "mcp__local-db__echo",
+                json!({"message": "inline"}),
+            )],
         ),
         anthropic_answer(Some("db done"), &[]),
         task("toolu_other", "other"),

@@ -169,7 +169,10 @@ fn with_two_hundred_user_skills_the_projects_come_first_and_every_skill_is_liste
         .write("zr.toml", "[model]\nname = \"claude-test\"\n")
         .write(
             ".zr/skills/zz-deploy/SKILL.md",
-            &skill("zz-deploy", "Deploy this project to staging with its own script."),
+            &skill(
+                "zz-deploy",
+                "Deploy this project to staging with its own script.",
+            ),
         )
         .write(
             ".claude/skills/zz-lint/SKILL.md",
@@ -199,7 +202,12 @@ fn with_two_hundred_user_skills_the_projects_come_first_and_every_skill_is_liste
         .env("ANTHROPIC_BASE_URL", &server.url)
         .output()
         .expect("zr runs");
-    assert_eq!(out.status.code(), Some(0), "{}", crate::support::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&out)
+    );
     let requests = server.requests();
     let description = skill_description(&requests[0]).expect("the root has Skill");
     let names: Vec<String> = description

@@ -12,7 +12,10 @@ fn the_section_holds_the_first_lines_of_memory_md_and_says_where_the_folder_is()
     std::fs::write(dir.path().join("MEMORY.md"), lines).unwrap();
     let shown = section(dir.path());
     assert!(shown.contains("fact 0\n"));
-    assert!(shown.ends_with(&format!("fact {}", MEMORY_LINES - 1)), "{shown}");
+    assert!(
+        shown.ends_with(&format!("fact {}", MEMORY_LINES - 1)),
+        "{shown}"
+    );
     assert!(!shown.contains(&format!("fact {MEMORY_LINES}")));
     // One long line is cut by bytes.
     std::fs::write(dir.path().join("MEMORY.md"), "é".repeat(40_000)).unwrap();

@@ -200,7 +200,10 @@ fn a_memory_folder_is_writable_by_its_agent_only_and_never_a_way_out() {
             memory.display()
         );
         assert_eq!(places.crossing(&write(memory.join("topics/sql.md"))), None);
-        assert_eq!(places.crossing(&Access::Read(memory.join("MEMORY.md"))), None);
+        assert_eq!(
+            places.crossing(&Access::Read(memory.join("MEMORY.md"))),
+            None
+        );
         // `..` out of it is judged where it lands: the protected settings
         // beside it, another agent's memory, the home folder's settings.
         for escape in [

@@ -113,7 +113,9 @@ fn the_skills_named_first_come_first_and_keep_their_place_when_the_listing_is_cu
     );
     let shown = advertised(&skill_tool(), &skills, &first(&["gamma"], 16));
     assert!(
-        shown.description.contains("\n- gamma\n- alpha\n(1 more skill"),
+        shown
+            .description
+            .contains("\n- gamma\n- alpha\n(1 more skill"),
         "{}",
         shown.description
     );
@@ -127,7 +129,10 @@ fn other_tools_and_a_custom_skill_named_otherwise_are_untouched() {
         "Read a file.",
         ToolOrigin::Builtin,
     ));
-    assert!(Arc::ptr_eq(&advertised(&read, &skills, &budget(100)), &read));
+    assert!(Arc::ptr_eq(
+        &advertised(&read, &skills, &budget(100)),
+        &read
+    ));
     let tool = skill_tool();
     let bare = advertised(&tool, &[], &budget(100));
     assert_eq!(bare.description, "Load a skill.", "no skills, no listing");
