@@ -11,6 +11,7 @@
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use zr_caps::AgentDefinition;
 
@@ -28,6 +29,15 @@ pub(crate) fn folder(
     home: Option<&Path>,
 ) -> Option<PathBuf> {
     definition.memory?.folder(project, home, &definition.name)
+}
+
+/// `system` followed by the memory section of `folder`, if any (one copy
+/// for an agent that starts and one that resumes).
+pub(crate) fn with_section(system: Arc<str>, folder: Option<&Path>) -> Arc<str> {
+    match folder {
+        Some(folder) => Arc::from(format!("{system}\n\n{}", section(folder))),
+        None => system,
+    }
 }
 
 /// The system prompt's memory section for `folder`: where it is, how to

@@ -139,9 +139,16 @@ fn kind(
         });
     }
     let definition = typed(session, id, header, warnings)?;
+    // Its memory as it is now, as when an agent of its type starts.
+    let memory = crate::agent_memory::folder(
+        &definition,
+        &session.runtime.settings().cwd,
+        session.config.permissions.boundary.home.as_deref(),
+    );
+    let system = crate::agent_memory::with_section(system_prompt(&definition), memory.as_deref());
     Ok(Kind {
         label: definition.name.as_str().to_owned(),
-        system: system_prompt(&definition),
+        system,
         definition: Some(definition),
     })
 }

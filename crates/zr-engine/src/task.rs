@@ -637,14 +637,7 @@ fn typed(
     task: &TaskInput,
     (skills, memory): (&[Arc<SkillDefinition>], Option<&Path>),
 ) -> Start {
-    let system = match memory {
-        Some(folder) => Arc::from(format!(
-            "{}\n\n{}",
-            system_prompt(definition),
-            crate::agent_memory::section(folder)
-        )),
-        None => system_prompt(definition),
-    };
+    let system = crate::agent_memory::with_section(system_prompt(definition), memory);
     // Most types run on their parent's model: its text is shared.
     let model = subagent_model(aliases, definition, &parent.meta.model);
     let model = if *model == *parent.meta.model {

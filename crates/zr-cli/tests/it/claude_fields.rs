@@ -206,3 +206,83 @@ fn an_inline_mcp_server_starts_for_its_agent_and_no_other_agent_gets_its_tools()
         .to_string();
     assert!(result.contains("Echo: inline"), "{result}");
 }
+
+/// The TypeScript SDK's `SSEServerTransport` (zr-mcp's test server),
+/// killed when dropped.
+struct SseServer(std::process::Child);
+
+impl Drop for SseServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts zr-mcp's `sse_server.mjs`; its stream URL.
+fn sse_server() -> (SseServer, String) {
+    use std::io::BufRead as _;
+    let sdk =
+        crate::support::deps_dir().join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
+    assert!(
+        sdk.is_dir(),
+        "{} is missing: run `cargo xtask deps`",
+        sdk.display()
+    );
+    let mut child = std::process::Command::new("node")
+        .arg(crate::support::repo().join("crates/zr-mcp/tests/it/sse_server.mjs"))
+        .arg(sdk)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    let stdout = child.stdout.take().expect("its stdout");
+    let server = SseServer(child);
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("its URL");
+    (server, line.trim().to_owned())
+}
+
+#[test]
+fn an_sse_server_of_mcp_json_serves_the_run_and_a_broken_entry_beside_it_is_only_a_warning() {
+    let (_sse, url) = sse_server();
+    let server = Server::scripted(vec![
+        anthropic_answer(
+            None,
+            &[(
+                "toolu_echo",
+                "mcp__legacy__echo",
+                json!({"message": "over sse"}),
+            )],
+        ),
+        anthropic_answer(Some("Done."), &[]),
+    ]);
+    let project = TempProject::new();
+    project
+        .write(
+            "zr.toml",
+            "[model]\nname = \"claude-test\"\n\n[policy]\nlazy = \"never\"\n\n[permissions]\nallow = [\"mcp__legacy__echo\"]\n",
+        )
+        .write(
+            ".mcp.json",
+            &format!(
+                "{{\"mcpServers\": {{\n  \"legacy\": {{\"type\": \"sse\", \"url\": \"{url}\"}},\n  \"broken\": {{\"type\": \"stdio\"}}\n}}}}\n"
+            ),
+        );
+    let out = run_against(&project, &server, false, "go");
+    assert_eq!(crate::support::stdout(&out), "Done.\n");
+    let err = crate::support::stderr(&out);
+    assert!(
+        err.starts_with("warning: .mcp.json:3:3: mcpServers.broken: 'command' is required (the server is left out)"),
+        "{err}"
+    );
+    let requests = server.requests();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(result.contains("Echo: over sse"), "{result}");
+}
