@@ -459,6 +459,46 @@ impl AgentDefinition {
         })
     }
 
+    /// The rule that narrows the family of `tool` (`Read`: Read, Glob,
+    /// Grep; `Edit`: Edit, Write) to this type's memory folder, as an agent
+    /// file with `memory` grants it: `Edit(/.claude/agent-memory/NAME/**)`
+    /// (project), `.../agent-memory-local/...` (local),
+    /// `Edit(~/.claude/agent-memory/NAME/**)` (user). `None` without memory.
+    ///
+    /// ```
+    /// use zr_caps::{AgentDefinition, MemoryScope};
+    /// let mut d = AgentDefinition::new("keeper".parse().unwrap(), "d", "p");
+    /// assert_eq!(d.memory_rule("Edit"), None);
+    /// d.memory = Some(MemoryScope::Project);
+    /// assert_eq!(d.memory_rule("Edit").unwrap().to_string(), "Edit(/.claude/agent-memory/keeper/**)");
+    /// ```
+    #[must_use]
+    pub fn memory_rule(&self, tool: &str) -> Option<PermissionRule> {
+        let folder = match self.memory? {
+            MemoryScope::User => format!("~/.claude/agent-memory/{}/**", self.name),
+            MemoryScope::Project => format!("/.claude/agent-memory/{}/**", self.name),
+            MemoryScope::Local => format!("/.claude/agent-memory-local/{}/**", self.name),
+        };
+        format!("{tool}({folder})").parse().ok()
+    }
+
+    /// Whether the type may write files (Write, Edit) only in its memory
+    /// folder: every rule of its for the Edit family is
+    /// [`memory_rule`](Self::memory_rule)'s. Such a grant does not make
+    /// the agent a writing one for its commands' sandbox.
+    #[must_use]
+    pub fn writes_only_memory(&self) -> bool {
+        let Some(memory) = self.memory_rule("Edit") else {
+            return false;
+        };
+        let mut naming = self
+            .tool_rules
+            .iter()
+            .filter(|r| ["Edit", "Write"].iter().any(|t| r.tool().matches_name(t)))
+            .peekable();
+        naming.peek().is_some() && naming.all(|r| *r == memory)
+    }
+
     /// The effective turn limit given the parent's: the definition's own,
     /// or half the parent's (at least 1).
     ///

@@ -346,7 +346,7 @@ pub(crate) fn rebuild(
                 ..
             }
         ),
-        writes: crate::pools::writes_files(&tools),
+        writes: crate::pools::writes_files(&tools, definition.as_ref()),
         narrowing: definition.as_ref().and_then(crate::pools::narrowing),
         model: Arc::from(header.model.as_str()),
         system,

@@ -575,7 +575,7 @@ fn prepare(
             Role::Fork { .. } => parent.meta.reads_only,
             Role::Root => false,
         },
-        writes: writes_files(&tools),
+        writes: writes_files(&tools, definition),
         narrowing: definition.and_then(narrowing),
         model,
         system,

@@ -281,6 +281,7 @@ fn build(
             });
         }
     }
+    memory_tools(&mut definition);
     definition.initial_prompt = opt_text(keys.initial_prompt, "initialPrompt")?
         .map(|(_, v)| v.trim().to_owned())
         .filter(|v| !v.is_empty());
@@ -396,6 +397,72 @@ fn positive<T: TryFrom<i128> + PartialOrd + Default>(
             )),
         },
         other => Err(wrong_type(node, key, "a positive integer", other)),
+    }
+}
+
+/// The file tools an agent with memory needs for its folder, as Claude
+/// Code enables them (Read, Write, Edit), without widening a `tools` list
+/// beyond the folder. Rules speak for a family of tools (`Read(...)`:
+/// Read, Glob, Grep; `Edit(...)`: Edit, Write), so each family is taken
+/// whole:
+///
+/// - a family the list has whole (one of its tools listed, no rule of the
+///   family) is left as it is: the agent already reads (or writes) where
+///   its boundary lets it, and a folder rule would narrow that tool;
+/// - otherwise its missing tools (Read; Write and Edit) are added with one
+///   rule that narrows the family to the memory folder
+///   ([`AgentDefinition::memory_rule`]), beside the family's own rules;
+/// - a tool in `disallowedTools` is not added, and a file without `tools`
+///   (every builtin) is left as it is.
+fn memory_tools(definition: &mut AgentDefinition) {
+    const FAMILIES: [(&str, &[&str], &[&str]); 2] = [
+        ("Read", &["Read", "Glob", "Grep"], &["Read"]),
+        ("Edit", &["Edit", "Write"], &["Write", "Edit"]),
+    ];
+    let denied = definition
+        .capabilities
+        .disallowed_tools
+        .clone()
+        .unwrap_or_default();
+    for (family, members, wanted) in FAMILIES {
+        let Some(rule) = definition.memory_rule(family) else {
+            return;
+        };
+        let Some(allowed) = definition.capabilities.allowed_tools.as_ref() else {
+            return;
+        };
+        let listed = members
+            .iter()
+            .any(|tool| allowed.iter().any(|p| p.matches_name(tool)));
+        let narrowed = definition
+            .tool_rules
+            .iter()
+            .any(|r| r.specifier().is_some() && members.iter().any(|m| r.tool().matches_name(m)));
+        if listed && !narrowed {
+            continue;
+        }
+        let adding: Vec<&str> = wanted
+            .iter()
+            .copied()
+            .filter(|tool| !denied.iter().any(|p| p.matches_name(tool)))
+            .collect();
+        if adding.is_empty() {
+            continue;
+        }
+        let allowed = definition
+            .capabilities
+            .allowed_tools
+            .get_or_insert_with(Vec::new);
+        for tool in adding {
+            if !allowed.iter().any(|p| p.matches_name(tool))
+                && let Ok(pattern) = tool.parse()
+            {
+                allowed.push(pattern);
+            }
+        }
+        if !definition.tool_rules.contains(&rule) {
+            definition.tool_rules.push(rule);
+        }
     }
 }
 

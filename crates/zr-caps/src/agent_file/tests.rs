@@ -329,3 +329,56 @@ fn memory_initial_prompt_and_preloaded_skills() {
     assert_eq!(file.warnings[0].line, 4);
     assert!(file.warnings[0].message.contains("user, project, local"));
 }
+
+#[test]
+fn memory_grants_the_file_tools_only_for_its_folder_and_never_narrows_a_whole_grant() {
+    let rules = |file: &ParsedAgentFile| -> Vec<String> {
+        file.definition
+            .tool_rules
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    let allowed = |file: &ParsedAgentFile| -> Vec<String> {
+        file.definition
+            .capabilities
+            .allowed_tools
+            .iter()
+            .flatten()
+            .map(ToString::to_string)
+            .collect()
+    };
+    // Reading whole already (Grep); Write and Edit added for the folder.
+    let file =
+        parse("---\nname: keeper\ndescription: d\ntools: Grep, Bash\nmemory: project\n---\nb")
+            .unwrap();
+    assert_eq!(allowed(&file), ["Grep", "Bash", "Write", "Edit"]);
+    assert_eq!(rules(&file), ["Edit(/.claude/agent-memory/keeper/**)"]);
+    assert!(file.definition.writes_only_memory());
+    // Writing whole already (Write): nothing of the Edit family changes,
+    // so Write is not narrowed; Read is added for the folder.
+    let file =
+        parse("---\nname: keeper\ndescription: d\ntools: Write\nmemory: local\n---\nb").unwrap();
+    assert_eq!(allowed(&file), ["Write", "Read"]);
+    assert_eq!(
+        rules(&file),
+        ["Read(/.claude/agent-memory-local/keeper/**)"]
+    );
+    assert!(!file.definition.writes_only_memory());
+    // A narrowed Write gets the folder beside its own rule; a denied Edit
+    // is not added; the user scope is under ~.
+    let file = parse(
+        "---\nname: keeper\ndescription: d\ntools: Read, Write(docs/**)\ndisallowedTools: Edit\nmemory: user\n---\nb",
+    )
+    .unwrap();
+    assert_eq!(
+        rules(&file),
+        ["Write(docs/**)", "Edit(~/.claude/agent-memory/keeper/**)"]
+    );
+    assert!(!file.definition.writes_only_memory());
+    assert!(!allowed(&file).contains(&"Edit".to_owned()));
+    // Without `tools` (every builtin) nothing changes.
+    let file = parse("---\nname: keeper\ndescription: d\nmemory: local\n---\nb").unwrap();
+    assert!(file.definition.tool_rules.is_empty());
+    assert_eq!(file.definition.capabilities.allowed_tools, None);
+}
