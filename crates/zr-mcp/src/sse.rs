@@ -10,7 +10,10 @@
 //! on the stream. An endpoint on another origin than the stream's is
 //! refused (as the TypeScript SDK's client does), so a server cannot send
 //! zr's headers elsewhere. An event larger than the hub's message limit
-//! ends the stream, as on the other transports.
+//! ends the stream, as on the other transports: that bound is why the
+//! event parser is this module's own (a few lines of the WHATWG format)
+//! rather than `eventsource-stream`, which zr-providers uses and which
+//! grows an event without limit.
 
 use std::time::Duration;
 
