@@ -209,6 +209,11 @@ impl<'a> Input<'a> {
     }
 }
 
+/// Words too common to tell skills apart.
+const COMMON: [&str; 12] = [
+    "the", "and", "for", "with", "this", "that", "from", "into", "when", "use", "skill", "about",
+];
+
 /// How many skills an unknown name is answered with.
 const CLOSEST: usize = 10;
 
@@ -240,13 +245,13 @@ fn unknown(name: &str, skills: &[Arc<SkillDefinition>]) -> String {
 
 /// The skills of `skills` closest to `query`, best first, at most
 /// [`CLOSEST`]: by name (one contains the other, or a few letters apart),
-/// then by how many of the query's words (3 letters or more) the name and
-/// description hold; ties by name.
+/// then by how many of the query's words (3 letters or more, not
+/// [`COMMON`]) the name and description hold; ties by name.
 fn closest<'a>(query: &str, skills: &'a [Arc<SkillDefinition>]) -> Vec<&'a SkillDefinition> {
     let query = query.to_lowercase();
     let words: Vec<&str> = query
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 3)
+        .filter(|w| w.chars().count() >= 3 && !COMMON.contains(w))
         .collect();
     let mut scored: Vec<(usize, &SkillDefinition)> = skills
         .iter()
