@@ -38,6 +38,10 @@ pub struct ParsedAgentFile {
     /// The `memory` key (the scope of the agent's persistent memory: `user`,
     /// `project`, `local`), kept as written.
     pub memory: Option<String>,
+    /// The MCP servers the file defines inline in `mcpServers` (their
+    /// names are also in the definition's `mcp_servers`), in file order:
+    /// the host starts them for agents of this type only.
+    pub inline_servers: Vec<InlineServer>,
     /// Keys zr does not know, in file order, kept for hosts and tools that
     /// do. Each one also has a warning.
     pub extras: Vec<ExtraKey>,
@@ -46,6 +50,19 @@ pub struct ParsedAgentFile {
     /// The line of `outputSchema` (or `output_schema`), when the file sets
     /// one: where a host that compiles the schema reports it invalid.
     pub output_schema_line: Option<usize>,
+}
+
+/// An MCP server defined inline in an agent file's `mcpServers`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineServer {
+    /// Its name (its tools are `mcp__NAME__TOOL`).
+    pub name: zr_types::ServerName,
+    /// Its definition as written, as JSON: the shape of a `.mcp.json`
+    /// entry (`command`, `args`, `env`, or `type` and `url`), which the
+    /// host reads with its `.mcp.json` reader.
+    pub config: serde_json::Value,
+    /// Its line in the file, from 1.
+    pub line: usize,
 }
 
 /// A front-matter key zr does not know, with its value.

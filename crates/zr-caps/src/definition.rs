@@ -57,6 +57,72 @@ pub enum Effort {
     Max,
 }
 
+/// Where an agent type's persistent memory lives (the agent file's
+/// `memory` key, as Claude Code names its scopes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryScope {
+    /// `~/.claude/agent-memory/<agent>/`: the user's, for every project.
+    User,
+    /// `.claude/agent-memory/<agent>/` in the project: checked in, shared.
+    Project,
+    /// `.claude/agent-memory-local/<agent>/` in the project: the user's
+    /// own for this project (git-ignored by convention).
+    Local,
+}
+
+impl MemoryScope {
+    /// Reads `user`, `project` or `local`.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "user" => Some(Self::User),
+            "project" => Some(Self::Project),
+            "local" => Some(Self::Local),
+            _ => None,
+        }
+    }
+
+    /// The memory folder of `agent` in this scope, for a session in
+    /// `project` whose user's home is `home` (`None` for the user scope
+    /// without a home folder). Nothing is read or created.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use zr_caps::MemoryScope;
+    /// let agent = "reviewer".parse().unwrap();
+    /// let (project, home) = (Path::new("/p"), Some(Path::new("/h")));
+    /// assert_eq!(MemoryScope::User.folder(project, home, &agent).unwrap(), Path::new("/h/.claude/agent-memory/reviewer"));
+    /// assert_eq!(MemoryScope::Project.folder(project, home, &agent).unwrap(), Path::new("/p/.claude/agent-memory/reviewer"));
+    /// assert_eq!(MemoryScope::Local.folder(project, None, &agent).unwrap(), Path::new("/p/.claude/agent-memory-local/reviewer"));
+    /// assert_eq!(MemoryScope::User.folder(project, None, &agent), None);
+    /// ```
+    #[must_use]
+    pub fn folder(
+        self,
+        project: &std::path::Path,
+        home: Option<&std::path::Path>,
+        agent: &AgentName,
+    ) -> Option<std::path::PathBuf> {
+        let (base, dir) = match self {
+            Self::User => (home?, "agent-memory"),
+            Self::Project => (project, "agent-memory"),
+            Self::Local => (project, "agent-memory-local"),
+        };
+        Some(base.join(".claude").join(dir).join(agent.as_str()))
+    }
+}
+
+impl fmt::Display for MemoryScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::User => "user",
+            Self::Project => "project",
+            Self::Local => "local",
+        })
+    }
+}
+
 /// The kind of a subagent, which decides its resolver role.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -198,6 +264,28 @@ pub struct AgentDefinition {
     /// Several rules of one tool add up. See [`AgentDefinition::narrows`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_rules: Vec<PermissionRule>,
+    /// How hosts show agents of this type (the agent file's `color`:
+    /// `red`, `blue`, `green`, `yellow`, `purple`, `orange`, `pink`,
+    /// `cyan`, as written); zr colours their name in the live tree and the
+    /// HTML timeline. No effect on what the agent does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+    /// Its persistent memory (the agent file's `memory`): the engine gives
+    /// an agent of this type the scope's folder ([`MemoryScope::folder`])
+    /// as a place it may write, and the first lines of its `MEMORY.md`
+    /// in its system prompt. `None`: no memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryScope>,
+    /// Text that opens the agent's first user turn, before the task it is
+    /// given (the agent file's `initialPrompt`). `None`: the task alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_prompt: Option<String>,
+    /// Skills whose instructions are put into the agent's first user turn
+    /// when it starts (the agent file's `skills`, as Claude Code preloads
+    /// them), each bounded; the same skills stay loadable through `Skill`.
+    /// Empty: none preloaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preload_skills: Vec<zr_types::SkillName>,
     /// Rules from the agent file's `disallowedTools` with a specifier
     /// (`Bash(rm:*)`): a call one of them matches is refused; the tool's
     /// other calls run. (A bare name in `disallowedTools` removes the whole
@@ -299,6 +387,10 @@ impl AgentDefinition {
             tool_rules: Vec::new(),
             denied_rules: Vec::new(),
             max_depth: None,
+            color: None,
+            memory: None,
+            initial_prompt: None,
+            preload_skills: Vec::new(),
         }
     }
 
@@ -404,6 +496,46 @@ impl AgentDefinition {
                 rules: naming.into_iter().cloned().collect(),
             }),
         })
+    }
+
+    /// The rule that narrows the family of `tool` (`Read`: Read, Glob,
+    /// Grep; `Edit`: Edit, Write) to this type's memory folder, as an agent
+    /// file with `memory` grants it: `Edit(/.claude/agent-memory/NAME/**)`
+    /// (project), `.../agent-memory-local/...` (local),
+    /// `Edit(~/.claude/agent-memory/NAME/**)` (user). `None` without memory.
+    ///
+    /// ```
+    /// use zr_caps::{AgentDefinition, MemoryScope};
+    /// let mut d = AgentDefinition::new("keeper".parse().unwrap(), "d", "p");
+    /// assert_eq!(d.memory_rule("Edit"), None);
+    /// d.memory = Some(MemoryScope::Project);
+    /// assert_eq!(d.memory_rule("Edit").unwrap().to_string(), "Edit(/.claude/agent-memory/keeper/**)");
+    /// ```
+    #[must_use]
+    pub fn memory_rule(&self, tool: &str) -> Option<PermissionRule> {
+        let folder = match self.memory? {
+            MemoryScope::User => format!("~/.claude/agent-memory/{}/**", self.name),
+            MemoryScope::Project => format!("/.claude/agent-memory/{}/**", self.name),
+            MemoryScope::Local => format!("/.claude/agent-memory-local/{}/**", self.name),
+        };
+        format!("{tool}({folder})").parse().ok()
+    }
+
+    /// Whether the type may write files (Write, Edit) only in its memory
+    /// folder: every rule of its for the Edit family is
+    /// [`memory_rule`](Self::memory_rule)'s. Such a grant does not make
+    /// the agent a writing one for its commands' sandbox.
+    #[must_use]
+    pub fn writes_only_memory(&self) -> bool {
+        let Some(memory) = self.memory_rule("Edit") else {
+            return false;
+        };
+        let mut naming = self
+            .tool_rules
+            .iter()
+            .filter(|r| ["Edit", "Write"].iter().any(|t| r.tool().matches_name(t)))
+            .peekable();
+        naming.peek().is_some() && naming.all(|r| *r == memory)
     }
 
     /// The effective turn limit given the parent's: the definition's own,

@@ -53,13 +53,13 @@ mod rules;
 
 pub use agent_file::{
     AgentFileWarning, CLAUDE_CODE_TOOLS, ClaudeCodeTool, ExtraKey, FrontMatter, FrontMatterEntry,
-    ParsedAgentFile, parse_agent_file, parse_front_matter,
+    InlineServer, ParsedAgentFile, parse_agent_file, parse_front_matter,
 };
 pub use capabilities::{
     AgentCapabilities, AgentOptions, EffectiveCapabilities, RuntimeSettings, SkillView, ToolList,
 };
 pub use definition::{
-    AgentDefinition, AgentType, Budget, Effort, Isolation, ModelChoice, RuleRefusal,
+    AgentDefinition, AgentType, Budget, Effort, Isolation, MemoryScope, ModelChoice, RuleRefusal,
 };
 pub use error::{
     AgentFileError, AgentFileProblem, MigrateError, PatternError, RuleError, UnknownPermissionMode,

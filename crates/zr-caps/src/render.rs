@@ -144,6 +144,19 @@ impl fmt::Display for AgentDefinition {
         if !self.denied_rules.is_empty() {
             writeln!(f, "  denied rules: {}", list(Some(&self.denied_rules)))?;
         }
+        if let Some(memory) = self.memory {
+            writeln!(f, "  memory: {memory}")?;
+        }
+        if !self.preload_skills.is_empty() {
+            writeln!(
+                f,
+                "  preloaded skills: {}",
+                list(Some(&self.preload_skills))
+            )?;
+        }
+        if let Some(initial) = &self.initial_prompt {
+            block(f, "  ", "initial prompt", initial)?;
+        }
         if let Some(append) = &self.append_prompt {
             block(f, "  ", "append prompt", append)?;
         }

@@ -9,6 +9,7 @@
 //! kernel releases if zr dies) so that two schedulers never fire one job
 //! twice.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -147,7 +148,7 @@ async fn fire(
     // A new session: nobody else holds its lock, and nothing was left.
     let _running = sessions::RunningMark::acquire(&project.sessions_dir(), agent.session_id())
         .map_err(|held| running_now(agent.session_id(), &held))?;
-    let mut renderer = render::choose(&args.output);
+    let mut renderer = render::choose(&args.output, BTreeMap::new());
     let announce = !args.output.json && !args.output.quiet;
     let outcome = drive(
         agent,

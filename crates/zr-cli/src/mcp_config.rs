@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::CliError;
 
 /// What `.mcp.json` holds, for help lines.
-const SHAPE: &str = "the file holds {\"mcpServers\": {\"NAME\": {\"command\": \"...\", \"args\": [\"...\"]}}} (stdio) or {\"mcpServers\": {\"NAME\": {\"type\": \"http\", \"url\": \"...\"}}}";
+const SHAPE: &str = "the file holds {\"mcpServers\": {\"NAME\": {\"command\": \"...\", \"args\": [\"...\"]}}} (stdio) or {\"mcpServers\": {\"NAME\": {\"type\": \"http\", \"url\": \"...\"}}} (\"sse\" for the legacy SSE transport)";
 
 /// `error` of `McpConfig::load(path)` naming the file.
 pub(crate) fn error(path: &Path, error: zr_mcp::ConfigError) -> CliError {

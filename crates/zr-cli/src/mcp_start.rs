@@ -111,6 +111,10 @@ fn help(project: &Project, config: &ServerConfig, timed_out: bool) -> String {
             "check that a server is listening at {} and speaks streamable HTTP, or fix the server's entry in {MCP_FILE}",
             config.shown_target()
         ),
+        TransportConfig::Sse(_) => format!(
+            "check that a server is listening at {} and sends an event stream with an 'endpoint' event (the HTTP+SSE transport), or fix the server's entry in {MCP_FILE}",
+            config.shown_target()
+        ),
         _ => format!("fix the server's entry in {MCP_FILE}"),
     };
     if timed_out {

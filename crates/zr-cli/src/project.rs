@@ -6,11 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use zr_mcp::{McpConfig, TokenStore};
+use zr_mcp::{McpConfig, ServerConfig, TokenStore};
 use zr_skills::{
-    AgentRegistry, AgentTypesView, Diagnostic, InstructionRegistry, InstructionsView, Roots,
-    SkillRegistry, SkillsView,
+    AgentRegistry, AgentSource, AgentTypesView, Diagnostic, InstructionRegistry, InstructionsView,
+    Roots, SkillRegistry, SkillsView,
 };
+use zr_types::AgentName;
 
 use crate::claude_settings::ClaudeSettings;
 use crate::config::{HooksConfig, ZrConfig};
@@ -37,7 +38,8 @@ pub(crate) struct Project {
     pub(crate) home: Option<PathBuf>,
     /// `zr.toml` (the defaults when there is none).
     pub(crate) config: ZrConfig,
-    /// `.mcp.json` (no servers when there is none).
+    /// `.mcp.json` (no servers when there is none), without the servers
+    /// whose entries are wrong.
     pub(crate) mcp: McpConfig,
     /// Claude Code's settings files, merged (none when there are none);
     /// `zr.toml`'s explicit keys win over them.
@@ -47,6 +49,15 @@ pub(crate) struct Project {
     pub(crate) instructions: Arc<InstructionRegistry>,
     /// The instruction files found.
     pub(crate) instructions_view: Arc<InstructionsView>,
+    /// The MCP servers agent files define inline (`mcpServers: [{NAME:
+    /// {command, args, env}}]`), each with the type whose file defines
+    /// it: started with the `.mcp.json` servers, their tools given to
+    /// agents of that type only.
+    pub(crate) inline_mcp: Vec<(AgentName, ServerConfig)>,
+    /// The `.mcp.json` servers (and agent files' inline servers) left out,
+    /// each with its file, line and what to fix: commands warn and go on
+    /// without them.
+    pub(crate) mcp_problems: Vec<CliError>,
     /// The skill registry (the `Skill` tool reads through its roots; a
     /// running session re-reads it, see `reload.rs`).
     pub(crate) skills: Arc<SkillRegistry>,
@@ -121,6 +132,9 @@ impl Project {
         let settings = ClaudeSettings::load(&root, home.as_deref());
         let config = ZrConfig::load(&root.join(CONFIG_FILE));
         let mcp_path = root.join(MCP_FILE);
+        // A server whose entry is wrong is left out with a warning
+        // (`mcp_problems`); only a file that is not JSON stops the load.
+        let mut mcp_problems = Vec::new();
         let mcp = if mcp_path.is_file() {
             let var = |v: &str| {
                 settings
@@ -129,7 +143,15 @@ impl Project {
                     .and_then(|s| s.var(v))
                     .or_else(|| std::env::var(v).ok())
             };
-            McpConfig::load(&mcp_path, &var).map_err(|e| crate::mcp_config::error(&mcp_path, e))
+            McpConfig::load_each(&mcp_path, &var)
+                .map_err(|e| crate::mcp_config::error(&mcp_path, e))
+                .map(|(mcp, errors)| {
+                    mcp_problems = errors
+                        .into_iter()
+                        .map(|e| crate::mcp_config::error(&mcp_path, e))
+                        .collect();
+                    mcp
+                })
         } else {
             Ok(McpConfig::default())
         };
@@ -144,10 +166,11 @@ impl Project {
                 .expect_err("one of the three failed"));
             }
         };
-        let skills = Arc::new(SkillRegistry::new(Roots::skills(&root, home.as_deref())));
-        let skills_view = skills.view();
         let agent_registry = Arc::new(AgentRegistry::new(Roots::agents(&root, home.as_deref())));
         let agents = agent_registry.view();
+        let inline_mcp = inline_servers(&mcp, &agents, &mut mcp_problems);
+        let skills = Arc::new(SkillRegistry::new(Roots::skills(&root, home.as_deref())));
+        let skills_view = skills.view();
         let instructions = Arc::new(InstructionRegistry::new(&root, home.as_deref()));
         let instructions_view = instructions.view();
         Ok(Self {
@@ -158,6 +181,8 @@ impl Project {
             settings,
             instructions,
             instructions_view,
+            inline_mcp,
+            mcp_problems,
             skills,
             agent_registry,
             skills_view,
@@ -185,6 +210,32 @@ impl Project {
             .into_iter()
             .map(|(name, entry)| (name, entry.value.1.clone()))
             .collect()
+    }
+
+    /// Every server the hub may start: `.mcp.json`'s, then the agent
+    /// files' inline ones.
+    pub(crate) fn hub_config(&self) -> McpConfig {
+        let mut config = self.mcp.clone();
+        for (_, server) in &self.inline_mcp {
+            config.insert(server.clone());
+        }
+        config
+    }
+
+    /// The `.mcp.json` servers left out, as `warning: .mcp.json:LINE:COLUMN:
+    /// mcpServers.NAME: ... (the server is left out)` with its help line.
+    pub(crate) fn mcp_warnings(&self) -> impl Iterator<Item = String> {
+        let prefix = format!("{}/", self.root.display());
+        self.mcp_problems.iter().map(move |e| {
+            let text = e.to_string();
+            let text = text.strip_prefix(&prefix).unwrap_or(&text);
+            match text.split_once("\n") {
+                Some((first, rest)) => {
+                    format!("warning: {first} (the server is left out)\n{rest}")
+                }
+                None => format!("warning: {text} (the server is left out)"),
+            }
+        })
     }
 
     /// Problems in agent and skill files (each names the file, line and
@@ -276,4 +327,54 @@ fn quoted(path: &Path) -> String {
     } else {
         text
     }
+}
+
+/// The servers the files of `agents` define inline, read as `.mcp.json`
+/// entries; a broken one, or one whose name another server has, is left
+/// out with its problem in `problems` (naming the agent file and line).
+fn inline_servers(
+    mcp: &McpConfig,
+    agents: &AgentTypesView,
+    problems: &mut Vec<CliError>,
+) -> Vec<(AgentName, ServerConfig)> {
+    let mut found: Vec<(AgentName, ServerConfig)> = Vec::new();
+    for entry in agents.types() {
+        let AgentSource::File { path, .. } = &entry.source else {
+            continue;
+        };
+        for server in &entry.inline_servers {
+            let name = server.name.as_str();
+            let problem = |message: String| {
+                CliError::config(
+                    path,
+                    (server.line, 0),
+                    format!("mcpServers.{name}"),
+                    message,
+                    "an inline server takes the form of a .mcp.json entry: {command, args, env} or {type: http|sse, url, headers}, with a name no other server has",
+                )
+            };
+            let config =
+                match McpConfig::entry(name, server.config.clone(), &|v| std::env::var(v).ok()) {
+                    Ok(config) => config,
+                    Err(error) => {
+                        problems.push(problem(error.to_string()));
+                        continue;
+                    }
+                };
+            if mcp.get(name).is_some() {
+                problems.push(problem(format!(
+                    "'{name}' is also a server of {MCP_FILE}; give the agent's own server another name"
+                )));
+                continue;
+            }
+            if let Some((other, _)) = found.iter().find(|(_, c)| c.name == config.name) {
+                problems.push(problem(format!(
+                    "agent type '{other}' defines a server named '{name}' too; give each its own name"
+                )));
+                continue;
+            }
+            found.push((entry.name().clone(), config));
+        }
+    }
+    found
 }

@@ -6,6 +6,7 @@
 //! [`Usage::total`](zr_types::Usage::total): input and output tokens and
 //! the prompt cache's reads and writes; `--json` gives the four counts.
 
+pub(crate) mod agent_colour;
 pub(crate) mod held_logs;
 pub(crate) mod json;
 pub(crate) mod plain;
@@ -61,13 +62,19 @@ fn dumb_terminal() -> bool {
 /// The renderer for `output`: JSON to standard output, else the live tree
 /// when standard error is a terminal (not `TERM=dumb`), else plain lines
 /// on standard error.
-pub(crate) fn choose(output: &OutputArgs) -> Box<dyn Renderer> {
+///
+/// `colours` are the agent types' `color` keys, by type name: the tree
+/// draws those names in their colour.
+pub(crate) fn choose(
+    output: &OutputArgs,
+    colours: std::collections::BTreeMap<String, String>,
+) -> Box<dyn Renderer> {
     if output.json {
         Box::new(json::JsonRenderer::new(std::io::stdout()))
     } else if output.quiet {
         Box::new(plain::PlainRenderer::new(std::io::sink()))
     } else if std::io::stderr().is_terminal() && !dumb_terminal() {
-        Box::new(tree::TreeRenderer::new(std::io::stderr()))
+        Box::new(tree::TreeRenderer::new(std::io::stderr()).with_colours(colours))
     } else {
         Box::new(plain::PlainRenderer::new(std::io::stderr()))
     }

@@ -76,7 +76,7 @@ pub(crate) fn print_report(
 /// [`CliError::Engine`] when the resolver refuses an agent's tool sources,
 /// [`CliError::Usage`] for an unknown `--agent`.
 pub(crate) async fn project(project: &Project, args: &ResolveArgs) -> Result<String, CliError> {
-    crate::inspect::print_diagnostics(project, project.diagnostics());
+    crate::run::warn_diagnostics(project);
     // Nothing is sent to a model: an empty script stands in for one.
     let provider = Arc::new(ScriptedProvider::new(Script::default()));
     let model = project

@@ -172,7 +172,7 @@ async fn show(
     signals: &mut Signals,
 ) -> Result<u8, CliError> {
     let mut workspace = workspace;
-    let mut renderer = render::choose(output);
+    let mut renderer = render::choose(output, workspace.colours());
     let announce = !output.json && !output.quiet;
     let screen = workspace.screen.take();
     let outcome = drive(&agent, query, renderer.as_mut(), signals, announce, screen).await;
@@ -404,10 +404,14 @@ fn exit_code(result: &QueryResult) -> u8 {
     }
 }
 
-/// Problems in agent and skill files, as `warning: FILE:LINE: ...` lines
-/// on standard error (paths relative to the project); the run goes on
-/// without the files that could not be loaded.
+/// Problems in `.mcp.json` server entries, agent and skill files, as
+/// `warning: FILE:LINE: ...` lines on standard error (paths relative to the
+/// project); the run goes on without the servers and files that could not
+/// be loaded.
 pub(crate) fn warn_diagnostics(project: &Project) {
+    for warning in project.mcp_warnings() {
+        eprintln!("{warning}");
+    }
     crate::inspect::print_diagnostics(project, project.diagnostics());
 }
 

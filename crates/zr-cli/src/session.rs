@@ -69,6 +69,15 @@ impl AgentObserver for SkillGrants {
 }
 
 impl Workspace {
+    /// The agent types' `color` keys, by type name (for the live tree).
+    pub(crate) fn colours(&self) -> BTreeMap<String, String> {
+        self.config
+            .sub_agents
+            .iter()
+            .filter_map(|(name, d)| d.color.clone().map(|c| (name.to_string(), c)))
+            .collect()
+    }
+
     /// Connects the project's MCP servers (a server that fails is left
     /// out, with its error in `failed_servers`), then builds the runtime
     /// on `provider` and the root's configuration.
@@ -92,7 +101,7 @@ impl Workspace {
         }
         print_once(project);
         let web_search = crate::services::web_search(project, &|v| project.var(v))?;
-        let hub = McpHub::new(project.mcp.clone(), project.hub_options());
+        let hub = McpHub::new(project.hub_config(), project.hub_options());
         // On a terminal, servers' forms are asked there; without one (or
         // for `zr cron`, which never asks), every form is declined.
         let (asker, screen) = asking.asker().unzip();
@@ -104,13 +113,11 @@ impl Workspace {
         let mut server_tools: BTreeMap<String, Vec<McpTool>> = BTreeMap::new();
         // Every server starts at once: one slow handshake does not delay
         // the others (the hub bounds each by its connect timeout).
-        let names: Vec<String> = project
-            .mcp
-            .servers()
-            .iter()
-            .map(|s| s.name.to_string())
-            .collect();
-        let started = futures_util::future::join_all(project.mcp.servers().iter().map(|config| {
+        // The agent files' inline servers start with the others, shared and
+        // counted by the hub alike; only their agents get their tools.
+        let every = project.hub_config();
+        let names: Vec<String> = every.servers().iter().map(|s| s.name.to_string()).collect();
+        let started = futures_util::future::join_all(every.servers().iter().map(|config| {
             let hub = &hub;
             async move {
                 let name = config.name.as_str();
@@ -171,20 +178,20 @@ impl Workspace {
         if let Some(tracer) = crate::telemetry::tracer() {
             runtime = runtime.with_tracer(tracer);
         }
-        let order: Vec<_> = project
-            .mcp
-            .servers()
-            .iter()
-            .map(|s| s.name.clone())
-            .collect();
+        let order: Vec<_> = every.servers().iter().map(|s| s.name.clone()).collect();
         for warning in crate::mcp_names::distinct(&order, &mut server_tools) {
             eprintln!("{warning}");
         }
+        // The root's pool holds the `.mcp.json` servers' tools only: an
+        // inline server's reach its agents as connection tools.
         let mut all_mcp: Vec<Arc<ToolDefinition>> = Vec::new();
-        for server in project.mcp.servers() {
+        for server in every.servers() {
+            let named = project.mcp.get(server.name.as_str()).is_some();
             for tool in server_tools.get(server.name.as_str()).into_iter().flatten() {
                 runtime = runtime.with_tool(Arc::clone(&tool.definition), tool.handler.clone());
-                all_mcp.push(Arc::clone(&tool.definition));
+                if named {
+                    all_mcp.push(Arc::clone(&tool.definition));
+                }
             }
         }
 
@@ -198,7 +205,7 @@ impl Workspace {
         config.model_aliases = crate::model_aliases::table(project, family)?;
         config.types_source = Some(Arc::new(crate::reload::RegistrySource::new(
             project,
-            crate::reload::server_definitions(&server_tools),
+            crate::reload::server_definitions(&server_tools, &project.inline_mcp),
         )));
         Ok(Self {
             runtime: Arc::new(runtime),
@@ -261,11 +268,12 @@ pub(crate) fn root_config(
     config.instructions = project.instructions_view.prompt().map(Arc::from);
     crate::permissions::ConfigPermissions::from_project(project)?.install(&mut config);
     crate::hooks::install(project, &mut config)?;
-    let servers = crate::reload::server_definitions(server_tools);
+    let servers = crate::reload::server_definitions(server_tools, &project.inline_mcp);
     for entry in project.agents.types() {
         config = config.with_sub_agent(crate::reload::type_definition(entry, &servers));
     }
     config.listed_first = crate::reload::project_types(project.agents.types());
+    config.skills_listed_first = crate::reload::project_skills(&project.skills_view);
     Ok(config)
 }
 

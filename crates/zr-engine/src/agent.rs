@@ -628,6 +628,7 @@ pub(crate) fn root_meta(
         background: false,
         cwd: Arc::from(settings.cwd.as_path()),
         worktree: None,
+        memory: None,
         reads_only: false,
         // The user's own agent: its commands write where it may.
         writes: true,

@@ -7,8 +7,9 @@
 //!
 //! - **Places.** An agent writes only beneath its writable roots: the
 //!   project folder (its worktree alone when it is isolated) plus
-//!   [`Boundary::additional_directories`]; it reads beneath the same and
-//!   the project folder. Paths are resolved as the tool will open them,
+//!   [`Boundary::additional_directories`], and its type's memory folder
+//!   when it has one (`agent_memory.rs`: that agent's only); it reads
+//!   beneath the same and the project folder. Paths are resolved as the tool will open them,
 //!   then through every symbolic link, before the comparison.
 //! - **Protected files.** `zr.toml`, `.mcp.json`, `.zr/`, `.claude/` and
 //!   `.git/` beneath each root, and the user's `~/.zr/` and `~/.claude/`:
@@ -157,6 +158,10 @@ pub(crate) struct Places {
     /// writable roots and the project folder).
     settled: usize,
     home: Option<PathBuf>,
+    /// The agent's memory folder (`agent_memory.rs`), also in `writable`:
+    /// beneath it the protected names of the home folder do not apply
+    /// (a user-scope memory folder lies in `~/.claude`).
+    memory: Option<PathBuf>,
     /// For an isolated agent: the parts of the repository's git folder
     /// that git writes for its worktree ([`worktree_git`]); its commands
     /// may write them, its file tools may not.
@@ -180,6 +185,8 @@ impl Places {
                 project.join(d)
             })
         }));
+        let memory = agent.memory.as_deref().map(real_path);
+        writable.extend(memory.clone());
         let mut readable = writable.clone();
         if !readable.contains(&project) {
             readable.push(project);
@@ -192,6 +199,7 @@ impl Places {
             readable,
             settled,
             home: boundary.home.as_deref().map(real_path),
+            memory,
             git: agent
                 .worktree
                 .as_deref()
@@ -261,6 +269,7 @@ impl Places {
             }
         }
         if let Some(home) = &self.home
+            && !self.memory.as_ref().is_some_and(|m| path.starts_with(m))
             && let Ok(rel) = path.strip_prefix(home)
             && let Some(Component::Normal(first)) = rel.components().next()
         {

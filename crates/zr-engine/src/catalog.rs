@@ -18,9 +18,10 @@ use std::sync::{Arc, Mutex};
 
 use zr_caps::{AgentCapabilities, AgentDefinition, Isolation, ToolList};
 use zr_resolve::{PoolMemo, ResolvedPool, Role};
-use zr_types::{AgentName, SkillDefinition, ToolName};
+use zr_types::{AgentName, SkillDefinition, SkillName, ToolName};
 
 use crate::runtime::RuntimeEnvironment;
+use crate::skill_listing::SkillListing;
 use crate::tools::{EngineTools, Joined};
 
 /// A session's agent types and skills at one moment.
@@ -38,6 +39,9 @@ pub struct AgentTypes {
     /// the root's next request and the subagents started after it get
     /// these.
     pub instructions: Option<Arc<str>>,
+    /// The skills the `Skill` listing names first, in this order (as
+    /// [`AgentConfig::skills_listed_first`](crate::AgentConfig::skills_listed_first)).
+    pub skills_listed_first: Vec<SkillName>,
 }
 
 /// Where a running session's agent types and skills come from: the host
@@ -146,7 +150,10 @@ impl Catalog {
             &types.sub_agents,
             &types.listed_first,
             max_concurrent,
-            skill_listing_chars,
+            SkillListing {
+                budget: skill_listing_chars,
+                first: types.skills_listed_first,
+            },
             type_listing_chars,
         );
         let builtins = engine_tools.builtins(runtime).into();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, PermissionMode};
 use zr_resolve::ResolvePolicy;
-use zr_types::{AgentName, SkillDefinition, stable_hash};
+use zr_types::{AgentName, SkillDefinition, SkillName, stable_hash};
 
 use crate::catalog::AgentTypesSource;
 use crate::compact::CompactionConfig;
@@ -96,6 +96,12 @@ pub struct AgentConfig {
     /// puts the project's own types here, so that the cut, when there is
     /// one, falls on the user's and built-in types. Default: none.
     pub listed_first: Vec<AgentName>,
+    /// The skills the `Skill` tool's listing names first, in this order
+    /// (names an agent does not have are skipped); the others follow by
+    /// name. The `zr` command puts the project's own skills here, so that
+    /// when the listing must be shortened or cut, the project's skills
+    /// keep their place. Default: none.
+    pub skills_listed_first: Vec<SkillName>,
     /// Model aliases of subagent types (`model: sonnet`), resolved before
     /// any request. Default: the Anthropic column of
     /// [`zr_caps::MODEL_ALIASES`]; with an OpenAI-compatible provider use
@@ -151,6 +157,7 @@ impl AgentConfig {
             skill_listing_chars: DEFAULT_SKILL_LISTING_CHARS,
             type_listing_chars: DEFAULT_TYPE_LISTING_CHARS,
             listed_first: Vec::new(),
+            skills_listed_first: Vec::new(),
             model_aliases: ModelAliases::default(),
             types_source: None,
             permission_mode: PermissionMode::default(),

@@ -259,14 +259,17 @@
 //!
 //! 1. Plain data and pure helpers: `error`, `sync`, `history`, `price`
 //!    (the price table), `agent_model` (model aliases), `skill_listing`
-//!    (the `Skill` description), `outcome` (`TaskStatus`, `TaskResult`,
+//!    (the `Skill` description), `agent_memory` (a type's memory folder
+//!    and its prompt section), `first_turn` (a typed subagent's first user
+//!    turn: preloaded skills, initial prompt, task), `outcome` (`TaskStatus`, `TaskResult`,
 //!    `Progress`, `RunOutcome`), `remote` (`SubagentSpec`: a subagent
 //!    described for another worker), `structured` (an output schema
 //!    compiled, the answer's check, and the one rule of which schema a
 //!    subagent answers in), `compact` (the compaction plan; `compact/cut.rs`
 //!    cuts results), `registry` (background agents), `effects` (the
 //!    `Effects` seam and `LocalEffects`), `meta` (`AgentMeta`: id, type,
-//!    parent, mode, background, folder, output schema, effort; the narrow
+//!    parent, mode, background, folder, memory folder, output schema,
+//!    effort; the narrow
 //!    view the stores take). The model providers are zr-providers', below
 //!    them all.
 //! 2. Places, events, spans, the runtime: `boundary` (an agent's places
@@ -325,6 +328,7 @@
 //!   blocks a tool (the event channel is unbounded).
 
 mod agent;
+mod agent_memory;
 mod agent_model;
 mod agent_run;
 mod background;
@@ -338,6 +342,7 @@ mod error;
 mod event;
 mod exec;
 mod find_tool;
+mod first_turn;
 mod history;
 mod hooks;
 mod host_task;

@@ -33,6 +33,9 @@ pub(crate) struct AgentMeta {
     /// The top of its worktree when it is isolated: its one writable root
     /// (`boundary.rs`).
     pub(crate) worktree: Option<Arc<Path>>,
+    /// Its type's memory folder (`agent_memory.rs`), one of its writable
+    /// roots; `None` without memory.
+    pub(crate) memory: Option<Arc<Path>>,
     /// Whether its kind only reads (Explore, Plan, a fork of one): its
     /// processes get a read-only file system.
     pub(crate) reads_only: bool,
@@ -87,6 +90,7 @@ impl AgentMeta {
             background: false,
             cwd: Arc::from(cwd),
             worktree: None,
+            memory: None,
             reads_only: false,
             writes: true,
             narrowing: None,

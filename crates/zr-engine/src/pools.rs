@@ -210,11 +210,15 @@ pub(crate) fn root_system_prompt(prompt: &str, instructions: Option<&str>) -> Ar
 
 /// Whether a pool holds a builtin that writes files (`Write`, `Edit`): an
 /// agent without one only reads, and its commands get a read-only sandbox.
-pub(crate) fn writes_files(tools: &AgentTools) -> bool {
+/// A tool its type grants only for its memory folder
+/// ([`AgentDefinition::writes_only_memory`]) does not count: the folder
+/// is for the file tools, and the agent's commands stay read-only.
+pub(crate) fn writes_files(tools: &AgentTools, definition: Option<&AgentDefinition>) -> bool {
     ["Write", "Edit"].into_iter().any(|name| {
         tools
             .get(name)
             .is_some_and(|c| c.definition.origin == ToolOrigin::Builtin)
+            && !definition.is_some_and(AgentDefinition::writes_only_memory)
     })
 }
 

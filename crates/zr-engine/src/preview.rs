@@ -84,7 +84,7 @@ impl Agent {
                 ),
                 Role::Fork { .. } => (root_mode, false),
             };
-            let writes = matches!(role, Role::Root) || writes_files(tools);
+            let writes = matches!(role, Role::Root) || writes_files(tools, definition);
             out.push(preview(
                 session, agent, mode, reads_only, writes, definition,
             ));

@@ -139,14 +139,24 @@ fn kind(
         });
     }
     let definition = typed(session, id, header, warnings)?;
-    Ok(Kind {
-        label: definition.name.as_str().to_owned(),
-        // With the project's instructions as they are now, as the root
-        // resumes with them.
-        system: system_prompt(
+    // Its memory as it is now, as when an agent of its type starts.
+    let memory = crate::agent_memory::folder(
+        &definition,
+        &session.runtime.settings().cwd,
+        session.config.permissions.boundary.home.as_deref(),
+    );
+    // With the project's instructions as they are now, as the root resumes
+    // with them.
+    let system = crate::agent_memory::with_section(
+        system_prompt(
             &definition,
             session.catalog.current().instructions.as_deref(),
         ),
+        memory.as_deref(),
+    );
+    Ok(Kind {
+        label: definition.name.as_str().to_owned(),
+        system,
         definition: Some(definition),
     })
 }
@@ -337,6 +347,16 @@ pub(crate) fn rebuild(
             .as_deref()
             .filter(|w| w.is_dir())
             .map(Arc::from),
+        memory: definition
+            .as_ref()
+            .and_then(|d| {
+                crate::agent_memory::folder(
+                    d,
+                    &session.runtime.settings().cwd,
+                    session.config.permissions.boundary.home.as_deref(),
+                )
+            })
+            .map(Arc::from),
         reads_only: matches!(
             role,
             Role::Derived {
@@ -344,7 +364,7 @@ pub(crate) fn rebuild(
                 ..
             }
         ),
-        writes: crate::pools::writes_files(&tools),
+        writes: crate::pools::writes_files(&tools, definition.as_ref()),
         narrowing: definition.as_ref().and_then(crate::pools::narrowing),
         model: Arc::from(header.model.as_str()),
         system,

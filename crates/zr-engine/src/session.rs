@@ -95,6 +95,7 @@ impl Session {
             skills: config.skills.clone(),
             listed_first: config.listed_first.clone(),
             instructions: config.instructions.clone(),
+            skills_listed_first: config.skills_listed_first.clone(),
         };
         let catalog = Catalog::new(
             types,

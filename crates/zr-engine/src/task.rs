@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,8 +13,8 @@ use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget, Isolation, ModelAliases};
 use zr_resolve::{DerivedKind, Role};
 use zr_types::{
-    AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, ToolCall, ToolOutput,
-    ToolResultContent, error_chain,
+    AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, SkillDefinition, ToolCall,
+    ToolOutput, ToolResultContent, error_chain,
 };
 
 use crate::agent_model::{effort, subagent_model};
@@ -577,6 +578,13 @@ fn prepare(
         .depth
         .child(definition.and_then(|d| d.max_depth));
     let tools = subagent_tools(session, &id, definition, (role, depth), &parent.tools)?;
+    let memory = definition.and_then(|d| {
+        crate::agent_memory::folder(
+            d,
+            &session.runtime.settings().cwd,
+            session.config.permissions.boundary.home.as_deref(),
+        )
+    });
     let (system, model, max_turns, budget, history) = match definition {
         Some(d) => typed(
             &session.config.model_aliases,
@@ -584,6 +592,7 @@ fn prepare(
             catalog.instructions.as_deref(),
             parent,
             task,
+            (&catalog.skills, memory.as_deref()),
         ),
         None => fork(
             parent,
@@ -604,12 +613,13 @@ fn prepare(
         cwd: Arc::clone(&parent.meta.cwd),
         // Set by its worktree, if it is isolated.
         worktree: None,
+        memory: memory.map(Arc::from),
         reads_only: match role {
             Role::Derived { kind, .. } => matches!(kind, DerivedKind::Explore | DerivedKind::Plan),
             Role::Fork { .. } => parent.meta.reads_only,
             Role::Root => false,
         },
-        writes: writes_files(&tools),
+        writes: writes_files(&tools, definition),
         narrowing: definition.and_then(narrowing),
         model,
         system,
@@ -663,16 +673,19 @@ fn child_of(parent: &AgentId, label: &str, id: &AgentId) -> Result<AgentId, Engi
 
 type Start = (Arc<str>, Arc<str>, u32, Budget, Vec<Message>);
 
-/// A typed subagent: its own prompt (with the project's instructions), an
-/// empty history but for the task.
+/// A typed subagent: its own prompt (with the project's instructions, then
+/// its memory's section when its type has memory), an empty history but
+/// for its first turn (its preloaded skills, its type's initial prompt, the
+/// task).
 fn typed(
     aliases: &ModelAliases,
     definition: &AgentDefinition,
     instructions: Option<&str>,
     parent: &AgentRun,
     task: &TaskInput,
+    (skills, memory): (&[Arc<SkillDefinition>], Option<&Path>),
 ) -> Start {
-    let system = system_prompt(definition, instructions);
+    let system = crate::agent_memory::with_section(system_prompt(definition, instructions), memory);
     // Most types run on their parent's model: its text is shared.
     let model = subagent_model(aliases, definition, &parent.meta.model);
     let model = if *model == *parent.meta.model {
@@ -685,7 +698,7 @@ fn typed(
         model,
         definition.effective_max_turns(parent.meta.max_turns),
         definition.budget,
-        vec![Message::user_text(task.prompt.clone())],
+        vec![crate::first_turn::message(definition, skills, &task.prompt)],
     )
 }
 

@@ -14,7 +14,7 @@ use zr_types::{
 
 use crate::error::EngineError;
 use crate::runtime::RuntimeEnvironment;
-use crate::skill_listing;
+use crate::skill_listing::{self, SkillListing};
 use crate::type_listing;
 
 /// How a tool call is carried out.
@@ -39,9 +39,9 @@ pub(crate) struct EngineTools {
     /// type listing in its own description.
     multi_task_alone: Arc<ToolDefinition>,
     pub(crate) find_tool: Arc<ToolDefinition>,
-    /// The size limit of the skill listing in the `Skill` tool's
-    /// description ([`crate::skill_listing`]).
-    pub(crate) skill_listing_chars: usize,
+    /// How the `Skill` tool's description lists skills
+    /// ([`crate::skill_listing`]).
+    pub(crate) skill_listing: SkillListing,
 }
 
 /// One of the engine's own tools, its read-only and deferred flags from the
@@ -92,7 +92,7 @@ impl EngineTools {
         types: &BTreeMap<AgentName, AgentDefinition>,
         listed_first: &[AgentName],
         max_concurrent: usize,
-        skill_listing_chars: usize,
+        skill_listing: SkillListing,
         type_listing_chars: usize,
     ) -> Self {
         let first: BTreeSet<&AgentName> = listed_first.iter().collect();
@@ -167,7 +167,7 @@ impl EngineTools {
             multi_task,
             multi_task_alone,
             find_tool,
-            skill_listing_chars,
+            skill_listing,
         }
     }
 
@@ -273,7 +273,7 @@ impl Joined {
                 if !has_task && Arc::ptr_eq(d, &engine.multi_task) {
                     return Arc::clone(&engine.multi_task_alone);
                 }
-                skill_listing::advertised(d, pool.skills(), engine.skill_listing_chars)
+                skill_listing::advertised(d, pool.skills(), &engine.skill_listing)
             })
             .collect();
         Ok(Self {

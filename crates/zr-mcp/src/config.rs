@@ -115,6 +115,7 @@ impl ServerConfig {
                     .collect(),
             ),
             TransportConfig::Http(h) => ("http", vec![h.url.clone()]),
+            TransportConfig::Sse(h) => ("sse", vec![h.url.clone()]),
         };
         format!(
             "{kind}: {}",
@@ -129,7 +130,7 @@ impl ServerConfig {
         match (&self.shown.written, &self.transport) {
             (Some(written), _) => written.first().cloned().unwrap_or_default(),
             (None, TransportConfig::Stdio(s)) => s.command.clone(),
-            (None, TransportConfig::Http(h)) => h.url.clone(),
+            (None, TransportConfig::Http(h) | TransportConfig::Sse(h)) => h.url.clone(),
         }
     }
 
@@ -181,6 +182,10 @@ pub enum TransportConfig {
     Stdio(StdioConfig),
     /// Streamable HTTP.
     Http(HttpConfig),
+    /// The legacy HTTP+SSE transport (`"type": "sse"`, protocol
+    /// 2024-11-05): an event stream at the URL and a message endpoint it
+    /// names. `oauth` does not apply.
+    Sse(HttpConfig),
 }
 
 /// A server started as a child process.
@@ -307,6 +312,64 @@ impl McpConfig {
         Ok(Self { servers })
     }
 
+    /// Parses as [`McpConfig::parse`], except that a server whose entry is
+    /// wrong is left out and its error returned beside the configuration
+    /// of the others, in file order: one bad server does not stop the rest
+    /// (Claude Code goes on likewise).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Json`] when the file is not JSON of the right shape.
+    pub fn parse_each(
+        text: &str,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(Self, Vec<ConfigError>), ConfigError> {
+        let file: File =
+            serde_json::from_str(text).map_err(|source| ConfigError::Json { source })?;
+        let mut servers = Vec::new();
+        let mut errors = Vec::new();
+        for (name, value) in file.servers {
+            match parse_server(&name, value, vars) {
+                Ok(server) => servers.push(server),
+                Err(error) => errors.push(error),
+            }
+        }
+        Ok((Self { servers }, errors))
+    }
+
+    /// One server entry as `.mcp.json` writes it under `mcpServers`
+    /// (`{"command": ..., "args": [...]}`, `{"type": "sse", "url": ...}`),
+    /// read as [`McpConfig::parse`] reads each: the form of an agent
+    /// file's inline `mcpServers` definitions.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the server and the key.
+    pub fn entry(
+        name: &str,
+        value: Value,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ServerConfig, ConfigError> {
+        parse_server(name, value, vars)
+    }
+
+    /// Reads and parses a `.mcp.json` file as [`McpConfig::parse_each`].
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Read`] when the file cannot be read, else as
+    /// [`McpConfig::parse_each`].
+    pub fn load_each(
+        path: &Path,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(Self, Vec<ConfigError>), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse_each(&text, vars)
+    }
+
     /// Reads and parses a `.mcp.json` file (see [`McpConfig::parse`]).
     ///
     /// # Errors
@@ -404,6 +467,7 @@ fn parse_server(
             entry.stdio(vars)?
         }
         Some("http") | None => entry.http(vars)?,
+        Some("sse") => entry.sse(vars)?,
         Some(other) => {
             return Err(ConfigError::UnsupportedType {
                 server: name.to_owned(),
@@ -437,7 +501,9 @@ fn parse_server(
                 .chain(args.map(str::to_owned))
                 .collect()
         }
-        TransportConfig::Http(_) => entry.string("url")?.into_iter().collect(),
+        TransportConfig::Http(_) | TransportConfig::Sse(_) => {
+            entry.string("url")?.into_iter().collect()
+        }
     };
     let mut expanded = used.into_inner();
     expanded.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
@@ -573,6 +639,14 @@ impl Entry<'_> {
             env,
             cwd,
         }))
+    }
+
+    fn sse(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {
+        self.refuse(&["oauth"], "sse")?;
+        match self.http(vars)? {
+            TransportConfig::Http(http) => Ok(TransportConfig::Sse(http)),
+            other => Ok(other),
+        }
     }
 
     fn http(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<TransportConfig, ConfigError> {

@@ -26,6 +26,7 @@ use crate::config::{HttpConfig, ServerConfig, TransportConfig, http_header};
 use crate::error::McpError;
 use crate::host::{Caller, Host};
 use crate::options::HubOptions;
+use crate::sse::SseTransport;
 use zr_process::ProcessGroup;
 
 /// After the process ended, how long a call that is still waiting may take
@@ -174,6 +175,26 @@ impl Connection {
                         }
                         return Err(init_failed(e, Vec::new()));
                     }
+                    Err(_) => return Err(timed_out(Vec::new())),
+                }
+            }
+            TransportConfig::Sse(sse) => {
+                let handshake = async {
+                    let transport = SseTransport::connect(sse, options.max_message_bytes)
+                        .await
+                        .map_err(|e| McpError::Initialize {
+                            server: server.clone(),
+                            stderr: Vec::new(),
+                            source: Box::new(e),
+                        })?;
+                    client
+                        .serve(transport)
+                        .await
+                        .map_err(|e| init_failed(e, Vec::new()))
+                };
+                match tokio::time::timeout(options.connect_timeout, handshake).await {
+                    Ok(Ok(service)) => (service, None),
+                    Ok(Err(e)) => return Err(e),
                     Err(_) => return Err(timed_out(Vec::new())),
                 }
             }

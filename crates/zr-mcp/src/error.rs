@@ -68,7 +68,7 @@ pub enum ConfigError {
     },
     /// `type` names a transport zr does not speak.
     #[error(
-        "MCP server '{server}': 'type' is '{found}'; supported are 'stdio' (a command) and 'http' (streamable HTTP)"
+        "MCP server '{server}': 'type' is '{found}'; supported are 'stdio' (a command), 'http' (streamable HTTP) and 'sse' (HTTP with server-sent events)"
     )]
     UnsupportedType {
         /// The server.
@@ -83,7 +83,7 @@ pub enum ConfigError {
         server: String,
         /// The key.
         key: &'static str,
-        /// The server's transport ("stdio" or "http").
+        /// The server's transport ("stdio", "http" or "sse").
         transport: &'static str,
     },
     /// `${VAR}` names a variable that is not set and has no `:-default`.

@@ -20,7 +20,10 @@
 //! ```
 //!
 //! - A server with `command` (or `"type": "stdio"`) is a child process; one
-//!   with `"type": "http"` (or only a `url`) is reached over streamable HTTP.
+//!   with `"type": "http"` (or only a `url`) is reached over streamable HTTP;
+//!   one with `"type": "sse"` over the legacy HTTP+SSE transport (an event
+//!   stream and a message endpoint, `sse.rs`), which Claude Code still
+//!   accepts.
 //! - `${VAR}` and `${VAR:-default}` are expanded, as Claude Code does, in
 //!   `command`, each `args` element, `env` values, `url` and `headers`
 //!   values (not in names, `cwd` or `type`); the variables come from the
@@ -268,6 +271,7 @@ mod pool;
 mod prompts;
 mod resources;
 mod result;
+mod sse;
 
 pub use auth::SECRET_LOG_TARGET;
 pub use auth::login::{DEFAULT_LOGIN_TIMEOUT, LoginOptions, LoginOutcome, LoginPrompt, login};

@@ -6,7 +6,7 @@ mod scan;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use zr_caps::{AgentDefinition, ExtraKey};
+use zr_caps::{AgentDefinition, ExtraKey, InlineServer};
 use zr_types::AgentName;
 
 use crate::assemble::{self, View};
@@ -41,6 +41,9 @@ pub struct AgentTypeEntry {
     pub color: Option<String>,
     /// The file's `memory` key.
     pub memory: Option<String>,
+    /// The MCP servers the file defines inline in `mcpServers`, for
+    /// agents of this type only.
+    pub inline_servers: Vec<InlineServer>,
     /// Keys zr does not know, in file order (each also has a warning).
     pub extras: Vec<ExtraKey>,
 }
@@ -106,6 +109,7 @@ impl AgentRegistry {
                     source: AgentSource::Builtin,
                     color: None,
                     memory: None,
+                    inline_servers: Vec::new(),
                     extras: Vec::new(),
                 })
             })

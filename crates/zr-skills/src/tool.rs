@@ -29,8 +29,10 @@ const ARGUMENTS_PLACEHOLDER: &str = "$ARGUMENTS";
 /// it starts an agent, with the skills of the agent's resolved pool
 /// (`ResolvedPool::skills`), and [`SkillTool::revoke`] when the agent ends.
 /// An agent without a grant has no skills. A call only ever reaches the
-/// caller's own skills: an unknown name is answered with the caller's list,
-/// never another agent's.
+/// caller's own skills: an unknown name is answered with the closest of
+/// the caller's own skills (by name, or by words of their descriptions:
+/// how the model finds a skill the listing left out), never another
+/// agent's.
 ///
 /// A call reads the skill's `SKILL.md` at that moment and returns its body
 /// with `$ARGUMENTS` replaced by `args` (or `args` appended under
@@ -207,18 +209,85 @@ impl<'a> Input<'a> {
     }
 }
 
-/// The answer to a name the agent does not have: its own skills only.
+/// Words too common to tell skills apart.
+const COMMON: [&str; 12] = [
+    "the", "and", "for", "with", "this", "that", "from", "into", "when", "use", "skill", "about",
+];
+
+/// How many skills an unknown name is answered with.
+const CLOSEST: usize = 10;
+
+/// The answer to a name the agent does not have: the closest of its own
+/// skills (never another agent's), at most [`CLOSEST`], so that a skill the
+/// listing left out can be found by a name close to its own or by words
+/// of its description.
 fn unknown(name: &str, skills: &[Arc<SkillDefinition>]) -> String {
     let mut text = format!("unknown skill '{name}'. ");
     if skills.is_empty() {
         text.push_str("This agent has no skills.");
         return text;
     }
-    text.push_str("This agent's skills are:");
-    for skill in skills {
+    let closest = closest(name, skills);
+    if closest.is_empty() {
+        text.push_str("No skill of this agent has a name or description close to it; call Skill with another name or other words of what the skill does.");
+        return text;
+    }
+    let _ = write!(
+        text,
+        "The closest of this agent's {} skills (call Skill again with one of these names):",
+        skills.len()
+    );
+    for skill in closest {
         let _ = write!(text, "\n- {}: {}", skill.name, skill.description);
     }
     text
+}
+
+/// The skills of `skills` closest to `query`, best first, at most
+/// [`CLOSEST`]: by name (one contains the other, or a few letters apart),
+/// then by how many of the query's words (3 letters or more, not
+/// [`COMMON`]) the name and description hold; ties by name.
+fn closest<'a>(query: &str, skills: &'a [Arc<SkillDefinition>]) -> Vec<&'a SkillDefinition> {
+    let query = query.to_lowercase();
+    let words: Vec<&str> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3 && !COMMON.contains(w))
+        .collect();
+    let mut scored: Vec<(usize, &SkillDefinition)> = skills
+        .iter()
+        .filter_map(|skill| {
+            let name = skill.name.as_str().to_lowercase();
+            let about = format!("{name} {}", skill.description.to_lowercase());
+            let mut score = words.iter().filter(|w| about.contains(*w)).count();
+            if name.contains(&query) || query.contains(&name) {
+                score += 10;
+            } else if edits(&name, &query) <= 2 {
+                score += 8;
+            }
+            (score > 0).then_some((score, skill.as_ref()))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    scored.into_iter().take(CLOSEST).map(|(_, s)| s).collect()
+}
+
+/// The edit distance of `a` and `b` (insertions, deletions,
+/// substitutions), counted in characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// The skill's instructions, read now (from inside its root, when it was

@@ -6,17 +6,17 @@ use zr_types::{AgentName, ServerName, SkillName};
 
 use super::tool_list::{ListKind, tool_list};
 use super::yaml::{Located, Node, file_line};
-use super::{AgentFileWarning, ExtraKey, ParsedAgentFile};
+use super::{AgentFileWarning, ExtraKey, InlineServer, ParsedAgentFile};
 use crate::{
     AgentCapabilities, AgentDefinition, AgentFileProblem, AgentType, Effort, Isolation,
-    ModelChoice, PermissionMode,
+    MemoryScope, ModelChoice, PermissionMode,
 };
 
 /// A problem and its line in the file.
 type Fail = (usize, AgentFileProblem);
 
 /// The keys zr reads, as written in files.
-const KNOWN_KEYS: [&str; 20] = [
+const KNOWN_KEYS: [&str; 21] = [
     "name",
     "description",
     "tools",
@@ -37,6 +37,7 @@ const KNOWN_KEYS: [&str; 20] = [
     "type",
     "agentType",
     "outputSchema",
+    "initialPrompt",
 ];
 
 /// The value of each known key, if present.
@@ -59,6 +60,7 @@ struct Keys<'a> {
     effort: Option<&'a Located>,
     color: Option<&'a Located>,
     memory: Option<&'a Located>,
+    initial_prompt: Option<&'a Located>,
     kind: Option<(&'static str, &'a Located)>,
     output_schema: Option<(&'static str, &'a Located)>,
     /// The line of the `outputSchema` key.
@@ -105,6 +107,7 @@ pub(super) fn convert(
             "effort" => &mut keys.effort,
             "color" => &mut keys.color,
             "memory" => &mut keys.memory,
+            "initialPrompt" => &mut keys.initial_prompt,
             "type" | "agentType" | "outputSchema" | "output_schema" => {
                 let (this, slot) = match text.as_str() {
                     "type" => ("type", &mut keys.kind),
@@ -243,12 +246,8 @@ fn build(
         },
         None => None,
     };
-    definition.mcp_servers = list(keys.mcp_servers, "mcpServers", |s| {
-        ServerName::from_str(s).map_err(|error| AgentFileProblem::InvalidName {
-            key: "mcpServers",
-            error,
-        })
-    })?;
+    let (mcp_servers, inline_servers) = mcp_servers(keys.mcp_servers)?;
+    definition.mcp_servers = mcp_servers;
     definition.capabilities = AgentCapabilities {
         allowed_tools: tool_list(
             keys.tools,
@@ -273,10 +272,31 @@ fn build(
         custom_tools: None,
         connection_tools: None,
     };
+    let memory = opt_text(keys.memory, "memory")?;
+    if let Some((line, text)) = &memory {
+        definition.memory = MemoryScope::parse(text);
+        if definition.memory.is_none() && !text.trim().is_empty() {
+            warnings.push(AgentFileWarning {
+                line: *line,
+                key: "memory".to_owned(),
+                message: format!(
+                    "'memory' is {text:?}; it is one of user, project, local (the agent gets no memory)"
+                ),
+            });
+        }
+    }
+    memory_tools(&mut definition);
+    definition.initial_prompt = opt_text(keys.initial_prompt, "initialPrompt")?
+        .map(|(_, v)| v.trim().to_owned())
+        .filter(|v| !v.is_empty());
+    definition.preload_skills = definition.capabilities.skills.clone().unwrap_or_default();
+    let color = opt_text(keys.color, "color")?.map(|(_, v)| v);
+    definition.color = color.clone().filter(|c| !c.trim().is_empty());
     Ok(ParsedAgentFile {
         definition,
-        color: opt_text(keys.color, "color")?.map(|(_, v)| v),
-        memory: opt_text(keys.memory, "memory")?.map(|(_, v)| v),
+        color,
+        memory: memory.map(|(_, v)| v),
+        inline_servers,
         extras,
         warnings,
         output_schema_line: keys.output_schema_line,
@@ -406,6 +426,150 @@ fn positive<T: TryFrom<i128> + PartialOrd + Default>(
         },
         other => Err(wrong_type(node, key, "a positive integer", other)),
     }
+}
+
+/// The file tools an agent with memory needs for its folder, as Claude
+/// Code enables them (Read, Write, Edit), without widening a `tools` list
+/// beyond the folder. Rules speak for a family of tools (`Read(...)`:
+/// Read, Glob, Grep; `Edit(...)`: Edit, Write), so each family is taken
+/// whole:
+///
+/// - a family the list has whole (one of its tools listed, no rule of the
+///   family) is left as it is: the agent already reads (or writes) where
+///   its boundary lets it, and a folder rule would narrow that tool;
+/// - otherwise its missing tools (Read; Write and Edit) are added with one
+///   rule that narrows the family to the memory folder
+///   ([`AgentDefinition::memory_rule`]), beside the family's own rules;
+/// - a tool in `disallowedTools` is not added, and a file without `tools`
+///   (every builtin) is left as it is.
+fn memory_tools(definition: &mut AgentDefinition) {
+    const FAMILIES: [(&str, &[&str], &[&str]); 2] = [
+        ("Read", &["Read", "Glob", "Grep"], &["Read"]),
+        ("Edit", &["Edit", "Write"], &["Write", "Edit"]),
+    ];
+    let denied = definition
+        .capabilities
+        .disallowed_tools
+        .clone()
+        .unwrap_or_default();
+    for (family, members, wanted) in FAMILIES {
+        let Some(rule) = definition.memory_rule(family) else {
+            return;
+        };
+        let Some(allowed) = definition.capabilities.allowed_tools.as_ref() else {
+            return;
+        };
+        let listed = members
+            .iter()
+            .any(|tool| allowed.iter().any(|p| p.matches_name(tool)));
+        let narrowed = definition
+            .tool_rules
+            .iter()
+            .any(|r| r.specifier().is_some() && members.iter().any(|m| r.tool().matches_name(m)));
+        if listed && !narrowed {
+            continue;
+        }
+        let adding: Vec<&str> = wanted
+            .iter()
+            .copied()
+            .filter(|tool| !denied.iter().any(|p| p.matches_name(tool)))
+            .collect();
+        if adding.is_empty() {
+            continue;
+        }
+        let allowed = definition
+            .capabilities
+            .allowed_tools
+            .get_or_insert_with(Vec::new);
+        for tool in adding {
+            if !allowed.iter().any(|p| p.matches_name(tool))
+                && let Ok(pattern) = tool.parse()
+            {
+                allowed.push(pattern);
+            }
+        }
+        if !definition.tool_rules.contains(&rule) {
+            definition.tool_rules.push(rule);
+        }
+    }
+}
+
+/// `mcpServers`: names of configured servers and inline definitions, in
+/// the forms Claude Code reads: a list whose items are names or
+/// one-entry mappings `{name: {command, args, env} | {type, url, ...}}`,
+/// a mapping `{name: definition}`, or one comma-separated string of
+/// names. Returns every server's name in file order (inline ones
+/// included), and the inline definitions as JSON (the host reads them as
+/// `.mcp.json` entries).
+fn mcp_servers(
+    node: Option<&Located>,
+) -> Result<(Option<Vec<ServerName>>, Vec<InlineServer>), Fail> {
+    const EXPECTED: &str = "a list of server names or {name: {command, args, env}} definitions";
+    let Some(node) = node else {
+        return Ok((None, Vec::new()));
+    };
+    let name = |text: &str, at: &Located| {
+        ServerName::from_str(text.trim()).map_err(|error| {
+            (
+                file_line(at, 1),
+                AgentFileProblem::InvalidName {
+                    key: "mcpServers",
+                    error,
+                },
+            )
+        })
+    };
+    let mut names = Vec::new();
+    let mut inline = Vec::new();
+    let mut definition = |key: &Located, value: &Located, names: &mut Vec<ServerName>| {
+        let server = name(&key.value.key_text(), key)?;
+        match &value.value {
+            Node::Map(_) => {}
+            other => {
+                return Err(wrong_type(
+                    value,
+                    "mcpServers",
+                    "a server definition (a mapping with command or url)",
+                    other,
+                ));
+            }
+        }
+        names.push(server.clone());
+        inline.push(InlineServer {
+            name: server,
+            config: value.value.to_json(),
+            line: file_line(key, 1),
+        });
+        Ok(())
+    };
+    match &node.value {
+        Node::Null => return Ok((None, Vec::new())),
+        Node::Str(s) => {
+            for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+                names.push(name(item, node)?);
+            }
+        }
+        Node::Map(entries) => {
+            for (key, value) in entries {
+                definition(key, value, &mut names)?;
+            }
+        }
+        Node::Seq(items) => {
+            for item in items {
+                match &item.value {
+                    Node::Str(s) => names.push(name(s, item)?),
+                    Node::Map(entries) => {
+                        for (key, value) in entries {
+                            definition(key, value, &mut names)?;
+                        }
+                    }
+                    other => return Err(wrong_type(item, "mcpServers", EXPECTED, other)),
+                }
+            }
+        }
+        other => return Err(wrong_type(node, "mcpServers", EXPECTED, other)),
+    }
+    Ok((Some(names), inline))
 }
 
 /// A list key: a YAML list of strings, or one comma-separated string.

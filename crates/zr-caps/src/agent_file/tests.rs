@@ -297,3 +297,122 @@ fn a_negative_max_depth_names_the_line() {
     assert_eq!(err.line, 4, "{err}");
     assert!(err.to_string().contains("'maxDepth'"), "{err}");
 }
+
+#[test]
+fn inline_mcp_servers_in_every_form_claude_code_reads() {
+    // A list mixing names and {name: definition} objects.
+    let file = parse(
+        "---\nname: x\ndescription: d\nmcpServers:\n  - github\n  - local-db:\n      command: node\n      args: [db.js]\n      env: {DB: x}\n---\nb",
+    )
+    .unwrap();
+    let names: Vec<&str> = file
+        .definition
+        .mcp_servers
+        .as_deref()
+        .unwrap()
+        .iter()
+        .map(zr_types::ServerName::as_str)
+        .collect();
+    assert_eq!(names, ["github", "local-db"]);
+    assert_eq!(file.inline_servers.len(), 1);
+    assert_eq!(file.inline_servers[0].name.as_str(), "local-db");
+    assert_eq!(file.inline_servers[0].line, 6);
+    assert_eq!(
+        file.inline_servers[0].config,
+        serde_json::json!({"command": "node", "args": ["db.js"], "env": {"DB": "x"}})
+    );
+    // The object form.
+    let file = parse(
+        "---\nname: x\ndescription: d\nmcpServers:\n  web: {type: sse, url: 'http://127.0.0.1:1/sse'}\n---\nb",
+    )
+    .unwrap();
+    assert_eq!(file.inline_servers[0].name.as_str(), "web");
+    assert_eq!(file.inline_servers[0].config["type"], "sse");
+    // Names only, as before.
+    let file = parse("---\nname: x\ndescription: d\nmcpServers: a, b\n---\nb").unwrap();
+    assert_eq!(file.definition.mcp_servers.as_ref().unwrap().len(), 2);
+    assert!(file.inline_servers.is_empty());
+    // A definition that is not a mapping names the line.
+    let err = parse("---\nname: x\ndescription: d\nmcpServers:\n  - web: 3\n---\nb").unwrap_err();
+    assert_eq!(err.line, 5, "{err}");
+}
+
+#[test]
+fn memory_initial_prompt_and_preloaded_skills() {
+    let file = parse(
+        "---\nname: x\ndescription: d\nmemory: project\ninitialPrompt: Start with the tests.\nskills: [a, b]\n---\nb",
+    )
+    .unwrap();
+    assert_eq!(file.definition.memory, Some(crate::MemoryScope::Project));
+    assert_eq!(
+        file.definition.initial_prompt.as_deref(),
+        Some("Start with the tests.")
+    );
+    let preload: Vec<&str> = file
+        .definition
+        .preload_skills
+        .iter()
+        .map(zr_types::SkillName::as_str)
+        .collect();
+    assert_eq!(preload, ["a", "b"]);
+    assert!(file.warnings.is_empty(), "{:?}", file.warnings);
+    // An unknown scope is a warning; the file loads, without memory.
+    let file = parse("---\nname: x\ndescription: d\nmemory: team\n---\nb").unwrap();
+    assert_eq!(file.definition.memory, None);
+    assert_eq!(file.memory.as_deref(), Some("team"));
+    assert_eq!(file.warnings[0].line, 4);
+    assert!(file.warnings[0].message.contains("user, project, local"));
+}
+
+#[test]
+fn memory_grants_the_file_tools_only_for_its_folder_and_never_narrows_a_whole_grant() {
+    let rules = |file: &ParsedAgentFile| -> Vec<String> {
+        file.definition
+            .tool_rules
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    let allowed = |file: &ParsedAgentFile| -> Vec<String> {
+        file.definition
+            .capabilities
+            .allowed_tools
+            .iter()
+            .flatten()
+            .map(ToString::to_string)
+            .collect()
+    };
+    // Reading whole already (Grep); Write and Edit added for the folder.
+    let file =
+        parse("---\nname: keeper\ndescription: d\ntools: Grep, Bash\nmemory: project\n---\nb")
+            .unwrap();
+    assert_eq!(allowed(&file), ["Grep", "Bash", "Write", "Edit"]);
+    assert_eq!(rules(&file), ["Edit(/.claude/agent-memory/keeper/**)"]);
+    assert!(file.definition.writes_only_memory());
+    // Writing whole already (Write): nothing of the Edit family changes,
+    // so Write is not narrowed; Read is added for the folder.
+    let file =
+        parse("---\nname: keeper\ndescription: d\ntools: Write\nmemory: local\n---\nb").unwrap();
+    assert_eq!(allowed(&file), ["Write", "Read"]);
+    assert_eq!(
+        rules(&file),
+        ["Read(/.claude/agent-memory-local/keeper/**)"]
+    );
+    assert!(!file.definition.writes_only_memory());
+    // A narrowed Write gets the folder beside its own rule; a denied Edit
+    // is not added; the user scope is under ~.
+    let file = parse(
+        "---\nname: keeper\ndescription: d\ntools: Read, Write(docs/**)\ndisallowedTools: Edit\nmemory: user\n---\nb",
+    )
+    .unwrap();
+    assert_eq!(
+        rules(&file),
+        ["Write(docs/**)", "Edit(~/.claude/agent-memory/keeper/**)"]
+    );
+    assert!(!file.definition.writes_only_memory());
+    assert!(!allowed(&file).contains(&"Edit".to_owned()));
+    // Without `tools` (every builtin) nothing changes.
+    let file = parse("---\nname: keeper\ndescription: d\nmemory: local\n---\nb").unwrap();
+    assert!(file.definition.tool_rules.is_empty());
+    assert_eq!(file.definition.capabilities.allowed_tools, None);
+}

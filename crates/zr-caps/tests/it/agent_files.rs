@@ -12,6 +12,14 @@ fn render(file: &ParsedAgentFile) -> String {
     };
     writeln!(out, "color: {}", show(&file.color)).unwrap();
     writeln!(out, "memory: {}", show(&file.memory)).unwrap();
+    for server in &file.inline_servers {
+        writeln!(
+            out,
+            "inline server (line {}): {} = {}",
+            server.line, server.name, server.config
+        )
+        .unwrap();
+    }
     writeln!(
         out,
         "extras:{}",

@@ -157,6 +157,17 @@ fn tools(d: &AgentDefinition) -> String {
     parts.join("; ")
 }
 
+/// [`tools`] of `entry`, saying when a Claude Code file without `tools`
+/// gets every tool.
+fn tools_of(entry: &zr_skills::AgentTypeEntry) -> String {
+    let text = tools(&entry.definition);
+    if crate::reload::inherits_every_tool(entry) {
+        format!("{text}; mcp every .mcp.json server (a .claude/agents file without tools)")
+    } else {
+        text
+    }
+}
+
 fn list(project: &Project, format: Format) -> String {
     let types = project.agents.types();
     let aliases = aliases(project);
@@ -172,7 +183,7 @@ fn list(project: &Project, format: Format) -> String {
                         source(e, project),
                         model_column(d, &aliases),
                         flags(d),
-                        tools(d),
+                        tools_of(e),
                         summary(&d.description, 60),
                     ]
                 })
@@ -207,7 +218,8 @@ fn list(project: &Project, format: Format) -> String {
                         "isolation": d.isolation,
                         "permission_mode": d.permission_mode.map(|m| m.to_string()),
                         "max_turns": d.max_turns,
-                        "tools": tools(d),
+                        "tools": tools_of(e),
+                        "inherits_every_tool": crate::reload::inherits_every_tool(e),
                         "allowed_tools": names(caps.allowed_tools.as_deref()),
                         "disallowed_tools": names(caps.disallowed_tools.as_deref()),
                         "skills": names(caps.skills.as_deref()),
@@ -256,6 +268,22 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
             if let Some(memory) = &entry.memory {
                 out.push_str(&format!("  memory: {memory:?}\n"));
             }
+            if let Some(folder) = entry.definition.memory.and_then(|scope| {
+                scope.folder(
+                    &project.root,
+                    project.home.as_deref(),
+                    &entry.definition.name,
+                )
+            }) {
+                out.push_str(&format!("  memory folder: {}\n", folder.display()));
+            }
+            for server in &entry.inline_servers {
+                out.push_str(&format!(
+                    "  inline mcp server {} (line {}): {}\n",
+                    server.name, server.line, server.config
+                ));
+            }
+            out.push_str(&format!("  tools in short: {}\n", tools_of(entry)));
             for extra in &entry.extras {
                 out.push_str(&format!("  other {}: {}\n", extra.key, extra.value));
             }

@@ -51,12 +51,17 @@ struct Connected {
 /// [`CliError::Config`] for a `[policy]` value of `zr.toml` that is wrong.
 pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliError> {
     let policy = policy(project, &project.config)?;
+    for warning in project.mcp_warnings() {
+        eprintln!("{warning}");
+    }
+    // `.mcp.json`'s servers, then the agent files' inline ones.
+    let every = project.hub_config();
     let options = project.hub_options();
     // Start, handshake and tools/list together.
     let limit = options.connect_timeout + LIST_TIME_LIMIT;
-    let hub = McpHub::new(project.mcp.clone(), options);
+    let hub = McpHub::new(every.clone(), options);
     let statuses: Vec<Status> =
-        futures_util::future::join_all(project.mcp.servers().iter().map(|server| {
+        futures_util::future::join_all(every.servers().iter().map(|server| {
             let hub = hub.clone();
             async move {
                 let name = server.name.to_string();
@@ -95,12 +100,7 @@ pub(crate) async fn list(project: &Project, format: Format) -> Result<u8, CliErr
     // The names `zr run` gives them: a later server's tool that comes out
     // under an earlier one's name is renamed, with a warning.
     let mut statuses = statuses;
-    let order: Vec<_> = project
-        .mcp
-        .servers()
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
+    let order: Vec<_> = every.servers().iter().map(|s| s.name.clone()).collect();
     let mut by_server: std::collections::BTreeMap<String, Vec<zr_mcp::McpTool>> = statuses
         .iter_mut()
         .filter_map(|s| {

@@ -14,6 +14,7 @@
 //! break that count: while the tree is up they are held
 //! ([`super::held_logs`]) and each draw writes them above the tree.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -48,6 +49,8 @@ enum Style {
     Yellow,
     Green,
     Red,
+    /// An agent type's own colour (its file's `color`).
+    Agent(&'static str),
 }
 
 impl Style {
@@ -60,6 +63,7 @@ impl Style {
             Self::Yellow => "\x1b[33m",
             Self::Green => "\x1b[32m",
             Self::Red => "\x1b[31m",
+            Self::Agent(sgr) => sgr,
         }
     }
 }
@@ -121,6 +125,8 @@ pub(crate) struct TreeRenderer<W: Write> {
     /// The log lines this tree holds and writes above itself (`None`:
     /// tests that do not hold the log).
     logs: Option<&'static LogHold>,
+    /// Agent types' colours, by type name.
+    colours: BTreeMap<String, Style>,
 }
 
 impl<W: Write> TreeRenderer<W> {
@@ -129,6 +135,18 @@ impl<W: Write> TreeRenderer<W> {
     pub(crate) fn new(out: W) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Self::build(out, Size::Stderr, Clock::Wall(None), !no_color).holding(&LOGS)
+    }
+
+    /// Draws the agents of the types in `colours` (type name -> the file's
+    /// `color`) with their type's name in that colour.
+    pub(crate) fn with_colours(mut self, colours: BTreeMap<String, String>) -> Self {
+        self.colours = colours
+            .into_iter()
+            .filter_map(|(name, colour)| {
+                super::agent_colour::sgr(&colour).map(|sgr| (name, Style::Agent(sgr)))
+            })
+            .collect();
+        self
     }
 
     /// Holds the log lines written to `logs` and writes them above the
@@ -161,6 +179,7 @@ impl<W: Write> TreeRenderer<W> {
             cursor_hidden: false,
             finished: false,
             logs: None,
+            colours: BTreeMap::new(),
         }
     }
 
@@ -247,7 +266,7 @@ impl<W: Write> TreeRenderer<W> {
             .filter(|(id, r)| {
                 !(hide_finished && *id != "root" && matches!(r.phase, Phase::Done(_)))
             })
-            .map(|(id, row)| agent_line(id, row, now))
+            .map(|(id, row)| agent_line(id, row, now, &self.colours))
             .collect();
         let mut notes: Vec<Line> = Vec::new();
         if hide_finished {
@@ -357,7 +376,7 @@ impl<W: Write> TreeRenderer<W> {
                 turns += u64::from(result.map_or(row.turns, |r| r.turns.max(row.turns)));
             } else {
                 turns += u64::from(row.turns);
-                lines.push(summary_line(id, row, now, result.is_none()));
+                lines.push(summary_line(id, row, now, result.is_none(), &self.colours));
             }
         }
         // The query's total, or the agents' sum when background agents
@@ -471,13 +490,18 @@ impl<W: Write> Drop for TreeRenderer<W> {
     }
 }
 
+/// How an agent's type name looks: its type's colour, else bold.
+fn name_style(row: &AgentRow, colours: &BTreeMap<String, Style>) -> Style {
+    colours.get(&row.agent_type).copied().unwrap_or(Style::Bold)
+}
+
 /// One agent's line in the live tree.
-fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
+fn agent_line(id: &str, row: &AgentRow, now: Duration, colours: &BTreeMap<String, Style>) -> Line {
     let depth = id.matches('.').count();
     let mut line: Line = vec![(Style::Plain, "  ".repeat(depth))];
     let (glyph, status, style) = look(&row.phase, false);
     line.push((style, format!("{glyph} ")));
-    line.push((Style::Bold, row.agent_type.clone()));
+    line.push((name_style(row, colours), row.agent_type.clone()));
     if row.background {
         line.push((Style::Plain, " [bg]".to_owned()));
     }
@@ -515,13 +539,19 @@ fn agent_line(id: &str, row: &AgentRow, now: Duration) -> Line {
 
 /// One subagent's line in the summary; `stopped`: the run ended without a
 /// result, so agents that had not ended were stopped with it.
-fn summary_line(id: &str, row: &AgentRow, now: Duration, stopped: bool) -> Line {
+fn summary_line(
+    id: &str,
+    row: &AgentRow,
+    now: Duration,
+    stopped: bool,
+    colours: &BTreeMap<String, Style>,
+) -> Line {
     let depth = id.matches('.').count().saturating_sub(1);
     let (glyph, status, style) = look(&row.phase, stopped);
     let mut line: Line = vec![
         (Style::Plain, "  ".repeat(depth)),
         (style, format!("{glyph} ")),
-        (Style::Bold, row.agent_type.clone()),
+        (name_style(row, colours), row.agent_type.clone()),
     ];
     if row.background {
         line.push((Style::Plain, " [bg]".to_owned()));

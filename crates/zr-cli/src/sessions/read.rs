@@ -14,6 +14,8 @@ use zr_types::Usage;
 pub(crate) struct AgentFile {
     /// `root`, `fork` or the subagent type's name (the header's).
     pub(crate) agent_type: Option<String>,
+    /// Its type's `color` (the definition the header recorded).
+    pub(crate) colour: Option<String>,
     /// The delegating agent's id (the header's).
     pub(crate) parent: Option<String>,
     pub(crate) model: Option<String>,
@@ -171,6 +173,10 @@ fn apply(file: &mut AgentFile, record: &Value) {
             let text = |key: &str| record.get(key).and_then(Value::as_str).map(str::to_owned);
             file.model = text("model");
             file.agent_type = text("agent_type");
+            file.colour = record
+                .pointer("/definition/color")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             file.parent = text("parent");
             file.created_ms = record.get("created_ms").and_then(Value::as_u64);
             file.last_ms = file.last_ms.or(file.created_ms);

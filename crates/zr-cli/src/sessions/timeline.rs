@@ -187,9 +187,10 @@ fn timeline(out: &mut String, view: &SessionView) {
         let top = ROW * row as u64;
         let _ = writeln!(
             out,
-            "<text x=\"{}\" y=\"{}\">{}</text>",
+            "<text x=\"{}\" y=\"{}\"{}>{}</text>",
             4 + 14 * depth as u64,
             top + ROW / 2 + 4,
+            colour_of(agent).map_or_else(String::new, |c| format!(" fill=\"{c}\"")),
             escape(&agent.id)
         );
         let Some(timing) = view.timing(&agent.file) else {
@@ -250,9 +251,10 @@ fn tree(out: &mut String, view: &SessionView) {
         let dash = || "-".to_owned();
         let _ = writeln!(
             out,
-            "<tr><td style=\"padding-left:{}px\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr><td style=\"padding-left:{}px\">{}</td><td{}>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             10 + 16 * depth,
             escape(&agent.id),
+            colour_of(agent).map_or_else(String::new, |c| format!(" style=\"color:{c}\"")),
             escape(file.agent_type.as_deref().unwrap_or("-")),
             escape(&view.agent_status(file)),
             file.turns,
@@ -279,6 +281,16 @@ fn tree(out: &mut String, view: &SessionView) {
             escape(conclusion)
         );
     }
+}
+
+/// The CSS colour of `agent`'s type (its file's `color`, as its
+/// transcript's header recorded it), if it has one zr knows.
+fn colour_of(agent: &AgentView) -> Option<&'static str> {
+    agent
+        .file
+        .colour
+        .as_deref()
+        .and_then(crate::render::agent_colour::css)
 }
 
 /// `text` safe inside HTML text and attribute values.

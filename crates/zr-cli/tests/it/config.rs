@@ -87,6 +87,8 @@ fn bad_permission_pattern() {
 #[test]
 fn broken_mcp_json_names_the_file() {
     let project = TempProject::new();
+    // One bad server is a warning naming the file, the line and the
+    // server; the run goes on without it.
     project
         .write(
             ".mcp.json",
@@ -95,8 +97,10 @@ fn broken_mcp_json_names_the_file() {
         .write("s.json", SCRIPT);
     let out = project.zr(&["run", "--script", "s.json", "go"]);
     let err = stderr(&out).replace(&project.path().display().to_string(), "[PROJECT]");
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    insta::assert_snapshot!("mcp_wrong_type", err);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(stdout(&out), "ran\n");
+    let warning: Vec<&str> = err.lines().take_while(|l| !l.starts_with('[')).collect();
+    insta::assert_snapshot!("mcp_wrong_type", warning.join("\n"));
 
     project.write(
         ".mcp.json",

@@ -8,6 +8,7 @@ mod builtin_flags;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
 mod claude_code;
+mod claude_fields;
 mod config;
 mod config_tool;
 mod corpus;

@@ -160,3 +160,76 @@ fn a_skill_written_during_the_run_is_listed_in_the_roots_next_request() {
     let after = skill_description(&requests[1]).expect("Skill");
     assert_eq!(listed(&after), ["alpha", "late-skill"], "{after}");
 }
+
+#[test]
+fn with_two_hundred_user_skills_the_projects_come_first_and_every_skill_is_listed_or_findable() {
+    let server = Server::scripted(vec![anthropic_answer(Some("Done."), &[])]);
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "[model]\nname = \"claude-test\"\n")
+        .write(
+            ".zr/skills/zz-deploy/SKILL.md",
+            &skill(
+                "zz-deploy",
+                "Deploy this project to staging with its own script.",
+            ),
+        )
+        .write(
+            ".claude/skills/zz-lint/SKILL.md",
+            &skill("zz-lint", "Lint this project the way its CI does."),
+        );
+    // The user's ~/.claude/skills: 200 skills, each with a sentence, far
+    // more than the listing's 7,000 characters hold in full.
+    let home = tempfile::tempdir().expect("home");
+    for i in 0..200 {
+        let name = format!("user-skill-{i:03}");
+        let folder = home.path().join(".claude/skills").join(&name);
+        std::fs::create_dir_all(&folder).expect("skill folder");
+        std::fs::write(
+            folder.join("SKILL.md"),
+            skill(
+                &name,
+                &format!("Use when the task is about chore {i}, which this long sentence describes at length so that the listing cannot hold every description in full."),
+            ),
+        )
+        .expect("SKILL.md");
+    }
+    let out = crate::support::zr()
+        .args(["run", "go"])
+        .current_dir(project.path())
+        .env("HOME", home.path())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .output()
+        .expect("zr runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let requests = server.requests();
+    let description = skill_description(&requests[0]).expect("the root has Skill");
+    let names: Vec<String> = description
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l.split_once(':').map_or(l, |(name, _)| name).to_owned())
+        .collect();
+    assert_eq!(names.len(), 202, "every skill is listed: {description}");
+    assert_eq!(names[..2], ["zz-deploy", "zz-lint"], "the project's first");
+    assert_eq!(names[2], "user-skill-000");
+    assert!(
+        description.contains("Descriptions are shortened to fit the listing's 7000 characters"),
+        "{description}"
+    );
+    assert!(!description.contains("not listed"), "{description}");
+    let listing = description
+        .split_once("\n\nYour skills")
+        .expect("a listing")
+        .1;
+    assert!(
+        listing.chars().count() < 7_300,
+        "bounded: {} characters",
+        listing.chars().count()
+    );
+}

@@ -281,3 +281,43 @@ fn show_prints_the_tree_and_refuses_an_unknown_agent_with_the_known_ones() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_agent_types_colour_marks_its_agents_on_the_page() {
+    let project = TempProject::new();
+    project
+        .write(
+            ".claude/agents/painter.md",
+            "---\nname: painter\ndescription: Paints.\ncolor: purple\n---\nYou paint.\n",
+        )
+        .write(
+            "script.json",
+            r#"{"agents": {
+  "root": [{"turns": [
+    {"tool_calls": [{"name": "Task", "input": {"description": "p", "prompt": "paint", "subagent_type": "painter"}}]},
+    {"text": "Painted."}]}],
+  "painter": [{"turns": [{"text": "done"}]}]}}"#,
+        );
+    project.zr_ok(&["run", "--script", "script.json", "paint"]);
+    let session = only_session(&project);
+    let page = project.path().join("run.html");
+    project.zr_ok(&[
+        "sessions",
+        "show",
+        &session,
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Purple is #8250df: the painter's label on the timeline and its type
+    // in the table; the root has no colour.
+    assert!(
+        html.contains("fill=\"#8250df\">root.0001-painter</text>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td style=\"color:#8250df\">painter</td>"),
+        "{html}"
+    );
+    assert_eq!(html.matches("#8250df").count(), 2, "{html}");
+}

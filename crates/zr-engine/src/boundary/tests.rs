@@ -13,6 +13,7 @@ use crate::meta::AgentMeta;
 fn agent(cwd: &Path, worktree: Option<&Path>) -> AgentMeta {
     AgentMeta {
         worktree: worktree.map(Arc::from),
+        memory: None,
         ..AgentMeta::preview("root", PermissionMode::AcceptEdits, cwd)
     }
 }
@@ -174,4 +175,62 @@ fn a_link_loop_ends() {
     // Bounded by the kernel's 40 links; the result stays a path.
     let real = real_path(&project.join("a/x"));
     assert!(real.starts_with(&project), "{}", real.display());
+}
+
+#[test]
+fn a_memory_folder_is_writable_by_its_agent_only_and_never_a_way_out() {
+    let (_dir, root) = places();
+    let project = root.join("project");
+    let home = root.join("home");
+    let boundary = boundary(&home);
+    for memory in [
+        project.join(".claude/agent-memory/reviewer"),
+        project.join(".claude/agent-memory-local/reviewer"),
+        home.join(".claude/agent-memory/reviewer"),
+    ] {
+        let with = AgentMeta {
+            memory: Some(Arc::from(memory.as_path())),
+            ..agent(&project, None)
+        };
+        let places = Places::of(&boundary, &with, &project);
+        assert_eq!(
+            places.crossing(&write(memory.join("MEMORY.md"))),
+            None,
+            "{}",
+            memory.display()
+        );
+        assert_eq!(places.crossing(&write(memory.join("topics/sql.md"))), None);
+        assert_eq!(
+            places.crossing(&Access::Read(memory.join("MEMORY.md"))),
+            None
+        );
+        // `..` out of it is judged where it lands: the protected settings
+        // beside it, another agent's memory, the home folder's settings.
+        for escape in [
+            "../../settings.json",
+            "../other/MEMORY.md",
+            "../../../.git/config",
+            "../../../../.ssh/id_ed25519",
+        ] {
+            let path = memory.join(escape);
+            assert!(
+                places.crossing(&write(path.clone())).is_some(),
+                "{} must cross",
+                path.display()
+            );
+        }
+        // Another agent (no memory, or another's) may not write it.
+        let other = Places::of(&boundary, &agent(&project, None), &project);
+        assert!(
+            other.crossing(&write(memory.join("MEMORY.md"))).is_some(),
+            "{}",
+            memory.display()
+        );
+        let other_memory = AgentMeta {
+            memory: Some(Arc::from(memory.with_file_name("other").as_path())),
+            ..agent(&project, None)
+        };
+        let other = Places::of(&boundary, &other_memory, &project);
+        assert!(other.crossing(&write(memory.join("MEMORY.md"))).is_some());
+    }
 }

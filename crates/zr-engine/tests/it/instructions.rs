@@ -74,6 +74,7 @@ async fn changed_instructions_reach_the_roots_next_request_and_later_subagents()
         skills: Vec::new(),
         listed_first: Vec::new(),
         instructions: Some(Arc::from("new")),
+        skills_listed_first: Vec::new(),
     };
     // Asked before each root request: the second request sees the change.
     config.types_source = Some(Arc::new(Changes {

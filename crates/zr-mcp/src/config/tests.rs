@@ -130,8 +130,8 @@ fn errors_name_the_server_and_the_key() {
             "MCP server 's': 'headers.bad header' is not a valid HTTP header",
         ),
         (
-            r#"{"mcpServers": {"s": {"type": "sse", "url": "u"}}}"#,
-            "MCP server 's': 'type' is 'sse'; supported are 'stdio' (a command) and 'http' (streamable HTTP)",
+            r#"{"mcpServers": {"s": {"type": "websocket", "url": "u"}}}"#,
+            "MCP server 's': 'type' is 'websocket'; supported are 'stdio' (a command), 'http' (streamable HTTP) and 'sse' (HTTP with server-sent events)",
         ),
         (
             r#"{"mcpServers": {"s": {"command": "x", "url": "u"}}}"#,
@@ -526,7 +526,7 @@ proptest! {
                     TransportConfig::Stdio(stdio) => {
                         std::iter::once(stdio.command).chain(stdio.args).collect()
                     }
-                    TransportConfig::Http(http) => vec![http.url],
+                    TransportConfig::Http(http) | TransportConfig::Sse(http) => vec![http.url],
                 };
                 for s in strings {
                     prop_assert!(!s.contains("${"), "left unexpanded: {}", s);

@@ -9,4 +9,5 @@ mod filesystem;
 mod http;
 mod hub;
 mod probe;
+mod sse;
 mod support;

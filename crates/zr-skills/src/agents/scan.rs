@@ -292,6 +292,7 @@ fn loaded(path: &Path, scope: Scope, file: ParsedAgentFile) -> Outcome {
             },
             color: file.color,
             memory: file.memory,
+            inline_servers: file.inline_servers,
             extras: file.extras,
         })),
     }

@@ -139,12 +139,12 @@ fn an_unknown_skill_lists_only_the_callers_skills() {
     assert!(out.is_error);
     assert_eq!(
         text(&out),
-        "unknown skill 'secret'. This agent's skills are:\n- notes: Take notes\n- pdf: Fill PDF forms"
+        "unknown skill 'secret'. No skill of this agent has a name or description close to it; call Skill with another name or other words of what the skill does."
     );
     let out = call(&tool, &child, json!({"skill": "pdf"}));
     assert_eq!(
         text(&out),
-        "unknown skill 'pdf'. This agent's skills are:\n- secret: Only for the other agent"
+        "unknown skill 'pdf'. No skill of this agent has a name or description close to it; call Skill with another name or other words of what the skill does."
     );
     assert!(!call(&tool, &child, json!({"skill": "secret"})).is_error);
     // An agent without a grant, or after revoke, has no skills.
@@ -157,6 +157,44 @@ fn an_unknown_skill_lists_only_the_callers_skills() {
     // Names are matched exactly: paths never resolve.
     let out = call(&tool, &root, json!({"skill": "../pdf"}));
     assert!(text(&out).starts_with("unknown skill '../pdf'."));
+}
+
+#[test]
+fn an_unknown_name_is_answered_with_the_closest_skills_by_name_or_by_words() {
+    let tool = SkillTool::new();
+    let root = AgentId::root();
+    let mut skills: Vec<SkillDefinition> = (0..200)
+        .map(|i| {
+            SkillDefinition::inline(
+                format!("user-skill-{i:03}").parse().unwrap(),
+                format!("Helps with chore number {i}"),
+                "body",
+            )
+        })
+        .collect();
+    skills.push(SkillDefinition::inline(
+        "release-notes".parse().unwrap(),
+        "Write the changelog for a release",
+        "body",
+    ));
+    tool.grant(root.clone(), skills.into_iter().map(Arc::new));
+    // A name a few letters off.
+    let out = call(&tool, &root, json!({"skill": "relase-notes"}));
+    assert!(out.is_error);
+    assert_eq!(
+        text(&out),
+        "unknown skill 'relase-notes'. The closest of this agent's 201 skills (call Skill again with one of these names):\n- release-notes: Write the changelog for a release"
+    );
+    // Words of what it does.
+    let out = call(&tool, &root, json!({"skill": "update the CHANGELOG"}));
+    assert!(
+        text(&out).ends_with("names):\n- release-notes: Write the changelog for a release"),
+        "{}",
+        text(&out)
+    );
+    // Many matches: at most ten, never the whole collection.
+    let out = call(&tool, &root, json!({"skill": "chore"}));
+    assert_eq!(text(&out).matches("\n- ").count(), 10, "{}", text(&out));
 }
 
 #[test]

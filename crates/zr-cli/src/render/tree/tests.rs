@@ -428,3 +428,25 @@ fn log_lines_are_written_above_the_tree() {
     );
     assert!(!done.iter().any(|r| r.starts_with("▸ root")), "{done:#?}");
 }
+
+#[test]
+fn an_agent_types_colour_paints_its_name() {
+    let colours = [("explore", "purple"), ("root", "no-such-colour")]
+        .into_iter()
+        .map(|(n, c)| (n.to_owned(), c.to_owned()))
+        .collect();
+    let mut tree = TreeRenderer::fixed(Vec::new(), 100, 20, true).with_colours(colours);
+    drive(&mut tree, &running_events());
+    let parser = screen(tree.out(), 20, 100);
+    let screen = parser.screen();
+    // Row 1 is "  ▸ explore ...": the name's cells are magenta (SGR 35).
+    let cell = screen.cell(1, 4).expect("a cell");
+    assert_eq!(cell.contents(), "e");
+    assert_eq!(cell.fgcolor(), vt100::Color::Idx(5), "explore is purple");
+    // A type without a colour zr knows (the root's, here none) keeps
+    // the bold default.
+    let cell = screen.cell(0, 2).expect("a cell");
+    assert_eq!(cell.contents(), "r");
+    assert_eq!(cell.fgcolor(), vt100::Color::Default);
+    assert!(cell.bold());
+}
