@@ -204,6 +204,13 @@ pub struct AgentDefinition {
     /// tool through `capabilities.disallowed_tools`.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub denied_rules: Vec<PermissionRule>,
+    /// Claude Code's hooks of this type (an agent file's `hooks`, as
+    /// JSON: event names to lists of `{matcher, hooks: [{type, command,
+    /// timeout}]}`), run by the host for the agents of this type only,
+    /// for their lifetime. zr-caps keeps them as written; the host reads
+    /// them (zr-engine's `TypeHooks`). `None`: no hooks of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<serde_json::Value>,
 }
 
 /// Why an agent's own rules refuse a call (see
@@ -292,6 +299,7 @@ impl AgentDefinition {
             budget: Budget::default(),
             tool_rules: Vec::new(),
             denied_rules: Vec::new(),
+            hooks: None,
         }
     }
 

@@ -144,6 +144,9 @@ impl fmt::Display for AgentDefinition {
         if !self.denied_rules.is_empty() {
             writeln!(f, "  denied rules: {}", list(Some(&self.denied_rules)))?;
         }
+        if let Some(hooks) = &self.hooks {
+            writeln!(f, "  hooks: {hooks}")?;
+        }
         if let Some(append) = &self.append_prompt {
             block(f, "  ", "append prompt", append)?;
         }

@@ -16,7 +16,7 @@ use crate::{
 type Fail = (usize, AgentFileProblem);
 
 /// The keys zr reads, as written in files.
-const KNOWN_KEYS: [&str; 19] = [
+const KNOWN_KEYS: [&str; 20] = [
     "name",
     "description",
     "tools",
@@ -36,6 +36,7 @@ const KNOWN_KEYS: [&str; 19] = [
     "type",
     "agentType",
     "outputSchema",
+    "hooks",
 ];
 
 /// The value of each known key, if present.
@@ -57,6 +58,7 @@ struct Keys<'a> {
     effort: Option<&'a Located>,
     color: Option<&'a Located>,
     memory: Option<&'a Located>,
+    hooks: Option<&'a Located>,
     kind: Option<(&'static str, &'a Located)>,
     output_schema: Option<(&'static str, &'a Located)>,
     /// The line of the `outputSchema` key.
@@ -102,6 +104,7 @@ pub(super) fn convert(
             "effort" => &mut keys.effort,
             "color" => &mut keys.color,
             "memory" => &mut keys.memory,
+            "hooks" => &mut keys.hooks,
             "type" | "agentType" | "outputSchema" | "output_schema" => {
                 let (this, slot) = match text.as_str() {
                     "type" => ("type", &mut keys.kind),
@@ -239,6 +242,21 @@ fn build(
         },
         None => None,
     };
+    definition.hooks = match keys.hooks {
+        Some(node) => match &node.value {
+            Node::Null => None,
+            Node::Map(_) => Some(node.value.to_json()),
+            other => {
+                return Err(wrong_type(
+                    node,
+                    "hooks",
+                    "a mapping of hook events (`Stop:`, `PreToolUse:`) to lists of matchers",
+                    other,
+                ));
+            }
+        },
+        None => None,
+    };
     definition.mcp_servers = list(keys.mcp_servers, "mcpServers", |s| {
         ServerName::from_str(s).map_err(|error| AgentFileProblem::InvalidName {
             key: "mcpServers",
@@ -280,10 +298,6 @@ fn build(
 }
 
 fn unknown_key_message(key: &str) -> String {
-    // Claude Code's per-type hooks: a key zr knows and does not use.
-    if key == "hooks" {
-        return "'hooks' (Claude Code's hooks of this type) is kept but not used: zr's hooks are the [hooks] table of zr.toml, or the host's".to_owned();
-    }
     let norm = |s: &str| -> String {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')

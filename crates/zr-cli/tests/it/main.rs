@@ -7,6 +7,7 @@ mod attack;
 mod builtin_flags;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
+mod claude_hooks;
 mod config;
 mod config_tool;
 mod corpus;

@@ -17,6 +17,7 @@ mod exit_paths;
 mod fan_out_cache;
 mod fork_cache;
 mod history;
+mod hook_events;
 mod hooks;
 mod orphans;
 mod permissions;
