@@ -186,10 +186,10 @@ struct ShellHook {
 /// A problem with one entry of a hooks table: its key
 /// (`hooks.PreToolUse[0].matcher`), what is wrong, and what to write.
 #[derive(Debug)]
-struct EntryError {
-    key: String,
-    message: String,
-    help: &'static str,
+pub(crate) struct EntryError {
+    pub(crate) key: String,
+    pub(crate) message: String,
+    pub(crate) help: &'static str,
 }
 
 /// A hook with the timeout of each of its calls.
@@ -239,21 +239,39 @@ fn commands_of(
 /// command or a matcher that is not a regular expression.
 pub(crate) fn install(project: &Project, config: &mut AgentConfig) -> Result<(), CliError> {
     let table = &project.config.hooks;
-    let commands = commands_of(table, Scope::Session, &project.root, "hooks")
+    let hooks = std::mem::take(&mut config.hooks);
+    config.hooks = add_commands(hooks, table, &project.root, "hooks")
         .map_err(|e| config_key_error(project, &e.key, e.message, e.help))?;
-    let mut hooks = std::mem::take(&mut config.hooks);
-    for (hook, timeout) in commands {
-        hooks = hooks.with_timeout(hook, timeout);
-    }
-    if let Some(n) = table.max_stop_blocks {
-        hooks = hooks.with_max_stop_blocks(n);
-    }
-    config.hooks = hooks;
     config.type_hooks = Some(Arc::new(FileHooks {
         project: project.root.clone(),
         warned: Mutex::new(Vec::new()),
     }));
     Ok(())
+}
+
+/// `hooks` with the session's commands of `table` added after them (a
+/// command runs in `root`; an entry's key in an error starts with
+/// `prefix`), and `table`'s `max_stop_blocks` if it sets one. zr.toml's
+/// `[hooks]` goes through here, and so can another file's table in the
+/// same shape (`.claude/settings.json`), with its own error location.
+///
+/// # Errors
+///
+/// The first entry zr cannot run ([`EntryError`]).
+pub(crate) fn add_commands(
+    hooks: Hooks,
+    table: &HooksConfig,
+    root: &std::path::Path,
+    prefix: &str,
+) -> Result<Hooks, EntryError> {
+    let mut hooks = hooks;
+    for (hook, timeout) in commands_of(table, Scope::Session, root, prefix)? {
+        hooks = hooks.with_timeout(hook, timeout);
+    }
+    if let Some(n) = table.max_stop_blocks {
+        hooks = hooks.with_max_stop_blocks(n);
+    }
+    Ok(hooks)
 }
 
 fn commands(

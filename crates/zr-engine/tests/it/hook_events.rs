@@ -659,3 +659,34 @@ async fn the_hooks_of_an_agent_type_run_for_its_agents_only() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_resumed_session_starts_again_as_resume() {
+    let h = Harness::new(&json!({"agents": {"root": [{"turns": [
+        {"text": "first"}, {"text": "second"}
+    ]}]}}));
+    let hook = Arc::new(Scripted::default());
+    let mut config = config_with(&hook);
+    config.sessions_dir = Some(h.dir.path().join("sessions"));
+    let agent = h.agent(config.clone());
+    agent.prompt("hello").await.unwrap();
+    agent.end(SessionEndReason::Other).await;
+    let session = agent.session_id().clone();
+    drop(agent);
+    let resumed =
+        zr_engine::Agent::resume(std::sync::Arc::clone(&h.runtime), config, &session).unwrap();
+    assert_eq!(resumed.prompt("again").await.unwrap().output, "second");
+    let starts: Vec<String> = hook
+        .log()
+        .into_iter()
+        .filter(|l| l.starts_with("Session"))
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            "SessionStart root startup",
+            "SessionEnd root other",
+            "SessionStart root resume"
+        ]
+    );
+}
