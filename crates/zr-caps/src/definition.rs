@@ -298,6 +298,14 @@ pub struct AgentDefinition {
     /// session's limit alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<u32>,
+
+    /// Claude Code's hooks of this type (an agent file's `hooks`, as
+    /// JSON: event names to lists of `{matcher, hooks: [{type, command,
+    /// timeout}]}`), run by the host for the agents of this type only,
+    /// for their lifetime. zr-caps keeps them as written; the host reads
+    /// them (zr-engine's `TypeHooks`). `None`: no hooks of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<serde_json::Value>,
 }
 
 /// Why an agent's own rules refuse a call (see
@@ -391,6 +399,7 @@ impl AgentDefinition {
             memory: None,
             initial_prompt: None,
             preload_skills: Vec::new(),
+            hooks: None,
         }
     }
 

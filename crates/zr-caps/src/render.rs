@@ -157,6 +157,9 @@ impl fmt::Display for AgentDefinition {
         if let Some(initial) = &self.initial_prompt {
             block(f, "  ", "initial prompt", initial)?;
         }
+        if let Some(hooks) = &self.hooks {
+            writeln!(f, "  hooks: {hooks}")?;
+        }
         if let Some(append) = &self.append_prompt {
             block(f, "  ", "append prompt", append)?;
         }

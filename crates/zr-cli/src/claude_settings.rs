@@ -118,25 +118,21 @@ pub(crate) struct SettingsHooks {
 }
 
 /// The hook events zr runs.
-pub(crate) const RUN_EVENTS: [&str; 5] = [
+pub(crate) const RUN_EVENTS: [&str; 10] = [
     "PreToolUse",
     "PostToolUse",
     "SubagentStart",
     "SubagentStop",
     "Stop",
-];
-
-/// Claude Code's hook events zr does not run yet: kept, with a warning.
-pub(crate) const LATER_EVENTS: [&str; 8] = [
     "UserPromptSubmit",
     "Notification",
     "SessionStart",
     "SessionEnd",
     "PreCompact",
-    "PermissionRequest",
-    "PostToolUseFailure",
-    "Setup",
 ];
+
+/// Claude Code's hook events zr does not run yet: kept, with a warning.
+pub(crate) const LATER_EVENTS: [&str; 3] = ["PermissionRequest", "PostToolUseFailure", "Setup"];
 
 /// The three files, merged.
 #[derive(Debug, Clone, Default)]
@@ -299,6 +295,11 @@ impl ClaudeSettings {
                 "SubagentStart" => &mut all.subagent_start,
                 "SubagentStop" => &mut all.subagent_stop,
                 "Stop" => &mut all.stop,
+                "UserPromptSubmit" => &mut all.user_prompt_submit,
+                "Notification" => &mut all.notification,
+                "SessionStart" => &mut all.session_start,
+                "SessionEnd" => &mut all.session_end,
+                "PreCompact" => &mut all.pre_compact,
                 _ => continue,
             };
             if !entry.group.hooks.is_empty() {

@@ -38,7 +38,8 @@ pub(crate) struct ZrConfig {
     /// `[web_search]`: the search service behind `WebSearch`.
     pub(crate) web_search: WebSearchSettings,
     /// `[hooks]`: shell commands run at PreToolUse, PostToolUse,
-    /// SubagentStart, SubagentStop and Stop, in Claude Code's shape.
+    /// SubagentStart, SubagentStop, Stop, UserPromptSubmit, SessionStart,
+    /// SessionEnd, PreCompact and Notification, in Claude Code's shape.
     pub(crate) hooks: HooksConfig,
     /// `[telemetry]`: OpenTelemetry export; off without the table (and
     /// without the `OTEL_EXPORTER_OTLP_*` variables).
@@ -78,33 +79,60 @@ pub(crate) struct TelemetrySettings {
     pub(crate) queue_size: Option<usize>,
 }
 
-/// `[hooks]`: per event, groups of commands with a matcher.
+/// `[hooks]`: per event, groups of commands with a matcher, in Claude
+/// Code's shape (`hooks.rs` runs them); also the shape of the `hooks` of
+/// an agent file's front matter and of `.claude/settings.json`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct HooksConfig {
-    /// Before a tool call; may block, allow or rewrite it.
+    /// Before a tool call; may block, allow, ask or rewrite it.
     #[serde(rename = "PreToolUse")]
     pub(crate) pre_tool_use: Vec<HookGroup>,
-    /// After a tool call ran.
+    /// After a tool call ran; may tell the model something with its
+    /// result.
     #[serde(rename = "PostToolUse")]
     pub(crate) post_tool_use: Vec<HookGroup>,
     /// A subagent was created.
     #[serde(rename = "SubagentStart")]
     pub(crate) subagent_start: Vec<HookGroup>,
-    /// A subagent ended.
+    /// A subagent is about to stop (may keep it working), or ended
+    /// otherwise.
     #[serde(rename = "SubagentStop")]
     pub(crate) subagent_stop: Vec<HookGroup>,
-    /// The root answered.
+    /// The root is about to stop (may keep it working).
     #[serde(rename = "Stop")]
     pub(crate) stop: Vec<HookGroup>,
+    /// The user sent a prompt (may refuse it or add context).
+    #[serde(rename = "UserPromptSubmit")]
+    pub(crate) user_prompt_submit: Vec<HookGroup>,
+    /// The session's first query (may add context).
+    #[serde(rename = "SessionStart")]
+    pub(crate) session_start: Vec<HookGroup>,
+    /// The session ended.
+    #[serde(rename = "SessionEnd")]
+    pub(crate) session_end: Vec<HookGroup>,
+    /// An agent's history is about to be compacted.
+    #[serde(rename = "PreCompact")]
+    pub(crate) pre_compact: Vec<HookGroup>,
+    /// A person is about to be asked whether a call may run.
+    #[serde(rename = "Notification")]
+    pub(crate) notification: Vec<HookGroup>,
+    /// How many Stop (or SubagentStop) blocks in a row keep one agent
+    /// working (default 8, as Claude Code; 0 to 100; 0: none).
+    #[serde(deserialize_with = "within::<_, _, 0, 100>")]
+    pub(crate) max_stop_blocks: Option<u32>,
 }
 
 /// `{ matcher = "Bash", hooks = [...] }`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct HookGroup {
-    /// Tool names (agent types for the Subagent events) the commands run
-    /// for: a name, `A|B`, a regular expression; empty or `*`: all.
+    /// What the commands run for: tool names (PreToolUse, PostToolUse),
+    /// agent types (SubagentStart, SubagentStop), `startup`/`resume`
+    /// (SessionStart), `manual`/`auto` (PreCompact), the notification's
+    /// type (Notification), the end's reason (SessionEnd); a name, `A|B`,
+    /// a regular expression; empty or `*`: all. Stop and
+    /// UserPromptSubmit have none.
     pub(crate) matcher: Option<String>,
     /// The commands, run in order.
     pub(crate) hooks: Vec<HookCommand>,

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
-use zr_engine::{Agent, Query, QueryOverrides, QueryResult, TaskResult, TaskStatus};
+use zr_engine::{
+    Agent, Query, QueryOverrides, QueryResult, SessionEndReason, TaskResult, TaskStatus,
+};
 
 use crate::ask::{Asking, Screen, ScreenRequests};
 use crate::cli::{OutputArgs, ResumeArgs, RunArgs};
@@ -176,6 +178,8 @@ async fn show(
     let announce = !output.json && !output.quiet;
     let screen = workspace.screen.take();
     let outcome = drive(&agent, query, renderer.as_mut(), signals, announce, screen).await;
+    // The SessionEnd hooks, before the agent and its servers go.
+    agent.end(SessionEndReason::Other).await;
     drop(agent);
     drop(workspace);
     outcome

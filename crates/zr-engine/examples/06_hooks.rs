@@ -1,5 +1,6 @@
 //! Hooks: a `PreToolUse` hook that denies network commands and rewrites
-//! another call's input, and a `PostToolUse` hook that logs every result.
+//! another call's input, a `PostToolUse` hook that logs every result, and
+//! a `Stop` hook that sends the root back to work once before it may stop.
 //!
 //! Run it with `cargo run -p zr-engine --example 06_hooks`. Offline, the
 //! scripted provider plays the inline script below (the allowed `Bash`
@@ -13,8 +14,8 @@ use std::sync::Arc;
 
 use zr_caps::RuntimeSettings;
 use zr_engine::{
-    Agent, AgentConfig, AnthropicConfig, AnthropicProvider, Hook, HookAgent, Hooks, ModelProvider,
-    PreToolUse, RuntimeEnvironment, ScriptedProvider,
+    Agent, AgentConfig, AnthropicConfig, AnthropicProvider, Hook, HookAgent, HookReply, Hooks,
+    ModelProvider, RuntimeEnvironment, ScriptedProvider,
 };
 use zr_tools::BuiltinTools;
 use zr_types::{BoxFuture, ToolCall, ToolOutput, ToolResultContent};
@@ -25,6 +26,7 @@ const SCRIPT: &str = r#"{"agents": {"root": [{"turns": [
       {"name": "Bash", "input": {"command": "echo hello from the hook example"}},
       {"name": "Bash", "input": {"command": "curl -s https://example.invalid/"}}
     ]},
+    {"text": "The echo ran."},
     {"text": "The echo ran; the network command was refused by a hook."}
 ]}]}}"#;
 
@@ -37,18 +39,18 @@ impl Hook for Guard {
         &'a self,
         agent: &'a HookAgent,
         call: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
+    ) -> BoxFuture<'a, HookReply> {
         let command = call.input["command"].as_str().unwrap_or_default();
         let answer = if call.name != "Bash" {
-            PreToolUse::Continue
+            HookReply::proceed()
         } else if ["curl", "wget"].iter().any(|c| command.contains(c)) {
-            PreToolUse::Deny("no network commands".to_owned())
+            HookReply::block("no network commands")
         } else if let Some(text) = command.strip_prefix("echo ") {
             let mut input = call.input.clone();
             input["command"] = format!("echo {}", text.to_uppercase()).into();
-            PreToolUse::Rewrite(input)
+            HookReply::proceed().with_input(input)
         } else {
-            PreToolUse::Continue
+            HookReply::proceed()
         };
         println!(
             "PreToolUse  {} {}: {command:?} -> {answer:?}",
@@ -62,7 +64,7 @@ impl Hook for Guard {
         agent: &'a HookAgent,
         call: &'a ToolCall,
         output: &'a ToolOutput,
-    ) -> BoxFuture<'a, ()> {
+    ) -> BoxFuture<'a, HookReply> {
         let text: String = output
             .content
             .iter()
@@ -75,7 +77,26 @@ impl Hook for Guard {
             "PostToolUse {} {} (error: {}): {text}",
             agent.agent, call.name, output.is_error
         );
-        Box::pin(async {})
+        Box::pin(async { HookReply::proceed() })
+    }
+
+    fn stop<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        answer: &'a str,
+        active: bool,
+    ) -> BoxFuture<'a, HookReply> {
+        // Claude Code's `stop_hook_active`: once sent back, let it stop.
+        let reply = if active || answer.contains("refused") {
+            HookReply::proceed()
+        } else {
+            HookReply::block("Say what happened to the network command too.")
+        };
+        println!(
+            "Stop        {} (active: {active}) -> {reply:?}",
+            agent.agent
+        );
+        Box::pin(async move { reply })
     }
 }
 

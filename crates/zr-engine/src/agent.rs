@@ -20,8 +20,8 @@ use crate::config::AgentConfig;
 use crate::error::EngineError;
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
-use crate::history::{continue_history, push_user_text};
-use crate::hooks::HookAgent;
+use crate::history::Opening;
+use crate::hooks::{AgentHooks, HookAgent, SessionEndReason, SessionSource};
 use crate::in_span::in_span;
 use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
@@ -53,11 +53,13 @@ pub struct QueryOverrides {
 /// How a query ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryResult {
-    /// `completed`, `max_turns` (the output is the root's summary) or
+    /// `completed`, `max_turns` (the output is the root's summary),
     /// `denied` (the root was stopped for too many permission denials; the
     /// output is what it wrote, the reasons came as
     /// [`EventKind::PermissionDenied`](crate::EventKind::PermissionDenied)
-    /// events); a root that fails is an [`EngineError`] instead.
+    /// events) or `stopped` (a hook stopped it; the reason came as
+    /// [`EventKind::HookStopped`](crate::EventKind::HookStopped)); a root
+    /// that fails is an [`EngineError`] instead.
     pub status: TaskStatus,
     /// The root's final answer.
     pub output: String,
@@ -100,6 +102,10 @@ struct RootState {
     /// transcript recorded as started (the first query goes on from the
     /// transcript).
     resumed: Option<BTreeSet<String>>,
+    /// The SessionStart hooks due at the next query (taken by it).
+    start: Option<SessionSource>,
+    /// Whether a query ran the SessionStart hooks: SessionEnd is due.
+    began: bool,
 }
 
 /// The root agent of a session. Each [`Agent::query`] continues its
@@ -163,7 +169,10 @@ impl Agent {
         Self {
             span: telemetry::session_span(runtime.tracer(), &session),
             session: Arc::new(Session::new(session, runtime, config)),
-            state: Arc::new(Mutex::new(RootState::default())),
+            state: Arc::new(Mutex::new(RootState {
+                start: Some(SessionSource::Startup),
+                ..RootState::default()
+            })),
         }
     }
 
@@ -232,11 +241,13 @@ impl Agent {
             state.queries += 1;
             state.running = Some(state.queries);
             let resumed = state.resumed.take();
+            let start = state.start.take();
+            state.began |= start.is_some();
             (
                 state.history.clone(),
                 state.loaded.clone(),
                 state.queries,
-                resumed,
+                (resumed, start),
             )
         };
         let busy = BusyGuard {
@@ -264,11 +275,13 @@ impl Agent {
             // The whole guard moves in (a use of one field alone would
             // move only that field's copy).
             let mut ending = ending;
+            let (resumed, session_start) = resumed;
             let start = RootStart {
                 history,
                 loaded,
                 prompt,
                 resumed,
+                session_start,
             };
             let result = run_root(&ctx, &session_span, start, overrides).await;
             if result.is_err() {
@@ -298,6 +311,24 @@ impl Agent {
         }
     }
 
+    /// Ends the session for its hooks: runs the SessionEnd hooks with
+    /// `reason`, once, if a query of this agent ran the SessionStart
+    /// hooks (a later call does nothing). Dropping the agent does not run
+    /// them (hooks are awaited, and a drop cannot wait): a host calls this
+    /// before it lets the agent go.
+    pub async fn end(&self, reason: SessionEndReason) {
+        let began = std::mem::take(&mut lock(&self.state).began);
+        if !began {
+            return;
+        }
+        let session = &self.session;
+        let root = root_meta(session, None, None, None);
+        let view = || HookAgent::of(&session.id, &root, session.transcripts.path(&root.id));
+        AgentHooks::new(&session.config.hooks, None, view, None)
+            .session_end(reason)
+            .await;
+    }
+
     /// Sends `prompt` and waits for the answer.
     ///
     /// # Errors
@@ -323,12 +354,14 @@ impl Agent {
     /// the tools it `loaded`.
     /// `started`: the calls its transcript recorded as started, when its
     /// first query goes on from a transcript (`None`: the history ends
-    /// with a finished query).
+    /// with a finished query). `start`: the SessionStart hooks its first
+    /// query runs (`None`: the session started before).
     pub(crate) fn restored(
         session: Session,
         history: Vec<Message>,
         loaded: Vec<ToolName>,
         started: Option<BTreeSet<String>>,
+        start: Option<SessionSource>,
     ) -> Self {
         Self {
             span: telemetry::session_span(session.runtime.tracer(), &session.id),
@@ -337,6 +370,7 @@ impl Agent {
                 history,
                 loaded,
                 resumed: started,
+                start,
                 ..RootState::default()
             })),
         }
@@ -496,6 +530,8 @@ struct RootStart {
     /// The first query after [`Agent::resume`]: the calls recorded as
     /// started.
     resumed: Option<BTreeSet<String>>,
+    /// The session's first query: the SessionStart hooks to run.
+    session_start: Option<SessionSource>,
 }
 
 async fn run_root(
@@ -509,6 +545,7 @@ async fn run_root(
         loaded,
         prompt,
         resumed,
+        session_start,
     } = start_from;
     let start = Instant::now();
     let session = &ctx.session;
@@ -526,17 +563,6 @@ async fn run_root(
     for id in session.take_found_background() {
         background::revive(ctx, &id, &tools, Arc::new(Subagents));
     }
-    let resumption = match (resumed, prompt) {
-        (Some(started), prompt) => Some(Resumption { started, prompt }),
-        (None, Some(prompt)) => {
-            push_user_text(&mut history, &prompt);
-            None
-        }
-        (None, None) => {
-            continue_history(&mut history);
-            None
-        }
-    };
     let output = match overrides
         .output_schema
         .as_ref()
@@ -554,12 +580,16 @@ async fn run_root(
         None => None,
     };
     let meta = root_meta(session, overrides.model, overrides.max_turns, output);
+    let opening = opening(session, &meta, session_start, prompt).await?;
+    let resumption = match resumed {
+        Some(started) => Some(Resumption { started, opening }),
+        None => {
+            opening.open(&mut history);
+            None
+        }
+    };
     let reload = RootReload {
         capabilities: overrides.capabilities,
-    };
-    let view = {
-        let meta = meta.clone();
-        move || HookAgent::of(&session.id, &meta, session.transcripts.path(&meta.id))
     };
     let mut run = AgentRun::new(meta, tools, history)
         .with_delegate(Arc::new(Subagents))
@@ -595,7 +625,6 @@ async fn run_root(
             stop_reason,
         });
     }
-    config.hooks.stop(view, &outcome.output).await;
     let result = QueryResult {
         status: outcome.status,
         output: outcome.output,
@@ -608,6 +637,44 @@ async fn run_root(
         value: outcome.value,
     };
     Ok((result, outcome.history, outcome.loaded))
+}
+
+/// What the root's query opens with: the SessionStart hooks' context (the
+/// session's first query), the prompt, the UserPromptSubmit hooks'
+/// context; or why the prompt is not sent.
+async fn opening(
+    session: &Session,
+    root: &AgentMeta,
+    session_start: Option<SessionSource>,
+    prompt: Option<String>,
+) -> Result<Opening, EngineError> {
+    let view = || HookAgent::of(&session.id, root, session.transcripts.path(&root.id));
+    let hooks = AgentHooks::new(&session.config.hooks, None, view, None);
+    let refused = |event: &'static str| {
+        move |reason| EngineError::PromptBlocked {
+            event: event.to_owned(),
+            reason,
+        }
+    };
+    let before = match session_start {
+        Some(source) => hooks
+            .session_start(source)
+            .await
+            .map_err(refused("SessionStart"))?,
+        None => Vec::new(),
+    };
+    let after = match &prompt {
+        Some(prompt) => hooks
+            .user_prompt_submit(prompt)
+            .await
+            .map_err(refused("UserPromptSubmit"))?,
+        None => Vec::new(),
+    };
+    Ok(Opening {
+        before,
+        prompt,
+        after,
+    })
 }
 
 /// The root of `session` as the stores see it, with the query's `model`

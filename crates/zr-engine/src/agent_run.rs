@@ -10,10 +10,12 @@ use zr_caps::{AgentDefinition, Budget};
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
 use crate::catalog::RootReload;
+use crate::history::Opening;
+use crate::hooks::{AgentHooks, Halt, HookAgent, Hooks};
 use crate::meta::AgentMeta;
 use crate::outcome::Progress;
 use crate::permission::Denials;
-use crate::session::QueryCtx;
+use crate::session::{QueryCtx, Session};
 use crate::tools::AgentTools;
 
 /// How an agent's Task and MultiTask calls are carried out. The loop is
@@ -73,6 +75,11 @@ pub(crate) struct AgentRun {
     pub(crate) progress: Arc<Mutex<Progress>>,
     /// Its permission denials so far.
     pub(crate) denials: Denials,
+    /// The hooks of its type (an agent file's `hooks`), run after the
+    /// session's for this agent only; empty for the root and forks.
+    pub(crate) hooks: Hooks,
+    /// Why a hook stopped it (`"continue": false`), once one did.
+    pub(crate) halt: Halt,
     /// For a fork: how many first messages of its history were its
     /// parent's last request (`ModelRequest::cache_prefix`).
     pub(crate) cache_prefix: Option<usize>,
@@ -92,14 +99,15 @@ pub(crate) struct AgentRun {
 /// How a run rebuilt from its transcript goes on, before its first
 /// request: the turn a kill left open is finished (recorded results
 /// reused, a started call that is not read-only answered as interrupted,
-/// the others run), then `prompt` is added, or, without one, a run whose
-/// history ends with its answer is finished from that answer.
+/// the others run), then the opening is added; without a prompt, a run
+/// whose history ends with its answer is finished from that answer.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Resumption {
     /// The calls the transcript recorded as started.
     pub(crate) started: BTreeSet<String>,
-    /// A new prompt; `None` continues.
-    pub(crate) prompt: Option<String>,
+    /// What is added after the open turn is finished: a new prompt (with
+    /// what hooks add to it); without one the run continues.
+    pub(crate) opening: Opening,
 }
 
 impl AgentRun {
@@ -115,6 +123,8 @@ impl AgentRun {
             budget: Budget::default(),
             progress: Arc::new(Mutex::new(Progress::default())),
             denials: Denials::default(),
+            hooks: Hooks::new(),
+            halt: Halt::default(),
             cache_prefix: None,
             delegate: Arc::new(NoDelegation),
             reload: None,
@@ -135,6 +145,34 @@ impl AgentRun {
     /// it (one that a provider or an effects layer kept).
     pub(crate) fn history_mut(&mut self) -> &mut Vec<Message> {
         Arc::make_mut(&mut self.history)
+    }
+
+    /// Its hooks at its events: the session's, then its type's.
+    pub(crate) fn hooks<'a>(&'a self, session: &'a Session) -> AgentHooks<'a> {
+        let view = || {
+            HookAgent::of(
+                &session.id,
+                &self.meta,
+                session.transcripts.path(&self.meta.id),
+            )
+        };
+        AgentHooks::new(
+            &session.config.hooks,
+            Some(&self.hooks),
+            view,
+            Some(&self.halt),
+        )
+    }
+
+    /// Why it must not go on: stopped for too many denials, or by a hook.
+    pub(crate) fn stopped(&self) -> Option<String> {
+        self.denials.stopped().or_else(|| self.halt.reason())
+    }
+
+    /// With `hooks` of its type, run for it after the session's.
+    pub(crate) fn with_hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     /// Continuing its transcript as `resumption` says.

@@ -12,7 +12,7 @@ use zr_types::{AgentName, SkillDefinition, SkillName, stable_hash};
 
 use crate::catalog::AgentTypesSource;
 use crate::compact::CompactionConfig;
-use crate::hooks::Hooks;
+use crate::hooks::{Hooks, TypeHooks};
 use crate::permission::PermissionConfig;
 use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 use crate::type_listing::DEFAULT_TYPE_LISTING_CHARS;
@@ -123,9 +123,14 @@ pub struct AgentConfig {
     /// The host's permission callback and the denial limits (see
     /// [`PermissionConfig`] for the rules of each mode).
     pub permissions: PermissionConfig,
-    /// The host's hooks (SubagentStart, SubagentStop, PreToolUse,
-    /// PostToolUse).
+    /// The host's hooks, at every event of every agent ([`Hook`](crate::Hook)),
+    /// and how many Stop blocks in a row they may give
+    /// ([`Hooks::with_max_stop_blocks`]).
     pub hooks: Hooks,
+    /// The hooks of each agent type (an agent file's `hooks`), run for
+    /// the agents of that type only, after [`AgentConfig::hooks`]; `None`
+    /// (the default): types have no hooks of their own.
+    pub type_hooks: Option<Arc<dyn TypeHooks>>,
     /// When agents compact their history, and how large a tool result may
     /// be before it is cut ([`CompactionConfig::default`]).
     pub compaction: CompactionConfig,
@@ -164,9 +169,21 @@ impl AgentConfig {
             sessions_dir: None,
             permissions: PermissionConfig::default(),
             hooks: Hooks::default(),
+            type_hooks: None,
             compaction: CompactionConfig::default(),
             output_schema: None,
             effort: None,
+        }
+    }
+
+    /// The hooks of the agents of `definition`'s type ([`TypeHooks`]);
+    /// none for the root and forks (`None`).
+    pub(crate) fn hooks_of_type(&self, definition: Option<&AgentDefinition>) -> Hooks {
+        match (&self.type_hooks, definition) {
+            (Some(source), Some(definition)) if definition.hooks.is_some() => {
+                source.hooks(definition)
+            }
+            _ => Hooks::new(),
         }
     }
 

@@ -80,6 +80,19 @@ pub enum EngineError {
         /// What the schema check said.
         message: String,
     },
+    /// A hook refused the query's prompt before the model saw it: a
+    /// UserPromptSubmit hook blocked it (exit code 2, `"decision":
+    /// "block"`) or a SessionStart or UserPromptSubmit hook stopped the
+    /// session (`"continue": false`). The reason is the user's, not the
+    /// model's; the conversation stays as it was (the prompt is not in
+    /// it).
+    #[error("the prompt was not sent: a {event} hook refused it: {reason}")]
+    PromptBlocked {
+        /// `UserPromptSubmit` or `SessionStart`.
+        event: String,
+        /// The hook's reason.
+        reason: String,
+    },
     /// The query's task was aborted before it produced a result (the
     /// [`Query`](crate::Query) was cancelled or its runtime shut down).
     #[error("the query was cancelled")]
@@ -240,6 +253,25 @@ pub(crate) async fn catch_panic<F: std::future::Future>(future: F) -> Result<F::
         .catch_unwind()
         .await
         .map_err(|panic| panic_message(panic.as_ref()))
+}
+
+/// `reason` as the model reads it: a blank one says that `who` gave none.
+pub(crate) fn reason_of<'a>(reason: &'a str, who: &str) -> std::borrow::Cow<'a, str> {
+    if reason.trim().is_empty() {
+        format!("the {who} gave no reason").into()
+    } else {
+        reason.into()
+    }
+}
+
+/// `timeout` as people read it: `60 s`, `1.5 s`.
+pub(crate) fn seconds(timeout: Duration) -> String {
+    let secs = timeout.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{} s", timeout.as_secs())
+    } else {
+        format!("{secs} s")
+    }
 }
 
 /// A transcript file could not be read back. A torn last line is not an

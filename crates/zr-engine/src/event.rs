@@ -175,6 +175,13 @@ pub enum EventKind {
         /// What changed, and why.
         message: String,
     },
+    /// A hook stopped the agent (Claude Code's `"continue": false`): it
+    /// ends with [`TaskStatus::Stopped`](crate::TaskStatus::Stopped).
+    HookStopped {
+        /// Which hook, and its reason (`stopped by a PostToolUse hook:
+        /// ...`).
+        reason: String,
+    },
 }
 
 /// Sends events of one query, or of the session's background agents;

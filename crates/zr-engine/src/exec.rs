@@ -20,7 +20,6 @@ use crate::compact::cut::limit_result;
 use crate::error::catch_panic;
 use crate::event::EventKind;
 use crate::find_tool;
-use crate::hooks::HookAgent;
 use crate::in_span::in_span;
 use crate::meta::AgentMeta;
 use crate::permission;
@@ -147,7 +146,7 @@ async fn run_one(
                 recorded: true,
             };
         }
-        if let Some(why) = agent.denials.stopped() {
+        if let Some(why) = agent.stopped() {
             let why = format!("not run: agent {} was {why}", meta.id);
             telemetry::record_tool(&traced, ToolStatus::Denied, || why.clone());
             return answer(refused(ctx, meta, call, &why));
@@ -165,27 +164,26 @@ async fn run_one(
             tracing::info!(tool = %call.name, "answered as interrupted: started before the resume, no result recorded");
             return answer(refused(ctx, meta, call, INTERRUPTED_CALL));
         }
-        // PreToolUse hooks, then the permission check, then the tool, then
-        // PostToolUse (permission.rs).
+        // The stages of a call: the PreToolUse hooks, the permission check
+        // (permission.rs), the tool, the PostToolUse hooks (hooks.rs).
         let session = &ctx.session;
-        let hooks = &session.config.hooks;
-        let view = || HookAgent::of(&session.id, meta, session.transcripts.path(&meta.id));
-        let admitted = hooks.pre_tool_use(view, call).await;
+        let hooks = agent.hooks(session);
+        let admitted = hooks.pre_tool_use(call).await;
         let effective = admitted.as_ref().map_or(call, |a| &a.call);
         started(ctx, meta, effective);
         let gate = session.gate();
         let admitted = match admitted {
-            Ok(a) => permission::check(&gate, meta, tool, &a.call, a.allowed)
+            Ok(a) => permission::check(&gate, meta, tool, &a.call, a.permission.as_ref(), &hooks)
                 .await
                 .map(|confinement| (a.call, confinement)),
             Err(reason) => Err(reason),
         };
         let denied = admitted.is_err();
-        let (output, load) = match admitted {
+        let (output, load, notes) = match admitted {
             Err(reason) => {
                 let output =
                     permission::refuse(&gate, &ctx.sink, meta, &agent.denials, call, reason);
-                (output, Vec::new())
+                (output, Vec::new(), Vec::new())
             }
             Ok((call, confinement)) => {
                 permission::ran(&agent.denials);
@@ -209,12 +207,17 @@ async fn run_one(
                         Vec::new(),
                     ),
                 };
-                hooks.post_tool_use(view, &call, &output).await;
-                (output, load)
+                let notes = hooks.post_tool_use(&call, &output).await;
+                (output, load, notes)
             }
         };
         let limit = session.config.compaction.max_tool_result_bytes;
-        let output = limit_result(&session.spill, limit, &meta.id, call, output).await;
+        let mut output = limit_result(&session.spill, limit, &meta.id, call, output).await;
+        // What PostToolUse hooks tell the model comes after the result,
+        // which was cut without it.
+        output
+            .content
+            .extend(notes.into_iter().map(|text| ToolResultContent::Text { text }));
         let status = match (denied, output.is_error) {
             (true, _) => ToolStatus::Denied,
             (false, true) => ToolStatus::Error,

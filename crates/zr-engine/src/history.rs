@@ -47,6 +47,41 @@ pub(crate) fn continue_history(history: &mut Vec<Message>) {
     }
 }
 
+/// The user message a query opens with: its prompt, with what hooks add
+/// before it (SessionStart) and after it (UserPromptSubmit).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Opening {
+    /// Added before the prompt.
+    pub(crate) before: Vec<String>,
+    /// The prompt; `None` continues the history as it is
+    /// ([`continue_history`]).
+    pub(crate) prompt: Option<String>,
+    /// Added after the prompt.
+    pub(crate) after: Vec<String>,
+}
+
+impl Opening {
+    /// `prompt` alone.
+    pub(crate) fn prompt(prompt: Option<String>) -> Self {
+        Self {
+            prompt,
+            ..Self::default()
+        }
+    }
+
+    /// Adds it to `history`, as one user message where it can (a history
+    /// continued without a prompt is readied first).
+    pub(crate) fn open(self, history: &mut Vec<Message>) {
+        if self.prompt.is_none() {
+            continue_history(history);
+        }
+        let texts = self.before.iter().chain(&self.prompt).chain(&self.after);
+        for text in texts {
+            push_user_text(history, text);
+        }
+    }
+}
+
 /// The turn a kill left open at the end of a history read back from a
 /// transcript: the model's last answer has tool calls, and the message
 /// after it (if any) holds results for only some of them.

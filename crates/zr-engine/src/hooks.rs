@@ -1,21 +1,30 @@
-//! Hooks: the host's callbacks at SubagentStart, SubagentStop, PreToolUse
-//! (which may deny a call, allow it or rewrite its input), PostToolUse and
-//! Stop, each bounded by a timeout.
+//! Hooks: the host's callbacks at Claude Code's events (SessionStart,
+//! UserPromptSubmit, PreToolUse, PostToolUse, Stop and SubagentStop,
+//! SubagentStart, PreCompact, Notification, SessionEnd), each bounded by
+//! a timeout, and what their answers ([`HookReply`]) do. `hooks/reply.rs`
+//! holds the answer and event types, `hooks/calls.rs` the runners the
+//! loop calls at each event (one agent's hooks: the session's, then its
+//! type's own).
 
-use std::borrow::Cow;
+mod calls;
+mod reply;
+
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-use zr_caps::PermissionMode;
+use zr_caps::{AgentDefinition, PermissionMode};
 use zr_types::{AgentId, BoxFuture, SessionId, ToolCall, ToolOutput};
 
-use crate::error::catch_panic;
+use crate::error::{catch_panic, seconds};
 use crate::meta::AgentMeta;
 use crate::outcome::TaskResult;
-use crate::permission;
+
+pub(crate) use calls::{AgentHooks, Halt};
+pub use reply::{
+    CompactTrigger, HookReply, Notice, NoticeKind, SessionEndReason, SessionSource, ToolPermission,
+};
 
 /// The agent a hook is called for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,52 +45,43 @@ pub struct HookAgent {
     pub mode: PermissionMode,
 }
 
-/// What a PreToolUse hook says about a call.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum PreToolUse {
-    /// Go on with the call as it is.
-    Continue,
-    /// Go on with this input instead. The rewritten input is what the
-    /// permission check sees, what the tool runs with, what later hooks and
-    /// the host's events see; the model's own `tool_use` block in its
-    /// history keeps the input it wrote.
-    Rewrite(Value),
-    /// Run the call without asking, with this input if one is given (as
-    /// [`PreToolUse::Rewrite`]): the permission handler and the user are
-    /// not asked about it (the mode's own rules still hold: in `plan` mode
-    /// only read-only tools run). Later hooks still run, and a later
-    /// `Deny` still wins.
-    Allow(Option<Value>),
-    /// Do not run the call; the reason is what the model is told (a blank
-    /// one: "the hook gave no reason"). Counts as a permission denial of
-    /// the agent.
-    Deny(String),
+impl HookAgent {
+    /// Whether it is the session's root (whose stop is the Stop event; a
+    /// subagent's is SubagentStop).
+    #[must_use]
+    pub fn is_root(&self) -> bool {
+        self.agent == AgentId::root()
+    }
 }
 
 /// A host's hooks. Every method has a default that does nothing, so a
 /// hook implements only what it needs.
 ///
-/// Hooks run for every agent, the root included (the `Subagent*` ones only
-/// for subagents; [`Hook::stop`] only for the root), and are awaited: a
-/// slow hook slows its agent, up to its timeout ([`Hooks::DEFAULT_TIMEOUT`],
+/// Hooks run for every agent, the root included, and are awaited: a slow
+/// hook slows its agent, up to its timeout ([`Hooks::DEFAULT_TIMEOUT`],
 /// 60 s, unless added with [`Hooks::with_timeout`]). A hook that panics or
 /// does not answer in time never stops the engine: a
-/// [`Hook::pre_tool_use`] that panics or times out denies the call with a
-/// message saying so (its future is dropped, which is how a hook that runs
-/// a process must stop it); a panic or timeout in any other hook is logged
-/// and ignored.
+/// [`Hook::pre_tool_use`] that panics or times out refuses the call with
+/// a message saying so (its future is dropped, which is how a hook that
+/// runs a process must stop it); a panic or timeout in any other hook is
+/// logged and taken as [`HookReply::proceed`].
 ///
-/// Order of one call: [`Hook::pre_tool_use`] (every hook, in order: the
-/// first `Deny` wins, rewrites chain, an `Allow` skips the question of the
-/// permission check), then the permission check, then the
-/// tool, then [`Hook::post_tool_use`]. A call that did not run (denied)
-/// gets no PostToolUse; a call of a tool the agent does not have gets
-/// neither (it is refused before any hook). Calls of the engine's own
+/// What each answer does at each event is [`HookReply`]'s table. Several
+/// hooks of one event run one after the other, in the order they were
+/// added (the session's, then those of the agent's type,
+/// [`TypeHooks`]): at PreToolUse the first block wins, rewritten inputs
+/// chain (each hook sees the input the one before it gave) and an `ask`
+/// wins over an `allow`; at PostToolUse and Stop every hook runs and
+/// their reasons are joined.
+///
+/// Order of one call: [`Hook::pre_tool_use`], then the permission check,
+/// then the tool, then [`Hook::post_tool_use`]. A call that did not run
+/// (refused) gets no PostToolUse; a call of a tool the agent does not have
+/// gets neither (it is refused before any hook). Calls of the engine's own
 /// tools (`Task`, `MultiTask`, `FindTool`) get both.
 ///
 /// ```
-/// use zr_engine::{Hook, HookAgent, Hooks, PreToolUse};
+/// use zr_engine::{Hook, HookAgent, HookReply, Hooks};
 /// use zr_types::{BoxFuture, ToolCall};
 ///
 /// /// Keeps every agent's Bash commands out of `/etc`.
@@ -89,14 +89,14 @@ pub enum PreToolUse {
 /// struct NoEtc;
 ///
 /// impl Hook for NoEtc {
-///     fn pre_tool_use<'a>(&'a self, _: &'a HookAgent, call: &'a ToolCall) -> BoxFuture<'a, PreToolUse> {
+///     fn pre_tool_use<'a>(&'a self, _: &'a HookAgent, call: &'a ToolCall) -> BoxFuture<'a, HookReply> {
 ///         let touches_etc = call.name == "Bash"
 ///             && call.input["command"].as_str().is_some_and(|c| c.contains("/etc"));
 ///         Box::pin(async move {
 ///             if touches_etc {
-///                 PreToolUse::Deny("commands may not touch /etc".to_owned())
+///                 HookReply::block("commands may not touch /etc")
 ///             } else {
-///                 PreToolUse::Continue
+///                 HookReply::proceed()
 ///             }
 ///         })
 ///     }
@@ -107,6 +107,73 @@ pub enum PreToolUse {
 /// assert!(!config.hooks.is_empty());
 /// ```
 pub trait Hook: Send + Sync + fmt::Debug {
+    /// The session's first query is about to start (`source`: a new
+    /// session or a resumed one); called for the root. Its `context` is
+    /// added before the prompt; its `halt` keeps the prompt from being
+    /// sent.
+    fn session_start<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        source: SessionSource,
+    ) -> BoxFuture<'a, HookReply> {
+        let _ = (agent, source);
+        Box::pin(async { HookReply::proceed() })
+    }
+
+    /// The user sent `prompt` to the root (a query's prompt). Its `block`
+    /// or `halt` refuses the prompt before the model sees it; its
+    /// `context` is added after it.
+    fn user_prompt_submit<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        prompt: &'a str,
+    ) -> BoxFuture<'a, HookReply> {
+        let _ = (agent, prompt);
+        Box::pin(async { HookReply::proceed() })
+    }
+
+    /// `agent` is about to run `call` (its input possibly rewritten by an
+    /// earlier hook).
+    fn pre_tool_use<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        call: &'a ToolCall,
+    ) -> BoxFuture<'a, HookReply> {
+        let _ = (agent, call);
+        Box::pin(async { HookReply::proceed() })
+    }
+
+    /// `call` ran and produced `output` (also called when the tool itself
+    /// failed: `output.is_error`). The output cannot be changed; a `block`
+    /// reason or a `context` goes to the model with it.
+    fn post_tool_use<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        call: &'a ToolCall,
+        output: &'a ToolOutput,
+    ) -> BoxFuture<'a, HookReply> {
+        let _ = (agent, call, output);
+        Box::pin(async { HookReply::proceed() })
+    }
+
+    /// `agent` ended its turn with `answer` and is about to stop: the Stop
+    /// event for the root, SubagentStop for a subagent
+    /// ([`HookAgent::is_root`]). A `block` keeps it working: the reason is
+    /// its next user message, and `active` is `true` at every stop after
+    /// that (Claude Code's `stop_hook_active`). At most
+    /// [`Hooks::max_stop_blocks`] blocks in a row are followed; then the
+    /// agent stops anyway, with a warning. Not called when the agent
+    /// stopped otherwise (its turn limit, a budget, a failure).
+    fn stop<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        answer: &'a str,
+        active: bool,
+    ) -> BoxFuture<'a, HookReply> {
+        let _ = (agent, answer, active);
+        Box::pin(async { HookReply::proceed() })
+    }
+
     /// A subagent was created by `parent` (before it waits for a slot).
     fn subagent_start<'a>(
         &'a self,
@@ -124,7 +191,9 @@ pub trait Hook: Send + Sync + fmt::Debug {
     /// gets it with status `cancelled`. It runs after the subagent's
     /// cleanup and worktree are settled and before its result is published
     /// (`SubagentFinished`, and for a background agent its parent's
-    /// notification).
+    /// notification). Only the session's hooks get it (not those of the
+    /// agent's type). See [`Hook::stop`] for the subagent's stop, which
+    /// may keep it working.
     fn subagent_stop<'a>(
         &'a self,
         agent: &'a HookAgent,
@@ -134,50 +203,73 @@ pub trait Hook: Send + Sync + fmt::Debug {
         Box::pin(async {})
     }
 
-    /// `agent` is about to run `call` (its input possibly rewritten by an
-    /// earlier hook).
-    fn pre_tool_use<'a>(
+    /// `agent`'s history is about to be compacted.
+    fn pre_compact<'a>(
         &'a self,
         agent: &'a HookAgent,
-        call: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
-        let _ = (agent, call);
-        Box::pin(async { PreToolUse::Continue })
-    }
-
-    /// `call` ran and produced `output` (which the model gets as it is;
-    /// hooks cannot change it). Also called when the tool itself failed
-    /// (`output.is_error`).
-    fn post_tool_use<'a>(
-        &'a self,
-        agent: &'a HookAgent,
-        call: &'a ToolCall,
-        output: &'a ToolOutput,
+        trigger: CompactTrigger,
     ) -> BoxFuture<'a, ()> {
-        let _ = (agent, call, output);
+        let _ = (agent, trigger);
         Box::pin(async {})
     }
 
-    /// The root finished its turn with `answer` (a query's end: completed,
-    /// at its turn limit or stopped by denials; not when it failed or was
-    /// cancelled).
-    fn stop<'a>(&'a self, agent: &'a HookAgent, answer: &'a str) -> BoxFuture<'a, ()> {
-        let _ = (agent, answer);
+    /// Something about `agent` the user should hear (a person is about to
+    /// be asked whether one of its calls may run).
+    fn notification<'a>(&'a self, agent: &'a HookAgent, notice: &'a Notice) -> BoxFuture<'a, ()> {
+        let _ = (agent, notice);
+        Box::pin(async {})
+    }
+
+    /// The session ends ([`Agent::end`](crate::Agent::end)); called for the
+    /// root, once, if the session started.
+    fn session_end<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        reason: SessionEndReason,
+    ) -> BoxFuture<'a, ()> {
+        let _ = (agent, reason);
         Box::pin(async {})
     }
 }
 
+/// The hooks of an agent type, for the agents of that type
+/// ([`AgentConfig::type_hooks`](crate::AgentConfig::type_hooks)): a host
+/// turns a definition's [`AgentDefinition::hooks`] (Claude Code's `hooks`
+/// of an agent file's front matter) into hooks that run for that agent's
+/// lifetime only, after the session's. Asked each time an agent of the
+/// type is built (a new subagent, a resumed one).
+pub trait TypeHooks: Send + Sync + fmt::Debug {
+    /// The hooks of the agents of `definition`'s type (none:
+    /// [`Hooks::new`]).
+    fn hooks(&self, definition: &AgentDefinition) -> Hooks;
+}
+
 /// The hooks of a session, called in the order they were added
-/// ([`AgentConfig::hooks`](crate::AgentConfig::hooks)).
-#[derive(Debug, Clone, Default)]
+/// ([`AgentConfig::hooks`](crate::AgentConfig::hooks)), and how far a
+/// Stop hook may keep an agent going.
+#[derive(Debug, Clone)]
 pub struct Hooks {
     hooks: Vec<(Arc<dyn Hook>, Duration)>,
+    max_stop_blocks: u32,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Self {
+            hooks: Vec::new(),
+            max_stop_blocks: Self::DEFAULT_MAX_STOP_BLOCKS,
+        }
+    }
 }
 
 impl Hooks {
     /// How long one call of a hook may take unless it was added with
     /// [`Hooks::with_timeout`]: 60 s, as Claude Code's command hooks.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// How many Stop (or SubagentStop) blocks in a row keep an agent
+    /// working by default: 8, as Claude Code.
+    pub const DEFAULT_MAX_STOP_BLOCKS: u32 = 8;
 
     /// No hooks.
     #[must_use]
@@ -196,6 +288,23 @@ impl Hooks {
     pub fn with_timeout(mut self, hook: Arc<dyn Hook>, timeout: Duration) -> Self {
         self.hooks.push((hook, timeout));
         self
+    }
+
+    /// With at most `n` Stop (or SubagentStop) blocks in a row followed
+    /// for one agent (default [`Hooks::DEFAULT_MAX_STOP_BLOCKS`]); the
+    /// next block is ignored with a warning and the agent stops. `0`: a
+    /// Stop hook never keeps an agent working. Read from the session's
+    /// hooks (those of [`TypeHooks`] do not change it).
+    #[must_use]
+    pub fn with_max_stop_blocks(mut self, n: u32) -> Self {
+        self.max_stop_blocks = n;
+        self
+    }
+
+    /// How many Stop blocks in a row are followed.
+    #[must_use]
+    pub fn max_stop_blocks(&self) -> u32 {
+        self.max_stop_blocks
     }
 
     /// Whether there are none.
@@ -222,15 +331,6 @@ impl HookAgent {
     }
 }
 
-/// A call that passes PreToolUse: the call to go on with (its input
-/// rewritten or not) and whether a hook allowed it without asking.
-#[derive(Debug, Clone)]
-pub(crate) struct Admitted<'a> {
-    /// Borrowed from the model's call unless a hook changed its input.
-    pub(crate) call: Cow<'a, ToolCall>,
-    pub(crate) allowed: bool,
-}
-
 /// Runs the hook call `work` within `timeout`; a panic (while it makes its
 /// future or while that runs) or the timeout is logged and returned as
 /// the message of what went wrong with the hook `what`.
@@ -245,103 +345,9 @@ async fn guarded<'a, T>(
             Ok(Err(panic)) => format!("the {what} hook panicked: {panic}"),
             Err(_) => format!(
                 "the {what} hook did not answer within {} (its timeout)",
-                permission::seconds(timeout)
+                seconds(timeout)
             ),
         };
     tracing::warn!(hook = what, error = %message, "hook failed");
     Err(message)
-}
-
-impl Hooks {
-    /// Runs the PreToolUse hooks for the agent `view` makes (made only when
-    /// there are hooks): the call to go on with, or why it must not run.
-    pub(crate) async fn pre_tool_use<'a>(
-        &self,
-        view: impl FnOnce() -> HookAgent,
-        call: &'a ToolCall,
-    ) -> Result<Admitted<'a>, String> {
-        let mut admitted = Admitted {
-            call: Cow::Borrowed(call),
-            allowed: false,
-        };
-        if self.hooks.is_empty() {
-            return Ok(admitted);
-        }
-        let view = view();
-        for (hook, timeout) in &self.hooks {
-            let call = &admitted.call;
-            let verdict = guarded("PreToolUse", *timeout, || hook.pre_tool_use(&view, call)).await;
-            match verdict {
-                Ok(PreToolUse::Continue) => {}
-                Ok(PreToolUse::Allow(input)) => {
-                    admitted.allowed = true;
-                    if let Some(input) = input {
-                        admitted.call.to_mut().input = input;
-                    }
-                }
-                Ok(PreToolUse::Rewrite(input)) => admitted.call.to_mut().input = input,
-                Ok(PreToolUse::Deny(reason)) => {
-                    return Err(format!(
-                        "tool '{}' was not run: a PreToolUse hook denied it: {}",
-                        call.name,
-                        permission::reason_of(&reason, "hook")
-                    ));
-                }
-                Err(failed) => {
-                    return Err(format!("tool '{}' was not run: {failed}", call.name));
-                }
-            }
-        }
-        Ok(admitted)
-    }
-
-    /// Runs the PostToolUse hooks for the agent `view` makes.
-    pub(crate) async fn post_tool_use(
-        &self,
-        view: impl FnOnce() -> HookAgent,
-        call: &ToolCall,
-        output: &ToolOutput,
-    ) {
-        if self.hooks.is_empty() {
-            return;
-        }
-        let view = view();
-        for (hook, timeout) in &self.hooks {
-            let _ = guarded("PostToolUse", *timeout, || {
-                hook.post_tool_use(&view, call, output)
-            })
-            .await;
-        }
-    }
-
-    /// Runs the SubagentStart hooks.
-    pub(crate) async fn subagent_start(&self, agent: &HookAgent, parent: &AgentId) {
-        for (hook, timeout) in &self.hooks {
-            let _ = guarded("SubagentStart", *timeout, || {
-                hook.subagent_start(agent, parent)
-            })
-            .await;
-        }
-    }
-
-    /// Runs the SubagentStop hooks.
-    pub(crate) async fn subagent_stop(&self, agent: &HookAgent, result: &TaskResult) {
-        for (hook, timeout) in &self.hooks {
-            let _ = guarded("SubagentStop", *timeout, || {
-                hook.subagent_stop(agent, result)
-            })
-            .await;
-        }
-    }
-
-    /// Runs the Stop hooks for the agent `view` makes.
-    pub(crate) async fn stop(&self, view: impl FnOnce() -> HookAgent, answer: &str) {
-        if self.hooks.is_empty() {
-            return;
-        }
-        let view = view();
-        for (hook, timeout) in &self.hooks {
-            let _ = guarded("Stop", *timeout, || hook.stop(&view, answer)).await;
-        }
-    }
 }

@@ -143,20 +143,34 @@
 //!
 //! Each agent has a permission mode ([`AgentConfig::permission_mode`] for
 //! the root; a subagent's is never wider than its parent's). A tool call
-//! passes the [`Hook::pre_tool_use`] hooks (which may deny it, allow it
-//! or rewrite its input), then its mode and the host's
+//! passes the [`Hook::pre_tool_use`] hooks (which may block it, allow it,
+//! ask about it or rewrite its input), then its mode and the host's
 //! [`PermissionHandler`] ([`PermissionConfig`]; [`Decision::Ask`] asks the
 //! user through [`PermissionHandler::prompt`] or the ask-user service,
 //! which a background agent cannot), then runs, then the
-//! [`Hook::post_tool_use`] hooks. A refused call is an error result for the
+//! [`Hook::post_tool_use`] hooks (whose block reasons and context go to
+//! the model with the result). A refused call is an error result for the
 //! model and an [`EventKind::PermissionDenied`] event; 3 denials in a row
 //! or 20 in all stop the agent with [`TaskStatus::Denied`].
+//!
+//! Hooks follow Claude Code's events and answers ([`Hook`], one answer
+//! type [`HookReply`]): [`Hook::session_start`] and
+//! [`Hook::user_prompt_submit`] may add to the root's prompt or refuse it
+//! ([`EngineError::PromptBlocked`]); [`Hook::stop`] runs when an agent is
+//! about to stop (Stop for the root, SubagentStop for a subagent) and may
+//! keep it working, at most [`Hooks::max_stop_blocks`] times in a row (8);
 //! [`Hook::subagent_start`] and [`Hook::subagent_stop`] frame each
-//! subagent's run, [`Hook::stop`] the root's answer. Nothing waits
+//! subagent's run; [`Hook::pre_compact`], [`Hook::notification`] (before a
+//! person is asked) and [`Hook::session_end`] ([`Agent::end`]) tell. A
+//! hook's `halt` (`"continue": false`) stops its agent with
+//! [`TaskStatus::Stopped`]. A hook's `allow` never goes above the deny
+//! rules, the `ask` rules, plan mode or the effects boundary. An agent
+//! type's own hooks ([`TypeHooks`]) run for its agents only. Nothing waits
 //! forever: each hook call and each handler decision has a timeout (60 s
 //! by default; [`Hooks::with_timeout`], [`PermissionConfig::timeout`]),
 //! and a PreToolUse hook or a handler that misses it denies the call with
-//! the reason; a person asked has no timeout.
+//! the reason (any other hook is passed over); a person asked has no
+//! timeout.
 //!
 //! **The effects boundary** (DESIGN.md section 11). Before the handler is
 //! asked, every call is held against what it would touch, as its tool
@@ -280,11 +294,13 @@
 //! 3. Policies and stores, which take an `AgentMeta` and never the
 //!    session, the loop or the subagent code: `catalog` (subagent types,
 //!    skills, the Task/MultiTask definitions; rebuilt by hot reload),
-//!    `find_tool`, `permission` (the `Gate`; `permission/subjects.rs`: what
-//!    a call touches as the rules see it; `permission/asking.rs`: the
-//!    handler, then a person, or a background agent's refusal), `hooks`,
-//!    `config` (`AgentConfig`), `transcript` (`Transcripts` owns its
-//!    folder).
+//!    `find_tool`, `hooks` (the `Hook` trait, `HookReply` and the event
+//!    types in `hooks/reply.rs`, the runners that fold several hooks'
+//!    answers in `hooks/calls.rs`), `permission` (the `Gate`;
+//!    `permission/subjects.rs`: what a call touches as the rules see it;
+//!    `permission/asking.rs`: the handler, then a person, or a background
+//!    agent's refusal), `config` (`AgentConfig`), `transcript`
+//!    (`Transcripts` owns its folder).
 //! 4. `session` (`Session` holds the stores, none of which imports it;
 //!    `QueryCtx`), then `pools` (the resolver's answers, through the
 //!    catalog's `PoolMemo`), `worktree` (`Scope`: a subagent's worktree and
@@ -296,7 +312,7 @@
 //!    (a subagent rebuilt from its transcript, or its recorded result),
 //!    `run` (the loop; `run/model.rs` the one request function for turns,
 //!    the side requests and the answer request; `run/answer.rs`,
-//!    `run/compact.rs`, `run/reload.rs`).
+//!    `run/compact.rs`, `run/reload.rs`, `run/stop.rs`: the Stop stage).
 //! 6. Delegation: `background`, then `task` (whose `Subagents` is the
 //!    root's `Delegate`; its `run_call` is every delegation's one path;
 //!    a subagent gets it too while its depth is below `max_depth`, else
@@ -382,7 +398,10 @@ pub use cron::{CronHandle, CronScheduler, Fired};
 pub use effects::{Effects, LocalEffects};
 pub use error::{EngineError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
-pub use hooks::{Hook, HookAgent, Hooks, PreToolUse};
+pub use hooks::{
+    CompactTrigger, Hook, HookAgent, HookReply, Hooks, Notice, NoticeKind, SessionEndReason,
+    SessionSource, ToolPermission, TypeHooks,
+};
 pub use host_task::{HostTask, TaskRun};
 pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
 pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};

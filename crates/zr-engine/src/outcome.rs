@@ -38,6 +38,10 @@ pub enum TaskStatus {
     /// It reached its token or tool-call budget; the output is what it
     /// wrote so far.
     BudgetExhausted,
+    /// A hook stopped it (Claude Code's `"continue": false`, see
+    /// [`HookReply::halt`](crate::HookReply::halt)); the output is what it
+    /// wrote so far, the error the hook's reason.
+    Stopped,
     /// It was started in the background and runs on: the call's result
     /// for it says only that. Its parent gets its final result in a
     /// message at a later turn; the host sees it in
@@ -57,6 +61,7 @@ impl TaskStatus {
             Self::MaxTurns => "max_turns",
             Self::Denied => "denied",
             Self::BudgetExhausted => "budget_exhausted",
+            Self::Stopped => "stopped",
             Self::Background => "background",
         }
     }
@@ -72,6 +77,7 @@ impl TaskStatus {
             Self::MaxTurns,
             Self::Denied,
             Self::BudgetExhausted,
+            Self::Stopped,
             Self::Background,
         ]
         .into_iter()
@@ -194,6 +200,7 @@ pub(crate) fn outcome_error(outcome: &RunOutcome) -> Option<String> {
         .or_else(|| outcome.invalid.clone())
         .or(no_answer)
         .or_else(|| outcome.denied.clone())
+        .or_else(|| outcome.halted.clone())
         .or_else(|| (outcome.status != TaskStatus::Completed).then(|| describe(outcome.status)))
 }
 
@@ -320,6 +327,8 @@ pub(crate) struct RunOutcome {
     /// Why the agent was stopped for too many permission denials (status
     /// `denied`).
     pub(crate) denied: Option<String>,
+    /// Why a hook stopped the agent (status `stopped`).
+    pub(crate) halted: Option<String>,
     /// The answer of an agent with an output schema, parsed and valid.
     pub(crate) value: Option<serde_json::Value>,
     /// Why its answer was refused (status `failed`): what the schema

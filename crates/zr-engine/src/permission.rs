@@ -4,6 +4,8 @@
 //!
 //! One call passes, in this order: the PreToolUse hooks (`hooks.rs`), then
 //! [`check`] (this module), then the tool runs, then the PostToolUse hooks.
+//! A hook's `allow` or `ask` is one input of [`check`], below the deny
+//! rules, the effects boundary and plan mode.
 //! A call refused by a hook or by [`check`] never runs; the model gets an
 //! error result with the reason, the host a
 //! [`EventKind::PermissionDenied`] event, and the agent's denial count
@@ -23,7 +25,9 @@ use zr_types::{
 };
 
 use crate::boundary::{Boundary, Crossing, Places};
+use crate::error::reason_of;
 use crate::event::{EventKind, EventSink};
+use crate::hooks::{AgentHooks, ToolPermission};
 use crate::meta::AgentMeta;
 use crate::sync::lock;
 use crate::tools::{Callable, Runner};
@@ -353,33 +357,17 @@ pub(crate) fn ran(denials: &Denials) {
     denials.allowed();
 }
 
-/// `reason` as the model reads it: a blank one says that `who` gave none.
-pub(crate) fn reason_of<'a>(reason: &'a str, who: &str) -> std::borrow::Cow<'a, str> {
-    if reason.trim().is_empty() {
-        format!("the {who} gave no reason").into()
-    } else {
-        reason.into()
-    }
-}
-
-/// `timeout` as people read it: `60 s`, `1.5 s`.
-pub(crate) fn seconds(timeout: Duration) -> String {
-    let secs = timeout.as_secs_f64();
-    if secs.fract() == 0.0 {
-        format!("{} s", timeout.as_secs())
-    } else {
-        format!("{secs} s")
-    }
-}
-
 fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
     format!("permission to run '{tool}' was denied: {why}")
 }
 
 /// May `agent` run `call` of `tool`? `Ok` holds the confinement of the
 /// processes the call starts; `Err` the reason for the model.
-/// `allowed`: a PreToolUse hook allowed the call, so nobody is asked (the
-/// rules, the mode and the effects boundary still hold).
+/// `hook`: how a PreToolUse hook wants the call permitted: `Allow` runs it
+/// without asking anybody, `Ask` asks as an `ask` rule would; neither
+/// goes above the rules, the mode or the effects boundary (a hook cannot
+/// grant what the project denies or must ask about). `hooks`: the
+/// agent's, told (Notification) before a person is asked.
 ///
 /// The stages, in order:
 ///
@@ -389,9 +377,10 @@ fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
 ///    session's `deny` rules refuse, in every mode; then
 ///    `bypassPermissions` passes;
 /// 3. a read-only agent's command that no sandbox can confine is refused;
-/// 4. the effects boundary (`boundary.rs`: places, protected files) and
-///    `ask` rules ask, whatever the mode and the allow rules say (a read
-///    outside the roots is settled by an allow rule naming its path);
+/// 4. the effects boundary (`boundary.rs`: places, protected files),
+///    `ask` rules and a hook's `ask` ask, whatever the mode and the allow
+///    rules say (a read outside the roots is settled by an allow rule
+///    naming its path);
 /// 5. plan mode refuses what is not read-only;
 /// 6. `allow` rules, a hook's allowance, read-only tools (a fetch only
 ///    from an allowed host), `acceptEdits` edits and the session's grants
@@ -402,7 +391,8 @@ pub(crate) async fn check(
     agent: &AgentMeta,
     tool: &Callable,
     call: &ToolCall,
-    allowed: bool,
+    hook: Option<&ToolPermission>,
+    hooks: &AgentHooks<'_>,
 ) -> Result<Option<Confinement>, String> {
     let Runner::Handler(handler) = &tool.runner else {
         return Ok(None);
@@ -475,13 +465,20 @@ pub(crate) async fn check(
                 config.origin_of(rule)
             )),
             _ => None,
+        })
+        .or_else(|| match hook {
+            Some(ToolPermission::Ask(reason)) => Some(format!(
+                "a PreToolUse hook asks about it: {}",
+                reason_of(reason, "hook")
+            )),
+            _ => None,
         });
     // 5. Plan mode refuses before anybody is asked.
     if mode == PermissionMode::Plan && !definition.is_read_only() {
         return Err(plan_refusal(name, agent));
     }
     if let Some(crossing) = crossing {
-        return ask(gate, agent, name, call, Some(crossing), None)
+        return ask(gate, agent, name, call, Some(crossing), None, hooks)
             .await
             .map(|()| confinement);
     }
@@ -495,14 +492,14 @@ pub(crate) async fn check(
             verdict: Verdict::Allow,
             ..
         })
-    ) || allowed
+    ) || hook == Some(&ToolPermission::Allow)
         || (definition.is_read_only() && host.is_none())
         || (mode == PermissionMode::AcceptEdits && is_edit);
     if passes || gate.grants.contains(&agent.id, name, host) {
         return Ok(confinement);
     }
     // 7. The host.
-    ask(gate, agent, name, call, None, host)
+    ask(gate, agent, name, call, None, host, hooks)
         .await
         .map(|()| confinement)
 }

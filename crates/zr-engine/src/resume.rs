@@ -39,6 +39,7 @@ use crate::config::AgentConfig;
 use crate::error::EngineError;
 use crate::event::EventSink;
 use crate::history::{called_tools, text_of};
+use crate::hooks::SessionSource;
 use crate::registry::notified_in;
 use crate::revive::{log_repairs, recorded_result, resume_error};
 use crate::runtime::RuntimeEnvironment;
@@ -171,6 +172,7 @@ impl Agent {
             loaded.history,
             tools,
             Some(loaded.started),
+            Some(SessionSource::Resume),
         ))
     }
 

@@ -34,7 +34,7 @@ use crate::agent_model::effort;
 use crate::agent_run::{AgentRun, Delegate, Resumption};
 use crate::config::definition_hash;
 use crate::error::{EngineError, TranscriptError};
-use crate::history::called_tools;
+use crate::history::{Opening, called_tools};
 use crate::meta::AgentMeta;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::pools::{derived_kind, subagent_tools, system_prompt};
@@ -387,8 +387,9 @@ pub(crate) fn rebuild(
         .flatten();
     let resumption = Resumption {
         started: loaded.started.clone(),
-        prompt: how.prompt,
+        opening: Opening::prompt(how.prompt),
     };
+    let hooks = session.config.hooks_of_type(definition.as_ref());
     let mut run = AgentRun::new(meta, tools, loaded.history.clone());
     if let Some(delegate) = how.delegate
         && depth.delegates(session.config.policy.max_depth)
@@ -399,6 +400,7 @@ pub(crate) fn rebuild(
         .with_definition(definition.map(Arc::new))
         .with_budget(budget)
         .with_cache_prefix(cache_prefix)
+        .with_hooks(hooks)
         .with_resumption(resumption);
     Ok((run, warnings))
 }

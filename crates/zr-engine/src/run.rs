@@ -4,6 +4,7 @@ mod answer;
 mod compact;
 pub(crate) mod model;
 mod reload;
+mod stop;
 
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use crate::agent_run::Resumption;
 use crate::compact::ContextUse;
 use crate::event::EventKind;
 use crate::exec::{self, Recorded};
-use crate::history::{calls_of, continue_history, open_turn, push_user_text, text_of};
+use crate::history::{calls_of, open_turn, push_user_text, text_of};
 use crate::outcome::{RunOutcome, TaskStatus};
 use crate::session::QueryCtx;
 use crate::sync::lock;
@@ -118,11 +119,23 @@ impl AgentRun {
             error,
             no_answer: None,
             denied: self.denials.stopped(),
+            halted: self.halt.reason(),
             history: Arc::unwrap_or_clone(self.history),
             loaded: self.tools.loaded_names(),
             value: None,
             invalid: None,
         }
+    }
+
+    /// The outcome of an agent a hook stopped (`"continue": false`),
+    /// announced to the host.
+    fn halted(self, ctx: &QueryCtx) -> RunOutcome {
+        if let Some(reason) = self.halt.reason() {
+            tracing::warn!(agent = %self.meta.id, %reason, "a hook stopped the agent");
+            self.emit(ctx, EventKind::HookStopped { reason });
+        }
+        let output = self.written();
+        self.outcome(TaskStatus::Stopped, output, None)
     }
 
     fn written(&self) -> String {
@@ -173,6 +186,7 @@ impl AgentRun {
         }
         let mut turn = 0;
         let mut context = ContextUse::default();
+        let mut stops = stop::Stops::default();
         loop {
             for text in ctx.notifications_for(&self.meta.id) {
                 push_user_text(self.history_mut(), &text);
@@ -184,6 +198,10 @@ impl AgentRun {
             {
                 let output = self.written();
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);
+            }
+            // A PreCompact hook may have stopped it.
+            if self.halt.reason().is_some() {
+                return self.halted(ctx);
             }
             if self.meta.background {
                 lock(&self.progress).snapshot =
@@ -216,6 +234,10 @@ impl AgentRun {
                         StopReason::EndTurn | StopReason::StopSequence
                     );
                 if answered {
+                    // The Stop stage: a hook may keep the agent working.
+                    if stops.keep_going(&mut self, ctx, &final_text).await {
+                        continue;
+                    }
                     if let Some(output) = self.meta.output.clone() {
                         return self.structured_answer(ctx, turn, final_text, &output).await;
                     }
@@ -278,6 +300,9 @@ impl AgentRun {
                 let output = self.written();
                 return self.outcome(TaskStatus::Denied, output, None);
             }
+            if self.halt.reason().is_some() {
+                return self.halted(ctx);
+            }
             if !refused.is_empty() || self.over_token_budget() {
                 let output = self.written();
                 return self.outcome(TaskStatus::BudgetExhausted, output, None);
@@ -305,15 +330,12 @@ impl AgentRun {
                 role: MessageRole::User,
                 content: results,
             });
-        } else if resumed.prompt.is_none()
+        } else if resumed.opening.prompt.is_none()
             && let Some(answered) = self.answered()
         {
             return Some(answered);
         }
-        match resumed.prompt {
-            Some(prompt) => push_user_text(self.history_mut(), &prompt),
-            None => continue_history(self.history_mut()),
-        }
+        resumed.opening.open(self.history_mut());
         None
     }
 

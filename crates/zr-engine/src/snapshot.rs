@@ -11,6 +11,7 @@ use zr_types::{AgentId, Message, SessionId, ToolName};
 
 use crate::agent::Agent;
 use crate::config::AgentConfig;
+use crate::hooks::SessionSource;
 use crate::runtime::RuntimeEnvironment;
 use crate::session::Session;
 
@@ -113,6 +114,8 @@ impl Agent {
         let state = Session::new(session, runtime, config);
         state.skip_children(subagents);
         state.transcripts.continue_from(&AgentId::root(), &history);
-        Self::restored(state, history, loaded, None)
+        // The session started with its first turn, wherever that ran.
+        let start = history.is_empty().then_some(SessionSource::Startup);
+        Self::restored(state, history, loaded, None, start)
     }
 }

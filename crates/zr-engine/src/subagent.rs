@@ -221,7 +221,7 @@ pub(crate) async fn live(
         // ends the agent for the observer.
         let hook_agent = HookAgent::of(&session.id, &run.meta, session.transcripts.path(&id));
         let hooks = &session.config.hooks;
-        hooks.subagent_start(&hook_agent, &parent).await;
+        run.hooks(session).subagent_start(&parent).await;
         steps.armed(&hook_agent);
         let progress = Arc::clone(&run.progress);
         let model = run.meta.model.clone();

@@ -652,7 +652,8 @@ fn prepare(
                 .map(|d| Arc::new(d.clone())),
         )
         .with_budget(budget)
-        .with_cache_prefix(cache_prefix))
+        .with_cache_prefix(cache_prefix)
+        .with_hooks(session.config.hooks_of_type(definition)))
 }
 
 /// `id` when it is the id of a `label` subagent of `parent`.

@@ -16,7 +16,7 @@ use crate::{
 type Fail = (usize, AgentFileProblem);
 
 /// The keys zr reads, as written in files.
-const KNOWN_KEYS: [&str; 21] = [
+const KNOWN_KEYS: [&str; 22] = [
     "name",
     "description",
     "tools",
@@ -38,6 +38,7 @@ const KNOWN_KEYS: [&str; 21] = [
     "agentType",
     "outputSchema",
     "initialPrompt",
+    "hooks",
 ];
 
 /// The value of each known key, if present.
@@ -61,6 +62,7 @@ struct Keys<'a> {
     color: Option<&'a Located>,
     memory: Option<&'a Located>,
     initial_prompt: Option<&'a Located>,
+    hooks: Option<&'a Located>,
     kind: Option<(&'static str, &'a Located)>,
     output_schema: Option<(&'static str, &'a Located)>,
     /// The line of the `outputSchema` key.
@@ -108,6 +110,7 @@ pub(super) fn convert(
             "color" => &mut keys.color,
             "memory" => &mut keys.memory,
             "initialPrompt" => &mut keys.initial_prompt,
+            "hooks" => &mut keys.hooks,
             "type" | "agentType" | "outputSchema" | "output_schema" => {
                 let (this, slot) = match text.as_str() {
                     "type" => ("type", &mut keys.kind),
@@ -246,6 +249,21 @@ fn build(
         },
         None => None,
     };
+    definition.hooks = match keys.hooks {
+        Some(node) => match &node.value {
+            Node::Null => None,
+            Node::Map(_) => Some(node.value.to_json()),
+            other => {
+                return Err(wrong_type(
+                    node,
+                    "hooks",
+                    "a mapping of hook events (`Stop:`, `PreToolUse:`) to lists of matchers",
+                    other,
+                ));
+            }
+        },
+        None => None,
+    };
     let (mcp_servers, inline_servers) = mcp_servers(keys.mcp_servers)?;
     definition.mcp_servers = mcp_servers;
     definition.capabilities = AgentCapabilities {
@@ -304,10 +322,6 @@ fn build(
 }
 
 fn unknown_key_message(key: &str) -> String {
-    // Claude Code's per-type hooks: a key zr knows and does not use.
-    if key == "hooks" {
-        return "'hooks' (Claude Code's hooks of this type) is kept but not used: zr's hooks are the [hooks] table of zr.toml, or the host's".to_owned();
-    }
     let norm = |s: &str| -> String {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')

@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use zr_engine::{
-    Decision, Hook, HookAgent, PermissionHandler, PermissionRequest, PreToolUse, TaskResult,
+    Decision, Hook, HookAgent, HookReply, PermissionHandler, PermissionRequest, TaskResult,
+    ToolPermission,
 };
 use zr_protocol::{
     HookDecision, HookEvent, HookSpec, HookVerdict, HostMessage, PermissionDecision, ZrMessage,
@@ -150,17 +151,19 @@ impl Hook for HostHook {
         &'a self,
         agent: &'a HookAgent,
         call: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
+    ) -> BoxFuture<'a, HookReply> {
         Box::pin(async move {
             let answer = self
                 .call(HookEvent::PreToolUse, agent, Some(call), None)
                 .await;
-            match (answer.decision, answer.updated_input) {
-                (Some(HookVerdict::Deny), _) => PreToolUse::Deny(answer.reason.unwrap_or_default()),
-                (Some(HookVerdict::Allow), input) => PreToolUse::Allow(input),
-                (_, Some(input)) => PreToolUse::Rewrite(input),
-                _ => PreToolUse::Continue,
+            let mut reply = HookReply::proceed();
+            match answer.decision {
+                Some(HookVerdict::Deny) => reply.block = Some(answer.reason.unwrap_or_default()),
+                Some(HookVerdict::Allow) => reply.permission = Some(ToolPermission::Allow),
+                _ => {}
             }
+            reply.input = answer.updated_input;
+            reply
         })
     }
 
@@ -169,7 +172,7 @@ impl Hook for HostHook {
         agent: &'a HookAgent,
         call: &'a ToolCall,
         output: &'a ToolOutput,
-    ) -> BoxFuture<'a, ()> {
+    ) -> BoxFuture<'a, HookReply> {
         Box::pin(async move {
             let text: String = output
                 .content
@@ -180,15 +183,35 @@ impl Hook for HostHook {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            self.call(HookEvent::PostToolUse, agent, Some(call), Some(text))
+            let answer = self
+                .call(HookEvent::PostToolUse, agent, Some(call), Some(text))
                 .await;
+            blocked(&answer)
         })
     }
 
-    fn stop<'a>(&'a self, agent: &'a HookAgent, answer: &'a str) -> BoxFuture<'a, ()> {
+    fn stop<'a>(
+        &'a self,
+        agent: &'a HookAgent,
+        answer: &'a str,
+        _active: bool,
+    ) -> BoxFuture<'a, HookReply> {
         Box::pin(async move {
-            self.call(HookEvent::Stop, agent, None, Some(answer.to_owned()))
+            let answer = self
+                .call(HookEvent::Stop, agent, None, Some(answer.to_owned()))
                 .await;
+            blocked(&answer)
         })
     }
+}
+
+/// A host's answer at PostToolUse or Stop: `deny` blocks (the reason goes
+/// to the model, as a command hook's exit code 2 does); anything else says
+/// nothing.
+fn blocked(answer: &HookDecision) -> HookReply {
+    let mut reply = HookReply::proceed();
+    if answer.decision == Some(HookVerdict::Deny) {
+        reply.block = Some(answer.reason.clone().unwrap_or_default());
+    }
+    reply
 }

@@ -76,7 +76,7 @@ fn the_template_shows_the_defaults_the_code_uses() {
 #[test]
 fn the_template_has_every_key_and_no_other() {
     let (text, count) = uncommented(true);
-    assert_eq!(count, 55);
+    assert_eq!(count, 61);
     let parsed: toml::Table = text.parse().unwrap();
     ZrConfig::parse(Path::new("zr.toml"), &text).unwrap();
     let known = |section: &str| -> BTreeSet<String> {

@@ -253,6 +253,7 @@ pub(crate) fn kind(kind: &EventKind) -> (&'static str, Fields) {
         EventKind::ResumeWarning { message } => {
             ("resume_warning", vec![("message", json!(message))])
         }
+        EventKind::HookStopped { reason } => ("hook_stopped", vec![("reason", json!(reason))]),
         other => ("other", vec![("debug", json!(format!("{other:?}")))]),
     }
 }

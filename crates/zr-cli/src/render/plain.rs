@@ -144,6 +144,9 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
             EventKind::ResumeWarning { message } => {
                 self.line(agent, &format!("warning: {message}"));
             }
+            EventKind::HookStopped { reason } => {
+                self.line(agent, reason);
+            }
             _ => {}
         }
     }

@@ -3,7 +3,8 @@
 //! zr.toml shown first, deny with and without a reason, Ctrl-C) and
 //! AskUserQuestion (an option, several, own words), each checked on the
 //! tool result the model receives in the next request; a hook that blocks
-//! a call before anything is asked. Without a terminal AskUserQuestion is
+//! a call before anything is asked; a hook's `ask`, with the Notification
+//! hook before the question. Without a terminal AskUserQuestion is
 //! in no pool (the requests never advertise it, `zr resolve` says why).
 
 use nix::sys::signal::{Signal, kill};
@@ -263,6 +264,58 @@ fn a_hook_that_blocks_a_call_answers_before_anyone_is_asked() {
             true,
             "tool 'Bash' was not run: a PreToolUse hook denied it: no shell today".to_owned()
         )]
+    );
+}
+
+#[test]
+fn a_hooks_ask_puts_an_accept_edits_write_to_the_person_after_a_notification() {
+    let project = TempProject::new();
+    project.write(
+        "zr.toml",
+        r#"[permissions]
+mode = "acceptEdits"
+
+[[hooks.PreToolUse]]
+matcher = "Write"
+hooks = [{ type = "command", command = '''echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "new files need a look"}}' ''' }]
+
+[[hooks.Notification]]
+matcher = "permission_prompt"
+hooks = [{ type = "command", command = "cat > notified.json" }]
+"#,
+    );
+    let server = Server::scripted(vec![
+        anthropic_answer(
+            None,
+            &[("c1", "Write", json!({"file_path": "a.txt", "content": "a"}))],
+        ),
+        anthropic_answer(Some("done"), &[]),
+    ]);
+    let mut t = run_on_terminal(&project, &server);
+    let rows = wait_rows(&t, "Answer 1-", 1);
+    assert!(
+        rows.iter().any(|r| r.contains("root wants to run Write")),
+        "{}",
+        rows.join("\n")
+    );
+    // The Notification hook ran before the question was put.
+    let notified: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.path().join("notified.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(notified["hook_event_name"], "Notification");
+    assert_eq!(notified["notification_type"], "permission_prompt");
+    assert_eq!(notified["message"], "zr needs your permission to use Write");
+    assert!(
+        !project.path().join("a.txt").exists(),
+        "not before the answer"
+    );
+    t.type_text("1\r");
+    let (_, screen) = t.finish(0);
+    assert!(screen.contains("done"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("a.txt")).unwrap(),
+        "a"
     );
 }
 

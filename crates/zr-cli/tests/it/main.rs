@@ -9,6 +9,7 @@ mod builtin_flags;
 mod capture;
 mod claude_code;
 mod claude_fields;
+mod claude_hooks;
 mod config;
 mod config_tool;
 mod corpus;

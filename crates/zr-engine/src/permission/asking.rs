@@ -9,8 +9,9 @@ use zr_caps::PermissionMode;
 use zr_tools::{BuiltinTools, Question, QuestionOption, ServiceError};
 use zr_types::{ToolCall, ToolName};
 
-use super::{Decision, Gate, PermissionHandler, PermissionRequest, denied, reason_of, seconds};
-use crate::error::catch_panic;
+use super::{Decision, Gate, PermissionHandler, PermissionRequest, denied};
+use crate::error::{catch_panic, reason_of, seconds};
+use crate::hooks::{AgentHooks, Notice, NoticeKind};
 use crate::meta::AgentMeta;
 
 /// Asks the host about `call`: its handler, then a person. `crossing`:
@@ -23,6 +24,7 @@ pub(super) async fn ask(
     call: &ToolCall,
     crossing: Option<String>,
     host: Option<&str>,
+    hooks: &AgentHooks<'_>,
 ) -> Result<(), String> {
     let mode = agent.mode;
     let config = gate.config;
@@ -73,20 +75,27 @@ pub(super) async fn ask(
                 agent.id
             ),
         )),
-        Ok(Decision::Ask) => match handler.prompt(&request) {
-            Some(prompt) => match catch_panic(prompt).await {
-                Ok(Decision::Ask) => Err(denied(
-                    name,
-                    "the host's prompt answered Ask, and nobody else can be asked",
-                )),
-                Ok(decision) => Ok(decision),
-                Err(panic) => Err(denied(
-                    name,
-                    format_args!("the permission prompt panicked: {panic}"),
-                )),
-            },
-            None => ask_user(gate.tools, &request).await,
-        },
+        Ok(Decision::Ask) => {
+            let notice = Notice {
+                kind: NoticeKind::PermissionPrompt,
+                message: format!("zr needs your permission to use {name}"),
+            };
+            hooks.notification(&notice).await;
+            match handler.prompt(&request) {
+                Some(prompt) => match catch_panic(prompt).await {
+                    Ok(Decision::Ask) => Err(denied(
+                        name,
+                        "the host's prompt answered Ask, and nobody else can be asked",
+                    )),
+                    Ok(decision) => Ok(decision),
+                    Err(panic) => Err(denied(
+                        name,
+                        format_args!("the permission prompt panicked: {panic}"),
+                    )),
+                },
+                None => ask_user(gate.tools, &request).await,
+            }
+        }
         other => other,
     }?;
     match decision {

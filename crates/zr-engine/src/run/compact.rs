@@ -1,6 +1,6 @@
 //! The compaction step before a model request: when the plan says so,
-//! one side request for the summary, then the history rewritten, the
-//! transcript told and the host notified.
+//! the PreCompact hooks, then one side request for the summary, then the
+//! history rewritten, the transcript told and the host notified.
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use zr_types::Usage;
 use crate::agent_run::AgentRun;
 use crate::compact::{self, ContextUse, Replacement};
 use crate::event::EventKind;
+use crate::hooks::CompactTrigger;
 use crate::session::QueryCtx;
 use crate::sync::lock;
 use zr_types::texts;
@@ -29,6 +30,9 @@ pub(super) async fn before_request(
     let Some(plan) = used.plan(config, &run.meta.id, &run.meta.system, &run.history) else {
         return false;
     };
+    run.hooks(&ctx.session)
+        .pre_compact(CompactTrigger::Auto)
+        .await;
     match summarise(run, ctx, plan.split).await {
         Ok((summary, usage)) => {
             book(run, ctx, usage);

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use zr_caps::AgentType;
 use zr_engine::{
-    Agent, AgentConfig, Decision, EventKind, Hook, HookAgent, Hooks, PermissionConfig, PreToolUse,
+    Agent, AgentConfig, Decision, EventKind, Hook, HookAgent, HookReply, Hooks, PermissionConfig,
     QueryOverrides, TaskResult,
 };
 use zr_types::{AgentId, BoxFuture, ContentBlock, MessageRole, ToolCall, ToolOutput};
@@ -19,7 +19,7 @@ use crate::support::{
 };
 
 /// What a PreToolUse of the recording hook answers for a call.
-type Decide = Box<dyn Fn(&ToolCall) -> PreToolUse + Send + Sync>;
+type Decide = Box<dyn Fn(&ToolCall) -> HookReply + Send + Sync>;
 
 /// Records every hook call as a line of text, with each agent's view.
 struct Recorder {
@@ -37,7 +37,7 @@ impl std::fmt::Debug for Recorder {
 }
 
 impl Recorder {
-    fn new(decide: impl Fn(&ToolCall) -> PreToolUse + Send + Sync + 'static) -> Arc<Self> {
+    fn new(decide: impl Fn(&ToolCall) -> HookReply + Send + Sync + 'static) -> Arc<Self> {
         Arc::new(Self {
             log: Mutex::new(Vec::new()),
             agents: Mutex::new(Vec::new()),
@@ -96,7 +96,7 @@ impl Hook for Recorder {
         &'a self,
         agent: &'a HookAgent,
         call: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
+    ) -> BoxFuture<'a, HookReply> {
         self.note(
             agent,
             format!(
@@ -113,7 +113,7 @@ impl Hook for Recorder {
         agent: &'a HookAgent,
         call: &'a ToolCall,
         output: &'a ToolOutput,
-    ) -> BoxFuture<'a, ()> {
+    ) -> BoxFuture<'a, HookReply> {
         self.note(
             agent,
             format!(
@@ -121,7 +121,7 @@ impl Hook for Recorder {
                 agent.agent, agent.agent_type, call.name, call.input, output.is_error
             ),
         );
-        Box::pin(async {})
+        Box::pin(async { HookReply::proceed() })
     }
 }
 
@@ -140,7 +140,7 @@ async fn delegate_under_hook(worker_turns: Value) -> (Harness, Agent, Arc<Record
         "root": [{"turns": [{"tool_calls": [task_call("worker")]}, {"text": "root done"}]}],
         "worker": [{"turns": worker_turns}]
     }}));
-    let hook = Recorder::new(|_| PreToolUse::Continue);
+    let hook = Recorder::new(|_| HookReply::proceed());
     let sessions = h.dir.path().join(".zr/sessions");
     let mut config = with_hook(root_with_worker(), &hook);
     config.sessions_dir = Some(sessions.clone());
@@ -222,7 +222,7 @@ async fn without_transcripts_the_path_is_none() {
         {"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
         {"text": "done"}
     ]}]}}));
-    let hook = Recorder::new(|_| PreToolUse::Continue);
+    let hook = Recorder::new(|_| HookReply::proceed());
     let agent = h.agent(with_hook(AgentConfig::new("root"), &hook));
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     assert_eq!(result.unwrap().output, "done");
@@ -239,9 +239,10 @@ async fn a_pre_tool_use_rewrite_changes_what_runs_and_what_is_reported_but_not_t
     ]}]}}));
     let hook = Recorder::new(|call| {
         if call.name == "Write" {
-            PreToolUse::Rewrite(json!({"file_path": "out.txt", "content": "from the hook"}))
+            HookReply::proceed()
+                .with_input(json!({"file_path": "out.txt", "content": "from the hook"}))
         } else {
-            PreToolUse::Continue
+            HookReply::proceed()
         }
     });
     let policy = Policy::new(|_| Decision::Allow);
@@ -305,9 +306,9 @@ async fn a_pre_tool_use_deny_stops_the_call() {
     }}));
     let hook = Recorder::new(|call| {
         if call.name == "Write" {
-            PreToolUse::Deny("no writes on Fridays".to_owned())
+            HookReply::block("no writes on Fridays")
         } else {
-            PreToolUse::Continue
+            HookReply::proceed()
         }
     });
     let policy = Policy::new(|_| Decision::Allow);
@@ -351,10 +352,10 @@ impl Hook for Panics {
         &'a self,
         _: &'a HookAgent,
         call: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
+    ) -> BoxFuture<'a, HookReply> {
         Box::pin(async move {
             assert!(call.name != "Write", "the hook broke");
-            PreToolUse::Continue
+            HookReply::proceed()
         })
     }
 
@@ -363,7 +364,7 @@ impl Hook for Panics {
         _: &'a HookAgent,
         _: &'a ToolCall,
         _: &'a ToolOutput,
-    ) -> BoxFuture<'a, ()> {
+    ) -> BoxFuture<'a, HookReply> {
         panic!("not even a future")
     }
 }
@@ -496,7 +497,7 @@ async fn a_resumed_subagent_is_clamped_to_the_roots_mode() {
             {"text": "could not write"}
         ]}]
     }}));
-    let hook = Recorder::new(|_| PreToolUse::Continue);
+    let hook = Recorder::new(|_| HookReply::proceed());
     let mut worker = sub_agent("worker", AgentType::GeneralPurpose);
     worker.permission_mode = Some(zr_caps::PermissionMode::BypassPermissions);
     let mut config = with_hook(AgentConfig::new("root").with_sub_agent(worker), &hook);

@@ -19,6 +19,7 @@ mod exit_paths;
 mod fan_out_cache;
 mod fork_cache;
 mod history;
+mod hook_events;
 mod hooks;
 mod instructions;
 mod nested;

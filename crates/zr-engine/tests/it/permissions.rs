@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, AgentDefinition, AgentType, PermissionMode, RuntimeSettings};
 use zr_engine::{
-    AgentConfig, Decision, Event, EventKind, Hook, HookAgent, Hooks, ModelProvider,
-    PermissionConfig, PreToolUse, QueryOverrides, RuntimeEnvironment, TaskStatus,
+    AgentConfig, Decision, Event, EventKind, Hook, HookAgent, HookReply, Hooks, ModelProvider,
+    PermissionConfig, QueryOverrides, RuntimeEnvironment, TaskStatus,
 };
 use zr_tools::{AskUserService, BuiltinTools, Question, ServiceError, UserAnswer};
 use zr_types::{BoxFuture, ToolCall};
@@ -313,12 +313,12 @@ impl Hook for Modes {
         &'a self,
         agent: &'a HookAgent,
         _: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
+    ) -> BoxFuture<'a, HookReply> {
         self.0
             .lock()
             .unwrap()
             .push((agent.agent_type.clone(), agent.mode));
-        Box::pin(async { PreToolUse::Continue })
+        Box::pin(async { HookReply::proceed() })
     }
 }
 
@@ -656,11 +656,11 @@ impl Hook for SilentHook {
         &'a self,
         _: &'a HookAgent,
         call: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
+    ) -> BoxFuture<'a, HookReply> {
         let verdict = if call.name == "Bash" {
-            PreToolUse::Deny(" ".to_owned())
+            HookReply::block(" ")
         } else {
-            PreToolUse::Continue
+            HookReply::proceed()
         };
         Box::pin(async move { verdict })
     }

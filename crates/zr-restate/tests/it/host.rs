@@ -12,7 +12,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
 use zr_engine::{
-    AgentConfig, Hook, HookAgent, Hooks, ModelProvider, ModelRequest, ModelStream, PreToolUse,
+    AgentConfig, Hook, HookAgent, HookReply, Hooks, ModelProvider, ModelRequest, ModelStream,
     RuntimeEnvironment, ScriptedProvider,
 };
 use zr_restate::SessionHost;
@@ -156,12 +156,12 @@ impl Hook for Slow {
         &'a self,
         agent: &'a HookAgent,
         _: &'a ToolCall,
-    ) -> BoxFuture<'a, PreToolUse> {
+    ) -> BoxFuture<'a, HookReply> {
         Box::pin(async move {
             if agent.agent.is_root() {
                 tokio::time::sleep(self.0).await;
             }
-            PreToolUse::Continue
+            HookReply::proceed()
         })
     }
 }
