@@ -94,13 +94,22 @@ fn hooks_take_zr_tomls_shape_and_later_events_are_kept_with_a_warning() {
       {"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 10}]},
       {"hooks": [{"type": "prompt", "prompt": "is it safe?"}, {"type": "command", "command": "log", "timeout": 0.5}]}
     ],
-    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}]
+    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}],
+    "PermissionRequest": [{"hooks": [{"type": "command", "command": "date"}]}]
   }
 }"#,
     );
     let s = f.load().unwrap();
     let events: Vec<&str> = s.hooks.iter().map(|h| h.event.as_str()).collect();
-    assert_eq!(events, ["PreToolUse", "PreToolUse", "UserPromptSubmit"]);
+    assert_eq!(
+        events,
+        [
+            "PermissionRequest",
+            "PreToolUse",
+            "PreToolUse",
+            "UserPromptSubmit"
+        ]
+    );
     let first = &s.hooks[0].group;
     assert_eq!(first.matcher.as_deref(), Some("Bash"));
     assert_eq!(
@@ -114,7 +123,7 @@ fn hooks_take_zr_tomls_shape_and_later_events_are_kept_with_a_warning() {
     assert!(s.warnings[0].contains(":5:"), "{}", s.warnings[0]);
     assert!(s.warnings[0].contains("\"prompt\""), "{}", s.warnings[0]);
     assert!(
-        s.warnings[1].contains("zr does not run UserPromptSubmit hooks yet"),
+        s.warnings[1].contains("zr does not run PermissionRequest hooks yet"),
         "{}",
         s.warnings[1]
     );

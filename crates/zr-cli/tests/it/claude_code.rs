@@ -82,7 +82,7 @@ impl ClaudeProject {
     "PreToolUse": [
       {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo \"hook saw $GREETING\" >> hook.log", "timeout": 5}]}
     ],
-    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true"}]}]
+    "PermissionRequest": [{"hooks": [{"type": "command", "command": "true"}]}]
   }
 }"#,
             )
@@ -248,7 +248,7 @@ fn instructions_settings_and_variables_reach_the_request_bodies() {
     // The event zr does not run yet is said once.
     let err = stderr(&out);
     assert_eq!(
-        err.matches("zr does not run UserPromptSubmit hooks yet")
+        err.matches("zr does not run PermissionRequest hooks yet")
             .count(),
         1,
         "{err}"

@@ -394,11 +394,12 @@ async fn a_halt_at_post_tool_use_stops_the_agent_after_its_calls() {
     assert_eq!(h.provider.of_type("worker").len(), 1, "no request after it");
     assert!(events.iter().any(|e| matches!(&e.kind,
         EventKind::HookStopped { reason } if reason.contains("the build is broken"))));
-    // Both calls of the turn ran (they run side by side); the Grep's
-    // PostToolUse ran too.
+    // The Glob's PostToolUse ran. The Grep runs beside it: whether it
+    // starts before the halt lands depends on timing (a call that starts
+    // after it is refused as stopped), so the test does not ask.
     assert!(
         hook.log()
-            .contains(&"PostToolUse root.0001-worker Grep".to_owned())
+            .contains(&"PostToolUse root.0001-worker Glob".to_owned())
     );
 }
 
