@@ -110,15 +110,15 @@ fn hooks_take_zr_tomls_shape_and_later_events_are_kept_with_a_warning() {
             "UserPromptSubmit"
         ]
     );
-    let first = &s.hooks[0].group;
+    let first = &s.hooks[1].group;
     assert_eq!(first.matcher.as_deref(), Some("Bash"));
     assert_eq!(
         (first.hooks[0].command.as_str(), first.hooks[0].timeout),
         ("./check.sh", Some(10))
     );
     // The prompt hook is left out; half a second is one.
-    assert_eq!(s.hooks[1].group.hooks.len(), 1);
-    assert_eq!(s.hooks[1].group.hooks[0].timeout, Some(1));
+    assert_eq!(s.hooks[2].group.hooks.len(), 1);
+    assert_eq!(s.hooks[2].group.hooks[0].timeout, Some(1));
     assert_eq!(s.warnings.len(), 2, "{:#?}", s.warnings);
     assert!(s.warnings[0].contains(":5:"), "{}", s.warnings[0]);
     assert!(s.warnings[0].contains("\"prompt\""), "{}", s.warnings[0]);
