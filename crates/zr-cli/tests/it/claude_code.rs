@@ -14,12 +14,12 @@ use crate::loopback::{Request, Server, anthropic_answer};
 use crate::support::{stderr, stdout, zr};
 
 /// A repository (`.git`) holding the project, and a home folder.
-struct ClaudeProject {
+pub(crate) struct ClaudeProject {
     dir: tempfile::TempDir,
 }
 
 impl ClaudeProject {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // Under the target folder: agents here may write the temp dir.
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("a folder");
         let project = Self { dir };
@@ -28,16 +28,16 @@ impl ClaudeProject {
         project
     }
 
-    fn project(&self) -> PathBuf {
+    pub(crate) fn project(&self) -> PathBuf {
         self.dir.path().join("repo")
     }
 
-    fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
 
     /// Writes `text` at `rel` beneath the temporary folder.
-    fn write(&self, rel: &str, text: &str) -> &Self {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> &Self {
         let path = self.dir.path().join(rel);
         std::fs::create_dir_all(path.parent().expect("a folder")).expect("folders");
         std::fs::write(path, text).expect("written");
@@ -45,7 +45,7 @@ impl ClaudeProject {
     }
 
     /// `zr ARGS` in the project with this home folder.
-    fn zr(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    pub(crate) fn zr(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
         let mut cmd = zr();
         cmd.args(args)
             .current_dir(self.project())
@@ -58,7 +58,7 @@ impl ClaudeProject {
 
     /// The files of every test: instructions at every level, and the
     /// settings of the user, the project and the local file.
-    fn claude_code_files(&self) -> &Self {
+    pub(crate) fn claude_code_files(&self) -> &Self {
         self.write("home/.claude/CLAUDE.md", "Answer in English.\n")
             .write(
                 "home/.claude/settings.json",
@@ -120,7 +120,7 @@ Contents of CLAUDE.local.md (the user's own instructions for this project, not c
 My sandbox is http://localhost:3000.";
 
 /// The names of the tools a request advertised.
-fn tools(request: &Request) -> Vec<String> {
+pub(crate) fn tools(request: &Request) -> Vec<String> {
     request.body["tools"]
         .as_array()
         .map(|t| {
@@ -131,7 +131,7 @@ fn tools(request: &Request) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn system(request: &Request) -> &str {
+pub(crate) fn system(request: &Request) -> &str {
     request.body["system"][0]["text"]
         .as_str()
         .unwrap_or_default()

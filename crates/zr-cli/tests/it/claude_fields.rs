@@ -209,7 +209,7 @@ fn an_inline_mcp_server_starts_for_its_agent_and_no_other_agent_gets_its_tools()
 
 /// The TypeScript SDK's `SSEServerTransport` (zr-mcp's test server),
 /// killed when dropped.
-struct SseServer(std::process::Child);
+pub(crate) struct SseServer(std::process::Child);
 
 impl Drop for SseServer {
     fn drop(&mut self) {
@@ -219,7 +219,7 @@ impl Drop for SseServer {
 }
 
 /// Starts zr-mcp's `sse_server.mjs`; its stream URL.
-fn sse_server() -> (SseServer, String) {
+pub(crate) fn sse_server() -> (SseServer, String) {
     use std::io::BufRead as _;
     let sdk =
         crate::support::deps_dir().join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");

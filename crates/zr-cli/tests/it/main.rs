@@ -10,6 +10,7 @@ mod capture;
 mod claude_code;
 mod claude_fields;
 mod claude_hooks;
+mod claude_project;
 mod config;
 mod config_tool;
 mod corpus;
