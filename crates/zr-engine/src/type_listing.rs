@@ -157,31 +157,13 @@ pub(crate) fn closest<'a>(names: impl IntoIterator<Item = &'a str>, wanted: &str
             let score = if contains {
                 k.len().abs_diff(wanted.len())
             } else {
-                usize::MAX / 2 + edit_distance(&k, &wanted)
+                usize::MAX / 2 + zr_types::edit_distance(&k, &wanted)
             };
             (score, name)
         })
         .collect();
     scored.sort_unstable();
     scored.into_iter().take(CLOSEST).map(|(_, n)| n).collect()
-}
-
-/// The Levenshtein distance of `a` and `b`, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

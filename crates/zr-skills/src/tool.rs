@@ -261,7 +261,7 @@ fn closest<'a>(query: &str, skills: &'a [Arc<SkillDefinition>]) -> Vec<&'a Skill
             let mut score = words.iter().filter(|w| about.contains(*w)).count();
             if name.contains(&query) || query.contains(&name) {
                 score += 10;
-            } else if edits(&name, &query) <= 2 {
+            } else if zr_types::edit_distance(&name, &query) <= 2 {
                 score += 8;
             }
             (score > 0).then_some((score, skill.as_ref()))
@@ -269,25 +269,6 @@ fn closest<'a>(query: &str, skills: &'a [Arc<SkillDefinition>]) -> Vec<&'a Skill
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
     scored.into_iter().take(CLOSEST).map(|(_, s)| s).collect()
-}
-
-/// The edit distance of `a` and `b` (insertions, deletions,
-/// substitutions), counted in characters.
-fn edits(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// The skill's instructions, read now (from inside its root, when it was

@@ -418,7 +418,7 @@ fn missing(path: &Path, cwd: &Path) -> String {
 /// one containing the other), `None` for unrelated names.
 fn near_score(wanted: &str, name: &str) -> Option<usize> {
     let stem = |s: &str| s.split('.').next().unwrap_or(s).to_owned();
-    let d = edit_distance(wanted, name);
+    let d = zr_types::edit_distance(wanted, name);
     let budget = (wanted.chars().count() / 3).max(2);
     if d <= budget {
         Some(d)
@@ -429,22 +429,6 @@ fn near_score(wanted: &str, name: &str) -> Option<usize> {
     } else {
         None
     }
-}
-
-/// Levenshtein distance over chars.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

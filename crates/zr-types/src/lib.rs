@@ -28,6 +28,7 @@ mod id;
 mod message;
 mod name;
 mod ordered;
+mod similar;
 mod skill;
 mod tool;
 
@@ -41,5 +42,6 @@ pub use message::{
 };
 pub use name::{AgentName, MAX_TOOL_NAME_LEN, ServerName, SkillName, ToolName, stable_hash};
 pub use ordered::ordered_entries;
+pub use similar::edit_distance;
 pub use skill::{SkillBody, SkillDefinition};
 pub use tool::{Annotations, ToolDefinition, ToolOrigin};

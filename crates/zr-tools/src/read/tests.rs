@@ -12,7 +12,7 @@ fn binary_detection() {
 
 #[test]
 fn near_names() {
-    assert_eq!(edit_distance("kitten", "sitting"), 3);
+    assert_eq!(zr_types::edit_distance("kitten", "sitting"), 3);
     // Within the edit budget (a third of the name, at least 2): the distance.
     assert_eq!(near_score("main.rs", "mian.rs"), Some(2));
     assert_eq!(near_score("config.toml", "config.yaml"), Some(2));
