@@ -61,6 +61,7 @@ use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};
 use crate::config::{HookGroup, HooksConfig};
 use crate::config_key::config_key_error;
 use crate::error::CliError;
+use crate::hook_matcher::Matcher;
 use crate::project::Project;
 
 use answer::reply;
@@ -126,44 +127,6 @@ impl Event {
                 | Self::PreCompact
                 | Self::Notification
         )
-    }
-}
-
-/// Which names a group's commands run for.
-#[derive(Debug, Clone)]
-pub(crate) enum Matcher {
-    /// Empty, missing or `*`.
-    All,
-    /// `Bash`, `Write|Edit`: exact names.
-    Names(Vec<String>),
-    /// Anything else: a regular expression over the whole name.
-    Regex(regex::Regex),
-}
-
-impl Matcher {
-    /// The matcher `text` means.
-    ///
-    /// # Errors
-    ///
-    /// The regular expression's error.
-    pub(crate) fn parse(text: Option<&str>) -> Result<Self, regex::Error> {
-        let text = text.unwrap_or("").trim();
-        if text.is_empty() || text == "*" {
-            return Ok(Self::All);
-        }
-        let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '|';
-        if text.chars().all(plain) {
-            return Ok(Self::Names(text.split('|').map(str::to_owned).collect()));
-        }
-        regex::Regex::new(&format!("^(?:{text})$")).map(Self::Regex)
-    }
-
-    pub(crate) fn matches(&self, name: &str) -> bool {
-        match self {
-            Self::All => true,
-            Self::Names(names) => names.iter().any(|n| n == name),
-            Self::Regex(re) => re.is_match(name),
-        }
     }
 }
 

@@ -87,6 +87,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod ask;
+mod claude_names;
 mod claude_settings;
 mod cli;
 mod clock;
@@ -97,6 +98,7 @@ mod crash_hook;
 mod cron;
 mod durable;
 mod error;
+mod hook_matcher;
 mod hooks;
 mod host;
 mod init;

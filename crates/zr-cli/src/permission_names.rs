@@ -10,48 +10,17 @@
 //!
 //! `[tools]` lists and `[permissions]` rules are also read through
 //! Claude Code's names, as agent files' `tools` are
-//! ([`CLAUDE_CODE_TOOLS`]): `Agent` is `Task`, `MultiEdit(src/**)` is
+//! (`claude_names.rs`): `Agent` is `Task`, `MultiEdit(src/**)` is
 //! `Edit(src/**)`, a tool zr does not have is left out; each with a
 //! warning.
 
-use zr_caps::{CLAUDE_CODE_TOOLS, ClaudeCodeTool};
+use zr_caps::ClaudeCodeTool;
 use zr_types::DEFAULT_BUILTINS;
 
+use crate::claude_names::claude_code;
 use crate::config::closest;
 use crate::config_key::config_key_error;
 use crate::project::Project;
-
-/// A `[tools]` list as zr reads it: Claude Code's names replaced by zr's,
-/// the tools zr does not have left out ([`warnings`] says so).
-pub(crate) fn tools_list(list: Option<&[String]>) -> Option<Vec<String>> {
-    list.map(|list| {
-        list.iter()
-            .filter_map(|entry| match claude_code(entry) {
-                Some(tool) => tool.zr.map(str::to_owned),
-                None => Some(entry.clone()),
-            })
-            .collect()
-    })
-}
-
-/// A `[permissions]` rule as zr reads it: its tool's Claude Code name
-/// replaced by zr's (`MultiEdit(src/**)` is `Edit(src/**)`), `None` for a
-/// tool zr does not have ([`warnings`] says so).
-pub(crate) fn rule_text(entry: &str) -> Option<String> {
-    let (tool, rest) = entry
-        .split_once('(')
-        .map_or((entry.trim(), None), |(t, r)| (t.trim(), Some(r)));
-    match (claude_code(tool), rest) {
-        (None, _) => Some(entry.to_owned()),
-        (Some(t), None) => t.zr.map(str::to_owned),
-        (Some(t), Some(rest)) => t.zr.map(|zr| format!("{zr}({rest}")),
-    }
-}
-
-/// Claude Code's tool of that exact name, when zr spells it differently.
-fn claude_code(entry: &str) -> Option<&'static ClaudeCodeTool> {
-    CLAUDE_CODE_TOOLS.iter().find(|t| t.name == entry)
-}
 
 /// One `warning: FILE:LINE:COLUMN: KEY: ...` text (with its `help:`
 /// line) per entry of `[permissions]` or `[tools]` (or of a settings

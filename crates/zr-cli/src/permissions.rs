@@ -189,7 +189,7 @@ fn rules(
 ) -> Result<Vec<PermissionRule>, CliError> {
     list.unwrap_or_default()
         .iter()
-        .filter_map(|text| crate::permission_names::rule_text(text))
+        .filter_map(|text| crate::claude_names::rule_text(text))
         .map(|text| {
             text.parse().map_err(|e: zr_caps::RuleError| {
                 config_key_error(

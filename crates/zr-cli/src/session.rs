@@ -237,8 +237,8 @@ pub(crate) fn root_config(
     }
     config.options.mcp_tools = all_mcp;
     let (allow, deny) = (
-        crate::permission_names::tools_list(file.tools.allow.as_deref()),
-        crate::permission_names::tools_list(file.tools.deny.as_deref()),
+        crate::claude_names::tools_list(file.tools.allow.as_deref()),
+        crate::claude_names::tools_list(file.tools.deny.as_deref()),
     );
     config.options.allowed_tools = patterns(project, "tools.allow", allow.as_deref())?;
     config.options.disallowed_tools = patterns(project, "tools.deny", deny.as_deref())?;

@@ -255,7 +255,7 @@ impl FileReader<'_> {
                 value: entry.clone(),
                 origin,
             });
-            let Some(text) = crate::permission_names::rule_text(&entry) else {
+            let Some(text) = crate::claude_names::rule_text(&entry) else {
                 // A Claude Code tool zr does not have: `zr config` and the
                 // run's warnings say so (permission_names).
                 continue;
@@ -380,7 +380,7 @@ impl FileReader<'_> {
             let member = at.member(name);
             match (name.as_str(), value) {
                 ("matcher", Value::String(text)) => {
-                    if let Err(e) = crate::hooks::Matcher::parse(Some(text)) {
+                    if let Err(e) = crate::hook_matcher::Matcher::parse(Some(text)) {
                         self.error(
                             &member,
                             format!("the matcher is not a regular expression: {e}"),

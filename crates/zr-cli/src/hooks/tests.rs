@@ -5,7 +5,8 @@ use serde_json::json;
 use zr_engine::{HookReply, ToolPermission};
 
 use super::spawn::Ran;
-use super::{Event, Matcher, file_hooks, reply};
+use super::{Event, file_hooks, reply};
+use crate::hook_matcher::Matcher;
 
 fn ran(code: Option<i32>, stdout: &str, stderr: &str) -> Ran {
     Ran {

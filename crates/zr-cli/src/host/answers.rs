@@ -15,7 +15,7 @@ use zr_protocol::{
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolOutput};
 
 use super::wire::Wire;
-use crate::hooks::Matcher;
+use crate::hook_matcher::Matcher;
 use crate::permissions::ConfigPermissions;
 
 /// Decides what the rules leave open: the host when it answers
