@@ -47,6 +47,26 @@ pub(crate) struct ZrConfig {
     /// `[durable]`: the Restate server of `zr run --durable` and
     /// `zr worker`.
     pub(crate) durable: DurableSettings,
+    /// `[providers.NAME]`: provider profiles; an agent runs on one with
+    /// `model: NAME:model-id`.
+    pub(crate) providers: BTreeMap<String, ProfileConfig>,
+}
+
+/// `[providers.NAME]`: a named provider (read by `provider.rs`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProfileConfig {
+    /// The wire: `anthropic`, `openai` (Chat Completions) or
+    /// `openai-responses`.
+    pub(crate) kind: ProviderKind,
+    /// The API's base URL; `None`: the wire's public API.
+    pub(crate) base_url: Option<String>,
+    /// The environment variable holding the key; `None`: none sent
+    /// (a local server).
+    pub(crate) api_key_env: Option<String>,
+    /// alias -> model id on this provider (`model: NAME:alias`).
+    #[serde(default)]
+    pub(crate) aliases: BTreeMap<String, String>,
 }
 
 /// `[durable]`.

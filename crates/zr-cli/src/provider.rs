@@ -13,10 +13,11 @@ use std::sync::Arc;
 
 use zr_engine::{
     AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
-    ResponsesProvider, Script, ScriptedProvider,
+    ResponsesProvider, Router, Script, ScriptedProvider,
 };
 
 use crate::cli::{ProviderArgs, ProviderKind};
+use crate::config::ProfileConfig;
 use crate::error::CliError;
 use crate::project::Project;
 
@@ -51,6 +52,90 @@ pub(crate) const NO_PROVIDER_HELP: &str = "set ANTHROPIC_API_KEY or ANTHROPIC_AU
 /// script cannot be read; [`CliError::Provider`] when the provider cannot
 /// be built.
 pub(crate) fn choose(
+    project: &Project,
+    args: &ProviderArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Chosen, CliError> {
+    let mut chosen = choose_session(project, args, env)?;
+    if project.config.providers.is_empty() {
+        return Ok(chosen);
+    }
+    let mut router = Router::new(chosen.provider);
+    for (name, profile) in &project.config.providers {
+        router = router.with_aliases(
+            name.clone(),
+            profile_provider(name, profile, env)?,
+            profile.aliases.clone(),
+        );
+    }
+    chosen.provider = Arc::new(router);
+    Ok(chosen)
+}
+
+/// The provider of the profile `[providers.NAME]`.
+///
+/// # Errors
+///
+/// [`CliError::Usage`] for a scripted profile, a name holding `:` or a
+/// key variable that is not set; [`CliError::Provider`] when the provider
+/// cannot be built.
+fn profile_provider(
+    name: &str,
+    profile: &ProfileConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ModelProvider>, CliError> {
+    if name.is_empty() || name.contains(':') {
+        return Err(CliError::usage(
+            format!(
+                "zr.toml: [providers.\"{name}\"]: a provider's name cannot be empty or hold `:`"
+            ),
+            "rename the table (agents name it as `model: NAME:model-id`)",
+        ));
+    }
+    let key = match &profile.api_key_env {
+        Some(key_var) => Some(env(key_var).filter(|v| !v.is_empty()).ok_or_else(|| {
+            CliError::usage(
+                format!("zr.toml: [providers.{name}] needs an API key, and {key_var} is not set"),
+                format!("export {key_var}=... (or remove `api_key_env` for a server without keys)"),
+            )
+        })?),
+        None => None,
+    };
+    Ok(match profile.kind {
+        ProviderKind::Anthropic => {
+            let mut config = AnthropicConfig::new(key.unwrap_or_default());
+            if let Some(url) = &profile.base_url {
+                config = config.with_base_url(url.clone());
+            }
+            Arc::new(AnthropicProvider::new(config)?)
+        }
+        ProviderKind::Openai | ProviderKind::OpenaiResponses => {
+            let mut config = OpenAiConfig::new(
+                profile
+                    .base_url
+                    .clone()
+                    .unwrap_or_else(|| OpenAiConfig::DEFAULT_BASE_URL.to_owned()),
+            );
+            if let Some(key) = key {
+                config = config.with_api_key(key);
+            }
+            if profile.kind == ProviderKind::OpenaiResponses {
+                Arc::new(ResponsesProvider::new(config)?)
+            } else {
+                Arc::new(OpenAiProvider::new(config)?)
+            }
+        }
+        ProviderKind::Scripted => {
+            return Err(CliError::usage(
+                format!("zr.toml: [providers.{name}]: kind = \"scripted\" cannot be a profile"),
+                "use kind = \"anthropic\", \"openai\" or \"openai-responses\"",
+            ));
+        }
+    })
+}
+
+/// The session's own provider (`[model]`, the flags, the environment).
+fn choose_session(
     project: &Project,
     args: &ProviderArgs,
     env: &dyn Fn(&str) -> Option<String>,

@@ -421,4 +421,4 @@ pub use zr_providers::{
     ProviderError, RequestOrigin, RetryPolicy, Script, ScriptCall, ScriptTurn, ScriptedProvider,
     ToolChoice,
 };
-pub use zr_providers::{OutputFormat, ResponsesProvider, StructuredOutput};
+pub use zr_providers::{OutputFormat, ResponsesProvider, Router, StructuredOutput};

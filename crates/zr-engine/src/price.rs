@@ -77,15 +77,23 @@ const TABLE: &[(&str, Price)] = &[
 ];
 
 /// The price of `model`, `None` when the table does not know it. The
-/// longest prefix of the table that ends at a `-` (or at the end) wins.
+/// longest prefix of the table that ends at a `-` (or at the end) wins;
+/// a provider profile's model (`NAME:model-id`) is priced by its id.
 ///
 /// ```
 /// use zr_engine::price_of;
 /// assert_eq!(price_of("claude-sonnet-4-5-20250929").map(|p| p.input), Some(3.0));
+/// assert_eq!(price_of("gateway:claude-sonnet-4-5").map(|p| p.input), Some(3.0));
 /// assert_eq!(price_of("llama3"), None);
+/// assert_eq!(price_of("local:llama3:8b"), None);
 /// ```
 #[must_use]
 pub fn price_of(model: &str) -> Option<Price> {
+    listed(model).or_else(|| model.split_once(':').and_then(|(_, id)| listed(id)))
+}
+
+/// The price of `model` as written.
+fn listed(model: &str) -> Option<Price> {
     TABLE
         .iter()
         .filter(|(prefix, _)| {

@@ -69,6 +69,7 @@ mod error;
 mod http;
 mod openai;
 mod provider;
+mod router;
 mod scripted;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
@@ -79,4 +80,5 @@ pub use provider::{
     Effort, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream, OutputFormat,
     RequestOrigin, StructuredOutput, ToolChoice,
 };
+pub use router::Router;
 pub use scripted::{AgentScript, Script, ScriptCall, ScriptTurn, ScriptedProvider, TurnsFrom};

@@ -119,3 +119,50 @@ fn zr_agents_shows_the_id_an_alias_resolves_to() {
     assert_eq!(writer["model"], "haiku");
     assert_eq!(writer["model_id"], "claude-haiku-4-5");
 }
+
+/// Provider profiles: the root on the session's Anthropic server, a
+/// subagent type on a `[providers.local]` OpenAI Chat server by `model:
+/// local:ID`; each server hears only its own agent, and both wires'
+/// bodies are captured for the SDK-type check.
+#[test]
+fn a_subagent_type_runs_on_its_provider_profile_over_another_wire() {
+    let anthropic = Server::scripted(vec![
+        task("toolu_worker", "worker"),
+        anthropic_answer(Some("Root done."), &[]),
+    ]);
+    let openai = Server::start(fixture("openai/text.sse"));
+    let project = TempProject::new();
+    project
+        .write(
+            "zr.toml",
+            &format!(
+                "[model]\nname = \"claude-test\"\n\n[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\naliases = {{ fast = \"qwen-fast\" }}\n",
+                openai.url
+            ),
+        )
+        .write(".zr/agents/worker.md", &agent("worker", "local:fast"))
+        // A plain alias keeps working on the session's provider.
+        .write(".zr/agents/writer.md", &agent("writer", "sonnet"));
+    let out = run_against(&project, &anthropic, false, "go");
+    assert_eq!(stdout(&out), "Root done.\n", "{}", stderr(&out));
+    let root: Vec<String> = anthropic
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(root, ["claude-test", "claude-test"], "only the root's");
+    let worker = openai.requests();
+    assert_eq!(worker.len(), 1, "only the worker's request");
+    assert_eq!(worker[0].path, "/v1/chat/completions");
+    assert_eq!(
+        worker[0].body["model"], "qwen-fast",
+        "the profile's alias, prefix off"
+    );
+    assert!(
+        worker[0].body["messages"]
+            .to_string()
+            .contains("You are the worker."),
+        "{}",
+        worker[0].body
+    );
+}
