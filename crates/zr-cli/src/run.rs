@@ -309,7 +309,9 @@ pub(crate) async fn drive(
                 say(&failed_line(failed));
             }
             if let Some(end) = result.budget_ended {
-                say(&format!("stopped: {end} is spent; the answer is the agents' summary"));
+                say(&format!(
+                    "stopped: {end} is spent; the answer is the agents' summary"
+                ));
             }
             if renderer.prints_answer() {
                 print_answer(&result);
