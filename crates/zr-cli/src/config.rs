@@ -19,6 +19,9 @@ pub(crate) struct ZrConfig {
     pub(crate) agent: RootConfig,
     /// `[subagents]`.
     pub(crate) subagents: SubagentsConfig,
+    /// `[budget]`: what each run's whole tree (root and every subagent
+    /// together) may spend: `tokens`, `cost_usd`.
+    pub(crate) budget: zr_engine::TreeBudget,
     /// `[tools]`: session-wide allow and deny lists.
     pub(crate) tools: ToolsConfig,
     /// `[policy]`: the resolver's policy.

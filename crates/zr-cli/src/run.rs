@@ -308,6 +308,11 @@ pub(crate) async fn drive(
             for failed in &result.failed_subagents {
                 say(&failed_line(failed));
             }
+            if let Some(end) = result.budget_ended {
+                say(&format!(
+                    "stopped: {end} is spent; the answer is the agents' summary"
+                ));
+            }
             if renderer.prints_answer() {
                 print_answer(&result);
             }

@@ -312,6 +312,7 @@ fn apply_subagents(config: &mut AgentConfig, file: &ZrConfig) {
     if let Some(levels) = s.max_depth {
         config.policy.max_depth = levels;
     }
+    config.budget = file.budget;
 }
 
 fn apply_compaction(config: &mut AgentConfig, file: &ZrConfig) {

@@ -15,6 +15,7 @@ use zr_types::{AgentId, Message, SessionId, ToolName, Usage, error_chain};
 use crate::agent_model::effort;
 use crate::agent_run::{AgentRun, Resumption};
 use crate::background;
+use crate::budget::{BudgetEnded, TreeBudget};
 use crate::catalog::RootReload;
 use crate::config::AgentConfig;
 use crate::error::EngineError;
@@ -48,6 +49,9 @@ pub struct QueryOverrides {
     /// (replaces [`AgentConfig::output_schema`]); see
     /// [`QueryResult::value`].
     pub output_schema: Option<serde_json::Value>,
+    /// What this query's whole tree may spend (replaces
+    /// [`AgentConfig::budget`]).
+    pub budget: Option<TreeBudget>,
 }
 
 /// How a query ended.
@@ -87,6 +91,10 @@ pub struct QueryResult {
     /// root stopped at its turn limit. An answer that does not match after
     /// one repair turn is [`EngineError::InvalidAnswer`].
     pub value: Option<serde_json::Value>,
+    /// The tree budget ([`AgentConfig::budget`],
+    /// [`QueryOverrides::budget`]) that ended the query; then `status` is
+    /// `budget_exhausted` and `output` the root's summary.
+    pub budget_ended: Option<BudgetEnded>,
 }
 
 /// What the root keeps between queries.
@@ -261,7 +269,8 @@ impl Agent {
         } else {
             EventSink::unheard(Instant::now(), tx)
         };
-        let ctx = QueryCtx::new(Arc::clone(&self.session), sink);
+        let budget = overrides.budget.unwrap_or(self.session.config.budget);
+        let ctx = QueryCtx::new(Arc::clone(&self.session), sink).with_budget(budget);
         let state = Arc::clone(&self.state);
         // Made outside the task: dropped with it even if it never ran.
         let ending = QueryEnd {
@@ -635,6 +644,7 @@ async fn run_root(
         duration: start.elapsed(),
         failed_subagents: ctx.failed_subagents(),
         value: outcome.value,
+        budget_ended: ctx.budget_ended(),
     };
     Ok((result, outcome.history, outcome.loaded))
 }

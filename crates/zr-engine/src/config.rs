@@ -142,6 +142,11 @@ pub struct AgentConfig {
     /// `effort`; forks: their parent's). Default `None`: the API's
     /// default.
     pub effort: Option<zr_caps::Effort>,
+    /// What each query's whole tree (root and every subagent together)
+    /// may spend ([`TreeBudget`](crate::TreeBudget)); a query may replace
+    /// it ([`QueryOverrides::budget`](crate::QueryOverrides::budget)).
+    /// Default: no limit.
+    pub budget: crate::budget::TreeBudget,
 }
 
 impl AgentConfig {
@@ -173,6 +178,7 @@ impl AgentConfig {
             compaction: CompactionConfig::default(),
             output_schema: None,
             effort: None,
+            budget: crate::budget::TreeBudget::default(),
         }
     }
 

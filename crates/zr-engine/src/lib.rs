@@ -349,6 +349,7 @@ mod agent_model;
 mod agent_run;
 mod background;
 mod boundary;
+mod budget;
 mod catalog;
 mod compact;
 mod config;
@@ -391,6 +392,7 @@ mod worktree;
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
 pub use boundary::{Boundary, SandboxConfig, protected_names};
+pub use budget::{BudgetEnded, TreeBudget};
 pub use catalog::{AgentTypes, AgentTypesSource};
 pub use compact::CompactionConfig;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};

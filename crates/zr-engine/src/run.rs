@@ -27,6 +27,10 @@ use zr_providers::{ModelResponse, ToolChoice};
 /// The message that asks an agent at its turn limit for a summary.
 const SUMMARY_REQUEST: &str = "You have used all your turns. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";
 
+/// The message that asks an agent whose budget (its own or the query's)
+/// is spent for a summary.
+const BUDGET_SUMMARY_REQUEST: &str = "Your budget is spent. Do not call any tools. Summarise what you finished, what you found, and what is left undone.";
+
 impl AgentRun {
     fn emit(&self, ctx: &QueryCtx, kind: EventKind) {
         ctx.sink.emit(&self.meta, kind);
@@ -208,7 +212,10 @@ impl AgentRun {
                     Some((Vec::clone(&self.history), self.tools.advertised()));
             }
             if turn >= self.meta.max_turns {
-                return self.summarise(ctx, turn).await;
+                return self.summarise(ctx, turn, TaskStatus::MaxTurns).await;
+            }
+            if ctx.budget_ended().is_some() {
+                return self.summarise(ctx, turn, TaskStatus::BudgetExhausted).await;
             }
             turn += 1;
             let response = match self.call_model(ctx, turn).await {
@@ -247,24 +254,23 @@ impl AgentRun {
                 outcome.no_answer = Some(response.stop_reason);
                 return outcome;
             }
-            if self.over_token_budget() {
+            let spent = if self.over_token_budget() {
+                Some("not run: the agent's token budget is exhausted")
+            } else if ctx.budget_ended().is_some() {
+                Some("not run: the session's budget is exhausted")
+            } else {
+                None
+            };
+            if let Some(why) = spent {
                 let content = calls
                     .iter()
-                    .map(|call| {
-                        exec::refused(
-                            ctx,
-                            &self.meta,
-                            call,
-                            "not run: the agent's token budget is exhausted",
-                        )
-                    })
+                    .map(|call| exec::refused(ctx, &self.meta, call, why))
                     .collect();
                 self.history_mut().push(Message {
                     role: MessageRole::User,
                     content,
                 });
-                let output = self.written();
-                return self.outcome(TaskStatus::BudgetExhausted, output, None);
+                return self.summarise(ctx, turn, TaskStatus::BudgetExhausted).await;
             }
             // A call the output limit cut short is answered, not run: the
             // model may try again (it is always the answer's last).
@@ -304,8 +310,7 @@ impl AgentRun {
                 return self.halted(ctx);
             }
             if !refused.is_empty() || self.over_token_budget() {
-                let output = self.written();
-                return self.outcome(TaskStatus::BudgetExhausted, output, None);
+                return self.summarise(ctx, turn, TaskStatus::BudgetExhausted).await;
             }
         }
     }
@@ -356,9 +361,11 @@ impl AgentRun {
         if last.role != MessageRole::Assistant || calls || text.is_empty() {
             return None;
         }
-        let summary = before.is_some_and(|m| text_of(&m.content).ends_with(SUMMARY_REQUEST));
-        let status = if summary {
+        let asked = before.map(|m| text_of(&m.content)).unwrap_or_default();
+        let status = if asked.ends_with(SUMMARY_REQUEST) {
             TaskStatus::MaxTurns
+        } else if asked.ends_with(BUDGET_SUMMARY_REQUEST) {
+            TaskStatus::BudgetExhausted
         } else {
             TaskStatus::Completed
         };
@@ -394,10 +401,18 @@ impl AgentRun {
         }
     }
 
-    /// At the turn limit: one more request, tools disabled, asking for a
-    /// summary of the work (a side request that streams as a turn).
-    async fn summarise(mut self, ctx: &QueryCtx, turns: u32) -> RunOutcome {
-        push_user_text(self.history_mut(), SUMMARY_REQUEST);
+    /// At the turn limit (`status` `max_turns`) or a spent budget
+    /// (`budget_exhausted`: its own or the query's): one more request,
+    /// tools disabled, asking for a summary of the work (a side request
+    /// that streams as a turn). Its output is the summary; a request that
+    /// fails leaves what the agent wrote so far.
+    async fn summarise(mut self, ctx: &QueryCtx, turns: u32, status: TaskStatus) -> RunOutcome {
+        let request = if status == TaskStatus::MaxTurns {
+            SUMMARY_REQUEST
+        } else {
+            BUDGET_SUMMARY_REQUEST
+        };
+        push_user_text(self.history_mut(), request);
         let turn = turns + 1;
         self.sync_transcript(ctx);
         let asked = model::side_request(ctx, self.ask(ctx, turn), Some(&self.progress)).await;
@@ -406,11 +421,11 @@ impl AgentRun {
                 self.record(ctx, turn, &response);
                 let output = text_of(&response.content);
                 self.push_answer(response.content);
-                self.outcome(TaskStatus::MaxTurns, output, None)
+                self.outcome(status, output, None)
             }
             Err(error) => {
                 let output = self.written();
-                self.outcome(TaskStatus::MaxTurns, output, Some(error))
+                self.outcome(status, output, Some(error))
             }
         }
     }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 use zr_types::{AgentId, SessionId, Usage};
 
+use crate::budget::{BudgetEnded, TreeBudget};
 use crate::catalog::{AgentTypes, Catalog, Catalogs};
 use crate::compact::cut::Spill;
 use crate::config::AgentConfig;
@@ -250,6 +251,10 @@ pub(crate) struct QueryCtx {
     delivered: Arc<Mutex<Vec<Notification>>>,
     /// Subagents of the query that ended `failed`.
     failed: Arc<Mutex<Vec<TaskResult>>>,
+    /// What the whole tree of the query may spend.
+    budget: TreeBudget,
+    /// The tree budget that ended the query, once one did.
+    ended: Arc<Mutex<Option<BudgetEnded>>>,
 }
 
 impl QueryCtx {
@@ -260,7 +265,32 @@ impl QueryCtx {
             total: Arc::default(),
             delivered: Arc::default(),
             failed: Arc::default(),
+            budget: TreeBudget::default(),
+            ended: Arc::default(),
         }
+    }
+
+    /// The context with `budget` for the whole tree of the query.
+    pub(crate) fn with_budget(mut self, budget: TreeBudget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// The tree budget that is spent, if one is: from then on no agent of
+    /// the query makes a request but its summary, and no subagent starts.
+    pub(crate) fn budget_ended(&self) -> Option<BudgetEnded> {
+        if !self.budget.is_set() {
+            return None;
+        }
+        let mut ended = crate::sync::lock(&self.ended);
+        if ended.is_none() {
+            let total = crate::sync::lock(&self.total);
+            *ended = self.budget.ended_by(&total.usage, total.spent);
+            if let Some(end) = *ended {
+                tracing::info!(%end, "the query's budget is spent");
+            }
+        }
+        *ended
     }
 
     /// Remembers a subagent's result if it `failed`, for the query's
@@ -296,6 +326,7 @@ impl QueryCtx {
         let mut total = crate::sync::lock(&self.total);
         total.usage = total.usage.plus(usage);
         total.cost = add_cost(total.cost, model, &usage);
+        total.spent += crate::price::cost_of(model, &usage).unwrap_or(0.0);
         total.usage
     }
 
@@ -314,6 +345,8 @@ impl QueryCtx {
 struct Total {
     usage: Usage,
     cost: Option<f64>,
+    /// What the models with a price cost (the cost budget's counter).
+    spent: f64,
 }
 
 impl Default for Total {
@@ -321,6 +354,7 @@ impl Default for Total {
         Self {
             usage: Usage::default(),
             cost: Some(0.0),
+            spent: 0.0,
         }
     }
 }

@@ -326,6 +326,12 @@ async fn run_task(
         .as_ref()
         .map_or_else(|| "fork".to_owned(), |n| n.as_str().to_owned());
     let mut result = TaskResult::pending(index, agent_type, task.description.clone());
+    // Nothing new starts once the query's budget is spent.
+    if let Some(end) = ctx.budget_ended() {
+        result.status = TaskStatus::BudgetExhausted;
+        result.error = Some(format!("not started: {end} is spent"));
+        return result;
+    }
     let found = ctx
         .session
         .take_found_task(&parent.meta.id, &call.id, index);
@@ -638,6 +644,7 @@ fn prepare(
         depth,
     };
     let output = subagent_output(task.output.clone(), definition, &meta.id)?;
+    let budget = within_parent(budget, parent);
     let meta = AgentMeta { output, ..meta };
     let cache_prefix = definition
         .is_none()
@@ -654,6 +661,17 @@ fn prepare(
         .with_budget(budget)
         .with_cache_prefix(cache_prefix)
         .with_hooks(session.config.hooks_of_type(definition)))
+}
+
+/// A child's `budget` capped by what its parent has left of its own token
+/// budget (budgets nest: a child never spends more than its parent may).
+fn within_parent(mut budget: zr_caps::Budget, parent: &AgentRun) -> zr_caps::Budget {
+    if let Some(limit) = parent.budget.tokens {
+        let used = crate::sync::lock(&parent.progress).usage.total();
+        let left = limit.saturating_sub(used);
+        budget.tokens = Some(budget.tokens.map_or(left, |own| own.min(left)));
+    }
+    budget
 }
 
 /// `id` when it is the id of a `label` subagent of `parent`.

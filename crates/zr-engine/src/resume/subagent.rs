@@ -85,5 +85,6 @@ pub(super) async fn run(
         duration: result.duration,
         failed_subagents: ctx.failed_subagents(),
         value: result.value,
+        budget_ended: ctx.budget_ended(),
     })
 }

@@ -421,7 +421,7 @@ async fn a_fork_inherits_the_history_and_cannot_delegate() {
 }
 
 #[tokio::test]
-async fn a_token_budget_ends_a_subagent_with_its_partial_output() {
+async fn a_token_budget_ends_a_subagent_with_a_summary() {
     let h = Harness::new(&json!({"agents": {
         "root": [{"turns": [
             {"tool_calls": [task_call("frugal")]},
@@ -430,7 +430,7 @@ async fn a_token_budget_ends_a_subagent_with_its_partial_output() {
         "frugal": [{"turns": [
             {"text": "partial findings", "usage": {"input_tokens": 900, "output_tokens": 200}, "tool_calls": [{"name": "Bash", "input": {"command": "touch spent.txt"}}]},
             {"text": "never"}
-        ]}]
+        ], "summary": "summary: partial findings"}]
     }}));
     let mut frugal = sub_agent("frugal", AgentType::GeneralPurpose);
     frugal.budget = Budget {
@@ -442,8 +442,12 @@ async fn a_token_budget_ends_a_subagent_with_its_partial_output() {
     result.unwrap();
     let result = &results_for_root(&h)[0];
     assert_eq!(result["status"], "budget_exhausted");
-    assert_eq!(result["output"], "partial findings");
-    assert_eq!(result["turns"], 1);
+    // Asked once, with tools disabled, for a summary (as at max_turns).
+    assert_eq!(result["output"], "summary: partial findings");
+    assert_eq!(result["turns"], 2);
+    let requests = h.provider.of_type("frugal");
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].tool_choice, ToolChoice::None);
     assert!(
         !h.dir.path().join("spent.txt").exists(),
         "calls after the budget do not run"

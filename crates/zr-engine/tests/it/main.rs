@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod background;
+mod budgets;
 mod cache_tokens;
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;

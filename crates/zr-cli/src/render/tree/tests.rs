@@ -307,6 +307,7 @@ fn finish_replaces_the_tree_with_a_summary() {
         duration: Duration::from_millis(2500),
         failed_subagents: Vec::new(),
         value: None,
+        budget_ended: None,
     };
     tree.finish(&session(), Some(&result), None);
     let parser = screen(tree.out(), 20, 100);
