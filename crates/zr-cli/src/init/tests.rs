@@ -76,7 +76,7 @@ fn the_template_shows_the_defaults_the_code_uses() {
 #[test]
 fn the_template_has_every_key_and_no_other() {
     let (text, count) = uncommented(true);
-    assert_eq!(count, 61);
+    assert_eq!(count, 67);
     let parsed: toml::Table = text.parse().unwrap();
     ZrConfig::parse(Path::new("zr.toml"), &text).unwrap();
     let known = |section: &str| -> BTreeSet<String> {
@@ -94,7 +94,20 @@ fn the_template_has_every_key_and_no_other() {
     let tables: BTreeSet<String> = parsed.keys().cloned().collect();
     assert_eq!(tables, known(""));
     for (table, keys) in &parsed {
-        let keys: BTreeSet<String> = keys.as_table().unwrap().keys().cloned().collect();
+        let keys = keys.as_table().unwrap();
+        if table == "providers" {
+            // A table of named profiles: each profile's keys are checked.
+            for (name, profile) in keys {
+                let keys: BTreeSet<String> = profile.as_table().unwrap().keys().cloned().collect();
+                assert_eq!(
+                    keys,
+                    known(&format!("providers.{name}")),
+                    "[providers.{name}]"
+                );
+            }
+            continue;
+        }
+        let keys: BTreeSet<String> = keys.keys().cloned().collect();
         assert_eq!(keys, known(table), "[{table}]");
     }
 }
