@@ -1,5 +1,11 @@
 //! The root agent of a session and its queries.
 
+pub(crate) mod cron;
+pub(crate) mod host_task;
+pub(crate) mod preview;
+pub(crate) mod resume;
+pub(crate) mod snapshot;
+
 use std::collections::BTreeSet;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -12,28 +18,28 @@ use tokio::task::JoinHandle;
 use zr_caps::AgentCapabilities;
 use zr_types::{AgentId, Message, SessionId, ToolName, Usage, error_chain};
 
-use crate::agent_model::effort;
-use crate::agent_run::{AgentRun, Resumption};
-use crate::background;
-use crate::budget::{BudgetEnded, TreeBudget};
-use crate::catalog::RootReload;
 use crate::config::AgentConfig;
+use crate::delegate::background;
+use crate::delegate::task::Subagents;
 use crate::error::EngineError;
 use crate::error::panic_message;
 use crate::event::{Event, EventSink};
 use crate::history::Opening;
-use crate::hooks::{AgentHooks, HookAgent, SessionEndReason, SessionSource};
-use crate::in_span::in_span;
 use crate::meta::AgentMeta;
+use crate::model::agent_model::effort;
+use crate::model::budget::{BudgetEnded, TreeBudget};
+use crate::model::structured::Structured;
 use crate::outcome::{TaskResult, TaskStatus};
-use crate::pools::{root_system_prompt, root_tools};
-use crate::registry::BackgroundAgent;
+use crate::policy::hooks::{AgentHooks, HookAgent, SessionEndReason, SessionSource};
 use crate::runtime::RuntimeEnvironment;
+use crate::session::pools::{root_system_prompt, root_tools};
+use crate::session::registry::BackgroundAgent;
 use crate::session::{Cleanup, QueryCtx, Session};
-use crate::structured::Structured;
 use crate::sync::lock;
-use crate::task::Subagents;
+use crate::telemetry::in_span::in_span;
 use crate::telemetry::{self, Traced};
+use crate::tools::catalog::RootReload;
+use crate::turn::agent_run::{AgentRun, Resumption};
 
 /// Per-query changes to the root (C1: a set field replaces the
 /// constructor's).
@@ -735,7 +741,7 @@ pub struct Query {
 }
 
 /// The result of a run spawned as `task` whose events come through `rx`
-/// (a [`Query`], a host's [`TaskRun`](crate::host_task::TaskRun)):
+/// (a [`Query`], a host's [`TaskRun`](crate::agent::host_task::TaskRun)):
 /// `early`'s error if it failed before starting, else the task's once
 /// the channel has closed (the events not read are discarded as they come,
 /// so none pile up); a panic is [`EngineError::Panicked`], an aborted task

@@ -10,12 +10,12 @@ use zr_caps::{AgentCapabilities, AgentDefinition, AgentOptions, ModelAliases, Pe
 use zr_resolve::ResolvePolicy;
 use zr_types::{AgentName, SkillDefinition, SkillName, stable_hash};
 
-use crate::catalog::AgentTypesSource;
-use crate::compact::CompactionConfig;
-use crate::hooks::{Hooks, TypeHooks};
-use crate::permission::PermissionConfig;
-use crate::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
-use crate::type_listing::DEFAULT_TYPE_LISTING_CHARS;
+use crate::history::compact::CompactionConfig;
+use crate::policy::hooks::{Hooks, TypeHooks};
+use crate::policy::permission::PermissionConfig;
+use crate::tools::catalog::AgentTypesSource;
+use crate::tools::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+use crate::tools::type_listing::DEFAULT_TYPE_LISTING_CHARS;
 
 /// The root's turn limit unless set otherwise.
 pub const DEFAULT_MAX_TURNS: u32 = 100;
@@ -146,7 +146,7 @@ pub struct AgentConfig {
     /// may spend ([`TreeBudget`](crate::TreeBudget)); a query may replace
     /// it ([`QueryOverrides::budget`](crate::QueryOverrides::budget)).
     /// Default: no limit.
-    pub budget: crate::budget::TreeBudget,
+    pub budget: crate::model::budget::TreeBudget,
 }
 
 impl AgentConfig {
@@ -178,7 +178,7 @@ impl AgentConfig {
             compaction: CompactionConfig::default(),
             output_schema: None,
             effort: None,
-            budget: crate::budget::TreeBudget::default(),
+            budget: crate::model::budget::TreeBudget::default(),
         }
     }
 

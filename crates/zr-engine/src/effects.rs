@@ -6,6 +6,8 @@
 //! journals them instead, so that a replayed run takes a finished effect's
 //! result from its journal without forking the loop.
 
+pub(crate) mod remote;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -14,8 +16,8 @@ use futures_util::FutureExt as _;
 use futures_util::future::Shared;
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
+use crate::effects::remote::SubagentSpec;
 use crate::outcome::TaskResult;
-use crate::remote::SubagentSpec;
 use zr_providers::{ModelProvider, ModelRequest, ModelStream};
 
 /// The engine's effects. Every method has a default, today's local

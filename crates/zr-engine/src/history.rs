@@ -3,6 +3,8 @@
 //! history to continue without a prompt, the tools a history called, the
 //! turn a kill left open at its end.
 
+pub(crate) mod compact;
+
 use std::collections::BTreeMap;
 
 use zr_types::{ContentBlock, Message, MessageRole, ToolCall, ToolName, texts};

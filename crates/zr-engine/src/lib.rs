@@ -109,7 +109,8 @@
 //! in parallel, at most `max_concurrent` at once, the rest queued inside
 //! one time budget per call) and `FindTool` (loads deferred tools). A task
 //! names a subagent type of [`AgentConfig::sub_agents`] or, without one,
-//! forks the delegating agent. Subagents cannot delegate further. Each
+//! forks the delegating agent. A subagent delegates further only while its
+//! depth is below `max_depth` (1 by default: only the root delegates). Each
 //! call returns one [`TaskResult`] per task, in input order, with a
 //! [`TaskStatus`]; a type's optional token and tool-call budgets end it
 //! with [`TaskStatus::BudgetExhausted`].
@@ -266,61 +267,58 @@
 //!
 //! # Structure
 //!
-//! The crate is a stack of modules: each imports only from the modules
-//! listed before it here (none from a later one, so there is no circle),
-//! and names each item from the module that defines it, never through
-//! `lib.rs`. From the bottom:
+//! The crate is a stack of rooms, most of them folders: each imports only
+//! from the rooms listed before it here (none from a later one, so there
+//! is no circle, between folders or files), and names each item from the
+//! module that defines it, never through `lib.rs`. From the bottom:
 //!
-//! 1. Plain data and pure helpers: `error`, `sync`, `history`, `price`
-//!    (the price table), `agent_model` (model aliases), `skill_listing`
-//!    (the `Skill` description), `agent_memory` (a type's memory folder
-//!    and its prompt section), `first_turn` (a typed subagent's first user
-//!    turn: preloaded skills, initial prompt, task), `outcome` (`TaskStatus`, `TaskResult`,
-//!    `Progress`, `RunOutcome`), `remote` (`SubagentSpec`: a subagent
-//!    described for another worker), `structured` (an output schema
-//!    compiled, the answer's check, and the one rule of which schema a
-//!    subagent answers in), `compact` (the compaction plan; `compact/cut.rs`
-//!    cuts results), `registry` (background agents), `effects` (the
-//!    `Effects` seam and `LocalEffects`), `meta` (`AgentMeta`: id, type,
-//!    parent, mode, background, folder, memory folder, output schema,
-//!    effort; the narrow
-//!    view the stores take). The model providers are zr-providers', below
-//!    them all.
-//! 2. Places, events, spans, the runtime: `boundary` (an agent's places
-//!    and the confinement of its processes), `event`, `telemetry` (the
-//!    GenAI spans given to the runtime's `Tracer`), `in_span` (a future run
-//!    inside a span), `runtime`, `tools` (an agent's `AgentTools`: its
-//!    pool joined with handlers).
+//! 1. Plain data: `error`, `sync`, `outcome` (`TaskStatus`, `TaskResult`,
+//!    `Progress`, `RunOutcome`), `model/` (`agent_model`: a type's model
+//!    alias; `price`: the one price table; `budget`: the tree's token and
+//!    dollar budget; `structured`: an output schema compiled and the one
+//!    rule of which schema a subagent answers in), `history` (helpers of a
+//!    conversation, and `history/compact`: the compaction plan, `cut.rs`
+//!    cuts results), `meta` (`AgentMeta`: the narrow view the stores
+//!    take), `effects` (the `Effects` seam and `LocalEffects`;
+//!    `effects/remote.rs`: `SubagentSpec`, a subagent described for
+//!    another worker), `event`, `telemetry` (the GenAI spans given to the
+//!    runtime's `Tracer`; `telemetry/in_span.rs`: a future run inside a
+//!    span), `runtime`. The model providers are zr-providers', below all.
+//! 2. `tools/`: an agent's `AgentTools` (its pool joined with handlers),
+//!    the `Skill` and `Task` descriptions (`skill_listing`,
+//!    `type_listing`), `catalog` (subagent types, skills, the
+//!    Task/MultiTask definitions, rebuilt by hot reload), `find_tool`.
 //! 3. Policies and stores, which take an `AgentMeta` and never the
-//!    session, the loop or the subagent code: `catalog` (subagent types,
-//!    skills, the Task/MultiTask definitions; rebuilt by hot reload),
-//!    `find_tool`, `hooks` (the `Hook` trait, `HookReply` and the event
-//!    types in `hooks/reply.rs`, the runners that fold several hooks'
-//!    answers in `hooks/calls.rs`), `permission` (the `Gate`;
-//!    `permission/subjects.rs`: what a call touches as the rules see it;
-//!    `permission/asking.rs`: the handler, then a person, or a background
-//!    agent's refusal), `config` (`AgentConfig`), `transcript`
+//!    session, the loop or the subagent code: `policy/` (`boundary`: an
+//!    agent's places and the confinement of its processes; `hooks`: the
+//!    `Hook` trait, `hooks/reply.rs` its answers, `hooks/calls.rs` the
+//!    runners; `permission`: the `Gate`, `permission/subjects.rs` what a
+//!    call touches as the rules see it, `permission/asking.rs` the
+//!    handler, then a person), `config` (`AgentConfig`), `transcript`
 //!    (`Transcripts` owns its folder).
-//! 4. `session` (`Session` holds the stores, none of which imports it;
-//!    `QueryCtx`), then `pools` (the resolver's answers, through the
-//!    catalog's `PoolMemo`), `worktree` (`Scope`: a subagent's worktree and
-//!    cleanup), `agent_run` (`AgentRun`, the `Delegate` seam,
-//!    `NoDelegation`).
-//! 5. The loop: `exec` (one turn's tool calls; it reaches Task and
-//!    MultiTask only through the agent's `Delegate`), `subagent` (the one
-//!    lifecycle of foreground, background and resumed subagents), `revive`
-//!    (a subagent rebuilt from its transcript, or its recorded result),
-//!    `run` (the loop; `run/model.rs` the one request function for turns,
-//!    the side requests and the answer request; `run/answer.rs`,
-//!    `run/compact.rs`, `run/reload.rs`, `run/stop.rs`: the Stop stage).
-//! 6. Delegation: `background`, then `task` (whose `Subagents` is the
-//!    root's `Delegate`; its `run_call` is every delegation's one path;
-//!    a subagent gets it too while its depth is below `max_depth`, else
+//! 4. `session/`: `Session` holds the stores, none of which imports it,
+//!    and `QueryCtx`; `session/registry.rs` the background agents;
+//!    `session/pools.rs` the resolver's answers, through the catalog's
+//!    `PoolMemo`.
+//! 5. `turn/`: one agent's loop. `agent_run` (`AgentRun`, the `Delegate`
+//!    seam, `NoDelegation`), `exec` (one turn's tool calls; it reaches
+//!    Task and MultiTask only through the agent's `Delegate`), `run` (the
+//!    loop; `run/model.rs` the one request function for turns, the side
+//!    requests and the answer request; `run/answer.rs`, `run/compact.rs`,
+//!    `run/reload.rs`, `run/stop.rs`: the Stop stage).
+//! 6. `delegate/`: `agent_memory` (a type's memory folder and its prompt
+//!    section), `first_turn` (preloaded skills, initial prompt, task),
+//!    `worktree` (`Scope`: a subagent's worktree and cleanup), `subagent`
+//!    (the one lifecycle of foreground, background and resumed
+//!    subagents), `revive` (a subagent rebuilt from its transcript),
+//!    `background`, then `task` (whose `Subagents` is the root's
+//!    `Delegate`; its `run_call` is every delegation's one path; a
+//!    subagent gets it too while its depth is below `max_depth`, else
 //!    `NoDelegation`: the limit holds by construction as by the pool).
-//! 7. The facade: `agent`, then `host_task` (`Agent::run_task` for `zr mcp
-//!    serve`, `Agent::run_described` for a durable child invocation),
-//!    `resume`, `snapshot` (`RootSnapshot`), `preview`, `cron`; then
-//!    `lib.rs`.
+//! 7. `agent/`: the facade, `Agent`; then `agent/host_task.rs`
+//!    (`Agent::run_task` for `zr mcp serve`, `Agent::run_described` for a
+//!    durable child invocation), `resume`, `snapshot` (`RootSnapshot`),
+//!    `preview`, `cron`; then `lib.rs`.
 //!
 //! # Invariants
 //!
@@ -344,79 +342,52 @@
 //!   blocks a tool (the event channel is unbounded).
 
 mod agent;
-mod agent_memory;
-mod agent_model;
-mod agent_run;
-mod background;
-mod boundary;
-mod budget;
-mod catalog;
-mod compact;
 mod config;
-mod cron;
+mod delegate;
 mod effects;
 mod error;
 mod event;
-mod exec;
-mod find_tool;
-mod first_turn;
 mod history;
-mod hooks;
-mod host_task;
-mod in_span;
 mod meta;
+mod model;
 mod outcome;
-mod permission;
-mod pools;
-mod preview;
-mod price;
-mod registry;
-mod remote;
-mod resume;
-mod revive;
-mod run;
+mod policy;
 mod runtime;
 mod session;
-mod skill_listing;
-mod snapshot;
-mod structured;
-mod subagent;
 mod sync;
-mod task;
 mod telemetry;
 mod tools;
 mod transcript;
-mod type_listing;
-mod worktree;
+mod turn;
 
 pub use agent::{Agent, BackgroundEvents, Query, QueryOverrides, QueryResult};
 
-pub use boundary::{Boundary, SandboxConfig, protected_names};
-pub use budget::{BudgetEnded, TreeBudget};
-pub use catalog::{AgentTypes, AgentTypesSource};
-pub use compact::CompactionConfig;
+pub use agent::cron::{CronHandle, CronScheduler, Fired};
+pub use agent::host_task::{HostTask, TaskRun};
+pub use agent::preview::BoundaryPreview;
+pub use agent::preview::request_cost::RequestCost;
+pub use agent::snapshot::RootSnapshot;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
-pub use cron::{CronHandle, CronScheduler, Fired};
+pub use effects::remote::SubagentSpec;
 pub use effects::{Effects, LocalEffects};
 pub use error::{EngineError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
-pub use hooks::{
+pub use history::compact::CompactionConfig;
+pub use model::budget::{BudgetEnded, TreeBudget};
+pub use model::price::{PRICES_TAKEN, Price, cost_of, price_of};
+pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
+pub use policy::boundary::{Boundary, SandboxConfig, protected_names};
+pub use policy::hooks::{
     CompactTrigger, Hook, HookAgent, HookReply, Hooks, Notice, NoticeKind, SessionEndReason,
     SessionSource, ToolPermission, TypeHooks,
 };
-pub use host_task::{HostTask, TaskRun};
-pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};
-pub use permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
-pub use preview::BoundaryPreview;
-pub use preview::request_cost::RequestCost;
-pub use price::{PRICES_TAKEN, Price, cost_of, price_of};
-pub use registry::BackgroundAgent;
-pub use remote::SubagentSpec;
+pub use policy::permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
-pub use skill_listing::DEFAULT_SKILL_LISTING_CHARS;
-pub use snapshot::RootSnapshot;
+pub use session::registry::BackgroundAgent;
 pub use telemetry::{Attribute, AttributeValue, SpanKind, SpanStart, TraceSpan, Tracer};
-pub use type_listing::DEFAULT_TYPE_LISTING_CHARS;
+pub use tools::catalog::{AgentTypes, AgentTypesSource};
+pub use tools::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
+pub use tools::type_listing::DEFAULT_TYPE_LISTING_CHARS;
 pub use zr_providers::{
     AgentScript, AnthropicConfig, AnthropicProvider, HttpSettings, MaxTokensField, ModelEvent,
     ModelProvider, ModelRequest, ModelResponse, ModelStream, OpenAiConfig, OpenAiProvider,

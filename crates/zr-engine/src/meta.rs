@@ -10,7 +10,7 @@ use zr_providers::Effort;
 use zr_resolve::Depth;
 use zr_types::AgentId;
 
-use crate::structured::Structured;
+use crate::model::structured::Structured;
 
 /// One agent as the stores and policies see it: set when the agent is
 /// built, changed only by its worktree (`cwd`).

@@ -1,6 +1,9 @@
 //! A session's shared state, its configuration and the context of one
 //! query.
 
+pub(crate) mod pools;
+pub(crate) mod registry;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,16 +11,16 @@ use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 use zr_types::{AgentId, SessionId, Usage};
 
-use crate::budget::{BudgetEnded, TreeBudget};
-use crate::catalog::{AgentTypes, Catalog, Catalogs};
-use crate::compact::cut::Spill;
 use crate::config::AgentConfig;
 use crate::event::{EventRouter, EventSink};
+use crate::history::compact::cut::Spill;
+use crate::model::budget::{BudgetEnded, TreeBudget};
+use crate::model::price::add_cost;
 use crate::outcome::{TaskResult, TaskStatus};
-use crate::permission::{Gate, Grants};
-use crate::price::add_cost;
-use crate::registry::{Notification, Registry};
+use crate::policy::permission::{Gate, Grants};
 use crate::runtime::RuntimeEnvironment;
+use crate::session::registry::{Notification, Registry};
+use crate::tools::catalog::{AgentTypes, Catalog, Catalogs};
 use crate::transcript::Transcripts;
 
 /// What every agent of a session shares.
@@ -326,7 +329,7 @@ impl QueryCtx {
         let mut total = crate::sync::lock(&self.total);
         total.usage = total.usage.plus(usage);
         total.cost = add_cost(total.cost, model, &usage);
-        total.spent += crate::price::cost_of(model, &usage).unwrap_or(0.0);
+        total.spent += crate::model::price::cost_of(model, &usage).unwrap_or(0.0);
         total.usage
     }
 

@@ -28,6 +28,8 @@
 //! [`Traced::enter`] for each poll of a future run inside it (`in_span`),
 //! so a span made while a future runs is a child of that future's span.
 
+pub(crate) mod in_span;
+
 use std::any::Any;
 use std::cell::RefCell;
 use std::fmt;

@@ -1,6 +1,11 @@
 //! An agent's runnable tools: its resolved pool joined with the handlers,
 //! and the engine's own tools (Task, MultiTask, FindTool), `Task` listing
-//! the subagent types ([`crate::type_listing`]).
+//! the subagent types ([`crate::tools::type_listing`]).
+
+pub(crate) mod catalog;
+pub(crate) mod find_tool;
+pub(crate) mod skill_listing;
+pub(crate) mod type_listing;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -14,8 +19,7 @@ use zr_types::{
 
 use crate::error::EngineError;
 use crate::runtime::RuntimeEnvironment;
-use crate::skill_listing::{self, SkillListing};
-use crate::type_listing;
+use crate::tools::skill_listing::SkillListing;
 
 /// How a tool call is carried out.
 #[derive(Debug, Clone)]
@@ -40,7 +44,7 @@ pub(crate) struct EngineTools {
     multi_task_alone: Arc<ToolDefinition>,
     pub(crate) find_tool: Arc<ToolDefinition>,
     /// How the `Skill` tool's description lists skills
-    /// ([`crate::skill_listing`]).
+    /// ([`crate::tools::skill_listing`]).
     pub(crate) skill_listing: SkillListing,
 }
 
@@ -218,7 +222,7 @@ pub(crate) struct Callable {
 }
 
 /// A pool joined with its handlers: the same for every agent of that pool
-/// in a catalog, so agents of one pool share one ([`crate::pools`]).
+/// in a catalog, so agents of one pool share one ([`crate::session::pools`]).
 #[derive(Debug)]
 pub(crate) struct Joined {
     pool: Arc<ResolvedPool>,

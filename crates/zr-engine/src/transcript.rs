@@ -49,9 +49,9 @@ use crate::config::definition_hash;
 use crate::effects::Effects;
 use crate::event::{EventKind, EventSink};
 use crate::meta::AgentMeta;
+use crate::model::structured::Structured;
 use crate::outcome::{RunOutcome, outcome_error};
 use crate::runtime::AgentObserver;
-use crate::structured::Structured;
 use crate::sync::lock;
 
 pub(crate) use read::{Loaded, read, read_header, results_of};

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use futures_util::task::noop_waker_ref;
 
 use super::*;
-use crate::in_span::in_span;
+use crate::telemetry::in_span::in_span;
 
 /// A span that knows its name and its parent's.
 #[derive(Debug)]
