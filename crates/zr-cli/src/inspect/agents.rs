@@ -265,7 +265,9 @@ fn show(project: &Project, name: &str, format: Format) -> Result<String, CliErro
             if let Some(color) = &entry.color {
                 out.push_str(&format!("  color: {color:?}\n"));
             }
-            if let Some(memory) = &entry.memory {
+            // The definition prints a memory scope it understood; the
+            // file's own text is shown only when it did not.
+            if let (Some(memory), None) = (&entry.memory, entry.definition.memory) {
                 out.push_str(&format!("  memory: {memory:?}\n"));
             }
             if let Some(folder) = entry.definition.memory.and_then(|scope| {
