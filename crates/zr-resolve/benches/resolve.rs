@@ -65,7 +65,7 @@ use zr_types::{
 
 const SERVERS: usize = 20;
 const SUBAGENTS: usize = 50;
-const SIZES: [usize; 3] = [200, 2_000, 20_000];
+const SIZES: [usize; 4] = [50, 200, 2_000, 20_000];
 /// The lazy `auto` limit: a fixed budget, as a host would set it. At
 /// N = 200 the connection tools stay under it; at 2,000 and 20,000 they
 /// exceed it and are deferred.
@@ -374,7 +374,12 @@ impl Session {
             root.removed().len() > self.total_tools / SERVERS,
             "the deny list removes a server"
         );
-        assert_eq!(root.warnings().len(), 1, "NoSuchTool is reported");
+        assert!(
+            root.warnings()
+                .iter()
+                .any(|w| w.to_string().contains("'NoSuchTool'")),
+            "NoSuchTool is reported"
+        );
         for (role, _, caps) in &self.subagents {
             let pool = self.resolve_subagent(*role, caps, &root);
             assert!(!pool.executable().is_empty(), "{role} has tools");

@@ -58,19 +58,18 @@
 //! 4's laws as proptest properties over `tests/it/world.rs`;
 //! `benches/resolve.rs` times the resolver.
 
-mod agent;
-mod ahead;
 mod depth;
+mod draft;
 mod error;
 mod fork;
 mod list;
 mod memo;
-mod name_index;
 mod policy;
 mod pool;
 mod resolve;
 mod role;
 mod scenario;
+mod steps;
 #[cfg(test)]
 mod test_input;
 
