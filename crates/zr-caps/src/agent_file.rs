@@ -26,7 +26,8 @@ use std::fmt;
 use std::path::Path;
 
 use self::yaml::FRONT_MATTER_OFFSET;
-use crate::{AgentDefinition, AgentFileError, AgentFileProblem};
+use crate::definition::AgentDefinition;
+use crate::error::{AgentFileError, AgentFileProblem};
 
 /// An agent-type file, parsed.
 #[derive(Debug, Clone, PartialEq)]

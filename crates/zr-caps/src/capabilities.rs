@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use zr_types::{SkillName, ToolDefinition};
 
-use crate::ToolPattern;
+use crate::pattern::ToolPattern;
 
 /// What one agent may use beyond the runtime's builtins.
 ///

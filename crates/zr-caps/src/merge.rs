@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use zr_types::ToolDefinition;
 
-use crate::{AgentCapabilities, AgentOptions, EffectiveCapabilities, SkillView, ToolList};
+use crate::capabilities::{
+    AgentCapabilities, AgentOptions, EffectiveCapabilities, SkillView, ToolList,
+};
 
 /// The top level's tools, then the capability's. Same-name entries are
 /// kept: the resolver's R1 replaces an earlier entry with a later one of the

@@ -16,10 +16,11 @@ use std::sync::Arc;
 
 use zr_types::{Annotations, ToolDefinition, ToolName, ToolOrigin};
 
-use crate::{
-    AgentCapabilities, AgentDefinition, AgentOptions, AgentType, MigrateError, ModelChoice,
-    PatternKind, PermissionMode, RuntimeSettings, ToolPattern,
-};
+use crate::capabilities::{AgentCapabilities, AgentOptions, RuntimeSettings};
+use crate::definition::{AgentDefinition, AgentType, ModelChoice};
+use crate::error::MigrateError;
+use crate::pattern::{PatternKind, ToolPattern};
+use crate::permission::PermissionMode;
 
 pub use change::MigrationChange;
 

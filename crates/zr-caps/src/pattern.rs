@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use zr_types::{ServerName, ToolDefinition, ToolName, ToolOrigin};
 
-use crate::PatternError;
+use crate::error::PatternError;
 
 /// An entry of an allow or deny list.
 ///

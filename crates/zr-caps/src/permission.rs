@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::UnknownPermissionMode;
+use crate::error::UnknownPermissionMode;
 
 /// How freely an agent may act, from strictest to loosest.
 ///

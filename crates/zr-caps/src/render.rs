@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use zr_types::ToolDefinition;
 
-use crate::{
-    AgentCapabilities, AgentDefinition, AgentType, Effort, Isolation, Migration, ModelChoice,
-};
+use crate::capabilities::AgentCapabilities;
+use crate::definition::{AgentDefinition, AgentType, Effort, Isolation, ModelChoice};
+use crate::migrate::Migration;
 
 /// `[a, b]` or `unset`.
 fn list<T: fmt::Display>(items: Option<&[T]>) -> String {

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use zr_types::{ToolDefinition, ToolOrigin};
 
-use crate::agent::{barred_from_subagents, is_delegation};
+use crate::depth::Depth;
 use crate::list::Slot;
-use crate::pool::Removal;
-use crate::{Depth, RemovalReason, ResolvePolicy, ResolvedPool, Step};
+use crate::policy::ResolvePolicy;
+use crate::pool::{Removal, RemovalReason, ResolvedPool, Step};
+use crate::steps::r4_derived::{blocked, is_delegation};
+use crate::steps::r5_background::not_for_background;
 
 pub(crate) fn resolve_fork(
     parent: &ResolvedPool,
@@ -24,8 +26,12 @@ pub(crate) fn resolve_fork(
                 limit: depth.ceiling.min(policy.max_depth),
             };
             Some((Step::Fork, reason))
+        } else if blocked(tool, policy) {
+            Some((Step::R4, RemovalReason::DerivedBlocklist))
+        } else if background && not_for_background(tool, policy) {
+            Some((Step::R5, RemovalReason::NotForBackground))
         } else {
-            barred_from_subagents(tool, policy, background).map(|b| (b.step(), b.reason()))
+            None
         }
     };
     let sources = &parent.sources;

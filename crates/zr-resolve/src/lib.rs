@@ -18,8 +18,10 @@
 //! ```
 //!
 //! Architecture invariants: no I/O, no async, no clocks, no randomness, no
-//! hash maps. The same input gives byte-identical output on every run and
-//! machine; `cargo xtask tidy` checks the source for the forbidden items.
+//! seeded hashing (R1's one `IndexMap` hashes each name by its precomputed
+//! `stable_hash` and is read in insertion order). The same input gives
+//! byte-identical output on every run and machine; `cargo xtask tidy`
+//! checks the source for the forbidden items.
 //! Definitions are shared as `Arc<ToolDefinition>` in shared lists; a pool
 //! holds the lists and positions into them, so resolving, cloning and
 //! dropping a pool copies no schema and changes no definition's reference
@@ -30,14 +32,27 @@
 //! - `resolve.rs`: [`resolve`], [`ResolveInput`] (with `no_service`: the
 //!   builtins whose runtime service is missing, removed at R1),
 //!   [`default_builtins`]. `policy.rs` and `role.rs`: the other inputs.
-//! - `agent.rs`: root and derived agents. R1 assembles with
-//!   `name_index.rs` (look-ups by precomputed `stable_hash`, never
-//!   iterated) and decides R2-R6 and the R8 class of each definition as it
-//!   places it, into a compact `Fate` per position, so that each definition
-//!   is read once per pool; R7 and R8 work on the fates, and each output
-//!   list is built once, the removals in step order. `ahead.rs` reads a
-//!   chunk of definitions ahead of that pass so that the cache misses of a
-//!   large pool overlap (it computes nothing). `fork.rs`: the Fork role.
+//! - `steps.rs`: root and derived agents, as DESIGN writes the steps:
+//!   `resolve_agent` calls them in order, one module each, whose doc is the
+//!   step's text from DESIGN.md section 4. To read (or change) a rule, open
+//!   its step:
+//!   - `steps/r1_assemble.rs`: builtins, custom, connection tools; same name
+//!     replaces in place (an `indexmap::IndexMap` by name); reserved names
+//!     and origins checked; builtins without a service leave;
+//!   - `steps/r2_allow.rs`: the allow list, builtins only;
+//!   - `steps/r3_deny.rs`: the deny lists, session-wide then the agent's;
+//!   - `steps/r4_derived.rs`: Task and MultiTask at the depth limit, the
+//!     derived block list;
+//!   - `steps/r5_background.rs`: the background allow list;
+//!   - `steps/r6_explore_plan.rs`: read-only tools and builtin Bash;
+//!   - `steps/r7_nothing_to_act_on.rs`: Skill without skills, Task and
+//!     MultiTask without delegation; the agent's skills;
+//!   - `steps/r8_lazy_split.rs`: the FindTool directory.
+//!
+//!   `draft.rs`: the pool between steps (the tools still in it, the trace
+//!   so far); a step removes with `Draft::remove(step, why)`, in pool
+//!   order, so removals come out in step order. `fork.rs`: the Fork role
+//!   (it shares R4's and R5's rules).
 //! - `list.rs`: how a pool holds its tools: the three source lists
 //!   (builtins, custom, connection; one reference count each) and a
 //!   four-byte `Slot` per tool; [`Tools`] is the public view of a list
@@ -58,19 +73,18 @@
 //! 4's laws as proptest properties over `tests/it/world.rs`;
 //! `benches/resolve.rs` times the resolver.
 
-mod agent;
-mod ahead;
 mod depth;
+mod draft;
 mod error;
 mod fork;
 mod list;
 mod memo;
-mod name_index;
 mod policy;
 mod pool;
 mod resolve;
 mod role;
 mod scenario;
+mod steps;
 #[cfg(test)]
 mod test_input;
 

@@ -69,11 +69,6 @@ impl Sources {
     pub(crate) fn get(&self, slot: Slot) -> &Arc<ToolDefinition> {
         &self.0[slot.list()][slot.index()]
     }
-
-    /// One source list.
-    pub(crate) fn list(&self, list: usize) -> &[Arc<ToolDefinition>] {
-        &self.0[list]
-    }
 }
 
 /// Tools of a pool, in order: a view of its definitions that borrows the

@@ -26,7 +26,11 @@ use std::sync::Arc;
 use zr_caps::{EffectiveCapabilities, SkillView, ToolList, ToolPattern};
 use zr_types::{SkillDefinition, ToolName, stable_hash};
 
-use crate::{ResolveError, ResolveInput, ResolvePolicy, ResolvedPool, Role, resolve};
+use crate::error::ResolveError;
+use crate::policy::ResolvePolicy;
+use crate::pool::ResolvedPool;
+use crate::resolve::{ResolveInput, resolve};
+use crate::role::Role;
 
 /// The number of entries [`PoolMemo::default`] keeps.
 pub const DEFAULT_MEMO_CAPACITY: usize = 64;
@@ -77,7 +81,7 @@ struct OwnedInput {
     /// a service are different pools.
     no_service: Vec<ToolName>,
     /// [`ResolveInput::depth`]: R4 reads it.
-    depth: crate::Depth,
+    depth: crate::depth::Depth,
 }
 
 impl Default for PoolMemo {

@@ -1,5 +1,6 @@
 //! The resolver's entry point, its input, and the default builtin
-//! definitions; the steps are in `agent.rs` (root and derived) and `fork.rs`.
+//! definitions; the steps are in `steps/` (root and derived, one module
+//! per step) and `fork.rs`.
 
 use std::sync::Arc;
 
@@ -8,9 +9,13 @@ use zr_types::{
     Annotations, DEFAULT_BUILTINS, SkillDefinition, ToolDefinition, ToolName, ToolOrigin,
 };
 
-use crate::agent::resolve_agent;
+use crate::depth::Depth;
+use crate::error::ResolveError;
 use crate::fork::resolve_fork;
-use crate::{Depth, ResolveError, ResolvePolicy, ResolvedPool, Role};
+use crate::policy::ResolvePolicy;
+use crate::pool::ResolvedPool;
+use crate::role::Role;
+use crate::steps::resolve_agent;
 
 /// Everything [`resolve`] needs, borrowed.
 #[derive(Debug, Clone, Copy)]

@@ -14,7 +14,12 @@ use serde_json::Value;
 use zr_caps::{AgentCapabilities, AgentOptions, ToolList, derive, merge_root};
 use zr_types::{AgentName, SkillDefinition, ToolName};
 
-use crate::{Depth, ResolveInput, ResolvePolicy, ResolvedPool, Role, ScenarioError, resolve};
+use crate::depth::Depth;
+use crate::error::ScenarioError;
+use crate::policy::ResolvePolicy;
+use crate::pool::ResolvedPool;
+use crate::resolve::{ResolveInput, resolve};
+use crate::role::Role;
 
 mod raw;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use zr_caps::{AgentCapabilities, AgentOptions, EffectiveCapabilities, derive};
 use zr_types::{Annotations, ToolDefinition, ToolOrigin};
 
-use crate::{DerivedKind, Role};
+use crate::role::{DerivedKind, Role};
 
 /// A custom tool called `name`.
 pub(crate) fn custom(name: &str, read_only: bool) -> Arc<ToolDefinition> {

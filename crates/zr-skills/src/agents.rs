@@ -10,9 +10,13 @@ use zr_caps::{AgentDefinition, ExtraKey, InlineServer};
 use zr_types::AgentName;
 
 use crate::assemble::{self, View};
+use crate::builtin::builtin_agent_types;
 use crate::cache::Cache;
+use crate::diagnostic::Diagnostic;
+use crate::error::Problem;
+use crate::roots::{Roots, Scope};
 use crate::scaffold::scaffold;
-use crate::{Diagnostic, Problem, Roots, ScanStats, Scope, builtin_agent_types};
+use crate::stats::ScanStats;
 
 use scan::{Listing, Scan};
 

@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::{Diagnostic, Problem, ScanStats};
+use crate::diagnostic::Diagnostic;
+use crate::error::Problem;
+use crate::stats::ScanStats;
 
 /// What parsing one file gave: the entry, or the errors that kept it from
 /// loading, plus warnings either way.

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::assemble::{self, Outcome, View};
+use crate::diagnostic::Diagnostic;
 use crate::stamp::{Seen, Stamp};
-use crate::{Diagnostic, ScanStats};
+use crate::stats::ScanStats;
 
 /// What reading a file or folder gave (`T`: a parse outcome, what a folder
 /// listing keeps), with the stamp it was read at and the generation of the

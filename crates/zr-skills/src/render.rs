@@ -6,7 +6,8 @@ use std::path::Path;
 
 use zr_types::SkillBody;
 
-use crate::{AgentSource, AgentTypesView, SkillsView};
+use crate::agents::{AgentSource, AgentTypesView};
+use crate::skills::SkillsView;
 
 /// `path` relative to `base` when under it (with `/` separators), else as
 /// is.
@@ -65,7 +66,7 @@ impl AgentTypesView {
 
 fn diagnostics(
     f: &mut fmt::Formatter<'_>,
-    list: &[crate::Diagnostic],
+    list: &[crate::diagnostic::Diagnostic],
     base: Option<&Path>,
 ) -> fmt::Result {
     writeln!(f, "diagnostics ({}):", list.len())?;

@@ -9,7 +9,9 @@ use serde_json::Value;
 use zr_caps::{AgentFileError, AgentFileProblem, FrontMatter, parse_front_matter};
 use zr_types::{SkillBody, SkillDefinition, SkillName};
 
-use crate::{Diagnostic, Problem, Root};
+use crate::diagnostic::Diagnostic;
+use crate::error::Problem;
+use crate::roots::Root;
 
 /// The longest description allowed, in characters.
 pub const MAX_DESCRIPTION: usize = 1024;

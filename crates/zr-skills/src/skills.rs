@@ -9,7 +9,10 @@ use zr_types::SkillDefinition;
 
 use crate::assemble::{self, View};
 use crate::cache::Cache;
-use crate::{Diagnostic, Roots, ScanStats, Skill};
+use crate::diagnostic::Diagnostic;
+use crate::roots::Roots;
+use crate::skill::Skill;
+use crate::stats::ScanStats;
 
 use scan::{Listing, Scan};
 

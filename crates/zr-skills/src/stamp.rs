@@ -6,7 +6,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use crate::Problem;
+use crate::error::Problem;
 
 /// The longest front matter read before giving up (bytes).
 pub(crate) const MAX_FRONT_MATTER: usize = 64 * 1024;

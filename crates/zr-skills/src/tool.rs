@@ -13,9 +13,10 @@ use zr_types::{
     ToolDefinition, ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
 };
 
+use crate::error::{BodyError, Problem};
+use crate::roots::Roots;
 use crate::skill::front_matter_diagnostic;
 use crate::stamp::read_open_bounded;
-use crate::{BodyError, Problem, Roots};
 
 mod confine;
 

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::access::{Access, Confinement};
-use crate::{AgentId, SessionId, ToolError, ToolResultContent};
+use crate::error::ToolError;
+use crate::id::{AgentId, SessionId};
+use crate::message::ToolResultContent;
 
 /// A boxed, sendable future, so that [`ToolHandler`] stays object-safe
 /// without an async-trait macro.

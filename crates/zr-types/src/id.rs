@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::IdError;
+use crate::error::IdError;
 
 /// The id of an agent within a session.
 ///

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::NameError;
+use crate::error::NameError;
 
 /// The longest tool name the providers accept.
 pub const MAX_TOOL_NAME_LEN: usize = 64;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::SkillName;
+use crate::name::SkillName;
 
 /// Where a skill's body (its instructions) comes from.
 ///

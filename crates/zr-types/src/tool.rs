@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ServerName, ToolName};
+use crate::name::{ServerName, ToolName};
 
 /// Behavioural hints about a tool, after MCP's tool annotations.
 ///

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::yaml::{Node, file_line};
 use super::{AgentFileWarning, fail_at, read_front};
-use crate::{AgentFileError, AgentFileProblem};
+use crate::error::{AgentFileError, AgentFileProblem};
 
 /// A Markdown file's YAML front matter, read without any key rules.
 #[derive(Debug, Clone, PartialEq)]

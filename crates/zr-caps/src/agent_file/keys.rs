@@ -7,10 +7,10 @@ use zr_types::{AgentName, ServerName, SkillName};
 use super::tool_list::{ListKind, tool_list};
 use super::yaml::{Located, Node, file_line};
 use super::{AgentFileWarning, ExtraKey, InlineServer, ParsedAgentFile};
-use crate::{
-    AgentCapabilities, AgentDefinition, AgentFileProblem, AgentType, Effort, Isolation,
-    MemoryScope, ModelChoice, PermissionMode,
-};
+use crate::capabilities::AgentCapabilities;
+use crate::definition::{AgentDefinition, AgentType, Effort, Isolation, MemoryScope, ModelChoice};
+use crate::error::AgentFileProblem;
+use crate::permission::PermissionMode;
 
 /// A problem and its line in the file.
 type Fail = (usize, AgentFileProblem);

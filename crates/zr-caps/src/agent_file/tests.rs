@@ -6,7 +6,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::*;
-use crate::AgentType;
+use crate::definition::AgentType;
 
 fn parse(text: &str) -> Result<ParsedAgentFile, AgentFileError> {
     parse_agent_file(Path::new("agents/x.md"), text)
@@ -343,7 +343,10 @@ fn memory_initial_prompt_and_preloaded_skills() {
         "---\nname: x\ndescription: d\nmemory: project\ninitialPrompt: Start with the tests.\nskills: [a, b]\n---\nb",
     )
     .unwrap();
-    assert_eq!(file.definition.memory, Some(crate::MemoryScope::Project));
+    assert_eq!(
+        file.definition.memory,
+        Some(crate::definition::MemoryScope::Project)
+    );
     assert_eq!(
         file.definition.initial_prompt.as_deref(),
         Some("Start with the tests.")

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use zr_types::{ServerName, SkillName, ToolDefinition, ToolName, ToolOrigin};
 
 use super::*;
-use crate::ToolPattern;
+use crate::pattern::ToolPattern;
 
 fn custom(name: &str, description: &str) -> Arc<ToolDefinition> {
     Arc::new(ToolDefinition::new(

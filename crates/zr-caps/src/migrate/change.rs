@@ -4,7 +4,9 @@ use std::fmt;
 
 use zr_types::{AgentName, SkillName, ToolName};
 
-use crate::{AgentType, PermissionMode, ToolPattern};
+use crate::definition::AgentType;
+use crate::pattern::ToolPattern;
+use crate::permission::PermissionMode;
 
 /// One change of meaning made by the migration (rule C5).
 ///

@@ -24,7 +24,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use zr_types::{AgentName, ServerName, SkillName, ToolName};
 
-use crate::{PermissionMode, ToolPattern};
+use crate::pattern::ToolPattern;
+use crate::permission::PermissionMode;
 
 /// A whole 2.x configuration: `{"environment": ..., "agents": {name: ...}}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

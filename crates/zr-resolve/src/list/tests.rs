@@ -7,10 +7,10 @@ use zr_caps::EffectiveCapabilities;
 use zr_types::ToolDefinition;
 
 use super::*;
+use crate::policy::ResolvePolicy;
+use crate::pool::{RemovalReason, ResolvedPool, Step};
+use crate::resolve::{ResolveInput, default_builtins, resolve};
 use crate::test_input::{EXPLORE, caps_with, custom};
-use crate::{
-    RemovalReason, ResolveInput, ResolvePolicy, ResolvedPool, Step, default_builtins, resolve,
-};
 
 fn explore(builtins: &ToolList, caps: &EffectiveCapabilities) -> ResolvedPool {
     let policy = ResolvePolicy::default();

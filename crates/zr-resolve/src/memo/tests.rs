@@ -5,7 +5,7 @@ use std::sync::Arc;
 use zr_types::{ToolDefinition, ToolName};
 
 use super::*;
-use crate::default_builtins;
+use crate::resolve::default_builtins;
 use crate::test_input::{EXPLORE, caps_with, custom};
 
 #[test]

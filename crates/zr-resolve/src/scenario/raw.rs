@@ -13,7 +13,10 @@ use zr_types::{
 };
 
 use super::{Scenario, Subagent};
-use crate::{DerivedKind, LazyPolicy, ResolvePolicy, Role, ScenarioError, default_builtins};
+use crate::error::ScenarioError;
+use crate::policy::{LazyPolicy, ResolvePolicy};
+use crate::resolve::default_builtins;
+use crate::role::{DerivedKind, Role};
 
 // ---- shape check -----------------------------------------------------------
 

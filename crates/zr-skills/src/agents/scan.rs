@@ -13,9 +13,11 @@ use zr_caps::{ParsedAgentFile, parse_agent_file};
 
 use super::{AgentSource, AgentTypeEntry};
 use crate::cache::Pass;
+use crate::diagnostic::Diagnostic;
 use crate::diagnostic::{MAX_DEPTH, TooDeep};
+use crate::error::Problem;
+use crate::roots::{Root, Scope};
 use crate::stamp::{identity, io_problem, read_bounded, regular_file};
-use crate::{Diagnostic, Problem, Root, Scope};
 
 /// What a folder's listing keeps: its `*.md` files and its sub-folders
 /// (not hidden), each sorted, and whether each sub-folder is a link.

@@ -6,8 +6,9 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::*;
+use crate::diagnostic::Severity;
+use crate::roots::Scope;
 use crate::stamp::front_matter_prefix;
-use crate::{Scope, Severity};
 
 fn root() -> Root {
     Root::new(Scope::Project, "/p/.zr/skills")

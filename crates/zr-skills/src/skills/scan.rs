@@ -9,10 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cache::Pass;
+use crate::diagnostic::Diagnostic;
 use crate::diagnostic::{MAX_DEPTH, TooDeep};
+use crate::error::Problem;
+use crate::roots::Root;
+use crate::skill::Skill;
 use crate::skill::parse_skill;
 use crate::stamp::{io_problem, read_front_matter, regular_file};
-use crate::{Diagnostic, Problem, Root, Skill};
 
 /// The name of a skill's file.
 const SKILL_FILE: &str = "SKILL.md";

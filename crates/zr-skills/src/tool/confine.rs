@@ -5,8 +5,9 @@ use std::fs::{self, File};
 use std::io;
 use std::path::Path;
 
+use crate::error::Problem;
+use crate::roots::Roots;
 use crate::stamp::{io_problem, regular_file};
-use crate::{Problem, Roots};
 
 /// Opens `path`, a skill's `SKILL.md` and a regular file, for reading.
 /// When `path` lies under

@@ -3,12 +3,12 @@
 //! Each leniency must leave a warning with its line.
 
 use super::parse;
-use crate::AgentFileWarning;
+use crate::agent_file::AgentFileWarning;
 
 /// The allow list, the deny list and the warnings (`line: message`).
 fn lists(text: &str) -> (Option<Vec<String>>, Option<Vec<String>>, Vec<String>) {
     let file = parse(text).unwrap();
-    let shown = |list: Option<Vec<crate::ToolPattern>>| {
+    let shown = |list: Option<Vec<crate::pattern::ToolPattern>>| {
         list.map(|l| l.iter().map(|p| p.as_str().to_owned()).collect())
     };
     let caps = file.definition.capabilities;
@@ -56,13 +56,13 @@ fn rules_of(keys: &str) -> Shown {
     let file = parse(&format!("---\nname: x\ndescription: d\n{keys}---\n")).unwrap();
     let d = file.definition;
     let text = |items: &[String]| items.to_vec();
-    let patterns = |list: Option<Vec<crate::ToolPattern>>| -> Vec<String> {
+    let patterns = |list: Option<Vec<crate::pattern::ToolPattern>>| -> Vec<String> {
         list.unwrap_or_default()
             .iter()
             .map(ToString::to_string)
             .collect()
     };
-    let rules = |list: &[crate::PermissionRule]| -> Vec<String> {
+    let rules = |list: &[crate::rules::PermissionRule]| -> Vec<String> {
         list.iter().map(ToString::to_string).collect()
     };
     (
@@ -195,7 +195,7 @@ fn agent_rules_narrow_calls() {
 
     use zr_types::{ToolDefinition, ToolOrigin};
 
-    use crate::{RuleBase, Subject};
+    use crate::rules::{RuleBase, Subject};
 
     let file = parse(
         "---\nname: differ\ndescription: d\ntools: Read(src/**), Bash(git diff:*), Bash(git log:*), Grep\ndisallowedTools: Bash(git log -p:*)\n---\n",
@@ -286,7 +286,7 @@ fn claude_code_tool_names_map_to_zr_names_or_are_dropped() {
 
 #[test]
 fn every_mapped_name_is_a_default_builtin() {
-    for tool in crate::CLAUDE_CODE_TOOLS {
+    for tool in crate::agent_file::claude_tools::CLAUDE_CODE_TOOLS {
         if let Some(zr) = tool.zr {
             assert!(
                 zr_types::DEFAULT_BUILTINS.iter().any(|b| b.name == zr),
@@ -355,7 +355,9 @@ fn an_unquoted_colon_in_a_one_line_value_loads_with_the_quoted_form() {
     let w = parse(&long).unwrap().warnings[0].to_string();
     assert!(w.ends_with("...\" (shortened here)"), "{w}");
     // Generic front matter (skills) gets the same reading and warning.
-    let fm = crate::parse_front_matter(std::path::Path::new("SKILL.md"), text).unwrap();
+    let fm =
+        crate::agent_file::front_matter::parse_front_matter(std::path::Path::new("SKILL.md"), text)
+            .unwrap();
     assert_eq!(fm.warnings.len(), 1);
     assert_eq!(fm.warnings[0].line, 3);
 }
@@ -394,6 +396,6 @@ fn agent_rules_serialize_only_when_set() {
     let json = serde_json::to_value(&ruled).unwrap();
     assert_eq!(json["tool_rules"], serde_json::json!(["Bash(git diff:*)"]));
     assert_eq!(json["denied_rules"], serde_json::json!(["Bash(rm:*)"]));
-    let back: crate::AgentDefinition = serde_json::from_value(json).unwrap();
+    let back: crate::definition::AgentDefinition = serde_json::from_value(json).unwrap();
     assert_eq!(back, ruled);
 }
