@@ -1,5 +1,8 @@
 //! `cargo xtask tidy`: layering, resolver purity, the workspace's one
-//! `unsafe`, module docs, the examples' `npx` pins and snapshot checks.
+//! `unsafe`, module docs, imports from where a name is defined (never
+//! through `lib.rs`), the examples' `npx` pins and snapshot checks. It
+//! also runs under `cargo test` (xtask is a default member; see
+//! `tests.rs`'s `the_workspace_is_tidy`).
 //!
 //! The layering table below ([`LAYERS`]) is the executable form of
 //! DESIGN.md section 1 and of the edges ARCHITECTURE.md draws: change them
@@ -9,6 +12,7 @@ mod closure;
 mod scan;
 #[cfg(test)]
 mod tests;
+mod through_lib;
 mod unsafety;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +25,7 @@ use crate::deps::{NPX_PACKAGES, node_pins};
 use crate::{Metadata, cargo_metadata, display_rel, walk_files};
 use closure::check_banned_closure;
 use scan::scan_resolver_source;
+use through_lib::check_imports_through_lib;
 use unsafety::check_unsafe;
 
 /// Which workspace crates a workspace crate may depend on.
@@ -101,6 +106,7 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     problems.extend(check_resolver_sources(root)?);
     problems.extend(check_module_docs(root)?);
     problems.extend(check_unsafe(root)?);
+    problems.extend(check_imports_through_lib(root)?);
     problems.extend(check_npx_pins(root)?);
     problems.extend(pending_snapshots(root)?.iter().map(|path| {
         format!(

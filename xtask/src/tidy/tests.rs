@@ -516,3 +516,34 @@ fn the_examples_npx_servers_are_pinned() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn an_import_through_lib_rs_is_found_with_its_line_and_a_direct_one_is_not() {
+    let lib = syn::parse_file(
+        "mod pool;\nmod rule;\npub use pool::{Pool, Slot as PoolSlot};\npub use rule::check;\npub use pool::rule as pool_rule;\npub use other::rule;\n",
+    )
+    .unwrap();
+    let names = super::through_lib::reexports(&lib);
+    assert_eq!(
+        names.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["Pool", "PoolSlot", "check", "pool_rule"]
+    );
+    let module = syn::parse_file(
+        "use crate::pool::Pool;\nuse crate::{\n    PoolSlot,\n    rule::Rule,\n};\nfn f() {\n    crate::check();\n    crate::rule::check();\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        super::through_lib::through_lib(&module, &names),
+        [(3, "PoolSlot".to_owned()), (7, "check".to_owned())]
+    );
+}
+
+/// Tidy runs under `cargo test` too, so a broken layer, a stray `unsafe`
+/// or an import through `lib.rs` fails the ordinary test command.
+#[test]
+fn the_workspace_is_tidy() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask stands in the workspace");
+    super::run(root).expect("cargo xtask tidy reports problems (printed above)");
+}
