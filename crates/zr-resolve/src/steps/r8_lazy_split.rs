@@ -23,11 +23,7 @@ pub(crate) fn lazy_split(lazy: LazyPolicy, pool: &mut Draft) {
         LazyPolicy::Never => false,
         LazyPolicy::Auto { bytes } => exceeds(pool, bytes),
     };
-    pool.defer(|tool| match own_setting(tool) {
-        _ if is_find_tool(tool) => false,
-        Some(defer) => defer,
-        None => by_policy,
-    });
+    pool.defer(|tool| !is_find_tool(tool) && own_setting(tool).unwrap_or(by_policy));
     if pool.nothing_deferred() {
         pool.remove(Step::R8, |tool| {
             is_find_tool(tool).then_some(RemovalReason::NothingDeferred)
