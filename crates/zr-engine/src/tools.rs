@@ -21,17 +21,27 @@ use crate::error::EngineError;
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::skill_listing::SkillListing;
 
-/// How a tool call is carried out.
+/// How a tool call is carried out: the map from a pool's definition to
+/// what runs it, made once when a pool is joined ([`Joined::new`]), so
+/// that the call path dispatches on this and never on a tool's name.
 #[derive(Debug, Clone)]
 pub(crate) enum Runner {
-    /// The engine delegates one task.
-    Task,
-    /// The engine delegates several tasks in parallel.
-    MultiTask,
-    /// The engine searches the agent's FindTool directory.
-    FindTool,
-    /// A handler runs it.
+    /// One of the engine's own tools.
+    Engine(EngineTool),
+    /// A handler runs it: zr-tools' builtins, `Skill`, custom and MCP
+    /// tools.
     Handler(Arc<dyn ToolHandler>),
+}
+
+/// The engine's own tools, which no handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EngineTool {
+    /// Delegates one task (through the agent's `Delegate`).
+    Task,
+    /// Delegates several tasks in parallel (through the agent's `Delegate`).
+    MultiTask,
+    /// Searches the agent's FindTool directory ([`find_tool`]).
+    FindTool,
 }
 
 /// The definitions of the engine's own tools, made once per session.
@@ -197,14 +207,13 @@ impl EngineTools {
         runtime: &RuntimeEnvironment,
         definition: &Arc<ToolDefinition>,
     ) -> Option<Runner> {
-        if Arc::ptr_eq(definition, &self.task) {
-            return Some(Runner::Task);
-        }
-        if Arc::ptr_eq(definition, &self.multi_task) {
-            return Some(Runner::MultiTask);
-        }
-        if Arc::ptr_eq(definition, &self.find_tool) {
-            return Some(Runner::FindTool);
+        let engine = [
+            (&self.task, EngineTool::Task),
+            (&self.multi_task, EngineTool::MultiTask),
+            (&self.find_tool, EngineTool::FindTool),
+        ];
+        if let Some((_, tool)) = engine.iter().find(|(d, _)| Arc::ptr_eq(d, definition)) {
+            return Some(Runner::Engine(*tool));
         }
         runtime
             .builtin_handlers()
@@ -219,6 +228,27 @@ impl EngineTools {
 pub(crate) struct Callable {
     pub(crate) definition: Arc<ToolDefinition>,
     pub(crate) runner: Runner,
+}
+
+impl Callable {
+    /// Whether a call of it may run beside the other calls of its turn:
+    /// a read-only tool, or a delegation (Task and MultiTask calls of one
+    /// turn start together; their subagents share the agent's
+    /// `max_concurrent` slots).
+    pub(crate) fn runs_beside(&self) -> bool {
+        self.definition.is_read_only()
+            || matches!(
+                self.runner,
+                Runner::Engine(EngineTool::Task | EngineTool::MultiTask)
+            )
+    }
+
+    /// Whether a call of it may change something outside the engine: a
+    /// handler's tool that is not read-only. Such a call gets a
+    /// `call_started` record before it runs, and is never run twice.
+    pub(crate) fn has_effects(&self) -> bool {
+        matches!(self.runner, Runner::Handler(_)) && !self.definition.is_read_only()
+    }
 }
 
 /// A pool joined with its handlers: the same for every agent of that pool
