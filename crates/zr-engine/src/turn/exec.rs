@@ -10,8 +10,9 @@
 //! unknown tool, an interrupted call), [`admit`] (PreToolUse hooks, the
 //! permission gate), [`dispatch`] (the start record, the tool), then the
 //! PostToolUse hooks, the result cut, telemetry and [`report`] (the
-//! events and the `tool_result` block). A stage passes on a [`Flow`]: the
-//! call as it stands and either what comes next or the [`Answer`] the call
+//! events and the `tool_result` block). A stage takes the call as it
+//! stands (a PreToolUse hook may rewrite its input) and the [`Step`] the
+//! stage before passed on: what it works on, or the [`Answer`] the call
 //! got without running, which the later stages pass by.
 
 pub(crate) mod admit;
@@ -19,7 +20,6 @@ pub(crate) mod dispatch;
 pub(crate) mod report;
 pub(crate) mod screen;
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
@@ -65,22 +65,9 @@ impl Answer {
     }
 }
 
-/// A call between two stages: the call as it stands (a PreToolUse hook
-/// may have rewritten its input) and what the next stage works on, or
-/// the answer it already got, which the next stages pass by.
-pub(crate) struct Flow<'a, T> {
-    call: Cow<'a, ToolCall>,
-    next: Result<T, Answer>,
-}
-
-impl<'a, T> Flow<'a, T> {
-    fn answered(call: &'a ToolCall, answer: Answer) -> Self {
-        Self {
-            call: Cow::Borrowed(call),
-            next: Err(answer),
-        }
-    }
-}
+/// What a stage passes on: what the next stage works on, or the answer
+/// the call already got, which the next stages pass by.
+pub(crate) type Step<T> = Result<T, Answer>;
 
 /// The result of one call, and the tools it asks to load (FindTool).
 struct CallOutcome {
@@ -182,29 +169,26 @@ async fn run_one(
                 Screened::Answered(answer) => Err(answer),
                 Screened::Run(tool) => Ok(tool),
             };
-            // 2. The PreToolUse hooks; 3. the start event, with the input
-            //    the tool gets; 4. the permission gate.
+            // 2. The PreToolUse hooks, which may rewrite the input; 3. the
+            //    start event, with the input the tool gets; 4. the
+            //    permission gate; 5. the start record and the tool.
             let hooks = agent.hooks(session);
-            let flow = pre_tool_use(&hooks, call, screened).await;
-            started(sink, meta, &flow.call);
-            let flow = permit(&session.gate(), sink, &hooks, agent, flow).await;
-            // 5. The start record and the tool.
-            let Flow {
-                call: effective,
-                next,
-            } = dispatch(ctx, agent, flow).await;
+            let (call, hooked) = pre_tool_use(&hooks, call, screened).await;
+            started(sink, meta, &call);
+            let permitted = permit(&session.gate(), sink, &hooks, agent, &call, hooked).await;
+            let ran = dispatch(ctx, agent, &call, permitted).await;
             // 6. The PostToolUse hooks, whose notes to the model come
             //    after the result, which is cut (7.) without them.
-            let (output, status, load, notes) = match next {
+            let (output, status, load, notes) = match ran {
                 Ok(ran) => {
-                    let notes = hooks.post_tool_use(&effective, &ran.output).await;
+                    let notes = hooks.post_tool_use(&call, &ran.output).await;
                     let status = ran.status();
                     (ran.output, status, ran.load, notes)
                 }
                 Err(answer) => (answer.output, answer.status, Vec::new(), Vec::new()),
             };
             let limit = session.config.compaction.max_tool_result_bytes;
-            let mut output = limit_result(&session.spill, limit, &meta.id, call, output).await;
+            let mut output = limit_result(&session.spill, limit, &meta.id, &call, output).await;
             output.content.extend(
                 notes
                     .into_iter()
@@ -213,7 +197,7 @@ async fn run_one(
             // 8. Telemetry; 9. the finish event and the result block.
             telemetry::record_tool(&traced, status, || json_text(&output.content));
             CallOutcome {
-                block: finished(sink, meta, call, output, start),
+                block: finished(sink, meta, &call, output, start),
                 load,
                 recorded: false,
             }

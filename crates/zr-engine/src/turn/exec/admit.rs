@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use zr_types::{Confinement, ToolCall};
 
-use super::{Answer, Flow};
+use super::{Answer, Step};
 use crate::event::EventSink;
 use crate::policy::hooks::{AgentHooks, ToolPermission};
 use crate::policy::permission::{self, Gate};
@@ -16,28 +16,26 @@ use crate::telemetry::ToolStatus;
 use crate::tools::Callable;
 use crate::turn::agent_run::AgentRun;
 
-/// The PreToolUse hooks' word on `call` of `tool`: the call to go on
-/// with and how they want it permitted. A blocked call is kept as the
-/// reason, which the gate counts as a denial. An answered call passes
-/// by, untouched.
+/// What the PreToolUse hooks said of a call: how they want it permitted
+/// (`Ok`), or why one blocked it (`Err`), which the gate counts as a
+/// denial.
+pub(super) type Hooked<'a> = (&'a Callable, Result<Option<ToolPermission>, String>);
+
+/// The PreToolUse hooks' word on `call` of the screened tool: the call to
+/// go on with (its input rewritten or not) and what they said. An
+/// answered call passes by, untouched.
 pub(super) async fn pre_tool_use<'a>(
     hooks: &AgentHooks<'_>,
     call: &'a ToolCall,
-    screened: Result<&'a Callable, Answer>,
-) -> Flow<'a, (&'a Callable, Result<Option<ToolPermission>, String>)> {
+    screened: Step<&'a Callable>,
+) -> (Cow<'a, ToolCall>, Step<Hooked<'a>>) {
     let tool = match screened {
         Ok(tool) => tool,
-        Err(answer) => return Flow::answered(call, answer),
+        Err(answer) => return (Cow::Borrowed(call), Err(answer)),
     };
     match hooks.pre_tool_use(call).await {
-        Ok(admitted) => Flow {
-            call: admitted.call,
-            next: Ok((tool, Ok(admitted.permission))),
-        },
-        Err(reason) => Flow {
-            call: Cow::Borrowed(call),
-            next: Ok((tool, Err(reason))),
-        },
+        Ok(admitted) => (admitted.call, Ok((tool, Ok(admitted.permission)))),
+        Err(reason) => (Cow::Borrowed(call), Ok((tool, Err(reason)))),
     }
 }
 
@@ -51,33 +49,24 @@ pub(super) async fn permit<'a>(
     sink: &EventSink,
     hooks: &AgentHooks<'_>,
     agent: &AgentRun,
-    flow: Flow<'a, (&'a Callable, Result<Option<ToolPermission>, String>)>,
-) -> Flow<'a, (&'a Callable, Option<Confinement>)> {
-    let Flow { call, next } = flow;
-    let (tool, hooked) = match next {
-        Ok(next) => next,
-        Err(answer) => {
-            return Flow {
-                call,
-                next: Err(answer),
-            };
-        }
-    };
-    let checked = match hooked {
+    call: &ToolCall,
+    hooked: Step<Hooked<'a>>,
+) -> Step<(&'a Callable, Option<Confinement>)> {
+    let (tool, said) = hooked?;
+    let checked = match said {
         Ok(wanted) => {
-            permission::check(gate, &agent.meta, tool, &call, wanted.as_ref(), hooks).await
+            permission::check(gate, &agent.meta, tool, call, wanted.as_ref(), hooks).await
         }
         Err(reason) => Err(reason),
     };
-    let next = match checked {
+    match checked {
         Ok(confinement) => {
             agent.denials.allowed();
             Ok((tool, confinement))
         }
         Err(reason) => {
-            let output = permission::refuse(gate, sink, &agent.meta, &agent.denials, &call, reason);
+            let output = permission::refuse(gate, sink, &agent.meta, &agent.denials, call, reason);
             Err(Answer::new(output, ToolStatus::Denied))
         }
-    };
-    Flow { call, next }
+    }
 }

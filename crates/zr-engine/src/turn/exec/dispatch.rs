@@ -9,7 +9,7 @@ use zr_types::{
     Confinement, ToolCall, ToolContext, ToolHandler, ToolName, ToolOutput, error_chain,
 };
 
-use super::Flow;
+use super::Step;
 use crate::error::catch_panic;
 use crate::event::EventKind;
 use crate::meta::AgentMeta;
@@ -25,31 +25,23 @@ pub(super) struct Ran {
     pub(super) load: Vec<ToolName>,
 }
 
-/// Runs the admitted call; a refused one passes by.
-pub(super) async fn dispatch<'a>(
+/// Runs `call` where the gate let it through; a refused one passes by.
+pub(super) async fn dispatch(
     ctx: &QueryCtx,
     agent: &AgentRun,
-    flow: Flow<'a, (&'a Callable, Option<Confinement>)>,
-) -> Flow<'a, Ran> {
-    let Flow { call, next } = flow;
-    let (tool, confinement) = match next {
-        Ok(next) => next,
-        Err(answer) => {
-            return Flow {
-                call,
-                next: Err(answer),
-            };
-        }
-    };
+    call: &ToolCall,
+    permitted: Step<(&Callable, Option<Confinement>)>,
+) -> Step<Ran> {
+    let (tool, confinement) = permitted?;
     let meta = &agent.meta;
-    let ran = match &tool.runner {
+    Ok(match &tool.runner {
         Runner::Handler(handler) => {
             if tool.has_effects() {
                 ctx.session
                     .transcripts
                     .call_started(&ctx.sink, meta, &call.id);
             }
-            let output = run_handler(ctx, meta, handler, &call, confinement).await;
+            let output = run_handler(ctx, meta, handler, call, confinement).await;
             Ran {
                 output,
                 load: Vec::new(),
@@ -61,17 +53,13 @@ pub(super) async fn dispatch<'a>(
         }
         Runner::Engine(delegation @ (EngineTool::Task | EngineTool::MultiTask)) => {
             let multi = *delegation == EngineTool::MultiTask;
-            let output = agent.delegate.delegate(ctx, agent, &call, multi).await;
+            let output = agent.delegate.delegate(ctx, agent, call, multi).await;
             Ran {
                 output,
                 load: Vec::new(),
             }
         }
-    };
-    Flow {
-        call,
-        next: Ok(ran),
-    }
+    })
 }
 
 /// Calls `handler` through the runtime's `Effects`, in `agent`'s folder
