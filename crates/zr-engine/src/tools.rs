@@ -14,7 +14,7 @@ use serde_json::json;
 use zr_caps::AgentDefinition;
 use zr_resolve::ResolvedPool;
 use zr_types::{
-    AgentId, AgentName, Annotations, ToolDefinition, ToolHandler, ToolName, ToolOrigin,
+    AgentId, AgentName, Annotations, BuiltinName, ToolDefinition, ToolHandler, ToolName, ToolOrigin,
 };
 
 use crate::error::EngineError;
@@ -60,12 +60,13 @@ pub(crate) struct EngineTools {
 
 /// One of the engine's own tools, its read-only and deferred flags from the
 /// builtin registry ([`zr_types::builtin_spec`]), as every builtin's.
-fn builtin(name: &str, description: String, schema: serde_json::Value) -> Arc<ToolDefinition> {
-    let spec =
-        zr_types::builtin_spec(name).expect("the engine's tools are in the builtin registry");
-    let name: ToolName = name
-        .parse()
-        .expect("the engine's tool names are valid tool names");
+fn builtin(
+    name: BuiltinName,
+    description: String,
+    schema: serde_json::Value,
+) -> Arc<ToolDefinition> {
+    let spec = name.spec();
+    let name = name.tool_name();
     let annotations = Annotations {
         read_only: spec.read_only,
         ..Annotations::default()
@@ -124,7 +125,7 @@ impl EngineTools {
             "description": "Run it in the background: the call returns the agent's id at once and its result comes to you in a message when it finishes. Use it for long work you need not wait for."
         });
         let task = builtin(
-            "Task",
+            BuiltinName::Task,
             format!(
                 "Delegate one task to a subagent, which works with its own context and tools and returns only its conclusion.{listing}"
             ),
@@ -139,7 +140,7 @@ impl EngineTools {
             "Delegate 1 to 10 independent tasks to subagents that run in parallel ({max_concurrent} at a time; the rest wait their turn). Returns one result per task, in order."
         );
         let multi_task = builtin(
-            "MultiTask",
+            BuiltinName::MultiTask,
             format!("{multi_base}{SEE_TASK}"),
             json!({
                 "type": "object",
@@ -164,7 +165,7 @@ impl EngineTools {
         alone.description = format!("{multi_base}{listing}");
         let multi_task_alone = Arc::new(alone);
         let find_tool = builtin(
-            "FindTool",
+            BuiltinName::FindTool,
             "Find and load deferred tools. `select:A,B` loads those exact names; otherwise the lowercase keywords of the query are matched against each deferred tool's name and description. Loaded tools can be called from your next turn on.".to_owned(),
             json!({
                 "type": "object",
@@ -190,13 +191,13 @@ impl EngineTools {
     pub(crate) fn builtins(&self, runtime: &RuntimeEnvironment) -> Vec<Arc<ToolDefinition>> {
         zr_types::DEFAULT_BUILTINS
             .iter()
-            .filter_map(|spec| match spec.name {
-                "Task" => Some(Arc::clone(&self.task)),
-                "MultiTask" => Some(Arc::clone(&self.multi_task)),
-                "FindTool" => Some(Arc::clone(&self.find_tool)),
+            .filter_map(|spec| match spec.builtin {
+                BuiltinName::Task => Some(Arc::clone(&self.task)),
+                BuiltinName::MultiTask => Some(Arc::clone(&self.multi_task)),
+                BuiltinName::FindTool => Some(Arc::clone(&self.find_tool)),
                 name => runtime
                     .builtin_handlers()
-                    .find(|(definition, _)| definition.name.as_str() == name)
+                    .find(|(definition, _)| name.is(definition.name.as_str()))
                     .map(|(definition, _)| Arc::clone(definition)),
             })
             .collect()

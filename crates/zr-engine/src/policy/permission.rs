@@ -21,7 +21,8 @@ use serde_json::Value;
 use zr_caps::{PermissionMode, PermissionRules, RuleBase, Verdict};
 use zr_tools::BuiltinTools;
 use zr_types::{
-    Access, AgentId, BoxFuture, Confinement, ToolCall, ToolName, ToolOrigin, ToolOutput,
+    Access, AgentId, BoxFuture, BuiltinName, Confinement, ToolCall, ToolName, ToolOrigin,
+    ToolOutput,
 };
 
 use crate::error::reason_of;
@@ -490,8 +491,11 @@ pub(crate) async fn check(
     }
     // 6. What passes without a question.
     let host = subjects.host();
-    let is_edit =
-        definition.origin == ToolOrigin::Builtin && matches!(name.as_str(), "Write" | "Edit");
+    let is_edit = definition.origin == ToolOrigin::Builtin
+        && matches!(
+            name.as_str().parse(),
+            Ok(BuiltinName::Write | BuiltinName::Edit)
+        );
     let passes = matches!(
         verdict,
         Some(Spoken {
