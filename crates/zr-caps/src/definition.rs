@@ -3,7 +3,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use zr_types::{AgentName, NameError, ServerName, ToolDefinition, ToolName};
+use zr_types::{AgentName, BuiltinName, NameError, ServerName, ToolDefinition, ToolName};
 
 use crate::capabilities::AgentCapabilities;
 use crate::permission::PermissionMode;
@@ -420,7 +420,7 @@ impl AgentDefinition {
         let mut types: Option<Vec<&str>> = None;
         for rule in &self.tool_rules {
             let task = rule.tool().as_str();
-            if task != "Task" && task != "MultiTask" {
+            if !matches!(task.parse(), Ok(BuiltinName::Task | BuiltinName::MultiTask)) {
                 continue;
             }
             if let Some(crate::rules::Specifier::Argument(names)) = rule.specifier() {

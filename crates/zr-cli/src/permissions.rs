@@ -37,7 +37,7 @@ use zr_engine::{
     AgentConfig, Boundary, Decision, PermissionConfig, PermissionHandler, PermissionRequest,
     SandboxConfig,
 };
-use zr_types::BoxFuture;
+use zr_types::{BoxFuture, BuiltinName};
 
 use crate::ask::PermissionPrompt;
 use crate::claude_settings::Located;
@@ -47,7 +47,7 @@ use crate::project::Project;
 
 /// Tools that are not read-only but change nothing outside the agent
 /// itself: they run unless a `deny` rule names them.
-const HARMLESS: [&str; 1] = ["TodoWrite"];
+const HARMLESS: [BuiltinName; 1] = [BuiltinName::TodoWrite];
 
 /// The `[permissions]` rules and boundary, and the handler of what they
 /// leave open.
@@ -168,7 +168,8 @@ impl ConfigPermissions {
                 ))
             };
         }
-        if HARMLESS.contains(&tool) || self.prompt.as_ref().is_some_and(|p| p.allowed_always(tool))
+        if HARMLESS.iter().any(|h| h.is(tool))
+            || self.prompt.as_ref().is_some_and(|p| p.allowed_always(tool))
         {
             Decision::Allow
         } else if can_ask {

@@ -259,7 +259,7 @@
 //! does each here and now. A durable backend journals them (see the
 //! trait's contract: ordering, errors, cancellation, what may be retried)
 //! and runs the same loop. Model requests are made only in `run/model.rs`,
-//! tool handlers are called only in `exec.rs` and subagents run only
+//! tool handlers are called only in `exec/dispatch.rs` and subagents run only
 //! through `subagent::live`, each through this seam; `tests/it/effects.rs`
 //! shows every request, call, subagent and clock read passing through it,
 //! and zr-cli's `tests/it/durable.rs` is the crash matrix (a run killed
@@ -284,7 +284,9 @@
 //!    another worker), `event`, `telemetry` (the GenAI spans given to the
 //!    runtime's `Tracer`; `telemetry/in_span.rs`: a future run inside a
 //!    span), `runtime`. The model providers are zr-providers', below all.
-//! 2. `tools/`: an agent's `AgentTools` (its pool joined with handlers),
+//! 2. `tools/`: an agent's `AgentTools` (its pool joined with handlers,
+//!    each tool's `Runner`: one of the engine's own, `EngineTool`, or a
+//!    handler),
 //!    the `Skill` and `Task` descriptions (`skill_listing`,
 //!    `type_listing`), `catalog` (subagent types, skills, the
 //!    Task/MultiTask definitions, rebuilt by hot reload), `find_tool`.
@@ -301,8 +303,12 @@
 //!    `session/pools.rs` the resolver's answers, through the catalog's
 //!    `PoolMemo`.
 //! 5. `turn/`: one agent's loop. `agent_run` (`AgentRun`, the `Delegate`
-//!    seam, `NoDelegation`), `exec` (one turn's tool calls; it reaches
-//!    Task and MultiTask only through the agent's `Delegate`), `run` (the
+//!    seam, `NoDelegation`), `exec` (one turn's tool calls; one call
+//!    is a pipeline whose stages, composed in `run_one`, stand in
+//!    `exec/`: `screen`, `admit` (PreToolUse hooks, the permission gate),
+//!    `dispatch` (the start record, the tool by its `Runner`; Task and
+//!    MultiTask only through the agent's `Delegate`), `report` (the
+//!    events and the `tool_result` block)), `run` (the
 //!    loop; `run/model.rs` the one request function for turns, the side
 //!    requests and the answer request; `run/answer.rs`, `run/compact.rs`,
 //!    `run/reload.rs`, `run/stop.rs`: the Stop stage).

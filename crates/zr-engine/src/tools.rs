@@ -14,24 +14,34 @@ use serde_json::json;
 use zr_caps::AgentDefinition;
 use zr_resolve::ResolvedPool;
 use zr_types::{
-    AgentId, AgentName, Annotations, ToolDefinition, ToolHandler, ToolName, ToolOrigin,
+    AgentId, AgentName, Annotations, BuiltinName, ToolDefinition, ToolHandler, ToolName, ToolOrigin,
 };
 
 use crate::error::EngineError;
 use crate::runtime::RuntimeEnvironment;
 use crate::tools::skill_listing::SkillListing;
 
-/// How a tool call is carried out.
+/// How a tool call is carried out: the map from a pool's definition to
+/// what runs it, made once when a pool is joined ([`Joined::new`]), so
+/// that the call path dispatches on this and never on a tool's name.
 #[derive(Debug, Clone)]
 pub(crate) enum Runner {
-    /// The engine delegates one task.
-    Task,
-    /// The engine delegates several tasks in parallel.
-    MultiTask,
-    /// The engine searches the agent's FindTool directory.
-    FindTool,
-    /// A handler runs it.
+    /// One of the engine's own tools.
+    Engine(EngineTool),
+    /// A handler runs it: zr-tools' builtins, `Skill`, custom and MCP
+    /// tools.
     Handler(Arc<dyn ToolHandler>),
+}
+
+/// The engine's own tools, which no handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EngineTool {
+    /// Delegates one task (through the agent's `Delegate`).
+    Task,
+    /// Delegates several tasks in parallel (through the agent's `Delegate`).
+    MultiTask,
+    /// Searches the agent's FindTool directory ([`find_tool`]).
+    FindTool,
 }
 
 /// The definitions of the engine's own tools, made once per session.
@@ -50,12 +60,13 @@ pub(crate) struct EngineTools {
 
 /// One of the engine's own tools, its read-only and deferred flags from the
 /// builtin registry ([`zr_types::builtin_spec`]), as every builtin's.
-fn builtin(name: &str, description: String, schema: serde_json::Value) -> Arc<ToolDefinition> {
-    let spec =
-        zr_types::builtin_spec(name).expect("the engine's tools are in the builtin registry");
-    let name: ToolName = name
-        .parse()
-        .expect("the engine's tool names are valid tool names");
+fn builtin(
+    name: BuiltinName,
+    description: String,
+    schema: serde_json::Value,
+) -> Arc<ToolDefinition> {
+    let spec = name.spec();
+    let name = name.tool_name();
     let annotations = Annotations {
         read_only: spec.read_only,
         ..Annotations::default()
@@ -114,7 +125,7 @@ impl EngineTools {
             "description": "Run it in the background: the call returns the agent's id at once and its result comes to you in a message when it finishes. Use it for long work you need not wait for."
         });
         let task = builtin(
-            "Task",
+            BuiltinName::Task,
             format!(
                 "Delegate one task to a subagent, which works with its own context and tools and returns only its conclusion.{listing}"
             ),
@@ -129,7 +140,7 @@ impl EngineTools {
             "Delegate 1 to 10 independent tasks to subagents that run in parallel ({max_concurrent} at a time; the rest wait their turn). Returns one result per task, in order."
         );
         let multi_task = builtin(
-            "MultiTask",
+            BuiltinName::MultiTask,
             format!("{multi_base}{SEE_TASK}"),
             json!({
                 "type": "object",
@@ -154,7 +165,7 @@ impl EngineTools {
         alone.description = format!("{multi_base}{listing}");
         let multi_task_alone = Arc::new(alone);
         let find_tool = builtin(
-            "FindTool",
+            BuiltinName::FindTool,
             "Find and load deferred tools. `select:A,B` loads those exact names; otherwise the lowercase keywords of the query are matched against each deferred tool's name and description. Loaded tools can be called from your next turn on.".to_owned(),
             json!({
                 "type": "object",
@@ -180,13 +191,13 @@ impl EngineTools {
     pub(crate) fn builtins(&self, runtime: &RuntimeEnvironment) -> Vec<Arc<ToolDefinition>> {
         zr_types::DEFAULT_BUILTINS
             .iter()
-            .filter_map(|spec| match spec.name {
-                "Task" => Some(Arc::clone(&self.task)),
-                "MultiTask" => Some(Arc::clone(&self.multi_task)),
-                "FindTool" => Some(Arc::clone(&self.find_tool)),
+            .filter_map(|spec| match spec.builtin {
+                BuiltinName::Task => Some(Arc::clone(&self.task)),
+                BuiltinName::MultiTask => Some(Arc::clone(&self.multi_task)),
+                BuiltinName::FindTool => Some(Arc::clone(&self.find_tool)),
                 name => runtime
                     .builtin_handlers()
-                    .find(|(definition, _)| definition.name.as_str() == name)
+                    .find(|(definition, _)| name.is(definition.name.as_str()))
                     .map(|(definition, _)| Arc::clone(definition)),
             })
             .collect()
@@ -197,14 +208,13 @@ impl EngineTools {
         runtime: &RuntimeEnvironment,
         definition: &Arc<ToolDefinition>,
     ) -> Option<Runner> {
-        if Arc::ptr_eq(definition, &self.task) {
-            return Some(Runner::Task);
-        }
-        if Arc::ptr_eq(definition, &self.multi_task) {
-            return Some(Runner::MultiTask);
-        }
-        if Arc::ptr_eq(definition, &self.find_tool) {
-            return Some(Runner::FindTool);
+        let engine = [
+            (&self.task, EngineTool::Task),
+            (&self.multi_task, EngineTool::MultiTask),
+            (&self.find_tool, EngineTool::FindTool),
+        ];
+        if let Some((_, tool)) = engine.iter().find(|(d, _)| Arc::ptr_eq(d, definition)) {
+            return Some(Runner::Engine(*tool));
         }
         runtime
             .builtin_handlers()
@@ -219,6 +229,27 @@ impl EngineTools {
 pub(crate) struct Callable {
     pub(crate) definition: Arc<ToolDefinition>,
     pub(crate) runner: Runner,
+}
+
+impl Callable {
+    /// Whether a call of it may run beside the other calls of its turn:
+    /// a read-only tool, or a delegation (Task and MultiTask calls of one
+    /// turn start together; their subagents share the agent's
+    /// `max_concurrent` slots).
+    pub(crate) fn runs_beside(&self) -> bool {
+        self.definition.is_read_only()
+            || matches!(
+                self.runner,
+                Runner::Engine(EngineTool::Task | EngineTool::MultiTask)
+            )
+    }
+
+    /// Whether a call of it may change something outside the engine: a
+    /// handler's tool that is not read-only. Such a call gets a
+    /// `call_started` record before it runs, and is never run twice.
+    pub(crate) fn has_effects(&self) -> bool {
+        matches!(self.runner, Runner::Handler(_)) && !self.definition.is_read_only()
+    }
 }
 
 /// A pool joined with its handlers: the same for every agent of that pool

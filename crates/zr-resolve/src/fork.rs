@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use zr_types::{ToolDefinition, ToolOrigin};
+use zr_types::{BuiltinName, ToolDefinition, ToolOrigin};
 
 use crate::depth::Depth;
 use crate::list::Slot;
@@ -57,7 +57,8 @@ pub(crate) fn resolve_fork(
     if deferred.is_empty() && !parent.deferred.is_empty() {
         executable.retain(|&at| {
             let t = sources.get(at);
-            let find_tool = t.origin == ToolOrigin::Builtin && t.name.as_str() == "FindTool";
+            let find_tool =
+                t.origin == ToolOrigin::Builtin && BuiltinName::FindTool.is(t.name.as_str());
             if find_tool {
                 removed.push(Removal {
                     at,

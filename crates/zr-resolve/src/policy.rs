@@ -1,6 +1,6 @@
 //! The resolver's policy: lazy loading, derived and background lists, delegation.
 
-use zr_types::ToolName;
+use zr_types::{BuiltinName, ToolName};
 
 /// When connection (MCP) tools are deferred to `FindTool` (R8).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -36,13 +36,8 @@ pub struct ResolvePolicy {
     pub max_depth: u32,
 }
 
-fn names(list: &[&str]) -> Vec<ToolName> {
-    list.iter()
-        .map(|n| {
-            n.parse()
-                .expect("builtin names in this file are valid tool names")
-        })
-        .collect()
+fn names(list: &[BuiltinName]) -> Vec<ToolName> {
+    list.iter().map(|n| n.tool_name()).collect()
 }
 
 impl ResolvePolicy {
@@ -51,11 +46,11 @@ impl ResolvePolicy {
     #[must_use]
     pub fn default_derived_blocklist() -> Vec<ToolName> {
         names(&[
-            "AskUserQuestion",
-            "Config",
-            "CronCreate",
-            "CronDelete",
-            "CronList",
+            BuiltinName::AskUserQuestion,
+            BuiltinName::Config,
+            BuiltinName::CronCreate,
+            BuiltinName::CronDelete,
+            BuiltinName::CronList,
         ])
     }
 
@@ -63,17 +58,17 @@ impl ResolvePolicy {
     #[must_use]
     pub fn default_background_allowlist() -> Vec<ToolName> {
         names(&[
-            "Bash",
-            "Read",
-            "Write",
-            "Edit",
-            "Glob",
-            "Grep",
-            "WebFetch",
-            "WebSearch",
-            "TodoWrite",
-            "Skill",
-            "FindTool",
+            BuiltinName::Bash,
+            BuiltinName::Read,
+            BuiltinName::Write,
+            BuiltinName::Edit,
+            BuiltinName::Glob,
+            BuiltinName::Grep,
+            BuiltinName::WebFetch,
+            BuiltinName::WebSearch,
+            BuiltinName::TodoWrite,
+            BuiltinName::Skill,
+            BuiltinName::FindTool,
         ])
     }
 }

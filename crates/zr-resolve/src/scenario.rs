@@ -12,7 +12,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use zr_caps::{AgentCapabilities, AgentOptions, ToolList, derive, merge_root};
-use zr_types::{AgentName, SkillDefinition, ToolName};
+use zr_types::{AgentName, BuiltinName, SkillDefinition, ToolName};
 
 use crate::depth::Depth;
 use crate::error::ScenarioError;
@@ -188,7 +188,11 @@ impl Scenario {
         for sub in &self.subagents {
             // The root is agents[0]; subagent i is agents[i + 1].
             let parent = &agents[sub.parent.map_or(0, |at| at + 1)];
-            let can_delegate = parent.pool.executable().iter().any(|t| t.name.is("Task"))
+            let can_delegate = parent
+                .pool
+                .executable()
+                .iter()
+                .any(|t| t.name.is(BuiltinName::Task.as_str()))
                 && parent.depth.delegates(self.policy.max_depth);
             if sub.parent.is_some() && !can_delegate {
                 return Err(ScenarioError::ParentCannotDelegate {

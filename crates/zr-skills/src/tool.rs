@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Value, json};
 use zr_caps::parse_front_matter;
 use zr_types::{
-    AgentId, Annotations, BoxFuture, SkillBody, SkillDefinition, ToolCall, ToolContext,
-    ToolDefinition, ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
+    AgentId, Annotations, BoxFuture, BuiltinName, SkillBody, SkillDefinition, ToolCall,
+    ToolContext, ToolDefinition, ToolError, ToolHandler, ToolOrigin, ToolOutput,
 };
 
 use crate::error::{BodyError, Problem};
@@ -78,8 +78,8 @@ impl SkillTool {
     /// (the engine composes it per agent, see `zr_engine::skill_listing`).
     #[must_use]
     pub fn definition() -> ToolDefinition {
-        let name: ToolName = "Skill".parse().expect("'Skill' is a valid tool name");
-        let spec = zr_types::builtin_spec("Skill").expect("'Skill' is in the builtin registry");
+        let name = BuiltinName::Skill.tool_name();
+        let spec = BuiltinName::Skill.spec();
         ToolDefinition::new(
             name,
             "Load a skill: its instructions, and the folder that holds its other files. \

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::error::ServiceError;
 use crate::toolkit::{Builtin, Hints, tool_failed};
@@ -106,7 +106,7 @@ fn check(questions: &[Question]) -> Result<(), String> {
 
 impl Builtin for AskUserQuestionTool {
     type Input = AskInput;
-    const NAME: &'static str = "AskUserQuestion";
+    const NAME: BuiltinName = BuiltinName::AskUserQuestion;
     const HINTS: Hints = Hints::OPEN_WORLD;
 
     fn details(&self) -> String {
@@ -138,7 +138,7 @@ impl Builtin for AskUserQuestionTool {
                 Err(ServiceError::NoAnswer) => Ok(ToolOutput::error(
                     "AskUserQuestion: the user did not answer. Continue with your best judgement and say what you assumed.",
                 )),
-                Err(e) => Err(tool_failed(Self::NAME, e)),
+                Err(e) => Err(tool_failed(Self::NAME.as_str(), e)),
             }
         })
     }

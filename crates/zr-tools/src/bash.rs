@@ -14,7 +14,7 @@ use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::time::{Instant, sleep, sleep_until};
-use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::HeadTail;
 use crate::state::{AgentKey, AgentStates};
@@ -314,7 +314,7 @@ fn describe_status(st: &ExitStatus) -> String {
 
 impl Builtin for BashTool {
     type Input = BashInput;
-    const NAME: &'static str = "Bash";
+    const NAME: BuiltinName = BuiltinName::Bash;
     const HINTS: Hints = Hints {
         destructive: Some(true),
         idempotent: Some(false),

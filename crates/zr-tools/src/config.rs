@@ -7,7 +7,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::error::ServiceError;
 use crate::toolkit::{Builtin, Hints, tool_failed};
@@ -133,7 +133,7 @@ fn failed(e: ServiceError) -> Result<ToolOutput, ToolError> {
 
 impl Builtin for ConfigTool {
     type Input = ConfigInput;
-    const NAME: &'static str = "Config";
+    const NAME: BuiltinName = BuiltinName::Config;
     const HINTS: Hints = Hints::local_change(false, true);
 
     fn details(&self) -> String {

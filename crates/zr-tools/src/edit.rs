@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_line;
 use crate::ledger::{FileStamp, ReadLedger, check_fresh};
@@ -57,7 +57,7 @@ fn line_of(content: &str, byte: usize) -> usize {
 
 impl Builtin for EditTool {
     type Input = EditInput;
-    const NAME: &'static str = "Edit";
+    const NAME: BuiltinName = BuiltinName::Edit;
     const HINTS: Hints = Hints::local_change(true, false);
 
     fn details(&self) -> String {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::path::resolve;
 use crate::toolkit::{Builtin, Hints, blocking};
@@ -32,7 +32,7 @@ pub(crate) struct GlobTool;
 
 impl Builtin for GlobTool {
     type Input = GlobInput;
-    const NAME: &'static str = "Glob";
+    const NAME: BuiltinName = BuiltinName::Glob;
     const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
@@ -55,7 +55,7 @@ impl Builtin for GlobTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let base = resolve(&ctx.cwd, input.path.as_deref().unwrap_or("."));
-            blocking(Self::NAME, move || glob(&base, &input.pattern)).await
+            blocking(Self::NAME.as_str(), move || glob(&base, &input.pattern)).await
         })
     }
 }

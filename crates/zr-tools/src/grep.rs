@@ -12,7 +12,7 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::path::resolve;
@@ -84,7 +84,7 @@ pub(crate) struct GrepTool;
 
 impl Builtin for GrepTool {
     type Input = GrepInput;
-    const NAME: &'static str = "Grep";
+    const NAME: BuiltinName = BuiltinName::Grep;
     const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
@@ -108,7 +108,7 @@ impl Builtin for GrepTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let base = resolve(&ctx.cwd, input.path.as_deref().unwrap_or("."));
-            blocking(Self::NAME, move || grep(&base, &input)).await
+            blocking(Self::NAME.as_str(), move || grep(&base, &input)).await
         })
     }
 }

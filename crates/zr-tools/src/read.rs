@@ -11,7 +11,8 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use zr_types::{
-    Access, BoxFuture, ImageSource, ToolContext, ToolError, ToolOutput, ToolResultContent,
+    Access, BoxFuture, BuiltinName, ImageSource, ToolContext, ToolError, ToolOutput,
+    ToolResultContent,
 };
 
 use crate::bound::cut_line;
@@ -65,7 +66,7 @@ enum Outcome {
 
 impl Builtin for ReadTool {
     type Input = ReadInput;
-    const NAME: &'static str = "Read";
+    const NAME: BuiltinName = BuiltinName::Read;
     const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
@@ -99,7 +100,8 @@ impl Builtin for ReadTool {
             }
             let path = resolve(&ctx.cwd, &input.file_path);
             let cwd = ctx.cwd.clone();
-            let outcome = blocking(Self::NAME, move || read_path(&path, &cwd, &input)).await?;
+            let outcome =
+                blocking(Self::NAME.as_str(), move || read_path(&path, &cwd, &input)).await?;
             Ok(match outcome {
                 Outcome::Output(out) => out,
                 Outcome::Seen(out, path, stamp) => {

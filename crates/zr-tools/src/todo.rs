@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::state::{AgentKey, AgentStates};
 use crate::toolkit::{Builtin, Hints};
@@ -96,7 +96,7 @@ pub(crate) fn render(todos: &[TodoItem]) -> String {
 
 impl Builtin for TodoWriteTool {
     type Input = TodoWriteInput;
-    const NAME: &'static str = "TodoWrite";
+    const NAME: BuiltinName = BuiltinName::TodoWrite;
     const HINTS: Hints = Hints::local_change(false, true);
 
     fn details(&self) -> String {

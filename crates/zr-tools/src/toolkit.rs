@@ -9,8 +9,8 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use zr_types::{
-    Access, Annotations, BoxFuture, BuiltinSpec, DEFAULT_BUILTINS, ToolCall, ToolContext,
-    ToolDefinition, ToolError, ToolHandler, ToolName, ToolOrigin, ToolOutput,
+    Access, Annotations, BoxFuture, BuiltinName, ToolCall, ToolContext, ToolDefinition, ToolError,
+    ToolHandler, ToolOrigin, ToolOutput,
 };
 
 use crate::input;
@@ -52,8 +52,8 @@ impl Hints {
 pub(crate) trait Builtin: Send + Sync + fmt::Debug + 'static {
     /// The typed input; its JSON Schema is the tool's input schema.
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
-    /// The tool's name, as in `DEFAULT_BUILTINS`.
-    const NAME: &'static str;
+    /// The tool's name: its entry in `DEFAULT_BUILTINS`.
+    const NAME: BuiltinName;
     /// Hints beyond read-only.
     const HINTS: Hints;
     /// What the model is told about the tool beyond the registry's
@@ -106,7 +106,7 @@ impl<T: Builtin> ToolHandler for Handler<T> {
         ctx: ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            match input::parse::<T::Input>(T::NAME, &call.input) {
+            match input::parse::<T::Input>(T::NAME.as_str(), &call.input) {
                 Ok(parsed) => self.0.run(parsed, ctx).await,
                 Err(output) => Ok(output),
             }
@@ -116,36 +116,18 @@ impl<T: Builtin> ToolHandler for Handler<T> {
     fn access(&self, input: &serde_json::Value, cwd: &Path) -> Vec<Access> {
         // The same parse as `call`'s: a call whose input does not parse
         // touches nothing, it fails on it.
-        input::parse::<T::Input>(T::NAME, input)
+        input::parse::<T::Input>(T::NAME.as_str(), input)
             .map_or_else(|_| Vec::new(), |parsed| T::access(&parsed, cwd))
     }
-}
-
-/// The registry entry of `name`; every tool of this crate has one (a test
-/// checks it), and an unknown name gets the safe flags (not read-only, not
-/// deferred).
-fn spec_of(name: &str) -> BuiltinSpec {
-    DEFAULT_BUILTINS
-        .iter()
-        .find(|s| s.name == name)
-        .copied()
-        .unwrap_or(BuiltinSpec {
-            name: "",
-            description: "",
-            read_only: false,
-            deferred: false,
-        })
 }
 
 /// The definition the model is told about (name, the registry's
 /// description then the tool's details, input schema, annotations, defer
 /// flag) and the handler of `tool`.
 pub(crate) fn entry<T: Builtin>(tool: T) -> (ToolDefinition, Arc<dyn ToolHandler>) {
-    let spec = spec_of(T::NAME);
+    let spec = T::NAME.spec();
     let hints = T::HINTS;
-    let name: ToolName = T::NAME
-        .parse()
-        .expect("builtin tool names are constants that meet the ToolName rules");
+    let name = T::NAME.tool_name();
     let description = format!("{} {}", spec.description, tool.details());
     let definition = ToolDefinition::new(name, description, ToolOrigin::Builtin)
         .with_schema(input::schema_for::<T::Input>())

@@ -13,7 +13,7 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::cut_text;
 use crate::error::FetchRefused;
@@ -338,7 +338,7 @@ fn describe_error(url: &reqwest::Url, e: &reqwest::Error, limits: &WebFetchLimit
 
 impl Builtin for WebFetchTool {
     type Input = WebFetchInput;
-    const NAME: &'static str = "WebFetch";
+    const NAME: BuiltinName = BuiltinName::WebFetch;
     const HINTS: Hints = Hints {
         idempotent: Some(true),
         ..Hints::OPEN_WORLD

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::bound::{cut_line, cut_text};
 use crate::error::ServiceError;
@@ -78,7 +78,7 @@ impl WebSearchTool {
 
 impl Builtin for WebSearchTool {
     type Input = SearchQuery;
-    const NAME: &'static str = "WebSearch";
+    const NAME: BuiltinName = BuiltinName::WebSearch;
     const HINTS: Hints = Hints::OPEN_WORLD;
 
     fn details(&self) -> String {
@@ -106,7 +106,7 @@ impl Builtin for WebSearchTool {
             let results = service
                 .search(input)
                 .await
-                .map_err(|e| tool_failed(Self::NAME, e))?;
+                .map_err(|e| tool_failed(Self::NAME.as_str(), e))?;
             if results.is_empty() {
                 return Ok(ToolOutput::text(format!("No results for {query:?}.")));
             }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{Access, BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{Access, BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use crate::ledger::{FileStamp, ReadLedger, check_fresh};
 use crate::path::resolve;
@@ -37,7 +37,7 @@ impl WriteTool {
 
 impl Builtin for WriteTool {
     type Input = WriteInput;
-    const NAME: &'static str = "Write";
+    const NAME: BuiltinName = BuiltinName::Write;
     const HINTS: Hints = Hints::local_change(true, true);
 
     fn details(&self) -> String {

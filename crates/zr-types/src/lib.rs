@@ -33,7 +33,9 @@ mod skill;
 mod tool;
 
 pub use access::{Access, Confinement};
-pub use builtin::{BuiltinSpec, DEFAULT_BUILTINS, RESERVED_TOOL_NAMES, builtin_spec};
+pub use builtin::{
+    BuiltinName, BuiltinSpec, DEFAULT_BUILTINS, NotBuiltin, RESERVED_TOOL_NAMES, builtin_spec,
+};
 pub use error::{IdError, NameError, ToolError, error_chain};
 pub use handler::{BoxFuture, ToolCall, ToolContext, ToolHandler, ToolOutput};
 pub use id::{AgentId, SessionId};

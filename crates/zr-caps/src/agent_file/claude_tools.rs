@@ -2,6 +2,8 @@
 //! all: the one table that agent files' `tools` and `disallowedTools` are
 //! read through (and that the README prints).
 
+use zr_types::BuiltinName;
+
 /// A Claude Code tool name and what zr makes of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClaudeCodeTool {
@@ -14,10 +16,10 @@ pub struct ClaudeCodeTool {
     pub why: &'static str,
 }
 
-const fn maps(name: &'static str, zr: &'static str, why: &'static str) -> ClaudeCodeTool {
+const fn maps(name: &'static str, zr: BuiltinName, why: &'static str) -> ClaudeCodeTool {
     ClaudeCodeTool {
         name,
-        zr: Some(zr),
+        zr: Some(zr.as_str()),
         why,
     }
 }
@@ -40,22 +42,34 @@ const fn drops(name: &'static str, why: &'static str) -> ClaudeCodeTool {
 /// `Glob`). Names not in this table pass through unchanged (the resolver
 /// warns about a name that matches no tool).
 pub const CLAUDE_CODE_TOOLS: &[ClaudeCodeTool] = &[
-    maps("Agent", "Task", "Claude Code's later name for Task"),
+    maps(
+        "Agent",
+        BuiltinName::Task,
+        "Claude Code's later name for Task",
+    ),
     maps(
         "MultiEdit",
-        "Edit",
+        BuiltinName::Edit,
         "zr makes several edits as several Edit calls",
     ),
     maps(
         "LS",
-        "Glob",
+        BuiltinName::Glob,
         "Glob lists a folder's files with the pattern DIR/*",
     ),
-    maps("NotebookRead", "Read", "Read reads notebooks as text"),
-    maps("TodoRead", "TodoWrite", "TodoWrite returns the whole list"),
+    maps(
+        "NotebookRead",
+        BuiltinName::Read,
+        "Read reads notebooks as text",
+    ),
+    maps(
+        "TodoRead",
+        BuiltinName::TodoWrite,
+        "TodoWrite returns the whole list",
+    ),
     maps(
         "SlashCommand",
-        "Skill",
+        BuiltinName::Skill,
         "zr runs commands of that kind as skills",
     ),
     drops(

@@ -21,7 +21,7 @@ use std::io::Write;
 
 use serde_json::Value;
 use zr_engine::{Event, EventKind, QueryResult};
-use zr_types::SessionId;
+use zr_types::{BuiltinName, SessionId};
 
 use super::{AgentTable, Renderer};
 
@@ -189,8 +189,8 @@ pub(crate) fn describe_call(tool: &str, input: &Value) -> String {
         return format!("{tool} {}", short(input));
     };
     let text = |key: &str| fields.get(key).and_then(Value::as_str).unwrap_or("");
-    match tool {
-        "Task" => {
+    match tool.parse() {
+        Ok(BuiltinName::Task) => {
             let ty = fields
                 .get("subagent_type")
                 .and_then(Value::as_str)
@@ -203,7 +203,7 @@ pub(crate) fn describe_call(tool: &str, input: &Value) -> String {
             };
             return format!("Task ({ty}{bg}): {}", text("description"));
         }
-        "MultiTask" => {
+        Ok(BuiltinName::MultiTask) => {
             if let Some(Value::Array(tasks)) = fields.get("tasks") {
                 let names: Vec<&str> = tasks
                     .iter()
@@ -233,15 +233,17 @@ pub(crate) fn describe_call(tool: &str, input: &Value) -> String {
 
 /// The field that says the most about a call of `tool`.
 fn main_argument(tool: &str) -> Option<&'static str> {
-    Some(match tool {
-        "Read" | "Write" | "Edit" => "file_path",
-        "Grep" | "Glob" => "pattern",
-        "Bash" => "command",
-        "FindTool" | "WebSearch" => "query",
-        "WebFetch" => "url",
-        "Skill" => "skill",
-        "AskUserQuestion" => return None,
-        _ if tool.starts_with("mcp__") => "path",
+    use BuiltinName as B;
+    let Ok(builtin) = tool.parse() else {
+        return tool.starts_with("mcp__").then_some("path");
+    };
+    Some(match builtin {
+        B::Read | B::Write | B::Edit => "file_path",
+        B::Grep | B::Glob => "pattern",
+        B::Bash => "command",
+        B::FindTool | B::WebSearch => "query",
+        B::WebFetch => "url",
+        B::Skill => "skill",
         _ => return None,
     })
 }

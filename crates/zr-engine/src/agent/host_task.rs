@@ -17,7 +17,7 @@ use std::time::Instant;
 use futures_util::Stream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use zr_types::{AgentId, AgentName, ToolCall};
+use zr_types::{AgentId, AgentName, BuiltinName, ToolCall};
 
 use crate::agent::{Agent, join_spawned, root_meta};
 use crate::delegate::task::{run_call, run_described};
@@ -73,7 +73,7 @@ impl Agent {
         }
         let call = ToolCall {
             id: format!("host-{}", self.next_host_call()),
-            name: "Task".to_owned(),
+            name: BuiltinName::Task.as_str().to_owned(),
             input,
         };
         // Subscribed before anything starts: a background agent's events

@@ -13,8 +13,8 @@ use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget, Isolation, ModelAliases};
 use zr_resolve::{DerivedKind, Role};
 use zr_types::{
-    AgentId, AgentName, BoxFuture, ContentBlock, Message, MessageRole, SkillDefinition, ToolCall,
-    ToolOutput, ToolResultContent, error_chain,
+    AgentId, AgentName, BoxFuture, BuiltinName, ContentBlock, Message, MessageRole,
+    SkillDefinition, ToolCall, ToolOutput, ToolResultContent, error_chain,
 };
 
 use crate::delegate::background;
@@ -459,7 +459,7 @@ pub(crate) async fn run_described(
     let isolation = catalog.isolation_of(task.subagent_type.as_ref());
     let call = ToolCall {
         id: spec.call.clone(),
-        name: "MultiTask".to_owned(),
+        name: BuiltinName::MultiTask.as_str().to_owned(),
         input: Value::Null,
     };
     let run = prepare(ctx, parent, &call, &task, spec.index, Some(&spec.agent))

@@ -21,7 +21,8 @@ use serde_json::Value;
 use zr_caps::{PermissionMode, PermissionRules, RuleBase, Verdict};
 use zr_tools::BuiltinTools;
 use zr_types::{
-    Access, AgentId, BoxFuture, Confinement, ToolCall, ToolName, ToolOrigin, ToolOutput,
+    Access, AgentId, BoxFuture, BuiltinName, Confinement, ToolCall, ToolName, ToolOrigin,
+    ToolOutput,
 };
 
 use crate::error::reason_of;
@@ -304,7 +305,7 @@ impl Denials {
     }
 
     /// A call was allowed to run: the streak ends.
-    fn allowed(&self) {
+    pub(crate) fn allowed(&self) {
         lock(&self.0).consecutive = 0;
     }
 
@@ -350,11 +351,6 @@ pub(crate) fn refuse(
         },
     );
     ToolOutput::error(reason)
-}
-
-/// Marks a call of `agent` as allowed to run.
-pub(crate) fn ran(denials: &Denials) {
-    denials.allowed();
 }
 
 fn denied(tool: &ToolName, why: impl fmt::Display) -> String {
@@ -436,7 +432,15 @@ pub(crate) async fn check(
     }
     let places = Places::of(boundary, agent, gate.project).reading(gate.spill);
     // 3. The sandbox.
-    let read_only_fs = agent.reads_only || mode == PermissionMode::Plan || !writes(agent, tool);
+    // Whether `agent` writes files with its own tools: its pool holds
+    // `Write` or `Edit`, or the tool itself is not read-only and not a
+    // builtin (a custom tool's processes keep what its author gave them).
+    // An agent that only reads gets a read-only sandbox for its commands,
+    // Bash included (`tools: Read, Grep, Bash` is a reviewer, not a
+    // writer).
+    let writes =
+        agent.writes || (definition.origin != ToolOrigin::Builtin && !definition.is_read_only());
+    let read_only_fs = agent.reads_only || mode == PermissionMode::Plan || !writes;
     let confinement = crate::policy::boundary::confinement(boundary, &places, read_only_fs);
     if let Some(why) = unconfinable(&accesses, confinement.as_ref(), read_only_fs) {
         return Err(denied(name, why));
@@ -475,7 +479,10 @@ pub(crate) async fn check(
         });
     // 5. Plan mode refuses before anybody is asked.
     if mode == PermissionMode::Plan && !definition.is_read_only() {
-        return Err(plan_refusal(name, agent));
+        return Err(format!(
+            "tool '{name}' was not run: agent {} is in plan mode, where only read-only tools run; describe the change in your plan instead",
+            agent.id
+        ));
     }
     if let Some(crossing) = crossing {
         return ask(gate, agent, name, call, Some(crossing), None, hooks)
@@ -484,8 +491,11 @@ pub(crate) async fn check(
     }
     // 6. What passes without a question.
     let host = subjects.host();
-    let is_edit =
-        definition.origin == ToolOrigin::Builtin && matches!(name.as_str(), "Write" | "Edit");
+    let is_edit = definition.origin == ToolOrigin::Builtin
+        && matches!(
+            name.as_str().parse(),
+            Ok(BuiltinName::Write | BuiltinName::Edit)
+        );
     let passes = matches!(
         verdict,
         Some(Spoken {
@@ -502,23 +512,6 @@ pub(crate) async fn check(
     ask(gate, agent, name, call, None, host, hooks)
         .await
         .map(|()| confinement)
-}
-
-fn plan_refusal(name: &ToolName, agent: &AgentMeta) -> String {
-    format!(
-        "tool '{name}' was not run: agent {} is in plan mode, where only read-only tools run; describe the change in your plan instead",
-        agent.id
-    )
-}
-
-/// Whether `agent` writes files with its own tools: its pool holds `Write`
-/// or `Edit`, or the tool itself is not read-only and not the builtin Bash
-/// (a custom tool's processes keep what its author gave them). An agent
-/// that only reads gets a read-only sandbox for its commands, Bash
-/// included (`tools: Read, Grep, Bash` is a reviewer, not a writer).
-fn writes(agent: &AgentMeta, tool: &Callable) -> bool {
-    agent.writes
-        || (tool.definition.origin != ToolOrigin::Builtin && !tool.definition.is_read_only())
 }
 
 /// Why a call cannot run confined as it must, if it cannot: a command of

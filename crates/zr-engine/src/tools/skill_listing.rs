@@ -31,7 +31,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use zr_types::{SkillDefinition, SkillName, ToolDefinition, ToolOrigin};
+use zr_types::{BuiltinName, SkillDefinition, SkillName, ToolDefinition, ToolOrigin};
 
 /// The listing's default size limit in characters, the whole listing
 /// (names, descriptions, layout) included. Claude Code's skill listing
@@ -44,9 +44,6 @@ use zr_types::{SkillDefinition, SkillName, ToolDefinition, ToolOrigin};
 /// A larger collection is shortened, then counted; a host may raise the
 /// limit.
 pub const DEFAULT_SKILL_LISTING_CHARS: usize = 7_000;
-
-/// The name of the tool whose description is composed.
-const SKILL: &str = "Skill";
 
 /// How a session lists skills: its size limit and the skills named first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,7 +64,8 @@ pub(crate) fn advertised(
     skills: &[Arc<SkillDefinition>],
     listing: &SkillListing,
 ) -> Arc<ToolDefinition> {
-    if definition.name.as_str() != SKILL || definition.origin != ToolOrigin::Builtin {
+    if !BuiltinName::Skill.is(definition.name.as_str()) || definition.origin != ToolOrigin::Builtin
+    {
         return Arc::clone(definition);
     }
     let mut composed = ToolDefinition::clone(definition);

@@ -19,7 +19,7 @@ use crate::sync::lock;
 use crate::transcript::Start;
 use crate::turn::agent_run::AgentRun;
 use crate::turn::agent_run::Resumption;
-use crate::turn::exec::{self, Recorded};
+use crate::turn::exec::{self, Recorded, report};
 use model::Ask;
 use zr_providers::ProviderError;
 use zr_providers::{ModelResponse, ToolChoice};
@@ -264,7 +264,7 @@ impl AgentRun {
             if let Some(why) = spent {
                 let content = calls
                     .iter()
-                    .map(|call| exec::refused(ctx, &self.meta, call, why))
+                    .map(|call| report::refused(&ctx.sink, &self.meta, call, why))
                     .collect();
                 self.history_mut().push(Message {
                     role: MessageRole::User,
@@ -281,8 +281,8 @@ impl AgentRun {
             let mut results = exec::run_calls(ctx, &mut self, run_now, &Recorded::default()).await;
             let limit = ctx.session.runtime.max_tokens();
             for call in &cut {
-                results.push(exec::refused(
-                    ctx,
+                results.push(report::refused(
+                    &ctx.sink,
                     &self.meta,
                     call,
                     &format!(
@@ -291,8 +291,8 @@ impl AgentRun {
                 ));
             }
             for call in &refused {
-                results.push(exec::refused(
-                    ctx,
+                results.push(report::refused(
+                    &ctx.sink,
                     &self.meta,
                     call,
                     "not run: the agent's tool-call budget is exhausted",

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, SecondsFormat, Utc};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use zr_types::{BoxFuture, ToolContext, ToolError, ToolOutput};
+use zr_types::{BoxFuture, BuiltinName, ToolContext, ToolError, ToolOutput};
 
 use super::store::{CronJob, CronStore, NewCronJob};
 use crate::error::CronStoreError;
@@ -79,7 +79,7 @@ impl CronCreateTool {
 
 impl Builtin for CronCreateTool {
     type Input = CronCreateInput;
-    const NAME: &'static str = "CronCreate";
+    const NAME: BuiltinName = BuiltinName::CronCreate;
     const HINTS: Hints = Hints::local_change(false, false);
 
     fn details(&self) -> String {
@@ -109,7 +109,7 @@ impl Builtin for CronCreateTool {
                 recurring: input.recurring.unwrap_or(true),
                 jitter_seconds: jitter,
             };
-            match blocking(Self::NAME, move || store.create(new, now)).await? {
+            match blocking(Self::NAME.as_str(), move || store.create(new, now)).await? {
                 Ok(job) => {
                     let mut text = format!("Scheduled {}", summary(&job, now));
                     if let Some(note) = &self.fires_under {
@@ -117,7 +117,7 @@ impl Builtin for CronCreateTool {
                     }
                     Ok(ToolOutput::text(text))
                 }
-                Err(e) => store_failed(Self::NAME, e),
+                Err(e) => store_failed(Self::NAME.as_str(), e),
             }
         })
     }
@@ -145,7 +145,7 @@ impl CronDeleteTool {
 
 impl Builtin for CronDeleteTool {
     type Input = CronDeleteInput;
-    const NAME: &'static str = "CronDelete";
+    const NAME: BuiltinName = BuiltinName::CronDelete;
     const HINTS: Hints = Hints::local_change(true, true);
 
     fn details(&self) -> String {
@@ -160,12 +160,12 @@ impl Builtin for CronDeleteTool {
         Box::pin(async move {
             let store = Arc::clone(&self.store);
             let id = input.id;
-            match blocking(Self::NAME, move || store.delete(&id)).await? {
+            match blocking(Self::NAME.as_str(), move || store.delete(&id)).await? {
                 Ok(job) => Ok(ToolOutput::text(format!(
                     "Deleted {} (`{}`).",
                     job.id, job.cron
                 ))),
-                Err(e) => store_failed(Self::NAME, e),
+                Err(e) => store_failed(Self::NAME.as_str(), e),
             }
         })
     }
@@ -190,7 +190,7 @@ impl CronListTool {
 
 impl Builtin for CronListTool {
     type Input = CronListInput;
-    const NAME: &'static str = "CronList";
+    const NAME: BuiltinName = BuiltinName::CronList;
     const HINTS: Hints = Hints::LOCAL;
 
     fn details(&self) -> String {
@@ -205,7 +205,7 @@ impl Builtin for CronListTool {
         Box::pin(async move {
             let store = Arc::clone(&self.store);
             let now = Utc::now();
-            match blocking(Self::NAME, move || store.list()).await? {
+            match blocking(Self::NAME.as_str(), move || store.list()).await? {
                 Ok(jobs) if jobs.is_empty() => Ok(ToolOutput::text("No scheduled prompts.")),
                 Ok(jobs) => {
                     let mut text = format!("{} scheduled prompts:\n", jobs.len());
@@ -214,7 +214,7 @@ impl Builtin for CronListTool {
                     }
                     Ok(ToolOutput::text(text))
                 }
-                Err(e) => store_failed(Self::NAME, e),
+                Err(e) => store_failed(Self::NAME.as_str(), e),
             }
         })
     }
