@@ -6,6 +6,7 @@
 //! root's; the tree is a reviewed snapshot.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -71,29 +72,34 @@ fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
 /// The spans as an indented tree, children in start order; each
 /// `invoke_agent` with its agent id.
 fn tree(spans: &[Span]) -> String {
-    let mut children: BTreeMap<&[u8], Vec<&Span>> = BTreeMap::new();
+    let mut children: Children<'_> = BTreeMap::new();
     for span in spans {
         children.entry(&span.parent_span_id).or_default().push(span);
     }
     for list in children.values_mut() {
         list.sort_by_key(|s| s.start_time_unix_nano);
     }
-    fn draw(out: &mut String, span: &Span, depth: usize, children: &BTreeMap<&[u8], Vec<&Span>>) {
-        out.push_str(&"  ".repeat(depth));
-        out.push_str(&span.name);
-        if let Some(id) = attr(span, "gen_ai.agent.id") {
-            out.push_str(&format!(" [{id}]"));
-        }
-        out.push('\n');
-        for child in children.get(span.span_id.as_slice()).into_iter().flatten() {
-            draw(out, child, depth + 1, children);
-        }
-    }
     let mut out = String::new();
     for root in children.get([].as_slice()).into_iter().flatten() {
         draw(&mut out, root, 0, &children);
     }
     out
+}
+
+/// Spans by their parent's id.
+type Children<'a> = BTreeMap<&'a [u8], Vec<&'a Span>>;
+
+/// `span` at `depth`, then its children one level in.
+fn draw(out: &mut String, span: &Span, depth: usize, children: &Children<'_>) {
+    out.push_str(&"  ".repeat(depth));
+    out.push_str(&span.name);
+    if let Some(id) = attr(span, "gen_ai.agent.id") {
+        let _ = write!(out, " [{id}]");
+    }
+    out.push('\n');
+    for child in children.get(span.span_id.as_slice()).into_iter().flatten() {
+        draw(out, child, depth + 1, children);
+    }
 }
 
 #[tokio::test]
