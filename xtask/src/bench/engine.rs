@@ -203,7 +203,9 @@ fn tree(root: &Path, flat: &Value) -> Result<()> {
 A tree of 1,000 leaves, 3 levels (10 x 10 x 10: {} subagents), beside the flat 1,000 fan-out (medians of {ROUNDS} processes):",
         num(&tree, "subagents")?
     );
-    println!("  shape      subagents  wall ms (range)        cpu ms  us/subagent wall  us/subagent cpu  KiB/subagent");
+    println!(
+        "  shape      subagents  wall ms (range)        cpu ms  us/subagent wall  us/subagent cpu  KiB/subagent"
+    );
     println!(
         "  flat       {:>9} {:>8.1} {:>21} {:>8.1} {:>17.2} {:>16.2} {:>13.2}",
         num(flat, "subagents")?,

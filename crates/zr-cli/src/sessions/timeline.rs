@@ -331,7 +331,10 @@ mod tests {
     fn a_label_is_the_last_segment_of_the_id() {
         assert_eq!(label("root"), "root");
         assert_eq!(label("root.0001-lead"), "0001-lead");
-        assert_eq!(label("root.0001-lead.0004-reviewer.0005-worker"), "0005-worker");
+        assert_eq!(
+            label("root.0001-lead.0004-reviewer.0005-worker"),
+            "0005-worker"
+        );
     }
 
     #[test]

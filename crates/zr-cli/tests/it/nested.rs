@@ -240,7 +240,8 @@ fn a_depth_3_tree_in_the_live_tree_indents_each_level() {
     let project = tree_project();
     let mut term = Terminal::spawn_with(&project, &["run", "--script", "tree.json", "go"], &[]);
     let (running, _) = term.wait_for("the worker three levels down running", |rows| {
-        rows.iter().any(|r| r.starts_with("      ▸ worker  running"))
+        rows.iter()
+            .any(|r| r.starts_with("      ▸ worker  running"))
             && rows.iter().any(|r| r.starts_with("  ✓ explore"))
     });
     insta::assert_snapshot!("depth_3_live_tree", normalised(&running));
@@ -261,7 +262,10 @@ fn a_depth_3_tree_in_plain_progress_names_each_agent_by_its_id() {
         .filter(|l| l.starts_with(&format!("[{LEAD}")))
         .collect();
     insta::assert_snapshot!("depth_3_plain_progress", lead.join("\n"));
-    assert!(err.contains(&format!("[{DEEP}] started (worker): check a detail")), "{err}");
+    assert!(
+        err.contains(&format!("[{DEEP}] started (worker): check a detail")),
+        "{err}"
+    );
 }
 
 /// The code blocks of the README's "Delegation" section: its `toml`
@@ -269,7 +273,9 @@ fn a_depth_3_tree_in_plain_progress_names_each_agent_by_its_id() {
 /// their `name`).
 fn readme_delegation() -> (String, Vec<(String, String)>) {
     let readme = std::fs::read_to_string(crate::support::repo().join("README.md")).unwrap();
-    let start = readme.find("\n## Delegation\n").expect("a Delegation section");
+    let start = readme
+        .find("\n## Delegation\n")
+        .expect("a Delegation section");
     let section = &readme[start + 1..];
     let section = &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)];
     let mut toml = String::new();
@@ -308,7 +314,10 @@ fn readme_delegation() -> (String, Vec<(String, String)>) {
 fn the_readmes_delegation_examples_are_one_working_project() {
     let (toml, agents) = readme_delegation();
     assert!(toml.contains("max_depth = 2"), "{toml}");
-    assert!(toml.contains("[budget]") && toml.contains("[providers.local]"), "{toml}");
+    assert!(
+        toml.contains("[budget]") && toml.contains("[providers.local]"),
+        "{toml}"
+    );
     let names: Vec<&str> = agents.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["lead", "researcher", "worker"]);
     let openai = crate::loopback::Server::start(crate::loopback::fixture("openai/text.sse"));
@@ -318,10 +327,17 @@ fn the_readmes_delegation_examples_are_one_working_project() {
         &toml.replace("http://127.0.0.1:8080/v1", &format!("{}/v1", openai.url)),
     );
     for (name, text) in &agents {
-        project.write(&format!(".zr/agents/{name}.md"), &format!("{text}You are the {name}.\n"));
+        project.write(
+            &format!(".zr/agents/{name}.md"),
+            &format!("{text}You are the {name}.\n"),
+        );
     }
     let listed = project.zr_ok(&["agents"]);
-    assert_eq!(stderr(&listed), "", "the agent files load without a warning");
+    assert_eq!(
+        stderr(&listed),
+        "",
+        "the agent files load without a warning"
+    );
     project.write(
         "chain.json",
         r#"{"agents": {

@@ -243,7 +243,10 @@ fn a_host_calling_a_type_whose_subagents_delegate_gets_the_nested_progress_and_r
         .unwrap_or_else(|| panic!("no '{reviewed}': {messages:#?}"));
     insta::assert_snapshot!("nested_call_progress", messages[..=end].join("\n"));
     let rest = &messages[end + 1..];
-    let last = ["root.0001-lead: turn 3 finished", "root.0001-lead finished: completed"];
+    let last = [
+        "root.0001-lead: turn 3 finished",
+        "root.0001-lead finished: completed",
+    ];
     assert!(last.starts_with(rest), "{rest:?}");
     let folder = session_folder(&project);
     for id in [

@@ -150,7 +150,10 @@ async fn a_depth_3_agents_span_is_a_child_of_its_parents_task_call() {
     for (child, parent) in [
         ("root.0001-lead", "root"),
         ("root.0001-lead.0002-reviewer", "root.0001-lead"),
-        ("root.0001-lead.0002-reviewer.0003-worker", "root.0001-lead.0002-reviewer"),
+        (
+            "root.0001-lead.0002-reviewer.0003-worker",
+            "root.0001-lead.0002-reviewer",
+        ),
     ] {
         let call = by_id[agent_span(child).parent_span_id.as_slice()];
         assert_eq!(call.name, "execute_tool Task", "{child}");
