@@ -180,7 +180,17 @@ fn a_depth_3_tree_in_sessions_show_draws_each_agent_under_its_parent() {
     assert_eq!(stdout(&out), "root done\n");
     let session = only_session(&project);
     let show = stdout(&project.zr_ok(&["sessions", "show", &session]));
-    insta::assert_snapshot!("depth_3_sessions_show", stable_columns(&show));
+    let table = stable_columns(&show);
+    insta::assert_snapshot!("depth_3_sessions_show", table);
+    // The README's Delegation section shows this table up to TOKENS.
+    let cut = table.lines().next().unwrap().find("TOOLS").unwrap();
+    let readme: Vec<String> = table
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.chars().take(cut).collect::<String>().trim_end().to_owned())
+        .collect();
+    let (_, _, texts) = readme_delegation();
+    assert_eq!(texts, [readme.join("\n") + "\n"], "README.md's sessions show block");
     // The agent three levels down, by its id.
     let deep = stdout(&project.zr_ok(&["sessions", "show", &session, "--agent", DEEP]));
     assert!(deep.contains("check the detail"), "{deep}");
@@ -269,9 +279,9 @@ fn a_depth_3_tree_in_plain_progress_names_each_agent_by_its_id() {
 }
 
 /// The code blocks of the README's "Delegation" section: its `toml`
-/// blocks (one `zr.toml`) and its `markdown` blocks (agent files, by
-/// their `name`).
-fn readme_delegation() -> (String, Vec<(String, String)>) {
+/// blocks (one `zr.toml`), its `markdown` blocks (agent files, by their
+/// `name`) and its `text` blocks (output).
+fn readme_delegation() -> (String, Vec<(String, String)>, Vec<String>) {
     let readme = std::fs::read_to_string(crate::support::repo().join("README.md")).unwrap();
     let start = readme
         .find("\n## Delegation\n")
@@ -280,6 +290,7 @@ fn readme_delegation() -> (String, Vec<(String, String)>) {
     let section = &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)];
     let mut toml = String::new();
     let mut agents = Vec::new();
+    let mut texts = Vec::new();
     let mut rest = section;
     while let Some(open) = rest.find("\n```") {
         let after = &rest[open + 4..];
@@ -298,11 +309,12 @@ fn readme_delegation() -> (String, Vec<(String, String)>) {
                     .expect("an agent file names its type");
                 agents.push((name.to_owned(), text.to_owned()));
             }
+            "text" => texts.push(text.to_owned()),
             other => panic!("a block of {other} in Delegation"),
         }
         rest = &body[end + 4..];
     }
-    (toml, agents)
+    (toml, agents, texts)
 }
 
 /// Every example of the README's "Delegation" section is one working
@@ -312,7 +324,7 @@ fn readme_delegation() -> (String, Vec<(String, String)>) {
 /// profile, here a loopback OpenAI Chat server, as `qwen3-8b`.
 #[test]
 fn the_readmes_delegation_examples_are_one_working_project() {
-    let (toml, agents) = readme_delegation();
+    let (toml, agents, _) = readme_delegation();
     assert!(toml.contains("max_depth = 2"), "{toml}");
     assert!(
         toml.contains("[budget]") && toml.contains("[providers.local]"),
