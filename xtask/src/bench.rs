@@ -9,7 +9,8 @@
 //!    process's): fan-outs of 1,000, 10,000 and 100,000 subagents (wall,
 //!    CPU, peak RSS, per subagent), the heap bytes per subagent (the
 //!    `heap` bench's counting allocator) and a 200-turn query (its last
-//!    turns' cost against its first), with their ratios ([`engine`]).
+//!    turns' cost against its first), with their ratios, and a tree of
+//!    1,000 leaves three levels deep beside the flat 1,000 ([`engine`]).
 //! 3. Start-up: `zr run` to its first model request, and
 //!    `zr resolve --scenario` on the example (`zr-cli`'s `startup` bench);
 //!    then issue 22's fan-out of 1,000 subagents locally and through a

@@ -1,7 +1,8 @@
 //! Engine overhead with the scripted provider: the cost of one turn (also
 //! with transcripts written, and with a permission handler and a hook
 //! asked about every call), a fan-out of 1,000 subagents that make
-//! three tool calls each, and the effects boundary's cost per file-tool
+//! three tool calls each, the same 1,000 as the leaves of a tree three
+//! levels deep (10 x 10 x 10), and the effects boundary's cost per file-tool
 //! call (issue 33): `gate/read_100/default` against
 //! `gate/read_100/bypassPermissions`, a query of 100 turns that each Read
 //! a small file of the project; in `default` the gate resolves the path
@@ -13,6 +14,8 @@
 //! one fan-out of N subagents (`fanout` alone: 1,000) through
 //! `Agent::prompt` and prints its wall time, CPU time and peak memory
 //! (`VmHWM`) as a JSON line instead of running criterion;
+//! `ZR_BENCH_ONCE=tree:N` does the same for a tree of N leaves three
+//! levels deep (`tree` alone: 10 x 10 x 10), beside the flat fan-out;
 //! `ZR_BENCH_ONCE=fanout_streamed:N` runs it through `Agent::query`,
 //! reading every event as a host that shows them does (`prompt` makes
 //! none); `ZR_BENCH_ONCE=turns:N` runs one query of N tool
@@ -34,8 +37,8 @@ use criterion::{BatchSize, Criterion, criterion_group};
 use futures_util::StreamExt as _;
 use serde_json::json;
 use support::{
-    Extra, agent, agent_with, agent_with_noop, fanout_script, reader, reads_script, runtime,
-    turns_script,
+    Extra, TREE_LEVELS, agent, agent_with, agent_with_noop, fanout_script, reader, reads_script,
+    runtime, tree_agent, tree_branching, tree_script, tree_size, turns_script,
 };
 use zr_caps::PermissionMode;
 use zr_engine::{QueryOverrides, TaskStatus};
@@ -110,6 +113,33 @@ fn bench(c: &mut Criterion) {
             BatchSize::PerIteration,
         );
     });
+    // The same 1,000 agents doing the same work, three levels deep: 10
+    // leads, 100 subs, 1,000 workers (1,111 agents). Under `cargo test`
+    // (no `--bench`: criterion runs each function once, as `cargo xtask
+    // ci` does) a tree of 8 leaves checks that it runs.
+    let branching = if std::env::args().any(|a| a == "--bench") {
+        10
+    } else {
+        2
+    };
+    let tree = tree_script(branching);
+    let (agents, tokens) = tree_size(branching);
+    group.bench_function(
+        format!("tree_{}_leaves_{TREE_LEVELS}_levels", branching.pow(3)),
+        |b| {
+            b.iter_batched(
+                || tree_agent(&tree, 10),
+                |(dir, agent)| {
+                    let result = rt.block_on(agent.prompt("go")).unwrap();
+                    assert_eq!(result.status, TaskStatus::Completed);
+                    // Every agent of the tree answered (each: 2 responses).
+                    assert_eq!(result.total_usage.total(), tokens, "{agents} agents");
+                    (dir, agent)
+                },
+                BatchSize::PerIteration,
+            );
+        },
+    );
     group.finish();
     gate(c, &rt);
 }
@@ -214,6 +244,53 @@ fn once_fanout(subagents: usize, streamed: bool) {
             "peak_kib": peak,
             "kib_per_subagent": peak.saturating_sub(before) as f64 / n,
             "tokens": result.total_usage.input_tokens + result.total_usage.output_tokens,
+        })
+    );
+}
+
+/// `ZR_BENCH_ONCE=tree:N`: one tree of N leaves ([`TREE_LEVELS`] levels
+/// of subagents, N^(1/3) children per delegating agent) in this process,
+/// with its wall time, CPU time and peak memory as one JSON line, per
+/// agent (every subagent of the tree, leads and subs included) and per
+/// leaf; the same figures as `fanout:N`'s, so that the two sit side by
+/// side.
+fn once_tree(leaves: usize) {
+    let rt = runtime();
+    support::warm_up(&rt);
+    let branching = tree_branching(leaves);
+    let (agents, tokens) = tree_size(branching);
+    let (_dir, agent) = tree_agent(&tree_script(branching), 10);
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let before = status_kib("VmRSS:");
+    let cpu = cpu_time();
+    let start = Instant::now();
+    let result = rt.block_on(agent.prompt("go")).unwrap();
+    let wall = start.elapsed();
+    let cpu = cpu_time().saturating_sub(cpu);
+    let peak = status_kib("VmHWM:");
+    assert_eq!(result.status, TaskStatus::Completed);
+    assert_eq!(result.total_usage.total(), tokens, "every agent answered");
+    let subagents = (agents - 1) as f64;
+    let n = leaves as f64;
+    println!(
+        "{}",
+        json!({
+            "bench": "tree",
+            "levels": TREE_LEVELS,
+            "branching": branching,
+            "leaves": leaves,
+            "subagents": agents - 1,
+            "wall_ms": wall.as_secs_f64() * 1e3,
+            "cpu_ms": cpu.as_secs_f64() * 1e3,
+            "wall_us_per_subagent": wall.as_secs_f64() * 1e6 / subagents,
+            "cpu_us_per_subagent": cpu.as_secs_f64() * 1e6 / subagents,
+            "wall_us_per_leaf": wall.as_secs_f64() * 1e6 / n,
+            "cpu_us_per_leaf": cpu.as_secs_f64() * 1e6 / n,
+            "rss_before_kib": before,
+            "peak_kib": peak,
+            "kib_per_subagent": peak.saturating_sub(before) as f64 / subagents,
+            "kib_per_leaf": peak.saturating_sub(before) as f64 / n,
+            "tokens": result.total_usage.total(),
         })
     );
 }
@@ -342,9 +419,12 @@ fn main() {
         Some((kind, n)) if kind == "gate" => return once_gate(n),
         Some((kind, n)) if kind == "fanout" => return once_fanout(n, false),
         Some((kind, n)) if kind == "fanout_streamed" => return once_fanout(n, true),
+        Some((kind, n)) if kind == "tree" => return once_tree(n),
         Some((kind, n)) if kind == "turns" => return once_turns(n),
         Some((other, _)) => {
-            panic!("ZR_BENCH_ONCE={other}: expected fanout:N, fanout_streamed:N, turns:N or gate:N")
+            panic!(
+                "ZR_BENCH_ONCE={other}: expected fanout:N, fanout_streamed:N, tree:N, turns:N or gate:N"
+            )
         }
         None => {}
     }

@@ -2,7 +2,9 @@
 //! process's): fan-outs of 1,000, 10,000 and 100,000 subagents (wall, CPU,
 //! peak RSS, per subagent) and a 200-turn query (its last turns' cost
 //! against its first), with their ratios; then the heap bytes of the
-//! 1,000 fan-out, counted by the `heap` bench's counting allocator.
+//! 1,000 fan-out, counted by the `heap` bench's counting allocator; and
+//! the same 1,000 leaves as a tree three levels deep beside the flat
+//! fan-out ([`tree`]).
 
 use std::path::Path;
 
@@ -155,6 +157,8 @@ pub(crate) fn run(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
         "heap",
     );
 
+    tree(root, &runs[0])?;
+
     let turns = once(root, "engine", "turns:200")?;
     let ratio = num(&turns, "last_over_first")?;
     println!(
@@ -173,6 +177,66 @@ pub(crate) fn run(root: &Path, quick: bool, report: &mut Report) -> Result<()> {
         ratio,
         1.5,
         "wall",
+    );
+    Ok(())
+}
+
+/// Issue 37's tree: the 1,000 fan-out's leaves three levels deep (10
+/// leads, 100 subs, 1,000 workers: 1,110 subagents), [`ROUNDS`]
+/// processes, the one of the median wall time printed beside `flat`
+/// (the 1,000 fan-out's median run), per subagent and per leaf; then its
+/// heap per subagent.
+fn tree(root: &Path, flat: &Value) -> Result<()> {
+    let mut runs = (0..ROUNDS)
+        .map(|_| once(root, "engine", "tree:1000"))
+        .collect::<Result<Vec<_>>>()?;
+    let mut order = runs
+        .iter()
+        .enumerate()
+        .map(|(at, run)| Ok((num(run, "wall_ms")?, at)))
+        .collect::<Result<Vec<_>>>()?;
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (min, max) = (order[0].0, order[order.len() - 1].0);
+    let tree = runs.swap_remove(order[order.len() / 2].1);
+    println!(
+        "
+A tree of 1,000 leaves, 3 levels (10 x 10 x 10: {} subagents), beside the flat 1,000 fan-out (medians of {ROUNDS} processes):",
+        num(&tree, "subagents")?
+    );
+    println!(
+        "  shape      subagents  wall ms (range)        cpu ms  us/subagent wall  us/subagent cpu  KiB/subagent"
+    );
+    println!(
+        "  flat       {:>9} {:>8.1} {:>21} {:>8.1} {:>17.2} {:>16.2} {:>13.2}",
+        num(flat, "subagents")?,
+        num(flat, "wall_ms")?,
+        "",
+        num(flat, "cpu_ms")?,
+        num(flat, "wall_us_per_subagent")?,
+        num(flat, "cpu_us_per_subagent")?,
+        num(flat, "kib_per_subagent")?,
+    );
+    println!(
+        "  tree       {:>9} {:>8.1} {:>21} {:>8.1} {:>17.2} {:>16.2} {:>13.2}",
+        num(&tree, "subagents")?,
+        num(&tree, "wall_ms")?,
+        format!("({min:.1}-{max:.1})"),
+        num(&tree, "cpu_ms")?,
+        num(&tree, "wall_us_per_subagent")?,
+        num(&tree, "cpu_us_per_subagent")?,
+        num(&tree, "kib_per_subagent")?,
+    );
+    println!(
+        "  tree per leaf: {:.2} us wall, {:.2} us cpu, {:.2} KiB",
+        num(&tree, "wall_us_per_leaf")?,
+        num(&tree, "cpu_us_per_leaf")?,
+        num(&tree, "kib_per_leaf")?,
+    );
+    let heap = once(root, "heap", "tree:1000")?;
+    println!(
+        "  heap of the tree (counting allocator): {:.2} KiB per subagent at peak, {:.2} KiB held at its end",
+        num(&heap, "peak_kib_per")?,
+        num(&heap, "held_at_end_kib_per")?,
     );
     Ok(())
 }

@@ -107,9 +107,9 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
             }
             EventKind::SubagentFinished { result } => {
                 let mut text = format!(
-                    "finished: {}, {} turns, {} tokens",
+                    "finished: {}, {}, {} tokens",
                     result.status.as_str(),
-                    result.turns,
+                    turns(result.turns),
                     self.table.get(&event.agent).map_or(0, |r| r.tokens)
                 );
                 if let Some(error) = &result.error {
@@ -162,9 +162,9 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
                 n => format!("{n} subagents"),
             };
             let text = format!(
-                "finished: {}, {} turns; {subagents}, {tokens} tokens, {:.1} s",
+                "finished: {}, {}; {subagents}, {tokens} tokens, {:.1} s",
                 r.status.as_str(),
-                r.turns,
+                turns(r.turns),
                 r.duration.as_secs_f64()
             );
             self.line("root", &text);
@@ -179,6 +179,15 @@ impl<W: Write + Send> Renderer for PlainRenderer<W> {
             );
         }
         let _ = self.out.flush();
+    }
+}
+
+/// `1 turn`, `2 turns`.
+fn turns(n: u32) -> String {
+    if n == 1 {
+        "1 turn".to_owned()
+    } else {
+        format!("{n} turns")
     }
 }
 

@@ -43,10 +43,13 @@ pub(crate) struct AgentRow {
     pub(crate) ended: Option<Duration>,
 }
 
-/// Every agent of a run, in id order (so children follow their parent).
+/// Every agent of a run, in id order: children follow their parent at
+/// any depth, siblings in start order ([`AgentId`]'s order, by number:
+/// `root.9999-x` before `root.10000-x`, which text order would turn
+/// round).
 #[derive(Debug, Default)]
 pub(crate) struct AgentTable {
-    rows: BTreeMap<String, AgentRow>,
+    rows: BTreeMap<AgentId, AgentRow>,
 }
 
 impl AgentTable {
@@ -54,7 +57,7 @@ impl AgentTable {
     pub(crate) fn apply(&mut self, event: &Event) {
         let row = self
             .rows
-            .entry(event.agent.as_str().to_owned())
+            .entry(event.agent.clone())
             .or_insert_with(|| AgentRow {
                 agent_type: event.agent_type.to_string(),
                 description: String::new(),
@@ -101,7 +104,7 @@ impl AgentTable {
 
     /// One agent.
     pub(crate) fn get(&self, id: &AgentId) -> Option<&AgentRow> {
-        self.rows.get(id.as_str())
+        self.rows.get(id)
     }
 
     /// The tokens of every agent seen, background agents that went on

@@ -1,10 +1,12 @@
 //! `zr sessions show SESSION --html FILE`: one self-contained page (no
 //! script, no network, no external font or style) with a timeline of the
-//! session's agents — a row each in tree order: a grey bar while it
-//! waited for a slot of its parent's call, then a bar coloured by its
-//! status while it ran, so parallel agents read as stacked bars that
-//! overlap — and the agent tree with each agent's figures, tool calls and
-//! conclusion.
+//! session's agents — a row each in tree order, labelled by the last
+//! segment of its id and indented by its depth (a nested agent's row
+//! under its parent's): a grey bar while it waited for a slot of its
+//! parent's call, then a bar coloured by its status while it ran, so
+//! parallel agents read as stacked bars that overlap and a child's bar
+//! lies within its parent's — and the agent tree with each agent's
+//! figures, tool calls and conclusion.
 //!
 //! The colours are fixed (see [`Colour`]) and the bars are drawn with
 //! crisp edges, so that a screenshot of the page can be checked by its
@@ -74,6 +76,17 @@ const LABELS: u64 = 300;
 const AXIS: u64 = 860;
 /// The narrowest bar drawn, so that an agent of a millisecond shows.
 const MIN_BAR: u64 = 3;
+/// How far a label moves right per level of nesting.
+const INDENT: u64 = 14;
+
+/// An agent's label on the timeline: the last segment of its id
+/// (`0005-worker` for `root.0001-lead.0004-reviewer.0005-worker`), as a
+/// file tree names a file, not its path: the indent shows the parent,
+/// and a whole id three levels deep would run into the bars. The whole
+/// id is the label's tooltip and the table's first column.
+fn label(id: &str) -> &str {
+    id.rsplit_once('.').map_or(id, |(_, last)| last)
+}
 
 /// The page of `view`.
 pub(crate) fn page(view: &SessionView) -> String {
@@ -187,11 +200,12 @@ fn timeline(out: &mut String, view: &SessionView) {
         let top = ROW * row as u64;
         let _ = writeln!(
             out,
-            "<text x=\"{}\" y=\"{}\"{}>{}</text>",
-            4 + 14 * depth as u64,
+            "<text x=\"{}\" y=\"{}\"{}><title>{}</title>{}</text>",
+            4 + INDENT * depth as u64,
             top + ROW / 2 + 4,
             colour_of(agent).map_or_else(String::new, |c| format!(" fill=\"{c}\"")),
-            escape(&agent.id)
+            escape(&agent.id),
+            escape(label(&agent.id))
         );
         let Some(timing) = view.timing(&agent.file) else {
             continue;
@@ -311,7 +325,17 @@ pub(crate) fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{escape, tick_step};
+    use super::{escape, label, tick_step};
+
+    #[test]
+    fn a_label_is_the_last_segment_of_the_id() {
+        assert_eq!(label("root"), "root");
+        assert_eq!(label("root.0001-lead"), "0001-lead");
+        assert_eq!(
+            label("root.0001-lead.0004-reviewer.0005-worker"),
+            "0005-worker"
+        );
+    }
 
     #[test]
     fn text_is_escaped_for_html() {

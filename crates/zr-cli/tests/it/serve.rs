@@ -208,6 +208,60 @@ fn a_host_that_cancels_a_call_stops_its_subagent_and_the_server_serves_on() {
     assert!(!cancelled.contains("slow done"), "{cancelled}");
 }
 
+/// A host calls the `lead` type of a project whose agents nest three
+/// levels (`[subagents] max_depth = 3`): the lead's worker and reviewer,
+/// and the reviewer's own worker, run under the call's subagent; the
+/// host gets the lead's conclusion and the progress of every agent of
+/// the subtree, by id; each has its transcript in the server's session.
+#[test]
+fn a_host_calling_a_type_whose_subagents_delegate_gets_the_nested_progress_and_result() {
+    let project = crate::nested::tree_project();
+    let script = std::fs::read_to_string(project.path().join("tree.json")).unwrap();
+    project.write("script.json", &script);
+    let report = host(&project, "nested");
+    let result = &report["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["content"][0]["text"],
+        "lead done: the first part is done and reviewed"
+    );
+    assert_eq!(result["_meta"]["zr"]["agent_id"], "root.0001-lead");
+    assert_eq!(result["_meta"]["zr"]["turns"], 3);
+    let messages: Vec<&str> = report["progress"]
+        .as_array()
+        .expect("progress")
+        .iter()
+        .map(|p| p["message"].as_str().expect("a message"))
+        .collect();
+    // Up to the reviewer's end: the lead's last turn waits 300 ms, so
+    // these are read well before the response (the TypeScript client may
+    // drop a notification read together with it: see the test above).
+    let reviewed = "root.0001-lead.0003-reviewer finished: completed";
+    let end = messages
+        .iter()
+        .position(|m| *m == reviewed)
+        .unwrap_or_else(|| panic!("no '{reviewed}': {messages:#?}"));
+    insta::assert_snapshot!("nested_call_progress", messages[..=end].join("\n"));
+    let rest = &messages[end + 1..];
+    let last = [
+        "root.0001-lead: turn 3 finished",
+        "root.0001-lead finished: completed",
+    ];
+    assert!(last.starts_with(rest), "{rest:?}");
+    let folder = session_folder(&project);
+    for id in [
+        "root.0001-lead",
+        "root.0001-lead.0002-worker",
+        "root.0001-lead.0003-reviewer",
+        "root.0001-lead.0003-reviewer.0004-worker",
+    ] {
+        assert!(
+            folder.join(format!("{id}.jsonl")).is_file(),
+            "{id} has its transcript"
+        );
+    }
+}
+
 #[test]
 fn a_call_the_rules_leave_open_is_denied_with_the_key_to_set() {
     let project = TempProject::new();

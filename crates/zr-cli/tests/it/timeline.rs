@@ -24,7 +24,7 @@ const SCRIPT: &str = r#"{"agents": {
   "explore": [{"turns": [{"delay_ms": 400, "text": "looked <here> & there"}]}]}}"#;
 
 /// Bar colours of the page (`Colour::css` in the CLI).
-const COMPLETED: [u8; 3] = [0x2e, 0x9e, 0x5b];
+pub(crate) const COMPLETED: [u8; 3] = [0x2e, 0x9e, 0x5b];
 const QUEUED: [u8; 3] = [0xc4, 0xc9, 0xd2];
 
 /// The browser: `$ZR_BROWSER`, else the first Chromium on `PATH`
@@ -46,7 +46,7 @@ fn browser() -> PathBuf {
 }
 
 /// A screenshot of `page`, decoded to rows of RGB pixels.
-fn screenshot(page: &Path, out: &Path) -> (u32, u32, Vec<u8>) {
+pub(crate) fn screenshot(page: &Path, out: &Path) -> (u32, u32, Vec<u8>) {
     let status = Command::new(browser())
         .args([
             "--headless",
@@ -78,11 +78,11 @@ fn screenshot(page: &Path, out: &Path) -> (u32, u32, Vec<u8>) {
 
 /// A solid rectangle of one colour: left, top, right, bottom (inclusive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Bar {
-    left: u32,
-    top: u32,
-    right: u32,
-    bottom: u32,
+pub(crate) struct Bar {
+    pub(crate) left: u32,
+    pub(crate) top: u32,
+    pub(crate) right: u32,
+    pub(crate) bottom: u32,
 }
 
 impl Bar {
@@ -97,7 +97,7 @@ impl Bar {
 
 /// The connected areas of `colour` at least `min_height` tall (bars, not
 /// the legend's swatches or text).
-fn bars(image: &(u32, u32, Vec<u8>), colour: [u8; 3], min_height: u32) -> Vec<Bar> {
+pub(crate) fn bars(image: &(u32, u32, Vec<u8>), colour: [u8; 3], min_height: u32) -> Vec<Bar> {
     let (width, height, rgb) = image;
     let (w, h) = (*width as usize, *height as usize);
     let is = |x: usize, y: usize| rgb[(y * w + x) * 3..(y * w + x) * 3 + 3] == colour;
@@ -144,7 +144,7 @@ fn bars(image: &(u32, u32, Vec<u8>), colour: [u8; 3], min_height: u32) -> Vec<Ba
 }
 
 /// The session id of the one session in `project`.
-fn only_session(project: &TempProject) -> String {
+pub(crate) fn only_session(project: &TempProject) -> String {
     let mut ids: Vec<String> = std::fs::read_dir(project.path().join(".zr/sessions"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -309,10 +309,11 @@ fn an_agent_types_colour_marks_its_agents_on_the_page() {
         page.to_str().unwrap(),
     ]);
     let html = std::fs::read_to_string(&page).unwrap();
-    // Purple is #8250df: the painter's label on the timeline and its type
-    // in the table; the root has no colour.
+    // Purple is #8250df: the painter's label on the timeline (the last
+    // segment of its id, the whole id its tooltip) and its type in the
+    // table; the root has no colour.
     assert!(
-        html.contains("fill=\"#8250df\">root.0001-painter</text>"),
+        html.contains("fill=\"#8250df\"><title>root.0001-painter</title>0001-painter</text>"),
         "{html}"
     );
     assert!(

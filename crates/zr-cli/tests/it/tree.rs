@@ -199,7 +199,7 @@ impl Drop for Terminal {
 /// `1m05s`) by `[time]`, token counts (estimated from requests that hold
 /// the temporary folder's path) by `[n] tok`, session ids by `[session]`.
 /// (insta's regex filters are not enabled in this workspace.)
-fn normalised(rows: &[String]) -> String {
+pub(crate) fn normalised(rows: &[String]) -> String {
     rows.iter()
         .map(|row| {
             let words: Vec<&str> = row.split(' ').collect();

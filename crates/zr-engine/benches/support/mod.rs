@@ -1,6 +1,7 @@
 //! What the engine benchmarks share: a session over the scripted
-//! provider with a no-op tool and a `worker` subagent type, the scripts of
-//! a long query and of a fan-out, and the runtime they run on.
+//! provider with a no-op tool and a `worker` subagent type (and, for the
+//! tree, `lead` and `sub` types three levels deep), the scripts of a long
+//! query, of a flat fan-out and of a tree, and the runtime they run on.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,6 +89,34 @@ pub(crate) fn agent_with_noop(
     extra: Extra,
     handler: Arc<dyn ToolHandler>,
 ) -> (TempDir, Agent) {
+    build(script, max_concurrent, extra, handler, 1)
+}
+
+/// A fresh session over `script` whose tree may be [`TREE_LEVELS`] deep:
+/// the `noop` tool, the types `lead` (level 1), `sub` (level 2) and
+/// `worker` (level 3), and `[subagents] max_depth = 3`.
+pub(crate) fn tree_agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
+    build(
+        script,
+        max_concurrent,
+        Extra::Nothing,
+        Arc::new(Noop),
+        TREE_LEVELS,
+    )
+}
+
+/// The levels of subagents of the tree benchmarks.
+pub(crate) const TREE_LEVELS: usize = 3;
+
+/// The session of [`agent_with_noop`] (`levels` 1) or [`tree_agent`]
+/// (`levels` 3: the `lead` and `sub` types too, and that depth limit).
+fn build(
+    script: &Value,
+    max_concurrent: usize,
+    extra: Extra,
+    handler: Arc<dyn ToolHandler>,
+    levels: usize,
+) -> (TempDir, Agent) {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
     let settings = RuntimeSettings {
@@ -111,6 +140,16 @@ pub(crate) fn agent_with_noop(
     let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
     worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
     let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
+    if levels > 1 {
+        for name in ["lead", "sub"] {
+            config = config.with_sub_agent(AgentDefinition::new(
+                name.parse().unwrap(),
+                "delegates",
+                "You delegate.",
+            ));
+        }
+        config.policy.max_depth = u32::try_from(levels).unwrap();
+    }
     config.options.custom_tools = vec![noop];
     config.subagent.max_concurrent = max_concurrent;
     config.subagent.timeout = Duration::from_secs(3_600);
@@ -191,6 +230,61 @@ pub(crate) fn fanout_script(subagents: usize) -> Value {
             {"text": "worked", "usage": USAGE}
         ]}]
     }})
+}
+
+/// The MultiTask calls that start `n` agents of `agent_type`, 10 tasks
+/// a call.
+fn multitasks(n: usize, agent_type: &str) -> Vec<Value> {
+    (0..n.div_ceil(10))
+        .map(|c| {
+            let tasks: Vec<Value> = (c * 10..n.min(c * 10 + 10))
+                .map(|t| json!({"description": format!("{agent_type} {t}"), "prompt": "work", "subagent_type": agent_type}))
+                .collect();
+            json!({"name": "MultiTask", "input": {"tasks": tasks}})
+        })
+        .collect()
+}
+
+/// A tree of `branching`³ leaves, [`TREE_LEVELS`] levels of subagents:
+/// the root starts `branching` leads in its first turn, each lead
+/// `branching` subs, each sub `branching` workers (MultiTask calls of 10
+/// tasks at most, all in one turn); a worker makes 3 tool calls in its
+/// first turn and answers in its second, as the fan-out's do; every
+/// delegating agent answers in its second turn.
+pub(crate) fn tree_script(branching: usize) -> Value {
+    let delegating = |next: &str, answer: &str| {
+        json!([{"turns": [
+            {"tool_calls": multitasks(branching, next), "usage": USAGE},
+            {"text": answer, "usage": USAGE}
+        ]}])
+    };
+    json!({"agents": {
+        "root": delegating("lead", "all done"),
+        "lead": delegating("sub", "led"),
+        "sub": delegating("worker", "subled"),
+        "worker": [{"turns": [
+            {"tool_calls": noop_calls(3), "usage": USAGE},
+            {"text": "worked", "usage": USAGE}
+        ]}]
+    }})
+}
+
+/// The agents of [`tree_script`]`(branching)`, root included, and the
+/// tokens its query uses (each agent: 2 responses of [`USAGE`]).
+pub(crate) fn tree_size(branching: usize) -> (usize, u64) {
+    let agents = 1 + branching + branching.pow(2) + branching.pow(3);
+    (agents, agents as u64 * 2 * USAGE.total())
+}
+
+/// The `branching` whose tree has `leaves` leaves (its cube root, rounded).
+pub(crate) fn tree_branching(leaves: usize) -> usize {
+    let b = (leaves as f64).cbrt().round() as usize;
+    assert_eq!(
+        b.pow(3),
+        leaves,
+        "a tree of {TREE_LEVELS} levels has a cube of leaves (1,000 = 10 x 10 x 10), not {leaves}"
+    );
+    b
 }
 
 pub(crate) fn runtime() -> tokio::runtime::Runtime {

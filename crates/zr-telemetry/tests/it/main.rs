@@ -2,11 +2,13 @@
 //! `cargo xtask deps` into `.deps/phoenix`, started on loopback by the
 //! test, and read back through its own REST API. The tests that need it
 //! are ignored: `cargo xtask ci` runs them in its receiver step, once the
-//! background install is done.
+//! background install is done. `nested` exports to a loopback receiver
+//! of its own and decodes the requests with `opentelemetry-proto`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../../zr-providers/tests/it/capture.rs"]
 mod capture;
+mod nested;
 mod phoenix;
 #[path = "../../../zr-providers/tests/it/prompt_cache.rs"]
 #[allow(
@@ -14,6 +16,8 @@ mod phoenix;
     reason = "zr-providers' model of the prompt cache, which its loopback server uses"
 )]
 mod prompt_cache;
+#[path = "../../benches/fanout/receive.rs"]
+mod receive;
 #[path = "../../../zr-providers/tests/it/replay.rs"]
 #[allow(
     dead_code,

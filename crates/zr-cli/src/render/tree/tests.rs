@@ -179,6 +179,33 @@ fn the_tree_shows_each_agent_under_its_parent() {
     assert!(parser.screen().hide_cursor(), "the cursor is hidden");
 }
 
+/// Three levels deep, each agent under its parent; siblings in start
+/// order even past 9,999 (as text, `root.10000-x` would come first).
+#[test]
+fn grandchildren_stay_under_their_parent_and_siblings_keep_start_order() {
+    let mut tree = TreeRenderer::fixed(Vec::new(), 100, 20, false);
+    let lead = "root.9999-lead";
+    let sub = "root.9999-lead.10001-sub";
+    drive(
+        &mut tree,
+        &[
+            started(10, lead, "split", false),
+            started(20, "root.10000-explore", "look", false),
+            started(30, sub, "part", false),
+            started(40, "root.9999-lead.10001-sub.10002-worker", "detail", false),
+        ],
+    );
+    assert_eq!(
+        rows(&screen(tree.out(), 20, 100)),
+        [
+            "  · lead  queued · 0 turns · 0 tok  split",
+            "    · sub  queued · 0 turns · 0 tok  part",
+            "      · worker  queued · 0 turns · 0 tok  detail",
+            "  · explore  queued · 0 turns · 0 tok  look",
+        ]
+    );
+}
+
 #[test]
 fn each_draw_replaces_the_last_one() {
     let mut tree = TreeRenderer::fixed(Vec::new(), 100, 20, false);

@@ -2,9 +2,10 @@
 // starts the server over stdio, lists its tools, calls one with a progress
 // token, and (mode `cancel`) cancels a call while its subagent runs a
 // command, then checks that the command is gone while the server still
-// serves, and that a later call still works.
+// serves, and that a later call still works; (mode `nested`) calls the
+// `lead` type, whose subagents delegate further.
 //
-// usage: node mcp_host.mjs ZR PROJECT SCRIPT call|cancel
+// usage: node mcp_host.mjs ZR PROJECT SCRIPT call|cancel|nested
 // Prints one JSON object on standard output. Packages come from
 // $ZR_DEPS_DIR (default: <workspace>/.deps), installed by `cargo xtask deps`.
 
@@ -19,8 +20,8 @@ const { Client } = await import(pathToFileURL(join(sdk, "client/index.js")));
 const { StdioClientTransport } = await import(pathToFileURL(join(sdk, "client/stdio.js")));
 
 const [zr, project, script, mode] = process.argv.slice(2);
-if (!zr || !project || !script || !["call", "cancel"].includes(mode)) {
-  throw new Error("usage: node mcp_host.mjs ZR PROJECT SCRIPT call|cancel");
+if (!zr || !project || !script || !["call", "cancel", "nested"].includes(mode)) {
+  throw new Error("usage: node mcp_host.mjs ZR PROJECT SCRIPT call|cancel|nested");
 }
 
 const transport = new StdioClientTransport({
@@ -67,6 +68,14 @@ if (mode === "call") {
   // against the tool's outputSchema.
   out.structured = await client.callTool({ name: "counter", arguments: { prompt: "Count the lines of hello.txt" } });
   out.counter_tool = listed.tools.find((t) => t.name === "counter");
+} else if (mode === "nested") {
+  const progress = [];
+  out.result = await client.callTool(
+    { name: "lead", arguments: { prompt: "lead the job", description: "split the job" } },
+    undefined,
+    { onprogress: (p) => progress.push(p), timeout: 60000 },
+  );
+  out.progress = progress;
 } else {
   const marker = "sleep 31.4159";
   const controller = new AbortController();
