@@ -87,14 +87,21 @@ impl Host {
     }
 
     /// Closes zr's standard input; zr must exit 0.
-    fn close(mut self) -> Vec<Value> {
+    fn close(self) -> Vec<Value> {
+        let (status, lines) = self.close_with_status();
+        assert!(status.success(), "zr host exited with {status}");
+        lines
+    }
+
+    /// Closes zr's standard input: how zr exited (1 when the last query
+    /// did not complete), and every line it wrote.
+    fn close_with_status(mut self) -> (std::process::ExitStatus, Vec<Value>) {
         drop(self.stdin.take());
         let status = self.child.wait().expect("zr exits");
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
             self.seen.push(line);
         }
-        assert!(status.success(), "zr host exited with {status}");
-        std::mem::take(&mut self.seen)
+        (status, std::mem::take(&mut self.seen))
     }
 }
 
@@ -375,7 +382,8 @@ hooks = [{ type = "command", command = '''echo '{"continue": false, "stopReason"
     host.send(&json!({"type": "query", "prompt": "look around"}));
     let result = host.until_result(&mut |_| None);
     assert_eq!(result["status"], "stopped", "{result}");
-    let lines = host.close();
+    let (status, lines) = host.close_with_status();
+    assert_eq!(status.code(), Some(1), "the last query did not complete");
     let stopped: Vec<&Value> = lines
         .iter()
         .filter(|l| l["type"] == "event" && l["event"] == "hook_stopped")
@@ -410,5 +418,7 @@ fn a_spent_session_budget_is_named_in_the_result() {
         json!({"budget": "tokens", "limit": 5}),
         "{result}"
     );
-    assert_valid(&host.close());
+    let (status, lines) = host.close_with_status();
+    assert_eq!(status.code(), Some(1), "the last query did not complete");
+    assert_valid(&lines);
 }

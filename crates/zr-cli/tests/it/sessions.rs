@@ -407,7 +407,10 @@ fn a_sessions_folder_linked_out_of_the_project_is_named() {
 /// per format version: `v1` as zr wrote it before version 2 (no
 /// definition or permission mode in a subagent's header, no times on
 /// messages), `v2` as a `zr run` of this format wrote it.
-const OLD_SESSIONS: [(&str, &str); 2] = [("v1", "s-018f2a9c1e000-0a1b2c3d"), ("v2", "V2-SESSION")];
+const OLD_SESSIONS: [(&str, &str); 2] = [
+    ("v1", "s-018f2a9c1e000-0a1b2c3d"),
+    ("v2", "s-001a252edae86-d7a2a345"),
+];
 
 /// A project holding the checked-in session `id` of format `version`.
 fn project_with(version: &str, id: &str) -> TempProject {
