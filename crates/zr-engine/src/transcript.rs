@@ -1,5 +1,7 @@
 //! Transcripts: every agent appends JSONL records of its history to
-//! `<sessions_dir>/<session>/<agent>.jsonl` as it runs.
+//! `<sessions_dir>/<session>/<agent>.jsonl` as it runs. The records and
+//! their version are zr-protocol's ([`zr_protocol::transcript`]), which
+//! other programs (`zr sessions`) read too.
 //!
 //! Each record is one JSON object and its newline, written with one
 //! `write_all` on a file opened for appending, so a process killed at any
