@@ -39,6 +39,7 @@ export type EventMessage = EventBase &
     | { event: 'compaction_failed'; before_tokens: number; reason: string }
     | { event: 'transcript_error'; path: string; error: string }
     | { event: 'resume_warning'; message: string }
+    | { event: 'hook_stopped'; reason: string }
   );
 
 export interface ResultMessage {
@@ -51,6 +52,8 @@ export interface ResultMessage {
   total_usage: Usage;
   duration_ms: number;
   error?: string;
+  /** The session budget that ended the query (status `budget_exhausted`). */
+  budget_ended?: { budget: 'tokens'; limit: number } | { budget: 'cost_usd'; limit: number };
 }
 
 export type Message = EventMessage | ResultMessage;

@@ -47,8 +47,10 @@ enum Allowed {
 /// DESIGN's list is a defect.
 const LAYERS: &[(&str, Allowed)] = &[
     ("zr-types", Allowed::Only(&[])),
-    // The host protocol's messages: data only, beside zr-types.
-    ("zr-protocol", Allowed::Only(&["zr-types"])),
+    // The formats other programs read (host-protocol messages, events,
+    // transcript records): data only, beside zr-types; a transcript header
+    // holds zr-caps' agent definition.
+    ("zr-protocol", Allowed::Only(&["zr-types", "zr-caps"])),
     ("zr-caps", Allowed::Only(&["zr-types"])),
     ("zr-resolve", Allowed::Only(&["zr-types", "zr-caps"])),
     ("zr-skills", Allowed::Only(&["zr-types", "zr-caps"])),
@@ -60,6 +62,7 @@ const LAYERS: &[(&str, Allowed)] = &[
         "zr-engine",
         Allowed::Only(&[
             "zr-types",
+            "zr-protocol",
             "zr-caps",
             "zr-resolve",
             "zr-tools",

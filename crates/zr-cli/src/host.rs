@@ -9,8 +9,9 @@
 //! leave open and its hooks run after zr.toml's (`answers.rs`). Nothing is
 //! asked at a terminal. Standard error carries logs and warnings only.
 //!
-//! `wire.rs` reads and writes the lines, `events.rs` turns the engine's
-//! events and results into protocol messages.
+//! `wire.rs` reads and writes the lines; the engine's events go out as
+//! their own protocol form (`zr_engine::Event::to_wire`), `events.rs`
+//! makes the `result` of a query.
 
 mod answers;
 mod events;
@@ -280,11 +281,7 @@ async fn drive(
     let stopped = loop {
         tokio::select! {
             event = query.next() => match event {
-                Some(event) => {
-                    if let Some(event) = events::event(&event) {
-                        wire.send(&ZrMessage::Event(event));
-                    }
-                }
+                Some(event) => wire.send(&ZrMessage::Event(event.to_wire())),
                 None => break None,
             },
             message = incoming.recv() => match message {

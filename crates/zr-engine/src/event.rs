@@ -1,4 +1,7 @@
 //! Events: the one stream through which a host follows a query.
+//! [`Event::to_wire`] (in `wire.rs`) is how zr-protocol writes them.
+
+mod wire;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

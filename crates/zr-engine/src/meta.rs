@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use zr_caps::{AgentDefinition, PermissionMode};
+use zr_protocol::transcript::TaskRef;
 use zr_providers::Effort;
 use zr_resolve::Depth;
 use zr_types::AgentId;
@@ -61,21 +62,6 @@ pub(crate) struct AgentMeta {
     /// Where it stands in the delegation tree: its level, and the deepest
     /// level its subtree may reach (R4).
     pub(crate) depth: Depth,
-}
-
-/// One task of a `Task` or `MultiTask` call: the call's `tool_use` id and
-/// the task's index in it.
-#[derive(
-    Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub(crate) struct TaskRef {
-    /// The id of the parent's `tool_use` block.
-    pub(crate) call: String,
-    /// The task's index in the call (0 for `Task`).
-    pub(crate) index: usize,
-    /// The task's short description.
-    #[serde(default)]
-    pub(crate) description: String,
 }
 
 impl AgentMeta {

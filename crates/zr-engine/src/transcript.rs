@@ -1,5 +1,7 @@
 //! Transcripts: every agent appends JSONL records of its history to
-//! `<sessions_dir>/<session>/<agent>.jsonl` as it runs.
+//! `<sessions_dir>/<session>/<agent>.jsonl` as it runs. The records and
+//! their version are zr-protocol's ([`zr_protocol::transcript`]), which
+//! other programs (`zr sessions`) read too.
 //!
 //! Each record is one JSON object and its newline, written with one
 //! `write_all` on a file opened for appending, so a process killed at any
@@ -33,7 +35,6 @@
 //! a short one resumes into an earlier, true one).
 
 mod read;
-mod record;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -43,6 +44,7 @@ use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use zr_caps::AgentDefinition;
+use zr_protocol::transcript::{Finished, Header, RecordRef, VERSION};
 use zr_types::{AgentId, ContentBlock, Message, MessageRole, SessionId, error_chain};
 
 use crate::config::definition_hash;
@@ -55,8 +57,6 @@ use crate::runtime::AgentObserver;
 use crate::sync::lock;
 
 pub(crate) use read::{Loaded, read, read_header, results_of};
-pub(crate) use record::Header;
-use record::{Finished, RecordOut, VERSION};
 
 /// What a new transcript's header records beside the agent's meta.
 #[derive(Debug, Clone, Copy)]
@@ -319,7 +319,7 @@ fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// `records` as JSON lines.
-fn encode(records: &[RecordOut<'_>]) -> std::io::Result<Vec<u8>> {
+fn encode(records: &[RecordRef<'_>]) -> std::io::Result<Vec<u8>> {
     let mut lines = Vec::new();
     for record in records {
         serde_json::to_writer(&mut lines, record)?;
@@ -364,13 +364,13 @@ impl Writer {
         writer
     }
 
-    fn append(&mut self, record: &RecordOut<'_>) -> std::io::Result<()> {
+    fn append(&mut self, record: &RecordRef<'_>) -> std::io::Result<()> {
         self.append_all(std::slice::from_ref(record))
     }
 
     /// Appends `records` with one write: a kill leaves all of them or a
     /// torn tail, never a header without the messages written with it.
-    fn append_all(&mut self, records: &[RecordOut<'_>]) -> std::io::Result<()> {
+    fn append_all(&mut self, records: &[RecordRef<'_>]) -> std::io::Result<()> {
         let State::Open(file) = &mut self.state else {
             return Ok(());
         };
@@ -380,8 +380,8 @@ impl Writer {
     }
 
     /// Notes that `records` reached the file.
-    fn written(&mut self, records: &[RecordOut<'_>]) {
-        self.ended = matches!(records.last(), Some(RecordOut::Finished(_)));
+    fn written(&mut self, records: &[RecordRef<'_>]) {
+        self.ended = matches!(records.last(), Some(RecordRef::Finished(_)));
         if let Some(n) = &self.notify {
             for _ in records {
                 n.observer.record_written(&n.session, &n.agent);
@@ -399,7 +399,7 @@ impl Writer {
             role: MessageRole::User,
             content: vec![block.clone()],
         };
-        self.append(&RecordOut::Message {
+        self.append(&RecordRef::Message {
             message: &message,
             at_ms,
         })?;
@@ -421,7 +421,7 @@ impl Writer {
         if !self.is_open() {
             return Ok(());
         }
-        self.append(&RecordOut::HistoryReplaced { history })?;
+        self.append(&RecordRef::HistoryReplaced { history })?;
         self.messages = history.len();
         self.last = history.last().cloned();
         Ok(())
@@ -461,13 +461,13 @@ impl Writer {
                 role: now.role,
                 content: extra.to_vec(),
             };
-            self.append(&RecordOut::Message {
+            self.append(&RecordRef::Message {
                 message: &message,
                 at_ms,
             })?;
         }
         for message in new {
-            self.append(&RecordOut::Message { message, at_ms })?;
+            self.append(&RecordRef::Message { message, at_ms })?;
         }
         self.messages = history.len();
         self.last = history.last().cloned();
@@ -488,11 +488,11 @@ impl Writer {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut records = vec![RecordOut::Header(header)];
+        let mut records = vec![RecordRef::Header(header)];
         records.extend(
             history
                 .iter()
-                .map(|message| RecordOut::Message { message, at_ms }),
+                .map(|message| RecordRef::Message { message, at_ms }),
         );
         let mut partial = self.path.clone().into_os_string();
         partial.push(".partial");
@@ -642,7 +642,7 @@ impl Transcripts {
         };
         lock(&writer).guard(sink, (&agent.id, &agent.agent_type), |w| {
             if w.is_open() {
-                w.append(&RecordOut::CallStarted { id })?;
+                w.append(&RecordRef::CallStarted { id })?;
             }
             Ok(())
         });
@@ -670,7 +670,7 @@ impl Transcripts {
             if !w.is_open() {
                 return Ok(());
             }
-            w.append(&RecordOut::QueryFailed { history })?;
+            w.append(&RecordRef::QueryFailed { history })?;
             w.messages = history.len();
             w.last = history.last().cloned();
             Ok(())
@@ -699,7 +699,7 @@ impl Transcripts {
                 at_ms: Some(at_ms),
                 value: outcome.value.clone(),
             };
-            w.append(&RecordOut::Finished(&finished))?;
+            w.append(&RecordRef::Finished(&finished))?;
             w.in_run = false;
             if let State::Open(file) = &w.state {
                 file.sync_data()?;

@@ -27,8 +27,23 @@
 //! The JSON Schema of both directions is generated from these types
 //! ([`schema`]) and committed as `schema/host-protocol.schema.json`.
 //!
+//! # The formats
+//!
+//! The crate holds every format zr writes for other programs, each
+//! versioned: the host protocol's messages (this module,
+//! [`PROTOCOL_VERSION`]), the events they carry ([`Event`]) and the
+//! transcript records
+//! ([`transcript`], [`transcript::VERSION`]). zr-engine writes them (its
+//! own events convert to [`Event`] with an exhaustive match, so a new
+//! engine event does not compile until the protocol carries it), and
+//! `zr host`, `zr sessions`, resume and the language packages read them.
+//!
 //! A crate of its own, not a module of zr-types: schemars (and what it
-//! pulls) stays out of the crates below, the resolver's above all.
+//! pulls) stays out of the crates below, the resolver's above all. It
+//! depends on zr-types and zr-caps only (a transcript header records the
+//! agent type's definition and permission mode, zr-caps' types).
+
+pub mod transcript;
 
 use std::collections::BTreeMap;
 
@@ -350,6 +365,27 @@ pub struct QueryEnd {
     /// Why it failed (status `error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The session budget (zr.toml's `[budget]`) that ended the query:
+    /// its agents were stopped, and `status` is `budget_exhausted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ended: Option<BudgetEnded>,
+}
+
+/// A session budget that ended a query (`budget` names it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "budget", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BudgetEnded {
+    /// `[budget] tokens`: the tokens of every agent of the query.
+    Tokens {
+        /// The limit.
+        limit: u64,
+    },
+    /// `[budget] cost_usd`: their cost.
+    CostUsd {
+        /// The limit, in US dollars.
+        limit: f64,
+    },
 }
 
 /// One event of the session: the `zr run --json` events, typed.
@@ -500,6 +536,12 @@ pub enum EventKind {
     ResumeWarning {
         /// What, and why.
         message: String,
+    },
+    /// A hook stopped the agent (Claude Code's `"continue": false`); it
+    /// ends with status `stopped`.
+    HookStopped {
+        /// Which hook, and its reason.
+        reason: String,
     },
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use zr_types::{ContentBlock, MessageRole, ToolResultContent};
 
 use super::read::Entry;
 use super::units::{format_cost, format_ms};
@@ -52,13 +52,13 @@ pub(crate) fn render(view: &SessionView, agent: &AgentView) -> String {
     for entry in &file.entries {
         out.push('\n');
         match entry {
-            Entry::Message {
-                role,
-                content,
-                at_ms,
-            } => {
+            Entry::Message { message, at_ms } => {
+                let role = match message.role {
+                    MessageRole::User => "user",
+                    MessageRole::Assistant => "assistant",
+                };
                 let _ = writeln!(out, "[{}] {role}", stamp(origin, *at_ms));
-                for block in content {
+                for block in &message.content {
                     block_lines(&mut out, block, &mut names);
                 }
             }
@@ -84,41 +84,38 @@ fn stamp(origin: u64, at_ms: Option<u64>) -> String {
 }
 
 /// Appends one content block, indented.
-fn block_lines(out: &mut String, block: &Value, names: &mut Vec<(String, String)>) {
-    let text = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default();
-    match text("type") {
-        "text" => {
-            for line in text("text").lines() {
+fn block_lines(out: &mut String, block: &ContentBlock, names: &mut Vec<(String, String)>) {
+    match block {
+        ContentBlock::Text { text } => {
+            for line in text.lines() {
                 let _ = writeln!(out, "  {line}");
             }
         }
-        "tool_use" => {
-            let input = block.get("input").map(Value::to_string).unwrap_or_default();
-            names.push((text("id").to_owned(), text("name").to_owned()));
+        ContentBlock::ToolUse { id, name, input } => {
+            names.push((id.clone(), name.clone()));
             let _ = writeln!(
                 out,
-                "  -> {} {}",
-                text("name"),
-                one_line(&input, INPUT_CHARS)
+                "  -> {name} {}",
+                one_line(&input.to_string(), INPUT_CHARS)
             );
         }
-        "tool_result" => {
-            let id = text("tool_use_id");
+        ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+            ..
+        } => {
             let name = names
                 .iter()
                 .rev()
-                .find(|(call, _)| call == id)
+                .find(|(call, _)| call == tool_use_id)
                 .map_or("?", |(_, name)| name.as_str());
-            let error = block
-                .get("is_error")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            let body = result_text(block);
+            let body = result_text(content);
             let lines: Vec<&str> = body.lines().collect();
             let _ = writeln!(
                 out,
                 "  <- {name} {}{}",
-                if error { "error" } else { "ok" },
+                if *is_error { "error" } else { "ok" },
                 if lines.len() > RESULT_LINES {
                     format!(" ({} lines, the first {RESULT_LINES})", lines.len())
                 } else {
@@ -129,32 +126,21 @@ fn block_lines(out: &mut String, block: &Value, names: &mut Vec<(String, String)
                 let _ = writeln!(out, "     {}", one_line(line, RESULT_WIDTH));
             }
         }
-        "image" => {
-            let _ = writeln!(out, "  [image]");
-        }
-        other => {
-            let _ = writeln!(out, "  [{other} block]");
+        ContentBlock::Thinking { .. } => {
+            let _ = writeln!(out, "  [thinking block]");
         }
     }
 }
 
-/// A tool result's text blocks joined; images as `[image]`.
-fn result_text(block: &Value) -> String {
-    match block.get("content") {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .map(|part| match part.get("type").and_then(Value::as_str) {
-                Some("text") => part
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                Some(other) => format!("[{other}]"),
-                None => String::new(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
+/// A tool result's text parts joined; others as `[image]`, `[json]`.
+fn result_text(content: &[ToolResultContent]) -> String {
+    content
+        .iter()
+        .map(|part| match part {
+            ToolResultContent::Text { text } => text.clone(),
+            ToolResultContent::Image { .. } => "[image]".to_owned(),
+            ToolResultContent::Json { .. } => "[json]".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -1,13 +1,14 @@
 //! Reading one agent's transcript tolerantly, for `zr sessions` and
-//! `zr sessions show`: a torn last line is ignored, and a line that is not
-//! a record stops the reading of that file with a warning naming the file
-//! and line. Independent of the engine's reader (which repairs a history
-//! for resuming; this one reports what the file says).
+//! `zr sessions show`: each line is read as the engine wrote it (the
+//! records of [`zr_protocol::transcript`]), a torn last line is ignored,
+//! and a line that is not a record stops the reading of that file with a
+//! warning naming the file and line. The engine's own reader repairs a
+//! history for resuming; this one reports what the file says.
 
 use std::path::Path;
 
-use serde_json::Value;
-use zr_types::Usage;
+use zr_protocol::transcript::{Header, Record};
+use zr_types::{ContentBlock, Message, MessageRole, Usage};
 
 /// What one transcript file says.
 #[derive(Debug, Default)]
@@ -47,11 +48,9 @@ pub(crate) struct AgentFile {
 /// prints it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Entry {
-    /// A message (`role`, its content blocks as JSON), when it was written
-    /// if the transcript says.
+    /// A message, when it was written if the transcript says.
     Message {
-        role: String,
-        content: Vec<Value>,
+        message: Message,
         at_ms: Option<u64>,
     },
     /// The history was rewritten (compaction, or a failed root query),
@@ -67,10 +66,13 @@ impl AgentFile {
     pub(crate) fn delegations(&self) -> impl Iterator<Item = u64> + '_ {
         self.entries.iter().filter_map(|entry| match entry {
             Entry::Message {
-                role,
-                content,
+                message,
                 at_ms: Some(at),
-            } if role == "assistant" && content.iter().any(is_delegation) => Some(*at),
+            } if message.role == MessageRole::Assistant
+                && message.content.iter().any(is_delegation) =>
+            {
+                Some(*at)
+            }
             _ => None,
         })
     }
@@ -78,51 +80,36 @@ impl AgentFile {
     /// Its tool calls in order: name and whether the result was an error
     /// (`None`: no result recorded).
     pub(crate) fn tool_calls(&self) -> Vec<(String, Option<bool>)> {
-        let mut calls: Vec<(String, String, Option<bool>)> = Vec::new();
+        let mut calls: Vec<(&str, &str, Option<bool>)> = Vec::new();
         for entry in &self.entries {
-            let Entry::Message { content, .. } = entry else {
+            let Entry::Message { message, .. } = entry else {
                 continue;
             };
-            for block in content {
-                match block.get("type").and_then(Value::as_str) {
-                    Some("tool_use") => {
-                        calls.push((text_of(block, "id"), text_of(block, "name"), None))
-                    }
-                    Some("tool_result") => {
-                        let id = text_of(block, "tool_use_id");
-                        let error = block
-                            .get("is_error")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false);
-                        if let Some(call) = calls.iter_mut().rev().find(|c| c.0 == id) {
-                            call.2 = Some(error);
+            for block in &message.content {
+                match block {
+                    ContentBlock::ToolUse { id, name, .. } => calls.push((id, name, None)),
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        is_error,
+                        ..
+                    } => {
+                        if let Some(call) = calls.iter_mut().rev().find(|c| c.0 == tool_use_id) {
+                            call.2 = Some(*is_error);
                         }
                     }
-                    _ => {}
+                    ContentBlock::Text { .. } | ContentBlock::Thinking { .. } => {}
                 }
             }
         }
         calls
             .into_iter()
-            .map(|(_, name, error)| (name, error))
+            .map(|(_, name, error)| (name.to_owned(), error))
             .collect()
     }
 }
 
-fn is_delegation(block: &Value) -> bool {
-    block.get("type").and_then(Value::as_str) == Some("tool_use")
-        && matches!(
-            block.get("name").and_then(Value::as_str),
-            Some("Task" | "MultiTask")
-        )
-}
-
-fn text_of(block: &Value, key: &str) -> String {
-    block
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+fn is_delegation(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::ToolUse { name, .. } if name == "Task" || name == "MultiTask")
 }
 
 /// The largest transcript read, as the engine's.
@@ -145,7 +132,7 @@ pub(crate) fn read_agent(path: &Path, shown: &str, warnings: &mut Vec<String>) -
         if line.trim().is_empty() {
             continue;
         }
-        let record: Value = match serde_json::from_str(line) {
+        let record: Record = match serde_json::from_str(line) {
             Ok(v) => v,
             // A torn last line: the process was killed while writing it.
             Err(_) if Some(index) == last_nonblank => break,
@@ -158,110 +145,64 @@ pub(crate) fn read_agent(path: &Path, shown: &str, warnings: &mut Vec<String>) -
                 break;
             }
         };
-        apply(&mut file, &record);
+        apply(&mut file, record);
     }
     file
 }
 
-fn apply(file: &mut AgentFile, record: &Value) {
-    let at_ms = record.get("at_ms").and_then(Value::as_u64);
-    if at_ms.is_some() {
-        file.last_ms = at_ms;
-    }
-    match record.get("kind").and_then(Value::as_str) {
-        Some("header") => {
-            let text = |key: &str| record.get(key).and_then(Value::as_str).map(str::to_owned);
-            file.model = text("model");
-            file.agent_type = text("agent_type");
-            file.colour = record
-                .pointer("/definition/color")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            file.parent = text("parent");
-            file.created_ms = record.get("created_ms").and_then(Value::as_u64);
-            file.last_ms = file.last_ms.or(file.created_ms);
-            file.inherited = record
-                .get("inherited_messages")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            file.background = record
-                .get("background")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-        }
-        Some("message") => {
-            let message = record.get("message").unwrap_or(&Value::Null);
+fn apply(file: &mut AgentFile, record: Record) {
+    match record {
+        Record::Header(header) => read_header(file, &header),
+        Record::Message { message, at_ms } => {
+            file.last_ms = at_ms.or(file.last_ms);
             file.messages += 1;
             file.ended = None;
             let own = file.messages > file.inherited;
-            let role = message
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match role {
-                "assistant" if own => file.turns += 1,
-                "user" if file.first_prompt.is_none() => file.first_prompt = first_text(message),
+            match message.role {
+                MessageRole::Assistant if own => file.turns += 1,
+                MessageRole::User if file.first_prompt.is_none() => {
+                    file.first_prompt = zr_types::texts(&message.content).next().map(str::to_owned);
+                }
                 _ => {}
             }
             if own {
-                file.entries.push(Entry::Message {
-                    role: role.to_owned(),
-                    content: message
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                    at_ms,
-                });
+                file.entries.push(Entry::Message { message, at_ms });
             }
         }
-        Some("history_replaced") => file.entries.push(Entry::Replaced {
-            messages: history_len(record),
+        Record::HistoryReplaced { history } => file.entries.push(Entry::Replaced {
+            messages: history.len(),
         }),
-        Some("finished") => {
-            let usage: Usage = record
-                .get("usage")
-                .and_then(|u| serde_json::from_value(u.clone()).ok())
-                .unwrap_or_default();
-            file.usage = file.usage.plus(usage);
-            let status = record
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("finished")
-                .to_owned();
-            file.output = record
-                .get("output")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+        Record::Finished(finished) => {
+            file.last_ms = finished.at_ms.or(file.last_ms);
+            file.usage = file.usage.plus(finished.usage);
+            file.output = Some(finished.output);
             file.entries.push(Entry::Finished {
-                status: status.clone(),
-                at_ms,
+                status: finished.status.clone(),
+                at_ms: finished.at_ms,
             });
-            file.ended = Some(status);
+            file.ended = Some(finished.status);
         }
-        Some("query_failed") => {
+        Record::QueryFailed { history } => {
             file.entries.push(Entry::Replaced {
-                messages: history_len(record),
+                messages: history.len(),
             });
             file.ended = Some("failed".to_owned());
         }
-        _ => {}
+        // A call about to run: nothing `zr sessions` shows.
+        Record::CallStarted { .. } => {}
     }
 }
 
-fn history_len(record: &Value) -> usize {
-    record
-        .get("history")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
-}
-
-/// The first text block of a message, if any.
-fn first_text(message: &Value) -> Option<String> {
-    message
-        .get("content")?
-        .as_array()?
-        .iter()
-        .find_map(|b| b.get("text").and_then(Value::as_str))
-        .map(str::to_owned)
+fn read_header(file: &mut AgentFile, header: &Header) {
+    file.model = Some(header.model.clone());
+    file.agent_type = Some(header.agent_type.clone());
+    file.colour = header
+        .definition
+        .as_ref()
+        .and_then(|definition| definition.color.clone());
+    file.parent = header.parent.as_ref().map(ToString::to_string);
+    file.created_ms = Some(header.created_ms);
+    file.last_ms = file.last_ms.or(file.created_ms);
+    file.inherited = u64::try_from(header.inherited_messages).unwrap_or(u64::MAX);
+    file.background = header.background;
 }

@@ -87,14 +87,21 @@ impl Host {
     }
 
     /// Closes zr's standard input; zr must exit 0.
-    fn close(mut self) -> Vec<Value> {
+    fn close(self) -> Vec<Value> {
+        let (status, lines) = self.close_with_status();
+        assert!(status.success(), "zr host exited with {status}");
+        lines
+    }
+
+    /// Closes zr's standard input: how zr exited (1 when the last query
+    /// did not complete), and every line it wrote.
+    fn close_with_status(mut self) -> (std::process::ExitStatus, Vec<Value>) {
         drop(self.stdin.take());
         let status = self.child.wait().expect("zr exits");
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
             self.seen.push(line);
         }
-        assert!(status.success(), "zr host exited with {status}");
-        std::mem::take(&mut self.seen)
+        (status, std::mem::take(&mut self.seen))
     }
 }
 
@@ -355,4 +362,63 @@ fn a_bad_first_message_is_a_fatal_error_with_the_cli_text() {
     );
     assert!(!out.status.success());
     assert_valid(&[line]);
+}
+
+#[test]
+fn a_hook_stop_reaches_the_host_as_an_event() {
+    let project = TempProject::new();
+    project.write(
+        "zr.toml",
+        r#"[[hooks.PostToolUse]]
+matcher = "Glob"
+hooks = [{ type = "command", command = '''echo '{"continue": false, "stopReason": "enough looking"}' ''' }]
+"#,
+    );
+    let server = Server::answering(|request, _| match turns(request) {
+        1 => anthropic_answer(None, &[("g1", "Glob", json!({"pattern": "*.md"}))]),
+        _ => anthropic_answer(Some("never asked"), &[]),
+    });
+    let mut host = Host::start(&project, &server);
+    host.send(&json!({"type": "query", "prompt": "look around"}));
+    let result = host.until_result(&mut |_| None);
+    assert_eq!(result["status"], "stopped", "{result}");
+    let (status, lines) = host.close_with_status();
+    assert_eq!(status.code(), Some(1), "the last query did not complete");
+    let stopped: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "event" && l["event"] == "hook_stopped")
+        .collect();
+    assert_eq!(stopped.len(), 1, "{lines:#?}");
+    assert_eq!(stopped[0]["agent"], "root");
+    assert!(
+        stopped[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("PostToolUse") && r.contains("enough looking")),
+        "{}",
+        stopped[0]
+    );
+    assert_valid(&lines);
+}
+
+#[test]
+fn a_spent_session_budget_is_named_in_the_result() {
+    let project = TempProject::new();
+    // Each loopback answer uses 16 tokens.
+    project.write("zr.toml", "[budget]\ntokens = 5\n");
+    let server = Server::answering(|request, _| match turns(request) {
+        1 => anthropic_answer(None, &[("g1", "Glob", json!({"pattern": "*.md"}))]),
+        _ => anthropic_answer(Some("a summary"), &[]),
+    });
+    let mut host = Host::start(&project, &server);
+    host.send(&json!({"type": "query", "prompt": "look around"}));
+    let result = host.until_result(&mut |_| None);
+    assert_eq!(result["status"], "budget_exhausted", "{result}");
+    assert_eq!(
+        result["budget_ended"],
+        json!({"budget": "tokens", "limit": 5}),
+        "{result}"
+    );
+    let (status, lines) = host.close_with_status();
+    assert_eq!(status.code(), Some(1), "the last query did not complete");
+    assert_valid(&lines);
 }

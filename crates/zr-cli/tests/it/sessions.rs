@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::support::{TempProject, spawn_zr, stderr, stdout};
+use serde_json::json;
+
+use crate::loopback::{Server, anthropic_answer};
+use crate::support::{TempProject, repo, spawn_zr, stderr, stdout, zr};
 
 /// Known usage on every reply, so that the cost can be worked out by hand.
 const PRICED: &str = r#"{"agents": {
@@ -271,7 +274,7 @@ fn sessions_warns_about_a_broken_transcript_and_lists_the_rest() {
     let id = "s-0000000000001-00000001";
     project.write(
         &format!(".zr/sessions/{id}/root.jsonl"),
-        "{\"kind\":\"header\",\"model\":\"gpt-4.1\"}\n{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\nnot json\n{\"kind\":\"finished\",\"status\":\"completed\"}\n",
+        "{\"kind\":\"header\",\"version\":2,\"session\":\"s-0000000000001-00000001\",\"agent\":\"root\",\"agent_type\":\"root\",\"parent\":null,\"system_prompt\":\"p\",\"model\":\"gpt-4.1\",\"cwd\":\"/\",\"created_ms\":1,\"max_turns\":5}\n{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\nnot json\n{\"kind\":\"finished\",\"status\":\"completed\"}\n",
     );
     // A folder that is no session (not named by a session id) is not one.
     project.write(".zr/sessions/notes/root.jsonl", "");
@@ -398,4 +401,86 @@ fn a_sessions_folder_linked_out_of_the_project_is_named() {
         "{err}"
     );
     assert_eq!(err.matches("is a link to").count(), 1, "said once: {err}");
+}
+
+/// The sessions checked in under `crates/zr-cli/tests/transcripts`, one
+/// per format version: `v1` as zr wrote it before version 2 (no
+/// definition or permission mode in a subagent's header, no times on
+/// messages), `v2` as a `zr run` of this format wrote it.
+const OLD_SESSIONS: [(&str, &str); 2] = [
+    ("v1", "s-018f2a9c1e000-0a1b2c3d"),
+    ("v2", "s-001a252edae86-d7a2a345"),
+];
+
+/// A project holding the checked-in session `id` of format `version`.
+fn project_with(version: &str, id: &str) -> TempProject {
+    let project = TempProject::new();
+    let from = repo().join(format!("crates/zr-cli/tests/transcripts/{version}/{id}"));
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        project.write(
+            &format!(".zr/sessions/{id}/{name}"),
+            &std::fs::read_to_string(entry.path()).unwrap(),
+        );
+    }
+    project
+}
+
+#[test]
+fn sessions_of_earlier_formats_are_listed_shown_and_resumed() {
+    for (version, id) in OLD_SESSIONS {
+        let project = project_with(version, id);
+        let out = project.zr(&["sessions", "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{version}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{version}");
+        let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let row = &rows[0];
+        assert_eq!(row["id"], id, "{version}: {row}");
+        assert_eq!(row["status"], "completed", "{version}: {row}");
+        assert_eq!(
+            row["agents"],
+            json!(["root", "root.0001-explore"]),
+            "{version}: {row}"
+        );
+        assert_eq!(row["turns"], 4, "{version}: {row}");
+        assert!(
+            row["tokens"].as_u64().is_some_and(|t| t > 0),
+            "{version}: {row}"
+        );
+
+        // The subagent's conversation, its tool call and result included.
+        let out = project.zr(&["sessions", "show", id, "--agent", "root.0001-explore"]);
+        assert_eq!(out.status.code(), Some(0), "{version}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("-> Grep "), "{version}: {text}");
+        assert!(text.contains("<- Grep ok"), "{version}: {text}");
+        assert!(text.contains("run ended: completed"), "{version}: {text}");
+
+        // Resuming sends the model the whole recorded conversation.
+        let server = Server::answering(|_, _| anthropic_answer(Some("resumed answer"), &[]));
+        let out = zr()
+            .args(["resume", id, "and the tests?"])
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("ANTHROPIC_BASE_URL", &server.url)
+            .current_dir(project.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{version}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "resumed answer\n", "{version}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 1, "{version}");
+        let messages = requests[0].body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 5, "{version}: {messages:#?}");
+        let sent = requests[0].body["messages"].to_string();
+        for said in [
+            "where is the config loaded?",
+            "toolu_01",
+            "config.rs reads zr.toml",
+            "It is loaded in config.rs.",
+            "and the tests?",
+        ] {
+            assert!(sent.contains(said), "{version}: {said} not in {sent}");
+        }
+    }
 }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use zr_caps::{AgentDefinition, Budget};
+use zr_protocol::transcript::Header;
 use zr_resolve::{Depth, DerivedKind, Role};
 use zr_types::{AgentId, AgentName, SessionId, ToolDefinition, error_chain};
 
@@ -40,7 +41,7 @@ use crate::outcome::{TaskResult, TaskStatus};
 use crate::session::Session;
 use crate::session::pools::{derived_kind, subagent_tools, system_prompt};
 use crate::tools::AgentTools;
-use crate::transcript::{self, Header, Loaded};
+use crate::transcript::{self, Loaded};
 use crate::turn::agent_run::{AgentRun, Delegate, Resumption};
 
 /// The error of a transcript that cannot be resumed.

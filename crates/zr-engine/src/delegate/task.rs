@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget, Isolation, ModelAliases};
+use zr_protocol::transcript::TaskRef;
 use zr_resolve::{DerivedKind, Role};
 use zr_types::{
     AgentId, AgentName, BoxFuture, BuiltinName, ContentBlock, Message, MessageRole,
@@ -24,7 +25,7 @@ use crate::effects::Deadline;
 use crate::effects::remote::SubagentSpec;
 use crate::error::EngineError;
 use crate::event::EventKind;
-use crate::meta::{AgentMeta, TaskRef};
+use crate::meta::AgentMeta;
 use crate::model::agent_model::{effort, subagent_model};
 use crate::model::structured::{Structured, subagent_output};
 use crate::outcome::{TaskResult, TaskStatus};

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use zr_protocol::transcript::{Finished, Header, Record, VERSION};
 use zr_types::{ContentBlock, Message, MessageRole};
 
-use super::record::{Finished, Header, Record, VERSION};
 use crate::error::TranscriptError;
 
 /// A transcript, read back.
@@ -139,7 +139,7 @@ pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Loaded, TranscriptError
                     path: path.to_owned(),
                 });
             }
-            (Record::Message { message }, true) => {
+            (Record::Message { message, .. }, true) => {
                 history.push(message);
                 finished = None;
             }

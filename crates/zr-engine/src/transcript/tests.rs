@@ -8,9 +8,9 @@ use serde_json::json;
 use zr_types::{AgentId, ContentBlock, Message, MessageRole, ToolResultContent, Usage};
 
 use super::read::{Repairs, parse, read, read_header, repair};
-use super::record::{Finished, Header, RecordOut, VERSION};
 use super::{State, Writer};
 use crate::error::TranscriptError;
+use zr_protocol::transcript::{Finished, Header, RecordRef, VERSION};
 
 fn header() -> Header {
     Header {
@@ -36,7 +36,7 @@ fn header() -> Header {
     }
 }
 
-fn line(record: &RecordOut<'_>) -> String {
+fn line(record: &RecordRef<'_>) -> String {
     let mut text = serde_json::to_string(record).unwrap();
     text.push('\n');
     text
@@ -84,9 +84,9 @@ fn conversation() -> Vec<Message> {
 
 fn file_of(history: &[Message]) -> String {
     let h = header();
-    let mut out = line(&RecordOut::Header(&h));
+    let mut out = line(&RecordRef::Header(&h));
     for message in history {
-        out.push_str(&line(&RecordOut::Message { message, at_ms: 1 }));
+        out.push_str(&line(&RecordRef::Message { message, at_ms: 1 }));
     }
     out
 }
@@ -118,10 +118,10 @@ fn a_finished_record_counts_only_after_the_last_message() {
         value: Some(serde_json::json!({"n": 1})),
     };
     let mut text = file_of(&conversation());
-    text.push_str(&line(&RecordOut::Finished(&finished)));
+    text.push_str(&line(&RecordRef::Finished(&finished)));
     assert_eq!(parse_str(&text).unwrap().finished, Some(finished.clone()));
     let more = Message::user_text("and b?");
-    text.push_str(&line(&RecordOut::Message {
+    text.push_str(&line(&RecordRef::Message {
         message: &more,
         at_ms: 1,
     }));
@@ -142,9 +142,9 @@ fn a_failed_query_restores_the_history_and_stays_finished() {
         value: None,
     };
     let mut text = file_of(&conversation());
-    text.push_str(&line(&RecordOut::Finished(&finished)));
+    text.push_str(&line(&RecordRef::Finished(&finished)));
     let kept = &conversation()[..3];
-    text.push_str(&line(&RecordOut::QueryFailed { history: kept }));
+    text.push_str(&line(&RecordRef::QueryFailed { history: kept }));
     let loaded = parse_str(&text).unwrap();
     assert_eq!(loaded.history, kept);
     assert_eq!(loaded.finished, Some(finished));
@@ -153,7 +153,7 @@ fn a_failed_query_restores_the_history_and_stays_finished() {
 #[test]
 fn a_torn_last_line_is_ignored_and_nothing_before_it_is_lost() {
     let whole = file_of(&conversation());
-    let next = line(&RecordOut::Message {
+    let next = line(&RecordRef::Message {
         message: &Message::user_text("more"),
         at_ms: 1,
     });
@@ -194,7 +194,7 @@ fn garbage_in_the_middle_is_an_error_naming_file_and_line() {
 
 #[test]
 fn a_file_without_a_header_or_with_two_is_refused() {
-    let no_header = line(&RecordOut::Message {
+    let no_header = line(&RecordRef::Message {
         message: &Message::user_text("hi"),
         at_ms: 1,
     });
@@ -219,7 +219,7 @@ fn a_file_without_a_header_or_with_two_is_refused() {
     let mut newer = header();
     newer.version = VERSION + 1;
     assert!(matches!(
-        parse_str(&line(&RecordOut::Header(&newer))),
+        parse_str(&line(&RecordRef::Header(&newer))),
         Err(TranscriptError::UnsupportedVersion {
             version: 3,
             supported: 2,

@@ -142,6 +142,14 @@ class ResumeWarning(Event):
     message: str = ""
 
 
+@_event("hook_stopped")
+class HookStopped(Event):
+    """A hook stopped the agent (``"continue": false``); it ends with
+    status ``stopped``."""
+
+    reason: str = ""
+
+
 @dataclass
 class ResultMessage:
     """The end of a query: ``status`` is ``completed``, ``max_turns``,
@@ -156,6 +164,10 @@ class ResultMessage:
     total_usage: Dict[str, int] = field(default_factory=dict)
     duration_ms: int = 0
     error: Optional[str] = None
+    #: The session budget that ended the query (status
+    #: ``budget_exhausted``): ``{"budget": "tokens", "limit": N}`` or
+    #: ``{"budget": "cost_usd", "limit": USD}``.
+    budget_ended: Optional[Dict[str, Any]] = None
 
     @property
     def is_error(self) -> bool:
