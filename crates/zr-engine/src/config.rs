@@ -147,6 +147,11 @@ pub struct AgentConfig {
     /// it ([`QueryOverrides::budget`](crate::QueryOverrides::budget)).
     /// Default: no limit.
     pub budget: crate::model::budget::TreeBudget,
+    /// The host's check of the model each typed subagent would run on
+    /// (its type's, or its call's `model`), before its call starts
+    /// anything: the `zr` command refuses a `NAME:model-id` whose `NAME`
+    /// is no `[providers.NAME]`. Default `None`: every model is tried.
+    pub model_check: Option<Arc<dyn crate::model::agent_model::ModelCheck>>,
 }
 
 impl AgentConfig {
@@ -179,6 +184,7 @@ impl AgentConfig {
             output_schema: None,
             effort: None,
             budget: crate::model::budget::TreeBudget::default(),
+            model_check: None,
         }
     }
 

@@ -373,6 +373,7 @@ pub use effects::{Effects, LocalEffects};
 pub use error::{EngineError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use history::compact::CompactionConfig;
+pub use model::agent_model::ModelCheck;
 pub use model::budget::{BudgetEnded, TreeBudget};
 pub use model::price::{PRICES_TAKEN, Price, cost_of, price_of};
 pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};

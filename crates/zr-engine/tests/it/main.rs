@@ -50,6 +50,7 @@ mod structured;
 mod support;
 mod timeouts;
 mod tracer;
+mod tree_slots;
 mod turn_calls;
 mod type_listing;
 mod worktree;
