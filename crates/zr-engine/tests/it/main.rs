@@ -24,6 +24,7 @@ mod hook_events;
 mod hooks;
 mod instructions;
 mod nested;
+mod nested_budgets;
 mod openai_fan_out;
 mod orphans;
 mod permissions;
