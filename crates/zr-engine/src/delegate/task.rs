@@ -302,7 +302,7 @@ pub(crate) async fn run_call(
                 task.model.as_deref(),
                 &parent.meta.model,
             );
-            if let Err(why) = check.check(&model) {
+            if let Err(why) = check.check(definition, &model) {
                 let at = if multi {
                     format!("MultiTask.tasks[{i}]")
                 } else {

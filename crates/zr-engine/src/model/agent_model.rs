@@ -40,11 +40,12 @@ pub(crate) fn effort(effort: zr_caps::Effort) -> zr_providers::Effort {
 /// `Err` is why it cannot run there (a `NAME:` that names no provider
 /// profile), and the Task call fails with it, nothing started.
 pub trait ModelCheck: Send + Sync + std::fmt::Debug {
-    /// Whether a subagent can run on `model` (aliases already resolved).
+    /// Whether a subagent of `definition`'s type can run on `model` (its
+    /// type's or its call's, aliases already resolved).
     ///
     /// # Errors
     ///
     /// What is wrong and what to set, for the delegating model and the
     /// user.
-    fn check(&self, model: &str) -> Result<(), String>;
+    fn check(&self, definition: &AgentDefinition, model: &str) -> Result<(), String>;
 }

@@ -49,6 +49,7 @@ mod services;
 mod snapshot;
 mod structured;
 mod support;
+mod task_model;
 mod timeouts;
 mod tracer;
 mod tree_slots;
