@@ -26,8 +26,9 @@ pub struct SubagentConfig {
     /// Whether the root may delegate at all; `false` removes Task and
     /// MultiTask from its pool (R7).
     pub enabled: bool,
-    /// How many subagents of one call run at once (0 counts as 1); the
-    /// others wait in a queue inside the call's time budget.
+    /// How many subagents of the whole tree work at once (0 counts as
+    /// 1); the others wait in a queue inside their call's time budget. A
+    /// subagent waiting on its own children lends its slot to them.
     pub max_concurrent: usize,
     /// One budget for a whole Task or MultiTask call, all its tasks
     /// together, queueing included. Background agents are not bound by
