@@ -109,6 +109,7 @@ mod mcp_login;
 mod mcp_names;
 mod mcp_start;
 mod model_aliases;
+mod model_profiles;
 mod permission_names;
 mod permissions;
 mod preflight;

@@ -146,7 +146,7 @@ pub(crate) fn warnings(
 }
 
 /// The line of the `model:` key in the front matter of `path`.
-fn model_line(path: &Path) -> Option<usize> {
+pub(crate) fn model_line(path: &Path) -> Option<usize> {
     let text = std::fs::read_to_string(path).ok()?;
     text.lines()
         .enumerate()

@@ -426,12 +426,16 @@ pub(crate) fn warn_diagnostics(project: &Project) {
 
 /// Agent types whose `model` is an alias the chosen provider has no id
 /// for, as `warning: FILE:LINE: ...` lines (the agent runs on the
-/// session's model). A broken `[model.aliases]` is reported when the
+/// session's model), and those whose `model: NAME:id` names a provider
+/// profile `zr.toml` lacks (a Task call for them fails). A broken `[model.aliases]` is reported when the
 /// workspace opens.
 pub(crate) fn warn_aliases(project: &Project, kind: crate::cli::ProviderKind) {
     let family = crate::model_aliases::family(Some(kind));
     if let Ok(aliases) = crate::model_aliases::table(project, family) {
         for line in crate::model_aliases::warnings(project, &project.agents, &aliases) {
+            eprintln!("{line}");
+        }
+        for line in crate::model_profiles::warnings(project, &project.agents, &aliases, family) {
             eprintln!("{line}");
         }
     }

@@ -203,6 +203,7 @@ impl Workspace {
                 .replace_handler(&mut config);
         }
         config.model_aliases = crate::model_aliases::table(project, family)?;
+        config.model_check = crate::model_profiles::check(project, family);
         config.types_source = Some(Arc::new(crate::reload::RegistrySource::new(
             project,
             crate::reload::server_definitions(&server_tools, &project.inline_mcp),

@@ -26,8 +26,9 @@ pub struct SubagentConfig {
     /// Whether the root may delegate at all; `false` removes Task and
     /// MultiTask from its pool (R7).
     pub enabled: bool,
-    /// How many subagents of one call run at once (0 counts as 1); the
-    /// others wait in a queue inside the call's time budget.
+    /// How many subagents of the whole tree work at once (0 counts as
+    /// 1); the others wait in a queue inside their call's time budget. A
+    /// subagent waiting on its own children lends its slot to them.
     pub max_concurrent: usize,
     /// One budget for a whole Task or MultiTask call, all its tasks
     /// together, queueing included. Background agents are not bound by
@@ -147,6 +148,11 @@ pub struct AgentConfig {
     /// it ([`QueryOverrides::budget`](crate::QueryOverrides::budget)).
     /// Default: no limit.
     pub budget: crate::model::budget::TreeBudget,
+    /// The host's check of the model each typed subagent would run on
+    /// (its type's, or its call's `model`), before its call starts
+    /// anything: the `zr` command refuses a `NAME:model-id` whose `NAME`
+    /// is no `[providers.NAME]`. Default `None`: every model is tried.
+    pub model_check: Option<Arc<dyn crate::model::agent_model::ModelCheck>>,
 }
 
 impl AgentConfig {
@@ -179,6 +185,7 @@ impl AgentConfig {
             output_schema: None,
             effort: None,
             budget: crate::model::budget::TreeBudget::default(),
+            model_check: None,
         }
     }
 

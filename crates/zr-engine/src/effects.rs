@@ -224,6 +224,11 @@ impl Deadline {
         }
     }
 
+    /// When it ends.
+    pub(crate) fn at(&self) -> tokio::time::Instant {
+        self.at
+    }
+
     /// Whether the budget is spent: its instant passed, or its timer
     /// fired.
     pub(crate) fn passed(&self) -> bool {

@@ -106,14 +106,25 @@
 //! # Delegation
 //!
 //! The engine's own tools are `Task` (one subagent), `MultiTask` (1 to 10
-//! in parallel, at most `max_concurrent` at once, the rest queued inside
-//! one time budget per call) and `FindTool` (loads deferred tools). A task
-//! names a subagent type of [`AgentConfig::sub_agents`] or, without one,
-//! forks the delegating agent. A subagent delegates further only while its
-//! depth is below `max_depth` (1 by default: only the root delegates). Each
-//! call returns one [`TaskResult`] per task, in input order, with a
+//! in parallel, the rest queued inside one time budget per call) and
+//! `FindTool` (loads deferred tools). A task names a subagent type of
+//! [`AgentConfig::sub_agents`] or, without one, forks the delegating
+//! agent; a typed task may name its own `model` (an alias or
+//! `NAME:model-id`), which replaces its type's ([`ModelCheck`] lets a host
+//! refuse one first). A subagent delegates further only while its depth is
+//! below `max_depth` (1 by default: only the root delegates). Each call
+//! returns one [`TaskResult`] per task, in input order, with a
 //! [`TaskStatus`]; a type's optional token and tool-call budgets end it
 //! with [`TaskStatus::BudgetExhausted`].
+//!
+//! **Limits nest.** At most `max_concurrent` subagents of the whole tree
+//! work at once: each holds one of the session's slots, and lends it to
+//! its children while it waits on them (then queues for one again), so no
+//! parent holds a slot its children need, at any depth
+//! (`session/slots.rs`). A call's time budget ends no later than its
+//! parent's; a type's token budget counts everything its subtree spends
+//! (its children share what it has left); [`TreeBudget`] bounds the whole
+//! query's tokens and dollars.
 //!
 //! **Structured answers.** A type's `output_schema`, or a task's own
 //! `output_schema` in the call, is a JSON Schema the subagent's answer
@@ -274,8 +285,8 @@
 //!
 //! 1. Plain data: `error`, `sync`, `outcome` (`TaskStatus`, `TaskResult`,
 //!    `Progress`, `RunOutcome`), `model/` (`agent_model`: a type's model
-//!    alias; `price`: the one price table; `budget`: the tree's token and
-//!    dollar budget; `structured`: an output schema compiled and the one
+//!    alias, and `ModelCheck`; `price`: the one price table; `budget`: the
+//!    tree's token and dollar budget, and a type's token pool; `structured`: an output schema compiled and the one
 //!    rule of which schema a subagent answers in), `history` (helpers of a
 //!    conversation, and `history/compact`: the compaction plan, `cut.rs`
 //!    cuts results), `meta` (`AgentMeta`: the narrow view the stores
@@ -300,6 +311,8 @@
 //!    (`Transcripts` owns its folder).
 //! 4. `session/`: `Session` holds the stores, none of which imports it,
 //!    and `QueryCtx`; `session/registry.rs` the background agents;
+//!    `session/slots.rs` the tree's `max_concurrent` slots and the rule
+//!    that keeps them free of deadlock;
 //!    `session/pools.rs` the resolver's answers, through the catalog's
 //!    `PoolMemo`.
 //! 5. `turn/`: one agent's loop. `agent_run` (`AgentRun`, the `Delegate`
@@ -379,6 +392,7 @@ pub use effects::{Effects, LocalEffects};
 pub use error::{EngineError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};
 pub use history::compact::CompactionConfig;
+pub use model::agent_model::ModelCheck;
 pub use model::budget::{BudgetEnded, TreeBudget};
 pub use model::price::{PRICES_TAKEN, Price, cost_of, price_of};
 pub use outcome::{TaskResult, TaskStatus, WorktreeInfo};

@@ -3,6 +3,7 @@
 
 pub(crate) mod pools;
 pub(crate) mod registry;
+pub(crate) mod slots;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -20,6 +21,7 @@ use crate::outcome::{TaskResult, TaskStatus};
 use crate::policy::permission::{Gate, Grants};
 use crate::runtime::RuntimeEnvironment;
 use crate::session::registry::{Notification, Registry};
+use crate::session::slots::TreeSlots;
 use crate::tools::catalog::{AgentTypes, Catalog, Catalogs};
 use crate::transcript::Transcripts;
 
@@ -46,6 +48,8 @@ pub(crate) struct Session {
     /// What a resumed session found in its transcripts and has not taken
     /// up yet.
     pub(crate) found: Mutex<Found>,
+    /// The `max_concurrent` slots of the whole tree (`slots.rs`).
+    pub(crate) slots: TreeSlots,
 }
 
 /// The subagents a resumed session found in its transcripts.
@@ -122,7 +126,6 @@ impl Session {
         Self {
             id,
             runtime,
-            config,
             catalog,
             child_seq: AtomicU32::new(0),
             cleanups: Mutex::new(Vec::new()),
@@ -132,6 +135,8 @@ impl Session {
             spill,
             transcripts,
             found: Mutex::default(),
+            slots: TreeSlots::new(config.subagent.max_concurrent),
+            config,
         }
     }
 

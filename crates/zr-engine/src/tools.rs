@@ -94,6 +94,10 @@ fn task_properties(types: &BTreeMap<AgentName, AgentDefinition>) -> serde_json::
             "type": "string",
             "description": "The type of agent to run, one of the subagent types. Leave it out to fork: a copy of you with this conversation so far, which cannot delegate further."
         });
+        properties["model"] = json!({
+            "type": "string",
+            "description": "Optional model for this subagent instead of its type's: an alias (sonnet, opus, haiku) or PROVIDER:model-id. Only with subagent_type (a fork runs on your model). Prefer a small model for quick, simple tasks."
+        });
     }
     properties
 }

@@ -166,3 +166,90 @@ fn a_subagent_type_runs_on_its_provider_profile_over_another_wire() {
         worker[0].body
     );
 }
+
+/// A Task call's own `model` picks the subagent's model over its type's
+/// (`model: sonnet` here): `local:fast` reaches the `[providers.local]`
+/// OpenAI server as the profile's alias, `haiku` the Anthropic server as
+/// its id; a call without one runs on the type's.
+#[test]
+fn a_task_calls_model_overrides_its_types_on_the_wire() {
+    let calls = [
+        ("toolu_local", "local:fast"),
+        ("toolu_haiku", "haiku"),
+        ("toolu_type", ""),
+    ]
+    .map(|(id, model)| {
+        let mut input = json!({"description": id, "prompt": "Go.", "subagent_type": "writer"});
+        if !model.is_empty() {
+            input["model"] = json!(model);
+        }
+        (id, "Task", input)
+    });
+    let anthropic = Server::scripted(vec![
+        anthropic_answer(None, &calls),
+        anthropic_answer(Some("written"), &[]),
+        anthropic_answer(Some("written"), &[]),
+        anthropic_answer(Some("Root done."), &[]),
+    ]);
+    let openai = Server::start(fixture("openai/text.sse"));
+    let project = TempProject::new();
+    project
+        .write(
+            "zr.toml",
+            &format!(
+                "[model]\nname = \"claude-test\"\n\n[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\naliases = {{ fast = \"qwen-fast\" }}\n",
+                openai.url
+            ),
+        )
+        .write(".zr/agents/writer.md", &agent("writer", "sonnet"));
+    let out = run_against(&project, &anthropic, false, "go");
+    assert_eq!(stdout(&out), "Root done.\n", "{}", stderr(&out));
+    let mut models: Vec<String> = anthropic
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap().to_owned())
+        .collect();
+    models[1..3].sort();
+    assert_eq!(
+        models,
+        [
+            "claude-test",
+            "claude-haiku-4-5",
+            "claude-sonnet-4-5",
+            "claude-test"
+        ]
+    );
+    let local = openai.requests();
+    assert_eq!(local.len(), 1, "only the local writer's request");
+    assert_eq!(local[0].body["model"], "qwen-fast");
+}
+
+/// `model: foo:bar` without `[providers.foo]`: a warning at load naming
+/// the file, its line and the table to set, and a Task call for that
+/// type fails with the same words (nothing started, no request for it).
+#[test]
+fn an_unknown_provider_profile_warns_at_load_and_fails_its_task_call() {
+    let server = Server::scripted(vec![
+        task("toolu_worker", "worker"),
+        anthropic_answer(Some("Root done."), &[]),
+    ]);
+    let project = TempProject::new();
+    project
+        .write("zr.toml", "[model]\nname = \"claude-test\"\n")
+        .write(".zr/agents/worker.md", &agent("worker", "foo:bar"));
+    let out = run_against(&project, &server, false, "go");
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: .zr/agents/worker.md:4: agent 'worker': model 'foo:bar' names the provider profile 'foo', and zr.toml defines none; set [providers.foo] in zr.toml"),
+        "{err}"
+    );
+    assert_eq!(stdout(&out), "Root done.\n", "{err}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "no request for the worker");
+    let result = requests[1].body["messages"].to_string();
+    assert!(
+        result.contains("Task: subagent type 'worker': model 'foo:bar' (.zr/agents/worker.md:4) names the provider profile 'foo'")
+            && result.contains("Nothing was started."),
+        "{result}"
+    );
+}

@@ -401,7 +401,7 @@ pub(crate) fn rebuild(
     }
     let run = run
         .with_definition(definition.map(Arc::new))
-        .with_budget(budget)
+        .with_budget(budget, None)
         .with_cache_prefix(cache_prefix)
         .with_hooks(hooks)
         .with_resumption(resumption);

@@ -44,7 +44,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tokio::sync::Semaphore;
 use zr_caps::Isolation;
 use zr_types::{AgentId, BoxFuture, error_chain};
 
@@ -57,6 +56,7 @@ use crate::model::price::cost_of;
 use crate::outcome::{Progress, TaskResult, TaskStatus, fill_from_outcome, fill_from_progress};
 use crate::policy::hooks::HookAgent;
 use crate::session::QueryCtx;
+use crate::session::slots::{SlotHold, TreeSlots};
 use crate::telemetry::in_span::in_span;
 use crate::telemetry::{self, Traced};
 use crate::turn::agent_run::AgentRun;
@@ -96,10 +96,10 @@ pub(crate) fn placed(ctx: &QueryCtx, spec: Option<&SubagentSpec>) -> Option<Remo
         .map(Remote)
 }
 
-/// What bounds a subagent's run: a slot of its call (foreground tasks
-/// queue beyond `max_concurrent`) and a deadline.
+/// What bounds a subagent's run: a slot of the tree's (foreground tasks
+/// queue beyond `max_concurrent`, `session/slots.rs`) and a deadline.
 pub(crate) struct Limits<'a> {
-    pub(crate) slots: Option<&'a Semaphore>,
+    pub(crate) slots: Option<&'a TreeSlots>,
     pub(crate) deadline: Option<Deadline>,
     /// The error of a run the deadline stopped; `true` when it had
     /// started (not only waited in the queue).
@@ -225,6 +225,9 @@ pub(crate) async fn live(
         steps.armed(&hook_agent);
         let progress = Arc::clone(&run.progress);
         let model = run.meta.model.clone();
+        // Its own calls' deadlines are never later than its own.
+        run.deadline.clone_from(&limits.deadline);
+        let hold = Arc::clone(&run.slot);
         let work = {
             let scope = &scope;
             async move {
@@ -245,7 +248,7 @@ pub(crate) async fn live(
             // Pinned here and lent: `bounded` holding `work` by value made
             // it (and this frame) several times `work`'s size.
             let work = std::pin::pin!(work);
-            bounded(&limits, work).await
+            bounded(&limits, &hold, work).await
         };
         match ended {
             Bounded::Done(Err(error)) => result.error = Some(error_chain(&error)),
@@ -275,18 +278,20 @@ enum Bounded<T> {
     Stopped { ran: bool },
 }
 
-/// Runs `work` within `limits`: in a slot of its call (a foreground task
-/// waits in the call's queue), by the call's deadline. The one copy of a
-/// task's limits, for a run here and a run elsewhere.
-async fn bounded<T>(limits: &Limits<'_>, work: impl Future<Output = T>) -> Bounded<T> {
+/// Runs `work` within `limits`: in a slot of the tree's, which `hold`
+/// keeps (a foreground task waits in the queue; the agent lends the slot
+/// to its children while it waits on them), by the call's deadline. The
+/// one copy of a task's limits, for a run here and a run elsewhere.
+async fn bounded<T>(
+    limits: &Limits<'_>,
+    hold: &SlotHold,
+    work: impl Future<Output = T>,
+) -> Bounded<T> {
     let ran = AtomicBool::new(false);
     let gated = async {
-        // A closed semaphore cannot happen (it is never closed); run
-        // anyway rather than fail the task.
-        let _slot = match limits.slots {
-            Some(slots) => slots.acquire().await.ok(),
-            None => None,
-        };
+        if let Some(slots) = limits.slots {
+            slots.take(hold).await;
+        }
         // The deadline's timer is polled after this future: a slot freed
         // by a task stopped at the deadline must not start a queued one
         // after the budget is spent.
@@ -300,6 +305,7 @@ async fn bounded<T>(limits: &Limits<'_>, work: impl Future<Output = T>) -> Bound
         Some(deadline) => deadline.until(gated).await.flatten(),
         None => gated.await,
     };
+    hold.end();
     match ended {
         Some(value) => Bounded::Done(value),
         None => Bounded::Stopped {
@@ -333,7 +339,7 @@ async fn elsewhere(
         start,
         ..
     } = subagent;
-    match bounded(limits, remote).await {
+    match bounded(limits, &SlotHold::default(), remote).await {
         Bounded::Done(Ok(done)) => result = done,
         Bounded::Done(Err(reason)) => result.error = Some(reason),
         Bounded::Stopped { ran } => stopped(&mut result, &run.progress, limits, ran),

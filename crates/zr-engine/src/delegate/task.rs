@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
-use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget, Isolation, ModelAliases};
 use zr_protocol::transcript::TaskRef;
 use zr_resolve::{DerivedKind, Role};
@@ -32,6 +31,7 @@ use crate::outcome::{TaskResult, TaskStatus};
 use crate::policy::permission;
 use crate::session::QueryCtx;
 use crate::session::pools::{derived_kind, narrowing, subagent_tools, system_prompt, writes_files};
+use crate::session::slots::TreeSlots;
 use crate::tools::type_listing;
 use crate::turn::agent_run::{AgentRun, Delegate};
 
@@ -47,16 +47,21 @@ struct TaskInput {
     output: Option<Arc<Structured>>,
     /// `output_schema` as the call held it.
     schema: Option<Value>,
+    /// `model`: the model the typed subagent runs on instead of its
+    /// type's (an alias or `NAME:model-id` of a provider profile).
+    model: Option<String>,
 }
 
-const FIELDS: &str = "description, prompt, subagent_type, output_schema";
-const TASK_FIELDS: &str = "description, prompt, subagent_type, output_schema, run_in_background";
+const FIELDS: &str = "description, prompt, subagent_type, output_schema, model";
+const TASK_FIELDS: &str =
+    "description, prompt, subagent_type, output_schema, model, run_in_background";
 /// [`TASK_FIELDS`] one by one; a MultiTask's are all but the last.
-const TASK_FIELD_NAMES: [&str; 5] = [
+const TASK_FIELD_NAMES: [&str; 6] = [
     "description",
     "prompt",
     "subagent_type",
     "output_schema",
+    "model",
     "run_in_background",
 ];
 const MAX_TASKS: usize = 10;
@@ -75,7 +80,7 @@ fn parse_task(
     multi: bool,
 ) -> Result<TaskInput, String> {
     let (fields, names) = if multi {
-        (FIELDS, &TASK_FIELD_NAMES[..4])
+        (FIELDS, &TASK_FIELD_NAMES[..5])
     } else {
         (TASK_FIELDS, &TASK_FIELD_NAMES[..])
     };
@@ -137,6 +142,19 @@ fn parse_task(
             ));
         }
     };
+    let model = match map.get("model") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            return Err(format!("{at}.model: must not be empty"));
+        }
+        Some(Value::String(_)) if subagent_type.is_none() => {
+            return Err(format!(
+                "{at}.model: a fork runs on its parent's model (it continues its parent's conversation); name a subagent_type to choose a model"
+            ));
+        }
+        Some(Value::String(s)) => Some(s.trim().to_owned()),
+        Some(other) => return Err(format!("{at}.model: expected a string, got {other}")),
+    };
     let schema = map.get("output_schema").filter(|s| !s.is_null()).cloned();
     let output = match &schema {
         None => None,
@@ -151,6 +169,7 @@ fn parse_task(
         background,
         output,
         schema,
+        model,
     })
 }
 
@@ -272,19 +291,62 @@ pub(crate) async fn run_call(
             names.join(", ")
         ));
     }
+    if let Some(check) = &ctx.session.config.model_check {
+        let aliases = &ctx.session.config.model_aliases;
+        for (i, task) in tasks.iter().enumerate() {
+            let Some(definition) = task.subagent_type.as_ref().and_then(|n| types.get(n)) else {
+                continue;
+            };
+            let model = task_model(
+                aliases,
+                definition,
+                task.model.as_deref(),
+                &parent.meta.model,
+            );
+            if let Err(why) = check.check(definition, &model) {
+                let at = if multi {
+                    format!("MultiTask.tasks[{i}]")
+                } else {
+                    "Task".to_owned()
+                };
+                let whose = if task.model.is_some() {
+                    format!("{at}.model")
+                } else {
+                    format!("{at}: subagent type '{}'", definition.name)
+                };
+                return Err(format!("{whose}: {why}. Nothing was started."));
+            }
+        }
+    }
     let config = ctx.session.config.subagent;
     let effects = ctx.session.runtime.effects();
+    // Budgets nest: a call's time ends no later than its parent's.
+    let own = Deadline::after(&**effects, &parent.meta.id, config.timeout);
+    let (deadline, timeout) = match &parent.deadline {
+        Some(theirs) if theirs.at() < own.at() => (
+            theirs.clone(),
+            theirs
+                .at()
+                .saturating_duration_since(tokio::time::Instant::now()),
+        ),
+        _ => (own, config.timeout),
+    };
     let budget = CallBudget {
-        slots: parent.delegation_slots(config.max_concurrent),
-        deadline: Deadline::after(&**effects, &parent.meta.id, config.timeout),
+        slots: &ctx.session.slots,
+        deadline,
         start: Instant::now(),
-        timeout: config.timeout,
+        timeout,
+        capped: timeout < config.timeout,
     };
     let runs = tasks
         .into_iter()
         .enumerate()
         .map(|(index, task)| run_task(ctx, parent, call, &budget, index, task));
-    Ok(futures_util::future::join_all(runs).await)
+    // The parent's slot is its children's while it waits on them.
+    let lent = parent.slot.lend();
+    let results = futures_util::future::join_all(runs).await;
+    lent.back().await;
+    Ok(results)
 }
 
 /// A task's result as its delegating model gets it: with a structured
@@ -300,17 +362,20 @@ fn for_model(result: &TaskResult) -> Value {
     value
 }
 
-/// What the tasks of one call share: one time budget, queueing included;
-/// and what they share with the other calls of their parent's turn: its
-/// `max_concurrent` slots.
+/// What the tasks of one call share: one time budget, queueing included
+/// (never past its parent's); and what they share with every other
+/// subagent of the tree: the `max_concurrent` slots.
 struct CallBudget<'a> {
-    slots: &'a Semaphore,
+    slots: &'a TreeSlots,
     /// When the budget ends: one timer for the call.
     deadline: Deadline,
     /// When the call started (task durations count from here).
     start: Instant,
     /// The budget, for messages.
     timeout: Duration,
+    /// Whether the budget is what the parent had left (shorter than
+    /// `subagent.timeout`).
+    capped: bool,
 }
 
 async fn run_task(
@@ -365,6 +430,7 @@ async fn run_task(
             description: task.description,
             prompt: task.prompt,
             output_schema: task.schema,
+            model: task.model,
             call: call.id.clone(),
             index,
             agent: run.meta.id.clone(),
@@ -380,13 +446,19 @@ async fn run_task(
         return result;
     }
     let secs = budget.timeout.as_secs_f64();
+    let what = if budget.capped {
+        format!("its parent's remaining {secs:.1} s")
+    } else {
+        format!("the call's {secs:.0} s")
+    };
     let timed_out = |ran: bool| {
         if ran {
             format!(
-                "did not finish within the call's {secs:.0} s budget and was stopped (its tools and processes too); the output is what it wrote so far"
+                "did not finish within {what} budget and was stopped (its tools and processes too); the output is what it wrote so far"
             )
         } else {
-            format!("did not start: it waited in the queue for the whole {secs:.0} s budget")
+            let what = what.replace("the call's ", "");
+            format!("did not start: it waited in the queue for the whole {what} budget")
         }
     };
     let limits = Limits {
@@ -659,7 +731,7 @@ fn prepare(
                 .filter(|_| session.transcripts.enabled())
                 .map(|d| Arc::new(d.clone())),
         )
-        .with_budget(budget)
+        .with_budget(budget, parent.tokens.as_ref())
         .with_cache_prefix(cache_prefix)
         .with_hooks(session.config.hooks_of_type(definition)))
 }
@@ -709,8 +781,14 @@ fn typed(
         system_prompt(definition, instructions),
         memory,
     );
+    // The call's `model` first, then the type's (Claude Code's order).
     // Most types run on their parent's model: its text is shared.
-    let model = subagent_model(aliases, definition, &parent.meta.model);
+    let model = task_model(
+        aliases,
+        definition,
+        task.model.as_deref(),
+        &parent.meta.model,
+    );
     let model = if *model == *parent.meta.model {
         Arc::clone(&parent.meta.model)
     } else {
@@ -727,6 +805,21 @@ fn typed(
             &task.prompt,
         )],
     )
+}
+
+/// The model a typed subagent of `definition` runs on: the call's
+/// `model` when it gave one (an alias resolved, `inherit`: the parent's),
+/// else its type's.
+fn task_model(
+    aliases: &ModelAliases,
+    definition: &AgentDefinition,
+    call: Option<&str>,
+    parent: &str,
+) -> String {
+    match call {
+        Some(model) => aliases.model_for(&zr_caps::ModelChoice::parse(model), parent),
+        None => subagent_model(aliases, definition, parent),
+    }
 }
 
 /// How many first messages a fork of `parent` shares with the parent's

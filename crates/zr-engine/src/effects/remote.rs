@@ -26,6 +26,9 @@ pub struct SubagentSpec {
     /// The call's own `output_schema` for this task, as the call held it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// The call's own `model` for this task, as the call held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The id of the delegating call.
     pub call: String,
     /// The task's index in its call.
@@ -53,6 +56,9 @@ impl SubagentSpec {
         });
         if let (Some(schema), Some(map)) = (&self.output_schema, input.as_object_mut()) {
             map.insert("output_schema".to_owned(), schema.clone());
+        }
+        if let (Some(model), Some(map)) = (&self.model, input.as_object_mut()) {
+            map.insert("model".to_owned(), Value::String(model.clone()));
         }
         input
     }

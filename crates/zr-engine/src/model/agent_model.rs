@@ -34,3 +34,18 @@ pub(crate) fn effort(effort: zr_caps::Effort) -> zr_providers::Effort {
         zr_caps::Effort::Max => zr_providers::Effort::Max,
     }
 }
+
+/// A host's check of the model a subagent would run on, before its task
+/// starts ([`AgentConfig::model_check`](crate::AgentConfig::model_check)):
+/// `Err` is why it cannot run there (a `NAME:` that names no provider
+/// profile), and the Task call fails with it, nothing started.
+pub trait ModelCheck: Send + Sync + std::fmt::Debug {
+    /// Whether a subagent of `definition`'s type can run on `model` (its
+    /// type's or its call's, aliases already resolved).
+    ///
+    /// # Errors
+    ///
+    /// What is wrong and what to set, for the delegating model and the
+    /// user.
+    fn check(&self, definition: &AgentDefinition, model: &str) -> Result<(), String>;
+}

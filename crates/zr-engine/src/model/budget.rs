@@ -73,3 +73,57 @@ impl std::fmt::Display for BudgetEnded {
         }
     }
 }
+
+/// An agent's `tokenBudget` as its subtree spends it: what the agent and
+/// every subagent under it used, against its limit, with the pools of
+/// its ancestors above it. Budgets nest: a child's tokens count against
+/// its own pool (if its type has a budget) and every ancestor's, so the
+/// children of one agent share what it has left rather than each getting
+/// all of it.
+#[derive(Debug)]
+pub(crate) struct TokenPool {
+    limit: u64,
+    spent: std::sync::atomic::AtomicU64,
+    above: Option<std::sync::Arc<TokenPool>>,
+}
+
+impl TokenPool {
+    /// The pool of an agent with budget `limit` under `above` (its
+    /// parent's nearest pool): its own when it has a limit, else its
+    /// parent's.
+    pub(crate) fn under(
+        above: Option<&std::sync::Arc<TokenPool>>,
+        limit: Option<u64>,
+    ) -> Option<std::sync::Arc<TokenPool>> {
+        match limit {
+            Some(limit) => Some(std::sync::Arc::new(Self {
+                limit,
+                spent: std::sync::atomic::AtomicU64::new(0),
+                above: above.cloned(),
+            })),
+            None => above.cloned(),
+        }
+    }
+
+    /// Books `usage` into this pool and every one above.
+    pub(crate) fn book(&self, usage: &Usage) {
+        let mut pool = Some(self);
+        while let Some(p) = pool {
+            p.spent
+                .fetch_add(usage.total(), std::sync::atomic::Ordering::Relaxed);
+            pool = p.above.as_deref();
+        }
+    }
+
+    /// Whether this pool or one above is spent.
+    pub(crate) fn spent(&self) -> bool {
+        let mut pool = Some(self);
+        while let Some(p) = pool {
+            if p.spent.load(std::sync::atomic::Ordering::Relaxed) >= p.limit {
+                return true;
+            }
+            pool = p.above.as_deref();
+        }
+        false
+    }
+}

@@ -3,17 +3,19 @@
 //! the subagent code without the tool-call path importing it.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget};
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
+use crate::effects::Deadline;
 use crate::history::Opening;
 use crate::meta::AgentMeta;
+use crate::model::budget::TokenPool;
 use crate::outcome::Progress;
 use crate::policy::hooks::{AgentHooks, Halt, HookAgent, Hooks};
 use crate::policy::permission::Denials;
+use crate::session::slots::SlotHold;
 use crate::session::{QueryCtx, Session};
 use crate::tools::AgentTools;
 use crate::tools::catalog::RootReload;
@@ -72,6 +74,9 @@ pub(crate) struct AgentRun {
     /// grows every turn. Appended to through [`AgentRun::history_mut`].
     pub(crate) history: Arc<Vec<Message>>,
     pub(crate) budget: Budget,
+    /// The token budget it spends from (its own, or its nearest
+    /// ancestor's), with those above it: budgets nest.
+    pub(crate) tokens: Option<Arc<TokenPool>>,
     pub(crate) progress: Arc<Mutex<Progress>>,
     /// Its permission denials so far.
     pub(crate) denials: Denials,
@@ -90,10 +95,13 @@ pub(crate) struct AgentRun {
     pub(crate) reload: Option<RootReload>,
     /// Set when the run continues a transcript (see [`Resumption`]).
     pub(crate) resumed: Option<Resumption>,
-    /// The `max_concurrent` slots its foreground subagents run in, made
-    /// at its first delegation: the Task and MultiTask calls of one turn
-    /// run side by side and share them ([`AgentRun::delegation_slots`]).
-    slots: OnceLock<Semaphore>,
+    /// Its slot of the tree's `max_concurrent` (a foreground subagent's),
+    /// lent to its children while a Task or MultiTask call of its is open
+    /// (`session/slots.rs`).
+    pub(crate) slot: Arc<SlotHold>,
+    /// When its time ends (a foreground subagent: its call's deadline):
+    /// its own calls' deadlines are never later.
+    pub(crate) deadline: Option<Deadline>,
 }
 
 /// How a run rebuilt from its transcript goes on, before its first
@@ -121,6 +129,7 @@ impl AgentRun {
             definition: None,
             history: Arc::new(history),
             budget: Budget::default(),
+            tokens: None,
             progress: Arc::new(Mutex::new(Progress::default())),
             denials: Denials::default(),
             hooks: Hooks::new(),
@@ -129,16 +138,9 @@ impl AgentRun {
             delegate: Arc::new(NoDelegation),
             reload: None,
             resumed: None,
-            slots: OnceLock::new(),
+            slot: Arc::default(),
+            deadline: None,
         }
-    }
-
-    /// The slots its foreground subagents share, `max_concurrent` of them
-    /// (made at the first call): every Task and MultiTask call of a turn
-    /// queues for these, so calls that start together never run more than
-    /// `max_concurrent` subagents at once.
-    pub(crate) fn delegation_slots(&self, max_concurrent: usize) -> &Semaphore {
-        self.slots.get_or_init(|| Semaphore::new(max_concurrent))
     }
 
     /// The history, to change: copied first only if a request still holds
@@ -187,10 +189,19 @@ impl AgentRun {
         self
     }
 
-    /// With a token and tool-call budget.
-    pub(crate) fn with_budget(mut self, budget: Budget) -> Self {
+    /// With a token and tool-call budget, its tokens counted also against
+    /// `above` (its parent's pool) and the pools above that.
+    pub(crate) fn with_budget(mut self, budget: Budget, above: Option<&Arc<TokenPool>>) -> Self {
+        self.tokens = TokenPool::under(above, budget.tokens);
         self.budget = budget;
         self
+    }
+
+    /// Books the usage of one of its requests against its token pools.
+    pub(crate) fn book_tokens(&self, usage: &zr_types::Usage) {
+        if let Some(pool) = &self.tokens {
+            pool.book(usage);
+        }
     }
 
     /// With the first `prefix` messages shared with the parent's last

@@ -131,8 +131,10 @@ pub(crate) async fn run_calls(
 }
 
 /// Whether `call` may run beside the other calls of its turn
-/// ([`crate::tools::Callable::runs_beside`]: Task and MultiTask calls of
-/// one turn start together, seed 001; each keeps its own time budget).
+/// ([`crate::tools::Callable::runs_beside`]: a read-only tool, or a
+/// delegation: Task and MultiTask calls of one turn start together, seed
+/// 001; their subagents share the tree's `max_concurrent` slots, and each
+/// call keeps its own time budget).
 /// Unknown names count as read-only: they are refused without running.
 fn runs_beside(agent: &AgentRun, call: &ToolCall) -> bool {
     agent

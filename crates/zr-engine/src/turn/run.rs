@@ -79,6 +79,7 @@ impl AgentRun {
             }
             progress.usage
         };
+        self.book_tokens(&response.usage);
         let total = ctx.add_usage(&self.meta.model, response.usage);
         self.emit(
             ctx,
@@ -97,11 +98,14 @@ impl AgentRun {
         );
     }
 
+    /// Its own token budget, or one of an ancestor's that its subtree
+    /// shares, is spent.
     fn over_token_budget(&self) -> bool {
         let used = lock(&self.progress).usage;
         self.budget
             .tokens
             .is_some_and(|limit| used.total() >= limit)
+            || self.tokens.as_ref().is_some_and(|pool| pool.spent())
     }
 
     fn outcome(

@@ -499,7 +499,7 @@ async fn run_in_background_must_be_a_boolean_and_is_for_task_only() {
         results,
         vec![
             (true, "Task.run_in_background: expected true or false, got \"yes\". Nothing was started.".to_owned()),
-            (true, "MultiTask.tasks[0]: unknown field 'run_in_background'; fields: description, prompt, subagent_type, output_schema. Nothing was started.".to_owned()),
+            (true, "MultiTask.tasks[0]: unknown field 'run_in_background'; fields: description, prompt, subagent_type, output_schema, model. Nothing was started.".to_owned()),
         ]
     );
     assert!(agent.background_agents().is_empty());

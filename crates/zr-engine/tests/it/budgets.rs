@@ -16,9 +16,15 @@ fn task(subagent_type: &str, prompt: &str) -> Value {
 /// root -> lead -> worker -> deep (depth 3); the deepest agent's first
 /// answer spends the budget and asks for a command.
 fn tree() -> Value {
+    tree_with(&Value::Null)
+}
+
+/// [`tree`] with `usage` reported by each delegating answer (`null`: the
+/// estimate).
+fn tree_with(usage: &Value) -> Value {
     let delegating = |child: &str, summary: &str| {
         json!([{"turns": [
-            {"tool_calls": [task(child, "go on")]},
+            {"tool_calls": [task(child, "go on")], "usage": usage},
             {"text": "never", "tool_calls": [{"name": "Bash", "input": {"command": "touch after.txt"}}]},
             {"text": "done"}
         ], "summary": summary}])
@@ -28,7 +34,7 @@ fn tree() -> Value {
         "lead": delegating("worker", "lead summary"),
         "worker": delegating("deep", "worker summary"),
         "deep": [{"turns": [
-            {"text": "digging", "usage": {"input_tokens": 4000, "output_tokens": 2000},
+            {"text": "digging", "usage": {"input_tokens": 10_000, "output_tokens": 4_000},
              "tool_calls": [{"name": "Bash", "input": {"command": "touch spent.txt"}}]},
             {"text": "never"}
         ], "summary": "deep summary"}]
@@ -59,11 +65,18 @@ async fn a_depth_3_tree_stops_with_summaries_when_the_session_budget_is_spent() 
     let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
     let result = result.unwrap();
     assert_eq!(result.status, TaskStatus::BudgetExhausted);
+    assert_stopped_after_the_budget(&h);
     assert_eq!(result.output, "root summary");
     assert_eq!(
         result.budget_ended,
         Some(BudgetEnded::Tokens { limit: 5_000 })
     );
+}
+
+/// Every agent of [`tree`] made its one request and then only its summary,
+/// each parent's summary request holding its child's summary; nothing
+/// ran after the budget ended.
+fn assert_stopped_after_the_budget(h: &Harness) {
     // Every agent made its one request and then only its summary: no
     // request after the budget ended but the summaries, each with tools
     // disabled.
@@ -100,6 +113,67 @@ async fn a_depth_3_tree_stops_with_summaries_when_the_session_budget_is_spent() 
     );
     assert!(!h.dir.path().join("spent.txt").exists());
     assert!(!h.dir.path().join("after.txt").exists());
+}
+
+#[tokio::test]
+async fn a_depth_3_tree_stops_with_summaries_when_the_session_cost_budget_is_spent() {
+    // Every answer on Sonnet ($3 in, $15 out per million): each delegating
+    // answer costs $0.003, the deepest $0.09; the budget is $0.05.
+    let h = Harness::new(&tree_with(
+        &json!({"input_tokens": 1_000, "output_tokens": 0}),
+    ));
+    let agent = h.agent(config(TreeBudget {
+        tokens: None,
+        cost_usd: Some(0.05),
+    }));
+    let overrides = QueryOverrides {
+        model: Some("claude-sonnet-4-5".to_owned()),
+        ..QueryOverrides::default()
+    };
+    let (events, result) = run(agent.query("go", overrides)).await;
+    let result = result.unwrap();
+    assert_eq!(result.status, TaskStatus::BudgetExhausted);
+    assert_eq!(result.output, "root summary");
+    assert_eq!(
+        result.budget_ended,
+        Some(BudgetEnded::CostUsd { limit: 0.05 })
+    );
+    assert!(
+        result
+            .budget_ended
+            .unwrap()
+            .to_string()
+            .contains("cost budget ($0.05)"),
+        "{:?}",
+        result.budget_ended
+    );
+    assert_stopped_after_the_budget(&h);
+    // Each subagent ended budget_exhausted with its summary.
+    let mut done: Vec<(String, TaskStatus, String)> = crate::support::finished(&events)
+        .into_iter()
+        .map(|r| (r.agent_type, r.status, r.output))
+        .collect();
+    done.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        done,
+        [
+            (
+                "deep".to_owned(),
+                TaskStatus::BudgetExhausted,
+                "deep summary".to_owned()
+            ),
+            (
+                "lead".to_owned(),
+                TaskStatus::BudgetExhausted,
+                "lead summary".to_owned()
+            ),
+            (
+                "worker".to_owned(),
+                TaskStatus::BudgetExhausted,
+                "worker summary".to_owned()
+            ),
+        ]
+    );
 }
 
 #[tokio::test]

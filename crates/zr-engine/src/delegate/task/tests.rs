@@ -59,7 +59,7 @@ fn errors_name_the_task_index_and_the_field() {
         ),
         (
             json!({"tasks": [{"description": "a", "prompt": "b"}, 7]}),
-            "MultiTask.tasks[1]: expected an object with description, prompt, subagent_type, output_schema",
+            "MultiTask.tasks[1]: expected an object with description, prompt, subagent_type, output_schema, model",
         ),
         (
             json!({"tasks": [{"description": "", "prompt": "b"}]}),
@@ -70,8 +70,16 @@ fn errors_name_the_task_index_and_the_field() {
             "MultiTask.tasks[0].prompt: expected a string, got 3",
         ),
         (
-            json!({"tasks": [{"description": "a", "prompt": "b", "model": "x"}]}),
-            "MultiTask.tasks[0]: unknown field 'model'; fields: description, prompt, subagent_type, output_schema",
+            json!({"tasks": [{"description": "a", "prompt": "b", "mode": "x"}]}),
+            "MultiTask.tasks[0]: unknown field 'mode'; fields: description, prompt, subagent_type, output_schema, model",
+        ),
+        (
+            json!({"tasks": [{"description": "a", "prompt": "b", "model": "haiku"}]}),
+            "MultiTask.tasks[0].model: a fork runs on its parent's model (it continues its parent's conversation); name a subagent_type to choose a model",
+        ),
+        (
+            json!({"tasks": [{"description": "a", "prompt": "b", "subagent_type": "worker", "model": 3}]}),
+            "MultiTask.tasks[0].model: expected a string, got 3",
         ),
         (
             json!({"tasks": [{"description": "a", "prompt": "b", "subagent_type": "Nope"}]}),

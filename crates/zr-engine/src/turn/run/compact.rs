@@ -141,6 +141,7 @@ fn book(run: &AgentRun, ctx: &QueryCtx, usage: Usage) {
         progress.usage = progress.usage.plus(usage);
         progress.usage
     };
+    run.book_tokens(&usage);
     let total = ctx.add_usage(&run.meta.model, usage);
     ctx.sink.emit(&run.meta, EventKind::Usage { agent, total });
 }
