@@ -8,7 +8,7 @@ use std::net::TcpStream;
 
 /// Serves the requests on `stream` until the client closes it, giving
 /// each body to `each`.
-pub(crate) fn serve_requests(stream: TcpStream, mut each: impl FnMut(&[u8])) {
+pub fn serve_requests(stream: TcpStream, mut each: impl FnMut(&[u8])) {
     let mut writer = stream.try_clone().expect("a second handle");
     let mut reader = BufReader::new(stream);
     loop {

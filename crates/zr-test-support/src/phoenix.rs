@@ -32,7 +32,7 @@ fn free_port() -> u16 {
 }
 
 /// A running Phoenix.
-pub(crate) struct Phoenix {
+pub struct Phoenix {
     child: Child,
     port: u16,
     _dir: tempfile::TempDir,
@@ -41,7 +41,7 @@ pub(crate) struct Phoenix {
 impl Phoenix {
     /// Starts Phoenix and waits until it answers (its start takes tens of
     /// seconds on a busy machine).
-    pub(crate) async fn start() -> Self {
+    pub async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let child = Command::new(phoenix_bin())
@@ -100,18 +100,18 @@ impl Phoenix {
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
-    pub(crate) fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Its OTLP/HTTP traces endpoint.
-    pub(crate) fn traces_endpoint(&self) -> String {
+    pub fn traces_endpoint(&self) -> String {
         format!("{}/v1/traces", self.url())
     }
 
     /// The spans Phoenix stored in its default project, once there are at
     /// least `count` (ingestion is asynchronous), within 60 s.
-    pub(crate) async fn spans(&self, count: usize) -> Vec<Value> {
+    pub async fn spans(&self, count: usize) -> Vec<Value> {
         let client = reqwest::Client::new();
         let start = Instant::now();
         loop {

@@ -25,7 +25,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// A running `restate-server`: its process group is killed when this is
 /// dropped (and, through zr-process, when the test process dies).
 #[derive(Debug)]
-pub(crate) struct RestateServer {
+pub struct RestateServer {
     child: Child,
     group: zr_process::ProcessGroup,
     ingress: SocketAddr,
@@ -67,7 +67,7 @@ impl RestateServer {
     ///
     /// When the binary is missing (`cargo xtask deps` not run) or the
     /// server does not become healthy: the panic holds its log.
-    pub(crate) fn start() -> Self {
+    pub fn start() -> Self {
         let mut last = String::new();
         for _ in 0..3 {
             match Self::try_start() {
@@ -133,32 +133,32 @@ impl RestateServer {
     }
 
     /// `http://127.0.0.1:PORT` of the ingress (where invocations go).
-    pub(crate) fn ingress_url(&self) -> String {
+    pub fn ingress_url(&self) -> String {
         format!("http://{}", self.ingress)
     }
 
     /// `http://127.0.0.1:PORT` of the admin API (deployments, health).
-    pub(crate) fn admin_url(&self) -> String {
+    pub fn admin_url(&self) -> String {
         format!("http://{}", self.admin)
     }
 
     /// The server's process id.
-    pub(crate) fn pid(&self) -> u32 {
+    pub fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// The three ports the server listens on.
-    pub(crate) fn addrs(&self) -> [SocketAddr; 3] {
+    pub fn addrs(&self) -> [SocketAddr; 3] {
         [self.ingress, self.admin, self.node]
     }
 
     /// Its data folder's parent (the log is `server.log` in it).
-    pub(crate) fn base(&self) -> &Path {
+    pub fn base(&self) -> &Path {
         self.base.path()
     }
 
     /// What the server logged so far.
-    pub(crate) fn log(&self) -> String {
+    pub fn log(&self) -> String {
         std::fs::read_to_string(self.base.path().join("server.log")).unwrap_or_default()
     }
 }
@@ -173,13 +173,13 @@ impl Drop for RestateServer {
 
 /// `GET path` of `addr` over HTTP/1.1: the status and body, or `None` when
 /// nothing answers.
-pub(crate) fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+pub fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
     request(addr, "GET", path, None)
 }
 
 /// `METHOD path` of `addr` over HTTP/1.1, with a JSON `body`: the status
 /// and body (de-chunked), or `None` when nothing answers.
-pub(crate) fn request(
+pub fn request(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -228,7 +228,7 @@ fn dechunk(mut rest: &str) -> String {
 
 /// The engine's and the SDK's logs in the test's output, filtered by
 /// `ZR_LOG` (once per test binary).
-pub(crate) fn log_to_test() {
+pub fn log_to_test() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("ZR_LOG"))
         .with_test_writer()
@@ -241,7 +241,7 @@ impl RestateServer {
     /// # Panics
     ///
     /// When the admin API refuses it (with the server's log).
-    pub(crate) async fn register(&self, endpoint: &str) {
+    pub async fn register(&self, endpoint: &str) {
         zr_restate::register(&self.admin_url(), endpoint)
             .await
             .unwrap_or_else(|e| panic!("{e}\n{}", self.log()));
@@ -253,7 +253,7 @@ impl RestateServer {
     /// # Panics
     ///
     /// When the API does not answer with rows.
-    pub(crate) fn sql(&self, query: &str) -> Vec<serde_json::Value> {
+    pub fn sql(&self, query: &str) -> Vec<serde_json::Value> {
         let body = serde_json::json!({ "query": query }).to_string();
         let (status, text) = request(self.admin, "POST", "/query", Some(&body))
             .unwrap_or_else(|| panic!("the admin API did not answer {query}"));
@@ -264,7 +264,7 @@ impl RestateServer {
     }
 
     /// The invocations of `service`: id -> (status, completion failure).
-    pub(crate) fn invocations(
+    pub fn invocations(
         &self,
         service: &str,
     ) -> std::collections::BTreeMap<String, (String, String)> {
@@ -284,7 +284,7 @@ impl RestateServer {
     /// # Panics
     ///
     /// When the API refuses.
-    pub(crate) fn cancel(&self, id: &str) {
+    pub fn cancel(&self, id: &str) {
         let (status, text) = request(
             self.admin,
             "PATCH",
@@ -295,38 +295,6 @@ impl RestateServer {
         assert!(
             (200..300).contains(&status),
             "cancel {id}: HTTP {status} {text}"
-        );
-    }
-}
-
-#[test]
-fn the_server_answers_on_its_own_ports_and_dies_with_its_handle() {
-    let server = RestateServer::start();
-    let ingress = server.addrs()[0];
-    let (status, body) = get(ingress, "/restate/health").expect("the ingress answers");
-    assert_eq!(status, 200, "ingress health: {body}");
-    assert!(
-        server.admin_url().starts_with("http://127.0.0.1:")
-            && server.ingress_url() != server.admin_url(),
-        "{} {}",
-        server.admin_url(),
-        server.ingress_url()
-    );
-    assert!(
-        server.base().join("data").is_dir(),
-        "the base folder is the temporary one"
-    );
-    let pid = server.pid();
-    let addrs = server.addrs();
-    drop(server);
-    assert!(
-        !Path::new(&format!("/proc/{pid}")).exists(),
-        "restate-server {pid} outlived its handle"
-    );
-    for addr in addrs {
-        assert!(
-            TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err(),
-            "{addr} still answers after the server was dropped"
         );
     }
 }
