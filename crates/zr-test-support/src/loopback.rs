@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::capture::Capture;
+use crate::sse;
 
 /// One request the server received.
 #[derive(Debug, Clone)]
@@ -49,6 +50,11 @@ impl Reply {
             status: 200,
             body: sse.into(),
         }
+    }
+
+    /// A 200 streaming one Anthropic answer ([`sse::anthropic`]).
+    pub fn anthropic(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Self {
+        Self::sse(sse::anthropic(text, tools))
     }
 }
 

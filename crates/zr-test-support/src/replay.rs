@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::capture::Capture;
 use crate::fixture;
+use crate::sse::{self, ResponsesAnswer};
 use crate::prompt_cache::{Charge, PromptCache, with_usage};
 
 /// One scripted response.
@@ -46,6 +47,21 @@ impl Reply {
     /// 200 with the SSE fixture `fixtures/{name}` ([`crate::fixture`]).
     pub fn fixture(name: &str) -> Self {
         Self::sse(fixture::bytes(name))
+    }
+
+    /// 200 with one Anthropic answer ([`sse::anthropic`]).
+    pub fn anthropic(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Self {
+        Self::sse(sse::anthropic(text, tools))
+    }
+
+    /// 200 with one Chat Completions answer ([`sse::chat`]).
+    pub fn chat(text: Option<&str>, call: Option<(&str, &str, &str)>) -> Self {
+        Self::sse(sse::chat(text, call))
+    }
+
+    /// 200 with one Responses API answer ([`sse::responses`]).
+    pub fn responses(answer: ResponsesAnswer<'_>) -> Self {
+        Self::sse(sse::responses(answer))
     }
 
     /// `status` with a JSON body.

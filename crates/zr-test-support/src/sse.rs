@@ -111,6 +111,18 @@ pub struct ResponsesAnswer<'a> {
     pub cached: u64,
 }
 
+impl<'a> ResponsesAnswer<'a> {
+    /// An answer of `text`, or of one function `call` (call id, name,
+    /// arguments), nothing cached.
+    pub fn of(text: Option<&'a str>, call: Option<(&'a str, &'a str, &'a str)>) -> Self {
+        Self {
+            text,
+            call,
+            ..Self::default()
+        }
+    }
+}
+
 /// Responses API `events` framed as SSE, each given its
 /// `sequence_number`.
 ///
