@@ -34,11 +34,12 @@ use criterion::{BatchSize, Criterion, criterion_group};
 use futures_util::StreamExt as _;
 use serde_json::json;
 use support::{
-    Extra, agent, agent_with, agent_with_noop, fanout_script, reader, reads_script, runtime,
+    Extra, agent, agent_with, agent_with_noop, reader, reads_script, runtime,
     turns_script,
 };
 use zr_caps::PermissionMode;
 use zr_engine::{QueryOverrides, TaskStatus};
+use zr_test_support::bench::fanout_script;
 use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 const TURNS: usize = 20;

@@ -14,8 +14,11 @@
 //! - [`sse`]: model answers as the three wires stream them (Anthropic
 //!   Messages, OpenAI Chat Completions, OpenAI Responses), and
 //!   [`fixture`]: the recorded SSE fixtures in `fixtures/`.
+//! - [`deps`]: where `cargo xtask deps` installed the outside programs.
 //! - [`restate`] (feature `restate`): a real `restate-server` on loopback;
 //!   [`proxy`]: a TCP proxy in front of workers.
+//! - [`bench`] (feature `engine`): the engine benchmarks' session.
+//! - [`services`] (feature `tools`): fake host services of the builtins.
 //! - [`receive`]: the receiving side of OTLP/HTTP export requests;
 //!   [`phoenix`] (feature `phoenix`): Arize Phoenix as a real receiver.
 //!
@@ -31,7 +34,10 @@
     reason = "test helpers: a failed expectation is the test's failure"
 )]
 
+#[cfg(feature = "engine")]
+pub mod bench;
 pub mod capture;
+pub mod deps;
 pub mod fixture;
 pub mod loopback;
 #[cfg(feature = "phoenix")]
@@ -42,4 +48,6 @@ pub mod receive;
 pub mod replay;
 #[cfg(feature = "restate")]
 pub mod restate;
+#[cfg(feature = "tools")]
+pub mod services;
 pub mod sse;

@@ -8,20 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Where `cargo xtask deps` installed Phoenix (`ZR_DEPS_DIR`, else `.deps`
-/// in the repository).
+/// Phoenix as `cargo xtask deps` installed it.
 fn phoenix_bin() -> PathBuf {
-    let deps = std::env::var_os("ZR_DEPS_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
-        PathBuf::from,
-    );
-    let bin = deps.join("phoenix/bin/phoenix");
-    assert!(
-        bin.exists(),
-        "Arize Phoenix is not installed at {}: run `cargo xtask deps`",
-        bin.display()
-    );
-    bin
+    crate::deps::installed("phoenix/bin/phoenix")
 }
 
 fn free_port() -> u16 {

@@ -1,7 +1,7 @@
 //! A receiver's side of OTLP/HTTP export requests on one keep-alive
 //! connection: each read whole (headers, then `content-length` bytes) and
-//! answered `200` with an empty `ExportTraceServiceResponse`. Shared by
-//! the bench's sink and zr-cli's tests (`#[path]`).
+//! answered `200` with an empty `ExportTraceServiceResponse`. zr-telemetry's
+//! bench sink and zr-cli's OTLP receiver serve with it.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;

@@ -16,8 +16,8 @@ use tokio::task::JoinHandle;
 
 use crate::capture::Capture;
 use crate::fixture;
-use crate::sse::{self, ResponsesAnswer};
 use crate::prompt_cache::{Charge, PromptCache, with_usage};
+use crate::sse::{self, ResponsesAnswer};
 
 /// One scripted response.
 #[derive(Debug, Clone)]

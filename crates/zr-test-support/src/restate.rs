@@ -9,15 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Where `cargo xtask deps` installed the test dependencies
-/// (`ZR_DEPS_DIR`, else `.deps` at the workspace root).
-fn deps_dir() -> PathBuf {
-    std::env::var_os("ZR_DEPS_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
-        PathBuf::from,
-    )
-}
-
 /// How long the server may take to answer `/health` (it takes well under a
 /// second on an idle machine; CI machines are shared).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -40,15 +31,9 @@ fn binary() -> PathBuf {
         "aarch64" => "arm64",
         _ => "x64",
     };
-    let path = deps_dir().join(format!(
+    crate::deps::installed(&format!(
         "node/node_modules/@restatedev/restate-server-linux-{arch}/bin/restate-server"
-    ));
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
-        path.display()
-    );
-    path
+    ))
 }
 
 /// A loopback port nothing listens on now (the server binds it a moment

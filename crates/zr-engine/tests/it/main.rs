@@ -7,6 +7,7 @@
 mod background;
 mod budgets;
 mod cache_tokens;
+mod check;
 mod compaction;
 mod cost;
 mod cron;
