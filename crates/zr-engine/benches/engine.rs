@@ -34,8 +34,7 @@ use criterion::{BatchSize, Criterion, criterion_group};
 use futures_util::StreamExt as _;
 use serde_json::json;
 use support::{
-    Extra, agent, agent_with, agent_with_noop, reader, reads_script, runtime,
-    turns_script,
+    Extra, agent, agent_with, agent_with_noop, reader, reads_script, runtime, turns_script,
 };
 use zr_caps::PermissionMode;
 use zr_engine::{QueryOverrides, TaskStatus};

@@ -97,11 +97,15 @@ pub fn noop_session(script: &Value, read_only: bool, handler: Arc<dyn ToolHandle
         env: Default::default(),
     };
     let noop = Arc::new(
-        ToolDefinition::new("noop".parse().expect("a tool name"), "does nothing", ToolOrigin::Custom)
-            .with_annotations(Annotations {
-                read_only,
-                ..Annotations::default()
-            }),
+        ToolDefinition::new(
+            "noop".parse().expect("a tool name"),
+            "does nothing",
+            ToolOrigin::Custom,
+        )
+        .with_annotations(Annotations {
+            read_only,
+            ..Annotations::default()
+        }),
     );
     let runtime = RuntimeEnvironment::new(
         provider,
@@ -109,7 +113,8 @@ pub fn noop_session(script: &Value, read_only: bool, handler: Arc<dyn ToolHandle
         BuiltinTools::new(dir.path().join("cron.json")),
     )
     .with_tool(Arc::clone(&noop), handler);
-    let mut worker = AgentDefinition::new("worker".parse().expect("a type name"), "works", "You work.");
+    let mut worker =
+        AgentDefinition::new("worker".parse().expect("a type name"), "works", "You work.");
     worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
     let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
     config.options.custom_tools = vec![noop];

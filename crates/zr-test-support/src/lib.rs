@@ -14,6 +14,7 @@
 //! - [`sse`]: model answers as the three wires stream them (Anthropic
 //!   Messages, OpenAI Chat Completions, OpenAI Responses), and
 //!   [`fixture`]: the recorded SSE fixtures in `fixtures/`.
+//! - [`files`]: aged modification times, for the registries' benches.
 //! - [`deps`]: where `cargo xtask deps` installed the outside programs.
 //! - [`restate`] (feature `restate`): a real `restate-server` on loopback;
 //!   [`proxy`]: a TCP proxy in front of workers.
@@ -38,6 +39,7 @@
 pub mod bench;
 pub mod capture;
 pub mod deps;
+pub mod files;
 pub mod fixture;
 pub mod loopback;
 #[cfg(feature = "phoenix")]

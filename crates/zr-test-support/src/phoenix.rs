@@ -20,7 +20,8 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A running Phoenix.
+/// A running Phoenix, killed on drop.
+#[derive(Debug)]
 pub struct Phoenix {
     child: Child,
     port: u16,
@@ -89,6 +90,7 @@ impl Phoenix {
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
+    /// `http://127.0.0.1:PORT` of its web API.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }

@@ -56,7 +56,12 @@ fn forbidden_edge_is_reported() {
 
 #[test]
 fn test_support_is_a_dev_dependency_only() {
-    let support = || package("zr-test-support", &[("zr-providers", None), ("zr-types", None)]);
+    let support = || {
+        package(
+            "zr-test-support",
+            &[("zr-providers", None), ("zr-types", None)],
+        )
+    };
     let base = || {
         vec![
             package("zr-types", &[]),
@@ -66,7 +71,11 @@ fn test_support_is_a_dev_dependency_only() {
     };
     let mut dev = base();
     dev.push(package("zr-cli", &[("zr-test-support", Some("dev"))]));
-    assert_eq!(problems(dev), Vec::<String>::new(), "a dev-dependency is fine");
+    assert_eq!(
+        problems(dev),
+        Vec::<String>::new(),
+        "a dev-dependency is fine"
+    );
     for kind in [None, Some("build")] {
         let mut normal = base();
         normal.push(package("zr-cli", &[("zr-test-support", kind)]));

@@ -37,7 +37,8 @@ impl OAuthServer {
         let dir = tempfile::tempdir().expect("temporary folder");
         let tokens = dir.path().join("tokens.txt");
         std::fs::write(&tokens, "").expect("tokens file");
-        let sdk = zr_test_support::deps::dir().join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
+        let sdk = zr_test_support::deps::dir()
+            .join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
         assert!(
             sdk.is_dir(),
             "{} is missing: run `cargo xtask deps`",

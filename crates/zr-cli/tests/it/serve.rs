@@ -463,7 +463,9 @@ const SCENARIOS: &[(&str, &[&str])] = &[
 /// its checks as `(id, outcome)`, from the lines
 /// `TIME [id] OUTCOME description`.
 fn run_scenario(url: &str, scenario: &str) -> (bool, Vec<(String, String)>, String) {
-    let suite = zr_test_support::deps::installed("node/node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let suite = zr_test_support::deps::installed(
+        "node/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    );
     let work = tempfile::tempdir().expect("a folder for the suite's results");
     let out = Command::new("node")
         .arg(suite)

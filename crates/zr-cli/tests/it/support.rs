@@ -145,7 +145,9 @@ pub(crate) fn spawn_zr(project: &TempProject, args: &[&str]) -> std::process::Ch
 
 /// server-everything's entry point.
 pub(crate) fn everything_js() -> PathBuf {
-    zr_test_support::deps::installed("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    zr_test_support::deps::installed(
+        "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    )
 }
 
 /// Every transcript of `project`'s sessions, one after the other, as text

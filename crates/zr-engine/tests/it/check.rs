@@ -14,8 +14,9 @@
 //!
 //! What varies from run to run is normalised: the project folder is
 //! `<project>`, the session id `<session>`, times and durations are left
-//! out. Concurrent agents interleave their events in any order, so the
-//! text groups them by agent; within one agent the order is the engine's.
+//! out, and so are input token counts (see [`usage_text`]). Concurrent
+//! agents interleave their events in any order, so the text groups them
+//! by agent; within one agent the order is the engine's.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,7 +26,7 @@ use serde_json::Value;
 use zr_engine::{
     Agent, AgentConfig, EngineError, Event, EventKind, QueryOverrides, QueryResult, ToolChoice,
 };
-use zr_types::Usage;
+use zr_types::{Usage, error_chain};
 
 use crate::support::{Harness, run};
 
@@ -34,18 +35,20 @@ use crate::support::{Harness, run};
 pub(crate) struct Checked {
     /// The run as text, for `insta::assert_snapshot!`.
     pub(crate) text: String,
-    pub(crate) events: Vec<Event>,
     pub(crate) result: Result<QueryResult, EngineError>,
     /// The agent, for its history and later queries.
     pub(crate) agent: Agent,
 }
 
 /// Runs `prompt` through an agent of `config` in `h`, with its
-/// transcripts under `<project>/sessions`, and renders the run.
+/// transcripts in a folder of their own (outside the project, so that
+/// the agents' tools do not see them), and renders the run.
 pub(crate) async fn check(h: &Harness, mut config: AgentConfig, prompt: &str) -> Checked {
-    let sessions = h.dir.path().join("sessions");
-    config.sessions_dir.get_or_insert_with(|| sessions.clone());
-    let sessions = config.sessions_dir.clone().unwrap_or(sessions);
+    let own = tempfile::tempdir().unwrap();
+    let sessions = config
+        .sessions_dir
+        .get_or_insert_with(|| own.path().to_path_buf())
+        .clone();
     let agent = h.agent(config);
     let (events, result) = run(agent.query(prompt, QueryOverrides::default())).await;
     let mut text = String::new();
@@ -53,10 +56,9 @@ pub(crate) async fn check(h: &Harness, mut config: AgentConfig, prompt: &str) ->
     render_events(&mut text, &events);
     render_result(&mut text, &result);
     render_transcripts(&mut text, &sessions);
-    let text = normalise(&text, h.dir.path());
+    let text = normalise(&text, h.dir.path(), &sessions);
     Checked {
         text,
-        events,
         result,
         agent,
     }
@@ -88,10 +90,10 @@ fn render_requests(out: &mut String, h: &Harness) {
                 } else {
                     tools.join(", ")
                 },
-                request
-                    .messages
-                    .last()
-                    .map_or_else(|| "none".to_owned(), |m| message_text(&serde_json::to_value(m).unwrap()))
+                request.messages.last().map_or_else(
+                    || "none".to_owned(),
+                    |m| message_text(&serde_json::to_value(m).unwrap())
+                )
             ));
     }
     for (agent, lines) in by_agent {
@@ -152,9 +154,16 @@ fn event_line(kind: &EventKind) -> String {
             turn,
             stop_reason,
             usage,
-        } => format!("turn {turn} finished: {stop_reason:?}, {}", usage_text(usage)),
+        } => format!(
+            "turn {turn} finished: {stop_reason:?}, {}",
+            usage_text(usage)
+        ),
         EventKind::Usage { agent, total } => {
-            format!("usage: agent {}; total {}", usage_text(agent), usage_text(total))
+            format!(
+                "usage: agent {}; total {}",
+                usage_text(agent),
+                usage_text(total)
+            )
         }
         EventKind::ToolCallStarted {
             call_id,
@@ -223,8 +232,12 @@ fn event_line(kind: &EventKind) -> String {
     }
 }
 
+/// Usage as `out N` (and the cache's figures when there are any). Input
+/// tokens are left out: the scripted provider estimates them from the
+/// request's bytes, which carry wall times (a task result's
+/// `duration_ms`), so they vary by a token from run to run.
 fn usage_text(usage: &Usage) -> String {
-    let mut text = format!("in {} out {}", usage.input_tokens, usage.output_tokens);
+    let mut text = format!("out {}", usage.output_tokens);
     if usage.cache_read_input_tokens > 0 || usage.cache_creation_input_tokens > 0 {
         let _ = write!(
             text,
@@ -260,7 +273,7 @@ fn render_result(out: &mut String, result: &Result<QueryResult, EngineError>) {
             }
         }
         Err(error) => {
-            let _ = writeln!(out, "error: {error}");
+            let _ = writeln!(out, "error: {}", error_chain(error));
         }
     }
 }
@@ -322,6 +335,23 @@ fn record_line(record: &Value) -> String {
             }
             fields.push(format!("system={:?}", first_line(&record["system_prompt"])));
             format!("header {}", fields.join(" "))
+        }
+        "finished" => {
+            let usage: Usage = serde_json::from_value(record["usage"].clone()).unwrap_or_default();
+            let mut line = format!(
+                "finished {} after {} turns; {}: {}",
+                record["status"].as_str().unwrap_or("?"),
+                record["turns"],
+                usage_text(&usage),
+                record["output"]
+            );
+            if let Some(error) = record.get("error") {
+                let _ = write!(line, "; error {error}");
+            }
+            if let Some(value) = record.get("value") {
+                let _ = write!(line, "; value {value}");
+            }
+            line
         }
         _ => {
             let mut rest = timeless(record);
@@ -418,11 +448,12 @@ fn first_line(value: &Value) -> String {
     }
 }
 
-/// `text` with the project folder as `<project>` and session ids as
-/// `<session>`.
-fn normalise(text: &str, project: &Path) -> String {
-    let project = project.display().to_string();
-    let mut text = text.replace(&project, "<project>");
+/// `text` with the project folder as `<project>`, the sessions folder as
+/// `<sessions>` and session ids as `<session>`.
+fn normalise(text: &str, project: &Path, sessions: &Path) -> String {
+    let mut text = text
+        .replace(&sessions.display().to_string(), "<sessions>")
+        .replace(&project.display().to_string(), "<project>");
     // A session id is the one folder under `sessions/`.
     let sessions: Vec<String> = text
         .lines()
@@ -435,5 +466,27 @@ fn normalise(text: &str, project: &Path) -> String {
     for session in sessions {
         text = text.replace(&session, "<session>");
     }
-    text
+    seconds_out(&text)
+}
+
+/// `text` with each `after N.N s` (a task's wall time in a delegation
+/// report) as `after <s> s`.
+fn seconds_out(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("after ") {
+        let (before, tail) = rest.split_at(at + "after ".len());
+        out.push_str(before);
+        let digits = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        if digits > 0 && tail[digits..].starts_with(" s") {
+            out.push_str("<s>");
+            rest = &tail[digits..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zr_caps::{AgentCapabilities, AgentType, Budget};
-use zr_engine::{AgentConfig, EventKind, QueryOverrides, ToolChoice};
+use zr_engine::{AgentConfig, EventKind, QueryOverrides};
 use zr_types::{ContentBlock, MessageRole};
 
 use crate::check::check;

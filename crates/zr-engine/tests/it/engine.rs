@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use zr_caps::AgentCapabilities;
-use zr_engine::{AgentConfig, EngineError, EventKind, QueryOverrides, TaskStatus};
+use zr_engine::{AgentConfig, EngineError, QueryOverrides, TaskStatus};
 use zr_types::{
     Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
     ToolOrigin, ToolOutput,
@@ -26,10 +26,16 @@ async fn a_text_answer_streams_deltas_and_reports_usage() {
         {"text": "The answer is forty two, as everyone knows."}
     ]}]}}));
     // The snapshot: one request with the root's pool, the text in
-    // several pieces, usage, the answer, the header's system prompt and
-    // model.
+    // several pieces, output tokens, the answer, the header's system
+    // prompt and model.
     let run = check(&h, AgentConfig::new("You answer."), "What is the answer?").await;
     insta::assert_snapshot!(run.text);
+    let result = run.result.unwrap();
+    assert!(
+        result.usage.input_tokens > 0,
+        "the text leaves input tokens out"
+    );
+    assert_eq!(result.total_usage, result.usage);
     // The conversation continues in the next query.
     assert_eq!(run.agent.history().len(), 2);
 }

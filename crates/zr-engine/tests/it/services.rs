@@ -9,7 +9,7 @@ use zr_caps::AgentType;
 use zr_engine::{AgentConfig, AgentObserver};
 use zr_resolve::{ResolvePolicy, ResolvedPool, Step};
 use zr_test_support::services::PicksOption;
-use zr_types::{AgentId, BoxFuture, SessionId};
+use zr_types::{AgentId, SessionId};
 
 use crate::support::{Harness, run_and_wait, sub_agent};
 

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use zr_test_support::deps::installed;
 use zr_mcp::{
     HubOptions, Lease, McpConfig, McpHub, McpTool, McpToolHandler, ServerConfig, StdioConfig,
     TransportConfig,
 };
+use zr_test_support::deps::installed;
 use zr_types::{ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 pub(crate) fn node() -> String {

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use zr_test_support::services::PicksOption;
 use zr_tools::{
     AskUserService, BuiltinTools, ConfigKind, ConfigService, ConfigSetting, Question, SearchQuery,
     SearchResult, ServiceError, TodoStatus, UserAnswer, WebSearchService,
 };
-use zr_test_support::services::PicksOption;
 use zr_types::{AgentId, BoxFuture};
 
 use crate::support::{Kit, assert_error, ctx_for, session, text};
