@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use zr_test_support::services::PicksOption;
 use zr_tools::{
-    AskUserService, BuiltinTools, ConfigKind, ConfigService, ConfigSetting, Question, SearchQuery,
-    SearchResult, ServiceError, TodoStatus, UserAnswer, WebSearchService,
+    BuiltinTools, ConfigKind, ConfigService, ConfigSetting, SearchQuery, SearchResult,
+    ServiceError, TodoStatus, WebSearchService,
 };
 use zr_types::{AgentId, BoxFuture};
 
