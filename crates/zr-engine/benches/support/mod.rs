@@ -13,7 +13,7 @@ use zr_engine::{
     Agent, AgentConfig, Decision, Hook, Hooks, PermissionConfig, PermissionHandler,
     PermissionRequest, RuntimeEnvironment, ScriptedProvider,
 };
-use zr_test_support::bench::{Noop, NoopSession, USAGE, noop_calls, noop_session};
+use zr_test_support::bench::{Noop, NoopSession, USAGE, fanout_script, noop_calls, noop_session};
 use zr_tools::BuiltinTools;
 use zr_types::{BoxFuture, ToolHandler};
 
