@@ -3,7 +3,7 @@
 //!
 //! The test step runs with `ZR_CAPTURED_BODIES` naming an emptied
 //! [`CAPTURE_DIR`]; every loopback model server of the tests writes the
-//! bodies it receives there (one helper, `crates/zr-providers/tests/it/capture.rs`).
+//! bodies it receives there (one helper, `crates/zr-test-support/src/capture.rs`).
 //! Then `xtask/validate_bodies.py`, in the pinned virtual environment that
 //! holds the `anthropic` and `openai` packages, checks each body with
 //! pydantic against the SDKs' TypedDicts, extra keys forbidden at every

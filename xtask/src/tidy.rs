@@ -78,8 +78,16 @@ const LAYERS: &[(&str, Allowed)] = &[
     // Where every crate meets (today all but zr-providers, which it
     // reaches through zr-engine's re-exports).
     ("zr-cli", Allowed::Any),
+    // The shared test helpers: above every crate (its helpers may use any
+    // of them), and below none: see [`TEST_ONLY`].
+    (TEST_ONLY, Allowed::Any),
     ("xtask", Allowed::Only(&[])),
 ];
+
+/// The crate of shared test helpers: any crate may take it as a
+/// dev-dependency, none as a normal or build dependency (it would then
+/// ship with the crate).
+const TEST_ONLY: &str = "zr-test-support";
 
 /// The pure resolver crate, held to stricter rules.
 const RESOLVER: &str = "zr-resolve";
@@ -257,6 +265,12 @@ fn check_layering(metadata: &Value) -> Result<Vec<String>> {
             .filter(|dep| dep["kind"].as_str() != Some("dev"))
             .filter_map(|dep| dep["name"].as_str())
             .collect();
+        if deps.contains(TEST_ONLY) {
+            problems.push(format!(
+                "`{name}` depends on `{TEST_ONLY}` outside [dev-dependencies]: \
+                 test helpers are a dev-dependency only"
+            ));
+        }
 
         match LAYERS.iter().find(|(crate_name, _)| *crate_name == name) {
             None => problems.push(format!(

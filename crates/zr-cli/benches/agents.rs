@@ -4,14 +4,14 @@
 //! start included), against the same command in a project without files.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::fs::{self, File};
+use std::fs;
 use std::hint::black_box;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use zr_skills::{AgentRegistry, Roots};
+use zr_test_support::files::age;
 
 /// Agent files in all.
 const AGENTS: usize = 400;
@@ -19,18 +19,6 @@ const AGENTS: usize = 400;
 const CATEGORIES: usize = 20;
 /// Built-in types every view also holds.
 const BUILTINS: usize = 5;
-
-/// Sets modification times a minute back, so that stamps are trusted (a
-/// just-written file is re-read for two seconds, by design).
-fn age(path: &Path) {
-    let old = SystemTime::now() - Duration::from_secs(60);
-    if path.is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            age(&entry.unwrap().path());
-        }
-    }
-    File::open(path).unwrap().set_modified(old).unwrap();
-}
 
 /// One agent file in the shape of the common collections: a description
 /// with an example block, Claude Code's keys, a prompt of about 1.5 KB.

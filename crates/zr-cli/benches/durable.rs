@@ -20,14 +20,6 @@
     reason = "a bench over the tests' helpers"
 )]
 
-#[path = "../../zr-providers/tests/it/capture.rs"]
-mod capture;
-#[path = "../tests/it/loopback.rs"]
-mod loopback;
-#[path = "../../zr-restate/tests/it/proxy.rs"]
-mod restate_proxy;
-#[path = "../../zr-restate/tests/it/server.rs"]
-mod restate_server;
 #[path = "../tests/it/scale_out.rs"]
 #[allow(
     unused_imports,

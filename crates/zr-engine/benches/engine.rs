@@ -37,11 +37,12 @@ use criterion::{BatchSize, Criterion, criterion_group};
 use futures_util::StreamExt as _;
 use serde_json::json;
 use support::{
-    Extra, TREE_LEVELS, agent, agent_with, agent_with_noop, fanout_script, reader, reads_script,
-    runtime, tree_agent, tree_branching, tree_script, tree_size, turns_script,
+    Extra, TREE_LEVELS, agent, agent_with, agent_with_noop, reader, reads_script, runtime,
+    tree_agent, tree_branching, tree_script, tree_size, turns_script,
 };
 use zr_caps::PermissionMode;
 use zr_engine::{QueryOverrides, TaskStatus};
+use zr_test_support::bench::fanout_script;
 use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 const TURNS: usize = 20;

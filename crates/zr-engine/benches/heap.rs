@@ -19,9 +19,8 @@ mod support;
 
 use peak_alloc::PeakAlloc;
 use serde_json::json;
-use support::{
-    agent, fanout_script, runtime, tree_agent, tree_branching, tree_script, tree_size, turns_script,
-};
+use support::{agent, runtime, tree_agent, tree_branching, tree_script, tree_size, turns_script};
+use zr_test_support::bench::fanout_script;
 
 #[global_allocator]
 static HEAP: PeakAlloc = PeakAlloc;

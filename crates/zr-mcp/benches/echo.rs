@@ -13,7 +13,6 @@
 //! call number as each finishes). Needs the servers from `cargo xtask deps`.
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -35,17 +34,11 @@ fn option(name: &str, fallback: usize) -> usize {
 }
 
 fn everything_js() -> String {
-    let deps = std::env::var_os("ZR_DEPS_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
-        PathBuf::from,
-    );
-    let path = deps.join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
-        path.display()
-    );
-    path.display().to_string()
+    zr_test_support::deps::installed(
+        "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    )
+    .display()
+    .to_string()
 }
 
 async fn echo(lease: &Lease, i: usize) {

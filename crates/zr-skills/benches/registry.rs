@@ -2,28 +2,15 @@
 //! reads everything) and unchanged (a warm registry only `stat`s).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::fs::{self, File};
+use std::fs;
 use std::hint::black_box;
-use std::path::Path;
-use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use zr_skills::{AgentRegistry, Roots, SkillRegistry};
+use zr_test_support::files::age;
 
 const SKILLS: usize = 1_000;
 const AGENTS: usize = 200;
-
-/// Sets modification times a minute back, so that stamps are trusted (a
-/// just-written file is re-read for two seconds, by design).
-fn age(path: &Path) {
-    let old = SystemTime::now() - Duration::from_secs(60);
-    if path.is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            age(&entry.unwrap().path());
-        }
-    }
-    File::open(path).unwrap().set_modified(old).unwrap();
-}
 
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -5,26 +5,13 @@
 //! (20 agent types, 40 skills) and a large one (200 types, 1,000 skills).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use std::fs::{self, File};
+use std::fs;
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use zr_skills::{AgentRegistry, Roots, SkillRegistry};
-
-/// Sets modification times a minute back, so that stamps are trusted (a
-/// just-written file is re-read for two seconds, by design).
-fn age(path: &Path) {
-    let old = SystemTime::now() - Duration::from_secs(60);
-    if path.is_dir() {
-        for entry in fs::read_dir(path).unwrap() {
-            age(&entry.unwrap().path());
-        }
-    }
-    File::open(path).unwrap().set_modified(old).unwrap();
-}
+use zr_test_support::files::age;
 
 fn project(agents: usize, skills: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

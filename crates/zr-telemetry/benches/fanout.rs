@@ -5,7 +5,8 @@
 //! current-thread runtime, the exporter on its own thread; the target is
 //! at most 1.3x.
 //!
-//! The receiver is a loopback OTLP sink of the bench's own (`sink.rs`: a
+//! The receiver is a loopback OTLP sink of the bench's own (`sink.rs`, over
+//! zr-test-support's `receive`: a
 //! process of its own that reads each export request whole and answers
 //! 200, as a collector does), so that what is measured is zr's side; `ZR_BENCH_RECEIVER=phoenix`
 //! exports to Arize Phoenix from `.deps/phoenix` instead, whose ingestion
@@ -25,109 +26,37 @@
 //! `(exported - setup) / (off - setup)`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-#[path = "../tests/it/phoenix.rs"]
-#[allow(
-    dead_code,
-    reason = "the tests' Phoenix, shared; the bench reads no spans back"
-)]
-mod phoenix;
-#[path = "fanout/receive.rs"]
-mod receive;
 #[path = "fanout/sink.rs"]
 mod sink;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use criterion::{BatchSize, Criterion, criterion_group};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use zr_caps::{AgentDefinition, RuntimeSettings};
-use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider, TaskStatus, Tracer};
+use zr_engine::{Agent, TaskStatus, Tracer};
 use zr_telemetry::{Telemetry, TelemetryConfig};
-use zr_tools::BuiltinTools;
-use zr_types::{
-    Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
-    ToolOrigin, ToolOutput,
-};
-
-/// A read-only tool that does nothing: what is measured is the engine.
-#[derive(Debug)]
-struct Noop;
-
-impl ToolHandler for Noop {
-    fn call<'a>(
-        &'a self,
-        _: &'a ToolCall,
-        _: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async { Ok(ToolOutput::text("ok")) })
-    }
-}
-
-fn usage() -> Value {
-    json!({"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0})
-}
-
-fn fanout_script(subagents: usize) -> Value {
-    let noop: Vec<Value> = (0..3)
-        .map(|i| json!({"name": "noop", "input": {"i": i}}))
-        .collect();
-    let calls: Vec<Value> = (0..subagents / 10)
-        .map(|c| {
-            let tasks: Vec<Value> = (0..10)
-                .map(|t| json!({"description": format!("task {c}.{t}"), "prompt": "work", "subagent_type": "worker"}))
-                .collect();
-            json!({"name": "MultiTask", "input": {"tasks": tasks}})
-        })
-        .collect();
-    json!({"agents": {
-        "root": [{"turns": [{"tool_calls": calls, "usage": usage()}, {"text": "all done", "usage": usage()}]}],
-        "worker": [{"turns": [
-            {"tool_calls": noop, "usage": usage()},
-            {"text": "worked", "usage": usage()}
-        ]}]
-    }})
-}
+use zr_test_support::bench::{Noop, NoopSession, fanout_script, noop_session};
+use zr_test_support::phoenix::Phoenix;
 
 /// The fan-out's root on a runtime of its own, reporting to `tracer`.
 fn agent(script: &Value, tracer: Option<&Arc<dyn Tracer>>) -> (TempDir, Agent) {
-    let dir = tempfile::tempdir().unwrap();
-    let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
-    let settings = RuntimeSettings {
-        model: "scripted".to_owned(),
-        cwd: dir.path().to_path_buf(),
-        env: Default::default(),
-    };
-    let noop = Arc::new(
-        ToolDefinition::new("noop".parse().unwrap(), "does nothing", ToolOrigin::Custom)
-            .with_annotations(Annotations {
-                read_only: true,
-                ..Annotations::default()
-            }),
-    );
-    let mut runtime = RuntimeEnvironment::new(
-        provider,
-        settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
-    )
-    .with_tool(Arc::clone(&noop), Arc::new(Noop));
+    let NoopSession {
+        dir,
+        mut runtime,
+        config,
+    } = noop_session(script, true, Arc::new(Noop));
     if let Some(tracer) = tracer {
         runtime = runtime.with_tracer(Arc::clone(tracer));
     }
-    let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
-    worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
-    let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
-    config.options.custom_tools = vec![noop];
-    config.subagent.max_concurrent = 10;
-    config.subagent.timeout = Duration::from_secs(3_600);
     (dir, Agent::new(Arc::new(runtime), config))
 }
 
 /// Where the spans go: the sink or Phoenix, kept alive for the bench.
 enum Receiver {
     Sink(sink::Sink),
-    Phoenix(phoenix::Phoenix),
+    Phoenix(Phoenix),
 }
 
 impl Receiver {
@@ -145,7 +74,7 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let receiver = match std::env::var("ZR_BENCH_RECEIVER").as_deref() {
-        Ok("phoenix") => Receiver::Phoenix(rt.block_on(phoenix::Phoenix::start())),
+        Ok("phoenix") => Receiver::Phoenix(rt.block_on(Phoenix::start())),
         Ok("sink") | Err(_) => Receiver::Sink(sink::Sink::start()),
         Ok(other) => panic!("ZR_BENCH_RECEIVER={other}: expected sink or phoenix"),
     };

@@ -55,6 +55,40 @@ fn forbidden_edge_is_reported() {
 }
 
 #[test]
+fn test_support_is_a_dev_dependency_only() {
+    let support = || {
+        package(
+            "zr-test-support",
+            &[("zr-providers", None), ("zr-types", None)],
+        )
+    };
+    let base = || {
+        vec![
+            package("zr-types", &[]),
+            package("zr-providers", &[("zr-types", None)]),
+            support(),
+        ]
+    };
+    let mut dev = base();
+    dev.push(package("zr-cli", &[("zr-test-support", Some("dev"))]));
+    assert_eq!(
+        problems(dev),
+        Vec::<String>::new(),
+        "a dev-dependency is fine"
+    );
+    for kind in [None, Some("build")] {
+        let mut normal = base();
+        normal.push(package("zr-cli", &[("zr-test-support", kind)]));
+        let found = problems(normal);
+        assert_eq!(found.len(), 1, "{kind:?}: {found:#?}");
+        assert!(
+            found[0].contains("`zr-cli` depends on `zr-test-support` outside [dev-dependencies]"),
+            "{found:#?}"
+        );
+    }
+}
+
+#[test]
 fn providers_use_types_alone_and_the_engine_uses_providers() {
     let engine_on_providers = package("zr-engine", &[("zr-providers", None)]);
     let providers_on_types = package("zr-providers", &[("zr-types", None)]);

@@ -5,8 +5,10 @@
 
 use serde_json::json;
 
-use crate::loopback::{Reply, Server, anthropic_answer, fixture, run_against};
+use crate::loopback::run_against;
 use crate::support::{TempProject, stderr, stdout};
+use zr_test_support::fixture;
+use zr_test_support::loopback::{Reply, Server};
 
 fn agent(name: &str, model: &str) -> String {
     format!(
@@ -15,7 +17,7 @@ fn agent(name: &str, model: &str) -> String {
 }
 
 fn task(id: &str, ty: &str) -> Reply {
-    anthropic_answer(
+    Reply::anthropic(
         None,
         &[(
             id,
@@ -35,10 +37,10 @@ fn an_alias_is_sent_as_its_id_and_an_unknown_model_fails_its_subagent_visibly() 
     };
     let server = Server::scripted(vec![
         task("toolu_writer", "writer"),
-        anthropic_answer(Some("written"), &[]),
+        Reply::anthropic(Some("written"), &[]),
         task("toolu_nope", "nope"),
         not_found,
-        anthropic_answer(Some("Done anyway."), &[]),
+        Reply::anthropic(Some("Done anyway."), &[]),
     ]);
     let project = TempProject::new();
     project
@@ -76,7 +78,7 @@ fn an_alias_is_sent_as_its_id_and_an_unknown_model_fails_its_subagent_visibly() 
 
 #[test]
 fn a_claude_alias_on_an_openai_server_warns_at_load_naming_file_and_line() {
-    let server = Server::start(fixture("openai/text.sse"));
+    let server = Server::start(fixture::bytes("openai/text.sse"));
     let project = TempProject::new();
     project
         .write("zr.toml", "[model]\nname = \"local-model\"\n")
@@ -128,9 +130,9 @@ fn zr_agents_shows_the_id_an_alias_resolves_to() {
 fn a_subagent_type_runs_on_its_provider_profile_over_another_wire() {
     let anthropic = Server::scripted(vec![
         task("toolu_worker", "worker"),
-        anthropic_answer(Some("Root done."), &[]),
+        Reply::anthropic(Some("Root done."), &[]),
     ]);
-    let openai = Server::start(fixture("openai/text.sse"));
+    let openai = Server::start(fixture::bytes("openai/text.sse"));
     let project = TempProject::new();
     project
         .write(

@@ -12,15 +12,15 @@ use nix::unistd::Pid;
 use serde_json::json;
 
 use crate::hooks::tool_results;
-use crate::loopback::{Reply, Server, anthropic_answer};
 use crate::support::{TempProject, stderr, stdout};
 use crate::tree::Terminal;
+use zr_test_support::loopback::{Reply, Server};
 
 /// What Bash answers for a command that prints nothing.
 const RAN: &str = "(no output)\n[exit code 0]";
 
 fn bash(id: &str, command: &str) -> Reply {
-    anthropic_answer(None, &[(id, "Bash", json!({"command": command}))])
+    Reply::anthropic(None, &[(id, "Bash", json!({"command": command}))])
 }
 
 /// `zr run go` on a terminal in `project`, with `server` as the model API.
@@ -63,7 +63,7 @@ fn the_permission_question_allows_once_then_denies_with_and_without_a_reason() {
         bash("c1", "echo one > one.txt"),
         bash("c2", "echo two > two.txt"),
         bash("c3", "echo three > three.txt"),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = run_on_terminal(&project, &server);
     let rows = wait_rows(&t, "Answer 1-4:", 1);
@@ -118,7 +118,7 @@ fn allow_for_this_session_asks_once_and_a_wrong_answer_asks_again() {
     let server = Server::scripted(vec![
         bash("c1", "echo one > one.txt"),
         bash("c2", "echo two > two.txt"),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = run_on_terminal(&project, &server);
     wait_rows(&t, "Answer 1-4:", 1);
@@ -140,7 +140,7 @@ fn always_shows_the_change_to_zr_toml_writes_it_keeping_the_file_and_runs_the_ca
     project.write("zr.toml", original);
     let server = Server::scripted(vec![
         bash("c1", "echo one > one.txt"),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = run_on_terminal(&project, &server);
     wait_rows(&t, "Answer 1-4:", 1);
@@ -170,7 +170,7 @@ fn ctrl_c_while_asking_stops_the_run_without_running_the_call() {
     let project = TempProject::new();
     let server = Server::scripted(vec![
         bash("c1", "echo one > one.txt"),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = run_on_terminal(&project, &server);
     wait_rows(&t, "Answer 1-4:", 1);
@@ -194,12 +194,12 @@ fn ask_user_question_is_answered_with_an_option_several_options_or_own_words() {
         {"question": "Which shape?", "header": "Shape", "options": [option("Square"), option("Star")]}
     ]});
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[("f1", "FindTool", json!({"query": "select:AskUserQuestion"}))],
         ),
-        anthropic_answer(None, &[("q1", "AskUserQuestion", questions)]),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(None, &[("q1", "AskUserQuestion", questions)]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = run_on_terminal(&project, &server);
     let rows = wait_rows(&t, "Answer with a number or in your own words:", 1);
@@ -251,7 +251,7 @@ fn a_hook_that_blocks_a_call_answers_before_anyone_is_asked() {
     );
     let server = Server::scripted(vec![
         bash("c1", "echo one > one.txt"),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = run_on_terminal(&project, &server);
     let (rows, screen) = t.finish(0);
@@ -285,11 +285,11 @@ hooks = [{ type = "command", command = "cat > notified.json" }]
 "#,
     );
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[("c1", "Write", json!({"file_path": "a.txt", "content": "a"}))],
         ),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = run_on_terminal(&project, &server);
     let rows = wait_rows(&t, "Answer 1-", 1);
@@ -377,11 +377,11 @@ fn concurrent_askers_queue_and_the_tree_stays_away_while_one_is_asked() {
 fn without_a_terminal_ask_user_question_is_in_no_pool_and_zr_resolve_says_why() {
     let project = TempProject::new();
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[("f1", "FindTool", json!({"query": "select:AskUserQuestion"}))],
         ),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     // Standard input and error are pipes: nobody can be asked.
     let out = crate::support::zr()

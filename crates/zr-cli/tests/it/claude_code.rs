@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::loopback::{Request, Server, anthropic_answer};
 use crate::support::{stderr, stdout, zr};
+use zr_test_support::loopback::{Reply, Request, Server};
 
 /// A repository (`.git`) holding the project, and a home folder.
 pub(crate) struct ClaudeProject {
@@ -156,11 +156,11 @@ fn last_results(request: &Request) -> String {
 fn model() -> Server {
     Server::answering(|request, _| {
         if !tools(request).contains(&"Task".to_owned()) {
-            return anthropic_answer(Some("found it"), &[]);
+            return Reply::anthropic(Some("found it"), &[]);
         }
         let turn = request.body["messages"].as_array().map_or(0, Vec::len) / 2;
         match turn {
-            0 => anthropic_answer(
+            0 => Reply::anthropic(
                 None,
                 &[(
                     "t1",
@@ -168,7 +168,7 @@ fn model() -> Server {
                     json!({"description": "look", "prompt": "Find main.", "subagent_type": "explore"}),
                 )],
             ),
-            1 => anthropic_answer(
+            1 => Reply::anthropic(
                 None,
                 &[(
                     "t2",
@@ -176,8 +176,8 @@ fn model() -> Server {
                     json!({"command": "echo \"$GREETING\" && echo 'Reloaded rule.' >> CLAUDE.local.md"}),
                 )],
             ),
-            2 => anthropic_answer(None, &[("t3", "Read", json!({"file_path": "secret.txt"}))]),
-            _ => anthropic_answer(Some("done"), &[]),
+            2 => Reply::anthropic(None, &[("t3", "Read", json!({"file_path": "secret.txt"}))]),
+            _ => Reply::anthropic(Some("done"), &[]),
         }
     })
 }
@@ -341,7 +341,7 @@ fn a_mistake_in_a_settings_file_is_reported_with_zr_tomls_before_anything_runs()
 #[test]
 fn a_token_alone_chooses_the_anthropic_provider_and_anthropic_model_its_model() {
     let p = ClaudeProject::new();
-    let server = Server::scripted(vec![anthropic_answer(Some("ok"), &[])]);
+    let server = Server::scripted(vec![Reply::anthropic(Some("ok"), &[])]);
     let out = p.zr(
         &["run", "hi"],
         &[
@@ -365,7 +365,7 @@ fn small_follows_the_variables_and_zr_toml() {
         if tools(r).contains(&"Task".to_owned())
             && r.body["messages"].as_array().map_or(0, Vec::len) == 1
         {
-            anthropic_answer(
+            Reply::anthropic(
                 None,
                 &[(
                     "t",
@@ -374,7 +374,7 @@ fn small_follows_the_variables_and_zr_toml() {
                 )],
             )
         } else {
-            anthropic_answer(Some("ok"), &[])
+            Reply::anthropic(Some("ok"), &[])
         }
     };
     let server = Server::answering(answer);

@@ -6,13 +6,14 @@
 
 use serde_json::json;
 
-use crate::loopback::{Server, anthropic_answer, run_against};
+use crate::loopback::run_against;
 use crate::support::TempProject;
+use zr_test_support::loopback::{Reply, Server};
 
 #[test]
 fn memory_preloaded_skills_and_the_initial_prompt_reach_the_agent_and_only_it_writes_its_memory() {
     let task = |id: &str, ty: &str| {
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(
                 id,
@@ -22,7 +23,7 @@ fn memory_preloaded_skills_and_the_initial_prompt_reach_the_agent_and_only_it_wr
         )
     };
     let write = |id: &str, path: &str, text: &str| {
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(id, "Write", json!({"file_path": path, "content": text}))],
         )
@@ -38,7 +39,7 @@ fn memory_preloaded_skills_and_the_initial_prompt_reach_the_agent_and_only_it_wr
             &notes.display().to_string(),
             "Tests: cargo test.\n",
         ),
-        anthropic_answer(Some("remembered"), &[]),
+        Reply::anthropic(Some("remembered"), &[]),
         task("toolu_intruder", "intruder"),
         write("toolu_w2", &planted.display().to_string(), "planted\n"),
         write(
@@ -50,8 +51,8 @@ fn memory_preloaded_skills_and_the_initial_prompt_reach_the_agent_and_only_it_wr
                 .to_string(),
             "planted through ..\n",
         ),
-        anthropic_answer(Some("tried"), &[]),
-        anthropic_answer(Some("All done."), &[]),
+        Reply::anthropic(Some("tried"), &[]),
+        Reply::anthropic(Some("All done."), &[]),
     ]);
     project
         .write(
@@ -130,7 +131,7 @@ fn memory_preloaded_skills_and_the_initial_prompt_reach_the_agent_and_only_it_wr
 }
 
 /// The names of the tools in `request`'s body.
-fn tool_names(request: &crate::loopback::Request) -> Vec<String> {
+fn tool_names(request: &zr_test_support::loopback::Request) -> Vec<String> {
     request.body["tools"]
         .as_array()
         .expect("tools")
@@ -142,7 +143,7 @@ fn tool_names(request: &crate::loopback::Request) -> Vec<String> {
 #[test]
 fn an_inline_mcp_server_starts_for_its_agent_and_no_other_agent_gets_its_tools() {
     let task = |id: &str, ty: &str| {
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(
                 id,
@@ -153,7 +154,7 @@ fn an_inline_mcp_server_starts_for_its_agent_and_no_other_agent_gets_its_tools()
     };
     let server = Server::scripted(vec![
         task("toolu_db", "db"),
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(
                 "toolu_echo",
@@ -161,10 +162,10 @@ fn an_inline_mcp_server_starts_for_its_agent_and_no_other_agent_gets_its_tools()
                 json!({"message": "inline"}),
             )],
         ),
-        anthropic_answer(Some("db done"), &[]),
+        Reply::anthropic(Some("db done"), &[]),
         task("toolu_other", "other"),
-        anthropic_answer(Some("other done"), &[]),
-        anthropic_answer(Some("All done."), &[]),
+        Reply::anthropic(Some("other done"), &[]),
+        Reply::anthropic(Some("All done."), &[]),
     ]);
     let everything = crate::support::everything_js().display().to_string();
     let project = TempProject::new();
@@ -222,7 +223,7 @@ impl Drop for SseServer {
 pub(crate) fn sse_server() -> (SseServer, String) {
     use std::io::BufRead as _;
     let sdk =
-        crate::support::deps_dir().join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
+        zr_test_support::deps::dir().join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
     assert!(
         sdk.is_dir(),
         "{} is missing: run `cargo xtask deps`",
@@ -248,7 +249,7 @@ pub(crate) fn sse_server() -> (SseServer, String) {
 fn an_sse_server_of_mcp_json_serves_the_run_and_a_broken_entry_beside_it_is_only_a_warning() {
     let (_sse, url) = sse_server();
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(
                 "toolu_echo",
@@ -256,7 +257,7 @@ fn an_sse_server_of_mcp_json_serves_the_run_and_a_broken_entry_beside_it_is_only
                 json!({"message": "over sse"}),
             )],
         ),
-        anthropic_answer(Some("Done."), &[]),
+        Reply::anthropic(Some("Done."), &[]),
     ]);
     let project = TempProject::new();
     project

@@ -11,8 +11,9 @@
 use serde_json::{Value, json};
 
 use crate::hooks::tool_results;
-use crate::loopback::{Server, anthropic_answer, run_against};
+use crate::loopback::run_against;
 use crate::support::{TempProject, repo, stderr};
+use zr_test_support::loopback::{Reply, Server};
 
 /// Copies the fixture `name` into `project`'s `.claude/hooks/`.
 fn fixture(project: &TempProject, name: &str) {
@@ -68,9 +69,9 @@ if [ "$n" -le 2 ]; then echo "not yet: round $n" >&2; exit 2; fi
 "#,
     );
     let server = Server::scripted(vec![
-        anthropic_answer(Some("done?"), &[]),
-        anthropic_answer(Some("done now?"), &[]),
-        anthropic_answer(Some("really done"), &[]),
+        Reply::anthropic(Some("done?"), &[]),
+        Reply::anthropic(Some("done now?"), &[]),
+        Reply::anthropic(Some("really done"), &[]),
     ]);
     let out = run_against(&project, &server, false, "finish the job");
     assert!(
@@ -127,11 +128,11 @@ hooks = [{ type = "command", command = "$CLAUDE_PROJECT_DIR/.claude/hooks/stop_u
 "#,
     );
     let server = Server::scripted(vec![
-        anthropic_answer(Some("I am done."), &[]),
-        anthropic_answer(None, &[("c1", "Bash", json!({"command": "touch fix1"}))]),
-        anthropic_answer(Some("Fixed one."), &[]),
-        anthropic_answer(None, &[("c2", "Bash", json!({"command": "touch fix2"}))]),
-        anthropic_answer(Some("Both fixed."), &[]),
+        Reply::anthropic(Some("I am done."), &[]),
+        Reply::anthropic(None, &[("c1", "Bash", json!({"command": "touch fix1"}))]),
+        Reply::anthropic(Some("Fixed one."), &[]),
+        Reply::anthropic(None, &[("c2", "Bash", json!({"command": "touch fix2"}))]),
+        Reply::anthropic(Some("Both fixed."), &[]),
     ]);
     let out = run_against(&project, &server, false, "make the tests pass");
     assert!(
@@ -179,7 +180,7 @@ hooks = [{ type = "command", command = "python3 $CLAUDE_PROJECT_DIR/.claude/hook
 "#,
     );
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(
                 "c1",
@@ -187,11 +188,11 @@ hooks = [{ type = "command", command = "python3 $CLAUDE_PROJECT_DIR/.claude/hook
                 json!({"command": "grep -r TODO . > grep.txt"}),
             )],
         ),
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[("c2", "Bash", json!({"command": "echo rg-ok > rg.txt"}))],
         ),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     run_against(&project, &server, false, "find the TODOs");
     assert!(!project.path().join("grep.txt").exists(), "blocked");
@@ -221,11 +222,11 @@ hooks = [{ type = "command", command = "echo 'lint: 2 warnings in made.txt' >&2;
 "#,
     );
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[("c1", "Bash", json!({"command": "echo hi > made.txt"}))],
         ),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     run_against(&project, &server, false, "go");
     assert!(project.path().join("made.txt").exists(), "the tool ran");
@@ -262,7 +263,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalCo
 hooks = [{ type = "command", command = "cat >> session.jsonl; echo >> session.jsonl" }]
 "#,
     );
-    let server = Server::scripted(vec![anthropic_answer(Some("hello"), &[])]);
+    let server = Server::scripted(vec![Reply::anthropic(Some("hello"), &[])]);
     run_against(&project, &server, false, "say hello");
     let first = messages(&server, 0);
     assert_eq!(first.len(), 1);
@@ -280,7 +281,7 @@ hooks = [{ type = "command", command = "cat >> session.jsonl; echo >> session.js
     assert_eq!(session[1]["reason"], "other");
 
     // A refused prompt: no request, the reason for the user, exit code 1.
-    let server = Server::scripted(vec![anthropic_answer(Some("never"), &[])]);
+    let server = Server::scripted(vec![Reply::anthropic(Some("never"), &[])]);
     let out = crate::support::zr()
         .args(["run", "my password is hunter2"])
         .current_dir(project.path())
@@ -317,7 +318,7 @@ esac
 "#;
     project.write("zr.toml", config);
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(
                 "c1",
@@ -325,7 +326,7 @@ esac
                 json!({"file_path": "zr.toml", "content": "[permissions]\nmode = \"bypassPermissions\"\n"}),
             )],
         ),
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[(
                 "c2",
@@ -333,7 +334,7 @@ esac
                 json!({"file_path": "decoy.txt", "content": "harmless"}),
             )],
         ),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     run_against(&project, &server, false, "go");
     assert_eq!(

@@ -11,8 +11,8 @@ use serde_json::json;
 
 use crate::claude_code::{ClaudeProject, system, tools};
 use crate::claude_fields::sse_server;
-use crate::loopback::{Request, Server, anthropic_answer};
 use crate::support::{everything_js, stderr, stdout};
+use zr_test_support::loopback::{Reply, Request, Server};
 
 /// The user's skills: as many as a popular collection brings.
 const USER_SKILLS: usize = 200;
@@ -107,7 +107,7 @@ fn model() -> Server {
         let turn = request.body["messages"].as_array().map_or(0, Vec::len) / 2;
         if names.contains(&"Task".to_owned()) && !system(request).contains("You review changes") {
             return match turn {
-                0 => anthropic_answer(
+                0 => Reply::anthropic(
                     None,
                     &[(
                         "t1",
@@ -115,18 +115,18 @@ fn model() -> Server {
                         json!({"description": "review", "prompt": "Review the last commit.", "subagent_type": "reviewer"}),
                     )],
                 ),
-                _ => anthropic_answer(Some("reviewed"), &[]),
+                _ => Reply::anthropic(Some("reviewed"), &[]),
             };
         }
         match turn {
-            0 => anthropic_answer(
+            0 => Reply::anthropic(
                 None,
                 &[
                     ("e1", "mcp__legacy__echo", json!({"message": "over sse"})),
                     ("e2", "mcp__notes-db__echo", json!({"message": "inline"})),
                 ],
             ),
-            _ => anthropic_answer(Some("looks fine"), &[]),
+            _ => Reply::anthropic(Some("looks fine"), &[]),
         }
     })
 }

@@ -16,7 +16,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{deps_dir, is_start_progress, raw_stderr, repo, stderr, stdout, zr};
+use crate::support::{is_start_progress, raw_stderr, repo, stderr, stdout, zr};
 
 /// The example's folder in the repository.
 const EXAMPLE: &str = "examples/research-team";
@@ -101,7 +101,7 @@ fn checkout() -> tempfile::TempDir {
 fn npm_home() -> PathBuf {
     static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     HOME.get_or_init(|| {
-        let cache = deps_dir().join("npm-cache");
+        let cache = zr_test_support::deps::dir().join("npm-cache");
         assert!(
             cache.is_dir(),
             "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",

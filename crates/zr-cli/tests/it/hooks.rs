@@ -5,8 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::loopback::{Server, anthropic_answer, run_against};
+use crate::loopback::run_against;
 use crate::support::{TempProject, stderr};
+use zr_test_support::loopback::{Reply, Server};
 
 /// The tool results of the `n`th request the model API received.
 pub(crate) fn tool_results(server: &Server, n: usize) -> Vec<(bool, String)> {
@@ -36,8 +37,8 @@ pub(crate) fn tool_results(server: &Server, n: usize) -> Vec<(bool, String)> {
 /// A server whose model calls Bash with `command`, then answers "done".
 fn bash_then_done(command: &str) -> Server {
     Server::scripted(vec![
-        anthropic_answer(None, &[("call_1", "Bash", json!({"command": command}))]),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(None, &[("call_1", "Bash", json!({"command": command}))]),
+        Reply::anthropic(Some("done"), &[]),
     ])
 }
 

@@ -5,8 +5,6 @@ mod aliases;
 mod ask;
 mod attack;
 mod builtin_flags;
-#[path = "../../../zr-providers/tests/it/capture.rs"]
-mod capture;
 mod claude_code;
 mod claude_fields;
 mod claude_hooks;
@@ -34,21 +32,7 @@ mod otlp_receiver;
 mod permissions;
 mod protocol;
 mod provider;
-#[path = "../../../zr-telemetry/benches/fanout/receive.rs"]
-mod receive;
 mod reload;
-#[path = "../../../zr-restate/tests/it/proxy.rs"]
-#[allow(
-    dead_code,
-    reason = "zr-restate's proxy, shared; not every helper is used here"
-)]
-mod restate_proxy;
-#[path = "../../../zr-restate/tests/it/server.rs"]
-#[allow(
-    dead_code,
-    reason = "zr-restate's test server, shared; not every helper is used here"
-)]
-mod restate_server;
 mod run;
 mod ruser;
 mod scale_out;

@@ -7,9 +7,10 @@
 use serde_json::{Value, json};
 
 use crate::hooks::tool_results;
-use crate::loopback::{Reply, Server, anthropic_answer, run_against};
+use crate::loopback::run_against;
 use crate::support::{TempProject, everything_js, stderr, stdout};
 use crate::tree::Terminal;
+use zr_test_support::loopback::{Reply, Server};
 
 const ELICIT: &str = "mcp__everything__trigger-elicitation-request";
 
@@ -37,7 +38,7 @@ fn project() -> TempProject {
 }
 
 fn call(id: &str, tool: &str, input: Value) -> Reply {
-    anthropic_answer(None, &[(id, tool, input)])
+    Reply::anthropic(None, &[(id, tool, input)])
 }
 
 /// The names of the tools in request `n`'s body.
@@ -56,7 +57,7 @@ fn a_servers_form_is_filled_in_at_the_terminal_and_can_be_declined() {
     let server = Server::scripted(vec![
         call("c1", ELICIT, json!({})),
         call("c2", ELICIT, json!({})),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     let mut t = Terminal::spawn_with(
         &p,
@@ -133,7 +134,7 @@ fn a_servers_form_is_filled_in_at_the_terminal_and_can_be_declined() {
 #[test]
 fn without_a_terminal_zr_does_not_offer_to_answer_forms() {
     let p = project();
-    let server = Server::scripted(vec![anthropic_answer(Some("done"), &[])]);
+    let server = Server::scripted(vec![Reply::anthropic(Some("done"), &[])]);
     run_against(&p, &server, false, "go");
     // The server was not told zr can ask, so it lists no tool that needs
     // a form; its other tools are there.
@@ -160,8 +161,8 @@ fn the_model_gets_the_resource_tools_of_its_servers_and_a_subagent_without_them_
             "Task",
             json!({"description": "read", "prompt": "read the notes", "subagent_type": "reader"}),
         ),
-        anthropic_answer(Some("nothing to read"), &[]),
-        anthropic_answer(Some("done"), &[]),
+        Reply::anthropic(Some("nothing to read"), &[]),
+        Reply::anthropic(Some("done"), &[]),
     ]);
     run_against(&p, &server, false, "go");
 
@@ -218,7 +219,7 @@ fn zr_with(p: &TempProject, server: &Server, args: &[&str]) -> std::process::Out
 #[test]
 fn a_servers_prompt_filled_with_words_is_the_first_message() {
     let p = project();
-    let server = Server::scripted(vec![anthropic_answer(Some("sunny"), &[])]);
+    let server = Server::scripted(vec![Reply::anthropic(Some("sunny"), &[])]);
     let out = zr_with(
         &p,
         &server,
@@ -236,7 +237,7 @@ fn a_servers_prompt_filled_with_words_is_the_first_message() {
 #[test]
 fn an_unknown_server_or_prompt_and_a_missing_argument_are_explained() {
     let p = project();
-    let server = Server::scripted(vec![anthropic_answer(Some("never asked"), &[])]);
+    let server = Server::scripted(vec![Reply::anthropic(Some("never asked"), &[])]);
     let out = zr_with(&p, &server, &["run", "/nope:args-prompt", "x"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{TempProject, dep, repo, stderr, stdout};
+use crate::support::{TempProject, repo, stderr, stdout};
 
 /// A `.mcp.json` entry of `servers/tools.py` with `tools`; each tool writes
 /// `NAME.ran` into `folder` when it runs.
@@ -17,7 +17,7 @@ fn tools_server(folder: &Path, tools: &[Value]) -> Value {
     let script = repo().join("crates/zr-cli/tests/it/servers/tools.py");
     let mut args = vec![json!(script), json!(folder)];
     args.extend(tools.iter().map(|t| json!(t.to_string())));
-    json!({"command": dep("venv/bin/python"), "args": args})
+    json!({"command": zr_test_support::deps::installed("venv/bin/python"), "args": args})
 }
 
 /// The root calls each of `tools` (no input) in one turn each, then

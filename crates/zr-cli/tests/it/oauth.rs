@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{TempProject, deps_dir, stderr, stdout, zr_process};
+use crate::support::{TempProject, stderr, stdout, zr_process};
 
 /// The test server; killed when dropped.
 struct OAuthServer {
@@ -37,7 +37,8 @@ impl OAuthServer {
         let dir = tempfile::tempdir().expect("temporary folder");
         let tokens = dir.path().join("tokens.txt");
         std::fs::write(&tokens, "").expect("tokens file");
-        let sdk = deps_dir().join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
+        let sdk = zr_test_support::deps::dir()
+            .join("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
         assert!(
             sdk.is_dir(),
             "{} is missing: run `cargo xtask deps`",

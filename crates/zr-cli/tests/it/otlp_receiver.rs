@@ -17,7 +17,7 @@ impl OtlpReceiver {
             for stream in listener.incoming().flatten() {
                 let seen = std::sync::Arc::clone(&seen);
                 std::thread::spawn(move || {
-                    crate::receive::serve_requests(stream, |body| {
+                    zr_test_support::receive::serve_requests(stream, |body| {
                         seen.lock().expect("not poisoned").extend_from_slice(body);
                     });
                 });

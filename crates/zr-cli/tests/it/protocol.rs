@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::loopback::{Request, Server, anthropic_answer};
 use crate::support::{TempProject, repo, zr_process};
+use zr_test_support::loopback::{Reply, Request, Server};
 
 /// A `zr host` process and the lines it wrote.
 struct Host {
@@ -152,7 +152,7 @@ fn delegating_model(agent_type: &'static str) -> Server {
     Server::answering(move |request, _| {
         let sub = system(request).contains("You are the worker.");
         match (sub, turns(request)) {
-            (false, 1) => anthropic_answer(
+            (false, 1) => Reply::anthropic(
                 None,
                 &[(
                     "t1",
@@ -160,9 +160,9 @@ fn delegating_model(agent_type: &'static str) -> Server {
                     json!({"subagent_type": agent_type, "description": "look it up", "prompt": "find the answer"}),
                 )],
             ),
-            (true, 1) => anthropic_answer(None, &[("l1", "lookup", json!({"key": "answer"}))]),
-            (true, _) => anthropic_answer(Some("the worker found it"), &[]),
-            (false, _) => anthropic_answer(Some("all done"), &[]),
+            (true, 1) => Reply::anthropic(None, &[("l1", "lookup", json!({"key": "answer"}))]),
+            (true, _) => Reply::anthropic(Some("the worker found it"), &[]),
+            (false, _) => Reply::anthropic(Some("all done"), &[]),
         }
     })
 }
@@ -280,14 +280,14 @@ fn a_host_tool_cannot_reach_an_agent_whose_pool_does_not_hold_it() {
 fn can_use_tool_denies_a_call_and_a_hook_sees_the_calls() {
     let project = TempProject::new();
     let server = Server::answering(|request, _| match turns(request) {
-        1 => anthropic_answer(
+        1 => Reply::anthropic(
             None,
             &[
                 ("n1", "note", json!({"text": "first"})),
                 ("n2", "note", json!({"text": "second"})),
             ],
         ),
-        _ => anthropic_answer(Some("noted"), &[]),
+        _ => Reply::anthropic(Some("noted"), &[]),
     });
     let mut host = Host::start(&project, &server);
     host.send(&json!({"type": "query", "prompt": "take notes", "options": {

@@ -5,8 +5,9 @@
 
 use serde_json::Value;
 
-use crate::loopback::{Request, Server, fixture};
 use crate::support::{TempProject, stderr, stdout};
+use zr_test_support::fixture;
+use zr_test_support::loopback::{Request, Server};
 
 /// The text of the last user message of an Anthropic or OpenAI request.
 fn last_user_text(body: &Value) -> String {
@@ -49,7 +50,7 @@ fn say_hello(server: &Server, toml: &str, env: &[(&str, &str)]) -> Request {
 
 #[test]
 fn anthropic_over_the_wire_with_the_model_from_zr_toml() {
-    let server = Server::start(fixture("anthropic/text.sse"));
+    let server = Server::start(fixture::bytes("anthropic/text.sse"));
     let r = &say_hello(
         &server,
         "[model]\nname = \"claude-from-toml\"\n",
@@ -69,7 +70,7 @@ fn anthropic_over_the_wire_with_the_model_from_zr_toml() {
 
 #[test]
 fn openai_over_the_wire_with_the_model_from_zr_toml() {
-    let server = Server::start(fixture("openai/text.sse"));
+    let server = Server::start(fixture::bytes("openai/text.sse"));
     let r = &say_hello(
         &server,
         "[model]\nname = \"gpt-from-toml\"\n",
@@ -88,7 +89,7 @@ fn openai_over_the_wire_with_the_model_from_zr_toml() {
 
 #[test]
 fn the_responses_api_over_the_wire_from_zr_toml() {
-    let server = Server::start(fixture("responses/text.sse"));
+    let server = Server::start(fixture::bytes("responses/text.sse"));
     let r = &say_hello(
         &server,
         "[model]\nprovider = \"openai-responses\"\nname = \"gpt-from-toml\"\n",
@@ -110,8 +111,8 @@ fn the_responses_api_over_the_wire_from_zr_toml() {
 /// Runs `zr run` with both providers' servers in the environment and
 /// `args`; returns which server got the request.
 fn chosen(toml: &str, args: &[&str], anthropic_key: bool) -> &'static str {
-    let anthropic = Server::start(fixture("anthropic/text.sse"));
-    let openai = Server::start(fixture("openai/text.sse"));
+    let anthropic = Server::start(fixture::bytes("anthropic/text.sse"));
+    let openai = Server::start(fixture::bytes("openai/text.sse"));
     let project = TempProject::new();
     project.write("zr.toml", toml);
     let mut cmd = crate::support::zr();
@@ -198,7 +199,7 @@ fn scripted_without_a_script() {
 
 #[test]
 fn base_url_and_key_variable_from_zr_toml() {
-    let server = Server::start(fixture("openai/text.sse"));
+    let server = Server::start(fixture::bytes("openai/text.sse"));
     let toml = format!(
         "[model]\nprovider = \"openai\"\nname = \"local-model\"\nbase_url = \"{}/v1\"\napi_key_env = \"TEAM_KEY\"\n",
         server.url

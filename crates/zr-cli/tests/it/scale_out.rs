@@ -28,11 +28,11 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use crate::loopback::{Reply, Request, Server, anthropic_answer};
-use crate::restate_proxy::Proxy;
-use crate::restate_server::RestateServer;
 use crate::support::{TempProject, stderr, stdout, zr_process};
 use crate::worker::registered;
+use zr_test_support::loopback::{Reply, Request, Server};
+use zr_test_support::proxy::Proxy;
+use zr_test_support::restate::RestateServer;
 
 /// Generous: the machine is shared and slow.
 const PATIENCE: Duration = Duration::from_secs(180);
@@ -93,7 +93,7 @@ fn model(ledger: &Path, n: usize, pause: &'static str) -> Server {
                 a = attempts.display(),
                 e = effects.display()
             );
-            anthropic_answer(
+            Reply::anthropic(
                 None,
                 &[(
                     &format!("toolu_task_{task}"),
@@ -102,7 +102,7 @@ fn model(ledger: &Path, n: usize, pause: &'static str) -> Server {
                 )],
             )
         } else {
-            anthropic_answer(Some(&format!("done with task #{task}.")), &[])
+            Reply::anthropic(Some(&format!("done with task #{task}.")), &[])
         }
     })
 }
@@ -119,7 +119,7 @@ fn root_turn(request: &Request, turn: usize, n: usize) -> Reply {
                 json!({"description": format!("task {i}"), "prompt": format!("do task number {i}."), "subagent_type": "general-purpose"})
             })
             .collect();
-        return anthropic_answer(
+        return Reply::anthropic(
             None,
             &[(
                 &format!("toolu_multi_{turn}"),
@@ -132,7 +132,7 @@ fn root_turn(request: &Request, turn: usize, n: usize) -> Reply {
     let done = (0..n)
         .filter(|i| results.contains(&format!("done with task #{i}.")))
         .count();
-    anthropic_answer(Some(&format!("FINAL: {done} of {n} tasks done")), &[])
+    Reply::anthropic(Some(&format!("FINAL: {done} of {n} tasks done")), &[])
 }
 
 /// A project whose model is `model`, allowed to run Bash, with the Restate

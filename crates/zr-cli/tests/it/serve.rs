@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::support::{TempProject, dep, repo, stderr, zr_process};
+use crate::support::{TempProject, repo, stderr, zr_process};
 
 /// The project of the host test: one agent type with a script; `Bash`
 /// allowed so that a call can run a command to cancel.
@@ -58,7 +58,7 @@ fn host(project: &TempProject, mode: &str) -> Value {
         .arg(project.path())
         .arg(project.path().join("script.json"))
         .arg(mode)
-        .env("ZR_DEPS_DIR", crate::support::deps_dir())
+        .env("ZR_DEPS_DIR", zr_test_support::deps::dir())
         .env("HOME", crate::support::empty_home())
         .output()
         .expect("node runs");
@@ -517,7 +517,9 @@ const SCENARIOS: &[(&str, &[&str])] = &[
 /// its checks as `(id, outcome)`, from the lines
 /// `TIME [id] OUTCOME description`.
 fn run_scenario(url: &str, scenario: &str) -> (bool, Vec<(String, String)>, String) {
-    let suite = dep("node/node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let suite = zr_test_support::deps::installed(
+        "node/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    );
     let work = tempfile::tempdir().expect("a folder for the suite's results");
     let out = Command::new("node")
         .arg(suite)

@@ -8,8 +8,9 @@
 
 use serde_json::{Value, json};
 
-use crate::loopback::{Request, Server, anthropic_answer, run_against};
+use crate::loopback::run_against;
 use crate::support::{TempProject, stdout};
+use zr_test_support::loopback::{Reply, Request, Server};
 
 fn skill(name: &str, description: &str) -> String {
     format!(
@@ -58,16 +59,16 @@ fn each_request_lists_its_own_agents_skills_and_a_fork_repeats_its_parents() {
         if let Some(ty) = ty {
             input["subagent_type"] = Value::from(ty);
         }
-        anthropic_answer(None, &[(id, "Task", input)])
+        Reply::anthropic(None, &[(id, "Task", input)])
     };
     let server = Server::scripted(vec![
         task("toolu_helper", Some("helper")),
-        anthropic_answer(Some("helped"), &[]),
+        Reply::anthropic(Some("helped"), &[]),
         task("toolu_plain", Some("plain")),
-        anthropic_answer(Some("plain done"), &[]),
+        Reply::anthropic(Some("plain done"), &[]),
         task("toolu_fork", None),
-        anthropic_answer(Some("forked"), &[]),
-        anthropic_answer(Some("All done."), &[]),
+        Reply::anthropic(Some("forked"), &[]),
+        Reply::anthropic(Some("All done."), &[]),
     ]);
     let project = TempProject::new();
     project
@@ -136,11 +137,11 @@ fn each_request_lists_its_own_agents_skills_and_a_fork_repeats_its_parents() {
 fn a_skill_written_during_the_run_is_listed_in_the_roots_next_request() {
     let write_skill = "mkdir -p .zr/skills/late-skill && printf -- '---\\nname: late-skill\\ndescription: Came late.\\n---\\nLate body.\\n' > .zr/skills/late-skill/SKILL.md";
     let server = Server::scripted(vec![
-        anthropic_answer(
+        Reply::anthropic(
             None,
             &[("toolu_bash", "Bash", json!({"command": write_skill}))],
         ),
-        anthropic_answer(Some("Done."), &[]),
+        Reply::anthropic(Some("Done."), &[]),
     ]);
     let project = TempProject::new();
     project
@@ -163,7 +164,7 @@ fn a_skill_written_during_the_run_is_listed_in_the_roots_next_request() {
 
 #[test]
 fn with_two_hundred_user_skills_the_projects_come_first_and_every_skill_is_listed_or_findable() {
-    let server = Server::scripted(vec![anthropic_answer(Some("Done."), &[])]);
+    let server = Server::scripted(vec![Reply::anthropic(Some("Done."), &[])]);
     let project = TempProject::new();
     project
         .write("zr.toml", "[model]\nname = \"claude-test\"\n")

@@ -12,12 +12,6 @@ pub(crate) fn repo() -> PathBuf {
         .expect("the repository exists")
 }
 
-/// Where `cargo xtask deps` installed the MCP servers (`ZR_DEPS_DIR`, else
-/// `.deps` in the repository).
-pub(crate) fn deps_dir() -> PathBuf {
-    std::env::var_os("ZR_DEPS_DIR").map_or_else(|| repo().join(".deps"), PathBuf::from)
-}
-
 /// An empty folder used as `$HOME`, so that no user-level agent types or
 /// skills of the machine leak into a test.
 pub(crate) fn empty_home() -> PathBuf {
@@ -149,21 +143,11 @@ pub(crate) fn spawn_zr(project: &TempProject, args: &[&str]) -> std::process::Ch
         .expect("the zr binary starts")
 }
 
-/// The file at `rel` under [`deps_dir`], which `cargo xtask deps`
-/// installs.
-pub(crate) fn dep(rel: &str) -> PathBuf {
-    let path = deps_dir().join(rel);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
-        path.display()
-    );
-    path
-}
-
-/// server-everything's entry point (see [`dep`]).
+/// server-everything's entry point.
 pub(crate) fn everything_js() -> PathBuf {
-    dep("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    zr_test_support::deps::installed(
+        "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    )
 }
 
 /// Every transcript of `project`'s sessions, one after the other, as text

@@ -1,8 +1,8 @@
 //! `[web_search]` in zr.toml: the backend reaches `WebSearch` in a run, and
 //! without one `WebSearch` is in no pool, with the reason in `zr resolve`.
 
-use crate::loopback::{Reply, Server};
 use crate::support::{TempProject, stderr, stdout, transcripts};
+use zr_test_support::loopback::{Reply, Server};
 
 const SEARXNG_BODY: &str = r#"{"query": "tokio", "number_of_results": 0, "results": [{"url": "https://tokio.rs/", "title": "Tokio", "content": "An asynchronous runtime.", "engine": "duckduckgo", "template": "default.html", "parsed_url": ["https", "tokio.rs", "/", "", "", ""], "engines": ["duckduckgo"], "positions": [1], "score": 1.0, "category": "general"}], "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []}"#;
 

@@ -6,8 +6,8 @@ use std::process::Child;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::restate_server::RestateServer;
 use crate::support::{TempProject, spawn_zr, stderr, stdout};
+use zr_test_support::restate::RestateServer;
 
 /// A Restate server and a `zr worker` of `project` (replaying its
 /// `script.json`) registered with it; `zr.toml` is `toml` followed by the

@@ -1,10 +1,11 @@
-//! What the engine benchmarks share: a session over the scripted
-//! provider with a no-op tool and a `worker` subagent type (and, for the
-//! tree, `lead` and `sub` types three levels deep), the scripts of a long
-//! query, of a flat fan-out and of a tree, and the runtime they run on.
+//! What the engine benchmarks share: zr-test-support's session over the
+//! scripted provider (a no-op tool, a `worker` subagent type) with what
+//! each benchmark adds (for the tree, `lead` and `sub` types three levels
+//! deep), a reading session, the scripts of long queries and of a tree,
+//! and the runtime they run on. The fan-out's script is
+//! zr-test-support's `fanout_script`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -13,25 +14,9 @@ use zr_engine::{
     Agent, AgentConfig, Decision, Hook, Hooks, PermissionConfig, PermissionHandler,
     PermissionRequest, RuntimeEnvironment, ScriptedProvider,
 };
+use zr_test_support::bench::{Noop, NoopSession, USAGE, fanout_script, noop_calls, noop_session};
 use zr_tools::BuiltinTools;
-use zr_types::{
-    Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
-    ToolOrigin, ToolOutput, Usage,
-};
-
-/// A read-only tool that does nothing: what is measured is the engine.
-#[derive(Debug)]
-struct Noop;
-
-impl ToolHandler for Noop {
-    fn call<'a>(
-        &'a self,
-        _: &'a ToolCall,
-        _: ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async { Ok(ToolOutput::text("ok")) })
-    }
-}
+use zr_types::{BoxFuture, ToolHandler};
 
 /// Allows every call it is asked about.
 #[derive(Debug)]
@@ -48,19 +33,6 @@ impl PermissionHandler for AllowAll {
 struct Pass;
 
 impl Hook for Pass {}
-
-const USAGE: Usage = Usage {
-    input_tokens: 100,
-    output_tokens: 20,
-    cache_read_input_tokens: 0,
-    cache_creation_input_tokens: 0,
-};
-
-fn noop_calls(n: usize) -> Vec<Value> {
-    (0..n)
-        .map(|i| json!({"name": "noop", "input": {"i": i}}))
-        .collect()
-}
 
 /// What the turn benchmarks add to a session.
 #[derive(Debug, Clone, Copy)]
@@ -89,70 +61,12 @@ pub(crate) fn agent_with_noop(
     extra: Extra,
     handler: Arc<dyn ToolHandler>,
 ) -> (TempDir, Agent) {
-    build(script, max_concurrent, extra, handler, 1)
-}
-
-/// A fresh session over `script` whose tree may be [`TREE_LEVELS`] deep:
-/// the `noop` tool, the types `lead` (level 1), `sub` (level 2) and
-/// `worker` (level 3), and `[subagents] max_depth = 3`.
-pub(crate) fn tree_agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
-    build(
-        script,
-        max_concurrent,
-        Extra::Nothing,
-        Arc::new(Noop),
-        TREE_LEVELS,
-    )
-}
-
-/// The levels of subagents of the tree benchmarks.
-pub(crate) const TREE_LEVELS: usize = 3;
-
-/// The session of [`agent_with_noop`] (`levels` 1) or [`tree_agent`]
-/// (`levels` 3: the `lead` and `sub` types too, and that depth limit).
-fn build(
-    script: &Value,
-    max_concurrent: usize,
-    extra: Extra,
-    handler: Arc<dyn ToolHandler>,
-    levels: usize,
-) -> (TempDir, Agent) {
-    let dir = tempfile::tempdir().unwrap();
-    let provider = Arc::new(ScriptedProvider::from_json(&script.to_string()).unwrap());
-    let settings = RuntimeSettings {
-        model: "scripted".to_owned(),
-        cwd: dir.path().to_path_buf(),
-        env: Default::default(),
-    };
-    let noop = Arc::new(
-        ToolDefinition::new("noop".parse().unwrap(), "does nothing", ToolOrigin::Custom)
-            .with_annotations(Annotations {
-                read_only: !matches!(extra, Extra::Permissions),
-                ..Annotations::default()
-            }),
-    );
-    let runtime = RuntimeEnvironment::new(
-        provider,
-        settings,
-        BuiltinTools::new(dir.path().join("cron.json")),
-    )
-    .with_tool(Arc::clone(&noop), handler);
-    let mut worker = AgentDefinition::new("worker".parse().unwrap(), "works", "You work.");
-    worker.capabilities.custom_tools = Some(vec![Arc::clone(&noop)]);
-    let mut config = AgentConfig::new("You delegate.").with_sub_agent(worker);
-    if levels > 1 {
-        for name in ["lead", "sub"] {
-            config = config.with_sub_agent(AgentDefinition::new(
-                name.parse().unwrap(),
-                "delegates",
-                "You delegate.",
-            ));
-        }
-        config.policy.max_depth = u32::try_from(levels).unwrap();
-    }
-    config.options.custom_tools = vec![noop];
+    let NoopSession {
+        dir,
+        runtime,
+        mut config,
+    } = noop_session(script, !matches!(extra, Extra::Permissions), handler);
     config.subagent.max_concurrent = max_concurrent;
-    config.subagent.timeout = Duration::from_secs(3_600);
     // Room for the longest turn benchmark (`turns:N`).
     config.max_turns = 1_000;
     match extra {
@@ -165,6 +79,31 @@ fn build(
     }
     (dir, Agent::new(Arc::new(runtime), config))
 }
+
+/// A fresh session over `script` whose tree may be [`TREE_LEVELS`] deep:
+/// the `noop` tool, the types `lead` (level 1), `sub` (level 2) and
+/// `worker` (level 3), and `[subagents] max_depth = 3`.
+pub(crate) fn tree_agent(script: &Value, max_concurrent: usize) -> (TempDir, Agent) {
+    let NoopSession {
+        dir,
+        runtime,
+        mut config,
+    } = noop_session(script, true, Arc::new(Noop));
+    for name in ["lead", "sub"] {
+        config = config.with_sub_agent(AgentDefinition::new(
+            name.parse().unwrap(),
+            "delegates",
+            "You delegate.",
+        ));
+    }
+    config.policy.max_depth = u32::try_from(TREE_LEVELS).unwrap();
+    config.subagent.max_concurrent = max_concurrent;
+    config.max_turns = 1_000;
+    (dir, Agent::new(Arc::new(runtime), config))
+}
+
+/// The levels of subagents of the tree benchmarks.
+pub(crate) const TREE_LEVELS: usize = 3;
 
 /// A fresh session over `script` with the builtin tools only, the root in
 /// `mode` and the default boundary (sandbox on), and `small.txt` (10
@@ -209,27 +148,6 @@ pub(crate) fn turns_script(tool_turns: usize) -> Value {
         .collect();
     turns.push(json!({"text": "done", "usage": USAGE}));
     json!({"agents": {"root": [{"turns": turns}]}})
-}
-
-/// `subagents / 10` MultiTask calls of 10 tasks in one root turn, each
-/// subagent making 3 tool calls in its first turn and answering in its
-/// second.
-pub(crate) fn fanout_script(subagents: usize) -> Value {
-    let calls: Vec<Value> = (0..subagents / 10)
-        .map(|c| {
-            let tasks: Vec<Value> = (0..10)
-                .map(|t| json!({"description": format!("task {c}.{t}"), "prompt": "work", "subagent_type": "worker"}))
-                .collect();
-            json!({"name": "MultiTask", "input": {"tasks": tasks}})
-        })
-        .collect();
-    json!({"agents": {
-        "root": [{"turns": [{"tool_calls": calls, "usage": USAGE}, {"text": "all done", "usage": USAGE}]}],
-        "worker": [{"turns": [
-            {"tool_calls": noop_calls(3), "usage": USAGE},
-            {"text": "worked", "usage": USAGE}
-        ]}]
-    }})
 }
 
 /// The MultiTask calls that start `n` agents of `agent_type`, 10 tasks

@@ -18,10 +18,9 @@ use serde_json::{Value, json};
 use zr_engine::{Agent, AgentConfig, AnthropicConfig, AnthropicProvider, QueryOverrides};
 use zr_types::Usage;
 
-use crate::fork_cache::answer;
-use crate::prompt_cache::{Charge, PromptCache};
-use crate::replay::{Recorded, Replay, Reply, fast_retry};
 use crate::support::{finished, run, runtime_in, sub_agent};
+use zr_test_support::prompt_cache::{Charge, PromptCache};
+use zr_test_support::replay::{Recorded, Replay, Reply, fast_retry};
 
 const N: usize = 10;
 
@@ -61,7 +60,7 @@ struct Outcome {
 }
 
 fn glob(i: usize) -> Reply {
-    answer(
+    Reply::anthropic(
         None,
         &[(
             &format!("toolu_glob_{i}"),
@@ -81,7 +80,7 @@ async fn fan_out(kind: FanOut) -> Outcome {
             task
         })
         .collect();
-    let mut replies = vec![answer(
+    let mut replies = vec![Reply::anthropic(
         Some("Fanning out."),
         &[("toolu_multi", "MultiTask", json!({"tasks": tasks}))],
     )];
@@ -90,13 +89,13 @@ async fn fan_out(kind: FanOut) -> Outcome {
     // subagent's two requests follow each other.
     if kind.at_once() {
         replies.extend((0..N).map(glob));
-        replies.extend((0..N).map(|_| answer(Some("Done."), &[])));
+        replies.extend((0..N).map(|_| Reply::anthropic(Some("Done."), &[])));
     } else {
         for i in 0..N {
-            replies.extend([glob(i), answer(Some("Done."), &[])]);
+            replies.extend([glob(i), Reply::anthropic(Some("Done."), &[])]);
         }
     }
-    replies.push(answer(Some("All done."), &[]));
+    replies.push(Reply::anthropic(Some("All done."), &[]));
     let server = Replay::start_caching(replies, PromptCache::anthropic()).await;
     let dir = tempfile::tempdir().unwrap();
     let mut provider = AnthropicConfig::new("test-key")

@@ -12,10 +12,10 @@ use zr_engine::{
     Agent, AgentConfig, AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiProvider,
 };
 
-use crate::fork_cache::answer;
-use crate::replay::{Replay, Reply, fast_retry};
 use crate::structured::openai_config;
 use crate::support::runtime_in;
+use zr_test_support::replay::{Replay, Reply, fast_retry};
+use zr_test_support::sse;
 
 /// The start of a Write call's input, as a model cut off mid-content
 /// writes it.
@@ -35,14 +35,7 @@ fn anthropic_cut_off() -> Reply {
         json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 4096}}),
         json!({"type": "message_stop"}),
     ];
-    let mut body = String::new();
-    for event in events {
-        body.push_str(&format!(
-            "event: {}\ndata: {event}\n\n",
-            event["type"].as_str().unwrap()
-        ));
-    }
-    Reply::sse(body)
+    Reply::sse(sse::anthropic_events(events))
 }
 
 /// A Chat Completions answer: a Write call cut off, `finish_reason:
@@ -54,29 +47,16 @@ fn openai_cut_off() -> Reply {
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
         json!({"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 4096, "total_tokens": 4116}}),
     ];
-    sse_chunks(&chunks)
+    Reply::sse(sse::chat_chunks(chunks))
 }
 
 /// A Chat Completions answer of `text`.
 fn openai_text(text: &str) -> Reply {
-    sse_chunks(&[
+    Reply::sse(sse::chat_chunks([
         json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
         json!({"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}),
-    ])
-}
-
-fn sse_chunks(chunks: &[Value]) -> Reply {
-    let mut body = String::new();
-    for chunk in chunks {
-        let mut chunk = chunk.clone();
-        chunk["id"] = json!("chatcmpl-1");
-        chunk["object"] = json!("chat.completion.chunk");
-        chunk["model"] = json!("gpt-test");
-        body.push_str(&format!("data: {chunk}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    Reply::sse(body)
+    ]))
 }
 
 /// Runs a root over `provider` in a fresh folder; its answer, and the
@@ -110,7 +90,7 @@ fn anthropic_result(body: &Value, id: &str) -> (bool, String) {
 async fn anthropic_a_call_cut_off_at_max_tokens_is_answered_as_an_error_and_the_run_goes_on() {
     let server = Replay::start(vec![
         anthropic_cut_off(),
-        answer(
+        Reply::anthropic(
             None,
             &[(
                 "toolu_short",
@@ -118,7 +98,7 @@ async fn anthropic_a_call_cut_off_at_max_tokens_is_answered_as_an_error_and_the_
                 json!({"file_path": "notes.txt", "content": "short"}),
             )],
         ),
-        answer(Some("Wrote them in short."), &[]),
+        Reply::anthropic(Some("Wrote them in short."), &[]),
     ])
     .await;
     let mut config = AnthropicConfig::new("test-key")

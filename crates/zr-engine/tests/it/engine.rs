@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use serde_json::json;
 use zr_caps::AgentCapabilities;
-use zr_engine::{AgentConfig, EngineError, EventKind, QueryOverrides, TaskStatus};
+use zr_engine::{AgentConfig, EngineError, QueryOverrides, TaskStatus};
 use zr_types::{
     Annotations, BoxFuture, ToolCall, ToolContext, ToolDefinition, ToolError, ToolHandler,
     ToolOrigin, ToolOutput,
 };
 
+use crate::check::check;
 use crate::support::{
     Harness, custom, one_custom_call, processes_with, run, task_call, tool_results, wait_gone,
     with_db_query,
@@ -24,39 +25,19 @@ async fn a_text_answer_streams_deltas_and_reports_usage() {
     let h = Harness::new(&json!({"agents": {"root": [{"turns": [
         {"text": "The answer is forty two, as everyone knows."}
     ]}]}}));
-    let agent = h.agent(AgentConfig::new("You answer."));
-    let (events, result) = run(agent.query("What is the answer?", QueryOverrides::default())).await;
-    let result = result.unwrap();
-    assert_eq!(result.status, TaskStatus::Completed);
-    assert_eq!(result.output, "The answer is forty two, as everyone knows.");
-    assert_eq!(result.turns, 1);
-    let deltas: String = events
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(deltas, result.output);
-    let pieces = events
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::TextDelta { .. }))
-        .count();
-    assert!(pieces > 1, "the text arrives in pieces, got {pieces}");
-    assert!(result.usage.input_tokens > 0 && result.usage.output_tokens > 0);
-    assert_eq!(result.total_usage, result.usage);
-    // The request carried the system prompt and the root's pool.
-    let requests = h.provider.of_type("root");
-    assert_eq!(requests.len(), 1);
-    assert_eq!(&*requests[0].system, "You answer.");
-    assert_eq!(&*requests[0].model, "scripted-model");
-    let names: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
+    // The snapshot: one request with the root's pool, the text in
+    // several pieces, output tokens, the answer, the header's system
+    // prompt and model.
+    let run = check(&h, AgentConfig::new("You answer."), "What is the answer?").await;
+    insta::assert_snapshot!(run.text);
+    let result = run.result.unwrap();
     assert!(
-        names.contains(&"Bash") && names.contains(&"MultiTask"),
-        "{names:?}"
+        result.usage.input_tokens > 0,
+        "the text leaves input tokens out"
     );
+    assert_eq!(result.total_usage, result.usage);
     // The conversation continues in the next query.
-    assert_eq!(agent.history().len(), 2);
+    assert_eq!(run.agent.history().len(), 2);
 }
 
 #[tokio::test]
@@ -97,32 +78,11 @@ async fn a_tool_outside_the_pool_is_answered_with_an_error_naming_the_agent() {
     ]}]}}));
     let mut config = AgentConfig::new("root");
     config.capabilities.disallowed_tools = Some(vec!["Bash".parse().unwrap()]);
-    let agent = h.agent(config);
-    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
-    result.unwrap();
+    // The snapshot: Bash is not advertised, both calls are refused with
+    // errors naming the agent.
+    let run = check(&h, config, "go").await;
+    insta::assert_snapshot!(run.text);
     assert!(!h.dir.path().join("made.txt").exists(), "Bash must not run");
-    let results = tool_results(&h.provider.of_type("root")[1]);
-    assert_eq!(
-        results,
-        vec![
-            (
-                true,
-                "tool 'Bash' is not available to agent root".to_owned()
-            ),
-            (
-                true,
-                "tool 'read file' is not available to agent root".to_owned()
-            ),
-        ]
-    );
-    // The advertised tools never included Bash.
-    let first = &h.provider.of_type("root")[0];
-    assert!(first.tools.iter().all(|t| t.name.as_str() != "Bash"));
-    let refused = events
-        .iter()
-        .filter(|e| matches!(&e.kind, EventKind::ToolCallFinished { is_error: true, .. }))
-        .count();
-    assert_eq!(refused, 2);
 }
 
 /// A read-only (or not) custom tool that records how many of its calls
@@ -292,16 +252,13 @@ async fn a_provider_failure_ends_the_query_with_a_typed_error() {
     let h = Harness::new(&json!({"agents": {"root": [{"turns": [
         {"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}
     ]}]}}));
-    let agent = h.agent(AgentConfig::new("root"));
-    let result = agent.prompt("go").await;
-    let Err(EngineError::Provider { agent: who, source }) = result else {
-        panic!("expected a provider error, got {result:?}");
+    // The snapshot: the error's text, after the one turn the script has.
+    let run = check(&h, AgentConfig::new("root"), "go").await;
+    insta::assert_snapshot!(run.text);
+    let Err(EngineError::Provider { agent: who, .. }) = run.result else {
+        panic!("expected a provider error, got {:?}", run.result);
     };
     assert!(who.is_root());
-    assert_eq!(
-        source.to_string(),
-        "scripted provider: no reply for agent root (type 'root') at turn 2: the script has 1 turns"
-    );
 }
 
 #[derive(Debug)]
@@ -319,19 +276,11 @@ impl ToolHandler for Panics {
 
 #[tokio::test]
 async fn a_panicking_tool_becomes_an_error_result_and_an_event() {
-    let (h, agent) = one_custom_call(&custom("broken", false), Arc::new(Panics));
-    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
-    assert_eq!(result.unwrap().output, "survived");
-    let results = tool_results(&h.provider.of_type("root")[1]);
-    assert_eq!(
-        results,
-        vec![(true, "tool 'broken' panicked: the probe broke".to_owned())]
-    );
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(&e.kind, EventKind::ToolFailed { tool, .. } if tool == "broken"))
-    );
+    let (h, config) = one_custom_call(&custom("broken", false), Arc::new(Panics));
+    // The snapshot: the panic is the call's error result and a
+    // ToolFailed event, and the root goes on.
+    let run = check(&h, config, "go").await;
+    insta::assert_snapshot!(run.text);
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use zr_caps::AgentType;
 use zr_engine::{AgentConfig, EventKind, ModelRequest, QueryOverrides, TaskStatus};
 use zr_types::{BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput, Usage};
 
+use crate::check::check;
 use crate::support::{
     Echo, Harness, assert_all_requests_valid, assert_valid, custom, finished, last_total,
     one_custom_call, root_with_worker, run, sub_agent, task_call, tool_names, tool_results,
@@ -33,16 +34,10 @@ impl ToolHandler for PanicsEarly {
 
 #[tokio::test]
 async fn a_tool_that_panics_before_its_future_exists_is_an_error_result() {
-    let (h, agent) = one_custom_call(&custom("early", false), Arc::new(PanicsEarly));
-    let (_, result) = run(agent.query("go", QueryOverrides::default())).await;
-    assert_eq!(result.unwrap().output, "survived");
-    assert_eq!(
-        tool_results(&h.provider.of_type("root")[1]),
-        vec![(
-            true,
-            "tool 'early' panicked: broken before the future".to_owned()
-        )]
-    );
+    let (h, config) = one_custom_call(&custom("early", false), Arc::new(PanicsEarly));
+    // The snapshot: the panic is the call's error result, the root goes on.
+    let run = check(&h, config, "go").await;
+    insta::assert_snapshot!(run.text);
 }
 
 #[tokio::test]

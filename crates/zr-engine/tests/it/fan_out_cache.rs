@@ -13,9 +13,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use zr_engine::{Agent, AgentConfig, AnthropicConfig, AnthropicProvider};
 
-use crate::fork_cache::{answer, breakpoints};
-use crate::replay::{Recorded, Replay, fast_retry};
+use crate::fork_cache::breakpoints;
 use crate::support::{runtime_in, sub_agent};
+use zr_test_support::replay::{Recorded, Replay, Reply, fast_retry};
 
 /// The marker the provider writes at a breakpoint.
 const MARK: &[u8] = br#""cache_control":{"type":"ephemeral"}"#;
@@ -24,12 +24,12 @@ const MARK: &[u8] = br#""cache_control":{"type":"ephemeral"}"#;
 /// subagent answering at once, and returns the recorded requests.
 async fn fan_out(tasks: Vec<Value>, config: AgentConfig) -> Vec<Recorded> {
     let n = tasks.len();
-    let mut replies = vec![answer(
+    let mut replies = vec![Reply::anthropic(
         Some("Fanning out."),
         &[("toolu_multi", "MultiTask", json!({"tasks": tasks}))],
     )];
-    replies.extend((0..n).map(|_| answer(Some("Done."), &[])));
-    replies.push(answer(Some("All done."), &[]));
+    replies.extend((0..n).map(|_| Reply::anthropic(Some("Done."), &[])));
+    replies.push(Reply::anthropic(Some("All done."), &[]));
     let server = Replay::start(replies).await;
     let dir = tempfile::tempdir().unwrap();
     let mut provider = AnthropicConfig::new("test-key")

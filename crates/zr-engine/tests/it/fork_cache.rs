@@ -9,49 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use zr_engine::{Agent, AgentConfig, AnthropicConfig, AnthropicProvider};
 
-use crate::replay::{Replay, Reply, fast_retry};
 use crate::support::runtime_in;
-
-/// The SSE of one answer: `text` (if any), then `tool` calls (name, input).
-pub(crate) fn answer(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Reply {
-    let mut events = vec![
-        json!({"type": "message_start", "message": {"id": "msg", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-    ];
-    let mut index = 0;
-    if let Some(text) = text {
-        events.extend([
-            json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
-            json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}),
-            json!({"type": "content_block_stop", "index": index}),
-        ]);
-        index += 1;
-    }
-    for (id, name, input) in tools {
-        events.extend([
-            json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
-            json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
-            json!({"type": "content_block_stop", "index": index}),
-        ]);
-        index += 1;
-    }
-    let stop = if tools.is_empty() {
-        "end_turn"
-    } else {
-        "tool_use"
-    };
-    events.extend([
-        json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}}),
-        json!({"type": "message_stop"}),
-    ]);
-    let mut body = String::new();
-    for event in events {
-        body.push_str(&format!(
-            "event: {}\ndata: {event}\n\n",
-            event["type"].as_str().unwrap()
-        ));
-    }
-    Reply::sse(body)
-}
+use zr_test_support::replay::{Replay, Reply, fast_retry};
 
 /// Where the `cache_control` breakpoints of a request body are, as JSON
 /// pointers, sorted.
@@ -85,12 +44,12 @@ async fn a_forks_first_request_starts_with_its_parents_last_request_and_reads_it
     let server = Replay::start(vec![
         // The root looks around first, so that the shared prefix holds a
         // tool call and its result.
-        answer(
+        Reply::anthropic(
             Some("Looking first."),
             &[("toolu_glob", "Glob", json!({"pattern": "*.txt"}))],
         ),
         // Then it forks.
-        answer(
+        Reply::anthropic(
             None,
             &[(
                 "toolu_task",
@@ -99,12 +58,12 @@ async fn a_forks_first_request_starts_with_its_parents_last_request_and_reads_it
             )],
         ),
         // The fork looks too, then answers.
-        answer(
+        Reply::anthropic(
             None,
             &[("toolu_fork_glob", "Glob", json!({"pattern": "*.txt"}))],
         ),
-        answer(Some("There is one note."), &[]),
-        answer(Some("The fork counted one note."), &[]),
+        Reply::anthropic(Some("There is one note."), &[]),
+        Reply::anthropic(Some("The fork counted one note."), &[]),
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();

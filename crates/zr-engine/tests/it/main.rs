@@ -1,14 +1,13 @@
 //! Integration tests of zr-engine: the agent loop end to end with the
 //! scripted provider and real builtin tools, and with the Anthropic,
 //! OpenAI Chat Completions and Responses providers against a loopback
-//! replay server.
+//! replay server (zr-test-support's).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod background;
 mod budgets;
 mod cache_tokens;
-#[path = "../../../zr-providers/tests/it/capture.rs"]
-mod capture;
+mod check;
 mod compaction;
 mod cost;
 mod cron;
@@ -29,18 +28,6 @@ mod openai_fan_out;
 mod orphans;
 mod permissions;
 mod preview;
-#[path = "../../../zr-providers/tests/it/prompt_cache.rs"]
-#[allow(
-    dead_code,
-    reason = "zr-providers' model of the prompt cache, shared with its loopback server"
-)]
-mod prompt_cache;
-#[path = "../../../zr-providers/tests/it/replay.rs"]
-#[allow(
-    dead_code,
-    reason = "zr-providers' loopback server, shared rather than copied; the engine's tests use part of it"
-)]
-mod replay;
 mod request_size;
 mod responses;
 mod resume;

@@ -15,10 +15,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use zr_engine::{Agent, AgentConfig, ModelProvider, OpenAiProvider, ResponsesProvider};
 
-use crate::replay::{Recorded, Replay, Reply};
-use crate::responses::responses;
-use crate::structured::{chat, openai_config};
+use crate::structured::openai_config;
 use crate::support::{runtime_in, sub_agent};
+use zr_test_support::replay::{Recorded, Replay, Reply};
+use zr_test_support::sse::ResponsesAnswer;
 
 const N: usize = 10;
 
@@ -42,8 +42,8 @@ async fn siblings(wire: Wire) -> Vec<Recorded> {
     let call = json!({"tasks": tasks}).to_string();
     let answer = |text: Option<&str>, call: Option<(&str, &str, &str)>| -> Reply {
         match wire {
-            Wire::Chat => chat(text, call),
-            Wire::Responses => responses(text, call),
+            Wire::Chat => Reply::chat(text, call),
+            Wire::Responses => Reply::responses(ResponsesAnswer::of(text, call)),
         }
     };
     let mut replies = vec![answer(None, Some(("call_multi", "MultiTask", &call)))];

@@ -14,6 +14,7 @@ use zr_engine::{
 use zr_tools::{AskUserService, BuiltinTools, Question, ServiceError, UserAnswer};
 use zr_types::{BoxFuture, ToolCall};
 
+use crate::check::check;
 use crate::support::{
     Echo, Harness, Policy, Recording, assert_all_requests_valid, custom, denials_of, finished,
     notification, run, run_and_wait, sub_agent, task_call, tool_results, write_call,
@@ -411,27 +412,13 @@ async fn plan_mode_refuses_a_write_and_runs_read_only_tools() {
     // the mode refuses the call, not the pool.
     let mut planner = sub_agent("planner", AgentType::GeneralPurpose);
     planner.permission_mode = Some(PermissionMode::Plan);
-    let agent = h.agent(with_policy(
-        AgentConfig::new("root").with_sub_agent(planner),
-        &policy,
-    ));
-    let (events, result) = run(agent.query("plan it", QueryOverrides::default())).await;
-    assert_eq!(result.unwrap().output, "root done");
+    let config = with_policy(AgentConfig::new("root").with_sub_agent(planner), &policy);
+    // The snapshot: Glob runs, Write is refused (denied event and error
+    // result naming plan mode), the planner completes, the root answers.
+    let run = check(&h, config, "plan it").await;
+    insta::assert_snapshot!(run.text);
     assert!(!h.dir.path().join("plan.txt").exists());
-    let refusal = "tool 'Write' was not run: agent root.0001-planner is in plan mode, where only read-only tools run; describe the change in your plan instead";
-    let results = tool_results(&h.provider.of_type("planner")[1]);
-    assert_eq!(results.len(), 2);
-    assert_eq!(
-        results[0],
-        (
-            false,
-            format!("{}\n", h.dir.path().join("README.md").display())
-        )
-    );
-    assert_eq!(results[1], (true, refusal.to_owned()));
-    assert_eq!(denials_of(&events, "root.0001-planner"), [refusal]);
     assert!(policy.seen().is_empty(), "plan mode does not ask the host");
-    assert_eq!(finished(&events)[0].status, TaskStatus::Completed);
 }
 
 /// An ask-user service with canned answers that records the questions.
@@ -637,14 +624,11 @@ async fn a_panicking_permission_handler_denies_the_call_and_the_engine_goes_on()
         {"text": "still here"}
     ]}]}}));
     let policy = Policy::new(|_| panic!("the policy broke"));
-    let agent = h.agent(with_policy(AgentConfig::new("root"), &policy));
-    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
-    assert_eq!(result.unwrap().output, "still here");
+    // The snapshot: the call is denied saying the handler panicked, and
+    // the root goes on.
+    let run = check(&h, with_policy(AgentConfig::new("root"), &policy), "go").await;
+    insta::assert_snapshot!(run.text);
     assert!(!h.dir.path().join("a.txt").exists());
-    assert_eq!(
-        denials_of(&events, "root"),
-        ["permission to run 'Write' was denied: the permission handler panicked: the policy broke"]
-    );
 }
 
 /// Denies every call with an empty reason.
@@ -675,18 +659,10 @@ async fn a_denial_without_a_reason_tells_the_model_that_none_was_given() {
     let policy = Policy::new(|_| Decision::Deny(String::new()));
     let mut config = with_policy(AgentConfig::new("root"), &policy);
     config.hooks = Hooks::new().with(Arc::new(SilentHook));
-    let agent = h.agent(config);
-    let (events, result) = run(agent.query("go", QueryOverrides::default())).await;
-    assert_eq!(result.unwrap().output, "done");
-    let expected = [
-        "permission to run 'Write' was denied: the host gave no reason",
-        "tool 'Bash' was not run: a PreToolUse hook denied it: the hook gave no reason",
-    ];
-    assert_eq!(denials_of(&events, "root"), expected);
-    assert_eq!(
-        tool_results(&h.provider.of_type("root")[1]),
-        expected.map(|r| (true, r.to_owned()))
-    );
+    // The snapshot: both denials (events and error results) say no
+    // reason was given.
+    let run = check(&h, config, "go").await;
+    insta::assert_snapshot!(run.text);
     assert!(!h.dir.path().join("a.txt").exists());
     assert!(!h.dir.path().join("b.txt").exists());
 }

@@ -22,9 +22,8 @@ use zr_engine::{
 use zr_tools::BuiltinTools;
 use zr_types::{Annotations, SkillDefinition, ToolDefinition, ToolOrigin};
 
-use crate::fork_cache::answer;
-use crate::replay::{Replay, fast_retry};
 use crate::support::Echo;
+use zr_test_support::replay::{Replay, Reply, fast_retry};
 
 /// A stand-in for zr-skills' `Skill` tool (which the engine may not
 /// depend on): its name, description and schema, copied.
@@ -144,9 +143,9 @@ fn root_over(server: &Replay, dir: &Path, types: usize, skills: usize) -> Agent 
 async fn first_bodies(types: usize, skills: usize) -> (usize, usize) {
     let task = json!({"description": "look", "prompt": "Look around.", "subagent_type": "general-purpose"});
     let server = Replay::start(vec![
-        answer(None, &[("toolu_task", "Task", task)]),
-        answer(Some("looked"), &[]),
-        answer(Some("ok"), &[]),
+        Reply::anthropic(None, &[("toolu_task", "Task", task)]),
+        Reply::anthropic(Some("looked"), &[]),
+        Reply::anthropic(Some("ok"), &[]),
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -236,7 +235,7 @@ fn find(body: &[u8], needle: &[u8]) -> usize {
 
 #[tokio::test]
 async fn each_agents_fixed_cost_is_the_system_and_tools_its_requests_send() {
-    let server = Replay::start(vec![answer(Some("ok"), &[])]).await;
+    let server = Replay::start(vec![Reply::anthropic(Some("ok"), &[])]).await;
     let dir = tempfile::tempdir().unwrap();
     let agent = root_over(&server, dir.path(), 50, 200);
     let costs = agent.preview_request_costs(None).unwrap();

@@ -8,31 +8,10 @@ use serde_json::json;
 use zr_caps::AgentType;
 use zr_engine::{AgentConfig, AgentObserver};
 use zr_resolve::{ResolvePolicy, ResolvedPool, Step};
-use zr_tools::{AskUserService, Question, ServiceError, UserAnswer};
-use zr_types::{AgentId, BoxFuture, SessionId};
+use zr_test_support::services::PicksOption;
+use zr_types::{AgentId, SessionId};
 
 use crate::support::{Harness, run_and_wait, sub_agent};
-
-/// A host that would answer every question with its first option.
-#[derive(Debug)]
-struct FirstOption;
-
-impl AskUserService for FirstOption {
-    fn ask<'a>(
-        &'a self,
-        questions: Vec<Question>,
-    ) -> BoxFuture<'a, Result<Vec<UserAnswer>, ServiceError>> {
-        Box::pin(async move {
-            Ok(questions
-                .into_iter()
-                .map(|q| UserAnswer {
-                    answers: vec![q.options[0].label.clone()],
-                    question: q.question,
-                })
-                .collect())
-        })
-    }
-}
 
 /// What each agent's pool says about `AskUserQuestion`, by agent id:
 /// `offered` (advertised, executable or deferred) or the step and reason
@@ -80,7 +59,7 @@ async fn pools_with(ask: bool) -> Vec<(String, String)> {
         }}),
         |tools| {
             if ask {
-                tools.with_ask_user(Arc::new(FirstOption))
+                tools.with_ask_user(Arc::new(PicksOption(0)))
             } else {
                 tools
             }

@@ -17,11 +17,10 @@ use zr_engine::{
 };
 use zr_types::{AgentId, ContentBlock, ToolResultContent};
 
-use crate::fork_cache::answer as anthropic;
-use crate::replay::{Recorded, Replay, Reply, fast_retry};
-use crate::responses::responses;
 use crate::resume::{records, run_and_kill_at, scripted};
 use crate::support::{Harness, finished, run, runtime_in, sub_agent};
+use zr_test_support::replay::{Recorded, Replay, Reply, fast_retry};
+use zr_test_support::sse::ResponsesAnswer;
 
 /// `{"part": integer, "count": integer}`, both required, nothing else.
 fn count_schema() -> Value {
@@ -422,34 +421,6 @@ fn finished_result(body: &Value) -> Value {
 
 const TASK: &str = r#"{"description":"count","prompt":"Count part 0.","subagent_type":"counter"}"#;
 
-/// One Chat Completions answer: text or one tool call.
-pub(crate) fn chat(text: Option<&str>, call: Option<(&str, &str, &str)>) -> Reply {
-    let mut chunks = vec![
-        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}),
-    ];
-    if let Some(text) = text {
-        chunks.push(
-            json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}),
-        );
-    }
-    if let Some((id, name, arguments)) = call {
-        chunks.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": arguments}}]}, "finish_reason": null}]}));
-    }
-    let finish = if call.is_some() { "tool_calls" } else { "stop" };
-    chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
-    chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}));
-    let mut body = String::new();
-    for chunk in chunks {
-        let mut chunk = chunk;
-        chunk["id"] = json!("chatcmpl-1");
-        chunk["object"] = json!("chat.completion.chunk");
-        chunk["model"] = json!("gpt-test");
-        body.push_str(&format!("data: {chunk}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    Reply::sse(body)
-}
-
 const VALID: &str = r#"{"part":0,"count":2}"#;
 const INVALID: &str = r#"{"part":0,"count":"two"}"#;
 
@@ -510,9 +481,9 @@ async fn openai_chat_answers_in_a_json_schema_response_format() {
         (vec![INVALID, VALID], true),
         (vec![INVALID, INVALID], false),
     ] {
-        let mut script = vec![chat(None, Some(("call_1", "Task", TASK)))];
-        script.extend(replies.iter().map(|text| chat(Some(text), None)));
-        script.push(chat(Some("Done."), None));
+        let mut script = vec![Reply::chat(None, Some(("call_1", "Task", TASK)))];
+        script.extend(replies.iter().map(|text| Reply::chat(Some(text), None)));
+        script.push(Reply::chat(Some("Done."), None));
         let server = Replay::start(script).await;
         let provider = Arc::new(OpenAiProvider::new(openai_config(&server)).unwrap());
         let (result, requests) = delegate_over(provider, &server).await;
@@ -541,9 +512,16 @@ async fn the_responses_api_answers_in_a_json_schema_text_format() {
         (vec![INVALID, VALID], true),
         (vec![INVALID, INVALID], false),
     ] {
-        let mut script = vec![responses(None, Some(("call_1", "Task", TASK)))];
-        script.extend(replies.iter().map(|text| responses(Some(text), None)));
-        script.push(responses(Some("Done."), None));
+        let mut script = vec![Reply::responses(ResponsesAnswer::of(
+            None,
+            Some(("call_1", "Task", TASK)),
+        ))];
+        script.extend(
+            replies
+                .iter()
+                .map(|text| Reply::responses(ResponsesAnswer::of(Some(text), None))),
+        );
+        script.push(Reply::responses(ResponsesAnswer::of(Some("Done."), None)));
         let server = Replay::start(script).await;
         let provider = Arc::new(ResponsesProvider::new(openai_config(&server)).unwrap());
         let (result, requests) = delegate_over(provider, &server).await;
@@ -569,14 +547,14 @@ async fn anthropic_answers_through_a_forced_final_tool() {
         (vec![INVALID, INVALID], false),
     ] {
         let mut script = vec![
-            anthropic(
+            Reply::anthropic(
                 None,
                 &[("toolu_task", "Task", serde_json::from_str(TASK).unwrap())],
             ),
-            anthropic(Some("There are two notes."), &[]),
+            Reply::anthropic(Some("There are two notes."), &[]),
         ];
         script.extend(forced.iter().map(|input| {
-            anthropic(
+            Reply::anthropic(
                 None,
                 &[(
                     "toolu_answer",
@@ -585,7 +563,7 @@ async fn anthropic_answers_through_a_forced_final_tool() {
                 )],
             )
         }));
-        script.push(anthropic(Some("Done."), &[]));
+        script.push(Reply::anthropic(Some("Done."), &[]));
         let server = Replay::start(script).await;
         let mut config = AnthropicConfig::new("test-key")
             .with_base_url(server.url())

@@ -380,7 +380,7 @@ pub(crate) fn root_with_worker() -> AgentConfig {
 pub(crate) fn one_custom_call(
     tool: &Arc<ToolDefinition>,
     handler: Arc<dyn ToolHandler>,
-) -> (Harness, Agent) {
+) -> (Harness, AgentConfig) {
     let h = Harness::with_runtime(
         &serde_json::json!({"agents": {"root": [{"turns": [
             {"tool_calls": [{"name": tool.name.as_str()}]},
@@ -393,8 +393,7 @@ pub(crate) fn one_custom_call(
         custom_tools: Some(vec![Arc::clone(tool)]),
         ..AgentCapabilities::default()
     };
-    let agent = h.agent(config);
-    (h, agent)
+    (h, config)
 }
 
 /// A harness over `script` where `mcp__db__query` ([`db_query`]) is

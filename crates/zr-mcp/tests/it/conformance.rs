@@ -20,7 +20,9 @@ use crate::support::*;
 /// Runs the suite's client `scenario` against `client`; the exit status
 /// and the report (both streams, without colours).
 fn run_suite(scenario: &str, client: &Path) -> (ExitStatus, String) {
-    let cli = dep("node/node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let cli = zr_test_support::deps::installed(
+        "node/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    );
     // The suite writes its results under the working folder.
     let work = tempfile::tempdir().unwrap();
     let output = Command::new(node())
@@ -248,7 +250,9 @@ const PARALLEL: usize = 6;
 
 #[test]
 fn the_table_holds_every_client_scenario_of_the_suite() {
-    let cli = dep("node/node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    let cli = zr_test_support::deps::installed(
+        "node/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    );
     let output = Command::new(node()).arg(cli).arg("list").output().unwrap();
     let listing = strip_ansi(&String::from_utf8_lossy(&output.stdout));
     let client: Vec<&str> = listing

@@ -21,7 +21,8 @@ impl Drop for Server {
 
 /// Starts `sse_server.mjs`; its stream URL.
 fn start_sse_server() -> (Server, String) {
-    let sdk = dep("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
+    let sdk =
+        zr_test_support::deps::installed("node/node_modules/@modelcontextprotocol/sdk/dist/esm");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/sse_server.mjs");
     let mut child = Command::new(node())
         .arg(script)

@@ -9,46 +9,27 @@ use zr_mcp::{
     HubOptions, Lease, McpConfig, McpHub, McpTool, McpToolHandler, ServerConfig, StdioConfig,
     TransportConfig,
 };
+use zr_test_support::deps::installed;
 use zr_types::{ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
-
-/// The folder `cargo xtask deps` installs the external servers into.
-pub(crate) fn deps_dir() -> PathBuf {
-    match std::env::var_os("ZR_DEPS_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
-    }
-}
-
-/// A file inside the deps folder; fails the test (never skips it) when it
-/// is missing.
-pub(crate) fn dep(relative: &str) -> PathBuf {
-    let path = deps_dir().join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask deps` first (or set ZR_DEPS_DIR)",
-        path.display()
-    );
-    path
-}
 
 pub(crate) fn node() -> String {
     "node".to_owned()
 }
 
 pub(crate) fn everything_js() -> String {
-    dep("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    installed("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
         .display()
         .to_string()
 }
 
 pub(crate) fn filesystem_js() -> String {
-    dep("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+    installed("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
         .display()
         .to_string()
 }
 
 pub(crate) fn python() -> String {
-    dep("venv/bin/python").display().to_string()
+    installed("venv/bin/python").display().to_string()
 }
 
 pub(crate) fn fault_server_py() -> String {

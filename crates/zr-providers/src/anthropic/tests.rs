@@ -134,7 +134,7 @@ fn split(bytes: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
     chunks
 }
 
-const TOOLS: &str = include_str!("../../tests/it/fixtures/anthropic/tools.sse");
+const TOOLS: &str = include_str!("../../../zr-test-support/fixtures/anthropic/tools.sse");
 
 #[test]
 fn a_fixture_decodes_the_same_however_it_is_split() {

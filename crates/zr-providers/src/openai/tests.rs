@@ -206,7 +206,7 @@ fn debug_never_prints_the_key() {
     assert!(text.contains("<redacted>"));
 }
 
-const TOOLS: &str = include_str!("../../tests/it/fixtures/openai/tools.sse");
+const TOOLS: &str = include_str!("../../../zr-test-support/fixtures/openai/tools.sse");
 
 proptest::proptest! {
     /// Law: no bytes make the decoder panic.

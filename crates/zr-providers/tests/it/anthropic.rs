@@ -12,11 +12,12 @@ use zr_types::{
     ToolOrigin, ToolResultContent, Usage,
 };
 
-use crate::replay::{
+use zr_test_support::fixture;
+use zr_test_support::replay::{
     Replay, Reply, assert_api_error, assert_drop_closes, assert_first_retry, assert_hello_world,
     assert_partial_then_retried, assert_protocol_error, assert_rejected,
     check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, first_item,
-    fixture, fixture_replaced, fixture_text, metadata_of, simple_request, stream_from, text,
+    metadata_of, simple_request, stream_from, text,
 };
 
 fn config(server: &Replay, attempts: u32) -> AnthropicConfig {
@@ -408,7 +409,7 @@ async fn a_cut_connection_is_retried_until_attempts_run_out() {
 
 #[tokio::test]
 async fn a_stalled_stream_times_out_and_is_retried() {
-    let body = fixture("anthropic/text.sse");
+    let body = fixture::bytes("anthropic/text.sse");
     let server = Replay::start(vec![
         Reply::sse(body).stall_after(400),
         Reply::fixture("anthropic/text.sse"),
@@ -529,7 +530,7 @@ async fn malformed_json_in_a_data_line_is_a_protocol_error() {
 
 #[tokio::test]
 async fn malformed_tool_input_names_the_call() {
-    let body = fixture_replaced(
+    let body = fixture::replaced(
         "anthropic/tools.sse",
         r#""partial_json": ": 20}""#,
         r#""partial_json": ": 20""#,
@@ -543,7 +544,7 @@ async fn malformed_tool_input_names_the_call() {
 #[tokio::test]
 async fn dropping_the_stream_closes_the_connection() {
     // Stall right after the first text delta.
-    let body = fixture_text("anthropic/text.sse");
+    let body = fixture::text("anthropic/text.sse");
     let second_delta = body
         .rfind("event: content_block_delta")
         .expect("two deltas");
@@ -659,7 +660,7 @@ async fn an_answer_request_forces_the_answer_tool_and_returns_its_input_as_text(
 
 #[tokio::test]
 async fn an_answer_that_is_not_an_object_is_wrapped_and_unwrapped() {
-    let body = fixture_replaced(
+    let body = fixture::replaced(
         "anthropic/answer.sse",
         r#""partial_json": "{\"files\": [\"a.rs\"""#,
         r#""partial_json": "{\"value\": [\"a.rs\"""#,

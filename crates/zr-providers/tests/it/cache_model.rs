@@ -9,8 +9,9 @@ use zr_providers::ModelProvider;
 use zr_types::Usage;
 
 use crate::anthropic::provider;
-use crate::prompt_cache::{Charge, PromptCache, tokens};
-use crate::replay::{Replay, Reply, collect, fixture, simple_request};
+use zr_test_support::fixture;
+use zr_test_support::prompt_cache::{Charge, PromptCache, tokens};
+use zr_test_support::replay::{Replay, Reply, collect, simple_request};
 
 const MARK: &str = "ephemeral";
 
@@ -211,7 +212,7 @@ fn large_request() -> zr_providers::ModelRequest {
 
 #[tokio::test]
 async fn the_server_reports_its_charges_as_the_answers_usage() {
-    let text_reply = || Reply::sse(fixture("anthropic/text.sse"));
+    let text_reply = || Reply::sse(fixture::bytes("anthropic/text.sse"));
     let server = Replay::start_caching(
         vec![text_reply(), text_reply(), text_reply(), text_reply()],
         PromptCache::anthropic(),

@@ -1,6 +1,6 @@
 //! The capture helper: which bodies it writes, and where.
 
-use crate::capture::{Capture, Wire};
+use zr_test_support::capture::{Capture, Wire};
 
 #[test]
 fn model_bodies_are_written_by_wire_and_test_and_others_are_not() {

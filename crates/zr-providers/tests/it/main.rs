@@ -1,13 +1,11 @@
 //! Integration tests of zr-providers: the Anthropic and OpenAI providers
-//! against a loopback server that replays their real wire format.
+//! against a loopback server that replays their real wire format
+//! (zr-test-support's `replay`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod anthropic;
 mod cache_model;
-mod capture;
 mod captured;
 mod openai;
-mod prompt_cache;
-mod replay;
 mod responses;
 mod robustness;

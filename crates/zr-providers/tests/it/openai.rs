@@ -10,11 +10,12 @@ use zr_providers::{
 use zr_types::{ContentBlock, StopReason, Usage};
 
 use crate::anthropic::rich_request;
-use crate::replay::{
+use zr_test_support::fixture;
+use zr_test_support::replay::{
     Replay, Reply, assert_api_error, assert_drop_closes, assert_first_retry, assert_hello_world,
     assert_partial_then_retried, assert_protocol_error, assert_rejected,
     check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, first_item,
-    fixture_replaced, fixture_text, metadata_of, retries, simple_request, stream_from, text,
+    metadata_of, retries, simple_request, stream_from, text,
 };
 
 fn config(server: &Replay, attempts: u32) -> OpenAiConfig {
@@ -287,7 +288,7 @@ async fn malformed_json_in_a_data_line_is_a_protocol_error() {
 
 #[tokio::test]
 async fn malformed_tool_arguments_name_the_call() {
-    let body = fixture_replaced(
+    let body = fixture::replaced(
         "openai/tools.sse",
         r#"{\"pattern\": \"*.rs\"}"#,
         r#"{\"pattern\": "#,
@@ -302,7 +303,7 @@ async fn malformed_tool_arguments_without_done_are_not_retried() {
     // Some local servers close the stream after the finish reason without
     // `data: [DONE]`; bad arguments (small models write them) are then the
     // same protocol error as with `[DONE]`, not a cut connection to retry.
-    let body = fixture_replaced(
+    let body = fixture::replaced(
         "openai/tools.sse",
         r#"{\"pattern\": \"*.rs\"}"#,
         r#"{\"pattern\": "#,
@@ -322,7 +323,7 @@ async fn malformed_tool_arguments_without_done_are_not_retried() {
 
 #[tokio::test]
 async fn dropping_the_stream_closes_the_connection() {
-    let body = fixture_text("openai/text.sse");
+    let body = fixture::text("openai/text.sse");
     let after_hello = body.find("Hello").expect("Hello") + 200;
     let server = Replay::start(vec![Reply::sse(body).stall_after(after_hello)]).await;
     let mut stream = provider(&server, 3).stream(simple_request("hi"));

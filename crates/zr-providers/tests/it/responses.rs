@@ -11,7 +11,7 @@ use zr_providers::{
 use zr_types::{ContentBlock, Message, MessageRole, StopReason, ToolResultContent, Usage};
 
 use crate::anthropic::rich_request;
-use crate::replay::{
+use zr_test_support::replay::{
     Replay, Reply, assert_api_error, assert_partial_then_retried,
     check_cut_connections_are_retried, check_text_fixture, collect, fast_retry, metadata_of,
     retries, simple_request, stream_from, text,

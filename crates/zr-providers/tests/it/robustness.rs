@@ -7,11 +7,12 @@ use serde_json::json;
 use zr_providers::{ModelEvent, ModelProvider};
 use zr_types::{ContentBlock, ImageSource, Message, StopReason, ToolResultContent, Usage};
 
-use crate::replay::{
-    Replay, Reply, assert_api_error, assert_partial_then_retried, assert_protocol_error, collect,
-    fixture_replaced, metadata_of, retries, simple_request, stream_from, text,
-};
 use crate::{anthropic, openai};
+use zr_test_support::fixture;
+use zr_test_support::replay::{
+    Replay, Reply, assert_api_error, assert_partial_then_retried, assert_protocol_error, collect,
+    metadata_of, retries, simple_request, stream_from, text,
+};
 
 /// The user agent every request must carry.
 const USER_AGENT: &str = concat!("zr/", env!("CARGO_PKG_VERSION"));
@@ -19,7 +20,7 @@ const USER_AGENT: &str = concat!("zr/", env!("CARGO_PKG_VERSION"));
 /// The OpenAI fixture whose stream breaks off with an error object, its
 /// error replaced by one with `code` (a JSON value) and a null type.
 fn openai_error_with_code(code: &str) -> Reply {
-    Reply::sse(fixture_replaced(
+    Reply::sse(fixture::replaced(
         "openai/server_error.sse",
         r#""type": "server_error", "param": null, "code": null"#,
         &format!(r#""type": null, "param": null, "code": {code}"#),
@@ -29,7 +30,7 @@ fn openai_error_with_code(code: &str) -> Reply {
 /// The Anthropic fixture whose stream breaks off with an error event, its
 /// error replaced by a proxy's with `code` (a JSON value).
 fn anthropic_error_with_code(code: &str) -> Reply {
-    Reply::sse(fixture_replaced(
+    Reply::sse(fixture::replaced(
         "anthropic/overloaded.sse",
         r#"{"type": "overloaded_error", "message": "Overloaded"}"#,
         &format!(

@@ -14,9 +14,9 @@ use zr_engine::TaskStatus;
 use zr_restate::JournalEntry;
 
 use crate::host::{Ledger, TestHost};
-use crate::proxy::Proxy;
-use crate::server::RestateServer;
 use crate::workers::{Takeover, Turn, answer, crashed, serve, submit};
+use zr_test_support::proxy::Proxy;
+use zr_test_support::restate::RestateServer;
 
 /// The background agent's id, and its invocation's key in `session`.
 const BG: &str = "root.0001-worker";
@@ -77,7 +77,7 @@ fn takeover_script() -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_background_subagent_is_its_own_invocation_and_reaches_the_root_once_after_a_takeover() {
     const SESSION: &str = "s-0000000000005-00000005";
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());
@@ -246,7 +246,7 @@ async fn started(
 async fn a_background_subagent_cancelled_through_restate_ends_cancelled_and_its_parent_hears_of_it()
 {
     const SESSION: &str = "s-0000000000006-00000006";
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let (server, _proxy, hosts, ledger, turn) =
         started(scratch.path(), &cancel_script(6000), SESSION).await;
@@ -279,7 +279,7 @@ async fn a_background_subagent_cancelled_through_restate_ends_cancelled_and_its_
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cancelled_turn_cancels_its_background_subagent() {
     const SESSION: &str = "s-0000000000007-00000007";
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let (server, _proxy, _hosts, ledger, turn) =
         started(scratch.path(), &cancel_script(1000), SESSION).await;
@@ -331,7 +331,7 @@ fn waiting_script() -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_turn_replayed_while_it_waits_for_its_background_agent_ends_once_the_agent_did() {
     const SESSION: &str = "s-0000000000008-00000008";
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());

@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::host::{Ledger, TestHost};
-use crate::server::RestateServer;
 use crate::workers::{Takeover, answer, submit};
 use serde_json::{Value, json};
+use zr_test_support::restate::RestateServer;
 
 const SESSION: &str = "s-0000000000004-00000004";
 
@@ -40,7 +40,7 @@ fn script() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_budget_ends_at_the_first_attempts_deadline_after_a_worker_dies() {
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());

@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::host::{Ledger, TestHost};
-use crate::proxy::Proxy;
-use crate::server::RestateServer;
 use crate::workers::{serve, submit};
 use serde_json::{Value, json};
+use zr_test_support::proxy::Proxy;
+use zr_test_support::restate::RestateServer;
 
 const SESSION: &str = "s-0000000000003-00000003";
 
@@ -39,7 +39,7 @@ fn script() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cancelled_turn_cancels_every_child_and_stops_their_effects() {
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let server = RestateServer::start();
     let ledger = Arc::new(Ledger::default());

@@ -13,8 +13,8 @@ use zr_restate::SessionHost;
 use zr_types::SessionId;
 
 use crate::host::{Ledger, TestHost};
-use crate::server::RestateServer;
 use crate::workers::{Takeover, answer, crashed, submit};
+use zr_test_support::restate::RestateServer;
 
 const SESSION: &str = "s-0000000000001-00000001";
 
@@ -83,7 +83,7 @@ pub(crate) fn strip_times(value: &mut Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_worker_dying_after_an_effect_costs_nothing_but_that_step() {
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
 
     // The same project run locally: the answer to compare with.

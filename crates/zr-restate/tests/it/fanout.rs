@@ -15,9 +15,9 @@ use zr_types::SessionId;
 
 use crate::durable::transcripts;
 use crate::host::{Ledger, TestHost};
-use crate::proxy::Proxy;
-use crate::server::RestateServer;
 use crate::workers::{answer, serve, submit};
+use zr_test_support::proxy::Proxy;
+use zr_test_support::restate::RestateServer;
 
 const SESSION: &str = "s-0000000000002-00000002";
 
@@ -62,7 +62,7 @@ fn host(dir: std::path::PathBuf, ledger: &Arc<Ledger>) -> TestHost {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_subagent_is_a_child_invocation_on_either_worker() {
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
 
     let local_ledger = Arc::new(Ledger::default());

@@ -15,8 +15,8 @@ use zr_types::{Message, SessionId};
 
 use crate::durable::transcripts;
 use crate::host::{Ledger, TestHost};
-use crate::server::RestateServer;
 use crate::workers::{Takeover, answer, crashed, submit};
+use zr_test_support::restate::RestateServer;
 
 const SESSION: &str = "s-0000000000002-00000002";
 
@@ -67,7 +67,7 @@ fn requests(host: &TestHost) -> Vec<Vec<Message>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_second_turn_goes_on_from_the_first_even_when_its_worker_dies() {
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
 
     // The same two queries on one local root: the answers, conversation
@@ -210,7 +210,7 @@ fn resumed_history(host: &TestHost) -> Vec<Message> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn workers_without_a_shared_folder_each_write_the_whole_conversation() {
-    crate::server::log_to_test();
+    zr_test_support::restate::log_to_test();
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let local = TestHost::new(three_turns(), scratch.path().join("local"), Arc::default());
     let (runtime, config) = local.open().expect("the project opens");

@@ -11,8 +11,8 @@ use zr_restate::{RestateError, TurnAnswer};
 use zr_types::SessionId;
 
 use crate::host::TestHost;
-use crate::proxy::Proxy;
-use crate::server::RestateServer;
+use zr_test_support::proxy::Proxy;
+use zr_test_support::restate::RestateServer;
 
 /// Serves `host` as a Restate endpoint on a free loopback port.
 pub(crate) async fn serve(host: Arc<TestHost>) -> SocketAddr {

@@ -104,7 +104,7 @@ pub(crate) fn serve_here() {
 /// Requests on one keep-alive connection, counted and said, until the
 /// client closes it.
 fn serve(stream: TcpStream, requests: &AtomicU64, bytes: &AtomicU64) {
-    crate::receive::serve_requests(stream, |body| {
+    zr_test_support::receive::serve_requests(stream, |body| {
         let length = body.len() as u64;
         let n = requests.fetch_add(1, Ordering::Relaxed) + 1;
         let size = bytes.fetch_add(length, Ordering::Relaxed) + length;

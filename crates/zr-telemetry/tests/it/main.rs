@@ -1,28 +1,12 @@
 //! zr-telemetry against a real receiver: Arize Phoenix, installed by
 //! `cargo xtask deps` into `.deps/phoenix`, started on loopback by the
-//! test, and read back through its own REST API. The tests that need it
-//! are ignored: `cargo xtask ci` runs them in its receiver step, once the
-//! background install is done. `nested` exports to a loopback receiver
-//! of its own and decodes the requests with `opentelemetry-proto`.
+//! test (zr-test-support's `phoenix`), and read back through its own REST
+//! API. The tests that need it are ignored: `cargo xtask ci` runs them in
+//! its receiver step, once the background install is done. `nested`
+//! exports to a loopback receiver of its own (zr-test-support's
+//! `receive`) and decodes the requests with `opentelemetry-proto`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../../../zr-providers/tests/it/capture.rs"]
-mod capture;
 mod nested;
-mod phoenix;
-#[path = "../../../zr-providers/tests/it/prompt_cache.rs"]
-#[allow(
-    dead_code,
-    reason = "zr-providers' model of the prompt cache, which its loopback server uses"
-)]
-mod prompt_cache;
-#[path = "../../benches/fanout/receive.rs"]
-mod receive;
-#[path = "../../../zr-providers/tests/it/replay.rs"]
-#[allow(
-    dead_code,
-    reason = "zr-providers' loopback server, shared rather than copied; these tests use part of it"
-)]
-mod replay;
 mod session;
 mod wire;

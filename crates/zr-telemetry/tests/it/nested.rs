@@ -19,7 +19,7 @@ use zr_engine::{Agent, AgentConfig, RuntimeEnvironment, ScriptedProvider};
 use zr_telemetry::{Telemetry, TelemetryConfig};
 use zr_tools::BuiltinTools;
 
-use crate::receive::serve_requests;
+use zr_test_support::receive::serve_requests;
 
 /// A loopback OTLP/HTTP receiver keeping every span it is sent.
 fn receiver() -> (String, Arc<Mutex<Vec<Span>>>) {

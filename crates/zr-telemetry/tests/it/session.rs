@@ -12,7 +12,7 @@ use zr_engine::{Agent, AgentConfig, QueryOverrides, RuntimeEnvironment, Scripted
 use zr_telemetry::{Telemetry, TelemetryConfig};
 use zr_tools::BuiltinTools;
 
-use crate::phoenix::Phoenix;
+use zr_test_support::phoenix::Phoenix;
 
 fn script() -> Value {
     json!({"agents": {

@@ -13,16 +13,9 @@ use zr_engine::{Agent, AgentConfig, AnthropicConfig, AnthropicProvider, RuntimeE
 use zr_telemetry::{Telemetry, TelemetryConfig};
 use zr_tools::BuiltinTools;
 
-use crate::phoenix::Phoenix;
-use crate::replay::{Replay, Reply, fast_retry};
 use crate::session::{attr, int, span_id, text};
-
-/// zr-providers' recording of a streamed Messages answer ("Hello, world",
-/// model `claude-test`, id `msg_01`).
-const TEXT_SSE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../zr-providers/tests/it/fixtures/anthropic/text.sse"
-);
+use zr_test_support::phoenix::Phoenix;
+use zr_test_support::replay::{Replay, Reply, fast_retry};
 
 const RATE_LIMITED: &str =
     r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
@@ -31,7 +24,7 @@ const RATE_LIMITED: &str =
 async fn run(phoenix: &Phoenix) {
     let server = Replay::start(vec![
         Reply::json(429, RATE_LIMITED).header("retry-after", "0"),
-        Reply::sse(std::fs::read(TEXT_SSE).expect("zr-providers' text fixture")),
+        Reply::fixture("anthropic/text.sse"),
     ])
     .await;
     let mut config = TelemetryConfig::new(phoenix.traces_endpoint());

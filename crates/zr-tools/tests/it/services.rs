@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use zr_test_support::services::PicksOption;
 use zr_tools::{
-    AskUserService, BuiltinTools, ConfigKind, ConfigService, ConfigSetting, Question, SearchQuery,
-    SearchResult, ServiceError, TodoStatus, UserAnswer, WebSearchService,
+    BuiltinTools, ConfigKind, ConfigService, ConfigSetting, SearchQuery, SearchResult,
+    ServiceError, TodoStatus, WebSearchService,
 };
 use zr_types::{AgentId, BoxFuture};
 
@@ -102,26 +103,6 @@ impl WebSearchService for FakeSearch {
     }
 }
 
-#[derive(Debug)]
-struct FakeUser;
-
-impl AskUserService for FakeUser {
-    fn ask<'a>(
-        &'a self,
-        questions: Vec<Question>,
-    ) -> BoxFuture<'a, Result<Vec<UserAnswer>, ServiceError>> {
-        Box::pin(async move {
-            Ok(questions
-                .into_iter()
-                .map(|q| UserAnswer {
-                    answers: vec![q.options[1].label.clone()],
-                    question: q.question,
-                })
-                .collect())
-        })
-    }
-}
-
 #[derive(Debug, Default)]
 struct FakeConfig {
     values: Mutex<BTreeMap<String, Value>>,
@@ -170,7 +151,7 @@ fn kit_with_services(config: Arc<FakeConfig>) -> Kit {
     let dir = tempfile::tempdir().unwrap();
     let tools = BuiltinTools::new(dir.path().join("cron.json"))
         .with_web_search(Arc::new(FakeSearch))
-        .with_ask_user(Arc::new(FakeUser))
+        .with_ask_user(Arc::new(PicksOption(1)))
         .with_config(config);
     Kit::with(tools, dir)
 }
@@ -309,7 +290,7 @@ fn the_builtins_without_a_service_are_named_and_background_agents_never_ask() {
         ["WebSearch", "AskUserQuestion", "Config"]
     );
     let asks = BuiltinTools::new(dir.path().join("cron.json"))
-        .with_ask_user(Arc::new(FakeUser))
+        .with_ask_user(Arc::new(PicksOption(1)))
         .with_config(Arc::new(FakeConfig::default()));
     assert_eq!(names(asks.no_service()), ["WebSearch"]);
     assert_eq!(

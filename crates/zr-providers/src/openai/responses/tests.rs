@@ -4,7 +4,7 @@
 use super::decode::EventDecoder;
 use crate::provider::ModelEvent;
 
-const TOOLS: &str = include_str!("../../../tests/it/fixtures/responses/tools.sse");
+const TOOLS: &str = include_str!("../../../../zr-test-support/fixtures/responses/tools.sse");
 
 /// The tools fixture cut into pieces at `cuts`.
 fn split(text: &str, cuts: &[usize]) -> Vec<Vec<u8>> {

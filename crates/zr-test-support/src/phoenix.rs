@@ -8,20 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Where `cargo xtask deps` installed Phoenix (`ZR_DEPS_DIR`, else `.deps`
-/// in the repository).
+/// Phoenix as `cargo xtask deps` installed it.
 fn phoenix_bin() -> PathBuf {
-    let deps = std::env::var_os("ZR_DEPS_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.deps"),
-        PathBuf::from,
-    );
-    let bin = deps.join("phoenix/bin/phoenix");
-    assert!(
-        bin.exists(),
-        "Arize Phoenix is not installed at {}: run `cargo xtask deps`",
-        bin.display()
-    );
-    bin
+    crate::deps::installed("phoenix/bin/phoenix")
 }
 
 fn free_port() -> u16 {
@@ -31,8 +20,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A running Phoenix.
-pub(crate) struct Phoenix {
+/// A running Phoenix, killed on drop.
+#[derive(Debug)]
+pub struct Phoenix {
     child: Child,
     port: u16,
     _dir: tempfile::TempDir,
@@ -41,7 +31,7 @@ pub(crate) struct Phoenix {
 impl Phoenix {
     /// Starts Phoenix and waits until it answers (its start takes tens of
     /// seconds on a busy machine).
-    pub(crate) async fn start() -> Self {
+    pub async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let child = Command::new(phoenix_bin())
@@ -100,18 +90,19 @@ impl Phoenix {
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
-    pub(crate) fn url(&self) -> String {
+    /// `http://127.0.0.1:PORT` of its web API.
+    pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Its OTLP/HTTP traces endpoint.
-    pub(crate) fn traces_endpoint(&self) -> String {
+    pub fn traces_endpoint(&self) -> String {
         format!("{}/v1/traces", self.url())
     }
 
     /// The spans Phoenix stored in its default project, once there are at
     /// least `count` (ingestion is asynchronous), within 60 s.
-    pub(crate) async fn spans(&self, count: usize) -> Vec<Value> {
+    pub async fn spans(&self, count: usize) -> Vec<Value> {
         let client = reqwest::Client::new();
         let start = Instant::now();
         loop {

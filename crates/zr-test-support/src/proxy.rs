@@ -27,7 +27,7 @@ impl Targets {
 
 /// The proxy: its address, the workers behind it, the open connections.
 #[derive(Debug)]
-pub(crate) struct Proxy {
+pub struct Proxy {
     addr: SocketAddr,
     target: Arc<Mutex<Targets>>,
     open: Arc<Mutex<Vec<JoinHandle<()>>>>,
@@ -36,13 +36,13 @@ pub(crate) struct Proxy {
 
 impl Proxy {
     /// A proxy to `target` on a free loopback port.
-    pub(crate) async fn start(target: SocketAddr) -> Self {
+    pub async fn start(target: SocketAddr) -> Self {
         Self::to_each(vec![target]).await
     }
 
     /// A proxy to `targets` in turn, connection by connection, the first
     /// one first.
-    pub(crate) async fn to_each(targets: Vec<SocketAddr>) -> Self {
+    pub async fn to_each(targets: Vec<SocketAddr>) -> Self {
         assert!(!targets.is_empty(), "a proxy needs a worker behind it");
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let addr = listener.local_addr().expect("a bound address");
@@ -75,12 +75,12 @@ impl Proxy {
     }
 
     /// `http://127.0.0.1:PORT`, the endpoint Restate is told about.
-    pub(crate) fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// New connections go to `target` from now on.
-    pub(crate) fn point_to(&self, target: SocketAddr) {
+    pub fn point_to(&self, target: SocketAddr) {
         self.point_to_all(&[target]);
     }
 
@@ -90,7 +90,7 @@ impl Proxy {
     /// # Panics
     ///
     /// When `targets` is empty.
-    pub(crate) fn point_to_all(&self, targets: &[SocketAddr]) {
+    pub fn point_to_all(&self, targets: &[SocketAddr]) {
         assert!(!targets.is_empty(), "a proxy needs a worker behind it");
         *self.target.lock().expect("not poisoned") = Targets {
             addrs: targets.to_vec(),
@@ -99,7 +99,7 @@ impl Proxy {
     }
 
     /// Closes every open connection (both ends see them drop).
-    pub(crate) fn cut(&self) {
+    pub fn cut(&self) {
         for pipe in self.open.lock().expect("not poisoned").drain(..) {
             pipe.abort();
         }

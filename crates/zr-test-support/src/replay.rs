@@ -5,7 +5,6 @@
 //! Anthropic answer says what the request read from and wrote to the cache.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,11 +15,13 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::capture::Capture;
+use crate::fixture;
 use crate::prompt_cache::{Charge, PromptCache, with_usage};
+use crate::sse::{self, ResponsesAnswer};
 
 /// One scripted response.
 #[derive(Debug, Clone)]
-pub(crate) struct Reply {
+pub struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
@@ -33,7 +34,7 @@ pub(crate) struct Reply {
 
 impl Reply {
     /// 200 with an SSE body.
-    pub(crate) fn sse(body: impl Into<Vec<u8>>) -> Self {
+    pub fn sse(body: impl Into<Vec<u8>>) -> Self {
         Self {
             status: 200,
             headers: vec![("content-type".into(), "text/event-stream".into())],
@@ -43,18 +44,33 @@ impl Reply {
         }
     }
 
-    /// 200 with the SSE fixture `tests/it/fixtures/{name}`.
-    pub(crate) fn fixture(name: &str) -> Self {
-        Self::sse(fixture(name))
+    /// 200 with the SSE fixture `fixtures/{name}` ([`crate::fixture`]).
+    pub fn fixture(name: &str) -> Self {
+        Self::sse(fixture::bytes(name))
+    }
+
+    /// 200 with one Anthropic answer ([`sse::anthropic`]).
+    pub fn anthropic(text: Option<&str>, tools: &[(&str, &str, Value)]) -> Self {
+        Self::sse(sse::anthropic(text, tools))
+    }
+
+    /// 200 with one Chat Completions answer ([`sse::chat`]).
+    pub fn chat(text: Option<&str>, call: Option<(&str, &str, &str)>) -> Self {
+        Self::sse(sse::chat(text, call))
+    }
+
+    /// 200 with one Responses API answer ([`sse::responses`]).
+    pub fn responses(answer: ResponsesAnswer<'_>) -> Self {
+        Self::sse(sse::responses(answer))
     }
 
     /// `status` with a JSON body.
-    pub(crate) fn json(status: u16, body: &str) -> Self {
+    pub fn json(status: u16, body: &str) -> Self {
         Self::typed(status, "application/json", body)
     }
 
     /// `status` with a body of `content_type`.
-    pub(crate) fn typed(status: u16, content_type: &str, body: &str) -> Self {
+    pub fn typed(status: u16, content_type: &str, body: &str) -> Self {
         Self {
             status,
             headers: vec![("content-type".into(), content_type.into())],
@@ -65,63 +81,41 @@ impl Reply {
     }
 
     /// Adds a response header.
-    pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
+    pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
     /// Closes the connection after `bytes` bytes of the body.
-    pub(crate) fn cut_after(mut self, bytes: usize) -> Self {
+    pub fn cut_after(mut self, bytes: usize) -> Self {
         self.cut_after = Some(bytes);
         self
     }
 
     /// Sends `bytes` bytes of the body, then nothing until the client closes.
-    pub(crate) fn stall_after(mut self, bytes: usize) -> Self {
+    pub fn stall_after(mut self, bytes: usize) -> Self {
         self.stall_after = Some(bytes);
         self
     }
 }
 
-/// The bytes of a fixture file.
-pub(crate) fn fixture(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/it/fixtures")
-        .join(name);
-    std::fs::read(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
-}
-
-/// The fixture `tests/it/fixtures/{name}` as text.
-pub(crate) fn fixture_text(name: &str) -> String {
-    String::from_utf8(fixture(name)).expect("fixtures are UTF-8")
-}
-
-/// The fixture `tests/it/fixtures/{name}` as text, with `from` replaced by
-/// `to`; panics if `from` does not occur, so that an edited fixture cannot
-/// silently turn a test into a copy of another.
-pub(crate) fn fixture_replaced(name: &str, from: &str, to: &str) -> String {
-    let text = fixture_text(name);
-    assert!(text.contains(from), "{name} does not contain {from:?}");
-    text.replace(from, to)
-}
-
 /// A request the server received.
 #[derive(Debug, Clone)]
-pub(crate) struct Recorded {
-    pub(crate) method: String,
-    pub(crate) path: String,
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
     /// Names in lower case, in arrival order.
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Vec<u8>,
-    pub(crate) at: Instant,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub at: Instant,
     /// With a prompt cache: what the request read, wrote and sent
     /// uncached, as its answer's usage reported it.
-    pub(crate) cache: Option<Charge>,
+    pub cache: Option<Charge>,
 }
 
 impl Recorded {
     /// The first header named `name` (lower case).
-    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(key, _)| key == name)
@@ -129,7 +123,7 @@ impl Recorded {
     }
 
     /// The body as JSON.
-    pub(crate) fn json(&self) -> Value {
+    pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body).expect("the request body is JSON")
     }
 }
@@ -146,7 +140,7 @@ struct State {
 
 /// The running server; stops when dropped.
 #[derive(Debug)]
-pub(crate) struct Replay {
+pub struct Replay {
     port: u16,
     state: Arc<Mutex<State>>,
     changed: Arc<Notify>,
@@ -162,7 +156,7 @@ impl Drop for Replay {
 impl Replay {
     /// Starts a server on 127.0.0.1 that answers requests with `replies`,
     /// in order (and 500 once they run out).
-    pub(crate) async fn start(replies: Vec<Reply>) -> Self {
+    pub async fn start(replies: Vec<Reply>) -> Self {
         Self::start_with(replies, None).await
     }
 
@@ -171,7 +165,7 @@ impl Replay {
     /// token, then the request's entries are stored and the answer's
     /// `message_start` usage carries its charge (a request with more than
     /// 4 breakpoints is refused with 400, as the API does).
-    pub(crate) async fn start_caching(replies: Vec<Reply>, cache: PromptCache) -> Self {
+    pub async fn start_caching(replies: Vec<Reply>, cache: PromptCache) -> Self {
         Self::start_with(replies, Some(cache)).await
     }
 
@@ -210,18 +204,18 @@ impl Replay {
     }
 
     /// `http://127.0.0.1:PORT`.
-    pub(crate) fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// The requests received so far.
-    pub(crate) fn requests(&self) -> Vec<Recorded> {
+    pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().expect("state lock").requests.clone()
     }
 
     /// Waits (up to 5 s) until the server has seen `count` connections
     /// closed by the client while it was stalling; returns how many it saw.
-    pub(crate) async fn wait_closed(&self, count: usize) -> usize {
+    pub async fn wait_closed(&self, count: usize) -> usize {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let notified = self.changed.notified();
@@ -366,7 +360,7 @@ async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
 }
 
 /// A retry policy fast enough for tests.
-pub(crate) fn fast_retry(max_attempts: u32) -> zr_providers::RetryPolicy {
+pub fn fast_retry(max_attempts: u32) -> zr_providers::RetryPolicy {
     zr_providers::RetryPolicy {
         max_attempts,
         base_delay: Duration::from_millis(1),
@@ -375,7 +369,7 @@ pub(crate) fn fast_retry(max_attempts: u32) -> zr_providers::RetryPolicy {
 }
 
 /// A request from the root agent with one user message.
-pub(crate) fn simple_request(text: &str) -> zr_providers::ModelRequest {
+pub fn simple_request(text: &str) -> zr_providers::ModelRequest {
     zr_providers::ModelRequest {
         model: "test-model".into(),
         system: "You are terse.".into(),
@@ -396,7 +390,7 @@ pub(crate) fn simple_request(text: &str) -> zr_providers::ModelRequest {
 
 /// The first `Metadata` event of a stream (the model and response id the
 /// API named), read to its end.
-pub(crate) async fn metadata_of(
+pub async fn metadata_of(
     mut stream: zr_providers::ModelStream,
 ) -> Option<(String, Option<String>)> {
     use futures_util::StreamExt;
@@ -412,7 +406,7 @@ pub(crate) async fn metadata_of(
 /// Everything a stream yields before its end: the events before the last
 /// item (without `Metadata`, which [`metadata_of`] checks), and the last
 /// item as the response or the error.
-pub(crate) async fn collect(
+pub async fn collect(
     mut stream: zr_providers::ModelStream,
 ) -> (
     Vec<zr_providers::ModelEvent>,
@@ -443,12 +437,12 @@ pub(crate) async fn collect(
 }
 
 /// A text delta event.
-pub(crate) fn text(text: &str) -> zr_providers::ModelEvent {
+pub fn text(text: &str) -> zr_providers::ModelEvent {
     zr_providers::ModelEvent::TextDelta { text: text.into() }
 }
 
 /// How many `Retrying` events `events` holds.
-pub(crate) fn retries(events: &[zr_providers::ModelEvent]) -> usize {
+pub fn retries(events: &[zr_providers::ModelEvent]) -> usize {
     events
         .iter()
         .filter(|event| matches!(event, zr_providers::ModelEvent::Retrying { .. }))
@@ -457,7 +451,7 @@ pub(crate) fn retries(events: &[zr_providers::ModelEvent]) -> usize {
 
 /// Checks that a text fixture (`Hello`, `, world`) was streamed and
 /// answered, whole, with the response returned.
-pub(crate) fn assert_hello_world(
+pub fn assert_hello_world(
     events: &[zr_providers::ModelEvent],
     outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
 ) -> zr_providers::ModelResponse {
@@ -477,7 +471,7 @@ pub(crate) fn assert_hello_world(
 /// way worth retrying (the retry's reason mentions `reason`), and whose
 /// second attempt streamed the text fixture: the partial text of the failed
 /// attempt is not in the answer.
-pub(crate) fn assert_partial_then_retried(
+pub fn assert_partial_then_retried(
     events: &[zr_providers::ModelEvent],
     outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     reason: &str,
@@ -492,7 +486,7 @@ pub(crate) fn assert_partial_then_retried(
 
 /// Checks that `events` starts with the first retry, after `delay`, for a
 /// reason that mentions every one of `mentions`; returns the other events.
-pub(crate) fn assert_first_retry<'a>(
+pub fn assert_first_retry<'a>(
     events: &'a [zr_providers::ModelEvent],
     delay: Duration,
     mentions: &[&str],
@@ -515,7 +509,7 @@ pub(crate) fn assert_first_retry<'a>(
 
 /// Checks that `outcome` is `provider`'s error event of `kind` saying
 /// `message`.
-pub(crate) fn assert_api_error(
+pub fn assert_api_error(
     outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     kind: &str,
@@ -536,7 +530,7 @@ pub(crate) fn assert_api_error(
 
 /// Checks that `outcome` is `provider`'s rejection with `status`, of `kind`,
 /// saying `message`.
-pub(crate) fn assert_rejected(
+pub fn assert_rejected(
     outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     status: u16,
@@ -559,7 +553,7 @@ pub(crate) fn assert_rejected(
 
 /// Checks that `outcome` is `provider` giving up after `attempts` attempts,
 /// the last one cut (a transport error).
-pub(crate) fn assert_cut_until_exhausted(
+pub fn assert_cut_until_exhausted(
     outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     attempts: u32,
@@ -582,7 +576,7 @@ pub(crate) fn assert_cut_until_exhausted(
 
 /// Checks that `outcome` is a protocol error of `provider` whose message
 /// mentions every one of `mentions`.
-pub(crate) fn assert_protocol_error(
+pub fn assert_protocol_error(
     outcome: Result<zr_providers::ModelResponse, zr_providers::ProviderError>,
     provider: &str,
     mentions: &[&str],
@@ -597,7 +591,7 @@ pub(crate) fn assert_protocol_error(
 
 /// The first item of `stream` other than `Metadata`, which must come
 /// within 5 s.
-pub(crate) async fn first_item(
+pub async fn first_item(
     stream: &mut zr_providers::ModelStream,
 ) -> Option<Result<zr_providers::ModelEvent, zr_providers::ProviderError>> {
     use futures_util::StreamExt;
@@ -616,7 +610,7 @@ pub(crate) async fn first_item(
 
 /// Drops `stream` and checks that `server` saw the client close the
 /// connection it was stalling on.
-pub(crate) async fn assert_drop_closes(stream: zr_providers::ModelStream, server: &Replay) {
+pub async fn assert_drop_closes(stream: zr_providers::ModelStream, server: &Replay) {
     drop(stream);
     assert_eq!(
         server.wait_closed(1).await,
@@ -630,14 +624,14 @@ pub(crate) async fn assert_drop_closes(stream: zr_providers::ModelStream, server
 /// `cuts[0]` body bytes is retried and the answer has `usage`; with every
 /// attempt cut (after `cuts[i]` bytes for attempt `i`), it gives up after
 /// `cuts.len()` attempts, the last error a transport error.
-pub(crate) async fn check_cut_connections_are_retried<P: zr_providers::ModelProvider>(
+pub async fn check_cut_connections_are_retried<P: zr_providers::ModelProvider>(
     provider: impl Fn(&Replay, u32) -> P,
     name: &str,
     fixture_name: &str,
     cuts: &[usize],
     usage: zr_types::Usage,
 ) {
-    let body = fixture(fixture_name);
+    let body = fixture::bytes(fixture_name);
     let attempts = u32::try_from(cuts.len()).expect("a few attempts");
     let server = Replay::start(vec![
         Reply::sse(body.clone()).cut_after(cuts[0]),
@@ -667,7 +661,7 @@ pub(crate) async fn check_cut_connections_are_retried<P: zr_providers::ModelProv
 /// Checks that `provider` (made for a server and a number of attempts)
 /// streams the text fixture `fixture_name` as `Hello`, `, world`, ending
 /// the turn with `usage`, after one `POST` to `path`; returns that request.
-pub(crate) async fn check_text_fixture<P: zr_providers::ModelProvider>(
+pub async fn check_text_fixture<P: zr_providers::ModelProvider>(
     provider: impl Fn(&Replay, u32) -> P,
     fixture_name: &str,
     usage: zr_types::Usage,
@@ -692,7 +686,7 @@ pub(crate) async fn check_text_fixture<P: zr_providers::ModelProvider>(
 /// Starts a server answering with `replies` and streams
 /// [`simple_request`] from `provider` (made for it with `attempts`
 /// attempts): the server, the events and the outcome.
-pub(crate) async fn stream_from<P: zr_providers::ModelProvider>(
+pub async fn stream_from<P: zr_providers::ModelProvider>(
     provider: impl Fn(&Replay, u32) -> P,
     attempts: u32,
     replies: Vec<Reply>,

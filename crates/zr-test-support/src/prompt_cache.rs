@@ -44,38 +44,38 @@ use serde_json::{Value, json};
 
 /// What the API would report for one request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Charge {
+pub struct Charge {
     /// Tokens neither read from nor written to the cache.
-    pub(crate) input: u64,
+    pub input: u64,
     /// `cache_read_input_tokens`.
-    pub(crate) read: u64,
+    pub read: u64,
     /// `cache_creation_input_tokens`.
-    pub(crate) write: u64,
+    pub write: u64,
 }
 
 /// A request's charge and the entries it stores once its response has
 /// begun.
 #[derive(Debug, Clone)]
-pub(crate) struct Lookup {
-    pub(crate) charge: Charge,
+pub struct Lookup {
+    pub charge: Charge,
     writes: Vec<u64>,
 }
 
 /// The stored prefixes (hashes of model and blocks) and the rules' limits.
 #[derive(Debug, Clone)]
-pub(crate) struct PromptCache {
+pub struct PromptCache {
     entries: HashSet<u64>,
     /// The shortest prefix, in tokens, that is stored.
-    pub(crate) min_tokens: u64,
+    pub min_tokens: u64,
     /// How many blocks before a breakpoint a stored prefix is looked for.
-    pub(crate) lookback: usize,
+    pub lookback: usize,
     /// How long the server holds a response before it stores the
     /// request's entries and begins to answer.
-    pub(crate) first_token_delay: Duration,
+    pub first_token_delay: Duration,
 }
 
 /// The estimate of a block's tokens: its JSON bytes / 4, rounded up.
-pub(crate) fn tokens(block: &Value) -> u64 {
+pub fn tokens(block: &Value) -> u64 {
     let bytes = serde_json::to_vec(block).expect("JSON").len();
     u64::try_from(bytes.div_ceil(4)).expect("a small block")
 }
@@ -152,7 +152,7 @@ fn blocks(body: &Value) -> Vec<Block> {
 impl PromptCache {
     /// An empty cache with the Messages API's limits (Claude Sonnet's
     /// minimum) and a 200 ms time to first token.
-    pub(crate) fn anthropic() -> Self {
+    pub fn anthropic() -> Self {
         Self {
             entries: HashSet::new(),
             min_tokens: 1_024,
@@ -163,7 +163,7 @@ impl PromptCache {
 
     /// What `body` reads and writes against the entries stored so far;
     /// the API's refusal when it has more than 4 breakpoints.
-    pub(crate) fn look_up(&self, body: &Value) -> Result<Lookup, String> {
+    pub fn look_up(&self, body: &Value) -> Result<Lookup, String> {
         let blocks = blocks(body);
         let mut cumulative = Vec::with_capacity(blocks.len());
         let mut sum = 0;
@@ -206,14 +206,14 @@ impl PromptCache {
     }
 
     /// Stores the entries `lookup` writes.
-    pub(crate) fn store(&mut self, lookup: &Lookup) {
+    pub fn store(&mut self, lookup: &Lookup) {
         self.entries.extend(&lookup.writes);
     }
 }
 
 /// `sse` (a Messages API stream) with `charge` as the input figures of
 /// its `message_start` event's usage.
-pub(crate) fn with_usage(sse: &[u8], charge: Charge) -> Vec<u8> {
+pub fn with_usage(sse: &[u8], charge: Charge) -> Vec<u8> {
     let text = String::from_utf8_lossy(sse);
     let lines: Vec<String> = text
         .split('\n')

@@ -1,6 +1,6 @@
 //! The one hand-over of captured model request bodies: every loopback
-//! server that stands in for a model API (this crate's `replay.rs`, which
-//! zr-engine's tests share, and zr-cli's `loopback.rs`) gives each request
+//! server that stands in for a model API ([`crate::replay`] and
+//! [`crate::loopback`]) gives each request
 //! it receives to a [`Capture`], which, when `ZR_CAPTURED_BODIES=DIR` is
 //! set, writes the body byte for byte to `DIR/WIRE/PACKAGE--TEST--N.json`.
 //! `cargo xtask ci` sets the variable for its test step, then checks every
@@ -13,20 +13,21 @@
 //! and is not written. `TEST` is the name of the thread that made the
 //! capture (libtest names each test's thread after the test), `::` written
 //! as `.`; `N` counts the process's captures, so no two files collide.
-//! Shared by path (`#[path]`) rather than copied.
+//! `PACKAGE` is the package whose tests run (`CARGO_PKG_NAME`, which
+//! cargo sets for the test process too), not this crate.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The variable naming the folder captured bodies go to.
-pub(crate) const CAPTURE_VAR: &str = "ZR_CAPTURED_BODIES";
+pub const CAPTURE_VAR: &str = "ZR_CAPTURED_BODIES";
 
 /// Captures made by this process so far: the `N` of the file names.
 static CAPTURED: AtomicUsize = AtomicUsize::new(0);
 
 /// The API a body was posted to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wire {
+pub enum Wire {
     /// The Anthropic Messages API.
     Anthropic,
     /// OpenAI Chat Completions.
@@ -37,7 +38,7 @@ pub(crate) enum Wire {
 
 impl Wire {
     /// The API `path` (the request target, query included) belongs to.
-    pub(crate) fn of_path(path: &str) -> Option<Self> {
+    pub fn of_path(path: &str) -> Option<Self> {
         let path = path.split(['?', '#']).next().unwrap_or_default();
         if path.ends_with("/v1/messages") {
             Some(Self::Anthropic)
@@ -51,7 +52,7 @@ impl Wire {
     }
 
     /// The folder of this wire's bodies, which the validator reads.
-    pub(crate) fn folder(self) -> &'static str {
+    pub fn folder(self) -> &'static str {
         match self {
             Self::Anthropic => "anthropic",
             Self::OpenAiChat => "openai-chat",
@@ -63,7 +64,7 @@ impl Wire {
 /// Where one test's captured bodies go; cheap to clone into a server's
 /// threads or tasks.
 #[derive(Debug, Clone)]
-pub(crate) struct Capture {
+pub struct Capture {
     /// `None`: capturing is off.
     dir: Option<PathBuf>,
     /// `PACKAGE--TEST`, the file names' stem.
@@ -74,7 +75,7 @@ impl Capture {
     /// The capture of the test running on this thread, into
     /// `$ZR_CAPTURED_BODIES` (off when it is unset or empty). Call it on
     /// the test's own thread, e.g. where the server starts.
-    pub(crate) fn for_this_test() -> Self {
+    pub fn for_this_test() -> Self {
         let dir = std::env::var_os(CAPTURE_VAR)
             .filter(|dir| !dir.is_empty())
             .map(PathBuf::from);
@@ -82,10 +83,10 @@ impl Capture {
     }
 
     /// The capture of `test` into `dir` (off when `None`).
-    pub(crate) fn into_dir(dir: Option<PathBuf>, test: &str) -> Self {
+    pub fn into_dir(dir: Option<PathBuf>, test: &str) -> Self {
         Self {
             dir,
-            stem: format!("{}--{}", env!("CARGO_PKG_NAME"), test.replace("::", ".")),
+            stem: format!("{}--{}", package(), test.replace("::", ".")),
         }
     }
 
@@ -96,7 +97,7 @@ impl Capture {
     ///
     /// When the file cannot be written: a body the validator never sees
     /// would make its count a lie.
-    pub(crate) fn record(&self, path: &str, body: &[u8]) -> Option<PathBuf> {
+    pub fn record(&self, path: &str, body: &[u8]) -> Option<PathBuf> {
         let dir = self.dir.as_deref()?;
         let wire = Wire::of_path(path)?;
         let n = CAPTURED.fetch_add(1, Ordering::Relaxed) + 1;
@@ -106,6 +107,12 @@ impl Capture {
         write(&file, body);
         Some(file)
     }
+}
+
+/// The package whose tests run: cargo names it in the test process's
+/// `CARGO_PKG_NAME`; `unknown` when the binary runs on its own.
+fn package() -> String {
+    std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "unknown".to_owned())
 }
 
 fn write(file: &Path, body: &[u8]) {

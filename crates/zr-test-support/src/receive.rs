@@ -1,14 +1,14 @@
 //! A receiver's side of OTLP/HTTP export requests on one keep-alive
 //! connection: each read whole (headers, then `content-length` bytes) and
-//! answered `200` with an empty `ExportTraceServiceResponse`. Shared by
-//! the bench's sink and zr-cli's tests (`#[path]`).
+//! answered `200` with an empty `ExportTraceServiceResponse`. zr-telemetry's
+//! bench sink and zr-cli's OTLP receiver serve with it.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 
 /// Serves the requests on `stream` until the client closes it, giving
 /// each body to `each`.
-pub(crate) fn serve_requests(stream: TcpStream, mut each: impl FnMut(&[u8])) {
+pub fn serve_requests(stream: TcpStream, mut each: impl FnMut(&[u8])) {
     let mut writer = stream.try_clone().expect("a second handle");
     let mut reader = BufReader::new(stream);
     loop {
