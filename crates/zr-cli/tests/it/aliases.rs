@@ -188,12 +188,12 @@ fn a_task_calls_model_overrides_its_types_on_the_wire() {
         (id, "Task", input)
     });
     let anthropic = Server::scripted(vec![
-        anthropic_answer(None, &calls),
-        anthropic_answer(Some("written"), &[]),
-        anthropic_answer(Some("written"), &[]),
-        anthropic_answer(Some("Root done."), &[]),
+        Reply::anthropic(None, &calls),
+        Reply::anthropic(Some("written"), &[]),
+        Reply::anthropic(Some("written"), &[]),
+        Reply::anthropic(Some("Root done."), &[]),
     ]);
-    let openai = Server::start(fixture("openai/text.sse"));
+    let openai = Server::start(fixture::bytes("openai/text.sse"));
     let project = TempProject::new();
     project
         .write(
@@ -233,7 +233,7 @@ fn a_task_calls_model_overrides_its_types_on_the_wire() {
 fn an_unknown_provider_profile_warns_at_load_and_fails_its_task_call() {
     let server = Server::scripted(vec![
         task("toolu_worker", "worker"),
-        anthropic_answer(Some("Root done."), &[]),
+        Reply::anthropic(Some("Root done."), &[]),
     ]);
     let project = TempProject::new();
     project

@@ -375,8 +375,8 @@ hooks = [{ type = "command", command = '''echo '{"continue": false, "stopReason"
 "#,
     );
     let server = Server::answering(|request, _| match turns(request) {
-        1 => anthropic_answer(None, &[("g1", "Glob", json!({"pattern": "*.md"}))]),
-        _ => anthropic_answer(Some("never asked"), &[]),
+        1 => Reply::anthropic(None, &[("g1", "Glob", json!({"pattern": "*.md"}))]),
+        _ => Reply::anthropic(Some("never asked"), &[]),
     });
     let mut host = Host::start(&project, &server);
     host.send(&json!({"type": "query", "prompt": "look around"}));
@@ -406,8 +406,8 @@ fn a_spent_session_budget_is_named_in_the_result() {
     // Each loopback answer uses 16 tokens.
     project.write("zr.toml", "[budget]\ntokens = 5\n");
     let server = Server::answering(|request, _| match turns(request) {
-        1 => anthropic_answer(None, &[("g1", "Glob", json!({"pattern": "*.md"}))]),
-        _ => anthropic_answer(Some("a summary"), &[]),
+        1 => Reply::anthropic(None, &[("g1", "Glob", json!({"pattern": "*.md"}))]),
+        _ => Reply::anthropic(Some("a summary"), &[]),
     });
     let mut host = Host::start(&project, &server);
     host.send(&json!({"type": "query", "prompt": "look around"}));

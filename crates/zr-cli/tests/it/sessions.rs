@@ -12,8 +12,8 @@ use nix::unistd::Pid;
 
 use serde_json::json;
 
-use crate::loopback::{Server, anthropic_answer};
 use crate::support::{TempProject, repo, spawn_zr, stderr, stdout, zr};
+use zr_test_support::loopback::{Reply, Server};
 
 /// Known usage on every reply, so that the cost can be worked out by hand.
 const PRICED: &str = r#"{"agents": {
@@ -458,7 +458,7 @@ fn sessions_of_earlier_formats_are_listed_shown_and_resumed() {
         assert!(text.contains("run ended: completed"), "{version}: {text}");
 
         // Resuming sends the model the whole recorded conversation.
-        let server = Server::answering(|_, _| anthropic_answer(Some("resumed answer"), &[]));
+        let server = Server::answering(|_, _| Reply::anthropic(Some("resumed answer"), &[]));
         let out = zr()
             .args(["resume", id, "and the tests?"])
             .env("ANTHROPIC_API_KEY", "sk-ant-test")
