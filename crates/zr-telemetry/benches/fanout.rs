@@ -10,7 +10,9 @@
 //! 200, as a collector does), so that what is measured is zr's side; `ZR_BENCH_RECEIVER=phoenix`
 //! exports to Arize Phoenix from `.deps/phoenix` instead, whose ingestion
 //! then shares the machine's cores with the run. `ZR_BENCH_SUBAGENTS=N`
-//! sets the size (`cargo xtask bench --quick`: 100). Without `--bench`
+//! sets the size (`cargo xtask bench --quick`: 100);
+//! `ZR_BENCH_MODEL_MS=N` makes every model reply take N ms (a model's
+//! realistic latency; 0 by default: the engine's own cost). Without `--bench`
 //! (as `cargo test --all-targets` runs it) it returns at once.
 //!
 //! `ZR_BENCH_ONCE=MODE:N` (`MODE` one of `setup`, `off`, `exported`) runs
@@ -18,7 +20,8 @@
 //! warm-up fan-out of 10 exported subagents), runs one fan-out of N
 //! subagents without telemetry (`off`), exported (`exported`) or not at
 //! all (`setup`), shuts the exporter down (sending what is queued) and
-//! prints the run's wall and CPU time. Under
+//! prints the run's wall and CPU time (`cpu_ms`: the process's, every
+//! thread). Under
 //! `valgrind --tool=callgrind` the three modes' instruction counts give
 //! what the run costs with and without export, every thread of the
 //! process counted (the exporter's too; the sink is another process):
@@ -69,7 +72,17 @@ fn usage() -> Value {
     json!({"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0})
 }
 
+/// How long each model reply takes (`ZR_BENCH_MODEL_MS`, default 0: the
+/// engine's cost alone).
+fn model_ms() -> u64 {
+    std::env::var("ZR_BENCH_MODEL_MS")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map_or(0, |v| v.parse().expect("ZR_BENCH_MODEL_MS is a number"))
+}
+
 fn fanout_script(subagents: usize) -> Value {
+    let delay = model_ms();
     let noop: Vec<Value> = (0..3)
         .map(|i| json!({"name": "noop", "input": {"i": i}}))
         .collect();
@@ -82,10 +95,13 @@ fn fanout_script(subagents: usize) -> Value {
         })
         .collect();
     json!({"agents": {
-        "root": [{"turns": [{"tool_calls": calls, "usage": usage()}, {"text": "all done", "usage": usage()}]}],
+        "root": [{"turns": [
+            {"tool_calls": calls, "usage": usage(), "delay_ms": delay},
+            {"text": "all done", "usage": usage(), "delay_ms": delay}
+        ]}],
         "worker": [{"turns": [
-            {"tool_calls": noop, "usage": usage()},
-            {"text": "worked", "usage": usage()}
+            {"tool_calls": noop, "usage": usage(), "delay_ms": delay},
+            {"text": "worked", "usage": usage(), "delay_ms": delay}
         ]}]
     }})
 }
@@ -214,6 +230,7 @@ fn once(mode: &str, subagents: usize) {
     };
     run(&fanout_script(10), Some(&exporting));
     let script = fanout_script(subagents);
+    let cpu_before = process_cpu_ms();
     let start = Instant::now();
     match mode {
         "setup" => {}
@@ -224,6 +241,7 @@ fn once(mode: &str, subagents: usize) {
     let wall = start.elapsed();
     drop(exporting);
     telemetry.shutdown();
+    let cpu_ms = process_cpu_ms() - cpu_before;
     let (requests, bytes) = sink.received();
     println!(
         "{}",
@@ -231,11 +249,25 @@ fn once(mode: &str, subagents: usize) {
             "bench": "telemetry_fanout",
             "mode": mode,
             "subagents": subagents,
+            "model_ms": model_ms(),
             "wall_ms": wall.as_secs_f64() * 1e3,
+            "cpu_ms": cpu_ms,
             "export_requests": requests,
             "export_bytes": bytes,
         })
     );
+}
+
+/// The CPU time of this process so far, every thread, in ms (user and
+/// system, from `/proc/self/stat`, in clock ticks of 10 ms).
+fn process_cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's closing parenthesis; utime and stime
+    // are the 14th and 15th of the line.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) * 10.0
 }
 
 fn main() {

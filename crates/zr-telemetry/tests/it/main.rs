@@ -1,8 +1,10 @@
-//! zr-telemetry against a real receiver: Arize Phoenix, installed by
-//! `cargo xtask deps` into `.deps/phoenix`, started on loopback by the
-//! test, and read back through its own REST API. The tests that need it
-//! are ignored: `cargo xtask ci` runs them in its receiver step, once the
-//! background install is done.
+//! zr-telemetry against receivers: a loopback OTLP/HTTP one
+//! (`transport.rs`: gzip, headers, retries, JSON, trace context), and
+//! Arize Phoenix over gRPC and HTTP, installed by `cargo xtask deps` into
+//! `.deps/phoenix`, started on loopback by the test, and read back through
+//! its own REST API. The tests that need Phoenix are ignored: `cargo xtask
+//! ci` runs them in its receiver step, once the background install is
+//! done.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../../zr-providers/tests/it/capture.rs"]
@@ -21,4 +23,5 @@ mod prompt_cache;
 )]
 mod replay;
 mod session;
+mod transport;
 mod wire;
