@@ -197,11 +197,14 @@ impl TelemetryConfig {
             };
         }
         if let Some((name, value)) = signal("OTEL_EXPORTER_OTLP_TIMEOUT") {
-            let millis = value.trim().parse::<u64>().map_err(|_| TelemetryError::BadSetting {
-                name,
-                value: value.clone(),
-                expected: "a whole number of milliseconds",
-            })?;
+            let millis = value
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| TelemetryError::BadSetting {
+                    name,
+                    value: value.clone(),
+                    expected: "a whole number of milliseconds",
+                })?;
             self.export_timeout = Duration::from_millis(millis);
         }
         if let Some(traceparent) = set("TRACEPARENT") {

@@ -15,7 +15,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::resource::TelemetryResourceDetector;
 use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData, SpanExporter as _,
+    BatchConfigBuilder, BatchSpanProcessor, SdkTracerProvider, SpanData,
 };
 use zr_engine::Tracer;
 
@@ -175,7 +175,11 @@ impl OnRuntime {
                     .with_tonic()
                     .with_endpoint(endpoint)
                     .with_timeout(config.export_timeout)
-                    .with_metadata(opentelemetry_otlp::tonic_types::metadata::MetadataMap::from_headers(headers));
+                    .with_metadata(
+                        opentelemetry_otlp::tonic_types::metadata::MetadataMap::from_headers(
+                            headers,
+                        ),
+                    );
                 if config.gzip {
                     builder = builder.with_compression(Compression::Gzip);
                 }

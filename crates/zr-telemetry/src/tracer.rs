@@ -20,9 +20,7 @@ use opentelemetry::trace::{
 };
 use opentelemetry::{Context, Key, KeyValue, StringValue, Value};
 use opentelemetry_sdk::trace::{SdkTracer, Span};
-use zr_engine::{
-    Attribute, AttributeValue, SpanKind, SpanStart, TraceContext, TraceSpan, Tracer,
-};
+use zr_engine::{Attribute, AttributeValue, SpanKind, SpanStart, TraceContext, TraceSpan, Tracer};
 
 use crate::context;
 use crate::conventions::naming_attribute;
@@ -82,9 +80,10 @@ impl Tracer for ExportTracer {
             })
             .with_attributes(attributes);
         let span = match &parent {
-            Some((context, _)) => self
-                .tracer
-                .build_with_context(builder, &Context::new().with_remote_span_context(context.clone())),
+            Some((context, _)) => self.tracer.build_with_context(
+                builder,
+                &Context::new().with_remote_span_context(context.clone()),
+            ),
             None => self.tracer.build_with_context(builder, &self.root),
         };
         Arc::new(Live {

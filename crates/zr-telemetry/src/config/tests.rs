@@ -99,7 +99,11 @@ fn the_protocol_chooses_how_the_base_endpoint_is_read() {
     ]))
     .unwrap()
     .unwrap();
-    assert_eq!(json.protocol, Protocol::HttpJson, "the traces variable wins");
+    assert_eq!(
+        json.protocol,
+        Protocol::HttpJson,
+        "the traces variable wins"
+    );
     assert_eq!(json.endpoint, "http://h:4318/v1/traces");
 }
 
@@ -118,7 +122,10 @@ fn compression_timeout_and_the_hosts_trace_context_are_read() {
         ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h"),
         ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
         ("OTEL_EXPORTER_OTLP_TIMEOUT", "2500"),
-        ("TRACEPARENT", " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 "),
+        (
+            "TRACEPARENT",
+            " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",
+        ),
         ("TRACESTATE", "a=b"),
     ]))
     .unwrap()
@@ -132,10 +139,9 @@ fn compression_timeout_and_the_hosts_trace_context_are_read() {
             tracestate: Some("a=b".to_owned()),
         })
     );
-    let plain =
-        TelemetryConfig::from_env(&env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h")]))
-            .unwrap()
-            .unwrap();
+    let plain = TelemetryConfig::from_env(&env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://h")]))
+        .unwrap()
+        .unwrap();
     assert!(!plain.gzip);
     assert_eq!(plain.protocol, Protocol::HttpProtobuf);
     assert_eq!(plain.parent, None);

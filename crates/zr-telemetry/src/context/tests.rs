@@ -19,7 +19,10 @@ fn a_valid_traceparent_is_read_with_its_state() {
         span.trace_id(),
         TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap()
     );
-    assert_eq!(span.span_id(), SpanId::from_hex("00f067aa0ba902b7").unwrap());
+    assert_eq!(
+        span.span_id(),
+        SpanId::from_hex("00f067aa0ba902b7").unwrap()
+    );
     assert!(span.is_sampled());
     assert!(span.is_remote());
     assert_eq!(span.trace_state().header(), "vendor=x");

@@ -43,6 +43,9 @@ fn a_header_http_cannot_carry_is_refused_naming_it() {
         config.protocol = protocol;
         config.headers = vec![("bad name".to_owned(), "v".to_owned())];
         let error = Telemetry::start(config).unwrap_err();
-        assert_eq!(error.to_string(), "telemetry header 'bad name=v' is not key=value");
+        assert_eq!(
+            error.to_string(),
+            "telemetry header 'bad name=v' is not key=value"
+        );
     }
 }

@@ -145,10 +145,7 @@ impl Phoenix {
                 tokio::time::sleep(Duration::from_millis(250)).await;
                 continue;
             }
-            let body: Value = answer
-                .json()
-                .await
-                .unwrap();
+            let body: Value = answer.json().await.unwrap();
             let spans = body["data"].as_array().cloned().unwrap_or_default();
             if spans.len() >= count || start.elapsed() > Duration::from_secs(60) {
                 return spans;

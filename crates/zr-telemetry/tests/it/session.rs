@@ -117,7 +117,10 @@ const HOST_SPAN: &str = "00f067aa0ba902b7";
 #[ignore = "needs Arize Phoenix (cargo xtask deps); cargo xtask ci runs it in its receiver step"]
 async fn sessions_exported_to_phoenix_are_read_back_as_span_trees() {
     let phoenix = Phoenix::start().await;
-    for (protocol, project) in [(Protocol::Grpc, "over-grpc"), (Protocol::HttpProtobuf, "over-http")] {
+    for (protocol, project) in [
+        (Protocol::Grpc, "over-grpc"),
+        (Protocol::HttpProtobuf, "over-http"),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let mut config = TelemetryConfig::new(match protocol {
             Protocol::Grpc => phoenix.grpc_endpoint(),

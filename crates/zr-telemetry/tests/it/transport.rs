@@ -77,7 +77,10 @@ async fn http_exports_are_gzipped_carry_the_headers_and_are_retried_on_429_and_5
     assert_eq!(requests.len(), 3, "429 and 503 are retried: {requests:#?}");
     for request in &requests {
         assert_eq!(request.path, "/v1/traces");
-        assert_eq!(request.header("content-type"), Some("application/x-protobuf"));
+        assert_eq!(
+            request.header("content-type"),
+            Some("application/x-protobuf")
+        );
         assert_eq!(request.header("content-encoding"), Some("gzip"));
         assert_eq!(request.header("x-api-key"), Some("secret"));
         let names: Vec<String> = spans(request).into_iter().map(|s| s.name).collect();
@@ -107,7 +110,10 @@ async fn http_json_exports_are_otlp_json() {
         panic!("one request");
     };
     assert_eq!(request.header("content-type"), Some("application/json"));
-    assert!(request.header("content-encoding").is_none(), "no gzip unless asked");
+    assert!(
+        request.header("content-encoding").is_none(),
+        "no gzip unless asked"
+    );
     let body: Value = serde_json::from_slice(&request.body).unwrap();
     assert_eq!(
         body["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"],
@@ -162,7 +168,12 @@ async fn a_run_given_traceparent_is_its_child_and_its_bash_command_sees_its_call
     let spans: Vec<Span> = server.requests().iter().flat_map(spans).collect();
     let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
     for span in &spans {
-        assert_eq!(hex(&span.trace_id), HOST_TRACE, "{}: the host's trace", span.name);
+        assert_eq!(
+            hex(&span.trace_id),
+            HOST_TRACE,
+            "{}: the host's trace",
+            span.name
+        );
     }
     let session = spans
         .iter()
