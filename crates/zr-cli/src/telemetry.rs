@@ -8,13 +8,13 @@ use std::io::Write as _;
 use std::sync::{Arc, OnceLock};
 
 use zr_engine::Tracer;
+// OTLP's default HTTP endpoint, for a `[telemetry]` table without one
+// (gRPC chosen by the variables takes gRPC's).
+use zr_telemetry::DEFAULT_HTTP_ENDPOINT as DEFAULT_ENDPOINT;
 use zr_telemetry::{Telemetry, TelemetryConfig, TelemetryError};
 
 use crate::config::TelemetrySettings;
 use crate::project::Project;
-
-/// OTLP's default HTTP endpoint, for a `[telemetry]` table without one.
-const DEFAULT_ENDPOINT: &str = "http://localhost:4318/v1/traces";
 
 /// The exporter `project` and the environment ask for, started; `None`
 /// when telemetry is off or cannot start (said on standard error).

@@ -404,7 +404,10 @@ pub use policy::hooks::{
 pub use policy::permission::{Decision, PermissionConfig, PermissionHandler, PermissionRequest};
 pub use runtime::{AgentObserver, DEFAULT_MAX_TOKENS, RuntimeEnvironment};
 pub use session::registry::BackgroundAgent;
-pub use telemetry::{Attribute, AttributeValue, SpanKind, SpanStart, TraceSpan, Tracer};
+pub use telemetry::{
+    Attribute, AttributeValue, SpanKind, SpanStart, TRACEPARENT_VAR, TRACESTATE_VAR, TraceContext,
+    TraceSpan, Tracer, current_trace_context, pass_trace_context,
+};
 pub use tools::catalog::{AgentTypes, AgentTypesSource};
 pub use tools::skill_listing::DEFAULT_SKILL_LISTING_CHARS;
 pub use tools::type_listing::DEFAULT_TYPE_LISTING_CHARS;

@@ -82,6 +82,54 @@ pub trait TraceSpan: Send + Sync + fmt::Debug {
     /// The span as [`Any`], for a tracer to reach its own type (a
     /// parent's ids).
     fn as_any(&self) -> &dyn Any;
+
+    /// The span's W3C trace context, which the processes started inside
+    /// it receive as `TRACEPARENT` and `TRACESTATE`
+    /// ([`pass_trace_context`]). `None` (the default) passes nothing.
+    fn context(&self) -> Option<TraceContext> {
+        None
+    }
+}
+
+/// A span's W3C trace context, as child processes receive it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    /// `00-{trace id}-{span id}-{flags}`.
+    pub traceparent: String,
+    /// The vendors' entries (empty for none).
+    pub tracestate: String,
+}
+
+/// The variable that carries a [`TraceContext`]'s `traceparent` to a
+/// child process (the OpenTelemetry convention for environment
+/// variables).
+pub const TRACEPARENT_VAR: &str = "TRACEPARENT";
+
+/// The variable that carries a [`TraceContext`]'s `tracestate`.
+pub const TRACESTATE_VAR: &str = "TRACESTATE";
+
+/// The trace context of the exported span the future being polled on
+/// this thread runs in (a tool call's, a hook's), if any.
+#[must_use]
+pub fn current_trace_context() -> Option<TraceContext> {
+    current_export().and_then(|span| span.context())
+}
+
+/// Gives `env`, the environment of a process about to start, the
+/// current span's trace context: [`TRACEPARENT_VAR`], and
+/// [`TRACESTATE_VAR`] (removed when the span has none). Without an
+/// exported span `env` is left as it is. Every child process zr starts
+/// inside a run takes its environment through here (a tool call's, a
+/// hook's).
+pub fn pass_trace_context(env: &mut std::collections::BTreeMap<String, String>) {
+    if let Some(context) = current_trace_context() {
+        env.insert(TRACEPARENT_VAR.to_owned(), context.traceparent);
+        if context.tracestate.is_empty() {
+            env.remove(TRACESTATE_VAR);
+        } else {
+            env.insert(TRACESTATE_VAR.to_owned(), context.tracestate);
+        }
+    }
 }
 
 /// What a span starts with: its operation (`session`, `invoke_agent`,

@@ -11,7 +11,9 @@
 //! 200, as a collector does), so that what is measured is zr's side; `ZR_BENCH_RECEIVER=phoenix`
 //! exports to Arize Phoenix from `.deps/phoenix` instead, whose ingestion
 //! then shares the machine's cores with the run. `ZR_BENCH_SUBAGENTS=N`
-//! sets the size (`cargo xtask bench --quick`: 100). Without `--bench`
+//! sets the size (`cargo xtask bench --quick`: 100);
+//! `ZR_BENCH_MODEL_MS=N` makes every model reply take N ms (a model's
+//! realistic latency; 0 by default: the engine's own cost). Without `--bench`
 //! (as `cargo test --all-targets` runs it) it returns at once.
 //!
 //! `ZR_BENCH_ONCE=MODE:N` (`MODE` one of `setup`, `off`, `exported`) runs
@@ -19,7 +21,8 @@
 //! warm-up fan-out of 10 exported subagents), runs one fan-out of N
 //! subagents without telemetry (`off`), exported (`exported`) or not at
 //! all (`setup`), shuts the exporter down (sending what is queued) and
-//! prints the run's wall and CPU time. Under
+//! prints the run's wall and CPU time (`cpu_ms`: the process's, every
+//! thread). Under
 //! `valgrind --tool=callgrind` the three modes' instruction counts give
 //! what the run costs with and without export, every thread of the
 //! process counted (the exporter's too; the sink is another process):
@@ -39,6 +42,32 @@ use zr_engine::{Agent, TaskStatus, Tracer};
 use zr_telemetry::{Telemetry, TelemetryConfig};
 use zr_test_support::bench::{Noop, NoopSession, fanout_script, noop_session};
 use zr_test_support::phoenix::Phoenix;
+
+/// How long each model reply takes (`ZR_BENCH_MODEL_MS`, default 0: the
+/// engine's cost alone).
+fn model_ms() -> u64 {
+    std::env::var("ZR_BENCH_MODEL_MS")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map_or(0, |v| v.parse().expect("ZR_BENCH_MODEL_MS is a number"))
+}
+
+/// zr-test-support's fan-out script with each model reply taking
+/// [`model_ms`].
+fn delayed_fanout(subagents: usize) -> Value {
+    let mut script = fanout_script(subagents);
+    let delay = model_ms();
+    let runs = script["agents"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|agents| agents.values_mut());
+    for run in runs.flat_map(|runs| runs.as_array_mut().into_iter().flatten()) {
+        for turn in run["turns"].as_array_mut().into_iter().flatten() {
+            turn["delay_ms"] = json!(delay);
+        }
+    }
+    script
+}
 
 /// The fan-out's root on a runtime of its own, reporting to `tracer`.
 fn agent(script: &Value, tracer: Option<&Arc<dyn Tracer>>) -> (TempDir, Agent) {
@@ -85,7 +114,7 @@ fn bench(c: &mut Criterion) {
     config.queue_size = 65_536;
     let telemetry = Telemetry::start(config).unwrap();
     let exporting = telemetry.tracer();
-    let fanout = fanout_script(subagents);
+    let fanout = delayed_fanout(subagents);
     let mut group = c.benchmark_group("telemetry");
     group.sample_size(10);
     let mut run = |name: &str, tracer: Option<&Arc<dyn Tracer>>| {
@@ -142,7 +171,8 @@ fn once(mode: &str, subagents: usize) {
         assert_eq!(result.status, TaskStatus::Completed);
     };
     run(&fanout_script(10), Some(&exporting));
-    let script = fanout_script(subagents);
+    let script = delayed_fanout(subagents);
+    let cpu_before = process_cpu_ms();
     let start = Instant::now();
     match mode {
         "setup" => {}
@@ -153,6 +183,7 @@ fn once(mode: &str, subagents: usize) {
     let wall = start.elapsed();
     drop(exporting);
     telemetry.shutdown();
+    let cpu_ms = process_cpu_ms() - cpu_before;
     let (requests, bytes) = sink.received();
     println!(
         "{}",
@@ -160,11 +191,30 @@ fn once(mode: &str, subagents: usize) {
             "bench": "telemetry_fanout",
             "mode": mode,
             "subagents": subagents,
+            "model_ms": model_ms(),
             "wall_ms": wall.as_secs_f64() * 1e3,
+            "cpu_ms": cpu_ms,
             "export_requests": requests,
             "export_bytes": bytes,
         })
     );
+}
+
+/// The CPU time of this process so far, every thread, in ms (user and
+/// system, from `/proc/self/stat`, in clock ticks of 10 ms).
+fn process_cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's closing parenthesis; utime and stime
+    // are the 14th and 15th of the line.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) * 10.0
 }
 
 fn main() {

@@ -19,21 +19,37 @@ pub enum TelemetryError {
         /// The entry.
         header: String,
     },
-    /// The HTTP client of the exporter could not be built.
-    #[error("the OTLP exporter's HTTP client could not be built")]
-    Exporter {
-        /// Why.
-        #[source]
-        source: reqwest::Error,
+    /// A setting (`OTEL_EXPORTER_OTLP_PROTOCOL`, `..._COMPRESSION`,
+    /// `..._TIMEOUT`) has a value it cannot take.
+    #[error("{name}='{value}' is not {expected}")]
+    BadSetting {
+        /// The variable.
+        name: String,
+        /// Its value.
+        value: String,
+        /// What it may be.
+        expected: &'static str,
     },
-    /// The thread that builds the HTTP client could not start.
-    #[error("the OTLP exporter's HTTP client could not be built: no thread")]
-    Thread {
+    /// The exporter's runtime (its thread's I/O) could not be built.
+    #[error("the OTLP exporter's runtime could not be built")]
+    Runtime {
         /// Why.
         #[source]
         source: std::io::Error,
     },
-    /// Building the HTTP client panicked.
-    #[error("the OTLP exporter's HTTP client panicked while being built")]
-    ClientPanicked,
+    /// The HTTP client could not be built.
+    #[error("the OTLP exporter's HTTP client could not be built")]
+    Client {
+        /// Why.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The OTLP exporter could not be built (a header gRPC cannot carry,
+    /// an endpoint it cannot parse).
+    #[error("the OTLP exporter could not be built")]
+    Exporter {
+        /// Why.
+        #[source]
+        source: opentelemetry_otlp::ExporterBuildError,
+    },
 }

@@ -1,14 +1,18 @@
 //! OpenTelemetry export of zr's agents: the engine's spans
 //! (`invoke_agent`, `chat`, `execute_tool`, in the GenAI semantic
 //! conventions; see zr-engine's [`Tracer`](zr_engine::Tracer)) sent over
-//! OTLP/HTTP (protobuf) to any receiver: Arize Phoenix, Jaeger, Langfuse,
-//! an OpenTelemetry Collector.
+//! OTLP (gRPC, HTTP/protobuf or HTTP/JSON, as
+//! `OTEL_EXPORTER_OTLP_PROTOCOL` says) to any receiver: Arize Phoenix,
+//! Jaeger, Langfuse, an OpenTelemetry Collector.
 //!
 //! Off unless a host starts it. One trace per session: the session's span
 //! holds each query's root `invoke_agent`; a subagent's (foreground,
 //! fork or background) is a child of the `execute_tool` span of the
-//! `Task` or `MultiTask` call that started it. Message content is sent
-//! only with [`TelemetryConfig::capture_content`].
+//! `Task` or `MultiTask` call that started it. Given `TRACEPARENT` (a
+//! host's span), the session spans are its children; every process zr
+//! starts inside a span (a Bash command, a hook) gets that span as its
+//! `TRACEPARENT`. Message content is sent only with
+//! [`TelemetryConfig::capture_content`].
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -34,48 +38,38 @@
 //!
 //! # Structure
 //!
-//! The OTLP protobuf is written here, without the OpenTelemetry SDK (see
-//! docs/decisions.md). From the bottom: `wire.rs` (protobuf varints and
-//! fields; an OTLP `KeyValue` written whole), `conventions.rs` (how a span
-//! is named), `ids.rs` (trace and span ids: SplitMix64 of a counter from a
-//! per-process seed), `config.rs` ([`TelemetryConfig`], the `OTEL_*`
-//! variables), `error.rs`. Above them `record.rs` (one span's ids, times,
-//! name, kind, status, events, and its attributes as OTLP bytes in one
-//! buffer), `encode.rs` (a record as an entry of `ScopeSpans.spans`; a
-//! batch framed as an `ExportTraceServiceRequest`), `plain.rs` (HTTP/1.1 on
-//! a keep-alive `TcpStream` of the export thread's own, for `http://`
-//! endpoints without a proxy variable) and `transport.rs` (`plain.rs`, or
-//! the blocking reqwest client for `https://` and proxies). Then
-//! `queue.rs` (the bounded queue: a span encoded into its buffer when it
-//! ends, on the run's thread; the export thread sends batches of 512, warns
-//! of drops, logs failed requests and gives sent buffers back for reuse)
-//! and `tracer.rs` (`ExportTracer`, zr-engine's `Tracer`: a span's record
-//! behind its handle until its last handle drops, its parent's handle kept
-//! so a parent ends after its children). On top, `exporter.rs`
-//! ([`Telemetry`]: starts the thread, hands out the tracer, the bounded
-//! final flush).
+//! Export is the maintained OpenTelemetry crates' (see
+//! docs/decisions.md): `opentelemetry_sdk`'s tracer provider and batch
+//! span processor, `opentelemetry-otlp`'s exporter (gRPC through tonic,
+//! HTTP/protobuf or HTTP/JSON through the async reqwest client; gzip;
+//! retries with backoff on the statuses the OTLP specification names).
+//! zr-telemetry holds what is zr's: `conventions.rs` (how a span is
+//! named), `config.rs` ([`TelemetryConfig`], the `OTEL_*` variables and
+//! `TRACEPARENT`), `context.rs` (W3C trace context in and out),
+//! `error.rs`, `tracer.rs` (`ExportTracer`, zr-engine's `Tracer` on the
+//! SDK's tracer: a span's parent kept so a parent ends after its
+//! children, the host's span as the parent of roots) and `exporter.rs`
+//! ([`Telemetry`]: the provider, the exporter on a Tokio runtime of its
+//! own driven by the batch processor's thread, the bounded final flush).
 //!
-//! Tests decode the encoding and compare it byte for byte with the
-//! OpenTelemetry crates' own conversion of the same spans (those crates and
-//! `prost` are dev-dependencies only), and export scripted sessions to a
-//! real Arize Phoenix, reading the trees back through its REST API
-//! (ignored tests, run by `cargo xtask ci`'s receiver step).
+//! Unit tests check the tracer's spans through an in-memory exporter;
+//! `tests/it` exports scripted sessions to a real Arize Phoenix over
+//! gRPC and over HTTP, reading the trees back through its REST API
+//! (ignored tests, run by `cargo xtask ci`'s receiver step), and to a
+//! loopback OTLP/HTTP receiver (gzip, headers, retries on 429 and 503).
 //! `benches/fanout.rs` compares a 1,000-subagent fan-out with and without
 //! export to a loopback OTLP sink.
 
 mod config;
+mod context;
 mod conventions;
-mod encode;
 mod error;
 mod exporter;
-mod ids;
-mod plain;
-mod queue;
-mod record;
 mod tracer;
-mod transport;
-mod wire;
 
-pub use config::{DEFAULT_QUEUE_SIZE, TelemetryConfig, parse_headers};
+pub use config::{
+    DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_QUEUE_SIZE, Protocol, TelemetryConfig,
+    TraceParent, parse_headers,
+};
 pub use error::TelemetryError;
 pub use exporter::Telemetry;

@@ -25,6 +25,7 @@ fn free_port() -> u16 {
 pub struct Phoenix {
     child: Child,
     port: u16,
+    grpc_port: u16,
     _dir: tempfile::TempDir,
 }
 
@@ -34,6 +35,7 @@ impl Phoenix {
     pub async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
+        let grpc_port = free_port();
         let child = Command::new(phoenix_bin())
             .arg("serve")
             .env_clear()
@@ -41,7 +43,7 @@ impl Phoenix {
             .env("HOME", dir.path())
             .env("PHOENIX_HOST", "127.0.0.1")
             .env("PHOENIX_PORT", port.to_string())
-            .env("PHOENIX_GRPC_PORT", free_port().to_string())
+            .env("PHOENIX_GRPC_PORT", grpc_port.to_string())
             .env("PHOENIX_WORKING_DIR", dir.path())
             .env("PHOENIX_TELEMETRY_ENABLED", "false")
             .stdin(Stdio::null())
@@ -52,6 +54,7 @@ impl Phoenix {
         let mut phoenix = Self {
             child,
             port,
+            grpc_port,
             _dir: dir,
         };
         phoenix.wait_healthy().await;
@@ -100,23 +103,40 @@ impl Phoenix {
         format!("{}/v1/traces", self.url())
     }
 
+    /// Its OTLP/gRPC address.
+    pub fn grpc_endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.grpc_port)
+    }
+
     /// The spans Phoenix stored in its default project, once there are at
     /// least `count` (ingestion is asynchronous), within 60 s.
     pub async fn spans(&self, count: usize) -> Vec<Value> {
+        self.project_spans("default", count).await
+    }
+
+    /// The spans Phoenix stored in `project` (the resource's
+    /// `openinference.project.name`), once there are at least `count`,
+    /// within 60 s.
+    pub async fn project_spans(&self, project: &str, count: usize) -> Vec<Value> {
         let client = reqwest::Client::new();
         let start = Instant::now();
         loop {
-            let body: Value = client
+            let answer = client
                 .get(format!(
-                    "{}/v1/projects/default/spans?limit=1000",
+                    "{}/v1/projects/{project}/spans?limit=1000",
                     self.url()
                 ))
                 .send()
                 .await
-                .unwrap()
-                .json()
-                .await
                 .unwrap();
+            if answer.status() == reqwest::StatusCode::NOT_FOUND
+                && start.elapsed() < Duration::from_secs(60)
+            {
+                // The project is made when its first span is stored.
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                continue;
+            }
+            let body: Value = answer.json().await.unwrap();
             let spans = body["data"].as_array().cloned().unwrap_or_default();
             if spans.len() >= count || start.elapsed() > Duration::from_secs(60) {
                 return spans;

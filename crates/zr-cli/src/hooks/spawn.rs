@@ -75,6 +75,10 @@ pub(crate) async fn run_command(
         ("ZR_PROJECT_DIR", dir.as_ref()),
         ("CLAUDE_PROJECT_DIR", dir.as_ref()),
     ]);
+    // The hook runs inside the span of what it is called for.
+    let mut trace = std::collections::BTreeMap::new();
+    zr_engine::pass_trace_context(&mut trace);
+    env.extend(trace.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let mut process = match spawn_hook(event, command, project, &env) {
         Ok(p) => p,
         Err(error) => {

@@ -1,6 +1,7 @@
 //! The current span: set for each poll of a future in a span, restored
 //! after it, nested as the futures are; a span started inside is the
-//! current one's child.
+//! current one's child, and a child process started inside gets its
+//! trace context.
 
 use std::pin::pin;
 use std::sync::Mutex;
@@ -24,6 +25,17 @@ impl TraceSpan for Named {
     fn set_error(&self, _: Option<&str>) {}
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn context(&self) -> Option<TraceContext> {
+        Some(TraceContext {
+            traceparent: format!("00-{}", self.name),
+            tracestate: if self.name == "stateful" {
+                "k=v".to_owned()
+            } else {
+                String::new()
+            },
+        })
     }
 }
 
@@ -141,4 +153,37 @@ fn the_current_span_is_kept_by_the_parent_handle_it_was_taken_from() {
         (named.name.as_str(), named.parent.as_deref()),
         ("outer", None)
     );
+}
+
+#[test]
+fn a_child_process_gets_the_current_spans_trace_context() {
+    let tracer: Arc<dyn Tracer> = Arc::new(Naming::default());
+    let host: std::collections::BTreeMap<String, String> = [
+        (TRACEPARENT_VAR.to_owned(), "00-host".to_owned()),
+        (TRACESTATE_VAR.to_owned(), "host=1".to_owned()),
+        ("PATH".to_owned(), "/bin".to_owned()),
+    ]
+    .into_iter()
+    .collect();
+
+    // Outside any span the environment is left as it is.
+    let mut env = host.clone();
+    pass_trace_context(&mut env);
+    assert_eq!(env, host);
+
+    let mut call = span(&tracer, "call");
+    {
+        let _entered = call.enter();
+        let mut env = host.clone();
+        pass_trace_context(&mut env);
+        assert_eq!(env[TRACEPARENT_VAR], "00-call");
+        assert!(!env.contains_key(TRACESTATE_VAR), "the span has no state");
+        assert_eq!(env["PATH"], "/bin");
+    }
+    let mut stateful = span(&tracer, "stateful");
+    let _entered = stateful.enter();
+    let mut env = host.clone();
+    pass_trace_context(&mut env);
+    assert_eq!(env[TRACEPARENT_VAR], "00-stateful");
+    assert_eq!(env[TRACESTATE_VAR], "k=v");
 }

@@ -1,33 +1,52 @@
-//! The tracer's records of spans as the engine starts and ends them: the
-//! tree and its traces, names, kinds, status, attributes set later (a key
-//! set again keeps its last value), events, and a parent that ends after
-//! its children.
+//! The tracer's spans as the engine starts and ends them, read from an
+//! in-memory exporter behind the SDK's simple processor: the tree and its
+//! traces, names, kinds, status, attributes set later (a key set again
+//! keeps its last value), events, a parent that ends after its children,
+//! the host's span as the parent of roots, and the context child
+//! processes get.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use opentelemetry::Value;
+use opentelemetry::trace::{SpanId, Status, TraceId, TracerProvider as _};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use zr_engine::AttributeValue;
 
 use super::*;
-use crate::record::decoded;
+use crate::config::TraceParent;
 
-/// Keeps the records the tracer hands over, in the order the spans ended.
-#[derive(Default)]
-struct Records(Mutex<Vec<SpanRecord>>);
+/// Keeps the spans exported, in the order they ended.
+#[derive(Debug, Clone, Default)]
+struct Spans(Arc<Mutex<Vec<SpanData>>>);
 
-impl SpanSink for Records {
-    fn push(&self, span: &SpanRecord) {
-        self.0.lock().unwrap().push(span.clone());
+impl SpanExporter for Spans {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        self.0.lock().unwrap().extend(batch);
+        Ok(())
     }
 }
 
-fn tracer() -> (ExportTracer, Arc<Records>) {
-    let records = Arc::new(Records::default());
+const HOST: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+fn tracer(parent: Option<&str>) -> (ExportTracer, Spans, SdkTracerProvider) {
+    let spans = Spans::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(spans.clone())
+        .build();
+    let root = parent.map_or_else(Context::new, |traceparent| {
+        crate::context::extract(&TraceParent {
+            traceparent: traceparent.to_owned(),
+            tracestate: None,
+        })
+        .unwrap()
+    });
     let tracer = ExportTracer {
-        sink: Arc::clone(&records) as Arc<dyn SpanSink>,
-        ids: Arc::new(Ids::with_seed(7)),
+        tracer: provider.tracer("zr"),
+        root,
         capture_content: false,
     };
-    (tracer, records)
+    (tracer, spans, provider)
 }
 
 const fn str(key: &'static str, value: &'static str) -> Attribute<'static> {
@@ -54,238 +73,172 @@ fn start(
     )
 }
 
-fn find<'a>(records: &'a [SpanRecord], name: &str) -> &'a SpanRecord {
-    records
+fn find<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
+    spans
         .iter()
-        .find(|r| {
-            let (prefix, suffix) = r.name_parts();
-            match suffix {
-                Some(suffix) => format!("{prefix} {suffix}") == name,
-                None => prefix == name,
-            }
-        })
+        .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no span {name}"))
 }
 
-/// `key`'s value, as text.
-fn attr(span: &SpanRecord, key: &str) -> Option<String> {
-    decoded(span.attributes(), false)
-        .into_iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v)
+fn attr(span: &SpanData, key: &str) -> Vec<Value> {
+    span.attributes
+        .iter()
+        .filter(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.clone())
+        .collect()
 }
 
 /// A session, its root, a Task call, the subagent and its model request,
-/// as the engine reports them; the records in the order they ended.
-fn session_with_a_subagent() -> Vec<SpanRecord> {
-    let (tracer, records) = tracer();
-    let internal = SpanKind::Internal;
-    let session = start(
-        &tracer,
-        None,
-        "session",
-        internal,
-        &[str("gen_ai.conversation.id", "s-1")],
-    );
+/// as the engine reports them; the spans in the order they ended.
+fn session_with_a_subagent(tracer: &ExportTracer, spans: &Spans) -> Vec<SpanData> {
+    let session = start(tracer, None, "session", SpanKind::Internal, &[]);
     let root = start(
-        &tracer,
+        tracer,
         Some(&session),
         "invoke_agent",
-        internal,
-        &[
-            str("gen_ai.operation.name", "invoke_agent"),
-            str("gen_ai.agent.name", "root"),
-        ],
+        SpanKind::Internal,
+        &[str("gen_ai.agent.name", "root")],
     );
-    drop(session);
     let call = start(
-        &tracer,
+        tracer,
         Some(&root),
         "execute_tool",
-        internal,
+        SpanKind::Internal,
         &[str("gen_ai.tool.name", "Task")],
     );
-    let worker = start(
-        &tracer,
+    let sub = start(
+        tracer,
         Some(&call),
         "invoke_agent",
-        internal,
-        &[
-            str("gen_ai.agent.name", "worker"),
-            Attribute {
-                key: "zr.agent.background",
-                value: AttributeValue::Bool(true),
-            },
-        ],
+        SpanKind::Internal,
+        &[str("gen_ai.agent.name", "worker")],
     );
     let chat = start(
-        &tracer,
-        Some(&worker),
+        tracer,
+        Some(&sub),
         "chat",
         SpanKind::Client,
-        &[str("gen_ai.request.model", "m-1")],
+        &[str("gen_ai.request.model", "m")],
     );
     chat.add_event(
         "retry",
-        &[
-            Attribute {
-                key: "zr.retry.attempt",
-                value: AttributeValue::I64(1),
-            },
-            str("zr.retry.reason", "HTTP 429"),
-        ],
+        &[Attribute {
+            key: "zr.retry.attempt",
+            value: AttributeValue::I64(1),
+        }],
     );
-    chat.set(&[Attribute {
-        key: "gen_ai.response.finish_reasons",
-        value: AttributeValue::StrArray(&["end_turn"]),
-    }]);
-    chat.set(&[str("error.type", "timeout")]);
-    chat.set_error(Some("the stream ended early"));
-    drop(chat);
-    drop(worker);
-    call.set(&[str("zr.tool.status", "ok")]);
-    drop(call);
-    root.set(&[
-        str("zr.task.status", "completed"),
+    chat.set(&[str("gen_ai.response.model", "first")]);
+    chat.set(&[
+        str("gen_ai.response.model", "second"),
         Attribute {
-            key: "gen_ai.usage.input_tokens",
-            value: AttributeValue::I64(12),
+            key: "gen_ai.response.finish_reasons",
+            value: AttributeValue::StrArray(&["end_turn"]),
         },
     ]);
-    root.set(&[str("zr.task.status", "failed")]);
-    drop(root);
-    std::mem::take(&mut *records.0.lock().unwrap())
+    sub.set_error(Some("timed out"));
+    // The session and its root are dropped first: they end after their
+    // children all the same.
+    drop((session, root, call));
+    drop(sub);
+    assert!(spans.0.lock().unwrap().is_empty(), "chat still runs");
+    drop(chat);
+    spans.0.lock().unwrap().clone()
 }
 
 #[test]
-fn a_session_is_one_trace_and_a_parent_ends_after_its_children() {
-    let records = session_with_a_subagent();
-    let names: Vec<(&str, Option<&str>)> = records.iter().map(SpanRecord::name_parts).collect();
+fn spans_nest_as_the_engine_starts_them_and_parents_end_after_their_children() {
+    let (tracer, spans, _provider) = tracer(None);
+    let ended = session_with_a_subagent(&tracer, &spans);
+    let names: Vec<&str> = ended.iter().map(|s| s.name.as_ref()).collect();
     assert_eq!(
         names,
         [
-            ("chat", Some("m-1")),
-            ("invoke_agent", Some("worker")),
-            ("execute_tool", Some("Task")),
-            ("invoke_agent", Some("root")),
-            ("session", None),
-        ],
-        "the session's handle was dropped first, yet it ended last"
+            "chat m",
+            "invoke_agent worker",
+            "execute_tool Task",
+            "invoke_agent root",
+            "session"
+        ]
     );
-    let session = find(&records, "session");
-    let root = find(&records, "invoke_agent root");
-    let call = find(&records, "execute_tool Task");
-    let worker = find(&records, "invoke_agent worker");
-    let chat = find(&records, "chat m-1");
-    assert_eq!(session.parent_id, 0);
-    assert_eq!(root.parent_id, session.span_id);
-    assert_eq!(call.parent_id, root.span_id);
-    assert_eq!(worker.parent_id, call.span_id);
-    assert_eq!(chat.parent_id, worker.span_id);
-    assert!(records.iter().all(|r| r.trace_id == session.trace_id));
-    assert!(records.iter().all(|r| r.start <= r.end && r.start > 0));
+    let session = find(&ended, "session");
+    assert_eq!(session.parent_span_id, SpanId::INVALID, "a root");
+    for (child, parent) in [
+        ("invoke_agent root", "session"),
+        ("execute_tool Task", "invoke_agent root"),
+        ("invoke_agent worker", "execute_tool Task"),
+        ("chat m", "invoke_agent worker"),
+    ] {
+        let (child, parent) = (find(&ended, child), find(&ended, parent));
+        assert_eq!(child.parent_span_id, parent.span_context.span_id());
+        assert!(!child.parent_span_is_remote);
+        assert_eq!(
+            child.span_context.trace_id(),
+            session.span_context.trace_id()
+        );
+    }
+    let chat = find(&ended, "chat m");
+    assert_eq!(chat.span_kind, opentelemetry::trace::SpanKind::Client);
+    assert_eq!(attr(chat, "gen_ai.response.model"), [Value::from("second")]);
+    assert_eq!(
+        attr(chat, "gen_ai.response.finish_reasons"),
+        [Value::Array(vec![StringValue::from("end_turn")].into())]
+    );
+    assert_eq!(chat.events.len(), 1);
+    assert_eq!(chat.events[0].name, "retry");
+    assert_eq!(
+        find(&ended, "invoke_agent worker").status,
+        Status::error("timed out")
+    );
+    assert_eq!(find(&ended, "invoke_agent root").status, Status::Unset);
+}
 
-    let (tracer, records) = tracer();
+#[test]
+fn each_session_is_a_trace_of_its_own_without_a_host_span() {
+    let (tracer, spans, _provider) = tracer(None);
     drop(start(&tracer, None, "session", SpanKind::Internal, &[]));
     drop(start(&tracer, None, "session", SpanKind::Internal, &[]));
-    let two = records.0.lock().unwrap();
+    let ended = spans.0.lock().unwrap().clone();
     assert_ne!(
-        two[0].trace_id, two[1].trace_id,
-        "another session, another trace"
+        ended[0].span_context.trace_id(),
+        ended[1].span_context.trace_id()
     );
 }
 
 #[test]
-fn kinds_status_and_typed_attributes() {
-    let records = session_with_a_subagent();
-    let chat = find(&records, "chat m-1");
-    assert_eq!(chat.kind, Kind::Client);
-    assert_eq!(chat.status, StatusCode::Error);
+fn a_host_span_given_as_traceparent_is_the_parent_of_every_session() {
+    let (tracer, spans, _provider) = tracer(Some(HOST));
+    let ended = session_with_a_subagent(&tracer, &spans);
+    let host_trace = TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").unwrap();
+    for span in &ended {
+        assert_eq!(span.span_context.trace_id(), host_trace, "{}", span.name);
+    }
+    let session = find(&ended, "session");
     assert_eq!(
-        chat.description.map(|d| chat.str(d)),
-        Some("the stream ended early")
+        session.parent_span_id,
+        SpanId::from_hex("00f067aa0ba902b7").unwrap()
     );
-    assert_eq!(attr(chat, "error.type").as_deref(), Some("timeout"));
-    assert_eq!(
-        attr(chat, "gen_ai.response.finish_reasons").as_deref(),
-        Some("[end_turn]")
-    );
-    assert_eq!(find(&records, "session").kind, Kind::Internal);
-    assert_eq!(
-        find(&records, "execute_tool Task").status,
-        StatusCode::Unset
-    );
-    let worker = find(&records, "invoke_agent worker");
-    assert_eq!(
-        decoded(worker.attributes(), false)[1],
-        ("zr.agent.background".to_owned(), "true".to_owned())
-    );
+    assert!(session.parent_span_is_remote);
 }
 
 #[test]
-fn a_key_set_again_keeps_its_last_value_once() {
-    let records = session_with_a_subagent();
-    let root = find(&records, "invoke_agent root");
-    let statuses = decoded(root.attributes(), false)
-        .iter()
-        .filter(|(k, _)| k == "zr.task.status")
-        .count();
-    assert_eq!(statuses, 1);
-    assert_eq!(attr(root, "zr.task.status").as_deref(), Some("failed"));
-    assert_eq!(
-        attr(root, "gen_ai.usage.input_tokens").as_deref(),
-        Some("12")
-    );
-    assert_eq!(root.name_parts(), ("invoke_agent", Some("root")));
-}
-
-#[test]
-fn keys_beyond_those_remembered_are_still_set_once() {
-    let (tracer, records) = tracer();
-    let span = start(
+fn a_span_gives_its_own_context_to_child_processes() {
+    let (tracer, _spans, _provider) = tracer(Some(HOST));
+    let session = start(&tracer, None, "session", SpanKind::Internal, &[]);
+    let call = start(
         &tracer,
-        None,
+        Some(&session),
         "execute_tool",
         SpanKind::Internal,
         &[str("gen_ai.tool.name", "Bash")],
     );
-    const KEYS: [&str; 16] = [
-        "k00", "k01", "k02", "k03", "k04", "k05", "k06", "k07", "k08", "k09", "k10", "k11", "k12",
-        "k13", "k14", "k15",
-    ];
-    for round in 0..3 {
-        for key in KEYS {
-            span.set(&[Attribute {
-                key,
-                value: AttributeValue::I64(round),
-            }]);
-        }
-    }
-    drop(span);
-    let records = records.0.lock().unwrap();
-    let attributes = decoded(records[0].attributes(), false);
-    assert_eq!(attributes.len(), 17, "{attributes:?}");
-    assert!(
-        attributes[1..].iter().all(|(_, v)| v == "2"),
-        "{attributes:?}"
-    );
-    assert_eq!(records[0].name_parts(), ("execute_tool", Some("Bash")));
-}
-
-#[test]
-fn events_land_on_their_span() {
-    let records = session_with_a_subagent();
-    let chat = find(&records, "chat m-1");
-    let [retry] = &chat.events[..] else {
-        panic!("one event: {:?}", chat.events);
-    };
-    assert_eq!(retry.name, "retry");
+    let context = call.context().expect("a context");
+    let live = call.as_any().downcast_ref::<Live>().unwrap();
     assert_eq!(
-        decoded(&retry.attributes, true),
-        [
-            ("zr.retry.attempt".to_owned(), "1".to_owned()),
-            ("zr.retry.reason".to_owned(), "HTTP 429".to_owned())
-        ]
+        context.traceparent,
+        format!(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-{}-01",
+            live.context.span_id()
+        )
     );
-    assert!(retry.time >= chat.start);
+    assert_eq!(context.tracestate, "");
 }

@@ -1,6 +1,8 @@
 //! A scripted session with MultiTask (one task finishing, one timing out)
-//! and a background agent, exported to Phoenix: the span tree and the
-//! GenAI attributes Phoenix stored.
+//! and a background agent, exported to Phoenix over gRPC (as the child of
+//! a host's span given as `TRACEPARENT`) and over HTTP/protobuf: the span
+//! tree and the GenAI attributes Phoenix stored, and the `TRACEPARENT`
+//! each Bash command saw.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
 use zr_engine::{Agent, AgentConfig, QueryOverrides, RuntimeEnvironment, ScriptedProvider};
-use zr_telemetry::{Telemetry, TelemetryConfig};
+use zr_telemetry::{Protocol, Telemetry, TelemetryConfig, TraceParent};
 use zr_tools::BuiltinTools;
 
 use zr_test_support::phoenix::Phoenix;
@@ -28,7 +30,7 @@ fn script() -> Value {
             {"text": "all done"}
         ]}],
         "worker": [{"turns": [
-            {"tool_calls": [{"name": "Bash", "input": {"command": "echo hi"}}]},
+            {"tool_calls": [{"name": "Bash", "input": {"command": "printf '%s\\n' \"$TRACEPARENT\" >> traceparents.txt"}}]},
             {"text": "worker done"}
         ]}],
         "slow": [{"turns": [{"delay_ms": 10_000, "text": "too late"}]}]
@@ -107,20 +109,54 @@ pub(crate) fn span_id(span: &Value) -> &str {
     span["context"]["span_id"].as_str().expect("a span id")
 }
 
+/// The host's span the gRPC run is a child of.
+const HOST_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const HOST_SPAN: &str = "00f067aa0ba902b7";
+
 #[tokio::test]
 #[ignore = "needs Arize Phoenix (cargo xtask deps); cargo xtask ci runs it in its receiver step"]
 async fn sessions_exported_to_phoenix_are_read_back_as_span_trees() {
     let phoenix = Phoenix::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let telemetry = Telemetry::start(TelemetryConfig::new(phoenix.traces_endpoint())).unwrap();
-    run_session(dir.path(), &telemetry).await;
-    tokio::task::spawn_blocking(move || telemetry.shutdown())
-        .await
-        .unwrap();
+    for (protocol, project) in [
+        (Protocol::Grpc, "over-grpc"),
+        (Protocol::HttpProtobuf, "over-http"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = TelemetryConfig::new(match protocol {
+            Protocol::Grpc => phoenix.grpc_endpoint(),
+            Protocol::HttpProtobuf | Protocol::HttpJson => phoenix.traces_endpoint(),
+        });
+        config.protocol = protocol;
+        config.gzip = true;
+        config
+            .resource_attributes
+            .push(("openinference.project.name".to_owned(), project.to_owned()));
+        if protocol == Protocol::Grpc {
+            config.parent = Some(TraceParent {
+                traceparent: format!("00-{HOST_TRACE}-{HOST_SPAN}-01"),
+                tracestate: None,
+            });
+        }
+        let telemetry = Telemetry::start(config).unwrap();
+        run_session(dir.path(), &telemetry).await;
+        tokio::task::spawn_blocking(move || telemetry.shutdown())
+            .await
+            .unwrap();
+        let seen = std::fs::read_to_string(dir.path().join("traceparents.txt")).unwrap();
+        let spans = phoenix.project_spans(project, 16).await;
+        check_tree(&spans, protocol == Protocol::Grpc, &seen);
+    }
 
+    // Then a root on the Anthropic wire, with content, over HTTP without
+    // compression: the default project.
+    crate::wire::check(&phoenix, 0, "").await;
+}
+
+/// The scripted session's spans as Phoenix stored them; `hosted`: a child
+/// of the host's span. `seen`: the `TRACEPARENT` of each Bash command.
+fn check_tree(spans: &[Value], hosted: bool, seen: &str) {
     // session, root (2 chats, MultiTask, Task), the fast worker (2 chats,
     // Bash), the slow one (1 chat), the background worker (2 chats, Bash).
-    let spans = phoenix.spans(16).await;
     let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
     assert_eq!(spans.len(), 16, "{names:?}");
     let traces: std::collections::BTreeSet<&str> = spans
@@ -128,10 +164,13 @@ async fn sessions_exported_to_phoenix_are_read_back_as_span_trees() {
         .filter_map(|s| s["context"]["trace_id"].as_str())
         .collect();
     assert_eq!(traces.len(), 1, "one trace per session");
-    let trace = traces.first().copied().unwrap().to_owned();
+    let trace = traces.first().copied().unwrap();
+    if hosted {
+        assert_eq!(trace, HOST_TRACE, "the host's trace");
+    }
 
     let mut children: BTreeMap<Option<&str>, Vec<&Value>> = BTreeMap::new();
-    for span in &spans {
+    for span in spans {
         children
             .entry(span["parent_id"].as_str())
             .or_default()
@@ -143,7 +182,8 @@ async fn sessions_exported_to_phoenix_are_read_back_as_span_trees() {
             .map(|c| c.iter().copied().filter(|s| s["name"] == name).collect())
             .unwrap_or_default()
     };
-    let roots = &children[&None];
+    let root_parent = hosted.then_some(HOST_SPAN);
+    let roots = &children[&root_parent];
     assert_eq!(roots.len(), 1, "one root: {roots:#?}");
     let session = roots[0];
     assert_eq!(session["name"], "session");
@@ -223,6 +263,7 @@ async fn sessions_exported_to_phoenix_are_read_back_as_span_trees() {
     assert_eq!(attr(background, "zr.agent.background"), Some(&json!(true)));
     assert_eq!(text(background, "zr.task.status"), "completed");
 
+    let mut bash_spans = Vec::new();
     for worker in [tasks[0], background] {
         let [bash] = kids(worker, "execute_tool Bash")[..] else {
             panic!("each worker ran Bash once: {worker:#}");
@@ -235,8 +276,11 @@ async fn sessions_exported_to_phoenix_are_read_back_as_span_trees() {
         assert_eq!(text(bash, "gen_ai.tool.type"), "function");
         assert_eq!(kids(worker, "chat scripted-model").len(), 2);
         assert!(text(worker, "gen_ai.agent.id").starts_with("root."));
+        bash_spans.push(format!("00-{trace}-{}-01", span_id(bash)));
     }
-
-    // Then a root on the Anthropic wire, with content: a trace of its own.
-    crate::wire::check(&phoenix, spans.len(), &trace).await;
+    // Each Bash command ran inside its call's span.
+    let mut seen: Vec<&str> = seen.lines().collect();
+    seen.sort_unstable();
+    bash_spans.sort();
+    assert_eq!(seen, bash_spans);
 }

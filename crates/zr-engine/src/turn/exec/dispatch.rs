@@ -73,11 +73,14 @@ async fn run_handler(
     confinement: Option<Confinement>,
 ) -> ToolOutput {
     let runtime = &ctx.session.runtime;
+    // The processes the call starts are inside its span.
+    let mut env = runtime.settings().env.clone();
+    crate::telemetry::pass_trace_context(&mut env);
     let tool_ctx = ToolContext::new(
         ctx.session.id.clone(),
         agent.id.clone(),
         Arc::clone(&agent.cwd),
-        runtime.settings().env.clone(),
+        env,
     )
     .with_background(agent.background)
     .with_confinement(confinement)
