@@ -9,6 +9,7 @@ use tokio::sync::Semaphore;
 use zr_caps::{AgentDefinition, Budget};
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
+use crate::effects::remote::SubagentSpec;
 use crate::history::Opening;
 use crate::meta::AgentMeta;
 use crate::outcome::Progress;
@@ -90,6 +91,10 @@ pub(crate) struct AgentRun {
     pub(crate) reload: Option<RootReload>,
     /// Set when the run continues a transcript (see [`Resumption`]).
     pub(crate) resumed: Option<Resumption>,
+    /// Its description, when it runs from one (a durable child
+    /// invocation): its own typed subagents are described from it in
+    /// turn (their [`SubagentSpec::parent`]).
+    pub(crate) described: Option<Arc<SubagentSpec>>,
     /// The `max_concurrent` slots its foreground subagents run in, made
     /// at its first delegation: the Task and MultiTask calls of one turn
     /// run side by side and share them ([`AgentRun::delegation_slots`]).
@@ -129,6 +134,7 @@ impl AgentRun {
             delegate: Arc::new(NoDelegation),
             reload: None,
             resumed: None,
+            described: None,
             slots: OnceLock::new(),
         }
     }
@@ -197,6 +203,12 @@ impl AgentRun {
     /// request (a fork).
     pub(crate) fn with_cache_prefix(mut self, prefix: Option<usize>) -> Self {
         self.cache_prefix = prefix;
+        self
+    }
+
+    /// Run from `spec`, its description.
+    pub(crate) fn with_described(mut self, spec: Arc<SubagentSpec>) -> Self {
+        self.described = Some(spec);
         self
     }
 

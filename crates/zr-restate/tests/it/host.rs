@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
 use zr_engine::{
     AgentConfig, Hook, HookAgent, HookReply, Hooks, ModelProvider, ModelRequest, ModelStream,
-    RuntimeEnvironment, ScriptedProvider,
+    RuntimeEnvironment, ScriptedProvider, TreeBudget,
 };
 use zr_restate::SessionHost;
 use zr_tools::BuiltinTools;
@@ -145,6 +145,11 @@ pub(crate) struct TestHost {
     /// How long a PreToolUse hook holds each of the root's tool calls
     /// (local work between two commands of its journal).
     pub(crate) root_hook: Option<std::time::Duration>,
+    /// `[subagents] max_depth`, when not the default; it also adds the
+    /// general-purpose type `lead` (which may delegate below the limit).
+    pub(crate) max_depth: Option<u32>,
+    /// The session's `[budget]`.
+    pub(crate) tree_budget: TreeBudget,
 }
 
 /// A PreToolUse hook that takes its time over the root's calls.
@@ -197,6 +202,8 @@ impl TestHost {
             max_concurrent: None,
             budget: None,
             root_hook: None,
+            max_depth: None,
+            tree_budget: TreeBudget::default(),
         }
     }
 
@@ -244,6 +251,18 @@ impl TestHost {
         .with_type(AgentType::GeneralPurpose);
         worker.capabilities.custom_tools = Some(vec![Arc::clone(&bump)]);
         let mut config = AgentConfig::new("You are the root.").with_sub_agent(worker);
+        if let Some(depth) = self.max_depth {
+            let mut lead = AgentDefinition::new(
+                "lead".parse().expect("a valid name"),
+                "the lead agent",
+                "You are the lead agent.",
+            )
+            .with_type(AgentType::GeneralPurpose);
+            lead.capabilities.custom_tools = Some(vec![Arc::clone(&bump)]);
+            config = config.with_sub_agent(lead);
+            config.policy.max_depth = depth;
+        }
+        config.budget = self.tree_budget;
         config.options.custom_tools = vec![bump];
         config.sessions_dir = Some(self.sessions());
         if let Some(n) = self.max_concurrent {

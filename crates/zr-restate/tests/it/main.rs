@@ -8,6 +8,7 @@ mod cancel;
 mod durable;
 mod fanout;
 mod host;
+mod nested;
 mod proxy;
 mod server;
 mod turns;
