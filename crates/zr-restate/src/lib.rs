@@ -114,7 +114,9 @@
 //! (requests to the server through reqwest, each within a time limit,
 //! failing with an `HttpError`) and `admin.rs` (a turn sent and
 //! attached to; turns and journals read through the admin API's SQL
-//! introspection). The tests (`tests/it/`) run a real `restate-server` with
+//! introspection); `remote.rs` ([`RemoteAgents`]: a local session's
+//! effects that send its `isolation: remote` subagents to the server's
+//! workers). The tests (`tests/it/`) run a real `restate-server` with
 //! in-process workers behind a loopback TCP proxy.
 
 mod admin;
@@ -127,6 +129,7 @@ mod journal;
 mod keys;
 mod object;
 mod record;
+mod remote;
 mod serve;
 
 pub use admin::{
@@ -136,4 +139,5 @@ pub use agent::AgentObject;
 pub use error::{HttpError, RestateError};
 pub use keys::AGENT_OBJECT;
 pub use object::{ROOT_STATE, SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
+pub use remote::RemoteAgents;
 pub use serve::{listen, register, serve, submit};

@@ -385,10 +385,28 @@ async fn run_task(
                 .map(|own| Box::new(SubagentSpec::clone(own))),
             budget: ctx.budget_left(),
             background: run.meta.background,
+            remote: isolation == Isolation::Remote,
         }),
         _ => None,
     };
     let subagent = announce(ctx, run, isolation, result, budget.start, spec);
+    if isolation == Isolation::Remote && subagent.remote.is_none() {
+        // Never a silent local run.
+        let mut result = subagent.result;
+        result.error = Some(format!(
+            "the type '{}' says `isolation: remote`, and nothing here runs it remotely: {}",
+            result.agent_type,
+            if described {
+                "set [durable] ingress = \"http://HOST:8080\" in zr.toml (a Restate server whose workers serve this project)"
+            } else {
+                "only a subagent of the root (or of a remote or durable subagent) can run remotely"
+            }
+        ));
+        result.duration = budget.start.elapsed();
+        ctx.note_result(&result);
+        subagent::finished(ctx, &subagent.run.meta.agent_type, &result);
+        return result;
+    }
     if subagent.run.meta.background {
         let mut result = background::launch(ctx, subagent);
         result.duration = budget.start.elapsed();

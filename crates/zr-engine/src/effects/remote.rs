@@ -63,6 +63,10 @@ pub struct SubagentSpec {
     /// background agent (its pool, its permission prompts denied).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub background: bool,
+    /// Its type says `isolation: remote`: it must run elsewhere, and the
+    /// engine fails its task when the effects do not run it there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remote: bool,
 }
 
 fn is_unset(budget: &TreeBudget) -> bool {

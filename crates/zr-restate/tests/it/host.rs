@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::Notify;
-use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
+use zr_caps::{AgentDefinition, AgentType, Isolation, RuntimeSettings};
 use zr_engine::{
     AgentConfig, Hook, HookAgent, HookReply, Hooks, ModelProvider, ModelRequest, ModelStream,
     RuntimeEnvironment, ScriptedProvider, TreeBudget,
@@ -103,6 +103,9 @@ impl ToolHandler for Bump {
                     *applied = 1;
                 }
             }
+            if let Some(name) = call.input.get("write").and_then(Value::as_str) {
+                std::fs::write(ctx.cwd.join(name), &key).expect("the note is written");
+            }
             if let Some(ms) = call.input.get("hold_ms").and_then(Value::as_u64) {
                 let now = self.ledger.holding.fetch_add(1, Ordering::SeqCst) + 1;
                 self.ledger.most_held.fetch_max(now, Ordering::SeqCst);
@@ -150,6 +153,8 @@ pub(crate) struct TestHost {
     pub(crate) max_depth: Option<u32>,
     /// The session's `[budget]`.
     pub(crate) tree_budget: TreeBudget,
+    /// Adds the type `rem` (`isolation: remote`).
+    pub(crate) remote_type: bool,
 }
 
 /// A PreToolUse hook that takes its time over the root's calls.
@@ -204,6 +209,7 @@ impl TestHost {
             root_hook: None,
             max_depth: None,
             tree_budget: TreeBudget::default(),
+            remote_type: false,
         }
     }
 
@@ -263,6 +269,17 @@ impl TestHost {
             config.policy.max_depth = depth;
         }
         config.budget = self.tree_budget;
+        if self.remote_type {
+            let mut rem = AgentDefinition::new(
+                "rem".parse().expect("a valid name"),
+                "the remote agent",
+                "You are the remote agent.",
+            )
+            .with_type(AgentType::GeneralPurpose);
+            rem.capabilities.custom_tools = Some(vec![Arc::clone(&bump)]);
+            rem.isolation = Isolation::Remote;
+            config = config.with_sub_agent(rem);
+        }
         config.options.custom_tools = vec![bump];
         config.sessions_dir = Some(self.sessions());
         if let Some(n) = self.max_concurrent {

@@ -10,6 +10,7 @@ mod fanout;
 mod host;
 mod nested;
 mod proxy;
+mod remote;
 mod server;
 mod turns;
 mod workers;
