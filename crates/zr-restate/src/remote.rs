@@ -15,9 +15,7 @@ use serde_json::Value;
 use zr_engine::{
     Effects, ModelProvider, ModelRequest, ModelStream, RemoteEnd, SubagentSpec, TaskResult,
 };
-use zr_types::{
-    AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput,
-};
+use zr_types::{AgentId, BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
 use crate::http::{DEFAULT_TIMEOUT, authority, get, post_json};
 use crate::keys::{AGENT_OBJECT, agent_key};
@@ -28,17 +26,15 @@ use crate::keys::{AGENT_OBJECT, agent_key};
 pub struct RemoteAgents {
     inner: Arc<dyn Effects>,
     ingress: String,
-    session: SessionId,
 }
 
 impl RemoteAgents {
-    /// `inner`'s effects, but for the remote subagents of `session`, sent
-    /// to the server whose ingress is `ingress` (`http://HOST:8080`).
-    pub fn new(inner: Arc<dyn Effects>, ingress: impl Into<String>, session: SessionId) -> Self {
+    /// `inner`'s effects, but for the remote subagents, sent to the
+    /// server whose ingress is `ingress` (`http://HOST:8080`).
+    pub fn new(inner: Arc<dyn Effects>, ingress: impl Into<String>) -> Self {
         Self {
             inner,
             ingress: ingress.into(),
-            session,
         }
     }
 }
@@ -77,7 +73,13 @@ impl Effects for RemoteAgents {
             return self.inner.remote_subagent(spec);
         }
         let ingress = self.ingress.clone();
-        let key = agent_key(&self.session, spec);
+        let Some(session) = &spec.session else {
+            return Some(Box::pin(std::future::ready(Err(format!(
+                "the remote agent {} has no session in its description",
+                spec.agent
+            )))));
+        };
+        let key = agent_key(session, spec);
         let input = serde_json::to_value(spec).ok()?;
         let run = async move { run_remote(&ingress, &key, &input).await };
         if spec.background {

@@ -385,6 +385,7 @@ async fn run_task(
                 .map(|own| Box::new(SubagentSpec::clone(own))),
             budget: ctx.budget_left(),
             background: run.meta.background,
+            session: Some(ctx.session.id.clone()),
             remote: isolation == Isolation::Remote,
         }),
         _ => None,

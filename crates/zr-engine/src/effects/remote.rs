@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use zr_types::{AgentId, AgentName, Usage};
+use zr_types::{AgentId, AgentName, SessionId, Usage};
 
 use crate::model::budget::TreeBudget;
 use crate::outcome::TaskResult;
@@ -63,6 +63,10 @@ pub struct SubagentSpec {
     /// background agent (its pool, its permission prompts denied).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub background: bool,
+    /// The session it belongs to (a local session's remote agents are
+    /// keyed by it on the server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionId>,
     /// Its type says `isolation: remote`: it must run elsewhere, and the
     /// engine fails its task when the effects do not run it there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

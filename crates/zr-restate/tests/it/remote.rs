@@ -103,7 +103,6 @@ async fn a_remote_subagent_of_a_local_session_runs_on_a_worker_and_survives_it()
     let runtime = runtime.with_effects(Arc::new(zr_restate::RemoteAgents::new(
         Arc::new(LocalEffects),
         server.ingress_url(),
-        session.clone(),
     )));
     let agent = Agent::with_session_id(Arc::new(runtime), config, session);
     let run = tokio::spawn(async move { agent.prompt("go").await });
