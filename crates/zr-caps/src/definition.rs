@@ -41,6 +41,11 @@ pub enum Isolation {
     None,
     /// In a fresh git worktree on its own branch.
     Worktree,
+    /// As a child invocation on a worker of the project's `[durable]`
+    /// Restate server, even when the session runs locally: in a fresh
+    /// worktree of the project there when it is a git repository, in the
+    /// worker's sandbox always.
+    Remote,
 }
 
 /// How much reasoning effort the model should spend.

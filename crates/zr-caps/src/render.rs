@@ -126,6 +126,7 @@ impl fmt::Display for AgentDefinition {
         let isolation = match self.isolation {
             Isolation::None => "none",
             Isolation::Worktree => "worktree",
+            Isolation::Remote => "remote",
         };
         writeln!(f, "  isolation: {isolation}")?;
         let effort = match self.effort {

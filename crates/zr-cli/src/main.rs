@@ -116,6 +116,7 @@ mod preflight;
 mod project;
 mod provider;
 mod reload;
+mod remote_agents;
 mod render;
 mod resolve;
 mod run;

@@ -178,6 +178,7 @@ impl Workspace {
         if let Some(tracer) = crate::telemetry::tracer() {
             runtime = runtime.with_tracer(tracer);
         }
+        runtime = crate::remote_agents::wire(project, runtime);
         let order: Vec<_> = every.servers().iter().map(|s| s.name.clone()).collect();
         for warning in crate::mcp_names::distinct(&order, &mut server_tools) {
             eprintln!("{warning}");

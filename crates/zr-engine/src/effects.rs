@@ -16,7 +16,7 @@ use futures_util::FutureExt as _;
 use futures_util::future::Shared;
 use zr_types::{AgentId, BoxFuture, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput};
 
-use crate::effects::remote::SubagentSpec;
+use crate::effects::remote::{RemoteEnd, SubagentSpec};
 use crate::outcome::TaskResult;
 use zr_providers::{ModelProvider, ModelRequest, ModelStream};
 
@@ -122,8 +122,12 @@ pub trait Effects: Send + Sync + fmt::Debug {
 
     /// Runs the subagent `spec` describes somewhere else, or `None` (the
     /// default): it runs here, through [`Effects::subagent`]. The engine
-    /// asks only for a fresh, typed subagent of the root (not a fork or a
-    /// resumed one), when its task starts it, in its parent's order.
+    /// asks only for a fresh, typed subagent (not a fork or a resumed one)
+    /// of the root or of a subagent that runs from a description itself
+    /// (whose parent is not in a worktree), when its task starts it, in
+    /// its parent's order. The future's end carries what the subagent's
+    /// whole subtree spent, which the engine books into the query's total
+    /// and tree budget.
     ///
     /// - A foreground one (`!spec.background`): the engine polls the
     ///   future once the task holds a slot of its call (the remote run
@@ -156,7 +160,7 @@ pub trait Effects: Send + Sync + fmt::Debug {
     fn remote_subagent(
         &self,
         spec: &SubagentSpec,
-    ) -> Option<BoxFuture<'static, Result<TaskResult, String>>> {
+    ) -> Option<BoxFuture<'static, Result<RemoteEnd, String>>> {
         let _ = spec;
         None
     }

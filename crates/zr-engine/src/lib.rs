@@ -387,7 +387,7 @@ pub use agent::preview::BoundaryPreview;
 pub use agent::preview::request_cost::RequestCost;
 pub use agent::snapshot::RootSnapshot;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, SubagentConfig};
-pub use effects::remote::SubagentSpec;
+pub use effects::remote::{RemoteEnd, SubagentSpec};
 pub use effects::{Effects, LocalEffects};
 pub use error::{EngineError, TranscriptError, WorktreeError};
 pub use event::{Event, EventKind};

@@ -338,6 +338,37 @@ impl QueryCtx {
         total.usage
     }
 
+    /// Adds what a subtree run elsewhere spent (`usage`, costing
+    /// `cost_usd`) to the query's total.
+    pub(crate) fn add_spent(&self, usage: Usage, cost_usd: f64) {
+        let mut total = crate::sync::lock(&self.total);
+        total.usage = total.usage.plus(usage);
+        total.cost = total.cost.map(|cost| cost + cost_usd);
+        total.spent += cost_usd;
+    }
+
+    /// What the tree budget has left: each limit less what the query
+    /// spent so far (unset limits stay unset).
+    pub(crate) fn budget_left(&self) -> TreeBudget {
+        let total = crate::sync::lock(&self.total);
+        TreeBudget {
+            tokens: self
+                .budget
+                .tokens
+                .map(|limit| limit.saturating_sub(total.usage.total())),
+            cost_usd: self
+                .budget
+                .cost_usd
+                .map(|limit| (limit - total.spent).max(0.0)),
+        }
+    }
+
+    /// The query's total, readable after the query's tasks (and its event
+    /// sink) are gone.
+    pub(crate) fn spending(&self) -> Spending {
+        Spending(Arc::clone(&self.total))
+    }
+
     pub(crate) fn total_usage(&self) -> Usage {
         crate::sync::lock(&self.total).usage
     }
@@ -345,6 +376,19 @@ impl QueryCtx {
     /// What the query's usage cost; `None` once a model was unknown.
     pub(crate) fn total_cost(&self) -> Option<f64> {
         crate::sync::lock(&self.total).cost
+    }
+}
+
+/// A query's total, held apart from its context.
+#[derive(Debug, Clone)]
+pub(crate) struct Spending(Arc<Mutex<Total>>);
+
+impl Spending {
+    /// The usage of every agent under the query, and what it cost at
+    /// known prices (the cost budget's counter).
+    pub(crate) fn get(&self) -> (Usage, f64) {
+        let total = crate::sync::lock(&self.0);
+        (total.usage, total.spent)
     }
 }
 

@@ -1,8 +1,10 @@
 //! A subagent of a durable session as its own Restate invocation: the
 //! virtual object [`AGENT_OBJECT`](crate::AGENT_OBJECT), keyed
-//! `{session}/{agent id}`, which the root's invocation calls for each of
-//! its typed foreground subagents and sends one way for each of its typed
-//! background ones. Restate runs each on any worker of the deployment;
+//! `{session}/{agent id}`, which a parent's invocation (the root's, or a
+//! subagent's that delegates in turn) calls for each of its typed
+//! foreground subagents and sends one way for each of its typed
+//! background ones. Its answer is the subagent's result and what its
+//! whole subtree spent (`RemoteEnd`). Restate runs each on any worker of the deployment;
 //! the worker rebuilds the subagent from its description with its own
 //! project (a background one as a background agent), and journals the
 //! subagent's own model requests and tool calls one by one.
@@ -10,7 +12,7 @@
 use std::sync::Arc;
 
 use restate_sdk::prelude::*;
-use zr_engine::{SubagentSpec, TaskResult};
+use zr_engine::{RemoteEnd, SubagentSpec};
 use zr_types::SessionId;
 
 use crate::drive::drive;
@@ -39,7 +41,7 @@ impl AgentObject {
         &self,
         ctx: ObjectContext<'_>,
         spec: Json<SubagentSpec>,
-    ) -> HandlerResult<Json<TaskResult>> {
+    ) -> HandlerResult<Json<RemoteEnd>> {
         let Json(spec) = spec;
         let key = ctx.key().to_owned();
         let session: SessionId = key
@@ -55,7 +57,7 @@ impl AgentObject {
         }
         let agent = spec.agent.clone();
         let (agent, steps, _) = attempt(&*self.host, session, &agent, None)?;
-        let run = agent.run_described(spec).finish();
+        let run = agent.run_described(spec).finish_remote();
         let result = drive(&ctx, steps, run)
             .await?
             .map_err(|e| TerminalError::new(zr_types::error_chain(&e)))?;

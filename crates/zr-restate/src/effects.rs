@@ -9,8 +9,8 @@
 //! - each tool call of that agent that reaches a handler: one step (`tool
 //!   CALL_ID`), in call order, its context carrying the idempotency key
 //!   `{session}/{call id}`;
-//! - each of the root's subagents the engine may run elsewhere (typed,
-//!   fresh): for a foreground one, a call of the child invocation
+//! - each subagent of the invocation's agent that the engine may run
+//!   elsewhere (typed, fresh; at any depth): for a foreground one, a call of the child invocation
 //!   `ZrAgent` `{session}/{agent id}`, made once the task holds a slot of
 //!   its call; for a background one, a one-way send of that invocation,
 //!   made when its `Task` call starts it (in the engine's order), and an
@@ -36,7 +36,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use zr_engine::{
     Effects, LocalEffects, ModelEvent, ModelProvider, ModelRequest, ModelResponse, ModelStream,
-    ProviderError, SubagentSpec, TaskResult, TaskStatus,
+    ProviderError, RemoteEnd, SubagentSpec, TaskResult, TaskStatus,
 };
 use zr_types::{
     AgentId, BoxFuture, SessionId, ToolCall, ToolContext, ToolError, ToolHandler, ToolOutput,
@@ -191,8 +191,10 @@ impl Effects for DurableEffects {
     fn remote_subagent(
         &self,
         spec: &SubagentSpec,
-    ) -> Option<BoxFuture<'static, Result<TaskResult, String>>> {
-        if !self.agent.is_root() || spec.parents != [AgentId::root()] {
+    ) -> Option<BoxFuture<'static, Result<RemoteEnd, String>>> {
+        // Only the invocation's own agent's children: a grandchild's
+        // parent runs in its own invocation, which calls it.
+        if spec.parents.last() != Some(&self.agent) {
             return None;
         }
         let journal = self.journal.clone();
@@ -207,7 +209,11 @@ impl Effects for DurableEffects {
                     Sent::Answered(value) => serde_json::from_value(value).map_err(|e| {
                         format!("the background agent's answer is not a task result: {e}")
                     }),
-                    Sent::Cancelled(message) => Ok(cancelled(&spec, &message)),
+                    Sent::Cancelled(message) => Ok(RemoteEnd {
+                        result: cancelled(&spec, &message),
+                        usage: zr_types::Usage::default(),
+                        cost_usd: 0.0,
+                    }),
                     Sent::Failed(message) => Err(message),
                 }
             }));

@@ -3,7 +3,7 @@
 //! A worker serves two virtual objects: [`SESSION_OBJECT`], keyed by
 //! session id (Restate runs one turn of a session at a time), and
 //! [`AGENT_OBJECT`], keyed `{session}/{agent id}`, one invocation per
-//! subagent of the root. A turn is the engine's ordinary loop with its
+//! typed subagent, at any depth. A turn is the engine's ordinary loop with its
 //! effects seam (`zr_engine::Effects`) pointed at the invocation's
 //! journal:
 //!
@@ -17,22 +17,40 @@
 //! - each tool call of that agent that reaches a handler is one step, in
 //!   call order; its `ToolContext::idempotency_key` is `{session}/{call
 //!   id}`, the same on every attempt;
-//! - each typed foreground subagent of the root (a `Task` or `MultiTask`
-//!   task naming a type) is a call of the child invocation
+//! - each typed foreground subagent of the invocation's agent (a `Task`
+//!   or `MultiTask` task naming a type: the root's in a turn, a
+//!   subagent's own in its invocation when `[subagents] max_depth` lets it
+//!   delegate) is a call of the child invocation
 //!   `ZrAgent/{session}/{agent id}`, made once the task holds a slot of
 //!   its call: a MultiTask keeps at most `max_concurrent` children in
 //!   flight and starts the next as one answers. Restate runs each child
 //!   on any worker of the deployment; the worker rebuilds the subagent
 //!   from its description (`zr_engine::SubagentSpec`: type, task, call,
-//!   index, id, parents) with its own project and runs the engine's one
-//!   subagent lifecycle (`Agent::run_described`): hooks, worktree, loop,
-//!   transcript are the child's. The call's time budget stays with the
+//!   index, id, parents, and its parent's own description when the parent
+//!   is a subagent: the worker rebuilds the chain from the root down) with
+//!   its own project and runs the engine's one subagent lifecycle
+//!   (`Agent::run_described`): hooks, worktree, loop, transcript are the
+//!   child's. A subagent working in a worktree keeps its own children in
+//!   its invocation (one step each, as a fork): the worktree is on its
+//!   worker;
+//! - the session's tree budget (`[budget] tokens`, `cost_usd`) is
+//!   journaled state: a child's description holds what the tree had left
+//!   when it started (the call's input, in its parent's journal), its
+//!   subtree spends within that, and its answer (`zr_engine::RemoteEnd`)
+//!   holds what the subtree spent, which the parent books into its own
+//!   total. A replay or another worker reads both from the journal: a
+//!   moved run never resets what was spent. Siblings running at once each
+//!   see what was left when they started, so the tree may overshoot by
+//!   what they spend at once (locally it may by one response per agent);
+//! - the `max_concurrent` slots of a call are held by the parent's
+//!   invocation while its children run, wherever Restate runs them; The call's time budget stays with the
 //!   parent, as one durable timer per call (Restate keeps the first
 //!   attempt's wake-up time: a worker that takes the turn over keeps the
 //!   deadline); a child still running when it fires is cancelled
 //!   (Restate's cancellation) and its task is `timed_out`;
-//! - each typed background subagent of the root (`run_in_background`, or
-//!   a type that says `background: true`) is a one-way send of the same
+//! - each typed background subagent of the invocation's agent
+//!   (`run_in_background`, or a type that says `background: true`) is a
+//!   one-way send of the same
 //!   child invocation, made when its `Task` call starts it (the call
 //!   returns at once), and an attach to it: Restate runs it on any worker,
 //!   it survives its parent's worker and is never run twice. Its end
@@ -86,7 +104,7 @@
 //! attaches awaited through one combinator, Restate's cancellation, the
 //! children sent one way cancelled when the invocation ends before them);
 //! `effects.rs` (`DurableEffects`: the invocation's agent's model requests
-//! and tool calls as steps, the root's typed foreground subagents as child
+//! and tool calls as steps, its typed foreground subagents as child
 //! calls, its typed background ones as one-way sends); `object.rs`
 //! ([`SESSION_OBJECT`], its `run` handler, [`SessionHost`] for the project
 //! a worker serves, [`ROOT_STATE`] between turns); `keys.rs`; `agent.rs`
@@ -96,7 +114,9 @@
 //! (requests to the server through reqwest, each within a time limit,
 //! failing with an `HttpError`) and `admin.rs` (a turn sent and
 //! attached to; turns and journals read through the admin API's SQL
-//! introspection). The tests (`tests/it/`) run a real `restate-server` with
+//! introspection); `remote.rs` ([`RemoteAgents`]: a local session's
+//! effects that send its `isolation: remote` subagents to the server's
+//! workers). The tests (`tests/it/`) run a real `restate-server` with
 //! in-process workers behind a loopback TCP proxy.
 
 mod admin;
@@ -109,6 +129,7 @@ mod journal;
 mod keys;
 mod object;
 mod record;
+mod remote;
 mod serve;
 
 pub use admin::{
@@ -118,4 +139,5 @@ pub use agent::AgentObject;
 pub use error::{HttpError, RestateError};
 pub use keys::AGENT_OBJECT;
 pub use object::{ROOT_STATE, SESSION_OBJECT, SessionHost, SessionObject, TurnAnswer, TurnRequest};
+pub use remote::RemoteAgents;
 pub use serve::{listen, register, serve, submit};

@@ -221,7 +221,15 @@ fn build(
     definition.isolation = match opt_text(keys.isolation, "isolation")? {
         Some((_, v)) if v == "none" => Isolation::None,
         Some((_, v)) if v == "worktree" => Isolation::Worktree,
-        Some((line, v)) => return Err(invalid(line, "isolation", "'none' or 'worktree'", v)),
+        Some((_, v)) if v == "remote" => Isolation::Remote,
+        Some((line, v)) => {
+            return Err(invalid(
+                line,
+                "isolation",
+                "'none', 'worktree' or 'remote'",
+                v,
+            ));
+        }
         None => Isolation::None,
     };
     definition.effort = match opt_text(keys.effort, "effort")? {

@@ -21,12 +21,13 @@ use zr_types::{AgentId, AgentName, BuiltinName, ToolCall};
 
 use crate::agent::{Agent, join_spawned, root_meta};
 use crate::delegate::task::{run_call, run_described};
-use crate::effects::remote::SubagentSpec;
+use crate::effects::remote::{RemoteEnd, SubagentSpec};
 use crate::error::EngineError;
 use crate::event::{Event, EventKind, EventSink};
+use crate::model::budget::TreeBudget;
 use crate::outcome::{TaskResult, TaskStatus};
 use crate::session::pools::root_tools;
-use crate::session::{QueryCtx, Session};
+use crate::session::{QueryCtx, Session, Spending};
 use crate::turn::agent_run::AgentRun;
 
 /// What a host asks one subagent to do: the fields of a `Task` call.
@@ -85,11 +86,15 @@ impl Agent {
             .get(&task.subagent_type)
             .is_some_and(|d| d.background)
             .then(|| session.router.subscribe());
-        spawn_run(session, |ctx| host_call(ctx, call, background))
+        spawn_run(session, TreeBudget::default(), |ctx| {
+            host_call(ctx, call, background)
+        })
     }
 
-    /// Runs one subagent of the session's root from its description: what
-    /// a durable backend's child invocation receives
+    /// Runs one subagent from its description, at any depth (its
+    /// ancestors are rebuilt from theirs, from the root down, without
+    /// running), within the tree budget the description carries: what a
+    /// durable backend's child invocation receives
     /// ([`Effects::remote_subagent`](crate::Effects::remote_subagent)).
     /// The subagent is built as the root's task would build it here: the
     /// task checked as the call's input is, its pool resolved from its
@@ -106,15 +111,17 @@ impl Agent {
     /// Through [`TaskRun::finish`]: [`EngineError::InvalidTask`] when the
     /// description does not fit this project (an unknown type, an id its
     /// parent could not have given, a type whose definition says
-    /// `background: true` in a description that does not, a parent other
-    /// than the root); the root's pool errors as for
+    /// `background: true` in a description that does not, parents that
+    /// are not the chain of its ancestors' descriptions); the root's pool
+    /// errors as for
     /// [`Agent::run_task`].
     ///
     /// Must be called within a Tokio runtime.
     pub fn run_described(&self, spec: SubagentSpec) -> TaskRun {
-        spawn_run(Arc::clone(self.session()), |ctx| async move {
+        let budget = spec.budget;
+        spawn_run(Arc::clone(self.session()), budget, |ctx| async move {
             let root = root_run(&ctx.session)?;
-            run_described(&ctx, &root, &spec)
+            run_described(&ctx, root, &spec)
                 .await
                 .map_err(|message| EngineError::InvalidTask { message })
         })
@@ -123,7 +130,11 @@ impl Agent {
 
 /// Spawns `work` (a host's task of `session`, its events into the
 /// context's sink) as a [`TaskRun`].
-fn spawn_run<F>(session: Arc<Session>, work: impl FnOnce(QueryCtx) -> F) -> TaskRun
+fn spawn_run<F>(
+    session: Arc<Session>,
+    budget: TreeBudget,
+    work: impl FnOnce(QueryCtx) -> F,
+) -> TaskRun
 where
     F: Future<Output = Result<TaskResult, EngineError>> + Send + 'static,
 {
@@ -133,15 +144,19 @@ where
             rx,
             task: None,
             early: Some(EngineError::NoRuntime),
+            spending: None,
             session,
         };
     };
-    let ctx = QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx));
+    let ctx =
+        QueryCtx::new(Arc::clone(&session), EventSink::new(Instant::now(), tx)).with_budget(budget);
+    let spending = ctx.spending();
     let join = handle.spawn(work(ctx));
     TaskRun {
         rx,
         task: Some(join),
         early: None,
+        spending: Some(spending),
         session,
     }
 }
@@ -225,6 +240,8 @@ pub struct TaskRun {
     rx: mpsc::UnboundedReceiver<Event>,
     task: Option<JoinHandle<Result<TaskResult, EngineError>>>,
     early: Option<EngineError>,
+    /// What its whole subtree spent.
+    spending: Option<Spending>,
     session: Arc<Session>,
 }
 
@@ -246,6 +263,26 @@ impl TaskRun {
     /// with that status, not an error.
     pub async fn finish(mut self) -> Result<TaskResult, EngineError> {
         join_spawned(&mut self.early, &mut self.rx, &mut self.task).await
+    }
+
+    /// Waits for the result of a subagent run from its description
+    /// ([`Agent::run_described`]), with what its whole subtree spent (for
+    /// its parent's query, elsewhere).
+    ///
+    /// # Errors
+    ///
+    /// As [`TaskRun::finish`].
+    pub async fn finish_remote(mut self) -> Result<RemoteEnd, EngineError> {
+        let result = join_spawned(&mut self.early, &mut self.rx, &mut self.task).await?;
+        let (usage, cost_usd) = self
+            .spending
+            .as_ref()
+            .map_or_else(Default::default, Spending::get);
+        Ok(RemoteEnd {
+            result,
+            usage,
+            cost_usd,
+        })
     }
 
     /// Stops the subagent and waits until its tools and processes are

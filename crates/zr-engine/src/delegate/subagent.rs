@@ -49,7 +49,7 @@ use zr_types::{AgentId, BoxFuture, error_chain};
 
 use crate::delegate::worktree::Scope;
 use crate::effects::Deadline;
-use crate::effects::remote::SubagentSpec;
+use crate::effects::remote::{RemoteEnd, SubagentSpec};
 use crate::error::EngineError;
 use crate::event::EventKind;
 use crate::model::price::cost_of;
@@ -78,7 +78,7 @@ pub(crate) struct Subagent {
 
 /// A subagent's whole lifecycle run elsewhere, ending with its result
 /// (`Err`: the remote run failed for good).
-pub(crate) struct Remote(pub(crate) BoxFuture<'static, Result<TaskResult, String>>);
+pub(crate) struct Remote(pub(crate) BoxFuture<'static, Result<RemoteEnd, String>>);
 
 impl fmt::Debug for Remote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -330,7 +330,7 @@ async fn elsewhere(
     ctx: &QueryCtx,
     subagent: Subagent,
     limits: &Limits<'_>,
-    remote: futures_util::future::BoxFuture<'static, Result<TaskResult, String>>,
+    remote: futures_util::future::BoxFuture<'static, Result<RemoteEnd, String>>,
     end: &mut dyn End,
 ) -> TaskResult {
     let Subagent {
@@ -340,7 +340,12 @@ async fn elsewhere(
         ..
     } = subagent;
     match bounded(limits, &SlotHold::default(), remote).await {
-        Bounded::Done(Ok(done)) => result = done,
+        Bounded::Done(Ok(done)) => {
+            // Its subtree's requests were not booked here: they count for
+            // the query's total and tree budget now.
+            ctx.add_spent(done.usage, done.cost_usd);
+            result = done.result;
+        }
         Bounded::Done(Err(reason)) => result.error = Some(reason),
         Bounded::Stopped { ran } => stopped(&mut result, &run.progress, limits, ran),
     }

@@ -421,11 +421,15 @@ async fn run_task(
             return result;
         }
     };
-    // A typed subagent of the root may run elsewhere: its description is
-    // what a local run would build it from. The task is not needed after
+    // A typed subagent of the root, or of a subagent run from its own
+    // description, may run elsewhere: its description is what a local run
+    // would build it from (a parent in a worktree keeps its children with
+    // it: the worktree is on its worker). The task is not needed after
     // this: its texts move into the description.
+    let described =
+        parent.meta.id.is_root() || (parent.described.is_some() && parent.meta.worktree.is_none());
     let spec = match task.subagent_type {
-        Some(name) if fresh && parent.meta.id.is_root() => Some(SubagentSpec {
+        Some(name) if fresh && described => Some(SubagentSpec {
             subagent_type: name,
             description: task.description,
             prompt: task.prompt,
@@ -434,12 +438,43 @@ async fn run_task(
             call: call.id.clone(),
             index,
             agent: run.meta.id.clone(),
-            parents: vec![parent.meta.id.clone()],
+            parents: parent.described.as_ref().map_or_else(
+                || vec![parent.meta.id.clone()],
+                |own| {
+                    let mut parents = own.parents.clone();
+                    parents.push(parent.meta.id.clone());
+                    parents
+                },
+            ),
+            parent: parent
+                .described
+                .as_ref()
+                .map(|own| Box::new(SubagentSpec::clone(own))),
+            budget: ctx.budget_left(),
             background: run.meta.background,
+            session: Some(ctx.session.id.clone()),
+            remote: isolation == Isolation::Remote,
         }),
         _ => None,
     };
     let subagent = announce(ctx, run, isolation, result, budget.start, spec);
+    if isolation == Isolation::Remote && subagent.remote.is_none() {
+        // Never a silent local run.
+        let mut result = subagent.result;
+        result.error = Some(format!(
+            "the type '{}' says `isolation: remote`, and nothing here runs it remotely: {}",
+            result.agent_type,
+            if described {
+                "set [durable] ingress = \"http://HOST:8080\" in zr.toml (a Restate server whose workers serve this project)"
+            } else {
+                "only a subagent of the root (or of a remote or durable subagent) can run remotely"
+            }
+        ));
+        result.duration = budget.start.elapsed();
+        ctx.note_result(&result);
+        subagent::finished(ctx, &subagent.run.meta.agent_type, &result);
+        return result;
+    }
     if subagent.run.meta.background {
         let mut result = background::launch(ctx, subagent);
         result.duration = budget.start.elapsed();
@@ -500,10 +535,12 @@ fn announce(
     }
 }
 
-/// Runs the subagent `spec` describes, a child of `parent` (the root,
-/// rebuilt by this worker), as [`run_task`] runs a task of a call: the
-/// same checks of the task, the same pool and first messages, the id its
-/// parent gave it, then the one lifecycle. The call's slots and budget
+/// Runs the subagent `spec` describes, under `root` (the root, rebuilt
+/// by this worker), as [`run_task`] runs a task of a call: its ancestors
+/// rebuilt from their descriptions, from the root down (each one's pool,
+/// depth and mode, as its own parent built it; none of them runs), then
+/// the same checks of the task, the same pool and first messages, the id
+/// its parent gave it, then the one lifecycle. The call's slots and budget
 /// are the parent's (it holds them while this runs). A background agent
 /// (`spec.background`) is built as one (its pool, its prompts denied) and
 /// runs to its end here; its parent, which did not wait, hears of it.
@@ -511,38 +548,40 @@ fn announce(
 /// started).
 pub(crate) async fn run_described(
     ctx: &QueryCtx,
-    parent: &AgentRun,
+    root: AgentRun,
     spec: &SubagentSpec,
 ) -> Result<TaskResult, String> {
-    if spec.parents != [parent.meta.id.clone()] {
+    let lineage = spec.lineage();
+    let ids: Vec<AgentId> = std::iter::once(root.meta.id.clone())
+        .chain(lineage.iter().map(|s| s.agent.clone()))
+        .collect();
+    // The i-th description's parents are the root and the i before it.
+    if lineage
+        .iter()
+        .enumerate()
+        .any(|(i, s)| s.parents != ids[..=i])
+    {
         return Err(format!(
-            "{}: only the root's subagents run from a description, not a child of {:?}",
+            "{}: its parents {:?} are not the chain its parents' descriptions make, from {}",
             spec.agent,
-            spec.parents.iter().map(AgentId::as_str).collect::<Vec<_>>()
+            spec.parents.iter().map(AgentId::as_str).collect::<Vec<_>>(),
+            root.meta.id
         ));
     }
-    let catalog = ctx.session.catalog.current();
-    let mut task = parse_task(
-        &catalog.sub_agents,
-        &spec.task_input(),
-        "the described task",
-        true,
-    )?;
-    task.background = spec.background;
-    let isolation = catalog.isolation_of(task.subagent_type.as_ref());
-    let call = ToolCall {
-        id: spec.call.clone(),
-        name: BuiltinName::MultiTask.as_str().to_owned(),
-        input: Value::Null,
-    };
-    let run = prepare(ctx, parent, &call, &task, spec.index, Some(&spec.agent))
-        .map_err(|e| error_chain(&e))?;
+    let mut parent = root;
+    for ancestor in &lineage[..lineage.len() - 1] {
+        let (run, _) = described(ctx, &parent, ancestor)?;
+        parent = run;
+    }
+    let (run, task) = described(ctx, &parent, spec)?;
     if run.meta.background != spec.background {
         return Err(format!(
             "{}: the type '{}' runs in the background, and its description does not say so",
             spec.agent, spec.subagent_type
         ));
     }
+    let catalog = ctx.session.catalog.current();
+    let isolation = catalog.isolation_of(task.subagent_type.as_ref());
     let result = TaskResult::pending(
         spec.index,
         spec.subagent_type.as_str().to_owned(),
@@ -558,6 +597,32 @@ pub(crate) async fn run_described(
         &mut end,
     )
     .await)
+}
+
+/// The subagent `spec` describes, built (not run) under `parent` with
+/// the id `parent` gave it, and its task.
+fn described(
+    ctx: &QueryCtx,
+    parent: &AgentRun,
+    spec: &SubagentSpec,
+) -> Result<(AgentRun, TaskInput), String> {
+    let catalog = ctx.session.catalog.current();
+    let mut task = parse_task(
+        &catalog.sub_agents,
+        &spec.task_input(),
+        "the described task",
+        true,
+    )?;
+    task.background = spec.background;
+    let call = ToolCall {
+        id: spec.call.clone(),
+        name: BuiltinName::MultiTask.as_str().to_owned(),
+        input: Value::Null,
+    };
+    let run = prepare(ctx, parent, &call, &task, spec.index, Some(&spec.agent))
+        .map_err(|e| error_chain(&e))?
+        .with_described(Arc::new(spec.clone()));
+    Ok((run, task))
 }
 
 /// A foreground subagent's end: a failed one is noted for the query's

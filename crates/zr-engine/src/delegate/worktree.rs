@@ -61,6 +61,9 @@ pub(crate) struct Scope {
     session: Arc<Session>,
     cleanup: Option<Cleanup>,
     isolated: bool,
+    /// A remote agent's worktree: made when its folder is in a git work
+    /// tree, else it works in the folder (the worker's project).
+    optional: bool,
     /// Set before `git worktree add` runs; taken once settled.
     worktree: Mutex<Option<Worktree>>,
 }
@@ -70,7 +73,8 @@ impl Scope {
         Self {
             session: Arc::clone(session),
             cleanup: Some(Cleanup::new(Arc::clone(session), agent.clone())),
-            isolated: isolation == Isolation::Worktree,
+            isolated: isolation != Isolation::None,
+            optional: isolation == Isolation::Remote,
             worktree: Mutex::new(None),
         }
     }
@@ -85,6 +89,13 @@ impl Scope {
     /// the branch exists, git failed. The agent must not run then.
     pub(crate) async fn enter(&self, run: &mut AgentMeta) -> Result<(), EngineError> {
         if !self.isolated {
+            return Ok(());
+        }
+        if self.optional
+            && locate(Git::new(&self.session.runtime.settings().env), &run.cwd)
+                .await
+                .is_err()
+        {
             return Ok(());
         }
         // Boxed: git's futures are large, and every subagent's lifecycle

@@ -9,6 +9,7 @@ use zr_caps::{AgentDefinition, Budget};
 use zr_types::{BoxFuture, Message, ToolCall, ToolOutput};
 
 use crate::effects::Deadline;
+use crate::effects::remote::SubagentSpec;
 use crate::history::Opening;
 use crate::meta::AgentMeta;
 use crate::model::budget::TokenPool;
@@ -102,6 +103,10 @@ pub(crate) struct AgentRun {
     /// When its time ends (a foreground subagent: its call's deadline):
     /// its own calls' deadlines are never later.
     pub(crate) deadline: Option<Deadline>,
+    /// Its description, when it runs from one (a durable child
+    /// invocation): its own typed subagents are described from it in
+    /// turn (their [`SubagentSpec::parent`]).
+    pub(crate) described: Option<Arc<SubagentSpec>>,
 }
 
 /// How a run rebuilt from its transcript goes on, before its first
@@ -140,6 +145,7 @@ impl AgentRun {
             resumed: None,
             slot: Arc::default(),
             deadline: None,
+            described: None,
         }
     }
 
@@ -208,6 +214,12 @@ impl AgentRun {
     /// request (a fork).
     pub(crate) fn with_cache_prefix(mut self, prefix: Option<usize>) -> Self {
         self.cache_prefix = prefix;
+        self
+    }
+
+    /// Run from `spec`, its description.
+    pub(crate) fn with_described(mut self, spec: Arc<SubagentSpec>) -> Self {
+        self.described = Some(spec);
         self
     }
 

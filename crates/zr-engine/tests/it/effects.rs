@@ -213,7 +213,7 @@ impl Effects for Elsewhere {
     fn remote_subagent(
         &self,
         spec: &zr_engine::SubagentSpec,
-    ) -> Option<BoxFuture<'static, Result<TaskResult, String>>> {
+    ) -> Option<BoxFuture<'static, Result<zr_engine::RemoteEnd, String>>> {
         if !spec.background {
             return None;
         }
@@ -235,7 +235,11 @@ impl Effects for Elsewhere {
             }
             dropped.1 = None;
             ended.add_permits(1);
-            Ok(result)
+            Ok(zr_engine::RemoteEnd {
+                result,
+                usage: zr_types::Usage::default(),
+                cost_usd: 0.0,
+            })
         }))
     }
 }

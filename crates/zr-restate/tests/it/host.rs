@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::Notify;
-use zr_caps::{AgentDefinition, AgentType, RuntimeSettings};
+use zr_caps::{AgentDefinition, AgentType, Isolation, RuntimeSettings};
 use zr_engine::{
     AgentConfig, Hook, HookAgent, HookReply, Hooks, ModelProvider, ModelRequest, ModelStream,
-    RuntimeEnvironment, ScriptedProvider,
+    RuntimeEnvironment, ScriptedProvider, TreeBudget,
 };
 use zr_restate::SessionHost;
 use zr_tools::BuiltinTools;
@@ -103,6 +103,9 @@ impl ToolHandler for Bump {
                     *applied = 1;
                 }
             }
+            if let Some(name) = call.input.get("write").and_then(Value::as_str) {
+                std::fs::write(ctx.cwd.join(name), &key).expect("the note is written");
+            }
             if let Some(ms) = call.input.get("hold_ms").and_then(Value::as_u64) {
                 let now = self.ledger.holding.fetch_add(1, Ordering::SeqCst) + 1;
                 self.ledger.most_held.fetch_max(now, Ordering::SeqCst);
@@ -145,6 +148,13 @@ pub(crate) struct TestHost {
     /// How long a PreToolUse hook holds each of the root's tool calls
     /// (local work between two commands of its journal).
     pub(crate) root_hook: Option<std::time::Duration>,
+    /// `[subagents] max_depth`, when not the default; it also adds the
+    /// general-purpose type `lead` (which may delegate below the limit).
+    pub(crate) max_depth: Option<u32>,
+    /// The session's `[budget]`.
+    pub(crate) tree_budget: TreeBudget,
+    /// Adds the type `rem` (`isolation: remote`).
+    pub(crate) remote_type: bool,
 }
 
 /// A PreToolUse hook that takes its time over the root's calls.
@@ -197,6 +207,9 @@ impl TestHost {
             max_concurrent: None,
             budget: None,
             root_hook: None,
+            max_depth: None,
+            tree_budget: TreeBudget::default(),
+            remote_type: false,
         }
     }
 
@@ -244,6 +257,29 @@ impl TestHost {
         .with_type(AgentType::GeneralPurpose);
         worker.capabilities.custom_tools = Some(vec![Arc::clone(&bump)]);
         let mut config = AgentConfig::new("You are the root.").with_sub_agent(worker);
+        if let Some(depth) = self.max_depth {
+            let mut lead = AgentDefinition::new(
+                "lead".parse().expect("a valid name"),
+                "the lead agent",
+                "You are the lead agent.",
+            )
+            .with_type(AgentType::GeneralPurpose);
+            lead.capabilities.custom_tools = Some(vec![Arc::clone(&bump)]);
+            config = config.with_sub_agent(lead);
+            config.policy.max_depth = depth;
+        }
+        config.budget = self.tree_budget;
+        if self.remote_type {
+            let mut rem = AgentDefinition::new(
+                "rem".parse().expect("a valid name"),
+                "the remote agent",
+                "You are the remote agent.",
+            )
+            .with_type(AgentType::GeneralPurpose);
+            rem.capabilities.custom_tools = Some(vec![Arc::clone(&bump)]);
+            rem.isolation = Isolation::Remote;
+            config = config.with_sub_agent(rem);
+        }
         config.options.custom_tools = vec![bump];
         config.sessions_dir = Some(self.sessions());
         if let Some(n) = self.max_concurrent {

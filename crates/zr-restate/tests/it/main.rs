@@ -9,6 +9,8 @@ mod cancel;
 mod durable;
 mod fanout;
 mod host;
+mod nested;
+mod remote;
 mod server;
 mod turns;
 mod workers;
