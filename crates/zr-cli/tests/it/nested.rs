@@ -187,10 +187,20 @@ fn a_depth_3_tree_in_sessions_show_draws_each_agent_under_its_parent() {
     let readme: Vec<String> = table
         .lines()
         .take_while(|l| !l.is_empty())
-        .map(|l| l.chars().take(cut).collect::<String>().trim_end().to_owned())
+        .map(|l| {
+            l.chars()
+                .take(cut)
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
         .collect();
     let (_, _, texts) = readme_delegation();
-    assert_eq!(texts, [readme.join("\n") + "\n"], "README.md's sessions show block");
+    assert_eq!(
+        texts,
+        [readme.join("\n") + "\n"],
+        "README.md's sessions show block"
+    );
     // The agent three levels down, by its id.
     let deep = stdout(&project.zr_ok(&["sessions", "show", &session, "--agent", DEEP]));
     assert!(deep.contains("check the detail"), "{deep}");
