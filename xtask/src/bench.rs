@@ -48,7 +48,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use crate::{Metadata, cargo, cargo_metadata, run_cmd};
+use crate::{cargo, run_cmd, target_dir};
 use report::Report;
 
 /// `cargo bench` as every step runs it: the whole workspace selected and
@@ -372,14 +372,6 @@ fn boundary_wall(target_dir: &Path, report: &mut Report) -> Result<()> {
         "wall",
     );
     Ok(())
-}
-
-/// The workspace's target directory.
-fn target_dir(root: &Path) -> Result<std::path::PathBuf> {
-    Ok(cargo_metadata(root, Metadata::WorkspaceOnly)?
-        .get("target_directory")
-        .and_then(Value::as_str)
-        .map_or_else(|| root.join("target"), Into::into))
 }
 
 /// The load average, printed with the figures: they are only as good as

@@ -19,9 +19,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 
-use crate::{bodies, cargo, deps, examples, packages, run_cmd, tidy};
+use crate::{bodies, cargo, deps, examples, packages, run_cmd, target_dir, tidy};
 
 /// Proptest cases per property in a full run, as DESIGN.md requires.
 const PROPTEST_CASES_FULL: &str = "10000";
@@ -177,6 +177,14 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     // dependency order (nothing is uploaded).
     step("package crates", &|| {
         forget_packaged(&PACKAGED)?;
+        // Cargo takes a registry crate's build as fixed by its version, so
+        // an earlier run's verification builds of these 0.1.0s would be
+        // reused with their old sources.
+        let packaged = target_dir(root)?.join("package");
+        if packaged.exists() {
+            std::fs::remove_dir_all(&packaged)
+                .with_context(|| format!("could not remove {}", packaged.display()))?;
+        }
         let mut cmd = cargo(root);
         cmd.arg("package")
             .args(PACKAGED.iter().flat_map(|name| ["-p", name]))

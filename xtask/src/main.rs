@@ -146,6 +146,14 @@ fn cargo_metadata(root: &Path, scope: Metadata) -> Result<serde_json::Value> {
     serde_json::from_slice(&output.stdout).context("cargo metadata printed invalid JSON")
 }
 
+/// The workspace's target directory, as `cargo metadata` says.
+fn target_dir(root: &Path) -> Result<std::path::PathBuf> {
+    Ok(cargo_metadata(root, Metadata::WorkspaceOnly)?
+        .get("target_directory")
+        .and_then(serde_json::Value::as_str)
+        .map_or_else(|| root.join("target"), Into::into))
+}
+
 /// Every file under `dir` (recursively), sorted, skipping `target` and
 /// hidden directories. A missing `dir` yields nothing.
 fn walk_files(dir: &Path) -> Result<Vec<PathBuf>> {

@@ -5,12 +5,12 @@
 //! package packed with that binary, installed into a fresh folder, and
 //! its `node --test` suite run there.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use crate::{Metadata, cargo, cargo_metadata, run_cmd};
+use crate::{cargo, run_cmd, target_dir};
 
 /// The pinned pytest of the fresh environment (and its dependencies),
 /// the same versions as `xtask/deps/requirements.txt`.
@@ -120,12 +120,4 @@ pub(crate) fn node(root: &Path, locked: &[&str]) -> Result<()> {
         .args(["--test", "test/query.test.js"])
         .env_remove("ZR_BINARY");
     run_cmd(run)
-}
-
-fn target_dir(root: &Path) -> Result<PathBuf> {
-    let metadata = cargo_metadata(root, Metadata::WorkspaceOnly)?;
-    metadata["target_directory"]
-        .as_str()
-        .map(PathBuf::from)
-        .context("cargo metadata gave no target directory")
 }
