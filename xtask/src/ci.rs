@@ -177,18 +177,19 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
     // dependency order (nothing is uploaded).
     step("package crates", &|| {
         forget_packaged(&PACKAGED)?;
-        // Cargo takes a registry crate's build as fixed by its version, so
-        // an earlier run's verification builds of these 0.1.0s would be
-        // reused with their old sources.
-        let packaged = target_dir(root)?.join("package");
-        if packaged.exists() {
-            std::fs::remove_dir_all(&packaged)
-                .with_context(|| format!("could not remove {}", packaged.display()))?;
-        }
+        // The tarballs build in a target folder of their own: cargo takes
+        // a registry crate's build as fixed by its version, so in the
+        // workspace's folder an earlier run's `zr-types 0.1.0` would be
+        // reused with its old sources. Forgetting our crates' fingerprints
+        // there rebuilds them and keeps their dependencies' builds.
+        let verify = target_dir(root)?.join("package-verify");
+        forget_fingerprints(&verify.join("debug/.fingerprint"), &PACKAGED)?;
         let mut cmd = cargo(root);
         cmd.arg("package")
             .args(PACKAGED.iter().flat_map(|name| ["-p", name]))
-            .args(locked);
+            .args(locked)
+            .arg("--target-dir")
+            .arg(&verify);
         run_cmd(cmd)
     })?;
     step("doc", &|| {
@@ -203,6 +204,26 @@ fn run_steps(root: &Path, quick: bool, timings: &mut Vec<(&'static str, Duration
 
 /// The crates meant for publishing, in dependency order.
 const PACKAGED: [&str; 3] = ["zr-types", "zr-caps", "zr-resolve"];
+
+/// Removes the build fingerprints of `crates` under `fingerprints`, so
+/// that cargo builds them again.
+fn forget_fingerprints(fingerprints: &Path, crates: &[&str]) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(fingerprints) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if crates.iter().any(|c| {
+            name.strip_prefix(c)
+                .is_some_and(|rest| rest.starts_with('-'))
+        }) {
+            std::fs::remove_dir_all(entry.path())
+                .with_context(|| format!("could not remove {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
 
 /// Removes what an earlier `cargo package` unpacked of `crates` in
 /// cargo's registry sources: cargo verifies a crate against its
