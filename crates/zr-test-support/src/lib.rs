@@ -16,12 +16,12 @@
 //!   [`fixture`]: the recorded SSE fixtures in `fixtures/`.
 //! - [`files`]: aged modification times, for the registries' benches.
 //! - [`deps`]: where `cargo xtask deps` installed the outside programs.
-//! - [`restate`] (feature `restate`): a real `restate-server` on loopback;
+//! - `restate` (feature `restate`): a real `restate-server` on loopback;
 //!   [`proxy`]: a TCP proxy in front of workers.
-//! - [`bench`] (feature `engine`): the engine benchmarks' session.
-//! - [`services`] (feature `tools`): fake host services of the builtins.
+//! - `bench` (feature `engine`): the engine benchmarks' session.
+//! - `services` (feature `tools`): fake host services of the builtins.
 //! - [`receive`]: the receiving side of OTLP/HTTP export requests;
-//!   [`phoenix`] (feature `phoenix`): Arize Phoenix as a real receiver.
+//!   `phoenix` (feature `phoenix`): Arize Phoenix as a real receiver.
 //!
 //! The helpers speak bytes and JSON, and zr-types/zr-providers types
 //! where a check needs them; zr-providers' own integration tests link
