@@ -77,6 +77,7 @@ mod depth;
 mod draft;
 mod error;
 mod fork;
+mod input;
 mod list;
 mod memo;
 mod policy;
@@ -90,11 +91,12 @@ mod test_input;
 
 pub use depth::Depth;
 pub use error::{ResolveError, ScenarioError};
+pub use input::ResolveInput;
 pub use list::{Tools, ToolsIter};
 pub use memo::{DEFAULT_MEMO_CAPACITY, PoolMemo};
 pub use policy::{LazyPolicy, ResolvePolicy};
 pub use pool::{RemovalReason, Removed, Replaced, ResolvedPool, Step, Warning};
-pub use resolve::{ResolveInput, default_builtins, resolve};
+pub use resolve::{default_builtins, resolve};
 pub use role::{DerivedKind, Role};
 
 pub use scenario::{AgentReport, Scenario, ScenarioReport};

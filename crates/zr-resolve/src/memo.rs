@@ -27,9 +27,10 @@ use zr_caps::{EffectiveCapabilities, SkillView, ToolList, ToolPattern};
 use zr_types::{SkillDefinition, ToolName, stable_hash};
 
 use crate::error::ResolveError;
+use crate::input::ResolveInput;
 use crate::policy::ResolvePolicy;
 use crate::pool::ResolvedPool;
-use crate::resolve::{ResolveInput, resolve};
+use crate::resolve::resolve;
 use crate::role::Role;
 
 /// The number of entries [`PoolMemo::default`] keeps.

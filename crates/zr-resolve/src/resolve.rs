@@ -1,101 +1,18 @@
-//! The resolver's entry point, its input, and the default builtin
-//! definitions; the steps are in `steps/` (root and derived, one module
+//! The resolver's entry point and the default builtin definitions (its
+//! input is `input.rs`); the steps are in `steps/` (root and derived, one module
 //! per step) and `fork.rs`.
 
 use std::sync::Arc;
 
-use zr_caps::{EffectiveCapabilities, ToolList};
-use zr_types::{
-    Annotations, DEFAULT_BUILTINS, SkillDefinition, ToolDefinition, ToolName, ToolOrigin,
-};
+use zr_caps::ToolList;
+use zr_types::{Annotations, DEFAULT_BUILTINS, ToolDefinition, ToolOrigin};
 
-use crate::depth::Depth;
 use crate::error::ResolveError;
 use crate::fork::resolve_fork;
-use crate::policy::ResolvePolicy;
+use crate::input::ResolveInput;
 use crate::pool::ResolvedPool;
 use crate::role::Role;
 use crate::steps::resolve_agent;
-
-/// Everything [`resolve`] needs, borrowed.
-#[derive(Debug, Clone, Copy)]
-pub struct ResolveInput<'a> {
-    /// The role the agent resolves under.
-    pub role: Role,
-    /// The builtin registry, in registry order (shared: the pool keeps
-    /// it with one reference count).
-    pub builtins: &'a ToolList,
-    /// The agent's effective capabilities (from `zr_caps::merge_root` for
-    /// the root, `zr_caps::derive` for a subagent).
-    pub capabilities: &'a EffectiveCapabilities,
-    /// The skill registry, in registry order.
-    pub skills: &'a [Arc<SkillDefinition>],
-    /// The policy.
-    pub policy: &'a ResolvePolicy,
-    /// The parent's resolved pool; required for [`Role::Fork`], ignored
-    /// otherwise.
-    pub parent: Option<&'a ResolvedPool>,
-    /// Service availability: the builtins whose runtime service (web
-    /// search, ask-user, configuration) the host did not configure. R1
-    /// leaves them out of the pool and records each as removed with the
-    /// reason "no service configured": a tool that can only fail is never
-    /// offered. Only builtins are affected: a custom or connection tool of
-    /// the same name replaces the builtin in place as usual, and stays.
-    /// Empty by default.
-    pub no_service: &'a [ToolName],
-    /// Where the agent stands in its delegation tree (R4): by default the
-    /// root at level 0, any other role at level 1, under the policy's
-    /// `max_depth`.
-    pub depth: Depth,
-}
-
-impl<'a> ResolveInput<'a> {
-    /// An input without a parent pool.
-    #[must_use]
-    pub fn new(
-        role: Role,
-        builtins: &'a ToolList,
-        capabilities: &'a EffectiveCapabilities,
-        skills: &'a [Arc<SkillDefinition>],
-        policy: &'a ResolvePolicy,
-    ) -> Self {
-        Self {
-            role,
-            builtins,
-            capabilities,
-            skills,
-            policy,
-            parent: None,
-            no_service: &[],
-            depth: match role {
-                Role::Root => Depth::root(policy.max_depth),
-                _ => Depth::root(policy.max_depth).child(None),
-            },
-        }
-    }
-
-    /// Sets where the agent stands in its delegation tree.
-    #[must_use]
-    pub fn with_depth(mut self, depth: Depth) -> Self {
-        self.depth = depth;
-        self
-    }
-
-    /// Sets the builtins whose runtime service is not configured (see
-    /// [`ResolveInput::no_service`]).
-    #[must_use]
-    pub fn with_no_service(mut self, names: &'a [ToolName]) -> Self {
-        self.no_service = names;
-        self
-    }
-
-    /// Sets the parent's pool (for [`Role::Fork`]).
-    #[must_use]
-    pub fn with_parent(mut self, parent: &'a ResolvedPool) -> Self {
-        self.parent = Some(parent);
-        self
-    }
-}
 
 /// The default builtin registry as definitions (empty object schemas; the
 /// real schemas belong to the tool implementations).

@@ -16,9 +16,10 @@ use zr_types::{AgentName, BuiltinName, SkillDefinition, ToolName};
 
 use crate::depth::Depth;
 use crate::error::ScenarioError;
+use crate::input::ResolveInput;
 use crate::policy::ResolvePolicy;
 use crate::pool::ResolvedPool;
-use crate::resolve::{ResolveInput, resolve};
+use crate::resolve::resolve;
 use crate::role::Role;
 
 mod raw;

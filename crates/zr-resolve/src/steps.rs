@@ -32,8 +32,8 @@ pub(crate) mod r8_lazy_split;
 
 use crate::draft::Draft;
 use crate::error::ResolveError;
+use crate::input::ResolveInput;
 use crate::pool::ResolvedPool;
-use crate::resolve::ResolveInput;
 use crate::role::{DerivedKind, Role};
 
 /// Resolves a root or derived agent: R1 to R8 in order.

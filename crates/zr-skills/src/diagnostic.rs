@@ -125,7 +125,7 @@ struct Shown<'a> {
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = self.diagnostic;
-        let path = crate::render::shown_path_in(&d.path, self.base, self.home);
+        let path = crate::shown::shown_path_in(&d.path, self.base, self.home);
         match d.line {
             Some(line) => write!(f, "{path}:{line}: {}: ", d.severity)?,
             None => write!(f, "{path}: {}: ", d.severity)?,
@@ -149,7 +149,7 @@ struct Message<'a> {
 
 impl fmt::Display for Message<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rel = |p: &Path| PathBuf::from(crate::render::shown_path_in(p, self.base, self.home));
+        let rel = |p: &Path| PathBuf::from(crate::shown::shown_path_in(p, self.base, self.home));
         match self.problem {
             Problem::Shadowed { kind, name, winner } => Problem::Shadowed {
                 kind,

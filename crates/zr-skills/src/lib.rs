@@ -182,6 +182,7 @@ mod instructions;
 mod render;
 mod roots;
 mod scaffold;
+mod shown;
 mod skill;
 mod skills;
 mod stamp;

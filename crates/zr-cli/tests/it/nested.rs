@@ -216,16 +216,7 @@ fn a_depth_3_tree_on_the_page_nests_each_bar_within_its_parents() {
     use crate::timeline::{COMPLETED, bars, screenshot};
     let project = tree_project();
     project.zr_ok(&["run", "--script", "tree.json", "go"]);
-    let session = only_session(&project);
-    let page = project.path().join("run.html");
-    project.zr_ok(&[
-        "sessions",
-        "show",
-        &session,
-        "--html",
-        page.to_str().unwrap(),
-    ]);
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (page, html) = crate::timeline::written_page(&project);
     let labels: Vec<&str> = html
         .lines()
         .filter(|l| l.starts_with("<text x=") && l.contains("<title>"))

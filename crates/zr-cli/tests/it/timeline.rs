@@ -299,16 +299,7 @@ fn an_agent_types_colour_marks_its_agents_on_the_page() {
   "painter": [{"turns": [{"text": "done"}]}]}}"#,
         );
     project.zr_ok(&["run", "--script", "script.json", "paint"]);
-    let session = only_session(&project);
-    let page = project.path().join("run.html");
-    project.zr_ok(&[
-        "sessions",
-        "show",
-        &session,
-        "--html",
-        page.to_str().unwrap(),
-    ]);
-    let html = std::fs::read_to_string(&page).unwrap();
+    let (_, html) = written_page(&project);
     // Purple is #8250df: the painter's label on the timeline (the last
     // segment of its id, the whole id its tooltip) and its type in the
     // table; the root has no colour.
@@ -321,4 +312,20 @@ fn an_agent_types_colour_marks_its_agents_on_the_page() {
         "{html}"
     );
     assert_eq!(html.matches("#8250df").count(), 2, "{html}");
+}
+
+/// The project's only session written as a page by `zr sessions show
+/// --html`: the page's path and its text.
+pub(crate) fn written_page(project: &TempProject) -> (PathBuf, String) {
+    let session = only_session(project);
+    let page = project.path().join("run.html");
+    project.zr_ok(&[
+        "sessions",
+        "show",
+        &session,
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    (page, html)
 }

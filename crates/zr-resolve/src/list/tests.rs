@@ -7,9 +7,10 @@ use zr_caps::EffectiveCapabilities;
 use zr_types::ToolDefinition;
 
 use super::*;
+use crate::input::ResolveInput;
 use crate::policy::ResolvePolicy;
 use crate::pool::{RemovalReason, ResolvedPool, Step};
-use crate::resolve::{ResolveInput, default_builtins, resolve};
+use crate::resolve::{default_builtins, resolve};
 use crate::test_input::{EXPLORE, caps_with, custom};
 
 fn explore(builtins: &ToolList, caps: &EffectiveCapabilities) -> ResolvedPool {

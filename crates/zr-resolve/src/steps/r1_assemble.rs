@@ -23,9 +23,9 @@ use zr_types::{RESERVED_TOOL_NAMES, ToolDefinition, ToolName, ToolOrigin};
 
 use crate::draft::Draft;
 use crate::error::ResolveError;
+use crate::input::ResolveInput;
 use crate::list::{Slot, Sources};
 use crate::pool::{RemovalReason, Replaced, Step};
-use crate::resolve::ResolveInput;
 
 /// Positions by name, in insertion order.
 type ByName<'a> = IndexMap<Key<'a>, Slot, BuildHasherDefault<KeyHasher>>;

@@ -13,8 +13,8 @@ use std::collections::BTreeSet;
 use zr_caps::ToolPattern;
 
 use crate::draft::Draft;
+use crate::input::ResolveInput;
 use crate::pool::{RemovalReason, Step, Warning};
-use crate::resolve::ResolveInput;
 use crate::role::Role;
 
 pub(crate) fn deny_list(input: &ResolveInput<'_>, pool: &mut Draft) {

@@ -11,9 +11,9 @@
 use zr_types::ToolDefinition;
 
 use crate::draft::Draft;
+use crate::input::ResolveInput;
 use crate::policy::ResolvePolicy;
 use crate::pool::{RemovalReason, Step};
-use crate::resolve::ResolveInput;
 
 pub(crate) fn derived_roles(input: &ResolveInput<'_>, pool: &mut Draft) {
     let policy = input.policy;

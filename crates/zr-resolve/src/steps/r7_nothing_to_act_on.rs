@@ -13,8 +13,8 @@ use zr_caps::SkillView;
 use zr_types::{SkillDefinition, ToolDefinition, ToolOrigin};
 
 use crate::draft::Draft;
+use crate::input::ResolveInput;
 use crate::pool::{RemovalReason, Step, Warning};
-use crate::resolve::ResolveInput;
 use crate::steps::r4_derived::is_delegation;
 
 /// Returns the agent's skills.
