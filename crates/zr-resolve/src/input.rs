@@ -11,7 +11,7 @@ use crate::policy::ResolvePolicy;
 use crate::pool::ResolvedPool;
 use crate::role::Role;
 
-/// Everything [`resolve`] needs, borrowed.
+/// Everything [`resolve`](crate::resolve::resolve) needs, borrowed.
 #[derive(Debug, Clone, Copy)]
 pub struct ResolveInput<'a> {
     /// The role the agent resolves under.
